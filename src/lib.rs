@@ -1,0 +1,9 @@
+//! agentsh: a gatekeeping shell for AI coding agents.
+//!
+//! The pipeline is `argv -> invocation -> parse -> assess -> decide -> approve -> audit -> exec`.
+//! `parse`, `assess`, `rules` and `decide` are pure: they take values and return values.
+#![forbid(unsafe_code)]
+
+pub mod model;
+pub mod parse;
+pub mod sanitize;

@@ -1,0 +1,96 @@
+//! The vocabulary shared by every stage: risk, category, decision.
+//! Plain values only; no stage logic lives here.
+
+use serde::Serialize;
+use std::fmt;
+
+/// How much harm a simple command can do. Ordered: the whole command takes the highest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    Safe,
+    Moderate,
+    High,
+    Forbidden,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Safe => "safe",
+            Risk::Moderate => "moderate",
+            Risk::High => "high",
+            Risk::Forbidden => "forbidden",
+        }
+    }
+}
+
+impl fmt::Display for Risk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of thing a simple command does (the specification's categories, plus a few).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    FileRead,
+    FileWrite,
+    FileDelete,
+    BuildTools,
+    DevOps,
+    Network,
+    System,
+    Shell,
+    Blocked,
+    Unknown,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::FileRead => "file_read",
+            Category::FileWrite => "file_write",
+            Category::FileDelete => "file_delete",
+            Category::BuildTools => "build_tools",
+            Category::DevOps => "dev_ops",
+            Category::Network => "network",
+            Category::System => "system",
+            Category::Shell => "shell",
+            Category::Blocked => "blocked",
+            Category::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The gate's answer. Ordered so that the strictest part of a command wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
