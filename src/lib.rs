@@ -4,6 +4,8 @@
 //! `parse`, `assess`, `rules` and `decide` are pure: they take values and return values.
 #![forbid(unsafe_code)]
 
+pub mod assess;
 pub mod model;
 pub mod parse;
+pub mod rules;
 pub mod sanitize;
