@@ -6,4 +6,6 @@
 
 pub mod model;
 pub mod parse;
+pub mod prompt;
 pub mod sanitize;
+pub mod tty;
