@@ -525,6 +525,8 @@ mod tests {
         Wait,
         Signal(&'static str),
         Fail,
+        /// A key that poll hands over just after the whole wait has passed.
+        Late(u8),
     }
 
     /// Keys from a script, on a fake clock. Each key takes 100 ms; an exhausted script waits.
@@ -549,6 +551,10 @@ mod tests {
                 }
                 Some(Step::Signal(s)) => Ok(KeyEvent::Signal(s.to_string())),
                 Some(Step::Fail) => Err(io::Error::other("gone")),
+                Some(Step::Late(b)) => {
+                    advance(timeout + Duration::from_millis(1));
+                    Ok(KeyEvent::Byte(b))
+                }
                 Some(Step::Wait) | None => {
                     advance(timeout);
                     Ok(KeyEvent::Timeout)
@@ -658,7 +664,7 @@ mod tests {
     #[test]
     fn high_risk_needs_the_code() {
         let h = req(Risk::High);
-        let cases: [(&[u8], Answer); 12] = [
+        let cases: [(&[u8], Answer); 14] = [
             (b"y", Answer::TimedOut), // a single stray key never approves
             (b"y\r", Answer::Rejected),
             (b"\r", Answer::Rejected),
@@ -668,6 +674,8 @@ mod tests {
             (b"48210\r", Answer::Rejected),
             (b"4821", Answer::TimedOut), // no Enter, no approval
             (b"a4821\r", Answer::Always("git push origin main".into())),
+            (b"A4821\r", Answer::Always("git push origin main".into())),
+            (b"x4821\r", Answer::Rejected), // only `a` asks for always
             (b"4829\x7f1\r", Answer::Once), // backspace edits
             (b"n", Answer::Rejected),
             (b"48\x1b", Answer::Rejected),
@@ -719,6 +727,11 @@ mod tests {
         let (a, out, _) = run_full(&m, steps(&keys), &[], false);
         assert_eq!(a, Answer::TimedOut);
         assert!(out.contains("timed out after 60s"), "{out}");
+        // A key delivered after the deadline does not count, even a correct one.
+        let mut steps: Vec<Step> = (0..59).map(|_| Step::Wait).collect();
+        steps.push(Step::Late(b'y'));
+        let (a, _, _) = run_full(&m, steps, &[], false);
+        assert_eq!(a, Answer::TimedOut);
     }
 
     #[test]
