@@ -7,5 +7,7 @@
 pub mod assess;
 pub mod model;
 pub mod parse;
+pub mod prompt;
 pub mod rules;
 pub mod sanitize;
+pub mod tty;

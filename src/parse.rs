@@ -1030,11 +1030,12 @@ fn sequence(body: &str) -> Option<Vec<String>> {
         return Some(v);
     }
     let (mut ca, mut cb) = (a.chars(), b.chars());
-    if let (Some(x), None, Some(y), None) = (ca.next(), ca.next(), cb.next(), cb.next()) {
-        if x.is_ascii_alphabetic() && y.is_ascii_alphabetic() {
-            let (lo, hi) = if x <= y { (x, y) } else { (y, x) };
-            return Some((lo..=hi).map(|c| c.to_string()).collect());
-        }
+    if let (Some(x), None, Some(y), None) = (ca.next(), ca.next(), cb.next(), cb.next())
+        && x.is_ascii_alphabetic()
+        && y.is_ascii_alphabetic()
+    {
+        let (lo, hi) = if x <= y { (x, y) } else { (y, x) };
+        return Some((lo..=hi).map(|c| c.to_string()).collect());
     }
     None
 }
