@@ -29,13 +29,7 @@ pub struct Assessment {
 }
 
 impl Assessment {
-    fn new(
-        argv: Vec<String>,
-        risk: Risk,
-        category: Category,
-        reason: impl Into<String>,
-        rule: &str,
-    ) -> Self {
+    fn new(argv: Vec<String>, risk: Risk, category: Category, reason: impl Into<String>, rule: &str) -> Self {
         Assessment {
             program: String::new(),
             inner_argv: Vec::new(),
@@ -60,9 +54,7 @@ pub fn quote_argv(argv: &[String]) -> String {
             if a.starts_with(['>', '<']) && a.len() <= 3 {
                 a.clone()
             } else {
-                shlex::try_quote(a)
-                    .map(|q| q.into_owned())
-                    .unwrap_or_else(|_| a.clone())
+                shlex::try_quote(a).map(|q| q.into_owned()).unwrap_or_else(|_| a.clone())
             }
         })
         .collect::<Vec<_>>()
@@ -82,13 +74,7 @@ pub fn unparseable(text: &str, err: &parse::ParseError) -> Assessment {
         parse::ParseError::Syntax(_) => Risk::High,
         _ => Risk::Forbidden,
     };
-    Assessment::new(
-        vec![text.to_string()],
-        risk,
-        Category::Unknown,
-        format!("agentsh cannot judge it: {err}"),
-        "parse",
-    )
+    Assessment::new(vec![text.to_string()], risk, Category::Unknown, format!("agentsh cannot judge it: {err}"), "parse")
 }
 
 /// A minimum risk and reasons inherited from an enclosing wrapper (`sudo bash -c '...'`).
@@ -183,9 +169,7 @@ fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>)
     for (name, _) in &cmd.assignments {
         if rules::DANGEROUS_ENV.contains(&name.as_str()) {
             floor.risk = floor.risk.max(Some(Risk::High));
-            floor.reasons.push(format!(
-                "sets {name}, which can make the command run other code"
-            ));
+            floor.reasons.push(format!("sets {name}, which can make the command run other code"));
         }
     }
     let input = Input {
@@ -230,80 +214,47 @@ fn assess_redirect(r: &parse::Redirect) -> Option<Assessment> {
         ));
     };
     let path = normalize_path(target);
-    if matches!(
-        path.as_str(),
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-    ) || path.starts_with("/dev/fd/")
+    if matches!(path.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty") || path.starts_with("/dev/fd/")
     {
         return None;
     }
     let (risk, why) = if is_block_device(&path) {
-        (
-            Risk::Forbidden,
-            format!("writes over the disk device {target}"),
-        )
+        (Risk::Forbidden, format!("writes over the disk device {target}"))
     } else if mentions_self(target) {
         (
             Risk::Forbidden,
-            format!(
-                "changes agentsh's own configuration or record ({target}); only a person may, outside the agent"
-            ),
+            format!("changes agentsh's own configuration or record ({target}); only a person may, outside the agent"),
         )
     } else if under_any(&path, rules::PERSISTENCE_PATHS) {
-        (
-            Risk::High,
-            format!("writes to {target}, which runs code at login or grants access"),
-        )
+        (Risk::High, format!("writes to {target}, which runs code at login or grants access"))
     } else if under_system_dir(&path) {
         (Risk::High, format!("writes to the system file {target}"))
     } else {
         (Risk::Moderate, format!("writes to the file {target}"))
     };
-    Some(Assessment::new(
-        argv,
-        risk,
-        Category::FileWrite,
-        why,
-        "redirect",
-    ))
+    Some(Assessment::new(argv, risk, Category::FileWrite, why, "redirect"))
 }
 
 /// Unwraps wrappers and judges the command that actually runs.
-fn judge_words(
-    words: &[Word],
-    input: &Input,
-    floor: &mut Floor,
-    out: &mut Vec<Assessment>,
-) -> Assessment {
+fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
     let mut words: Vec<Word> = words.to_vec();
     let mut idx = 0;
     loop {
         let Some(first) = words.get(idx) else {
-            return Assessment::new(
-                Vec::new(),
-                Risk::Safe,
-                Category::Shell,
-                "runs nothing",
-                "empty",
-            );
+            return Assessment::new(Vec::new(), Risk::Safe, Category::Shell, "runs nothing", "empty");
         };
         let Some(name_text) = first.lit.clone() else {
             return Assessment::new(
                 Vec::new(),
                 Risk::High,
                 Category::Unknown,
-                format!(
-                    "the command name `{}` is only known when it runs, so agentsh cannot judge it",
-                    first.raw
-                ),
+                format!("the command name `{}` is only known when it runs, so agentsh cannot judge it", first.raw),
                 "dynamic",
             );
         };
         let name = basename(&name_text);
         let rest = &words[idx + 1..];
-        let Some(wrapper) =
-            rules::find_wrapper(name).or_else(|| (name == "busybox").then(busybox_wrapper))
-        else {
+        let Some(wrapper) = rules::find_wrapper(name).or_else(|| (name == "busybox").then(busybox_wrapper)) else {
             break;
         };
         match unwrap(wrapper, name, rest) {
@@ -313,9 +264,7 @@ fn judge_words(
                     floor.reasons.push(wrapper.why.to_string());
                 }
                 if name == "xargs" {
-                    floor.reasons.push(
-                        "xargs adds arguments from its input, which agentsh cannot see".to_string(),
-                    );
+                    floor.reasons.push("xargs adds arguments from its input, which agentsh cannot see".to_string());
                 }
                 if let Some(new_words) = replace {
                     // `env -S 'a b'` splits a string into argv.
@@ -328,13 +277,7 @@ fn judge_words(
                 }
                 if words.get(idx).is_none() && name == "xargs" {
                     // `xargs` alone runs `echo`.
-                    return Assessment::new(
-                        Vec::new(),
-                        Risk::Safe,
-                        Category::FileRead,
-                        "prints its input",
-                        "xargs",
-                    );
+                    return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "prints its input", "xargs");
                 }
             }
             Unwrapped::Shell(text) => {
@@ -348,13 +291,7 @@ fn judge_words(
             }
             Unwrapped::Itself => break,
             Unwrapped::LookupOnly => {
-                return Assessment::new(
-                    Vec::new(),
-                    Risk::Safe,
-                    Category::FileRead,
-                    "only looks a command up",
-                    name,
-                );
+                return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only looks a command up", name);
             }
         }
     }
@@ -381,10 +318,7 @@ fn busybox_wrapper() -> &'static rules::Wrapper {
 
 enum Unwrapped {
     /// The wrapped command starts `skip` words after the wrapper (or is `replace`).
-    Inner {
-        skip: usize,
-        replace: Option<Vec<Word>>,
-    },
+    Inner { skip: usize, replace: Option<Vec<Word>> },
     /// The wrapper runs its arguments as shell text.
     Shell(String),
     /// No command follows: judge the wrapper as a program itself.
@@ -407,41 +341,23 @@ fn unwrap(w: &rules::Wrapper, name: &str, rest: &[Word]) -> Unwrapped {
             continue;
         }
         if (name == "env")
-            && (t == "-S"
-                || t == "--split-string"
-                || t.starts_with("-S")
-                || t.starts_with("--split-string="))
+            && (t == "-S" || t == "--split-string" || t.starts_with("-S") || t.starts_with("--split-string="))
         {
             let value = if t == "-S" || t == "--split-string" {
                 rest.get(i + 1).and_then(|w| w.lit.clone())
             } else {
-                t.split_once('=')
-                    .map(|(_, v)| v.to_string())
-                    .or_else(|| t.strip_prefix("-S").map(str::to_string))
+                t.split_once('=').map(|(_, v)| v.to_string()).or_else(|| t.strip_prefix("-S").map(str::to_string))
             };
-            let consumed = if t == "-S" || t == "--split-string" {
-                2
-            } else {
-                1
-            };
+            let consumed = if t == "-S" || t == "--split-string" { 2 } else { 1 };
             let Some(value) = value else {
-                return Unwrapped::Shell(
-                    rest[i..]
-                        .iter()
-                        .map(|w| w.raw.clone())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                );
+                return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
             };
             let split: Vec<Word> = shlex::split(&value)
                 .unwrap_or_else(|| value.split_whitespace().map(str::to_string).collect())
                 .iter()
                 .map(|s| Word::literal(s))
                 .collect();
-            return Unwrapped::Inner {
-                skip: i + consumed,
-                replace: Some(split),
-            };
+            return Unwrapped::Inner { skip: i + consumed, replace: Some(split) };
         }
         if (name == "command") && (t == "-v" || t == "-V") {
             return Unwrapped::LookupOnly;
@@ -462,27 +378,14 @@ fn unwrap(w: &rules::Wrapper, name: &str, rest: &[Word]) -> Unwrapped {
         return Unwrapped::Itself;
     }
     if w.joins_into_shell {
-        let text = rest[i..]
-            .iter()
-            .map(|w| w.text().to_string())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let text = rest[i..].iter().map(|w| w.text().to_string()).collect::<Vec<_>>().join(" ");
         return Unwrapped::Shell(text);
     }
-    Unwrapped::Inner {
-        skip: i,
-        replace: None,
-    }
+    Unwrapped::Inner { skip: i, replace: None }
 }
 
 /// Parses and judges shell text found inside a command (`bash -c`, `eval`, heredocs).
-fn nested_text(
-    text: &str,
-    depth: usize,
-    floor: &Floor,
-    out: &mut Vec<Assessment>,
-    via: &str,
-) -> Assessment {
+fn nested_text(text: &str, depth: usize, floor: &Floor, out: &mut Vec<Assessment>, via: &str) -> Assessment {
     match parse::parse_nested(text, depth) {
         Ok(script) => {
             let mut f = floor.clone();
@@ -501,11 +404,7 @@ fn nested_text(
         }
         Err(e) => Assessment::new(
             Vec::new(),
-            if matches!(e, parse::ParseError::Syntax(_)) {
-                Risk::High
-            } else {
-                Risk::Forbidden
-            },
+            if matches!(e, parse::ParseError::Syntax(_)) { Risk::High } else { Risk::Forbidden },
             Category::Unknown,
             format!("the text given to {via} cannot be judged: {e}"),
             "parse",
@@ -542,9 +441,7 @@ fn judge_program(
             Vec::new(),
             Risk::High,
             Category::Shell,
-            format!(
-                "runs the commands in {file} inside the shell; agentsh does not judge the file's contents"
-            ),
+            format!("runs the commands in {file} inside the shell; agentsh does not judge the file's contents"),
             "source",
         )
     } else if name == "agentsh" {
@@ -575,13 +472,7 @@ fn judge_program(
 }
 
 /// `sh -c 'text'`, `bash script.sh`, `curl .. | sh`, `bash <<EOF`.
-fn judge_shell(
-    name: &str,
-    args: &[Word],
-    input: &Input,
-    floor: &mut Floor,
-    out: &mut Vec<Assessment>,
-) -> Assessment {
+fn judge_shell(name: &str, args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
     let mut c_mode = false;
     let mut stdin_mode = false;
     let mut i = 0;
@@ -595,10 +486,7 @@ fn judge_shell(
             i += 2;
             continue;
         }
-        if let Some(opts) = t
-            .strip_prefix('-')
-            .filter(|o| !o.is_empty() && !o.starts_with('-'))
-        {
+        if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty() && !o.starts_with('-')) {
             c_mode |= opts.contains('c');
             stdin_mode |= opts.contains('s');
             i += 1;
@@ -611,36 +499,21 @@ fn judge_shell(
         break;
     }
     if name == "busybox" {
-        return Assessment::new(
-            Vec::new(),
-            Risk::Moderate,
-            Category::Unknown,
-            "runs a busybox applet",
-            "busybox",
-        );
+        return Assessment::new(Vec::new(), Risk::Moderate, Category::Unknown, "runs a busybox applet", "busybox");
     }
     if c_mode {
         return match args.get(i) {
-            Some(w) if w.lit.is_some() => {
-                nested_text(w.text(), input.depth + 1, floor, out, &format!("{name} -c"))
-            }
+            Some(w) if w.lit.is_some() => nested_text(w.text(), input.depth + 1, floor, out, &format!("{name} -c")),
             Some(w) => Assessment::new(
                 Vec::new(),
                 Risk::High,
                 Category::Shell,
-                format!(
-                    "{name} -c runs text that is only known when it runs ({}): agentsh cannot judge it",
-                    w.raw
-                ),
+                format!("{name} -c runs text that is only known when it runs ({}): agentsh cannot judge it", w.raw),
                 "shell",
             ),
-            None => Assessment::new(
-                Vec::new(),
-                Risk::High,
-                Category::Shell,
-                format!("{name} -c with no command"),
-                "shell",
-            ),
+            None => {
+                Assessment::new(Vec::new(), Risk::High, Category::Shell, format!("{name} -c with no command"), "shell")
+            }
         };
     }
     if let (Some(script), false) = (args.get(i), stdin_mode) {
@@ -648,22 +521,13 @@ fn judge_shell(
             Vec::new(),
             Risk::Moderate,
             Category::Shell,
-            format!(
-                "runs the shell script {}; agentsh does not judge the file's contents",
-                script.text()
-            ),
+            format!("runs the shell script {}; agentsh does not judge the file's contents", script.text()),
             "shell",
         );
     }
     if let Some(body) = &input.here_body {
         return match &body.lit {
-            Some(text) => nested_text(
-                text,
-                input.depth + 1,
-                floor,
-                out,
-                &format!("a here-document fed to {name}"),
-            ),
+            Some(text) => nested_text(text, input.depth + 1, floor, out, &format!("a here-document fed to {name}")),
             None => Assessment::new(
                 Vec::new(),
                 Risk::High,
@@ -678,29 +542,16 @@ fn judge_shell(
             Vec::new(),
             Risk::High,
             Category::Shell,
-            format!(
-                "pipes another command's output into {name} as a script (remote or encoded code cannot be judged)"
-            ),
+            format!("pipes another command's output into {name} as a script (remote or encoded code cannot be judged)"),
             "shell",
         );
     }
-    Assessment::new(
-        Vec::new(),
-        Risk::Moderate,
-        Category::Shell,
-        format!("starts an interactive {name}"),
-        "shell",
-    )
+    Assessment::new(Vec::new(), Risk::Moderate, Category::Shell, format!("starts an interactive {name}"), "shell")
 }
 
 /// agentsh run through the gate: read-only subcommands are fine; anything that changes its
 /// policy or answers its prompts is the person's alone.
-fn judge_self(
-    args: &[Word],
-    input: &Input,
-    floor: &mut Floor,
-    out: &mut Vec<Assessment>,
-) -> Assessment {
+fn judge_self(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
     let first = args.first().map(|w| w.text()).unwrap_or("");
     let second = args.get(1).map(|w| w.text()).unwrap_or("");
     if first.starts_with('-') && !matches!(first, "--help" | "-h" | "--version" | "-V") {
@@ -709,18 +560,9 @@ fn judge_self(
     }
     let read_only = rules::SELF_READ_ONLY.contains(&first)
         || (first == "whitelist" && rules::SELF_WHITELIST_READ_ONLY.contains(&second))
-        || (first == "approvals"
-            && !args
-                .iter()
-                .any(|w| w.text() != "approvals" && !w.text().starts_with("--json")));
+        || (first == "approvals" && !args.iter().any(|w| w.text() != "approvals" && !w.text().starts_with("--json")));
     if read_only || first.is_empty() {
-        Assessment::new(
-            Vec::new(),
-            Risk::Safe,
-            Category::FileRead,
-            "only shows agentsh's state",
-            "agentsh",
-        )
+        Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only shows agentsh's state", "agentsh")
     } else {
         Assessment::new(
             Vec::new(),
@@ -735,12 +577,7 @@ fn judge_self(
 }
 
 /// `find`: its own checks, plus every command it runs through `-exec`, `-execdir`, `-ok`.
-fn judge_find(
-    args: &[Word],
-    input: &Input,
-    floor: &mut Floor,
-    out: &mut Vec<Assessment>,
-) -> Assessment {
+fn judge_find(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
     let mut i = 0;
     while i < args.len() {
         let t = args[i].text();
@@ -754,18 +591,9 @@ fn judge_find(
             if !inner.is_empty() {
                 let mut f = floor.clone();
                 f.context = format!("run by find {t}");
-                f.reasons
-                    .push("find runs it once for every file it matches".to_string());
-                let mut a = judge_words(
-                    inner,
-                    &Input {
-                        piped_stdin: false,
-                        here_body: None,
-                        depth: input.depth,
-                    },
-                    &mut f,
-                    out,
-                );
+                f.reasons.push("find runs it once for every file it matches".to_string());
+                let mut a =
+                    judge_words(inner, &Input { piped_stdin: false, here_body: None, depth: input.depth }, &mut f, out);
                 a.argv = inner.iter().map(|w| w.text().to_string()).collect();
                 apply_floor(&mut a, &f);
                 out.push(a);
@@ -793,13 +621,7 @@ pub struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    pub fn new(
-        program: &'a str,
-        words: &'a [Word],
-        value_opts: &[&str],
-        piped_stdin: bool,
-        here_input: bool,
-    ) -> Self {
+    pub fn new(program: &'a str, words: &'a [Word], value_opts: &[&str], piped_stdin: bool, here_input: bool) -> Self {
         let mut flags = Vec::new();
         let mut positionals = Vec::new();
         let mut after_dashes = false;
@@ -824,14 +646,7 @@ impl<'a> Args<'a> {
             }
             i += 1;
         }
-        Args {
-            program,
-            all: words.iter().map(|w| w.text()).collect(),
-            flags,
-            positionals,
-            piped_stdin,
-            here_input,
-        }
+        Args { program, all: words.iter().map(|w| w.text()).collect(), flags, positionals, piped_stdin, here_input }
     }
 
     pub fn sub(&self) -> Option<&'a str> {
@@ -854,9 +669,7 @@ fn flag_matches(arg: &str, spec: &str) -> bool {
         return true;
     }
     if spec.starts_with("--") || spec.len() > 2 {
-        return arg
-            .strip_prefix(spec)
-            .is_some_and(|rest| rest.starts_with('='));
+        return arg.strip_prefix(spec).is_some_and(|rest| rest.starts_with('='));
     }
     // A single-letter short option inside a cluster such as `-rf`.
     let Some(letter) = spec.strip_prefix('-').and_then(|l| l.chars().next()) else {
@@ -877,58 +690,27 @@ fn when_matches(when: &When, args: &Args) -> bool {
         When::NoArgs => args.all.is_empty(),
         When::Sub(subs) => args.sub().is_some_and(|s| subs.contains(&s)),
         When::Flag(flags) => args.has_any_flag(flags),
-        When::SubFlag(subs, flags) => {
-            args.sub().is_some_and(|s| subs.contains(&s)) && args.has_any_flag(flags)
-        }
+        When::SubFlag(subs, flags) => args.sub().is_some_and(|s| subs.contains(&s)) && args.has_any_flag(flags),
         When::SubArg(subs, wanted) => {
             args.sub().is_some_and(|s| subs.contains(&s))
-                && args
-                    .all
-                    .iter()
-                    .skip_while(|a| Some(**a) != args.sub())
-                    .skip(1)
-                    .any(|a| wanted.contains(a))
+                && args.all.iter().skip_while(|a| Some(**a) != args.sub()).skip(1).any(|a| wanted.contains(a))
         }
         When::Arg(wanted) => args.positionals.iter().any(|a| wanted.contains(a)),
-        When::ArgPrefix(prefixes) => args
-            .all
-            .iter()
-            .any(|a| prefixes.iter().any(|p| a.starts_with(p))),
+        When::ArgPrefix(prefixes) => args.all.iter().any(|a| prefixes.iter().any(|p| a.starts_with(p))),
         When::Custom(f) => f(args),
     }
 }
 
 fn judge_table(program: &Program, name: &str, words: &[Word], input: &Input) -> Assessment {
-    let args = Args::new(
-        name,
-        words,
-        program.value_opts,
-        input.piped_stdin,
-        input.here_body.is_some(),
-    );
-    let matched: Vec<&Check> = program
-        .checks
-        .iter()
-        .filter(|c| when_matches(&c.when, &args))
-        .collect();
+    let args = Args::new(name, words, program.value_opts, input.piped_stdin, input.here_body.is_some());
+    let matched: Vec<&Check> = program.checks.iter().filter(|c| when_matches(&c.when, &args)).collect();
     let (risk, category, reasons) = if matched.is_empty() {
-        (
-            program.risk,
-            program.category,
-            vec![program.why.to_string()],
-        )
+        (program.risk, program.category, vec![program.why.to_string()])
     } else {
         let top = matched.iter().map(|c| c.risk).max().expect("non-empty");
         let winners: Vec<&&Check> = matched.iter().filter(|c| c.risk == top).collect();
-        let category = winners
-            .iter()
-            .find_map(|c| c.category)
-            .unwrap_or(program.category);
-        (
-            top,
-            category,
-            winners.iter().map(|c| c.why.to_string()).collect(),
-        )
+        let category = winners.iter().find_map(|c| c.category).unwrap_or(program.category);
+        (top, category, winners.iter().map(|c| c.why.to_string()).collect())
     };
     let mut a = Assessment::new(Vec::new(), risk, category, String::new(), name);
     a.reasons = reasons;
@@ -949,10 +731,7 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
             return;
         }
     }
-    let writes = matches!(
-        a.category,
-        Category::FileWrite | Category::FileDelete | Category::System
-    );
+    let writes = matches!(a.category, Category::FileWrite | Category::FileDelete | Category::System);
     for w in args {
         let Some(text) = w.lit.as_deref() else {
             continue;
@@ -963,9 +742,7 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
         let path = normalize_path(text);
         if writes && under_any(&path, rules::PERSISTENCE_PATHS) && a.risk < Risk::High {
             a.risk = Risk::High;
-            a.reasons.push(format!(
-                "changes {text}, which runs code at login or grants access"
-            ));
+            a.reasons.push(format!("changes {text}, which runs code at login or grants access"));
         }
         if reads_only && rules::SECRET_PATHS.iter().any(|s| path.starts_with(s)) {
             a.risk = Risk::Moderate;
@@ -978,20 +755,14 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
 pub fn mentions_self(text: &str) -> bool {
     let t = text.trim_end_matches('/');
     (t.contains(".agents")
-        && (t.contains("terminal.json")
-            || t.ends_with(".agents")
-            || t.contains(".agents/*")
-            || t.contains(".agents/")))
+        && (t.contains("terminal.json") || t.ends_with(".agents") || t.contains(".agents/*") || t.contains(".agents/")))
         || t.contains(".config/agentsh")
         || t.contains(".local/state/agentsh")
         || t.contains(".local/share/agentsh")
 }
 
 pub fn basename(path: &str) -> &str {
-    path.rsplit('/')
-        .next()
-        .filter(|s| !s.is_empty())
-        .unwrap_or(path)
+    path.rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or(path)
 }
 
 /// Lexically normalizes a path: `//` -> `/`, `/./` and `..` resolved, trailing `/`, `/*` and
@@ -1041,11 +812,7 @@ pub fn normalize_path(p: &str) -> String {
 }
 
 fn under_any(path: &str, roots: &[&str]) -> bool {
-    roots.iter().any(|r| {
-        path == *r
-            || path.starts_with(&format!("{r}/"))
-            || (r.ends_with('_') && path.starts_with(r))
-    })
+    roots.iter().any(|r| path == *r || path.starts_with(&format!("{r}/")) || (r.ends_with('_') && path.starts_with(r)))
 }
 
 fn under_system_dir(path: &str) -> bool {
@@ -1053,12 +820,9 @@ fn under_system_dir(path: &str) -> bool {
         && !path.starts_with("/tmp")
         && !path.starts_with("/var/tmp")
         && !path.starts_with("/dev/")
-        && rules::SYSTEM_DIRS.iter().any(|d| {
-            *d != "/"
-                && *d != "/home"
-                && *d != "/Users"
-                && (path == *d || path.starts_with(&format!("{d}/")))
-        })
+        && rules::SYSTEM_DIRS
+            .iter()
+            .any(|d| *d != "/" && *d != "/home" && *d != "/Users" && (path == *d || path.starts_with(&format!("{d}/"))))
 }
 
 /// `/`, the home directory, someone's home, or a top-level system directory.
@@ -1085,30 +849,19 @@ fn is_block_device(path: &str) -> bool {
     let Some(dev) = path.strip_prefix("/dev/") else {
         return false;
     };
-    [
-        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "mapper/", "loop",
-        "sr", "nbd", "zd",
-    ]
-    .iter()
-    .any(|p| dev.starts_with(p))
+    ["sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "mapper/", "loop", "sr", "nbd", "zd"]
+        .iter()
+        .any(|p| dev.starts_with(p))
 }
 
 // ---- Checks referenced from the rule table --------------------------------------------------
 
 pub fn only_help_or_version(a: &Args) -> bool {
-    !a.all.is_empty()
-        && a.all.iter().all(|t| {
-            matches!(
-                *t,
-                "--help" | "-h" | "--version" | "-V" | "version" | "help"
-            )
-        })
+    !a.all.is_empty() && a.all.iter().all(|t| matches!(*t, "--help" | "-h" | "--version" | "-V" | "version" | "help"))
 }
 
 pub fn tee_to_null_only(a: &Args) -> bool {
-    a.positionals
-        .iter()
-        .all(|p| matches!(*p, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"))
+    a.positionals.iter().all(|p| matches!(*p, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"))
 }
 
 pub fn two_positionals(a: &Args) -> bool {
@@ -1120,10 +873,7 @@ pub fn has_positional(a: &Args) -> bool {
 }
 
 pub fn find_delete_root(a: &Args) -> bool {
-    a.has_flag("-delete")
-        && a.positionals
-            .first()
-            .is_some_and(|p| catastrophic_target(p))
+    a.has_flag("-delete") && a.positionals.first().is_some_and(|p| catastrophic_target(p))
 }
 
 /// sed's `e` command and `s///e` run shell commands; `w` writes files.
@@ -1157,9 +907,7 @@ fn sed_script_dangerous(script: &str) -> bool {
         // Skip an address: line numbers, `$`, `/re/`, ranges.
         loop {
             let before = c.len();
-            c = c.trim_start_matches(|ch: char| {
-                ch.is_ascii_digit() || matches!(ch, '$' | ',' | '!' | '~' | '+' | ' ')
-            });
+            c = c.trim_start_matches(|ch: char| ch.is_ascii_digit() || matches!(ch, '$' | ',' | '!' | '~' | '+' | ' '));
             if let Some(rest) = c.strip_prefix('/') {
                 c = rest.split_once('/').map(|x| x.1).unwrap_or("");
             }
@@ -1179,10 +927,7 @@ fn sed_script_dangerous(script: &str) -> bool {
                     let rest: String = chars.collect();
                     let parts: Vec<&str> = rest.splitn(3, delim).collect();
                     if parts.len() == 3
-                        && parts[2]
-                            .chars()
-                            .take_while(|f| !f.is_whitespace())
-                            .any(|f| f == 'e' || f == 'w')
+                        && parts[2].chars().take_while(|f| !f.is_whitespace()).any(|f| f == 'e' || f == 'w')
                     {
                         return true;
                     }
@@ -1214,10 +959,7 @@ pub fn awk_writes_files(a: &Args) -> bool {
         return false;
     };
     let squeezed: String = prog.chars().filter(|c| !c.is_whitespace()).collect();
-    squeezed.contains(">\"")
-        || squeezed.contains(">>")
-        || squeezed.contains(">$")
-        || squeezed.contains(">(")
+    squeezed.contains(">\"") || squeezed.contains(">>") || squeezed.contains(">$") || squeezed.contains(">(")
 }
 
 pub fn tar_lists_only(a: &Args) -> bool {
@@ -1225,42 +967,25 @@ pub fn tar_lists_only(a: &Args) -> bool {
     let mode: &str = first.trim_start_matches('-');
     let bundled = !first.starts_with("--") && (mode.contains('t'));
     let listing = bundled || a.has_flag("--list") || a.has_flag("-t");
-    let changing = ["c", "x", "u", "r", "A"]
-        .iter()
-        .any(|m| !first.starts_with("--") && mode.contains(m))
-        || a.has_any_flag(&[
-            "--extract",
-            "--get",
-            "--create",
-            "--append",
-            "--update",
-            "--delete",
-            "-x",
-            "-c",
-        ]);
+    let changing = ["c", "x", "u", "r", "A"].iter().any(|m| !first.starts_with("--") && mode.contains(m))
+        || a.has_any_flag(&["--extract", "--get", "--create", "--append", "--update", "--delete", "-x", "-c"]);
     listing && !changing
 }
 
 pub fn rm_wide_glob(a: &Args) -> bool {
-    a.positionals
-        .iter()
-        .any(|p| *p == "*" || *p == ".*" || p.ends_with("/*"))
+    a.positionals.iter().any(|p| *p == "*" || *p == ".*" || p.ends_with("/*"))
 }
 
 pub fn targets_system_path(a: &Args) -> bool {
-    a.positionals
-        .iter()
-        .any(|p| under_system_dir(&normalize_path(p)))
+    a.positionals.iter().any(|p| under_system_dir(&normalize_path(p)))
 }
 
 pub fn rm_recursive_catastrophic(a: &Args) -> bool {
-    a.has_any_flag(&["-r", "-R", "--recursive"])
-        && a.positionals.iter().any(|p| catastrophic_target(p))
+    a.has_any_flag(&["-r", "-R", "--recursive"]) && a.positionals.iter().any(|p| catastrophic_target(p))
 }
 
 pub fn chmod_recursive_root(a: &Args) -> bool {
-    a.has_any_flag(&["-R", "--recursive"])
-        && a.positionals.iter().skip(1).any(|p| catastrophic_target(p))
+    a.has_any_flag(&["-R", "--recursive"]) && a.positionals.iter().skip(1).any(|p| catastrophic_target(p))
         || a.has_any_flag(&["-R", "--recursive"])
             && a.program == "chown"
             && a.positionals.len() == 1
@@ -1276,20 +1001,12 @@ pub fn kill_everything(a: &Args) -> bool {
 }
 
 pub fn installs_named_packages(a: &Args) -> bool {
-    matches!(
-        a.sub(),
-        Some("install" | "i" | "add" | "isntall" | "in" | "ins" | "inst" | "insta" | "instal")
-    ) && a.positionals.len() > 1
+    matches!(a.sub(), Some("install" | "i" | "add" | "isntall" | "in" | "ins" | "inst" | "insta" | "instal"))
+        && a.positionals.len() > 1
 }
 
 pub fn git_list_only(a: &Args) -> bool {
-    let rest: Vec<&str> = a
-        .all
-        .iter()
-        .skip_while(|t| Some(**t) != a.sub())
-        .skip(1)
-        .copied()
-        .collect();
+    let rest: Vec<&str> = a.all.iter().skip_while(|t| Some(**t) != a.sub()).skip(1).copied().collect();
     let only = |allowed: &[&str]| rest.iter().all(|t| allowed.contains(t));
     match a.sub() {
         Some("branch") => only(&[
@@ -1307,20 +1024,13 @@ pub fn git_list_only(a: &Args) -> bool {
             "--verbose",
         ]),
         Some("tag") => rest.is_empty() || rest[0] == "-l" || rest[0] == "--list",
-        Some("remote") => {
-            only(&["-v", "--verbose"]) || matches!(rest.first(), Some(&"show" | &"get-url"))
-        }
+        Some("remote") => only(&["-v", "--verbose"]) || matches!(rest.first(), Some(&"show" | &"get-url")),
         Some("stash") => matches!(rest.first(), Some(&"list" | &"show")),
-        Some("config") => rest.iter().any(|t| {
-            matches!(
-                *t,
-                "--get" | "--list" | "-l" | "--get-all" | "--get-regexp" | "--show-origin"
-            )
-        }),
+        Some("config") => rest
+            .iter()
+            .any(|t| matches!(*t, "--get" | "--list" | "-l" | "--get-all" | "--get-regexp" | "--show-origin")),
         Some("worktree") => matches!(rest.first(), Some(&"list")),
-        Some("submodule") => {
-            matches!(rest.first(), Some(&"status" | &"summary")) || rest.is_empty()
-        }
+        Some("submodule") => matches!(rest.first(), Some(&"status" | &"summary")) || rest.is_empty(),
         Some("reflog") => rest.is_empty() || matches!(rest.first(), Some(&"show")),
         Some("notes") => matches!(rest.first(), Some(&"list" | &"show")),
         _ => false,
@@ -1359,8 +1069,7 @@ pub fn git_config_override(a: &Args) -> bool {
         let value = if *t == "-c" || *t == "--config-env" {
             it.next().copied()
         } else {
-            t.strip_prefix("--config-env=")
-                .or_else(|| t.strip_prefix("-c"))
+            t.strip_prefix("--config-env=").or_else(|| t.strip_prefix("-c"))
         };
         if let Some(v) = value {
             let v = v.to_ascii_lowercase();
@@ -1373,11 +1082,7 @@ pub fn git_config_override(a: &Args) -> bool {
 }
 
 pub fn git_push_refspec_force_or_delete(a: &Args) -> bool {
-    a.sub() == Some("push")
-        && a.positionals
-            .iter()
-            .skip(1)
-            .any(|p| p.starts_with('+') || p.starts_with(':'))
+    a.sub() == Some("push") && a.positionals.iter().skip(1).any(|p| p.starts_with('+') || p.starts_with(':'))
 }
 
 pub fn docker_mounts_host_root(a: &Args) -> bool {
@@ -1386,16 +1091,11 @@ pub fn docker_mounts_host_root(a: &Args) -> bool {
         let value = if matches!(*t, "-v" | "--volume" | "--mount") {
             it.peek().copied().copied()
         } else {
-            t.strip_prefix("--volume=")
-                .or_else(|| t.strip_prefix("--mount="))
-                .or_else(|| t.strip_prefix("-v"))
+            t.strip_prefix("--volume=").or_else(|| t.strip_prefix("--mount=")).or_else(|| t.strip_prefix("-v"))
         };
         let Some(v) = value else { continue };
         let src = v.split([':', ',']).find(|s| !s.is_empty()).unwrap_or("");
-        let src = src
-            .strip_prefix("source=")
-            .or_else(|| src.strip_prefix("src="))
-            .unwrap_or(src);
+        let src = src.strip_prefix("source=").or_else(|| src.strip_prefix("src=")).unwrap_or(src);
         if catastrophic_target(src)
             || v.contains("docker.sock")
             || under_any(&normalize_path(src), &["/etc", "/root", "~/.ssh"])
@@ -1413,8 +1113,7 @@ pub fn cloud_destructive(a: &Args) -> bool {
             || p.contains("destroy")
             || p.contains("terminate")
             || matches!(p.as_str(), "rm" | "rb" | "remove" | "purge" | "deprovision")
-    }) || a.has_any_flag(&["--recursive", "--force"])
-        && a.positionals.iter().any(|p| *p == "rm" || *p == "sync")
+    }) || a.has_any_flag(&["--recursive", "--force"]) && a.positionals.iter().any(|p| *p == "rm" || *p == "sync")
 }
 
 pub fn sql_destructive(a: &Args) -> bool {
@@ -1430,14 +1129,10 @@ pub fn sql_destructive(a: &Args) -> bool {
 
 pub fn only_lists_mounts(a: &Args) -> bool {
     match a.program {
-        "mount" | "swapon" => a
-            .all
-            .iter()
-            .all(|t| matches!(*t, "-l" | "--show" | "-s" | "--summary")),
-        "zfs" | "zpool" | "lvm" | "btrfs" => matches!(
-            a.sub(),
-            Some("list" | "status" | "get" | "show" | "iostat" | "history")
-        ),
+        "mount" | "swapon" => a.all.iter().all(|t| matches!(*t, "-l" | "--show" | "-s" | "--summary")),
+        "zfs" | "zpool" | "lvm" | "btrfs" => {
+            matches!(a.sub(), Some("list" | "status" | "get" | "show" | "iostat" | "history"))
+        }
         "fdisk" | "sfdisk" | "parted" => a.has_any_flag(&["-l", "--list"]),
         _ => false,
     }
@@ -1448,9 +1143,7 @@ pub fn targets_block_device_destructively(a: &Args) -> bool {
 }
 
 pub fn has_device_arg(a: &Args) -> bool {
-    a.positionals
-        .iter()
-        .any(|p| is_block_device(&normalize_path(p)))
+    a.positionals.iter().any(|p| is_block_device(&normalize_path(p)))
 }
 
 pub fn dd_without_if(a: &Args) -> bool {
@@ -1462,10 +1155,7 @@ pub fn dd_with_if(a: &Args) -> bool {
 }
 
 pub fn dd_to_device(a: &Args) -> bool {
-    a.all.iter().any(|t| {
-        t.strip_prefix("of=")
-            .is_some_and(|p| is_block_device(&normalize_path(p)))
-    })
+    a.all.iter().any(|t| t.strip_prefix("of=").is_some_and(|p| is_block_device(&normalize_path(p))))
 }
 
 pub fn interpreter_reads_pipe(a: &Args) -> bool {
@@ -1605,11 +1295,7 @@ mod tests {
             "head -n 5 a | sort | uniq -c",
         ] {
             let (r, parts) = judge(text);
-            let r = if text.starts_with("git commit") {
-                Risk::Safe.max(r.min(Risk::Moderate))
-            } else {
-                r
-            };
+            let r = if text.starts_with("git commit") { Risk::Safe.max(r.min(Risk::Moderate)) } else { r };
             if text.starts_with("git commit") {
                 assert_eq!(r, Risk::Moderate, "{text:?}: {parts:?}");
             } else {

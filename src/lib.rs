@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod assess;
+pub mod cli;
 pub mod model;
 pub mod parse;
 pub mod prompt;

@@ -25,10 +25,7 @@ pub struct Word {
 
 impl Word {
     pub fn literal(s: &str) -> Word {
-        Word {
-            raw: s.to_string(),
-            lit: Some(s.to_string()),
-        }
+        Word { raw: s.to_string(), lit: Some(s.to_string()) }
     }
     /// The best text to show and match: the literal value, else the raw text.
     pub fn text(&self) -> &str {
@@ -66,10 +63,7 @@ pub struct Redirect {
 
 impl Redirect {
     pub fn writes(&self) -> bool {
-        matches!(
-            self.kind,
-            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite
-        )
+        matches!(self.kind, RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite)
     }
 }
 
@@ -148,14 +142,12 @@ pub enum ParseError {
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ParseError::TooLarge(n) => write!(
-                f,
-                "the command is {n} bytes, over the {MAX_INPUT_BYTES}-byte limit agentsh will parse"
-            ),
-            ParseError::TooDeep => write!(
-                f,
-                "the command nests substitutions, groups or shells more than {MAX_DEPTH} levels deep"
-            ),
+            ParseError::TooLarge(n) => {
+                write!(f, "the command is {n} bytes, over the {MAX_INPUT_BYTES}-byte limit agentsh will parse")
+            }
+            ParseError::TooDeep => {
+                write!(f, "the command nests substitutions, groups or shells more than {MAX_DEPTH} levels deep")
+            }
             ParseError::Pathological(what) => write!(f, "the command contains {what}"),
             ParseError::Nul => write!(f, "the command contains a NUL byte"),
             ParseError::Syntax(e) => write!(f, "syntax error: {e}"),
@@ -171,10 +163,7 @@ pub fn parse(text: &str) -> Result<Script, ParseError> {
 /// Parses text found `depth` levels inside another command (`sh -c`, `eval`, `$(..)`).
 pub fn parse_nested(text: &str, depth: usize) -> Result<Script, ParseError> {
     let mut script = Script::default();
-    let mut walker = Walker {
-        script: &mut script,
-        options: ParserOptions::default(),
-    };
+    let mut walker = Walker { script: &mut script, options: ParserOptions::default() };
     walker.text(text, depth, Nesting::Top)?;
     detect_fork_bombs(&mut script);
     Ok(script)
@@ -221,18 +210,14 @@ fn precheck(text: &str, depth: usize) -> Result<(), ParseError> {
             j += 1;
         }
         let rest = &text[j..];
-        let end = rest
-            .find(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|')
-            .unwrap_or(rest.len());
+        let end = rest.find(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|').unwrap_or(rest.len());
         let delim = &rest[..end];
         if delim.contains("$(")
             || delim.contains('`')
             || delim.contains("${")
             || delim.is_empty() && !rest.is_empty() && !rest.starts_with(char::is_whitespace)
         {
-            return Err(ParseError::Pathological(
-                "a here-document whose delimiter is not a plain word",
-            ));
+            return Err(ParseError::Pathological("a here-document whose delimiter is not a plain word"));
         }
         i = j;
     }
@@ -264,16 +249,8 @@ impl Walker<'_> {
             self.script.needs_bash = true;
         }
         let mut parser = Parser::new(std::io::Cursor::new(text.as_bytes()), &self.options);
-        let program = parser
-            .parse_program()
-            .map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
-        let ctx = Ctx {
-            depth,
-            nesting,
-            piped_stdin: false,
-            piped_stdout: false,
-            background: false,
-        };
+        let program = parser.parse_program().map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
+        let ctx = Ctx { depth, nesting, piped_stdin: false, piped_stdout: false, background: false };
         for list in &program.complete_commands {
             self.compound_list(list, ctx)?;
         }
@@ -300,11 +277,7 @@ impl Walker<'_> {
         }
         let n = p.seq.len();
         for (i, cmd) in p.seq.iter().enumerate() {
-            let ctx = Ctx {
-                piped_stdin: ctx.piped_stdin || i > 0,
-                piped_stdout: ctx.piped_stdout || i + 1 < n,
-                ..ctx
-            };
+            let ctx = Ctx { piped_stdin: ctx.piped_stdin || i > 0, piped_stdout: ctx.piped_stdout || i + 1 < n, ..ctx };
             self.command(cmd, ctx)?;
         }
         Ok(())
@@ -322,10 +295,7 @@ impl Walker<'_> {
                 if let Some(name) = name {
                     self.script.functions.push(name.text().to_string());
                 }
-                let ctx = Ctx {
-                    nesting: Nesting::FunctionBody,
-                    ..ctx
-                };
+                let ctx = Ctx { nesting: Nesting::FunctionBody, ..ctx };
                 self.compound(&f.body.0, ctx)?;
                 self.redirect_only(f.body.1.as_ref().map(|r| r.0.as_slice()), ctx)
             }
@@ -345,10 +315,7 @@ impl Walker<'_> {
             }
             ast::CompoundCommand::ArithmeticForClause(f) => {
                 self.script.needs_bash = true;
-                for e in [&f.initializer, &f.condition, &f.updater]
-                    .into_iter()
-                    .flatten()
-                {
+                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
                     self.arithmetic(&e.value, ctx)?;
                 }
                 self.compound_list(&f.body.list, ctx)
@@ -390,13 +357,7 @@ impl Walker<'_> {
             }
             ast::CompoundCommand::Coprocess(c) => {
                 self.script.needs_bash = true;
-                self.command(
-                    &c.body,
-                    Ctx {
-                        background: true,
-                        ..ctx
-                    },
-                )
+                self.command(&c.body, Ctx { background: true, ..ctx })
             }
         }
     }
@@ -419,10 +380,7 @@ impl Walker<'_> {
 
     /// A word-like string outside the AST's `Word` type: only its substitutions matter.
     fn embedded_text(&mut self, s: &str, ctx: Ctx) -> Result<(), ParseError> {
-        let w = ast::Word {
-            value: s.to_string(),
-            loc: None,
-        };
+        let w = ast::Word { value: s.to_string(), loc: None };
         self.word(&w, ctx, false).map(|_| ())
     }
 
@@ -435,11 +393,7 @@ impl Walker<'_> {
     }
 
     /// A compound command's own redirects (`{ ..; } > f`) become a command with no argv.
-    fn redirect_only(
-        &mut self,
-        redirects: Option<&[ast::IoRedirect]>,
-        ctx: Ctx,
-    ) -> Result<(), ParseError> {
+    fn redirect_only(&mut self, redirects: Option<&[ast::IoRedirect]>, ctx: Ctx) -> Result<(), ParseError> {
         let Some(redirects) = redirects else {
             return Ok(());
         };
@@ -474,12 +428,7 @@ impl Walker<'_> {
             .flat_map(|p| p.0.iter())
             .map(|i| (i, true))
             .chain(sc.word_or_name.iter().map(|_| (&NAME_MARKER, false)))
-            .chain(
-                sc.suffix
-                    .iter()
-                    .flat_map(|s| s.0.iter())
-                    .map(|i| (i, false)),
-            );
+            .chain(sc.suffix.iter().flat_map(|s| s.0.iter()).map(|i| (i, false)));
         for (item, in_prefix) in items {
             if std::ptr::eq(item, &NAME_MARKER) {
                 let name = sc.word_or_name.as_ref().expect("marker only when present");
@@ -511,27 +460,18 @@ impl Walker<'_> {
                             let name = w.value.split('=').next().unwrap_or_default();
                             format!("{name}={v}")
                         });
-                        cmd.words.push(Word {
-                            raw: w.value.clone(),
-                            lit,
-                        });
+                        cmd.words.push(Word { raw: w.value.clone(), lit });
                     }
                 }
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                     self.script.needs_bash = true;
-                    let inner = Ctx {
-                        nesting: Nesting::ProcessSubstitution,
-                        ..child(ctx)
-                    };
+                    let inner = Ctx { nesting: Nesting::ProcessSubstitution, ..child(ctx) };
                     self.compound_list(&sub.list, inner)?;
                     let arrow = match kind {
                         ast::ProcessSubstitutionKind::Read => "<(..)",
                         ast::ProcessSubstitutionKind::Write => ">(..)",
                     };
-                    cmd.words.push(Word {
-                        raw: arrow.to_string(),
-                        lit: None,
-                    });
+                    cmd.words.push(Word { raw: arrow.to_string(), lit: None });
                 }
             }
         }
@@ -543,10 +483,7 @@ impl Walker<'_> {
         match v {
             ast::AssignmentValue::Scalar(w) => {
                 let words = self.word(w, ctx, false)?;
-                Ok(words
-                    .into_iter()
-                    .next()
-                    .unwrap_or_else(|| Word::literal("")))
+                Ok(words.into_iter().next().unwrap_or_else(|| Word::literal("")))
             }
             ast::AssignmentValue::Array(items) => {
                 self.script.needs_bash = true;
@@ -582,33 +519,23 @@ impl Walker<'_> {
                     ast::IoFileRedirectTarget::Duplicate(w) => {
                         let w = self.single_word(w, ctx)?;
                         // `>&file` (not a number or `-`) writes a file, as `&>` does.
-                        let is_fd = w.lit.as_deref().is_some_and(|t| {
-                            t == "-" || t.trim_end_matches('-').parse::<u32>().is_ok()
-                        });
+                        let is_fd = w
+                            .lit
+                            .as_deref()
+                            .is_some_and(|t| t == "-" || t.trim_end_matches('-').parse::<u32>().is_ok());
                         if !is_fd && kind == RedirectKind::Duplicate {
-                            return Ok(Some(Redirect {
-                                fd: *fd,
-                                kind: RedirectKind::Write,
-                                target: w,
-                            }));
+                            return Ok(Some(Redirect { fd: *fd, kind: RedirectKind::Write, target: w }));
                         }
                         w
                     }
                     ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
                         self.script.needs_bash = true;
-                        let inner = Ctx {
-                            nesting: Nesting::ProcessSubstitution,
-                            ..child(ctx)
-                        };
+                        let inner = Ctx { nesting: Nesting::ProcessSubstitution, ..child(ctx) };
                         self.compound_list(&sub.list, inner)?;
                         return Ok(None);
                     }
                 };
-                Redirect {
-                    fd: *fd,
-                    kind,
-                    target,
-                }
+                Redirect { fd: *fd, kind, target }
             }
             ast::IoRedirect::HereDocument(fd, doc) => {
                 let target = if doc.requires_expansion {
@@ -616,66 +543,34 @@ impl Walker<'_> {
                         .map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
                     let mut st = WordState::default();
                     self.pieces(&pieces, ctx, true, &mut st)?;
-                    Word {
-                        raw: doc.doc.value.clone(),
-                        lit: st.into_lit(),
-                    }
+                    Word { raw: doc.doc.value.clone(), lit: st.into_lit() }
                 } else {
                     Word::literal(&doc.doc.value)
                 };
-                Redirect {
-                    fd: *fd,
-                    kind: RedirectKind::HereDoc,
-                    target,
-                }
+                Redirect { fd: *fd, kind: RedirectKind::HereDoc, target }
             }
             ast::IoRedirect::HereString(fd, w) => {
                 self.script.needs_bash = true;
-                Redirect {
-                    fd: *fd,
-                    kind: RedirectKind::HereString,
-                    target: self.single_word(w, ctx)?,
-                }
+                Redirect { fd: *fd, kind: RedirectKind::HereString, target: self.single_word(w, ctx)? }
             }
             ast::IoRedirect::OutputAndError(w, append) => {
                 self.script.needs_bash = true;
-                let kind = if *append {
-                    RedirectKind::Append
-                } else {
-                    RedirectKind::Write
-                };
-                Redirect {
-                    fd: None,
-                    kind,
-                    target: self.single_word(w, ctx)?,
-                }
+                let kind = if *append { RedirectKind::Append } else { RedirectKind::Write };
+                Redirect { fd: None, kind, target: self.single_word(w, ctx)? }
             }
         }))
     }
 
     fn single_word(&mut self, w: &ast::Word, ctx: Ctx) -> Result<Word, ParseError> {
         let mut words = self.word(w, ctx, false)?;
-        if words.len() == 1 {
-            Ok(words.pop().expect("one word"))
-        } else {
-            Ok(Word {
-                raw: w.value.clone(),
-                lit: None,
-            })
-        }
+        if words.len() == 1 { Ok(words.pop().expect("one word")) } else { Ok(Word { raw: w.value.clone(), lit: None }) }
     }
 
     /// Expands one word as far as is known before it runs. Substitutions inside it are parsed
     /// and their commands recorded. Brace expansion may turn one word into several.
-    fn word(
-        &mut self,
-        w: &ast::Word,
-        ctx: Ctx,
-        split_braces: bool,
-    ) -> Result<Vec<Word>, ParseError> {
+    fn word(&mut self, w: &ast::Word, ctx: Ctx, split_braces: bool) -> Result<Vec<Word>, ParseError> {
         let raw = &w.value;
-        let pieces = word::parse(raw, &self.options)
-            .map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
+        let pieces = word::parse(raw, &self.options).map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
         let mut st = WordState::default();
         self.pieces(&pieces, ctx, false, &mut st)?;
         if split_braces && st.unquoted_brace {
@@ -686,23 +581,14 @@ impl Walker<'_> {
                     .map(|t| {
                         // Each alternative is judged as its own word; the text has no quotes or
                         // expansions (expand_braces refuses those).
-                        Word {
-                            raw: t.clone(),
-                            lit: Some(t),
-                        }
+                        Word { raw: t.clone(), lit: Some(t) }
                     })
                     .collect());
             }
             self.script.needs_bash = true;
-            return Ok(vec![Word {
-                raw: raw.clone(),
-                lit: None,
-            }]);
+            return Ok(vec![Word { raw: raw.clone(), lit: None }]);
         }
-        Ok(vec![Word {
-            raw: raw.clone(),
-            lit: st.into_lit(),
-        }])
+        Ok(vec![Word { raw: raw.clone(), lit: st.into_lit() }])
     }
 
     fn pieces(
@@ -725,8 +611,7 @@ impl Walker<'_> {
                     self.script.needs_bash = true;
                     st.push(&decode_ansi_c(t));
                 }
-                WordPiece::DoubleQuotedSequence(inner)
-                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
                     self.pieces(inner, ctx, true, st)?;
                 }
                 WordPiece::TildeExpansion(t) => match t {
@@ -745,14 +630,11 @@ impl Walker<'_> {
                     if !matches!(expr, ParameterExpr::Parameter { .. }) {
                         let dbg = format!("{expr:?}");
                         if dbg.contains("$(") || dbg.contains('`') || dbg.contains("<(") {
-                            self.script.opaque.push(
-                                "a command substitution inside a ${..} expansion".to_string(),
-                            );
+                            self.script.opaque.push("a command substitution inside a ${..} expansion".to_string());
                         }
                     }
                 }
-                WordPiece::CommandSubstitution(inner)
-                | WordPiece::BackquotedCommandSubstitution(inner) => {
+                WordPiece::CommandSubstitution(inner) | WordPiece::BackquotedCommandSubstitution(inner) => {
                     st.dynamic();
                     let inner = if matches!(p.piece, WordPiece::BackquotedCommandSubstitution(_)) {
                         unescape_backquoted(inner)
@@ -785,19 +667,11 @@ impl Walker<'_> {
 
 /// Placeholder that marks where the command name sits among prefix and suffix items.
 static NAME_MARKER: ast::CommandPrefixOrSuffixItem =
-    ast::CommandPrefixOrSuffixItem::Word(ast::Word {
-        value: String::new(),
-        loc: None,
-    });
+    ast::CommandPrefixOrSuffixItem::Word(ast::Word { value: String::new(), loc: None });
 
 /// Context for commands nested one level inside this one.
 fn child(ctx: Ctx) -> Ctx {
-    Ctx {
-        depth: ctx.depth + 1,
-        piped_stdin: false,
-        piped_stdout: false,
-        ..ctx
-    }
+    Ctx { depth: ctx.depth + 1, piped_stdin: false, piped_stdout: false, ..ctx }
 }
 
 #[derive(Default)]
@@ -1063,61 +937,32 @@ mod tests {
     use super::*;
 
     fn argvs(text: &str) -> Vec<Vec<String>> {
-        parse(text)
-            .unwrap()
-            .commands
-            .iter()
-            .map(|c| c.argv())
-            .collect()
+        parse(text).unwrap().commands.iter().map(|c| c.argv()).collect()
     }
 
     fn v(items: &[&[&str]]) -> Vec<Vec<String>> {
-        items
-            .iter()
-            .map(|a| a.iter().map(|s| s.to_string()).collect())
-            .collect()
+        items.iter().map(|a| a.iter().map(|s| s.to_string()).collect()).collect()
     }
 
     #[test]
     fn splits_every_simple_command() {
         let cases: &[(&str, &[&[&str]])] = &[
             ("ls -la", &[&["ls", "-la"]]),
-            (
-                "a; b && c || d | e & f\ng",
-                &[&["a"], &["b"], &["c"], &["d"], &["e"], &["f"], &["g"]],
-            ),
+            ("a; b && c || d | e & f\ng", &[&["a"], &["b"], &["c"], &["d"], &["e"], &["f"], &["g"]]),
             ("(a; b) && { c; }", &[&["a"], &["b"], &["c"]]),
-            (
-                "if a; then b; elif c; then d; else e; fi",
-                &[&["a"], &["b"], &["c"], &["d"], &["e"]],
-            ),
+            ("if a; then b; elif c; then d; else e; fi", &[&["a"], &["b"], &["c"], &["d"], &["e"]]),
             ("for x in 1 2; do b $x; done", &[&["b", "$x"]]),
-            (
-                "while a; do b; done; until c; do d; done",
-                &[&["a"], &["b"], &["c"], &["d"]],
-            ),
+            ("while a; do b; done; until c; do d; done", &[&["a"], &["b"], &["c"], &["d"]]),
             ("case $x in a) b;; *) c;; esac", &[&["b"], &["c"]]),
             ("f() { g; }; f", &[&["g"], &["f"]]),
             // Substitutions run before the command that contains them.
-            (
-                "echo $(rm -rf /)",
-                &[&["rm", "-rf", "/"], &["echo", "$(rm -rf /)"]],
-            ),
+            ("echo $(rm -rf /)", &[&["rm", "-rf", "/"], &["echo", "$(rm -rf /)"]]),
             ("echo `id`", &[&["id"], &["echo", "`id`"]]),
-            (
-                "cat <(ls) >(wc)",
-                &[&["ls"], &["wc"], &["cat", "<(..)", ">(..)"]],
-            ),
-            (
-                "diff <(a) b > >(c)",
-                &[&["a"], &["c"], &["diff", "<(..)", "b"]],
-            ),
+            ("cat <(ls) >(wc)", &[&["ls"], &["wc"], &["cat", "<(..)", ">(..)"]]),
+            ("diff <(a) b > >(c)", &[&["a"], &["c"], &["diff", "<(..)", "b"]]),
             ("x=$(id)", &[&["id"], &[]]),
             ("[[ $(id) == x ]]", &[&["id"]]),
-            (
-                "echo $(( $(id) + 1 ))",
-                &[&["id"], &["echo", "$(( $(id) + 1 ))"]],
-            ),
+            ("echo $(( $(id) + 1 ))", &[&["id"], &["echo", "$(( $(id) + 1 ))"]]),
             ("a |& b", &[&["a"], &["b"]]),
         ];
         for (text, want) in cases {
@@ -1128,25 +973,11 @@ mod tests {
     #[test]
     fn removes_quotes_as_the_shell_does() {
         // LESSONS.md, "Quoting and escapes": each of these is `rm`.
-        for text in [
-            "rm",
-            "r''m",
-            "\"rm\"",
-            "\\rm",
-            "$'rm'",
-            "$'\\x72m'",
-            "$'\\162m'",
-            "r\"\"m",
-            "'r'm",
-        ] {
+        for text in ["rm", "r''m", "\"rm\"", "\\rm", "$'rm'", "$'\\x72m'", "$'\\162m'", "r\"\"m", "'r'm"] {
             assert_eq!(argvs(text), v(&[&["rm"]]), "text {text:?}");
         }
         assert_eq!(argvs("rm -r'f' /"), v(&[&["rm", "-rf", "/"]]));
-        assert_eq!(
-            argvs("rm -r\\\nf /"),
-            v(&[&["rm", "-rf", "/"]]),
-            "line continuation"
-        );
+        assert_eq!(argvs("rm -r\\\nf /"), v(&[&["rm", "-rf", "/"]]), "line continuation");
         assert_eq!(argvs("echo \"a\\$b\" 'c d'"), v(&[&["echo", "a$b", "c d"]]));
         assert_eq!(argvs("echo \"a\\nb\""), v(&[&["echo", "a\\nb"]]));
     }
@@ -1178,10 +1009,7 @@ mod tests {
         assert_eq!(r[2].kind, RedirectKind::Read);
         let s = parse("bash <<'EOF'\nrm -rf /\nEOF\n").unwrap();
         assert_eq!(s.commands[0].redirects[0].kind, RedirectKind::HereDoc);
-        assert_eq!(
-            s.commands[0].redirects[0].target.lit.as_deref(),
-            Some("rm -rf /\n")
-        );
+        assert_eq!(s.commands[0].redirects[0].target.lit.as_deref(), Some("rm -rf /\n"));
         // An unquoted delimiter expands the body: its substitutions run.
         let s = parse("cat <<EOF\n$(rm -rf /)\nEOF\n").unwrap();
         assert_eq!(s.commands[0].argv(), ["rm", "-rf", "/"]);
@@ -1208,18 +1036,13 @@ mod tests {
     fn refuses_hostile_input_before_parsing() {
         assert_eq!(
             parse("<<$( ;#"),
-            Err(ParseError::Pathological(
-                "a here-document whose delimiter is not a plain word"
-            ))
+            Err(ParseError::Pathological("a here-document whose delimiter is not a plain word"))
         );
         let deep = format!("echo {}x{}", "$(".repeat(5000), ")".repeat(5000));
         assert_eq!(parse(&deep), Err(ParseError::TooDeep));
         let big = "a".repeat(MAX_INPUT_BYTES + 1);
         assert_eq!(parse(&big), Err(ParseError::TooLarge(MAX_INPUT_BYTES + 1)));
-        assert!(matches!(
-            parse("echo 'unterminated"),
-            Err(ParseError::Syntax(_))
-        ));
+        assert!(matches!(parse("echo 'unterminated"), Err(ParseError::Syntax(_))));
         assert!(matches!(parse("a\0b"), Err(ParseError::Nul)));
         // An ordinary here-document is fine.
         assert!(parse("cat <<-EOF\nx\nEOF\n").is_ok());
@@ -1229,15 +1052,7 @@ mod tests {
     #[test]
     fn knows_when_bash_is_needed() {
         assert!(!parse("ls | wc -l && echo done").unwrap().needs_bash);
-        for t in [
-            "[[ -f x ]]",
-            "cat <(ls)",
-            "echo $'x'",
-            "a |& b",
-            "echo {a,b}",
-            "x=(1 2)",
-            "cat <<< x",
-        ] {
+        for t in ["[[ -f x ]]", "cat <(ls)", "echo $'x'", "a |& b", "echo {a,b}", "x=(1 2)", "cat <<< x"] {
             assert!(parse(t).unwrap().needs_bash, "{t}");
         }
     }

@@ -91,9 +91,7 @@ impl Style {
     pub fn from_env() -> Style {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-        Style {
-            color: !no_color && !dumb,
-        }
+        Style { color: !no_color && !dumb }
     }
 }
 
@@ -134,12 +132,7 @@ pub fn ask(req: &PromptRequest) -> Answer {
 }
 
 /// The dialog with colours chosen from the environment; see [`dialog_with_style`].
-pub fn dialog(
-    keys: &mut impl Keys,
-    out: &mut impl Write,
-    req: &PromptRequest,
-    now: impl Fn() -> Instant,
-) -> Answer {
+pub fn dialog(keys: &mut impl Keys, out: &mut impl Write, req: &PromptRequest, now: impl Fn() -> Instant) -> Answer {
     dialog_with_style(keys, out, req, now, Style::from_env())
 }
 
@@ -179,8 +172,7 @@ fn run(
     now: &impl Fn() -> Instant,
     deadline: Instant,
 ) -> Answer {
-    let io_lost =
-        |what: &str, e: io::Error| Answer::NoTerminal(format!("{what} the terminal: {e}"));
+    let io_lost = |what: &str, e: io::Error| Answer::NoTerminal(format!("{what} the terminal: {e}"));
     let mut screen = d.block();
     screen.push_str(&d.status());
     if let Err(e) = put(out, &screen) {
@@ -191,10 +183,7 @@ fn run(
         return io_lost("flushing", e);
     }
     loop {
-        let Some(remaining) = deadline
-            .checked_duration_since(now())
-            .filter(|r| !r.is_zero())
-        else {
+        let Some(remaining) = deadline.checked_duration_since(now()).filter(|r| !r.is_zero()) else {
             return Answer::TimedOut;
         };
         let shown = secs_ceil(remaining);
@@ -387,16 +376,8 @@ impl Dialog<'_> {
     }
 
     fn risk_label(&self) -> String {
-        let (word, colour) = if self.high {
-            ("HIGH", "\x1b[1;31m")
-        } else {
-            ("MODERATE", "\x1b[1;33m")
-        };
-        if self.style.color {
-            format!("{colour}{word}\x1b[0m")
-        } else {
-            word.to_string()
-        }
+        let (word, colour) = if self.high { ("HIGH", "\x1b[1;31m") } else { ("MODERATE", "\x1b[1;33m") };
+        if self.style.color { format!("{colour}{word}\x1b[0m") } else { word.to_string() }
     }
 
     /// The fixed part of the prompt. Every piece of request text goes through `sanitize`.
@@ -410,18 +391,10 @@ impl Dialog<'_> {
         } else {
             let head: String = command.chars().take(COMMAND_CLIP).collect();
             let more = shown_len - COMMAND_CLIP;
-            let _ = write!(
-                s,
-                "  command:  {head}… ({more} more chars, press v to view all)\r\n"
-            );
+            let _ = write!(s, "  command:  {head}… ({more} more chars, press v to view all)\r\n");
         }
         let _ = write!(s, "  cwd:      {}\r\n", clip(&req.cwd, DETAIL_CLIP));
-        let _ = write!(
-            s,
-            "  risk:     {} ({})\r\n",
-            self.risk_label(),
-            req.category.as_str()
-        );
+        let _ = write!(s, "  risk:     {} ({})\r\n", self.risk_label(), req.category.as_str());
         for reason in &req.reasons {
             let _ = write!(s, "  why:      {}\r\n", clip(reason, DETAIL_CLIP));
         }
@@ -430,8 +403,7 @@ impl Dialog<'_> {
             for part in &req.parts {
                 let _ = write!(s, "    - [{}] {}", part.risk, clip(&part.text, DETAIL_CLIP));
                 if !part.reasons.is_empty() {
-                    let reasons: Vec<String> =
-                        part.reasons.iter().map(|r| clip(r, DETAIL_CLIP)).collect();
+                    let reasons: Vec<String> = part.reasons.iter().map(|r| clip(r, DETAIL_CLIP)).collect();
                     let _ = write!(s, ": {}", reasons.join("; "));
                 }
                 s.push_str("\r\n");
@@ -459,8 +431,7 @@ impl Dialog<'_> {
             s.push_str("   n, Enter or Esc: reject\r\n");
             return s;
         }
-        let mut s =
-            String::from("  warning:  high risk: read the whole command before allowing it\r\n");
+        let mut s = String::from("  warning:  high risk: read the whole command before allowing it\r\n");
         if !self.code_usable() {
             s.push_str("  no approval code is available: press n or Esc to reject\r\n");
             return s;
@@ -648,10 +619,7 @@ mod tests {
         let mut m = req(Risk::Moderate);
         m.always_entries = vec!["git push origin main".into(), "git push".into()];
         assert_eq!(run(&m, b"a2"), Answer::Always("git push".into()));
-        assert_eq!(
-            run(&m, b"a1"),
-            Answer::Always("git push origin main".into())
-        );
+        assert_eq!(run(&m, b"a1"), Answer::Always("git push origin main".into()));
         assert_eq!(run(&m, b"a3n"), Answer::Rejected); // out of range is ignored
         assert_eq!(run(&m, b"a\x1b"), Answer::Rejected);
         assert_eq!(run(&m, b"an"), Answer::Rejected);
@@ -737,24 +705,13 @@ mod tests {
     #[test]
     fn countdown_shows_remaining_seconds() {
         let m = req(Risk::Moderate);
-        let (a, out, waits) = run_full(
-            &m,
-            vec![Step::Wait, Step::Wait, Step::Key(b'n')],
-            &[],
-            false,
-        );
+        let (a, out, waits) = run_full(&m, vec![Step::Wait, Step::Wait, Step::Key(b'n')], &[], false);
         assert_eq!(a, Answer::Rejected);
-        let at = |needle: &str| {
-            out.find(needle)
-                .unwrap_or_else(|| panic!("{needle} in {out}"))
-        };
+        let at = |needle: &str| out.find(needle).unwrap_or_else(|| panic!("{needle} in {out}"));
         assert!(at("time left: 60s") < at("time left: 59s"));
         assert!(at("time left: 59s") < at("time left: 58s"));
         // The dialog wakes about once a second, never sleeping through a whole timeout.
-        assert!(
-            waits.iter().all(|w| *w <= Duration::from_secs(1)),
-            "{waits:?}"
-        );
+        assert!(waits.iter().all(|w| *w <= Duration::from_secs(1)), "{waits:?}");
     }
 
     #[test]
@@ -767,14 +724,7 @@ mod tests {
         m.always_entries = vec!["e\u{2066}ntry".into(), "x\x1b[5m".into()];
         m.notice = Some("note\x1b[31m".into());
         let (_, out, _) = run_full(&m, steps(b"a\x1b"), &[], true);
-        for raw in [
-            "\x1b[31mred",
-            "\x1b]0",
-            "\x07",
-            "\x1b[2J",
-            "\x1b[1mart",
-            "\x1b[5m",
-        ] {
+        for raw in ["\x1b[31mred", "\x1b]0", "\x07", "\x1b[2J", "\x1b[1mart", "\x1b[5m"] {
             assert!(!out.contains(raw), "raw {raw:?} in {out:?}");
         }
         for c in ['\u{202e}', '\u{200b}', '\u{2066}'] {
@@ -809,10 +759,7 @@ mod tests {
         let mut m = req(Risk::Moderate);
         m.command = format!("echo {}END", "x".repeat(600));
         let (_, out, _) = run_full(&m, steps(b"n"), &[], false);
-        assert!(
-            out.contains("… (208 more chars, press v to view all)"),
-            "{out}"
-        );
+        assert!(out.contains("… (208 more chars, press v to view all)"), "{out}");
         assert!(!out.contains("END"));
         let (a, out, _) = run_full(&m, steps(b"vy"), &[], false);
         assert_eq!(a, Answer::Once);
@@ -842,11 +789,7 @@ mod tests {
     #[test]
     fn random_codes_are_four_digits_and_vary() {
         let codes: Vec<String> = (0..20).map(|_| random_code().unwrap()).collect();
-        assert!(
-            codes
-                .iter()
-                .all(|c| c.len() == 4 && c.bytes().all(|b| b.is_ascii_digit()))
-        );
+        assert!(codes.iter().all(|c| c.len() == 4 && c.bytes().all(|b| b.is_ascii_digit())));
         assert!(codes.iter().any(|c| c != &codes[0]), "{codes:?}");
     }
 }

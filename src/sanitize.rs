@@ -29,8 +29,7 @@ pub fn sanitize(text: &str) -> String {
 
 /// True when `text` would be printed differently by [`sanitize`].
 pub fn needs_sanitizing(text: &str) -> bool {
-    text.chars()
-        .any(|c| (c as u32) < 0x20 || (0x7f..=0x9f).contains(&(c as u32)) || is_invisible(c))
+    text.chars().any(|c| (c as u32) < 0x20 || (0x7f..=0x9f).contains(&(c as u32)) || is_invisible(c))
 }
 
 /// Bidi controls, zero-width and other default-ignorable characters that change how text

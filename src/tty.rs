@@ -23,13 +23,7 @@ use std::time::Duration;
 
 /// The signals that end or stop agentsh while it waits for an answer. They are reported as
 /// `Interrupted` after the terminal is restored, as sudo does for INT/HUP/TERM/TSTP.
-const CAUGHT: [Signal; 5] = [
-    Signal::SIGTERM,
-    Signal::SIGHUP,
-    Signal::SIGINT,
-    Signal::SIGQUIT,
-    Signal::SIGTSTP,
-];
+const CAUGHT: [Signal; 5] = [Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT, Signal::SIGTSTP];
 
 /// Blocked but not reported: with SIGTTOU blocked, restoring the terminal from a background
 /// process group succeeds instead of stopping agentsh with the terminal still raw (POSIX
@@ -65,9 +59,7 @@ impl Tty {
     /// Wraps an open file after checking it is a terminal, as sudo does: fstat says character
     /// device first, then isatty, and only then any other ioctl.
     pub(crate) fn from_file(file: File) -> Result<Tty, String> {
-        let meta = file
-            .metadata()
-            .map_err(|e| format!("cannot stat the terminal: {e}"))?;
+        let meta = file.metadata().map_err(|e| format!("cannot stat the terminal: {e}"))?;
         if !meta.file_type().is_char_device() {
             return Err("the terminal is not a character device".to_string());
         }
@@ -102,19 +94,12 @@ impl Tty {
         let mut raw = saved.clone();
         // ISIG off: Ctrl-C arrives as byte 0x03 and rejects, instead of a signal.
         // IEXTEN off: Ctrl-V cannot quote a byte past the dialog.
-        raw.local_flags
-            .remove(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN);
+        raw.local_flags.remove(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG | LocalFlags::IEXTEN);
         raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 0;
         raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
         // TCSAFLUSH also drops what was typed before the prompt existed.
         tcsetattr(&self.file, SetArg::TCSAFLUSH, &raw)?;
-        Ok(RawSession {
-            termios: TermiosGuard {
-                file: &self.file,
-                saved,
-            },
-            signals,
-        })
+        Ok(RawSession { termios: TermiosGuard { file: &self.file, saved }, signals })
     }
 }
 
@@ -181,10 +166,7 @@ impl RawSession<'_> {
         match (&*self.termios.file).read(&mut byte) {
             Ok(1) => Ok(KeyEvent::Byte(byte[0])),
             // VMIN=0 and poll said readable: nothing means hang-up.
-            Ok(_) => Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the terminal hung up",
-            )),
+            Ok(_) => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the terminal hung up")),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(KeyEvent::Timeout),
             Err(e) => Err(e),
         }
@@ -222,10 +204,7 @@ impl Keys for RawSession<'_> {
             return self.read_byte();
         }
         if tty_ready.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL) {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the terminal hung up",
-            ));
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the terminal hung up"));
         }
         Ok(KeyEvent::Timeout)
     }
@@ -247,9 +226,7 @@ impl Keys for RawSession<'_> {
 /// 128 + signal number, the shell convention. A stop signal (SIGTSTP) stops agentsh; once
 /// continued it exits 128 + 20: the command was never approved. An unknown name exits 1.
 pub fn reraise(name: &str) -> ! {
-    let Ok(sig) = Signal::from_str(name) else {
-        std::process::exit(1)
-    };
+    let Ok(sig) = Signal::from_str(name) else { std::process::exit(1) };
     let mut only = SigSet::empty();
     only.add(sig);
     let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&only), None);
@@ -287,11 +264,7 @@ mod tests {
     #[test]
     fn rejects_files_that_are_not_terminals() {
         let file = File::open("/proc/self/status").unwrap();
-        assert!(
-            Tty::from_file(file)
-                .unwrap_err()
-                .contains("character device")
-        );
+        assert!(Tty::from_file(file).unwrap_err().contains("character device"));
         // A character device that is not a terminal: isatty must say no.
         let null = File::open("/dev/null").unwrap();
         assert!(Tty::from_file(null).unwrap_err().contains("not a tty"));
@@ -343,10 +316,7 @@ mod tests {
             // shows up on the signalfd instead of killing the test process.
             raise(Signal::SIGHUP).unwrap();
             let k = session.next_key(Duration::from_secs(2)).unwrap();
-            assert!(
-                matches!(&k, KeyEvent::Signal(s) if s == "SIGHUP"),
-                "got {k:?}"
-            );
+            assert!(matches!(&k, KeyEvent::Signal(s) if s == "SIGHUP"), "got {k:?}");
         }
         assert_eq!(mask_before, SigSet::thread_get_mask().unwrap());
         assert!(!SigSet::thread_get_mask().unwrap().contains(Signal::SIGHUP));

@@ -1,0 +1,305 @@
+//! The command line: the sh-compatible invocation (`-c`, `-lc`, `SCRIPT`, stdin) and the
+//! management subcommands. One clap definition feeds `--help`, the man page and completions.
+//! It only parses argv; it must not read files or decide anything.
+
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+
+pub const AFTER_HELP: &str = "\
+How it works:
+  agentsh parses COMMAND without running a shell, judges every simple command in it
+  (safe, moderate, high or forbidden), asks the person at the terminal when approval is
+  needed, and then execs the command itself. The agent sees only the command's own output
+  and exit status, or a refusal.
+
+Examples:
+  agentsh -c 'ls -la'                 run a command through the gate
+  agentsh check -- 'rm -rf build'     show the verdict without running anything
+  agentsh check --json -- 'git push'  the same, as JSON for scripts
+  agentsh whitelist add 'npm test'    let a command run without asking
+  SHELL=$(command -v agentsh) my-agent   make an agent's commands go through agentsh
+
+Exit status:
+  the command's own      when it ran
+  126                    refused (denied, not approved, timed out, or no one to ask)
+  127                    command not found
+  124                    killed by commandTimeoutSeconds
+  2                      usage error
+  check: 0 allow, 10 ask, 11 deny
+
+Config: .agents/terminal.json (project, found by walking up) and
+~/.config/agentsh/config.json (user). See `man agentsh` or the README.";
+
+/// A gatekeeping shell for AI coding agents.
+#[derive(Parser, Debug, Default)]
+#[command(
+    name = "agentsh",
+    version,
+    about = "A gatekeeping shell for AI coding agents: parse, judge, ask a person, then exec",
+    long_about = None,
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub shell: ShellArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The options a shell takes, so agents and harnesses can call agentsh as they call `bash`.
+#[derive(Args, Debug, Default, Clone, PartialEq, Eq)]
+pub struct ShellArgs {
+    /// Read the command from the first argument (as `sh -c`); later arguments set $0, $1, ...
+    #[arg(short = 'c')]
+    pub command_mode: bool,
+    /// Act as a login shell (passed on to the shell that runs compound commands)
+    #[arg(short = 'l', long = "login")]
+    pub login: bool,
+    /// Accepted for compatibility; the gate itself is never interactive
+    #[arg(short = 'i')]
+    pub interactive: bool,
+    /// Exit on the first failing command (passed on, as `set -e`)
+    #[arg(short = 'e')]
+    pub errexit: bool,
+    /// Treat unset variables as an error (passed on, as `set -u`)
+    #[arg(short = 'u')]
+    pub nounset: bool,
+    /// Trace commands (passed on, as `set -x`)
+    #[arg(short = 'x')]
+    pub xtrace: bool,
+    /// Set a shell option, e.g. `-o pipefail` (passed on)
+    #[arg(short = 'o', value_name = "OPTION")]
+    pub options: Vec<String>,
+    /// Passed on to bash
+    #[arg(long)]
+    pub noprofile: bool,
+    /// Passed on to bash
+    #[arg(long)]
+    pub norc: bool,
+    /// Ask the person even if the command is safe (only ever tightens the policy)
+    #[arg(long)]
+    pub ask: bool,
+    /// COMMAND with -c (then $0 and arguments), otherwise SCRIPT and its arguments
+    #[arg(value_name = "COMMAND|SCRIPT", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Subcommand, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Show the verdict on a command without running it
+    #[command(after_help = "Exit status: 0 allow, 10 ask, 11 deny, 2 usage error.\n\n\
+        Examples:\n  agentsh check -- 'rm -rf /'\n  agentsh check --json -- 'git push --force'\n  \
+        printf 'cd x &&\\n make\\n' | agentsh check --stdin")]
+    Check(CheckArgs),
+    /// List, add or remove the commands that run without asking
+    #[command(subcommand)]
+    Whitelist(WhitelistCommand),
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct CheckArgs {
+    /// Print one JSON object instead of an explanation
+    #[arg(long)]
+    pub json: bool,
+    /// Judge as if run from DIR (its .agents/terminal.json applies)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// Read the command text from standard input (for multi-line commands)
+    #[arg(long, conflicts_with = "command")]
+    pub stdin: bool,
+    /// The command text; several arguments are joined with spaces
+    #[arg(value_name = "COMMAND", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+#[derive(Subcommand, Debug, PartialEq, Eq)]
+pub enum WhitelistCommand {
+    /// Show the whitelist entries, numbered, with the file each comes from
+    #[command(visible_alias = "ls")]
+    List {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    /// Add an entry: it matches commands that start with its words (`ls` matches `ls -la`, not `lsof`)
+    Add {
+        /// The entry, e.g. 'npm test' or 'git log'
+        #[arg(required = true, num_args = 1.., value_name = "ENTRY")]
+        entry: Vec<String>,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    /// Remove an entry by its text or its number from `whitelist list`; with no argument, pick one
+    #[command(visible_alias = "remove")]
+    Rm {
+        /// The entry's text or number
+        #[arg(num_args = 0.., value_name = "ENTRY|INDEX")]
+        entry: Vec<String>,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    /// Remove every entry
+    Clear {
+        #[command(flatten)]
+        scope: Scope,
+    },
+}
+
+#[derive(Args, Debug, PartialEq, Eq, Clone, Copy)]
+pub struct Scope {
+    /// Edit the user config (~/.config/agentsh/config.json) instead of the project's
+    #[arg(long)]
+    pub user: bool,
+}
+
+/// The subcommand names: a first argument with one of these names is a subcommand, never a script.
+pub fn subcommand_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command().get_subcommands().map(|s| s.get_name().to_string()).collect()
+}
+
+/// How agentsh was invoked.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// Run shell text: from `-c`, from a script file, or from stdin.
+    Shell { source: Source, options: ShellArgs },
+    /// A management subcommand.
+    Manage(Command),
+}
+
+#[derive(Debug, PartialEq, Eq, Clone)]
+pub enum Source {
+    /// `-c TEXT [$0 [$1 ...]]`
+    Text { text: String, argv0: Option<String>, args: Vec<String> },
+    /// `SCRIPT [ARGS]`
+    Script { path: String, args: Vec<String> },
+    /// No command: read the script from standard input.
+    Stdin,
+}
+
+/// Parses argv the way `sh` would for the shell forms, and with clap for subcommands, `--help`
+/// and `--version`. A clap error (usage, help, version) is returned for the caller to print.
+pub fn parse_args(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
+    let cli = Cli::try_parse_from(argv)?;
+    if let Some(cmd) = cli.command {
+        return Ok(Invocation::Manage(cmd));
+    }
+    let mut shell = cli.shell;
+    let mut all = std::mem::take(&mut shell.args);
+    match all.first().map(String::as_str) {
+        Some("--") => {
+            all.remove(0);
+        }
+        Some(first) if first.starts_with('-') && first.len() > 1 => {
+            use clap::CommandFactory;
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::UnknownArgument,
+                format!("unknown option '{first}' (agentsh takes the options bash takes: -c -l -i -e -u -x -o)"),
+            ));
+        }
+        _ => {}
+    }
+    let mut args = all.into_iter();
+    let source = if shell.command_mode {
+        match args.next() {
+            Some(text) => Source::Text { text, argv0: args.next(), args: args.collect() },
+            None => {
+                use clap::CommandFactory;
+                return Err(
+                    Cli::command().error(clap::error::ErrorKind::MissingRequiredArgument, "-c requires a COMMAND")
+                );
+            }
+        }
+    } else {
+        match args.next() {
+            Some(path) => Source::Script { path, args: args.collect() },
+            None => Source::Stdin,
+        }
+    };
+    Ok(Invocation::Shell { source, options: shell })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(args: &[&str]) -> (Source, ShellArgs) {
+        let argv = std::iter::once("agentsh").chain(args.iter().copied()).map(OsString::from).collect();
+        match parse_args(argv).unwrap() {
+            Invocation::Shell { source, options } => (source, options),
+            other => panic!("{args:?} parsed as {other:?}"),
+        }
+    }
+
+    fn text(t: &str) -> Source {
+        Source::Text { text: t.to_string(), argv0: None, args: vec![] }
+    }
+
+    #[test]
+    fn accepts_every_form_harnesses_use() {
+        for form in [
+            &["-c", "ls"][..],
+            &["-lc", "ls"],
+            &["-c", "-l", "ls"],
+            &["-l", "-c", "ls"],
+            &["--login", "-c", "ls"],
+            &["-i", "-c", "ls"],
+            &["-e", "-u", "-x", "-o", "pipefail", "-c", "ls"],
+            &["--noprofile", "--norc", "-c", "ls"],
+        ] {
+            assert_eq!(shell(form).0, text("ls"), "{form:?}");
+        }
+        let (_, o) = shell(&["-lc", "ls"]);
+        assert!(o.login && o.command_mode);
+        let (_, o) = shell(&["-o", "pipefail", "-euxc", "ls"]);
+        assert!(o.errexit && o.nounset && o.xtrace);
+        assert_eq!(o.options, ["pipefail"]);
+    }
+
+    #[test]
+    fn positional_parameters_follow_the_command() {
+        let (s, _) = shell(&["-c", "echo $0 $1", "name", "-x", "two"]);
+        assert_eq!(
+            s,
+            Source::Text {
+                text: "echo $0 $1".into(),
+                argv0: Some("name".into()),
+                args: vec!["-x".into(), "two".into()]
+            }
+        );
+        let (s, _) = shell(&["script.sh", "a", "-b"]);
+        assert_eq!(s, Source::Script { path: "script.sh".into(), args: vec!["a".into(), "-b".into()] });
+        assert_eq!(shell(&[]).0, Source::Stdin);
+    }
+
+    #[test]
+    fn subcommands_win_over_scripts() {
+        let argv = ["agentsh", "check", "--json", "--", "ls -la"].map(OsString::from).to_vec();
+        match parse_args(argv).unwrap() {
+            Invocation::Manage(Command::Check(c)) => {
+                assert!(c.json);
+                assert_eq!(c.command, ["ls -la"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(shell(&["./check"]).0, Source::Script { path: "./check".into(), args: vec![] });
+    }
+
+    #[test]
+    fn bad_usage_is_an_error() {
+        for bad in [&["-c"][..], &["--bogus"], &["-o"]] {
+            let argv = std::iter::once("agentsh").chain(bad.iter().copied()).map(OsString::from).collect();
+            assert!(parse_args(argv).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}
