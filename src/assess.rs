@@ -114,10 +114,10 @@ fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
 }
 
 fn apply_floor(a: &mut Assessment, floor: &Floor) {
-    if let Some(r) = floor.risk {
-        if r > a.risk {
-            a.risk = r;
-        }
+    if let Some(r) = floor.risk
+        && r > a.risk
+    {
+        a.risk = r;
     }
     for r in &floor.reasons {
         if !a.reasons.contains(r) {
@@ -467,8 +467,28 @@ fn judge_program(
             "unknown",
         )
     };
+    // `./ls` or `/tmp/x/ls` is whatever file sits there, not the system's `ls`: judge it by its
+    // name, but never as safe. Standard system directories hold the real programs.
+    if name_text.contains('/') && a.risk == Risk::Safe && !in_system_bin(name_text) {
+        a.risk = Risk::Moderate;
+        a.reasons = vec![format!("runs {name_text}, a file outside the system directories, not the system's `{name}`")];
+    }
     protect_paths(&mut a, name, args);
     a
+}
+
+fn in_system_bin(path: &str) -> bool {
+    const BINS: &[&str] = &[
+        "/bin/",
+        "/usr/bin/",
+        "/usr/local/bin/",
+        "/sbin/",
+        "/usr/sbin/",
+        "/usr/local/sbin/",
+        "/opt/homebrew/bin/",
+        "/run/current-system/sw/bin/",
+    ];
+    BINS.iter().any(|b| path.strip_prefix(b).is_some_and(|rest| !rest.contains('/') && !rest.is_empty()))
 }
 
 /// `sh -c 'text'`, `bash script.sh`, `curl .. | sh`, `bash <<EOF`.
@@ -836,10 +856,8 @@ fn catastrophic_target(text: &str) -> bool {
     }
     // /home/alice, /Users/alice
     for home in ["/home/", "/Users/"] {
-        if let Some(rest) = p.strip_prefix(home) {
-            if !rest.contains('/') {
-                return true;
-            }
+        if p.strip_prefix(home).is_some_and(|rest| !rest.contains('/')) {
+            return true;
         }
     }
     false
@@ -893,10 +911,8 @@ pub fn sed_runs_or_writes(a: &Args) -> bool {
             has_e = true;
         }
     }
-    if !has_e {
-        if let Some(first) = a.positionals.first() {
-            scripts.push(first);
-        }
+    if !has_e && let Some(first) = a.positionals.first() {
+        scripts.push(first);
     }
     scripts.iter().any(|s| sed_script_dangerous(s))
 }

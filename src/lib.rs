@@ -6,9 +6,16 @@
 
 pub mod assess;
 pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod decide;
+pub mod exec;
+pub mod explain;
+pub mod gate;
 pub mod model;
 pub mod parse;
 pub mod prompt;
 pub mod rules;
 pub mod sanitize;
+pub mod store;
 pub mod tty;

@@ -1,0 +1,22 @@
+//! Management subcommands, one file each. They print results on stdout (they are the command
+//! the person ran) and errors on stderr; they never run the commands they talk about.
+
+pub mod check;
+pub mod whitelist;
+
+use crate::cli::Command;
+
+/// Runs a management subcommand; returns the exit status.
+pub fn run(cmd: Command) -> i32 {
+    let result = match cmd {
+        Command::Check(args) => check::run(args),
+        Command::Whitelist(w) => whitelist::run(w),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("agentsh: {}", crate::sanitize::sanitize(&format!("{e:#}")));
+            1
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! Config files -> a validated policy plus warnings. Raw JSON first, then validated, collecting
+//! every problem with `file:line:col`. It reads files; it never writes them (see `store`).
+//!
+//! Fail-closed rules for bad files:
+//! - a malformed file never stops agentsh: its settings are ignored with one warning each;
+//! - but a blacklist that cannot be read (or a malformed file that mentions one) makes every
+//!   command need a person, since agentsh cannot tell what it would have denied;
+//! - an unreadable `requireCommandConfirmation` counts as `true`.
+
+use crate::decide::{Entry, Policy};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+pub const PROJECT_FILE: &str = ".agents/terminal.json";
+pub const DEFAULT_CONFIRM_TIMEOUT: u64 = 60;
+pub const MIN_CONFIRM_TIMEOUT: u64 = 10;
+pub const MAX_CONFIRM_TIMEOUT: u64 = 120;
+
+pub const KEYS: &[&str] = &[
+    "requireCommandConfirmation",
+    "confirmationTimeoutSeconds",
+    "commandTimeoutSeconds",
+    "commandWhitelist",
+    "commandBlacklist",
+];
+
+/// The settings in force, merged from the user and project files.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    pub policy: Policy,
+    pub confirmation_timeout: u64,
+    /// 0: no limit.
+    pub command_timeout: u64,
+    /// The files that were read, in order (user, then project).
+    pub files: Vec<PathBuf>,
+    pub warnings: Vec<String>,
+}
+
+/// One file's settings as written, after validation. `None` means "not set".
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FileSettings {
+    pub require_confirmation: Option<bool>,
+    pub confirmation_timeout: Option<u64>,
+    pub command_timeout: Option<u64>,
+    pub whitelist: Vec<String>,
+    pub blacklist: Vec<String>,
+    pub blacklist_broken: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Walks up from `cwd` to the first `.agents/terminal.json`.
+pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| p.is_file())
+}
+
+/// Where a new project file goes: beside the repository's `.git`, else in `cwd`.
+pub fn project_file_for_writing(cwd: &Path) -> PathBuf {
+    if let Some(found) = find_project_file(cwd) {
+        return found;
+    }
+    let root = cwd.ancestors().find(|d| d.join(".git").exists()).unwrap_or(cwd);
+    root.join(PROJECT_FILE)
+}
+
+/// `~/.config/agentsh/config.json` on Linux (XDG), the platform's equivalent elsewhere.
+pub fn user_file() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "agentsh").map(|d| d.config_dir().join("config.json"))
+}
+
+/// Reads and merges the user and project files for a command run in `cwd`.
+pub fn load(cwd: &Path) -> Config {
+    let mut files = Vec::new();
+    if let Some(u) = user_file().filter(|p| p.is_file()) {
+        files.push(u);
+    }
+    if let Some(p) = find_project_file(cwd) {
+        files.push(p);
+    }
+    let parsed: Vec<(PathBuf, FileSettings)> = files.iter().map(|f| (f.clone(), read_file(f))).collect();
+    merge(parsed)
+}
+
+pub fn read_file(path: &Path) -> FileSettings {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_settings(&path.display().to_string(), &text),
+        Err(e) => {
+            // It exists (we checked) but cannot be read: fail closed as a malformed file would.
+            let mut s = FileSettings::default();
+            let why = format!("{}: cannot be read: {e}", path.display());
+            s.warnings.push(format!("{why}; every command needs a person until it can be read"));
+            s.blacklist_broken = Some(why);
+            s
+        }
+    }
+}
+
+pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
+    let mut cfg = Config { confirmation_timeout: DEFAULT_CONFIRM_TIMEOUT, ..Config::default() };
+    let mut confirm: Option<u64> = None;
+    let mut command: Option<u64> = None;
+    for (path, s) in files {
+        let source = path.display().to_string();
+        cfg.policy.require_confirmation |= s.require_confirmation.unwrap_or(false);
+        // Shorter waits are stricter: the smallest setting wins.
+        confirm = min_some(confirm, s.confirmation_timeout);
+        command = min_some(command, s.command_timeout.filter(|t| *t > 0));
+        cfg.policy.whitelist.extend(s.whitelist.iter().filter_map(|e| Entry::new(e, &source)));
+        cfg.policy.blacklist.extend(s.blacklist.iter().filter_map(|e| Entry::new(e, &source)));
+        if cfg.policy.blacklist_broken.is_none() {
+            cfg.policy.blacklist_broken = s.blacklist_broken;
+        }
+        cfg.warnings.extend(s.warnings);
+        cfg.files.push(path);
+    }
+    cfg.confirmation_timeout = confirm.unwrap_or(DEFAULT_CONFIRM_TIMEOUT);
+    cfg.command_timeout = command.unwrap_or(0);
+    cfg
+}
+
+fn min_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// Validates one file's text. `name` is used in messages.
+pub fn parse_settings(name: &str, text: &str) -> FileSettings {
+    let mut s = FileSettings::default();
+    if text.trim().is_empty() {
+        return s;
+    }
+    let root: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let at = format!("{name}:{}:{}", e.line(), e.column());
+            s.warnings
+                .push(format!("{at}: not valid JSON ({}); its settings are ignored", strip_position(&e.to_string())));
+            fail_closed_for_unreadable(&mut s, text, &at);
+            return s;
+        }
+    };
+    let Value::Object(map) = root else {
+        let at = format!("{name}:1:1");
+        s.warnings.push(format!("{at}: expected a JSON object {{ ... }}; its settings are ignored"));
+        fail_closed_for_unreadable(&mut s, text, &at);
+        return s;
+    };
+    validate(name, text, &map, &mut s);
+    s
+}
+
+/// A file that cannot be parsed may have held a blacklist or `requireCommandConfirmation: true`.
+fn fail_closed_for_unreadable(s: &mut FileSettings, text: &str, at: &str) {
+    if text.contains("commandBlacklist") {
+        s.blacklist_broken = Some(format!("{at}: the file holding it is not valid JSON"));
+        s.warnings
+            .push(format!("{at}: it mentions commandBlacklist, so every command needs a person until it is fixed"));
+    }
+    if text.contains("requireCommandConfirmation") {
+        s.require_confirmation = Some(true);
+    }
+}
+
+fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettings) {
+    let at = |key: &str| format!("{name}:{}", position_of_key(text, key));
+    for (key, value) in map {
+        match key.as_str() {
+            "requireCommandConfirmation" => match value {
+                Value::Bool(b) => s.require_confirmation = Some(*b),
+                _ => {
+                    s.warnings.push(format!(
+                        "{}: requireCommandConfirmation must be true or false; treating it as true",
+                        at(key)
+                    ));
+                    s.require_confirmation = Some(true);
+                }
+            },
+            "confirmationTimeoutSeconds" => match value.as_u64() {
+                Some(n) if (MIN_CONFIRM_TIMEOUT..=MAX_CONFIRM_TIMEOUT).contains(&n) => s.confirmation_timeout = Some(n),
+                Some(n) => {
+                    let clamped = n.clamp(MIN_CONFIRM_TIMEOUT, MAX_CONFIRM_TIMEOUT);
+                    s.warnings.push(format!(
+                        "{}: confirmationTimeoutSeconds must be {MIN_CONFIRM_TIMEOUT} to {MAX_CONFIRM_TIMEOUT}; using {clamped}",
+                        at(key)
+                    ));
+                    s.confirmation_timeout = Some(clamped);
+                }
+                None => s.warnings.push(format!(
+                    "{}: confirmationTimeoutSeconds must be a whole number of seconds; using {DEFAULT_CONFIRM_TIMEOUT}",
+                    at(key)
+                )),
+            },
+            "commandTimeoutSeconds" => match value.as_u64() {
+                Some(n) => s.command_timeout = Some(n),
+                None => s.warnings.push(format!(
+                    "{}: commandTimeoutSeconds must be a whole number of seconds (0 for no limit); ignored",
+                    at(key)
+                )),
+            },
+            "commandWhitelist" => match value {
+                Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        match item.as_str().map(str::trim) {
+                            Some(e) if !e.is_empty() => s.whitelist.push(e.to_string()),
+                            _ => s.warnings.push(format!(
+                                "{}: commandWhitelist[{i}] must be a non-empty string; that entry is ignored",
+                                at(key)
+                            )),
+                        }
+                    }
+                }
+                _ => s.warnings.push(format!(
+                    "{}: commandWhitelist must be a list of strings; the whitelist in this file is ignored",
+                    at(key)
+                )),
+            },
+            "commandBlacklist" => match value {
+                Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        match item.as_str().map(str::trim) {
+                            Some(e) if !e.is_empty() => s.blacklist.push(e.to_string()),
+                            _ => {
+                                let why = format!("{}: commandBlacklist[{i}] is not a non-empty string", at(key));
+                                s.warnings.push(format!("{why}; every command needs a person until it is fixed"));
+                                s.blacklist_broken.get_or_insert(why);
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    let why = format!("{}: commandBlacklist must be a list of strings", at(key));
+                    s.warnings.push(format!("{why}; every command needs a person until it is fixed"));
+                    s.blacklist_broken.get_or_insert(why);
+                }
+            },
+            other => s.warnings.push(format!(
+                "{}: unknown key \"{other}\" is ignored (known keys: {})",
+                at(other),
+                KEYS.join(", ")
+            )),
+        }
+    }
+}
+
+/// `line:col` of `"key"` in the text (1-based), or `1:1` when it cannot be found.
+fn position_of_key(text: &str, key: &str) -> String {
+    let needle = format!("\"{key}\"");
+    match text.find(&needle) {
+        Some(offset) => {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+            format!("{line}:{col}")
+        }
+        None => "1:1".to_string(),
+    }
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_key() {
+        let s = parse_settings(
+            "t.json",
+            r#"{"requireCommandConfirmation": true, "confirmationTimeoutSeconds": 30, "commandTimeoutSeconds": 5,
+                "commandWhitelist": ["ls", "npm test"], "commandBlacklist": ["git push"]}"#,
+        );
+        assert_eq!(s.require_confirmation, Some(true));
+        assert_eq!(s.confirmation_timeout, Some(30));
+        assert_eq!(s.command_timeout, Some(5));
+        assert_eq!(s.whitelist, ["ls", "npm test"]);
+        assert_eq!(s.blacklist, ["git push"]);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn malformed_json_is_ignored_with_its_position() {
+        let s = parse_settings("t.json", "{\n  \"commandWhitelist\": [\"ls\",]\n}");
+        assert!(s.whitelist.is_empty());
+        assert_eq!(s.warnings.len(), 1);
+        assert!(s.warnings[0].starts_with("t.json:2:"), "{}", s.warnings[0]);
+        assert!(s.blacklist_broken.is_none());
+    }
+
+    #[test]
+    fn a_malformed_file_that_had_a_blacklist_fails_closed() {
+        let s = parse_settings("t.json", "{\"commandBlacklist\": [\"rm\"], oops}");
+        assert!(s.blacklist_broken.is_some());
+        let s = parse_settings("t.json", "{\"requireCommandConfirmation\": false,,}");
+        assert_eq!(s.require_confirmation, Some(true));
+    }
+
+    #[test]
+    fn bad_values_warn_with_key_positions() {
+        let s = parse_settings(
+            "t.json",
+            "{\n \"commandWhitelist\": \"ls\",\n \"confirmationTimeoutSeconds\": 500,\n \"colour\": 1,\n \"commandBlacklist\": [1]\n}",
+        );
+        assert!(s.whitelist.is_empty());
+        assert_eq!(s.confirmation_timeout, Some(120));
+        assert!(s.blacklist_broken.as_deref().unwrap().starts_with("t.json:5:2"));
+        let all = s.warnings.join("\n");
+        assert!(all.contains("t.json:2:2: commandWhitelist must be a list"), "{all}");
+        assert!(all.contains("t.json:4:2: unknown key \"colour\""), "{all}");
+        let s = parse_settings("t.json", "{\"requireCommandConfirmation\": \"yes\"}");
+        assert_eq!(s.require_confirmation, Some(true));
+        let s = parse_settings("t.json", "[1]");
+        assert_eq!(s.warnings.len(), 1);
+    }
+
+    #[test]
+    fn merging_only_tightens_shared_settings() {
+        let user = parse_settings("u", r#"{"confirmationTimeoutSeconds": 90, "commandWhitelist": ["ls"]}"#);
+        let project = parse_settings(
+            "p",
+            r#"{"confirmationTimeoutSeconds": 20, "requireCommandConfirmation": true, "commandWhitelist": ["make"]}"#,
+        );
+        let cfg = merge(vec![("u".into(), user), ("p".into(), project)]);
+        assert_eq!(cfg.confirmation_timeout, 20);
+        assert!(cfg.policy.require_confirmation);
+        assert_eq!(cfg.policy.whitelist.len(), 2);
+        let cfg = merge(vec![]);
+        assert_eq!(cfg.confirmation_timeout, DEFAULT_CONFIRM_TIMEOUT);
+        assert!(!cfg.policy.require_confirmation);
+    }
+}

@@ -1,0 +1,108 @@
+//! Every message a person or agent reads about a decision: what was found, why it matters and
+//! what to do. All text passes through `sanitize`. Writes to stderr only; stdout is the command's.
+
+use crate::decide::{DecidedBy, Part, Verdict};
+use crate::model::Decision;
+use crate::sanitize::sanitize;
+use std::fmt::Write;
+
+pub fn print_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("agentsh: warning: {}", sanitize(w));
+    }
+}
+
+fn part_line(p: &Part) -> String {
+    let text = if p.assessment.argv.is_empty() { "(empty)".to_string() } else { p.assessment.text() };
+    let mut line = format!("  {} ({}, {})", sanitize(&text), p.assessment.risk, p.assessment.category);
+    if !p.assessment.context.is_empty() {
+        let _ = write!(line, " {}", sanitize(&p.assessment.context));
+    }
+    line
+}
+
+fn reasons_of(p: &Part) -> Vec<String> {
+    match &p.decided_by {
+        DecidedBy::Blacklist(e) => vec![format!("matches the blacklist entry `{e}`")],
+        DecidedBy::BrokenBlacklist(why) => {
+            vec![format!("the blacklist could not be read ({why}), so a person must confirm every command")]
+        }
+        DecidedBy::ForcedAsk => vec!["the agent asked for a person's approval (--ask or AGENTSH_ASK)".to_string()],
+        DecidedBy::RequireConfirmation => vec!["requireCommandConfirmation is on".to_string()],
+        DecidedBy::Whitelist(e) => vec![format!("allowed by the whitelist entry `{e}`")],
+        DecidedBy::Forbidden | DecidedBy::Risk => p.assessment.reasons.clone(),
+    }
+}
+
+/// The explanation of a verdict's blocking parts, one block per part.
+pub fn describe_parts(verdict: &Verdict, out: &mut String) {
+    for p in verdict.parts.iter().filter(|p| p.decision == verdict.decision) {
+        let _ = writeln!(out, "{}", part_line(p));
+        for r in reasons_of(p) {
+            let _ = writeln!(out, "    - {}", sanitize(&r));
+        }
+    }
+}
+
+fn denial_hint(verdict: &Verdict) -> &'static str {
+    let by_blacklist = verdict.blocking_parts().any(|p| matches!(p.decided_by, DecidedBy::Blacklist(_)));
+    if by_blacklist {
+        "nothing ran. The person can remove the entry from commandBlacklist in .agents/terminal.json or ~/.config/agentsh/config.json"
+    } else {
+        "nothing ran. Forbidden commands cannot be allowed by any setting; do the task another way \
+         (for example, delete the specific directory you mean: rm -rf ./build)"
+    }
+}
+
+pub fn print_denial(verdict: &Verdict) {
+    let mut msg = format!("agentsh: denied: {}\n", sanitize(&one_line(&verdict.command)));
+    describe_parts(verdict, &mut msg);
+    let _ = writeln!(msg, "hint: {}", denial_hint(verdict));
+    eprint!("{msg}");
+}
+
+/// Prints the refusal for an ask that did not end in approval; returns the exit status.
+pub fn print_not_approved(verdict: &Verdict, why: &str, hint: Option<&str>) -> i32 {
+    let mut msg = String::from("Error: Command was not approved (rejected or timed out).\n");
+    let _ = writeln!(msg, "agentsh: not approved: {}: {}", sanitize(why), sanitize(&one_line(&verdict.command)));
+    describe_parts(verdict, &mut msg);
+    let hint = hint.unwrap_or("nothing ran. Ask the person to approve it, or do the task another way");
+    let _ = writeln!(msg, "hint: {hint}");
+    eprint!("{msg}");
+    crate::gate::REFUSED
+}
+
+/// The human-readable `agentsh check` output.
+pub fn check_report(verdict: &Verdict) -> String {
+    let mut out = String::new();
+    let what = match verdict.decision {
+        Decision::Allow => "allow: runs without asking",
+        Decision::Ask => "ask: runs only if a person approves",
+        Decision::Deny => "deny: never runs",
+    };
+    let _ = writeln!(out, "{what}");
+    let _ = writeln!(out, "command: {}", sanitize(&one_line(&verdict.command)));
+    let _ = writeln!(out, "risk: {} ({})", verdict.risk, verdict.category);
+    for p in &verdict.parts {
+        let _ = writeln!(out, "{} -> {}", part_line(p), p.decision);
+        for r in reasons_of(p) {
+            let _ = writeln!(out, "    - {}", sanitize(&r));
+        }
+    }
+    if verdict.decision == Decision::Deny {
+        let _ = writeln!(out, "hint: {}", denial_hint(verdict));
+    }
+    out
+}
+
+/// Commands can span lines; refusals show them on one.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 300;
+    let flat = text.trim().replace('\n', "\\n");
+    if flat.chars().count() > MAX {
+        let cut: String = flat.chars().take(MAX).collect();
+        format!("{cut}… ({} more characters)", flat.chars().count() - MAX)
+    } else {
+        flat
+    }
+}
