@@ -89,7 +89,9 @@ pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: 
             && !only.background
             && only.depth == 0
             && !only.words.is_empty()
-            && only.words.iter().all(|w| w.lit.is_some())
+            // Words the shell would expand (`~`, `$HOME`, globs, braces) are judged by their
+            // meaning but must still be expanded by a shell.
+            && only.words.iter().all(|w| w.lit.is_some() && !w.raw.contains(['$', '~', '*', '?', '[', '{', '`']))
             && !BUILTINS.contains(&only.words[0].text());
         if plain {
             return Plan::Direct(only.argv());
@@ -271,7 +273,7 @@ mod tests {
     #[test]
     fn everything_else_goes_to_a_real_shell() {
         let o = ShellArgs::default();
-        for t in ["ls | wc", "exit 7", "cd x && ls", "echo $HOME", "ls > f", "A=1 env", "sleep 1 &"] {
+        for t in ["ls | wc", "exit 7", "ls ~", "ls *.rs", "echo $HOME", "cd x && ls", "echo $HOME", "ls > f", "A=1 env", "sleep 1 &"] {
             match plan_for(t, &o) {
                 Plan::Shell { program, args } => {
                     assert_eq!(program, "/bin/sh", "{t}");
