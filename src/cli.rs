@@ -109,8 +109,9 @@ pub struct CheckArgs {
     /// Read the command text from standard input (for multi-line commands)
     #[arg(long, conflicts_with = "command")]
     pub stdin: bool,
-    /// The command text; several arguments are joined with spaces
-    #[arg(value_name = "COMMAND", trailing_var_arg = true, allow_hyphen_values = true)]
+    /// The command text; several arguments are joined with spaces (put `--` before a command
+    /// that starts with `-`)
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     pub command: Vec<String>,
 }
 
