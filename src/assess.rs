@@ -151,7 +151,18 @@ fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>)
     }
     let argv: Vec<String> = cmd.argv();
     if cmd.words.is_empty() {
-        for (name, _) in &cmd.assignments {
+        for (name, value) in &cmd.assignments {
+            if let Some(v) = value.lit.as_deref().filter(|v| mentions_secret(&normalize_path(v))) {
+                let mut a = Assessment::new(
+                    vec![format!("{name}={v}")],
+                    Risk::Moderate,
+                    Category::FileRead,
+                    format!("names {v}, which holds secrets, for the commands after it"),
+                    "secret",
+                );
+                apply_floor(&mut a, &floor);
+                out.push(a);
+            }
             if rules::DANGEROUS_ENV.contains(&name.as_str()) {
                 let mut a = Assessment::new(
                     vec![format!("{name}=..")],
@@ -195,6 +206,18 @@ struct Input {
 }
 
 fn assess_redirect(r: &parse::Redirect) -> Option<Assessment> {
+    if r.kind == RedirectKind::Read {
+        let target = r.target.lit.as_deref()?;
+        return mentions_secret(&normalize_path(target)).then(|| {
+            Assessment::new(
+                vec!["<".to_string(), target.to_string()],
+                Risk::Moderate,
+                Category::FileRead,
+                format!("reads {target}, which holds secrets"),
+                "redirect",
+            )
+        });
+    }
     if !r.writes() {
         return None;
     }
@@ -423,7 +446,9 @@ fn judge_program(
     let mut a = if rules::SHELLS.contains(&name) {
         judge_shell(name, args, input, floor, out)
     } else if name == "eval" {
-        if args.iter().all(|w| w.lit.is_some()) {
+        if args.first().is_some_and(|w| w.text() == "eval") {
+            Assessment::new(Vec::new(), Risk::High, Category::Shell, "eval of eval only hides what runs", "eval")
+        } else if args.iter().all(|w| w.lit.is_some()) {
             let text = args.iter().map(|w| w.text()).collect::<Vec<_>>().join(" ");
             nested_text(&text, input.depth + 1, floor, out, "eval")
         } else {
@@ -740,6 +765,7 @@ fn judge_table(program: &Program, name: &str, words: &[Word], input: &Input) -> 
 /// Raises the risk of anything that touches agentsh's own files, start-up files or secrets.
 fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
     let reads_only = a.risk == Risk::Safe && a.category == Category::FileRead;
+    let safe = a.risk == Risk::Safe;
     for w in args {
         let text = w.text();
         if mentions_self(text) && !reads_only && name != "agentsh" {
@@ -764,11 +790,25 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
             a.risk = Risk::High;
             a.reasons.push(format!("changes {text}, which runs code at login or grants access"));
         }
-        if reads_only && rules::SECRET_PATHS.iter().any(|s| path.starts_with(s)) {
+        if safe && mentions_secret(&path) {
             a.risk = Risk::Moderate;
-            a.reasons = vec![format!("reads {text}, which holds secrets")];
+            a.reasons = vec![format!("reads or searches for {text}, which holds secrets")];
         }
     }
+}
+
+/// True when a path or name points at credentials: SSH keys, cloud tokens, password files.
+pub fn mentions_secret(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let home_relative = lower.strip_prefix('~').map(|rest| match rest.find('/') {
+        // `~alice/.ssh` is someone's home too.
+        Some(i) => format!("~{}", &rest[i..]),
+        None => "~".to_string(),
+    });
+    let p = home_relative.as_deref().unwrap_or(&lower);
+    rules::SECRET_PATHS.iter().any(|s| p.starts_with(s) || (s.ends_with('/') && p == s.trim_end_matches('/')))
+        || rules::SECRET_NAMES.iter().any(|n| lower.contains(n))
+        || lower.ends_with(".key")
 }
 
 /// True when `text` names agentsh's own config, whitelist, trust or log files.
@@ -1149,9 +1189,20 @@ pub fn only_lists_mounts(a: &Args) -> bool {
         "zfs" | "zpool" | "lvm" | "btrfs" => {
             matches!(a.sub(), Some("list" | "status" | "get" | "show" | "iostat" | "history"))
         }
-        "fdisk" | "sfdisk" | "parted" => a.has_any_flag(&["-l", "--list"]),
         _ => false,
     }
+}
+
+pub fn changes_network(a: &Args) -> bool {
+    const CHANGES: &[&str] = &[
+        "down", "up", "add", "del", "delete", "flush", "set", "change", "replace", "append", "netmask", "mtu", "hw",
+        "promisc", "-s", "-K", "-A", "-G", "qdisc",
+    ];
+    a.all.iter().any(|t| CHANGES.contains(t)) || (a.program == "ifconfig" && a.positionals.len() > 1)
+}
+
+pub fn reads_k8s_secret(a: &Args) -> bool {
+    a.positionals.iter().any(|p| p.starts_with("secret"))
 }
 
 pub fn targets_block_device_destructively(a: &Args) -> bool {

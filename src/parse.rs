@@ -163,7 +163,7 @@ pub fn parse(text: &str) -> Result<Script, ParseError> {
 /// Parses text found `depth` levels inside another command (`sh -c`, `eval`, `$(..)`).
 pub fn parse_nested(text: &str, depth: usize) -> Result<Script, ParseError> {
     let mut script = Script::default();
-    let mut walker = Walker { script: &mut script, options: ParserOptions::default() };
+    let mut walker = Walker { script: &mut script, options: ParserOptions::default(), source: String::new() };
     walker.text(text, depth, Nesting::Top)?;
     detect_fork_bombs(&mut script);
     Ok(script)
@@ -227,6 +227,8 @@ fn precheck(text: &str, depth: usize) -> Result<(), ParseError> {
 struct Walker<'a> {
     script: &'a mut Script,
     options: ParserOptions,
+    /// The text being walked, for checks against source positions.
+    source: String,
 }
 
 /// Where the commands of a pipeline element sit.
@@ -251,10 +253,10 @@ impl Walker<'_> {
         let mut parser = Parser::new(std::io::Cursor::new(text.as_bytes()), &self.options);
         let program = parser.parse_program().map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
         let ctx = Ctx { depth, nesting, piped_stdin: false, piped_stdout: false, background: false };
-        for list in &program.complete_commands {
-            self.compound_list(list, ctx)?;
-        }
-        Ok(())
+        let outer = std::mem::replace(&mut self.source, text.to_string());
+        let result = program.complete_commands.iter().try_for_each(|list| self.compound_list(list, ctx));
+        self.source = outer;
+        result
     }
 
     fn compound_list(&mut self, list: &ast::CompoundList, ctx: Ctx) -> Result<(), ParseError> {
@@ -310,6 +312,13 @@ impl Walker<'_> {
     fn compound(&mut self, cc: &ast::CompoundCommand, ctx: Ctx) -> Result<(), ParseError> {
         match cc {
             ast::CompoundCommand::Arithmetic(a) => {
+                // brush-parser 0.4 reads `( (cmd) )` as an arithmetic command, while bash runs
+                // nested subshells: found by the peer corpus, where it hid `chmod -R 755 /etc`.
+                // Only text that really starts with `((` is arithmetic; anything else is refused.
+                let start: String = self.source.chars().skip(a.loc.start.index).take(2).collect();
+                if start != "((" {
+                    return Err(ParseError::Syntax("`( (` is read differently by bash and by agentsh's parser; write `( ( ... ) )` with the commands on their own lines, or drop the inner parentheses".to_string()));
+                }
                 self.script.needs_bash = true;
                 self.arithmetic(&a.expr.value, ctx)
             }
@@ -1047,6 +1056,9 @@ mod tests {
         // An ordinary here-document is fine.
         assert!(parse("cat <<-EOF\nx\nEOF\n").is_ok());
         assert!(parse("cat <<< 'x'").is_ok());
+        // brush reads `( (x) )` as arithmetic; bash runs `x`. Never "runs nothing".
+        assert!(matches!(parse("( (chmod -R 755 /etc) )"), Err(ParseError::Syntax(_))));
+        assert!(parse("((x = 1 + 2))").unwrap().commands.is_empty());
     }
 
     #[test]

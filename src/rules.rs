@@ -640,6 +640,7 @@ pub static PROGRAMS: &[Program] = &[
                 Safe,
                 "only reads cluster state",
             ),
+            c(When::Custom(crate::assess::reads_k8s_secret), Moderate, "reads secrets from the cluster"),
             c(
                 When::Sub(&["delete", "drain", "cordon", "taint", "replace"]),
                 High,
@@ -817,6 +818,12 @@ pub static PROGRAMS: &[Program] = &[
         High,
         "changes how the system runs",
     ),
+    pc(&["ip", "ifconfig", "route", "iwconfig", "ethtool", "tc", "brctl"], Network, Safe, "shows network settings", &[
+        cc(When::Custom(crate::assess::changes_network), High, System, "changes network interfaces or routes (can cut the machine off)"),
+    ]),
+    pc(&["history"], FileRead, Safe, "shows shell history", &[
+        cc(When::Flag(&["-c", "-d", "-w", "-a", "-r", "-n"]), Moderate, System, "clears or rewrites shell history"),
+    ]),
     pc(
         &["journalctl", "dmesg"],
         FileRead,
@@ -997,9 +1004,32 @@ pub static SELF_PATHS: &[&str] =
 /// Reading these hands secrets to the agent.
 #[rustfmt::skip]
 pub static SECRET_PATHS: &[&str] = &[
-    "~/.ssh/id_", "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "~/.aws/credentials", "~/.netrc", "~/.pgpass",
+    "~/.ssh/", "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "~/.aws", "~/.netrc", "~/.pgpass",
     "~/.docker/config.json", "~/.kube/config", "~/.gnupg", "~/.config/gh/hosts.yml", "~/.npmrc", "~/.pypirc",
-    "/proc/self/environ", "/proc/1/environ",
+    "/proc/self/environ", "/proc/1/environ", "~/.git-credentials", "~/.my.cnf", "~/.vault-token",
+    "~/.claude/.credentials.json", "~/.config/gcloud", "~/.azure", "/etc/ssh/ssh_host_", "/etc/kubernetes",
+    "/var/run/secrets", "/run/secrets", "~/.password-store", "~/.local/share/keyrings",
+];
+
+/// Names that mark a file as holding secrets wherever it is (searched for, or read).
+pub static SECRET_NAMES: &[&str] = &[
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+    ".pem",
+    "wallet.dat",
+    ".git-credentials",
+    ".netrc",
+    "credentials",
+    ".vault-token",
+    "_authtoken",
+    ".pgpass",
+    "shadow",
+    ".p12",
+    ".pfx",
+    ".keystore",
+    "secring",
 ];
 
 /// agentsh's own subcommands that only read: allowed through the gate. Every other one changes
