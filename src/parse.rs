@@ -317,7 +317,7 @@ impl Walker<'_> {
                 // Only text that really starts with `((` is arithmetic; anything else is refused.
                 let start: String = self.source.chars().skip(a.loc.start.index).take(2).collect();
                 if start != "((" {
-                    return Err(ParseError::Syntax("`( (` is read differently by bash and by agentsh's parser; write `( ( ... ) )` with the commands on their own lines, or drop the inner parentheses".to_string()));
+                    return Err(ParseError::Syntax("`( (` is read differently by bash and by agentsh's parser; drop the inner parentheses or put a newline after `(`".to_string()));
                 }
                 self.script.needs_bash = true;
                 self.arithmetic(&a.expr.value, ctx)
