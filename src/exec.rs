@@ -273,7 +273,18 @@ mod tests {
     #[test]
     fn everything_else_goes_to_a_real_shell() {
         let o = ShellArgs::default();
-        for t in ["ls | wc", "exit 7", "ls ~", "ls *.rs", "echo $HOME", "cd x && ls", "echo $HOME", "ls > f", "A=1 env", "sleep 1 &"] {
+        for t in [
+            "ls | wc",
+            "exit 7",
+            "ls ~",
+            "ls *.rs",
+            "echo $HOME",
+            "cd x && ls",
+            "echo $HOME",
+            "ls > f",
+            "A=1 env",
+            "sleep 1 &",
+        ] {
             match plan_for(t, &o) {
                 Plan::Shell { program, args } => {
                     assert_eq!(program, "/bin/sh", "{t}");
