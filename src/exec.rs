@@ -18,6 +18,18 @@ pub enum Plan {
     Shell { program: String, args: Vec<String> },
 }
 
+impl Plan {
+    fn into_program_and_args(self) -> (String, Vec<String>) {
+        match self {
+            Plan::Direct(argv) => {
+                let mut it = argv.into_iter();
+                (it.next().unwrap_or_default(), it.collect())
+            }
+            Plan::Shell { program, args } => (program, args),
+        }
+    }
+}
+
 /// Shell builtins and keywords: they only exist inside a shell.
 const BUILTINS: &[&str] = &[
     "cd",
@@ -144,13 +156,7 @@ pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: 
 /// Replaces this process with the command. Returns only on failure, with the exit status to use
 /// (127 not found, 126 not executable), after printing an sh-like message.
 pub fn exec(plan: Plan) -> i32 {
-    let (program, args) = match plan {
-        Plan::Direct(argv) => {
-            let mut it = argv.into_iter();
-            (it.next().unwrap_or_default(), it.collect::<Vec<_>>())
-        }
-        Plan::Shell { program, args } => (program, args),
-    };
+    let (program, args) = plan.into_program_and_args();
     // std's exec resets SIGPIPE to its default, so `yes | head -1` ends quietly as in a shell.
     let err = Command::new(&program).args(&args).exec();
     exec_error(&program, &err)
@@ -185,13 +191,7 @@ pub fn supervise(plan: Plan, limit: Duration) -> Result<i32, Infallible> {
     use nix::unistd::Pid;
     use std::sync::mpsc;
 
-    let (program, args) = match plan {
-        Plan::Direct(argv) => {
-            let mut it = argv.into_iter();
-            (it.next().unwrap_or_default(), it.collect::<Vec<_>>())
-        }
-        Plan::Shell { program, args } => (program, args),
-    };
+    let (program, args) = plan.into_program_and_args();
     // Block the signals a person or harness sends, so a thread can forward them to the
     // child's process group; std resets the mask in the child.
     let mut forwarded = SigSet::empty();
