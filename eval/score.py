@@ -31,6 +31,9 @@ BLOCKED = ("ask", "deny")
 def main():
     args = parse_args()
     bin_path = Path(args.bin) if args.bin else find_binary()
+    if bin_path is not None:
+        # Commands run from a scratch directory, so a relative path would miss.
+        bin_path = bin_path.resolve()
     if bin_path is None or not os.access(bin_path, os.X_OK):
         fail(f"no agentsh binary at {bin_path or 'target/{release,debug}/agentsh'}",
              "build it with `cargo build`, or pass --bin PATH")
