@@ -11,6 +11,7 @@ pub mod config;
 pub mod decide;
 pub mod exec;
 pub mod explain;
+pub mod fastargs;
 pub mod gate;
 pub mod model;
 pub mod parse;
