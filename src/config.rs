@@ -104,6 +104,7 @@ pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
         // Shorter waits are stricter: the smallest setting wins.
         confirm = min_some(confirm, s.confirmation_timeout);
         command = min_some(command, s.command_timeout.filter(|t| *t > 0));
+        cfg.policy.whitelist.reserve(s.whitelist.len());
         cfg.policy.whitelist.extend(s.whitelist.into_iter().filter_map(|e| Entry::from_string(e, &source)));
         cfg.policy.blacklist.extend(s.blacklist.into_iter().filter_map(|e| Entry::from_string(e, &source)));
         if cfg.policy.blacklist_broken.is_none() {
