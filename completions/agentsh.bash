@@ -19,6 +19,12 @@ _agentsh() {
             agentsh,check)
                 cmd="agentsh__subcmd__check"
                 ;;
+            agentsh,log)
+                cmd="agentsh__subcmd__log"
+                ;;
+            agentsh,stats)
+                cmd="agentsh__subcmd__stats"
+                ;;
             agentsh,whitelist)
                 cmd="agentsh__subcmd__whitelist"
                 ;;
@@ -47,7 +53,7 @@ _agentsh() {
 
     case "${cmd}" in
         agentsh)
-            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist"
+            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist log stats"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -72,6 +78,62 @@ _agentsh() {
             fi
             case "${prev}" in
                 --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__log)
+            opts="-n -h --json --lines --since --decision --cwd --grep --verify --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --lines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --decision)
+                    COMPREPLY=($(compgen -W "allow ask deny" -- "${cur}"))
+                    return 0
+                    ;;
+                --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grep)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__stats)
+            opts="-h --json --since --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --since)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

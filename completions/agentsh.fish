@@ -38,6 +38,8 @@ complete -c agentsh -n "__fish_agentsh_needs_command" -s h -l help -d 'Print hel
 complete -c agentsh -n "__fish_agentsh_needs_command" -s V -l version -d 'Print version'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "check" -d 'Show the verdict on a command without running it'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "whitelist" -d 'List, add or remove the commands that run without asking'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "log" -d 'Show the audit log: every decision agentsh made, newest last'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "stats" -d 'Summarize the audit log: decisions, risks, approval rate, the commands asked most'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l cwd -d 'Judge as if run from DIR (its .agents/terminal.json applies)' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l json -d 'Print one JSON object instead of an explanation'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l stdin -d 'Read the command text from standard input (for multi-line commands)'
@@ -63,3 +65,16 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_se
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -l user -d 'Edit the user config (~/.config/agentsh/config.json) instead of the project\'s'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s n -l lines -d 'Show the last N matching decisions; 0 shows all' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time (2025-06-01, 2025-06-01T09:00:00Z)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l decision -d 'Only decisions that were allow, ask (whatever the person answered) or deny' -r -f -a "allow\t''
+ask\t''
+deny\t''"
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l cwd -d 'Only commands run in DIR or below it' -r -F
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l grep -d 'Only commands containing TEXT (case-insensitive)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l json -d 'Print the matching records as JSON lines, exactly as stored'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l verify -d 'Check every line\'s hash and link instead of listing; reports the first broken link'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l json -d 'Print one JSON object'
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -s h -l help -d 'Print help'

@@ -5,7 +5,9 @@
 #![forbid(unsafe_code)]
 
 pub mod assess;
+pub mod audit;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod decide;
@@ -18,4 +20,5 @@ pub mod prompt;
 pub mod rules;
 pub mod sanitize;
 pub mod store;
+pub mod syslog;
 pub mod tty;

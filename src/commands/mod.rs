@@ -2,6 +2,8 @@
 //! the person ran) and errors on stderr; they never run the commands they talk about.
 
 pub mod check;
+pub mod log;
+pub mod stats;
 pub mod whitelist;
 
 use crate::cli::Command;
@@ -11,6 +13,8 @@ pub fn run(cmd: Command) -> i32 {
     let result = match cmd {
         Command::Check(args) => check::run(args),
         Command::Whitelist(w) => whitelist::run(w),
+        Command::Log(args) => log::run(args),
+        Command::Stats(args) => stats::run(args),
     };
     match result {
         Ok(code) => code,
