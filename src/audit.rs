@@ -313,6 +313,8 @@ pub struct Trail {
     tty: String,
     user: String,
     uid: u32,
+    /// One warning per run is enough when syslog cannot be reached.
+    syslog_warned: std::cell::Cell<bool>,
 }
 
 impl Trail {
@@ -321,7 +323,9 @@ impl Trail {
         let ppid = std::os::unix::process::parent_id();
         let parent_name = fs::read_to_string(format!("/proc/{ppid}/comm")).unwrap_or_default();
         let uid = nix::unistd::getuid();
-        let user = nix::unistd::User::from_uid(uid).ok().flatten().map(|u| u.name).unwrap_or_else(|| uid.to_string());
+        let user = user_name(uid.as_raw())
+            .or_else(|| nix::unistd::User::from_uid(uid).ok().flatten().map(|u| u.name))
+            .unwrap_or_else(|| uid.to_string());
         let tty = nix::unistd::ttyname(std::io::stdin()).map(|p| p.display().to_string()).unwrap_or("none".into());
         Trail {
             path: log_path(),
@@ -334,6 +338,7 @@ impl Trail {
             tty: sanitize(&tty),
             user: sanitize(&user),
             uid: uid.as_raw(),
+            syslog_warned: std::cell::Cell::new(false),
         }
     }
 
@@ -454,13 +459,27 @@ impl Trail {
 
     fn syslog(&self, refused: bool, fields: &[(&str, String)]) {
         let msg = crate::syslog::message(refused, std::process::id(), &self.user, &self.tty, &self.cwd, fields);
-        if let Err(e) = crate::syslog::send(Path::new(crate::syslog::SOCKET), &msg) {
+        if let Err(e) = crate::syslog::send(Path::new(crate::syslog::SOCKET), &msg)
+            && !self.syslog_warned.replace(true)
+        {
             eprintln!(
                 "agentsh: warning: auditSyslog is on but syslog could not be reached at {}: {e}",
                 crate::syslog::SOCKET
             );
         }
     }
+}
+
+/// The name of `uid` from /etc/passwd. Not `$USER`, which the agent sets; and not through NSS
+/// first, which costs milliseconds on every command (the caller falls back to it for users
+/// that only a directory service knows).
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        (fields.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

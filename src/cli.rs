@@ -22,7 +22,8 @@ Examples:
 
 Exit status:
   the command's own      when it ran
-  126                    refused (denied, not approved, timed out, or no one to ask)
+  126                    refused (denied, not approved, timed out, no one to ask,
+                         or the audit record could not be written)
   127                    command not found
   124                    killed by commandTimeoutSeconds
   2                      usage error
