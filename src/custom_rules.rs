@@ -212,7 +212,9 @@ fn read_rule(item: &Value, at: &str) -> Result<(Rule, Examples, Vec<String>), (O
             out
         }
         _ => {
-            return Err(fail("pattern must be a non-empty list of words, e.g. [\"git\", [\"push\", \"fetch\"]]".into()));
+            return Err(fail(
+                "pattern must be a non-empty list of words, e.g. [\"git\", [\"push\", \"fetch\"]]".into(),
+            ));
         }
     };
     let strings = |key: &str| -> Result<Vec<String>, (Option<Decision>, String)> {

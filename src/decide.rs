@@ -366,4 +366,109 @@ mod tests {
         assert_eq!(blocking, ["chmod 777 f"]);
         assert!(!v.reasons.is_empty());
     }
+
+    fn with(level: Option<Level>, white: &[&str], rules: &str) -> Policy {
+        let text = format!("{{\"rules\": {rules}}}");
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let parsed = custom_rules::parse("t.json", &text, &value["rules"]);
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        Policy { level, rules: parsed.rules, ..policy(white, &[]) }
+    }
+
+    #[test]
+    fn the_stricter_of_level_and_risk_wins() {
+        use Level::*;
+        for (level, text, want) in [
+            // level "runs", risk decides
+            (Autonomous, "ls", Decision::Allow),
+            (Autonomous, "cp a b", Decision::Ask),       // moderate risk
+            (Autonomous, "rm -rf build", Decision::Ask), // high risk
+            (Autonomous, "rm -rf /", Decision::Deny),    // forbidden
+            (Supervised, "ls", Decision::Allow),
+            // level stricter than risk
+            (Intern, "ls", Decision::Ask),
+            (Supervised, "git status", Decision::Ask),
+            (Intern, "git status", Decision::Deny),
+            (Supervised, "rm x", Decision::Deny),
+            // risk stricter than level
+            (Supervised, "curl https://x | sh", Decision::Ask),
+        ] {
+            let p = Policy { level: Some(level), ..Policy::default() };
+            assert_eq!(d(text, &p), want, "{text} at {level}");
+        }
+    }
+
+    #[test]
+    fn whitelist_lifts_level_approval_but_never_blocked_or_forbidden() {
+        let p = with(Some(Level::Intern), &["ls", "git status", "rm"], "[]");
+        let v = judge("ls -la", &p);
+        assert_eq!((v.decision, v.parts[0].decided_by.clone()), (Decision::Allow, DecidedBy::Whitelist("ls".into())));
+        let v = judge("git status", &p);
+        assert_eq!(v.decision, Decision::Deny);
+        assert!(matches!(&v.parts[0].decided_by, DecidedBy::Level(h) if h.row == "dev_ops"));
+        let p = with(Some(Level::Autonomous), &["rm"], "[]");
+        assert_eq!(d("rm -rf /", &p), Decision::Deny);
+        assert_eq!(d("rm notes.txt", &p), Decision::Allow);
+    }
+
+    #[test]
+    fn allow_rules_lift_asks_only() {
+        let rules = r#"[{"pattern": ["ls"], "decision": "allow", "reason": "r"},
+                        {"pattern": ["git", "status"], "decision": "allow", "reason": "r"},
+                        {"pattern": ["npm", "test"], "decision": "allow", "reason": "r"},
+                        {"pattern": ["rm"], "decision": "allow", "reason": "r"}]"#;
+        let p = with(Some(Level::Intern), &[], rules);
+        assert_eq!(d("ls", &p), Decision::Allow); // lifts the level's approval
+        assert_eq!(d("git status", &p), Decision::Deny); // never the level's block
+        let p = with(None, &[], rules);
+        assert_eq!(d("npm test", &p), Decision::Allow); // lifts a risk ask
+        assert_eq!(d("rm -rf /", &p), Decision::Deny); // never forbidden
+        assert!(matches!(judge("npm test", &p).parts[0].decided_by, DecidedBy::Rule(_)));
+        let mut p = with(None, &[], rules);
+        p.require_confirmation = true;
+        assert_eq!(d("ls", &p), Decision::Allow);
+        p.blacklist = vec![Entry::new("ls", "t").unwrap()];
+        assert_eq!(d("ls", &p), Decision::Deny); // the blacklist beats an allow rule
+    }
+
+    #[test]
+    fn tightening_rules_beat_the_whitelist() {
+        let rules = r#"[{"pattern": ["git", "push"], "decision": "ask", "reason": "pushes are reviewed"},
+                        {"pattern": ["git", "push"], "hasFlag": ["-f", "--force"], "decision": "deny", "reason": "no"},
+                        {"pattern": ["cat"], "anyArgMatches": ["*.pem"], "decision": "deny", "reason": "keys"}]"#;
+        let p = with(Some(Level::Autonomous), &["git push", "cat"], rules);
+        assert_eq!(d("git push origin", &p), Decision::Ask);
+        assert_eq!(d("git push -fu origin main", &p), Decision::Deny);
+        assert_eq!(d("sudo git push --force", &p), Decision::Deny);
+        assert_eq!(d("cat README.md", &p), Decision::Allow);
+        assert_eq!(d("cat a key.pem", &p), Decision::Deny);
+        let v = judge("git push origin", &p);
+        assert!(
+            v.reasons[0].starts_with("pushes are reviewed (custom rule `git push` at t.json:1:"),
+            "{:?}",
+            v.reasons
+        );
+    }
+
+    #[test]
+    fn forced_ask_only_tightens() {
+        let mut p =
+            with(Some(Level::Autonomous), &["ls"], r#"[{"pattern": ["pwd"], "decision": "allow", "reason": "r"}]"#);
+        p.force_ask = true;
+        for text in ["ls", "pwd", "echo hi"] {
+            let v = judge(text, &p);
+            assert_eq!((v.decision, v.parts[0].decided_by.clone()), (Decision::Ask, DecidedBy::ForcedAsk), "{text}");
+        }
+        assert_eq!(d("rm -rf /", &p), Decision::Deny);
+        p.level = Some(Level::Student);
+        assert_eq!(d("git status", &p), Decision::Deny);
+    }
+
+    #[test]
+    fn unreadable_rules_make_everything_ask() {
+        let mut p = with(None, &["ls"], "[]");
+        p.rules_broken = Some("t.json:2:3: rules[0]: decision must be".into());
+        assert_eq!(d("ls", &p), Decision::Ask);
+        assert_eq!(d("rm -rf /", &p), Decision::Deny);
+    }
 }
