@@ -302,16 +302,15 @@ fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettin
 
 /// `line:col` of `"key"` in the text (1-based), or `1:1` when it cannot be found.
 fn position_of_key(text: &str, key: &str) -> String {
-    let needle = format!("\"{key}\"");
-    match text.find(&needle) {
-        Some(offset) => {
-            let before = &text[..offset];
-            let line = before.matches('\n').count() + 1;
-            let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
-            format!("{line}:{col}")
-        }
-        None => "1:1".to_string(),
-    }
+    line_col(text, text.find(&format!("\"{key}\"")).unwrap_or(0))
+}
+
+/// `line:col` (1-based) of a byte offset in the text.
+pub fn line_col(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    format!("{line}:{col}")
 }
 
 fn strip_position(msg: &str) -> String {
@@ -389,5 +388,37 @@ mod tests {
         let cfg = merge(vec![]);
         assert_eq!(cfg.confirmation_timeout, DEFAULT_CONFIRM_TIMEOUT);
         assert!(!cfg.policy.require_confirmation);
+    }
+
+    #[test]
+    fn levels_merge_to_the_stricter_and_rules_concatenate() {
+        let user = parse_settings(
+            "u",
+            r#"{"level": "supervised", "rules": [{"pattern": ["git", "push"], "decision": "deny", "reason": "no"}]}"#,
+        );
+        let project = parse_settings(
+            "p",
+            r#"{"level": "autonomous", "commandWhitelist": ["ls"],
+                "rules": [{"pattern": ["npm", "test"], "decision": "allow", "reason": "ok"}]}"#,
+        );
+        assert!(user.loosening().is_empty());
+        assert_eq!(project.loosening(), ["commandWhitelist entry `ls`", "allow rule `npm test` (p:2:27)"]);
+        let cfg = merge(vec![("u".into(), user), ("p".into(), project.clone())]);
+        assert_eq!(cfg.policy.level, Some(Level::Supervised));
+        assert_eq!(cfg.policy.rules.len(), 2);
+        let cfg = merge(vec![("p".into(), project)]);
+        assert_eq!(cfg.policy.level, Some(Level::Autonomous));
+    }
+
+    #[test]
+    fn unreadable_levels_and_rules_fail_closed() {
+        let s = parse_settings("t.json", "{\"level\": 3}");
+        assert_eq!(s.level, Some(Level::Student));
+        assert!(s.warnings[0].starts_with("t.json:1:2: level must be one of"), "{:?}", s.warnings);
+        let s = parse_settings("t.json", "{\"level\": \"autonomous\", \"rules\": [],}");
+        assert_eq!(s.level, Some(Level::Student));
+        assert!(s.rules_broken.is_some());
+        let s = parse_settings("t.json", "{\"rules\": {}}");
+        assert!(s.rules_broken.as_deref().unwrap().starts_with("t.json:1:2: rules must be a list"));
     }
 }

@@ -131,7 +131,7 @@ pub fn strictest<'r>(rules: &'r [Rule], a: &Assessment) -> Option<&'r Rule> {
 /// Reads the `rules` value of a config file. `name` and `text` locate problems.
 pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
     let mut out = Parsed::default();
-    let key_at = format!("{name}:{}", position(text, text.find("\"rules\"").unwrap_or(0)));
+    let key_at = format!("{name}:{}", crate::config::line_col(text, text.find("\"rules\"").unwrap_or(0)));
     let Value::Array(items) = value else {
         let why = format!("{key_at}: rules must be a list of rules");
         out.warnings.push(format!("{why}; every command needs a person until it is fixed"));
@@ -140,7 +140,10 @@ pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
     };
     let places = element_offsets(text, "rules");
     for (i, item) in items.iter().enumerate() {
-        let at = places.get(i).map(|o| format!("{name}:{}", position(text, *o))).unwrap_or_else(|| key_at.clone());
+        let at = places
+            .get(i)
+            .map(|o| format!("{name}:{}", crate::config::line_col(text, *o)))
+            .unwrap_or_else(|| key_at.clone());
         let label = format!("{at}: rules[{i}]");
         match read_rule(item, &at) {
             Ok((rule, examples, notes)) => {
@@ -168,8 +171,12 @@ pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
 
 /// Example commands: (text, must match).
 type Examples = Vec<(String, bool)>;
+/// A readable rule, its examples and notes for the person.
+type ReadRule = (Rule, Examples, Vec<String>);
+/// Why a rule cannot be read, with its decision when that much could be read.
+type Unreadable = (Option<Decision>, String);
 
-fn read_rule(item: &Value, at: &str) -> Result<(Rule, Examples, Vec<String>), (Option<Decision>, String)> {
+fn read_rule(item: &Value, at: &str) -> Result<ReadRule, Unreadable> {
     let Value::Object(map) = item else {
         return Err((None, "a rule must be an object {\"pattern\": [..], \"decision\": .., \"reason\": ..}".into()));
     };
@@ -217,7 +224,7 @@ fn read_rule(item: &Value, at: &str) -> Result<(Rule, Examples, Vec<String>), (O
             ));
         }
     };
-    let strings = |key: &str| -> Result<Vec<String>, (Option<Decision>, String)> {
+    let strings = |key: &str| -> Result<Vec<String>, Unreadable> {
         match map.get(key) {
             None => Ok(Vec::new()),
             Some(Value::String(s)) => Ok(vec![s.clone()]),
@@ -361,14 +368,6 @@ fn element_offsets(text: &str, key: &str) -> Vec<usize> {
         }
     }
     out
-}
-
-/// `line:col` (1-based) of a byte offset.
-fn position(text: &str, offset: usize) -> String {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
-    format!("{line}:{col}")
 }
 
 #[cfg(test)]
