@@ -19,6 +19,9 @@ _agentsh() {
             agentsh,check)
                 cmd="agentsh__subcmd__check"
                 ;;
+            agentsh,policy)
+                cmd="agentsh__subcmd__policy"
+                ;;
             agentsh,whitelist)
                 cmd="agentsh__subcmd__whitelist"
                 ;;
@@ -47,7 +50,7 @@ _agentsh() {
 
     case "${cmd}" in
         agentsh)
-            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist"
+            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist policy"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -65,7 +68,25 @@ _agentsh() {
             return 0
             ;;
         agentsh__subcmd__check)
-            opts="-h --json --cwd --stdin --help"
+            opts="-h --json --cwd --stdin --ask --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__policy)
+            opts="-h --json --cwd --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -38,9 +38,11 @@ complete -c agentsh -n "__fish_agentsh_needs_command" -s h -l help -d 'Print hel
 complete -c agentsh -n "__fish_agentsh_needs_command" -s V -l version -d 'Print version'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "check" -d 'Show the verdict on a command without running it'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "whitelist" -d 'List, add or remove the commands that run without asking'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "policy" -d 'Show the effective policy: level table, built-in rules, custom rules, lists, and where each came from'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l cwd -d 'Judge as if run from DIR (its .agents/terminal.json applies)' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l json -d 'Print one JSON object instead of an explanation'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l stdin -d 'Read the command text from standard input (for multi-line commands)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l ask -d 'Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and not __fish_seen_subcommand_from list ls add rm remove clear" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and not __fish_seen_subcommand_from list ls add rm remove clear" -f -a "list" -d 'Show the whitelist entries, numbered, with the file each comes from'
@@ -63,3 +65,6 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_se
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -l user -d 'Edit the user config (~/.config/agentsh/config.json) instead of the project\'s'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -l cwd -d 'Show the policy for commands run in DIR (its .agents/terminal.json applies)' -r -F
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -l json -d 'Print one JSON object instead of text'
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -s h -l help -d 'Print help'

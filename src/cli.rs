@@ -91,11 +91,25 @@ pub enum Command {
     /// Show the verdict on a command without running it
     #[command(after_help = "Exit status: 0 allow, 10 ask, 11 deny, 2 usage error.\n\n\
         Examples:\n  agentsh check -- 'rm -rf /'\n  agentsh check --json -- 'git push --force'\n  \
-        printf 'cd x &&\\n make\\n' | agentsh check --stdin")]
+        printf 'cd x &&\\n make\\n' | agentsh check --stdin\n  agentsh check --ask -- ls")]
     Check(CheckArgs),
     /// List, add or remove the commands that run without asking
     #[command(subcommand)]
     Whitelist(WhitelistCommand),
+    /// Show the effective policy: level table, built-in rules, custom rules, lists, and where each came from
+    #[command(after_help = "Exit status: 0 shown, 1 failed, 2 usage error.\n\n\
+        Examples:\n  agentsh policy\n  agentsh policy --json | jq .level\n  agentsh policy --cwd ~/src/project")]
+    Policy(PolicyArgs),
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct PolicyArgs {
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Show the policy for commands run in DIR (its .agents/terminal.json applies)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]
@@ -109,6 +123,9 @@ pub struct CheckArgs {
     /// Read the command text from standard input (for multi-line commands)
     #[arg(long, conflicts_with = "command")]
     pub stdin: bool,
+    /// Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)
+    #[arg(long)]
+    pub ask: bool,
     /// The command text; several arguments are joined with spaces (put `--` before a command
     /// that starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]

@@ -38,7 +38,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let config = config::load(&cwd);
     explain::print_warnings(&config.warnings);
     let mut policy = config.policy.clone();
-    policy.force_ask = options.ask || env_flag("AGENTSH_ASK");
+    policy.force_ask = ask_requested(options.ask);
 
     let verdict = decide::judge(&text, &policy);
     match verdict.decision {
@@ -61,6 +61,11 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         return exec::supervise(plan, Duration::from_secs(config.command_timeout)).unwrap_or(REFUSED);
     }
     exec::exec(plan)
+}
+
+/// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.
+pub fn ask_requested(flag: bool) -> bool {
+    flag || env_flag("AGENTSH_ASK")
 }
 
 fn env_flag(name: &str) -> bool {
@@ -154,8 +159,11 @@ fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
 pub fn always_entries(asking: &[&Part]) -> Vec<String> {
     // With several asking parts one entry cannot cover them all: approve once instead.
     let [only] = asking else { return Vec::new() };
-    if matches!(only.decided_by, DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk)
-        || only.assessment.argv.is_empty()
+    // An ask rule is not lifted by the whitelist, so an entry for it would do nothing.
+    if matches!(
+        only.decided_by,
+        DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk | DecidedBy::BrokenRules(_) | DecidedBy::Rule(_)
+    ) || only.assessment.argv.is_empty()
     {
         return Vec::new();
     }

@@ -32,7 +32,9 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     };
     let config = crate::config::load(&cwd);
     crate::explain::print_warnings(&config.warnings);
-    let verdict = crate::decide::judge(&text, &config.policy);
+    let mut policy = config.policy.clone();
+    policy.force_ask = crate::gate::ask_requested(args.ask);
+    let verdict = crate::decide::judge(&text, &policy);
     if args.json {
         println!("{}", serde_json::to_string(&verdict).context("cannot serialize the verdict")?);
     } else {

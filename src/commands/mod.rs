@@ -2,6 +2,7 @@
 //! the person ran) and errors on stderr; they never run the commands they talk about.
 
 pub mod check;
+pub mod policy;
 pub mod whitelist;
 
 use crate::cli::Command;
@@ -11,6 +12,7 @@ pub fn run(cmd: Command) -> i32 {
     let result = match cmd {
         Command::Check(args) => check::run(args),
         Command::Whitelist(w) => whitelist::run(w),
+        Command::Policy(args) => policy::run(args),
     };
     match result {
         Ok(code) => code,
