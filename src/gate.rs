@@ -7,7 +7,7 @@ use crate::config::{self, Config};
 use crate::decide::{self, DecidedBy, Part, Verdict};
 use crate::exec;
 use crate::explain;
-use crate::model::{Decision, Risk};
+use crate::model::Decision;
 use crate::parse;
 use crate::prompt::{self, Answer, PartSummary, PromptRequest};
 use std::io::Read;
@@ -131,7 +131,7 @@ fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
     let req = PromptRequest {
         command: verdict.command.clone(),
         cwd: cwd.display().to_string(),
-        risk: verdict.risk.max(Risk::Moderate),
+        risk: verdict.risk,
         category: verdict.category,
         reasons: verdict.reasons.clone(),
         parts: if asking.len() > 1 || verdict.parts.len() > 1 {
@@ -217,14 +217,21 @@ fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i3
         }
         Answer::Rejected => Err(explain::print_not_approved(verdict, "rejected by the person at the terminal", None)),
         Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no answer at the terminal", None)),
-        Answer::NoTerminal(why) => Err(explain::print_not_approved(
-            verdict,
-            &format!("no one to ask: {why}"),
-            Some(
+        Answer::NoTerminal(why) => {
+            // A whitelist entry lifts only risk-based asks; say what would really help.
+            let liftable = verdict.blocking_parts().all(|p| {
+                matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
+            });
+            let hint = if liftable {
                 "approval needs a person at this terminal; to let this command run without asking, \
-                 the person can run `agentsh whitelist add '<command>'` in their own shell",
-            ),
-        )),
+                 the person can run `agentsh whitelist add '<command>'` in their own shell"
+            } else {
+                "approval needs a person at this terminal; a whitelist entry cannot lift this ask \
+                 (it comes from --ask, an ask rule or a config file that cannot be read): run it \
+                 where a person can answer, or change that setting (see `agentsh policy`)"
+            };
+            Err(explain::print_not_approved(verdict, &format!("no one to ask: {why}"), Some(hint)))
+        }
         Answer::Interrupted(signal) => {
             let code = explain::print_not_approved(verdict, &format!("interrupted by {signal}"), None);
             if matches!(signal.as_str(), "SIGTERM" | "SIGHUP" | "SIGQUIT") {
