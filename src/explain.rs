@@ -82,6 +82,9 @@ pub fn check_report(verdict: &Verdict) -> String {
     };
     let _ = writeln!(out, "{what}");
     let _ = writeln!(out, "command: {}", sanitize(&one_line(&verdict.command)));
+    if let Some(h) = &verdict.harness {
+        let _ = writeln!(out, "harness: {}", sanitize(h));
+    }
     let _ = writeln!(out, "risk: {} ({})", verdict.risk, verdict.category);
     for p in &verdict.parts {
         let _ = writeln!(out, "{} -> {}", part_line(p), p.decision);

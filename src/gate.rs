@@ -4,7 +4,7 @@
 
 use crate::cli::{ShellArgs, Source};
 use crate::config::{self, Config};
-use crate::decide::{self, DecidedBy, Part, Verdict};
+use crate::decide::{DecidedBy, Part, Verdict};
 use crate::exec;
 use crate::explain;
 use crate::model::{Decision, Risk};
@@ -40,7 +40,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let mut policy = config.policy.clone();
     policy.force_ask = options.ask || env_flag("AGENTSH_ASK");
 
-    let verdict = decide::judge(&text, &policy);
+    let verdict = crate::harness::judge(&text, &policy);
     match verdict.decision {
         Decision::Allow => {}
         Decision::Deny => {

@@ -12,6 +12,7 @@ pub mod decide;
 pub mod exec;
 pub mod explain;
 pub mod gate;
+pub mod harness;
 pub mod model;
 pub mod parse;
 pub mod prompt;
