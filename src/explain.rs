@@ -44,7 +44,7 @@ pub fn describe_parts(verdict: &Verdict, out: &mut String) {
     }
 }
 
-fn denial_hint(verdict: &Verdict) -> &'static str {
+pub fn denial_hint(verdict: &Verdict) -> &'static str {
     let by_blacklist = verdict.blocking_parts().any(|p| matches!(p.decided_by, DecidedBy::Blacklist(_)));
     if by_blacklist {
         "nothing ran. The person can remove the entry from commandBlacklist in .agents/terminal.json or ~/.config/agentsh/config.json"

@@ -115,7 +115,7 @@ fn read_script(path: &str) -> Result<String, i32> {
 }
 
 /// Asks the person. Never reads stdin, arguments or environment for the answer.
-fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
+pub(crate) fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
     let asking: Vec<&Part> = verdict.blocking_parts().collect();
     let code = match prompt::random_code() {
         Ok(c) => c,
@@ -191,7 +191,7 @@ const NEVER_ALONE: &[&str] = &[
 ];
 
 /// Turns the person's answer into "run" or a refusal; records "always" in the whitelist.
-fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
+pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
     match answer {
         Answer::Once => Ok(()),
         Answer::Always(entry) => {

@@ -230,10 +230,10 @@ pub fn definitions(text: &str) -> Definitions {
                 add(name);
             }
         } else if let Some(b64) = line.strip_prefix("eval \"$(echo '").and_then(|r| r.split_once('\'')).map(|x| x.0) {
-            if let Some(decoded) = base64_decode(b64) {
-                if let Some(name) = function_name(&String::from_utf8_lossy(&decoded)) {
-                    add(name);
-                }
+            if let Some(decoded) = base64_decode(b64)
+                && let Some(name) = function_name(&String::from_utf8_lossy(&decoded))
+            {
+                add(name);
             }
         } else if let Some(name) = function_name(line) {
             add(name);
@@ -342,7 +342,8 @@ mod tests {
     }
     const SNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-bash-1785137321325-37gn94.sh";
     const ZSNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-zsh-1790170079498-sk852w.sh";
-    const UNSET: &str = "{ \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
+    const UNSET: &str =
+        "{ \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
 
     fn claude(cmd_word: &str) -> String {
         format!(
@@ -359,7 +360,9 @@ mod tests {
         // Captured forms (bash 2.1.x with and without snapshot; zsh; the oldest, shortest one).
         let forms = [
             claude("'git status'"),
-            format!("source {SNAP} 2>/dev/null || true && eval 'git status' < /dev/null && pwd -P >| /tmp/claude-1a2b-cwd"),
+            format!(
+                "source {SNAP} 2>/dev/null || true && eval 'git status' < /dev/null && pwd -P >| /tmp/claude-1a2b-cwd"
+            ),
             "shopt -u extglob 2>/dev/null || true && eval 'git status' < /dev/null && pwd -P >| /tmp/claude-ab12-cwd"
                 .to_string(),
             format!(
@@ -415,7 +418,10 @@ mod tests {
             claude("'ls'").replace(" && shopt", " && rm -rf ~ && shopt"),
             format!("{} && rm x", claude("'ls'")),
             // A piece repeated, a piece that differs by one character.
-            claude("'ls'").replace("shopt -u extglob 2>/dev/null || true", "shopt -u extglob 2>/dev/null || true && shopt -u extglob 2>/dev/null || true"),
+            claude("'ls'").replace(
+                "shopt -u extglob 2>/dev/null || true",
+                "shopt -u extglob 2>/dev/null || true && shopt -u extglob 2>/dev/null || true",
+            ),
             claude("'ls'").replace("2>/dev/null || true && shopt", "2>/dev/null ; true && shopt"),
             "source x.sh && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-cac4-cwd".to_string(),
             "eval 'ls'".to_string(),
@@ -455,8 +461,7 @@ mod tests {
 
     #[test]
     fn a_command_the_snapshot_redefines_asks_and_the_whitelist_cannot_lift_it() {
-        let mut p = Policy::default();
-        p.whitelist = decide::Entry::new("ll", "test").into_iter().collect();
+        let p = Policy { whitelist: decide::Entry::new("ll", "test").into_iter().collect(), ..Policy::default() };
         let v = judge_with(&claude("'ll'"), &p, &env(), &trusted);
         assert_eq!(v.decision, Decision::Ask);
         assert!(v.reasons.iter().any(|r| r.contains("redefines `ll`")), "{:?}", v.reasons);

@@ -2,6 +2,9 @@
 //! the person ran) and errors on stderr; they never run the commands they talk about.
 
 pub mod check;
+pub mod doctor;
+pub mod hook;
+pub mod init;
 pub mod whitelist;
 
 use crate::cli::Command;
@@ -11,6 +14,9 @@ pub fn run(cmd: Command) -> i32 {
     let result = match cmd {
         Command::Check(args) => check::run(args),
         Command::Whitelist(w) => whitelist::run(w),
+        Command::Hook(args) => hook::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Doctor(args) => doctor::run(args),
     };
     match result {
         Ok(code) => code,
