@@ -100,6 +100,68 @@ pub enum Command {
     #[command(after_help = "Exit status: 0 shown, 1 failed, 2 usage error.\n\n\
         Examples:\n  agentsh policy\n  agentsh policy --json | jq .level\n  agentsh policy --cwd ~/src/project")]
     Policy(PolicyArgs),
+    /// Answer an agent's pre-tool hook: tool-call JSON on stdin, the decision on stdout
+    #[command(after_help = crate::commands::hook::AFTER_HELP)]
+    Hook(HookArgs),
+    /// Print the settings that put agentsh in front of an agent or shell; --write installs them
+    #[command(after_help = crate::commands::init::AFTER_HELP)]
+    Init(InitArgs),
+    /// Check that agents and shells reach agentsh, with a fix for every problem found
+    #[command(after_help = "Exit status: 0 all good, 1 a problem was found, 2 usage error.\n\n\
+        Examples:\n  agentsh doctor\n  agentsh doctor --json")]
+    Doctor(DoctorArgs),
+}
+
+/// The agents whose hook protocols agentsh speaks.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookProtocol {
+    /// Claude Code PreToolUse (tool Bash)
+    ClaudeCode,
+    /// Codex PreToolUse (tool Bash); Codex cannot ask, so ask becomes deny
+    Codex,
+    /// Gemini CLI BeforeTool (tool run_shell_command); no ask either
+    Gemini,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct HookArgs {
+    /// The agent's protocol
+    #[arg(value_enum, required_unless_present = "list")]
+    pub protocol: Option<HookProtocol>,
+    /// List the supported protocols and how each maps allow, ask and deny
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// What `agentsh init` wires agentsh into.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitTarget {
+    /// A PreToolUse hook in ~/.claude/settings.json
+    ClaudeCode,
+    /// A PreToolUse hook in ~/.codex/hooks.json
+    Codex,
+    /// A BeforeTool hook in ~/.gemini/settings.json
+    Gemini,
+    /// A hook that gates each command line of an interactive bash (~/.bashrc)
+    Bash,
+    /// A hook that gates each command line of an interactive zsh (~/.zshrc)
+    Zsh,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct InitArgs {
+    #[arg(value_enum)]
+    pub target: InitTarget,
+    /// Install it: merge into the settings file (a backup is kept, the diff is shown)
+    #[arg(long)]
+    pub write: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct DoctorArgs {
+    /// Print the findings as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]
@@ -126,6 +188,10 @@ pub struct CheckArgs {
     /// Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)
     #[arg(long)]
     pub ask: bool,
+    /// Act as the gate for a shell hook: print nothing when allowed, ask the person at the
+    /// terminal when needed; exit 0 when it may run, 11 when it must not
+    #[arg(long, conflicts_with = "json")]
+    pub prompt: bool,
     /// The command text; several arguments are joined with spaces (put `--` before a command
     /// that starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]

@@ -156,6 +156,9 @@ pub struct Verdict {
     pub whitelisted: bool,
     #[serde(rename = "segments")]
     pub parts: Vec<Part>,
+    /// Set when an agent's wrapper around the command was recognized (see `harness`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harness: Option<String>,
 }
 
 impl Verdict {
@@ -205,7 +208,7 @@ pub fn decide(text: &str, assessments: Vec<Assessment>, policy: &Policy) -> Verd
         }
     }
     let whitelisted = parts.iter().any(|p| matches!(p.decided_by, DecidedBy::Whitelist(_)));
-    Verdict { command: text.to_string(), decision, risk, category, reasons, whitelisted, parts }
+    Verdict { command: text.to_string(), decision, risk, category, reasons, whitelisted, parts, harness: None }
 }
 
 fn decide_part(a: Assessment, policy: &Policy) -> Part {

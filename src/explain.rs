@@ -35,7 +35,7 @@ pub fn describe_parts(verdict: &Verdict, out: &mut String) {
     }
 }
 
-fn denial_hint(verdict: &Verdict) -> String {
+pub fn denial_hint(verdict: &Verdict) -> String {
     let blocking: Vec<&Part> = verdict.blocking_parts().collect();
     if blocking.iter().any(|p| matches!(p.decided_by, DecidedBy::Blacklist(_))) {
         return "nothing ran. The person can remove the entry from commandBlacklist in .agents/terminal.json or ~/.config/agentsh/config.json".into();
@@ -88,6 +88,9 @@ pub fn check_report(verdict: &Verdict) -> String {
     };
     let _ = writeln!(out, "{what}");
     let _ = writeln!(out, "command: {}", sanitize(&one_line(&verdict.command)));
+    if let Some(h) = &verdict.harness {
+        let _ = writeln!(out, "harness: {}", sanitize(h));
+    }
     let _ = writeln!(out, "risk: {} ({})", verdict.risk, verdict.category);
     for p in &verdict.parts {
         let _ = writeln!(out, "{} -> {}", part_line(p), p.decision);

@@ -4,7 +4,7 @@
 
 use crate::cli::{ShellArgs, Source};
 use crate::config::{self, Config};
-use crate::decide::{self, DecidedBy, Part, Verdict};
+use crate::decide::{DecidedBy, Part, Verdict};
 use crate::exec;
 use crate::explain;
 use crate::model::Decision;
@@ -40,7 +40,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let mut policy = config.policy.clone();
     policy.force_ask = ask_requested(options.ask);
 
-    let verdict = decide::judge(&text, &policy);
+    let verdict = crate::harness::judge(&text, &policy);
     match verdict.decision {
         Decision::Allow => {}
         Decision::Deny => {
@@ -120,7 +120,7 @@ fn read_script(path: &str) -> Result<String, i32> {
 }
 
 /// Asks the person. Never reads stdin, arguments or environment for the answer.
-fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
+pub(crate) fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
     let asking: Vec<&Part> = verdict.blocking_parts().collect();
     let code = match prompt::random_code() {
         Ok(c) => c,
@@ -199,7 +199,7 @@ const NEVER_ALONE: &[&str] = &[
 ];
 
 /// Turns the person's answer into "run" or a refusal; records "always" in the whitelist.
-fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
+pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
     match answer {
         Answer::Once => Ok(()),
         Answer::Always(entry) => {

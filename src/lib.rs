@@ -13,6 +13,7 @@ pub mod decide;
 pub mod exec;
 pub mod explain;
 pub mod gate;
+pub mod harness;
 pub mod levels;
 pub mod model;
 pub mod parse;

@@ -2,6 +2,9 @@
 //! the person ran) and errors on stderr; they never run the commands they talk about.
 
 pub mod check;
+pub mod doctor;
+pub mod hook;
+pub mod init;
 pub mod policy;
 pub mod whitelist;
 
@@ -13,6 +16,9 @@ pub fn run(cmd: Command) -> i32 {
         Command::Check(args) => check::run(args),
         Command::Whitelist(w) => whitelist::run(w),
         Command::Policy(args) => policy::run(args),
+        Command::Hook(args) => hook::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Doctor(args) => doctor::run(args),
     };
     match result {
         Ok(code) => code,
