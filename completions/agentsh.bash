@@ -19,8 +19,20 @@ _agentsh() {
             agentsh,check)
                 cmd="agentsh__subcmd__check"
                 ;;
+            agentsh,doctor)
+                cmd="agentsh__subcmd__doctor"
+                ;;
+            agentsh,hook)
+                cmd="agentsh__subcmd__hook"
+                ;;
+            agentsh,init)
+                cmd="agentsh__subcmd__init"
+                ;;
             agentsh,log)
                 cmd="agentsh__subcmd__log"
+                ;;
+            agentsh,policy)
+                cmd="agentsh__subcmd__policy"
                 ;;
             agentsh,stats)
                 cmd="agentsh__subcmd__stats"
@@ -53,7 +65,7 @@ _agentsh() {
 
     case "${cmd}" in
         agentsh)
-            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist log stats"
+            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist policy hook init doctor log stats"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -71,7 +83,7 @@ _agentsh() {
             return 0
             ;;
         agentsh__subcmd__check)
-            opts="-h --json --cwd --stdin --help"
+            opts="-h --json --cwd --stdin --ask --prompt --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -81,6 +93,48 @@ _agentsh() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__doctor)
+            opts="-h --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__hook)
+            opts="-h --list --help claude-code codex gemini"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__init)
+            opts="-h --write --help claude-code codex gemini bash zsh"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -116,6 +170,24 @@ _agentsh() {
                     return 0
                     ;;
                 --grep)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__policy)
+            opts="-h --json --cwd --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cwd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -38,11 +38,17 @@ complete -c agentsh -n "__fish_agentsh_needs_command" -s h -l help -d 'Print hel
 complete -c agentsh -n "__fish_agentsh_needs_command" -s V -l version -d 'Print version'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "check" -d 'Show the verdict on a command without running it'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "whitelist" -d 'List, add or remove the commands that run without asking'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "policy" -d 'Show the effective policy: level table, built-in rules, custom rules, lists, and where each came from'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "hook" -d 'Answer an agent\'s pre-tool hook: tool-call JSON on stdin, the decision on stdout'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "init" -d 'Print the settings that put agentsh in front of an agent or shell; --write installs them'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "doctor" -d 'Check that agents and shells reach agentsh, with a fix for every problem found'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "log" -d 'Show the audit log: every decision agentsh made, newest last'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "stats" -d 'Summarize the audit log: decisions, risks, approval rate, the commands asked most'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l cwd -d 'Judge as if run from DIR (its .agents/terminal.json applies)' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l json -d 'Print one JSON object instead of an explanation'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l stdin -d 'Read the command text from standard input (for multi-line commands)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l ask -d 'Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l prompt -d 'Act as the gate for a shell hook: print nothing when allowed, ask the person at the terminal when needed; exit 0 when it may run, 11 when it must not'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and not __fish_seen_subcommand_from list ls add rm remove clear" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and not __fish_seen_subcommand_from list ls add rm remove clear" -f -a "list" -d 'Show the whitelist entries, numbered, with the file each comes from'
@@ -65,6 +71,15 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_se
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -l user -d 'Edit the user config (~/.config/agentsh/config.json) instead of the project\'s'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -l cwd -d 'Show the policy for commands run in DIR (its .agents/terminal.json applies)' -r -F
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -l json -d 'Print one JSON object instead of text'
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -l list -d 'List the supported protocols and how each maps allow, ask and deny'
+complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c agentsh -n "__fish_agentsh_using_subcommand init" -l write -d 'Install it: merge into the settings file (a backup is kept, the diff is shown)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -l json -d 'Print the findings as JSON'
+complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s n -l lines -d 'Show the last N matching decisions; 0 shows all' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time (2025-06-01, 2025-06-01T09:00:00Z)' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l decision -d 'Only decisions that were allow, ask (whatever the person answered) or deny' -r -f -a "allow\t''

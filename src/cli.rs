@@ -93,11 +93,25 @@ pub enum Command {
     /// Show the verdict on a command without running it
     #[command(after_help = "Exit status: 0 allow, 10 ask, 11 deny, 2 usage error.\n\n\
         Examples:\n  agentsh check -- 'rm -rf /'\n  agentsh check --json -- 'git push --force'\n  \
-        printf 'cd x &&\\n make\\n' | agentsh check --stdin")]
+        printf 'cd x &&\\n make\\n' | agentsh check --stdin\n  agentsh check --ask -- ls")]
     Check(CheckArgs),
     /// List, add or remove the commands that run without asking
     #[command(subcommand)]
     Whitelist(WhitelistCommand),
+    /// Show the effective policy: level table, built-in rules, custom rules, lists, and where each came from
+    #[command(after_help = "Exit status: 0 shown, 1 failed, 2 usage error.\n\n\
+        Examples:\n  agentsh policy\n  agentsh policy --json | jq .level\n  agentsh policy --cwd ~/src/project")]
+    Policy(PolicyArgs),
+    /// Answer an agent's pre-tool hook: tool-call JSON on stdin, the decision on stdout
+    #[command(after_help = crate::commands::hook::AFTER_HELP)]
+    Hook(HookArgs),
+    /// Print the settings that put agentsh in front of an agent or shell; --write installs them
+    #[command(after_help = crate::commands::init::AFTER_HELP)]
+    Init(InitArgs),
+    /// Check that agents and shells reach agentsh, with a fix for every problem found
+    #[command(after_help = "Exit status: 0 all good, 1 a problem was found, 2 usage error.\n\n\
+        Examples:\n  agentsh doctor\n  agentsh doctor --json")]
+    Doctor(DoctorArgs),
     /// Show the audit log: every decision agentsh made, newest last
     #[command(after_help = LOG_AFTER_HELP)]
     Log(LogArgs),
@@ -170,6 +184,68 @@ pub struct StatsArgs {
     pub since: Option<crate::clock::Since>,
 }
 
+/// The agents whose hook protocols agentsh speaks.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookProtocol {
+    /// Claude Code PreToolUse (tool Bash)
+    ClaudeCode,
+    /// Codex PreToolUse (tool Bash); Codex cannot ask, so ask becomes deny
+    Codex,
+    /// Gemini CLI BeforeTool (tool run_shell_command); no ask either
+    Gemini,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct HookArgs {
+    /// The agent's protocol
+    #[arg(value_enum, required_unless_present = "list")]
+    pub protocol: Option<HookProtocol>,
+    /// List the supported protocols and how each maps allow, ask and deny
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// What `agentsh init` wires agentsh into.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitTarget {
+    /// A PreToolUse hook in ~/.claude/settings.json
+    ClaudeCode,
+    /// A PreToolUse hook in ~/.codex/hooks.json
+    Codex,
+    /// A BeforeTool hook in ~/.gemini/settings.json
+    Gemini,
+    /// A hook that gates each command line of an interactive bash (~/.bashrc)
+    Bash,
+    /// A hook that gates each command line of an interactive zsh (~/.zshrc)
+    Zsh,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct InitArgs {
+    #[arg(value_enum)]
+    pub target: InitTarget,
+    /// Install it: merge into the settings file (a backup is kept, the diff is shown)
+    #[arg(long)]
+    pub write: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct DoctorArgs {
+    /// Print the findings as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct PolicyArgs {
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Show the policy for commands run in DIR (its .agents/terminal.json applies)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+}
+
 #[derive(Args, Debug, PartialEq, Eq)]
 pub struct CheckArgs {
     /// Print one JSON object instead of an explanation
@@ -181,6 +257,13 @@ pub struct CheckArgs {
     /// Read the command text from standard input (for multi-line commands)
     #[arg(long, conflicts_with = "command")]
     pub stdin: bool,
+    /// Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)
+    #[arg(long)]
+    pub ask: bool,
+    /// Act as the gate for a shell hook: print nothing when allowed, ask the person at the
+    /// terminal when needed; exit 0 when it may run, 11 when it must not
+    #[arg(long, conflicts_with = "json")]
+    pub prompt: bool,
     /// The command text; several arguments are joined with spaces (put `--` before a command
     /// that starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]

@@ -5,10 +5,10 @@
 use crate::audit;
 use crate::cli::{ShellArgs, Source};
 use crate::config::{self, Config};
-use crate::decide::{self, DecidedBy, Part, Verdict};
+use crate::decide::{DecidedBy, Part, Verdict};
 use crate::exec;
 use crate::explain;
-use crate::model::{Decision, Risk};
+use crate::model::Decision;
 use crate::parse;
 use crate::prompt::{self, Answer, PartSummary, PromptRequest};
 use std::io::Read;
@@ -39,9 +39,9 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let config = config::load(&cwd);
     explain::print_warnings(&config.warnings);
     let mut policy = config.policy.clone();
-    policy.force_ask = options.ask || env_flag("AGENTSH_ASK");
+    policy.force_ask = ask_requested(options.ask);
 
-    let verdict = decide::judge(&text, &policy);
+    let verdict = crate::harness::judge(&text, &policy);
     // Every decision is recorded before anything runs (see `audit`).
     let trail = audit::Trail::new(&config, &cwd);
     match verdict.decision {
@@ -84,6 +84,11 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     // Only reached when exec failed (not found, not executable).
     trail.finished(code, started.elapsed(), false);
     code
+}
+
+/// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.
+pub fn ask_requested(flag: bool) -> bool {
+    flag || env_flag("AGENTSH_ASK")
 }
 
 fn env_flag(name: &str) -> bool {
@@ -138,7 +143,7 @@ fn read_script(path: &str) -> Result<String, i32> {
 }
 
 /// Asks the person. Never reads stdin, arguments or environment for the answer.
-fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
+pub(crate) fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
     let asking: Vec<&Part> = verdict.blocking_parts().collect();
     let code = match prompt::random_code() {
         Ok(c) => c,
@@ -149,7 +154,7 @@ fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
     let req = PromptRequest {
         command: verdict.command.clone(),
         cwd: cwd.display().to_string(),
-        risk: verdict.risk.max(Risk::Moderate),
+        risk: verdict.risk,
         category: verdict.category,
         reasons: verdict.reasons.clone(),
         parts: if asking.len() > 1 || verdict.parts.len() > 1 {
@@ -177,8 +182,11 @@ fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
 pub fn always_entries(asking: &[&Part]) -> Vec<String> {
     // With several asking parts one entry cannot cover them all: approve once instead.
     let [only] = asking else { return Vec::new() };
-    if matches!(only.decided_by, DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk)
-        || only.assessment.argv.is_empty()
+    // An ask rule is not lifted by the whitelist, so an entry for it would do nothing.
+    if matches!(
+        only.decided_by,
+        DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk | DecidedBy::BrokenRules(_) | DecidedBy::Rule(_)
+    ) || only.assessment.argv.is_empty()
     {
         return Vec::new();
     }
@@ -214,7 +222,7 @@ const NEVER_ALONE: &[&str] = &[
 ];
 
 /// Turns the person's answer into "run" or a refusal; records "always" in the whitelist.
-fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
+pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
     match answer {
         Answer::Once => Ok(()),
         Answer::Always(entry) => {
@@ -232,14 +240,21 @@ fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i3
         }
         Answer::Rejected => Err(explain::print_not_approved(verdict, "rejected by the person at the terminal", None)),
         Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no answer at the terminal", None)),
-        Answer::NoTerminal(why) => Err(explain::print_not_approved(
-            verdict,
-            &format!("no one to ask: {why}"),
-            Some(
+        Answer::NoTerminal(why) => {
+            // A whitelist entry lifts only risk-based asks; say what would really help.
+            let liftable = verdict.blocking_parts().all(|p| {
+                matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
+            });
+            let hint = if liftable {
                 "approval needs a person at this terminal; to let this command run without asking, \
-                 the person can run `agentsh whitelist add '<command>'` in their own shell",
-            ),
-        )),
+                 the person can run `agentsh whitelist add '<command>'` in their own shell"
+            } else {
+                "approval needs a person at this terminal; a whitelist entry cannot lift this ask \
+                 (it comes from --ask, an ask rule or a config file that cannot be read): run it \
+                 where a person can answer, or change that setting (see `agentsh policy`)"
+            };
+            Err(explain::print_not_approved(verdict, &format!("no one to ask: {why}"), Some(hint)))
+        }
         Answer::Interrupted(signal) => {
             let code = explain::print_not_approved(verdict, &format!("interrupted by {signal}"), None);
             if matches!(signal.as_str(), "SIGTERM" | "SIGHUP" | "SIGQUIT") {

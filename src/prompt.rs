@@ -149,7 +149,7 @@ pub fn dialog_with_style(
     let mut d = Dialog {
         req,
         style,
-        high: req.risk != Risk::Moderate,
+        high: req.risk >= Risk::High,
         full_view: false,
         picking: false,
         typed: String::new(),

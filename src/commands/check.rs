@@ -32,7 +32,12 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     };
     let config = crate::config::load(&cwd);
     crate::explain::print_warnings(&config.warnings);
-    let verdict = crate::decide::judge(&text, &config.policy);
+    let mut policy = config.policy.clone();
+    policy.force_ask = crate::gate::ask_requested(args.ask);
+    let verdict = crate::harness::judge(&text, &policy);
+    if args.prompt {
+        return Ok(admit(&verdict, &config, &cwd));
+    }
     if args.json {
         println!("{}", serde_json::to_string(&verdict).context("cannot serialize the verdict")?);
     } else {
@@ -43,4 +48,22 @@ pub fn run(args: CheckArgs) -> Result<i32> {
         Decision::Ask => ASK,
         Decision::Deny => DENY,
     })
+}
+
+/// `check --prompt`, for shell hooks: the gate without the exec. 0: may run; 11: must not.
+fn admit(verdict: &crate::decide::Verdict, config: &crate::config::Config, cwd: &std::path::Path) -> i32 {
+    match verdict.decision {
+        Decision::Allow => ALLOW,
+        Decision::Deny => {
+            crate::explain::print_denial(verdict);
+            DENY
+        }
+        Decision::Ask => {
+            let answer = crate::gate::approve(verdict, config, cwd);
+            match crate::gate::act_on_answer(answer, verdict, cwd) {
+                Ok(()) => ALLOW,
+                Err(_) => DENY,
+            }
+        }
+    }
 }

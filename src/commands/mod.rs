@@ -2,7 +2,11 @@
 //! the person ran) and errors on stderr; they never run the commands they talk about.
 
 pub mod check;
+pub mod doctor;
+pub mod hook;
+pub mod init;
 pub mod log;
+pub mod policy;
 pub mod stats;
 pub mod whitelist;
 
@@ -13,6 +17,10 @@ pub fn run(cmd: Command) -> i32 {
     let result = match cmd {
         Command::Check(args) => check::run(args),
         Command::Whitelist(w) => whitelist::run(w),
+        Command::Policy(args) => policy::run(args),
+        Command::Hook(args) => hook::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Log(args) => log::run(args),
         Command::Stats(args) => stats::run(args),
     };
