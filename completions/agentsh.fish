@@ -42,6 +42,8 @@ complete -c agentsh -n "__fish_agentsh_needs_command" -a "policy" -d 'Show the e
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "hook" -d 'Answer an agent\'s pre-tool hook: tool-call JSON on stdin, the decision on stdout'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "init" -d 'Print the settings that put agentsh in front of an agent or shell; --write installs them'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "doctor" -d 'Check that agents and shells reach agentsh, with a fix for every problem found'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "log" -d 'Show the audit log: every decision agentsh made, newest last'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "stats" -d 'Summarize the audit log: decisions, risks, approval rate, the commands asked most'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l cwd -d 'Judge as if run from DIR (its .agents/terminal.json applies)' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l json -d 'Print one JSON object instead of an explanation'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l stdin -d 'Read the command text from standard input (for multi-line commands)'
@@ -78,3 +80,16 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand init" -l write -d 'Insta
 complete -c agentsh -n "__fish_agentsh_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -l json -d 'Print the findings as JSON'
 complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s n -l lines -d 'Show the last N matching decisions; 0 shows all' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time (2025-06-01, 2025-06-01T09:00:00Z)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l decision -d 'Only decisions that were allow, ask (whatever the person answered) or deny' -r -f -a "allow\t''
+ask\t''
+deny\t''"
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l cwd -d 'Only commands run in DIR or below it' -r -F
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l grep -d 'Only commands containing TEXT (case-insensitive)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l json -d 'Print the matching records as JSON lines, exactly as stored'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l verify -d 'Check every line\'s hash and link instead of listing; reports the first broken link'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l json -d 'Print one JSON object'
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -s h -l help -d 'Print help'

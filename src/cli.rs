@@ -17,11 +17,13 @@ Examples:
   agentsh check -- 'rm -rf build'     show the verdict without running anything
   agentsh check --json -- 'git push'  the same, as JSON for scripts
   agentsh whitelist add 'npm test'    let a command run without asking
+  agentsh log --since 1h              what ran, was asked about or denied in the last hour
   SHELL=$(command -v agentsh) my-agent   make an agent's commands go through agentsh
 
 Exit status:
   the command's own      when it ran
-  126                    refused (denied, not approved, timed out, or no one to ask)
+  126                    refused (denied, not approved, timed out, no one to ask,
+                         or the audit record could not be written)
   127                    command not found
   124                    killed by commandTimeoutSeconds
   2                      usage error
@@ -110,6 +112,76 @@ pub enum Command {
     #[command(after_help = "Exit status: 0 all good, 1 a problem was found, 2 usage error.\n\n\
         Examples:\n  agentsh doctor\n  agentsh doctor --json")]
     Doctor(DoctorArgs),
+    /// Show the audit log: every decision agentsh made, newest last
+    #[command(after_help = LOG_AFTER_HELP)]
+    Log(LogArgs),
+    /// Summarize the audit log: decisions, risks, approval rate, the commands asked most
+    #[command(after_help = STATS_AFTER_HELP)]
+    Stats(StatsArgs),
+}
+
+const LOG_AFTER_HELP: &str = "\
+Every command run through agentsh is recorded before it runs, in
+~/.local/state/agentsh/audit.jsonl ($XDG_STATE_HOME/agentsh). `agentsh check` records nothing.
+
+Examples:
+  agentsh log                         the last 50 decisions as a table
+  agentsh log --since 1h --decision deny
+  agentsh log --cwd . --grep 'git push'
+  agentsh log --json -n 0 | jq .      every record, as stored
+  agentsh log --verify                check the hash chain for edits and removed lines
+
+Exit status: 0 done, 1 failed (or --verify found a broken link), 2 usage error.";
+
+const STATS_AFTER_HELP: &str = "\
+Examples:
+  agentsh stats
+  agentsh stats --since 7d --json
+
+Exit status: 0 done, 1 failed, 2 usage error.";
+
+/// A gate decision, for filtering the audit log.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecisionFilter {
+    Allow,
+    Ask,
+    Deny,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct LogArgs {
+    /// Print the matching records as JSON lines, exactly as stored
+    #[arg(long)]
+    pub json: bool,
+    /// Show the last N matching decisions; 0 shows all
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 50)]
+    pub lines: usize,
+    /// Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or
+    /// time (2025-06-01, 2025-06-01T09:00:00Z)
+    #[arg(long, value_name = "WHEN", value_parser = crate::clock::parse_since)]
+    pub since: Option<crate::clock::Since>,
+    /// Only decisions that were allow, ask (whatever the person answered) or deny
+    #[arg(long, value_enum, value_name = "DECISION")]
+    pub decision: Option<DecisionFilter>,
+    /// Only commands run in DIR or below it
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// Only commands containing TEXT (case-insensitive)
+    #[arg(long, value_name = "TEXT")]
+    pub grep: Option<String>,
+    /// Check every line's hash and link instead of listing; reports the first broken link
+    #[arg(long, conflicts_with_all = ["json", "since", "decision", "cwd", "grep"])]
+    pub verify: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct StatsArgs {
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time
+    #[arg(long, value_name = "WHEN", value_parser = crate::clock::parse_since)]
+    pub since: Option<crate::clock::Since>,
 }
 
 /// The agents whose hook protocols agentsh speaks.

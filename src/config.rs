@@ -26,6 +26,10 @@ pub const KEYS: &[&str] = &[
     "commandBlacklist",
     "level",
     "rules",
+    "auditFailure",
+    "auditSyslog",
+    "auditMaxBytes",
+    "auditKeep",
 ];
 
 /// The settings in force, merged from the user and project files.
@@ -38,6 +42,8 @@ pub struct Config {
     /// The files that were read, in order (user, then project).
     pub files: Vec<PathBuf>,
     pub warnings: Vec<String>,
+    /// The audit trail's settings (see `audit::Settings::apply` for who may set what).
+    pub audit: crate::audit::Settings,
 }
 
 /// One file's settings as written, after validation. `None` means "not set".
@@ -50,6 +56,7 @@ pub struct FileSettings {
     pub blacklist: Vec<String>,
     pub blacklist_broken: Option<String>,
     pub warnings: Vec<String>,
+    pub audit: crate::audit::FileSettings,
     /// `level`: the maturity level (`levels`).
     pub level: Option<Level>,
     /// `rules`: the person's own rules, validated, examples checked (`custom_rules`).
@@ -142,6 +149,8 @@ pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
             cfg.policy.rules_broken = s.rules_broken;
         }
         cfg.warnings.extend(s.warnings);
+        let from_user_file = user_file().is_some_and(|u| u == path);
+        cfg.audit.apply(&s.audit, from_user_file, &source, &mut cfg.warnings);
         cfg.files.push(path);
     }
     cfg.confirmation_timeout = confirm.unwrap_or(DEFAULT_CONFIRM_TIMEOUT);
@@ -275,6 +284,9 @@ fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettin
                     s.blacklist_broken.get_or_insert(why);
                 }
             },
+            audit if crate::audit::KEYS.contains(&audit) => {
+                crate::audit::validate_key(audit, value, &at(audit), &mut s.audit, &mut s.warnings)
+            }
             "level" => match value.as_str().and_then(Level::parse) {
                 Some(l) => s.level = Some(l),
                 None => {

@@ -2,6 +2,7 @@
 //! It reads like a table of contents; every step lives in its own module. Only this module
 //! and `exec` act on a verdict, and they do so by matching on it, never by default.
 
+use crate::audit;
 use crate::cli::{ShellArgs, Source};
 use crate::config::{self, Config};
 use crate::decide::{DecidedBy, Part, Verdict};
@@ -12,7 +13,7 @@ use crate::parse;
 use crate::prompt::{self, Answer, PartSummary, PromptRequest};
 use std::io::Read;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Exit status when agentsh refuses to run a command.
 pub const REFUSED: i32 = 126;
@@ -41,14 +42,27 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     policy.force_ask = ask_requested(options.ask);
 
     let verdict = crate::harness::judge(&text, &policy);
+    // Every decision is recorded before anything runs (see `audit`).
+    let trail = audit::Trail::new(&config, &cwd);
     match verdict.decision {
-        Decision::Allow => {}
+        Decision::Allow => {
+            if let Err(code) = trail.record(&verdict, &audit::Outcome::Allowed, None, &[]) {
+                return code;
+            }
+        }
         Decision::Deny => {
+            let _ = trail.record(&verdict, &audit::Outcome::Denied, None, &[]);
             explain::print_denial(&verdict);
             return REFUSED;
         }
         Decision::Ask => {
+            let asked = Instant::now();
             let answer = approve(&verdict, &config, &cwd);
+            let answered_in = asked.elapsed();
+            let offered = always_entries(&verdict.blocking_parts().collect::<Vec<_>>());
+            if let Err(code) = trail.record(&verdict, &audit::Outcome::of(&answer), Some(answered_in), &offered) {
+                return code;
+            }
             if let Err(code) = act_on_answer(answer, &verdict, &cwd) {
                 return code;
             }
@@ -57,10 +71,19 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let script = parse::parse(&text).unwrap_or_default();
     let bash = Path::new("/bin/bash").exists();
     let plan = exec::plan(&script, &source, &options, bash);
+    let started = Instant::now();
     if config.command_timeout > 0 {
-        return exec::supervise(plan, Duration::from_secs(config.command_timeout)).unwrap_or(REFUSED);
+        let limit = Duration::from_secs(config.command_timeout);
+        let code = exec::supervise(plan, limit).unwrap_or(REFUSED);
+        // supervise stops a command at the limit with 124, as timeout(1) does.
+        let took = started.elapsed();
+        trail.finished(code, took, code == 124 && took >= limit);
+        return code;
     }
-    exec::exec(plan)
+    let code = exec::exec(plan);
+    // Only reached when exec failed (not found, not executable).
+    trail.finished(code, started.elapsed(), false);
+    code
 }
 
 /// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.

@@ -5,7 +5,9 @@
 #![forbid(unsafe_code)]
 
 pub mod assess;
+pub mod audit;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod custom_rules;
@@ -21,4 +23,5 @@ pub mod prompt;
 pub mod rules;
 pub mod sanitize;
 pub mod store;
+pub mod syslog;
 pub mod tty;

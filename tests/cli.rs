@@ -58,6 +58,7 @@ impl Test {
             .current_dir(self.dir.path())
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .env("XDG_STATE_HOME", self.home.path().join(".local/state"))
             .env_remove("AGENTSH_ASK")
             .env_remove("NO_COLOR");
         c.envs(self.envs.iter().map(|(k, v)| (k, v)));
@@ -540,4 +541,247 @@ fn policy_shows_every_source() {
         v["builtin"]["categories"].as_array().unwrap().iter().map(|c| c["category"].as_str().unwrap()).collect();
     assert!(cats.contains(&"file_delete") && cats.contains(&"network"), "{cats:?}");
     Test::new().args(&["policy", "--cwd", "/nonexistent-xyz"]).run().status(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The audit trail (issue 4)
+
+impl Project {
+    fn with(t: Test) -> Project {
+        Project { t }
+    }
+    fn log_path(&self) -> PathBuf {
+        self.t.home.path().join(".local/state/agentsh/audit.jsonl")
+    }
+    fn records(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.log_path())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+}
+
+#[test]
+fn every_decision_is_recorded_with_every_field() {
+    let p = Project::with(Test::new().project_config(r#"{"commandBlacklist": ["cat"]}"#));
+    p.run(&["-c", "true"]).status(0);
+    p.run(&["-c", "rm -rf /"]).status(126);
+    p.run(&["-c", "cat x"]).status(126);
+    p.run(&["-c", "chmod 777 f\x1b"]).status(126);
+    p.run(&["check", "ls"]).status(0); // check runs nothing and records nothing
+    let r = p.records();
+    assert_eq!(r.len(), 4, "{r:#?}");
+    let fields = [
+        "time",
+        "id",
+        "event",
+        "decision",
+        "outcome",
+        "ran",
+        "decided_by",
+        "risk",
+        "category",
+        "reasons",
+        "command",
+        "parts",
+        "cwd",
+        "config_files",
+        "parent",
+        "tty",
+        "user",
+        "uid",
+        "version",
+        "answer_ms",
+        "whitelist_entry",
+        "offered_entries",
+        "prev",
+        "hash",
+    ];
+    for rec in &r {
+        for f in fields {
+            assert!(rec.get(f).is_some(), "missing {f} in {rec}");
+        }
+        assert_eq!(rec["event"], "decision");
+        assert!(rec["time"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(rec["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(rec["tty"], "none"); // stdin is /dev/null
+        assert!(rec["parent"]["pid"].as_u64().unwrap() > 0);
+        assert!(!rec["parent"]["name"].as_str().unwrap().is_empty());
+        assert!(rec["config_files"][0].as_str().unwrap().ends_with(".agents/terminal.json"));
+    }
+    assert_eq!((&r[0]["decision"], &r[0]["outcome"], &r[0]["ran"]), (&"allow".into(), &"allowed".into(), &true.into()));
+    assert_eq!(r[0]["decided_by"]["by"], "rule");
+    assert_eq!(r[0]["parts"][0]["argv"], serde_json::json!(["true"]));
+    assert_eq!(
+        (&r[1]["outcome"], &r[1]["decided_by"]["by"], &r[1]["risk"]),
+        (&"denied".into(), &"forbidden".into(), &"forbidden".into())
+    );
+    assert_eq!(r[2]["decided_by"], serde_json::json!({"by": "blacklist", "detail": "cat"}));
+    assert_eq!(r[3]["outcome"], "no_terminal");
+    assert_eq!(r[3]["decision"], "ask");
+    assert!(r[3]["answer_ms"].is_u64());
+    assert_eq!(r[3]["offered_entries"], serde_json::json!(["chmod 777 'f\\x1b'", "chmod 777"]));
+    assert_eq!(r[3]["command"], "chmod 777 f\\x1b"); // control characters escaped
+    assert_eq!(r[1]["prev"], r[0]["hash"]);
+    assert_eq!(r[3]["prev"], r[2]["hash"]);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(p.log_path()).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn supervised_runs_record_exit_status_and_duration() {
+    let p = Project::with(Test::new().project_config(r#"{"commandTimeoutSeconds": 30}"#));
+    p.run(&["-c", "echo hi; exit 3"]).status(3).stdout_is("hi\n");
+    let r = p.records();
+    assert_eq!(r.len(), 2, "{r:#?}");
+    assert_eq!(r[1]["event"], "exit");
+    assert_eq!(r[1]["id"], r[0]["id"]);
+    assert_eq!(r[1]["exit_status"], 3);
+    assert_eq!(r[1]["timed_out"], false);
+    assert!(r[1]["duration_ms"].is_u64());
+    let t = p.run(&["log", "-n", "1"]).status(0);
+    assert!(t.stdout().lines().nth(1).unwrap().contains("     3  "), "{}", t.stdout());
+}
+
+#[test]
+fn sixteen_processes_times_a_hundred_leave_an_intact_chain() {
+    let p = Project::new();
+    std::thread::scope(|s| {
+        for _ in 0..16 {
+            s.spawn(|| {
+                for _ in 0..100 {
+                    let out = p.t.command().args(["-c", "true"]).stdin(Stdio::null()).output().unwrap();
+                    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+                }
+            });
+        }
+    });
+    let r = p.records();
+    assert_eq!(r.len(), 1600);
+    let ids: std::collections::HashSet<_> = r.iter().map(|x| x["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids.len(), 1600);
+    p.run(&["log", "--verify"])
+        .status(0)
+        .stdout_is(&format!("ok: 1600 records in 1 file, every hash and link intact ({})\n", p.log_path().display()));
+}
+
+#[test]
+fn an_unwritable_log_refuses_or_warns_as_configured() {
+    let unwritable = |t: Test| {
+        let state = t.home.path().join(".local/state");
+        std::fs::create_dir_all(&state).unwrap();
+        // A file where the directory should be: unwritable even for root, as in CI.
+        std::fs::write(state.join("agentsh"), "").unwrap();
+        Project::with(t)
+    };
+    let p = unwritable(Test::new().project_config(r#"{"commandWhitelist": ["touch"]}"#));
+    let marker = p.t.path("ran");
+    let touch = format!("touch {}", marker.display());
+    p.run(&["-c", &touch])
+        .status(126)
+        .stderr_has("agentsh: refused: cannot record the command in the audit log")
+        .stderr_has("auditFailure");
+    assert!(!marker.exists());
+    // A refusal is refused anyway; the failed record is only a warning.
+    p.run(&["-c", "rm -rf /"]).status(126).stderr_has("warning: cannot record").stderr_has("denied");
+    // The agent can edit the project file, so "warn" there is ignored.
+    let p = unwritable(Test::new().project_config(r#"{"auditFailure": "warn", "commandWhitelist": ["touch"]}"#));
+    p.run(&["-c", &format!("touch {}", p.t.path("ran").display())])
+        .status(126)
+        .stderr_has("honoured only in the user config");
+    // The person's own config can choose to run unrecorded.
+    let p = unwritable(Test::new().user_config(r#"{"auditFailure": "warn", "commandWhitelist": ["touch"]}"#));
+    p.run(&["-c", &format!("touch {}", p.t.path("ran").display())])
+        .status(0)
+        .stderr_has("running it anyway (auditFailure: \"warn\")");
+    assert!(p.t.path("ran").exists());
+    // A read-only directory, where permissions bind (not as root).
+    if !nix::unistd::geteuid().is_root() {
+        let t = Test::new();
+        let dir = t.home.path().join(".local/state/agentsh");
+        std::fs::create_dir_all(&dir).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o500)).unwrap();
+        Project::with(t).run(&["-c", "true"]).status(126).stderr_has("refused");
+    }
+}
+
+#[test]
+fn verify_reports_the_first_edited_line() {
+    let p = Project::new();
+    for cmd in ["true", "echo one", "echo two", "pwd"] {
+        p.run(&["-c", cmd]).status(0);
+    }
+    p.run(&["log", "--verify"]).status(0).stdout_has("ok: 4 records");
+    let text = std::fs::read_to_string(p.log_path()).unwrap();
+    std::fs::write(p.log_path(), text.replacen("echo two", "echo TWO", 1)).unwrap();
+    p.run(&["log", "--verify"]).status(1).stderr_has("audit.jsonl:3: the line was changed");
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(p.log_path(), format!("{}\n{}\n{}\n", lines[0], lines[2], lines[3])).unwrap();
+    p.run(&["log", "--verify"]).status(1).stderr_has("audit.jsonl:2: it does not follow");
+}
+
+#[test]
+fn log_filters_and_formats() {
+    let p = Project::new();
+    p.run(&["log"]).status(0).stderr_has("no decisions recorded yet");
+    for cmd in ["echo alpha", "rm -rf /", "chmod 600 f", "echo beta"] {
+        p.run(&["-c", cmd]);
+    }
+    let json = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["log", "--json"];
+        all.extend_from_slice(args);
+        let out = p.run(&all).status(0).stdout();
+        out.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["command"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(json(&[]), ["echo alpha", "rm -rf /", "chmod 600 f", "echo beta"]);
+    assert_eq!(json(&["--decision", "deny"]), ["rm -rf /"]);
+    assert_eq!(json(&["--decision", "ask"]), ["chmod 600 f"]);
+    assert_eq!(json(&["--grep", "ECHO"]), ["echo alpha", "echo beta"]);
+    assert_eq!(json(&["-n", "1"]), ["echo beta"]);
+    assert_eq!(json(&["--since", "1h", "--decision", "allow", "-n", "0"]), ["echo alpha", "echo beta"]);
+    let dir = p.t.dir.path().to_str().unwrap().to_string();
+    assert_eq!(json(&["--cwd", &dir]).len(), 4);
+    p.run(&["log", "--cwd", "/nonexistent-xyz"]).status(0).stderr_has("no decisions match");
+    p.run(&["log", "--since", "2999-01-01"]).status(0).stderr_has("no decisions match");
+    let table = p.run(&["log"]).status(0).stdout();
+    assert!(table.starts_with("TIME (UTC)"), "{table}");
+    assert!(table.contains("denied: forbidden") && table.contains("no one to ask"), "{table}");
+    assert!(!table.contains('\x1b'), "colour only on a terminal:\n{table}");
+    for bad in [
+        &["log", "--since", "yesterday"][..],
+        &["log", "--since", "-1h"],
+        &["log", "--decision", "maybe"],
+        &["log", "-n", "x"],
+        &["stats", "--since", "1y"],
+    ] {
+        p.run(bad).status(2);
+    }
+    p.run(&["log", "--since", "soon"]).status(2).stderr_has("30m, 1h");
+}
+
+#[test]
+fn stats_count_and_suggest_entries() {
+    let p = Project::new();
+    for cmd in ["echo a", "echo b", "rm -rf /", "chmod 600 f", "chmod 600 f", "make build"] {
+        p.run(&["-c", cmd]);
+    }
+    let v: serde_json::Value = serde_json::from_str(&p.run(&["stats", "--json"]).status(0).stdout()).unwrap();
+    assert_eq!(v["total"], 6);
+    assert_eq!(v["decisions"], serde_json::json!({"allow": 2, "ask": 3, "deny": 1}));
+    assert_eq!(v["outcomes"]["no_terminal"], 3);
+    assert_eq!(v["no_terminal"], 3);
+    assert_eq!(v["approval_rate"], serde_json::Value::Null);
+    assert_eq!(v["most_asked"][0]["entry"], "chmod 600");
+    assert_eq!(v["most_asked"][0]["asked"], 2);
+    assert_eq!(v["most_asked"][1]["entry"], "make build");
+    let text = p.run(&["stats"]).status(0).stdout();
+    assert!(text.contains("6 decisions"), "{text}");
+    assert!(text.contains("agentsh whitelist add 'chmod 600'"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&p.run(&["stats", "--json", "--since", "2999-01-01"]).status(0).stdout()).unwrap();
+    assert_eq!(v["total"], 0);
 }

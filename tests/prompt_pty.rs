@@ -51,6 +51,7 @@ impl Fixture {
             .current_dir(self.path(""))
             .env("HOME", self.tmp.path().join("home"))
             .env("XDG_CONFIG_HOME", self.tmp.path().join("xdg"))
+            .env("XDG_STATE_HOME", self.tmp.path().join("state"))
             .env("AGENTSH", BIN)
             .env("NO_COLOR", "1")
             .env("TERM", "xterm")
@@ -315,4 +316,27 @@ fn concurrent_whitelist_adds_lose_nothing() {
     want.sort_unstable();
     assert_eq!(got, want);
     assert_eq!(json["confirmationTimeoutSeconds"], CONFIRM_SECS);
+}
+
+#[test]
+fn the_audit_log_records_the_persons_answers() {
+    let f = Fixture::new();
+    for key in ["y", "n"] {
+        let mut p = f.agentsh("touch answered.txt");
+        await_prompt(&mut p);
+        sleep(Duration::from_millis(200));
+        keys(&mut p, key);
+        finish(&mut p);
+    }
+    let log = std::fs::read_to_string(f.tmp.path().join("state/agentsh/audit.jsonl")).expect("the audit log");
+    let records: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 2, "{log}");
+    for (r, outcome) in records.iter().zip(["approved_once", "rejected"]) {
+        assert_eq!(r["outcome"], outcome, "{r}");
+        assert_eq!(r["decided_by"]["by"], "person", "{r}");
+        // The person's answer time: at least the pause before the key.
+        assert!(r["answer_ms"].as_u64().unwrap() >= 300, "{r}");
+        assert!(r["tty"].as_str().unwrap().starts_with("/dev/pts/"), "{r}");
+    }
+    assert_eq!(records[0]["offered_entries"], serde_json::json!(["touch answered.txt", "touch"]));
 }

@@ -5,7 +5,9 @@ pub mod check;
 pub mod doctor;
 pub mod hook;
 pub mod init;
+pub mod log;
 pub mod policy;
+pub mod stats;
 pub mod whitelist;
 
 use crate::cli::Command;
@@ -19,6 +21,8 @@ pub fn run(cmd: Command) -> i32 {
         Command::Hook(args) => hook::run(args),
         Command::Init(args) => init::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Log(args) => log::run(args),
+        Command::Stats(args) => stats::run(args),
     };
     match result {
         Ok(code) => code,
