@@ -41,12 +41,22 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     policy.force_ask = options.ask || env_flag("AGENTSH_ASK");
 
     let verdict = decide::judge(&text, &policy);
+    // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
+    let held = match verdict.decision {
+        Decision::Deny => None,
+        _ => crate::approval::while_paused(|| prompt_request(&verdict, &config, &cwd)),
+    };
     match verdict.decision {
-        Decision::Allow => {}
         Decision::Deny => {
             explain::print_denial(&verdict);
             return REFUSED;
         }
+        _ if held.is_some() => {
+            if let Err(code) = act_on_answer(held.unwrap_or(Answer::TakenOver), &verdict, &cwd) {
+                return code;
+            }
+        }
+        Decision::Allow => {}
         Decision::Ask => {
             let answer = approve(&verdict, &config, &cwd);
             if let Err(code) = act_on_answer(answer, &verdict, &cwd) {
@@ -114,12 +124,21 @@ fn read_script(path: &str) -> Result<String, i32> {
     Ok(text)
 }
 
-/// Asks the person. Never reads stdin, arguments or environment for the answer.
+/// Asks the person, on the terminal or in the approval queue. Never reads stdin, arguments or
+/// environment for the answer.
 fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
+    match prompt_request(verdict, config, cwd) {
+        Ok(req) => crate::approval::ask(&req, config.approval_queue),
+        Err(answer) => answer,
+    }
+}
+
+/// What the person is shown about a verdict.
+fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<PromptRequest, Answer> {
     let asking: Vec<&Part> = verdict.blocking_parts().collect();
     let code = match prompt::random_code() {
         Ok(c) => c,
-        Err(e) => return Answer::NoTerminal(format!("cannot make an approval code: {e}")),
+        Err(e) => return Err(Answer::NoTerminal(format!("cannot make an approval code: {e}"))),
     };
     let notice = (crate::tty::legacy_tiocsti_enabled() == Some(true))
         .then(|| "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)".to_string());
@@ -146,7 +165,7 @@ fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
         code,
         notice,
     };
-    prompt::ask(&req)
+    Ok(req)
 }
 
 /// Whitelist entries a person may choose for "always": the part's whole command and shorter
@@ -213,9 +232,19 @@ fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i3
             verdict,
             &format!("no one to ask: {why}"),
             Some(
-                "approval needs a person at this terminal; to let this command run without asking, \
-                 the person can run `agentsh whitelist add '<command>'` in their own shell",
+                "approval needs a person: at this terminal, or in `agentsh approvals` open in another \
+                 terminal; to let this command run without asking, the person can run \
+                 `agentsh whitelist add '<command>'` in their own shell",
             ),
+        )),
+        Answer::Denied(message) => {
+            let hint = message.map(|m| format!("the person says: {}", crate::sanitize::sanitize(&m)));
+            Err(explain::print_not_approved(verdict, "rejected by the person in `agentsh approvals`", hint.as_deref()))
+        }
+        Answer::TakenOver => Err(explain::print_not_approved(
+            verdict,
+            "the person has taken over (agentsh pause --deny)",
+            Some("nothing ran. Wait until the person runs `agentsh resume`; do not retry the command until then"),
         )),
         Answer::Interrupted(signal) => {
             let code = explain::print_not_approved(verdict, &format!("interrupted by {signal}"), None);
