@@ -68,7 +68,9 @@ pub fn while_paused(make: impl FnOnce() -> Result<PromptRequest, Answer>) -> Opt
     let pending = match queue::dir().and_then(|d| Pending::register(&d, request(&req, true))) {
         Ok(p) => p,
         Err(e) => {
-            return Some(Answer::NoTerminal(format!("the agent is paused, and the approval queue is unavailable: {e}")));
+            return Some(Answer::NoTerminal(format!(
+                "the agent is paused, and the approval queue is unavailable: {e}"
+            )));
         }
     };
     eprintln!(
