@@ -227,7 +227,7 @@ fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i3
             Ok(())
         }
         Answer::Rejected => Err(explain::print_not_approved(verdict, "rejected by the person at the terminal", None)),
-        Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no answer at the terminal", None)),
+        Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no one answered", None)),
         Answer::NoTerminal(why) => Err(explain::print_not_approved(
             verdict,
             &format!("no one to ask: {why}"),

@@ -51,6 +51,9 @@ impl Fixture {
             .current_dir(self.path(""))
             .env("HOME", self.tmp.path().join("home"))
             .env("XDG_CONFIG_HOME", self.tmp.path().join("xdg"))
+            // A private approval queue and pause state, never the person's real ones.
+            .env("XDG_RUNTIME_DIR", self.tmp.path())
+            .env_remove("XDG_STATE_HOME")
             .env("AGENTSH", BIN)
             .env("NO_COLOR", "1")
             .env("TERM", "xterm")
@@ -137,7 +140,7 @@ fn no_answer_times_out_on_time() {
     await_prompt(&mut p);
     let (status, rest) = finish(&mut p);
     let elapsed = start.elapsed();
-    assert_rejected(status, &rest, "timed out: no answer at the terminal");
+    assert_rejected(status, &rest, "timed out: no one answered");
     assert!(rest.contains(&format!("agentsh: timed out after {CONFIRM_SECS}s")), "{rest}");
     let secs = elapsed.as_secs_f64();
     assert!((9.0..15.0).contains(&secs), "took {secs:.1}s for a {CONFIRM_SECS}s timeout");
