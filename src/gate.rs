@@ -238,7 +238,7 @@ fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i3
             ),
         )),
         Answer::Denied(message) => {
-            let hint = message.map(|m| format!("the person says: {}", crate::sanitize::sanitize(&m)));
+            let hint = message.map(|m| format!("nothing ran. The person says: {}", crate::sanitize::sanitize(&m)));
             Err(explain::print_not_approved(verdict, "rejected by the person in `agentsh approvals`", hint.as_deref()))
         }
         Answer::TakenOver => Err(explain::print_not_approved(

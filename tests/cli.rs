@@ -442,7 +442,7 @@ fn deny_with_a_message_reaches_the_agent() {
         .status(126)
         .stdout_is("")
         .stderr_has("rejected by the person in `agentsh approvals`")
-        .stderr_has("the person says: use\\x1b[31m make fix");
+        .stderr_has("The person says: use\\x1b[31m make fix");
 }
 
 #[test]

@@ -319,3 +319,24 @@ fn concurrent_whitelist_adds_lose_nothing() {
     assert_eq!(got, want);
     assert_eq!(json["confirmationTimeoutSeconds"], CONFIRM_SECS);
 }
+
+/// The first answer wins: the prompt is on the terminal, and `agentsh approve` from another
+/// process answers it; the prompt says so, the terminal comes back as it was, the command runs.
+#[test]
+fn an_answer_from_the_queue_ends_the_prompt_and_restores_the_terminal() {
+    let f = Fixture::new();
+    let mut p = f.sh(r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt'; echo $? > status; stty -g > after"#);
+    await_prompt(&mut p);
+    let out = f.command(BIN, &["approvals", "--json"]).output().unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = listed[0]["id"].as_str().expect("the prompt's request is in the queue").to_string();
+    let approved = f.command(BIN, &["approve", &id]).output().unwrap();
+    assert!(approved.status.success(), "{approved:?}");
+    let (status, rest) = finish(&mut p);
+    assert_eq!(status, 0, "{rest}");
+    assert!(rest.contains("answered in `agentsh approvals`: allowed once"), "screen:\n{rest}");
+    let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
+    assert_eq!(read("status").trim(), "0");
+    assert_eq!(read("before"), read("after"), "terminal settings changed");
+    assert!(f.path("ran.txt").exists());
+}
