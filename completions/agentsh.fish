@@ -44,6 +44,12 @@ complete -c agentsh -n "__fish_agentsh_needs_command" -a "init" -d 'Print the se
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "doctor" -d 'Check that agents and shells reach agentsh, with a fix for every problem found'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "log" -d 'Show the audit log: every decision agentsh made, newest last'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "stats" -d 'Summarize the audit log: decisions, risks, approval rate, the commands asked most'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "approvals" -d 'Show pending approval requests live, and answer them (a terminal UI; --json for scripts)'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "approve" -d 'Allow a pending request (see `agentsh approvals`)'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "deny" -d 'Reject a pending request, optionally telling the agent what to do instead'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "pause" -d 'Take over: every command the agent runs waits until `agentsh resume` (--deny: is refused)'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "resume" -d 'Hand control back: lift `agentsh pause`'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "status" -d 'Show whether the agent is paused and how many requests are pending'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l cwd -d 'Judge as if run from DIR (its .agents/terminal.json applies)' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l json -d 'Print one JSON object instead of an explanation'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l stdin -d 'Read the command text from standard input (for multi-line commands)'
@@ -93,3 +99,16 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s h -l help -d 'Pr
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l json -d 'Print one JSON object'
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approvals" -l json -d 'Print the pending requests as a JSON array and exit'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approvals" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -l entry -d 'With --always: which offered entry to add (default: the whole command)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -l code -d 'The approval code of a high-risk request, shown in `agentsh approvals`' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -l always -d 'Allow, and add the command to the whitelist (as the prompt\'s "always" does)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand deny" -s m -l message -d 'Told to the agent in the refusal, e.g. what to do instead' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand deny" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand pause" -l deny -d 'Refuse the agent\'s commands at once ("the person has taken over") instead of holding them'
+complete -c agentsh -n "__fish_agentsh_using_subcommand pause" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand resume" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand status" -l json -d 'Print one JSON object'
+complete -c agentsh -n "__fish_agentsh_using_subcommand status" -s h -l help -d 'Print help'

@@ -156,6 +156,10 @@ pub enum Outcome {
     NoTerminal(String),
     /// A signal ended the prompt; its name.
     Interrupted(String),
+    /// Rejected in `agentsh approvals`, with the person's message to the agent.
+    RejectedWithMessage(String),
+    /// Refused while the person had taken over (`agentsh pause --deny`).
+    TakenOver,
 }
 
 impl Outcome {
@@ -167,6 +171,9 @@ impl Outcome {
             Answer::TimedOut => Outcome::TimedOut,
             Answer::NoTerminal(why) => Outcome::NoTerminal(why.clone()),
             Answer::Interrupted(signal) => Outcome::Interrupted(signal.clone()),
+            Answer::Denied(None) => Outcome::Rejected,
+            Answer::Denied(Some(message)) => Outcome::RejectedWithMessage(message.clone()),
+            Answer::TakenOver => Outcome::TakenOver,
         }
     }
 
@@ -180,7 +187,8 @@ impl Outcome {
             Outcome::Denied => "denied",
             Outcome::ApprovedOnce => "approved_once",
             Outcome::ApprovedAlways(_) => "approved_always",
-            Outcome::Rejected => "rejected",
+            Outcome::Rejected | Outcome::RejectedWithMessage(_) => "rejected",
+            Outcome::TakenOver => "taken_over",
             Outcome::TimedOut => "timed_out",
             Outcome::NoTerminal(_) => "no_terminal",
             Outcome::Interrupted(_) => "interrupted",
@@ -202,6 +210,8 @@ fn decided_by(verdict: &Verdict, outcome: &Outcome, prompt_timeout: u64) -> By {
         Outcome::ApprovedOnce => by("person", "once".into()),
         Outcome::ApprovedAlways(entry) => by("person", format!("always: {}", sanitize(entry))),
         Outcome::Rejected => by("person", "rejected".into()),
+        Outcome::RejectedWithMessage(message) => by("person", format!("rejected: {}", sanitize(message))),
+        Outcome::TakenOver => by("person", "taken over (agentsh pause --deny)".into()),
         Outcome::TimedOut => by("timeout", format!("no answer in {prompt_timeout}s")),
         Outcome::NoTerminal(why) => by("no_terminal", sanitize(why)),
         Outcome::Interrupted(signal) => by("interrupted", sanitize(signal)),
@@ -212,6 +222,16 @@ fn decided_by(verdict: &Verdict, outcome: &Outcome, prompt_timeout: u64) -> By {
                 _ => None,
             }) {
                 by("blacklist", sanitize(entry))
+            } else if let Some(hit) = blocking.iter().find_map(|p| match &p.decided_by {
+                DecidedBy::Rule(hit) => Some(hit),
+                _ => None,
+            }) {
+                by("custom_rule", format!("{} ({})", sanitize(&hit.pattern), sanitize(&hit.at)))
+            } else if let Some(hit) = blocking.iter().find_map(|p| match &p.decided_by {
+                DecidedBy::Level(hit) => Some(hit),
+                _ => None,
+            }) {
+                by("level", format!("{}: {} row", hit.level, hit.row))
             } else {
                 by("forbidden", join_unique(blocking.iter().map(|p| p.assessment.rule.as_str())))
             }

@@ -118,6 +118,27 @@ pub enum Command {
     /// Summarize the audit log: decisions, risks, approval rate, the commands asked most
     #[command(after_help = STATS_AFTER_HELP)]
     Stats(StatsArgs),
+    /// Show pending approval requests live, and answer them (a terminal UI; --json for scripts)
+    #[command(after_help = APPROVALS_HELP)]
+    Approvals(ApprovalsArgs),
+    /// Allow a pending request (see `agentsh approvals`)
+    #[command(after_help = "Exit status: 0 answered, 1 failed (no such request, wrong code, ...), 2 usage error.\n\n\
+        Examples:\n  agentsh approve 3f9a0c12d4e5\n  agentsh approve 3f9a0c12d4e5 --always\n  \
+        agentsh approve 3f9a0c12d4e5 --code 4821     (high risk: the code shown in `agentsh approvals`)")]
+    Approve(ApproveArgs),
+    /// Reject a pending request, optionally telling the agent what to do instead
+    #[command(after_help = "Exit status: 0 answered, 1 failed, 2 usage error.\n\n\
+        Example:\n  agentsh deny 3f9a0c12d4e5 --message 'use make test, not the raw script'")]
+    Deny(DenyArgs),
+    /// Take over: every command the agent runs waits until `agentsh resume` (--deny: is refused)
+    #[command(after_help = "The pause lasts until `agentsh resume`, across logins. Waiting commands \
+        show in `agentsh approvals`, where each can also be answered.\n\n\
+        Examples:\n  agentsh pause\n  agentsh pause --deny\n  agentsh resume")]
+    Pause(PauseArgs),
+    /// Hand control back: lift `agentsh pause`
+    Resume,
+    /// Show whether the agent is paused and how many requests are pending
+    Status(StatusArgs),
 }
 
 const LOG_AFTER_HELP: &str = "\
@@ -244,6 +265,64 @@ pub struct PolicyArgs {
     /// Show the policy for commands run in DIR (its .agents/terminal.json applies)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<std::path::PathBuf>,
+}
+
+pub const APPROVALS_HELP: &str = "\
+Keys: Up/Down or j/k select, Enter shows details, y allows once, a allows always,
+n rejects, m rejects with a message, q quits. High-risk requests need their code typed.
+
+While it is open, an agentsh with no terminal (a headless agent) waits here for an answer
+instead of refusing at once.
+
+Examples:
+  agentsh approvals            the live list, in another terminal or tmux pane
+  agentsh approvals --json     the pending requests as a JSON array";
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct ApprovalsArgs {
+    /// Print the pending requests as a JSON array and exit
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct ApproveArgs {
+    /// The request id, from `agentsh approvals`
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Allow, and add the command to the whitelist (as the prompt's "always" does)
+    #[arg(long)]
+    pub always: bool,
+    /// With --always: which offered entry to add (default: the whole command)
+    #[arg(long, value_name = "ENTRY", requires = "always")]
+    pub entry: Option<String>,
+    /// The approval code of a high-risk request, shown in `agentsh approvals`
+    #[arg(long, value_name = "CODE")]
+    pub code: Option<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct DenyArgs {
+    /// The request id, from `agentsh approvals`
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Told to the agent in the refusal, e.g. what to do instead
+    #[arg(long, short = 'm', value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct PauseArgs {
+    /// Refuse the agent's commands at once ("the person has taken over") instead of holding them
+    #[arg(long)]
+    pub deny: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct StatusArgs {
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]

@@ -30,6 +30,7 @@ pub const KEYS: &[&str] = &[
     "auditSyslog",
     "auditMaxBytes",
     "auditKeep",
+    "approvalQueue",
 ];
 
 /// The settings in force, merged from the user and project files.
@@ -39,6 +40,9 @@ pub struct Config {
     pub confirmation_timeout: u64,
     /// 0: no limit.
     pub command_timeout: u64,
+    /// With no terminal, wait in the approval queue even when no `agentsh approvals` is open.
+    /// Read from the user config only: the project file is in the agent's reach.
+    pub approval_queue: bool,
     /// The files that were read, in order (user, then project).
     pub files: Vec<PathBuf>,
     pub warnings: Vec<String>,
@@ -63,6 +67,7 @@ pub struct FileSettings {
     pub rules: Vec<Rule>,
     /// A rule that could tighten could not be read: every command needs a person.
     pub rules_broken: Option<String>,
+    pub approval_queue: Option<bool>,
 }
 
 impl FileSettings {
@@ -106,8 +111,23 @@ pub fn load(cwd: &Path) -> Config {
     if let Some(p) = find_project_file(cwd) {
         files.push(p);
     }
-    let parsed: Vec<(PathBuf, FileSettings)> = files.iter().map(|f| (f.clone(), read_file(f))).collect();
-    merge(parsed)
+    let mut parsed: Vec<(PathBuf, FileSettings)> = files.iter().map(|f| (f.clone(), read_file(f))).collect();
+    let user = user_file();
+    let mut approval_queue = false;
+    for (path, s) in &mut parsed {
+        match s.approval_queue {
+            Some(on) if Some(&*path) == user.as_ref() => approval_queue = on,
+            // The agent can edit the project file: a key that loosens waiting is not taken from it.
+            Some(_) => s.warnings.push(format!(
+                "{}: approvalQueue is only read from the user config (~/.config/agentsh/config.json); ignored here",
+                path.display()
+            )),
+            None => {}
+        }
+    }
+    let mut cfg = merge(parsed);
+    cfg.approval_queue = approval_queue;
+    cfg
 }
 
 pub fn read_file(path: &Path) -> FileSettings {
@@ -303,6 +323,10 @@ fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettin
                 s.warnings.extend(parsed.warnings);
                 s.rules_broken = parsed.broken;
             }
+            "approvalQueue" => match value {
+                Value::Bool(b) => s.approval_queue = Some(*b),
+                _ => s.warnings.push(format!("{}: approvalQueue must be true or false; ignored", at(key))),
+            },
             other => s.warnings.push(format!(
                 "{}: unknown key \"{other}\" is ignored (known keys: {})",
                 at(other),

@@ -44,16 +44,30 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let verdict = crate::harness::judge(&text, &policy);
     // Every decision is recorded before anything runs (see `audit`).
     let trail = audit::Trail::new(&config, &cwd);
+    // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
+    let held = match verdict.decision {
+        Decision::Deny => None,
+        _ => crate::approval::while_paused(|| prompt_request(&verdict, &config, &cwd)),
+    };
     match verdict.decision {
-        Decision::Allow => {
-            if let Err(code) = trail.record(&verdict, &audit::Outcome::Allowed, None, &[]) {
-                return code;
-            }
-        }
         Decision::Deny => {
             let _ = trail.record(&verdict, &audit::Outcome::Denied, None, &[]);
             explain::print_denial(&verdict);
             return REFUSED;
+        }
+        _ if held.is_some() => {
+            let answer = held.unwrap_or(Answer::TakenOver);
+            if let Err(code) = trail.record(&verdict, &audit::Outcome::of(&answer), None, &[]) {
+                return code;
+            }
+            if let Err(code) = act_on_answer(answer, &verdict, &cwd) {
+                return code;
+            }
+        }
+        Decision::Allow => {
+            if let Err(code) = trail.record(&verdict, &audit::Outcome::Allowed, None, &[]) {
+                return code;
+            }
         }
         Decision::Ask => {
             let asked = Instant::now();
@@ -142,12 +156,21 @@ fn read_script(path: &str) -> Result<String, i32> {
     Ok(text)
 }
 
-/// Asks the person. Never reads stdin, arguments or environment for the answer.
+/// Asks the person, on the terminal or in the approval queue. Never reads stdin, arguments or
+/// environment for the answer.
 pub(crate) fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
+    match prompt_request(verdict, config, cwd) {
+        Ok(req) => crate::approval::ask(&req, config.approval_queue),
+        Err(answer) => answer,
+    }
+}
+
+/// What the person is shown about a verdict.
+fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<PromptRequest, Answer> {
     let asking: Vec<&Part> = verdict.blocking_parts().collect();
     let code = match prompt::random_code() {
         Ok(c) => c,
-        Err(e) => return Answer::NoTerminal(format!("cannot make an approval code: {e}")),
+        Err(e) => return Err(Answer::NoTerminal(format!("cannot make an approval code: {e}"))),
     };
     let notice = (crate::tty::legacy_tiocsti_enabled() == Some(true))
         .then(|| "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)".to_string());
@@ -174,7 +197,7 @@ pub(crate) fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer 
         code,
         notice,
     };
-    prompt::ask(&req)
+    Ok(req)
 }
 
 /// Whitelist entries a person may choose for "always": the part's whole command and shorter
@@ -239,15 +262,15 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
             Ok(())
         }
         Answer::Rejected => Err(explain::print_not_approved(verdict, "rejected by the person at the terminal", None)),
-        Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no answer at the terminal", None)),
+        Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no one answered", None)),
         Answer::NoTerminal(why) => {
             // A whitelist entry lifts only risk-based asks; say what would really help.
             let liftable = verdict.blocking_parts().all(|p| {
                 matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
             });
             let hint = if liftable {
-                "approval needs a person at this terminal; to let this command run without asking, \
-                 the person can run `agentsh whitelist add '<command>'` in their own shell"
+                "approval needs a person: at this terminal, or in `agentsh approvals` open in another \
+                 terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
             } else {
                 "approval needs a person at this terminal; a whitelist entry cannot lift this ask \
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
@@ -255,6 +278,15 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
             };
             Err(explain::print_not_approved(verdict, &format!("no one to ask: {why}"), Some(hint)))
         }
+        Answer::Denied(message) => {
+            let hint = message.map(|m| format!("nothing ran. The person says: {}", crate::sanitize::sanitize(&m)));
+            Err(explain::print_not_approved(verdict, "rejected by the person in `agentsh approvals`", hint.as_deref()))
+        }
+        Answer::TakenOver => Err(explain::print_not_approved(
+            verdict,
+            "the person has taken over (agentsh pause --deny)",
+            Some("nothing ran. Wait until the person runs `agentsh resume`; do not retry the command until then"),
+        )),
         Answer::Interrupted(signal) => {
             let code = explain::print_not_approved(verdict, &format!("interrupted by {signal}"), None);
             if matches!(signal.as_str(), "SIGTERM" | "SIGHUP" | "SIGQUIT") {

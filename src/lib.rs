@@ -4,6 +4,7 @@
 //! `parse`, `assess`, `rules` and `decide` are pure: they take values and return values.
 #![forbid(unsafe_code)]
 
+pub mod approval;
 pub mod assess;
 pub mod audit;
 pub mod cli;
@@ -19,7 +20,9 @@ pub mod harness;
 pub mod levels;
 pub mod model;
 pub mod parse;
+pub mod pause;
 pub mod prompt;
+pub mod queue;
 pub mod rules;
 pub mod sanitize;
 pub mod store;

@@ -53,12 +53,17 @@ impl Test {
         self.dir.path().join(rel)
     }
     fn command(&self) -> Command {
+        self.command_with(&self.args)
+    }
+    fn command_with(&self, args: &[impl AsRef<std::ffi::OsStr>]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_agentsh"));
-        c.args(&self.args)
+        c.args(args)
             .current_dir(self.dir.path())
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
             .env("XDG_STATE_HOME", self.home.path().join(".local/state"))
+            // A private approval queue and pause state, never the person's real ones.
+            .env("XDG_RUNTIME_DIR", self.home.path())
             .env_remove("AGENTSH_ASK")
             .env_remove("NO_COLOR");
         c.envs(self.envs.iter().map(|(k, v)| (k, v)));
@@ -784,4 +789,201 @@ fn stats_count_and_suggest_entries() {
     let v: serde_json::Value =
         serde_json::from_str(&p.run(&["stats", "--json", "--since", "2999-01-01"]).status(0).stdout()).unwrap();
     assert_eq!(v["total"], 0);
+}
+// ---- The approval queue (issue 8): a headless agentsh answered from another process. ----
+
+impl Test {
+    /// Starts agentsh with this test's arguments and environment, without waiting for it.
+    fn spawn(&self) -> std::process::Child {
+        let mut c = self.command();
+        c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.spawn().unwrap()
+    }
+    /// Runs another agentsh (the person's side) in the same environment.
+    fn also(&self, args: &[&str]) -> Run {
+        let mut c = self.command_with(args);
+        c.stdin(Stdio::null());
+        Run { out: c.output().unwrap() }
+    }
+    /// The live requests, once there are `n` of them (the waiters register asynchronously).
+    fn pending(&self, n: usize) -> Vec<serde_json::Value> {
+        for _ in 0..600 {
+            let r = self.also(&["approvals", "--json"]).status(0);
+            let all: Vec<serde_json::Value> = serde_json::from_value(r.json()).unwrap();
+            let live: Vec<_> = all.into_iter().filter(|v| v["state"] == "pending").collect();
+            if live.len() >= n {
+                return live;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("no {n} pending requests appeared");
+    }
+    /// The request file as the approvals UI reads it (with the high-risk code).
+    fn request_file(&self, id: &str) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.home.path().join("agentsh").join(format!("{id}.json"))).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+fn finish(child: std::process::Child) -> Run {
+    Run { out: child.wait_with_output().unwrap() }
+}
+
+fn queued(cmd: &str) -> Test {
+    Test::new().user_config(r#"{"approvalQueue": true}"#).args(&["-c", cmd])
+}
+
+#[test]
+fn a_headless_agentsh_waits_and_approve_runs_the_command() {
+    let t = queued("chmod 644 f; echo ran; exit 3");
+    std::fs::write(t.path("f"), "").unwrap();
+    let waiter = t.spawn();
+    let reqs = t.pending(1);
+    let r = &reqs[0];
+    assert_eq!(r["command"], "chmod 644 f; echo ran; exit 3");
+    assert_eq!(r["risk"], "moderate");
+    assert_eq!(r["pid"], waiter.id());
+    assert!(r["cwd"].as_str().unwrap().ends_with(t.dir.path().file_name().unwrap().to_str().unwrap()));
+    assert!(r["reasons"][0].as_str().unwrap().contains("permissions"), "{r}");
+    assert!(r["expires"].as_u64().unwrap() > r["time"].as_u64().unwrap());
+    assert!(r.get("code").is_none());
+    let id = r["id"].as_str().unwrap();
+    t.also(&["approve", id]).status(0).stdout_is("allowed once: chmod 644 f; echo ran; exit 3\n");
+    finish(waiter).status(3).stdout_is("ran\n").stderr_has(&format!("waiting for approval (60s): request {id}"));
+    // Answered and gone: nothing is left in the queue.
+    t.also(&["approve", id]).status(1).stderr_has("no pending request");
+    assert_eq!(t.also(&["approvals", "--json"]).json(), serde_json::json!([]));
+}
+
+#[test]
+fn deny_with_a_message_reaches_the_agent() {
+    let t = queued("chmod 644 f && echo ran");
+    let waiter = t.spawn();
+    let id = t.pending(1)[0]["id"].as_str().unwrap().to_string();
+    t.also(&["deny", &id, "--message", "use\x1b[31m make fix"]).status(0);
+    finish(waiter)
+        .status(126)
+        .stdout_is("")
+        .stderr_has("rejected by the person in `agentsh approvals`")
+        .stderr_has("The person says: use\\x1b[31m make fix");
+}
+
+#[test]
+fn no_answer_times_out_as_a_no() {
+    let t =
+        queued("chmod 644 f && echo ran").user_config(r#"{"approvalQueue": true, "confirmationTimeoutSeconds": 10}"#);
+    finish(t.spawn())
+        .status(126)
+        .stdout_is("")
+        .stderr_has("waiting for approval (10s)")
+        .stderr_has("timed out: no one answered");
+}
+
+#[test]
+fn concurrent_requests_are_answered_separately() {
+    let t = queued("chmod 644 f && echo one");
+    std::fs::write(t.path("f"), "").unwrap();
+    let first = t.spawn();
+    t.pending(1);
+    let t2 = Test { args: vec!["-c".into(), "chmod 600 f && echo two".into()], ..t };
+    let second = t2.spawn();
+    let reqs = t2.pending(2);
+    let id_of = |needle: &str| {
+        reqs.iter().find(|r| r["command"].as_str().unwrap().contains(needle)).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    t2.also(&["deny", &id_of("echo one")]).status(0);
+    t2.also(&["approve", &id_of("echo two")]).status(0);
+    finish(first).status(126).stdout_is("");
+    finish(second).status(0).stdout_is("two\n");
+}
+
+#[test]
+fn a_killed_waiter_leaves_only_an_expired_request() {
+    let t = queued("chmod 644 f && echo ran");
+    let mut waiter = t.spawn();
+    let id = t.pending(1)[0]["id"].as_str().unwrap().to_string();
+    waiter.kill().unwrap();
+    waiter.wait().unwrap();
+    let listed = t.also(&["approvals", "--json"]).status(0).json();
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["state"], "expired");
+    assert_eq!(t.also(&["approvals", "--json"]).json(), serde_json::json!([]));
+    t.also(&["approve", &id]).status(1).stderr_has("no pending request");
+}
+
+#[test]
+fn high_risk_approvals_need_the_code() {
+    let t = queued("sudo true");
+    let waiter = t.spawn();
+    let r = t.pending(1).remove(0);
+    let id = r["id"].as_str().unwrap();
+    assert_eq!(r["risk"], "high");
+    t.also(&["approve", id]).status(1).stderr_has("--code");
+    let code = t.request_file(id)["code"].as_str().unwrap().to_string();
+    let wrong = if code == "0000" { "1111" } else { "0000" };
+    t.also(&["approve", id, "--code", wrong]).status(1).stderr_has("wrong code");
+    finish(waiter).status(126).stderr_has("the approval code was wrong");
+}
+
+#[test]
+fn always_from_the_queue_writes_the_whitelist() {
+    let t = queued("chmod 644 f");
+    std::fs::write(t.path("f"), "").unwrap();
+    let waiter = t.spawn();
+    let id = t.pending(1)[0]["id"].as_str().unwrap().to_string();
+    t.also(&["approve", &id, "--always"]).status(0).stdout_has("always `chmod 644 f`");
+    finish(waiter).status(0).stderr_has("added `chmod 644 f` to the whitelist");
+    t.also(&["-c", "chmod 644 f"]).status(0).stderr_is_empty();
+}
+
+#[test]
+fn without_a_watcher_or_the_user_setting_it_refuses_at_once() {
+    // The project file is the agent's to edit: it cannot make agentsh wait.
+    Test::new()
+        .project_config(r#"{"approvalQueue": true}"#)
+        .args(&["-c", "chmod 644 f"])
+        .run()
+        .status(126)
+        .stderr_has("approvalQueue is only read from the user config")
+        .stderr_has("no `agentsh approvals` is open")
+        .stderr_has("`agentsh approvals` open in another terminal");
+}
+
+#[test]
+fn pause_holds_commands_until_resume() {
+    let t = Test::new().args(&["-c", "echo held"]);
+    t.also(&["pause"]).status(0).stdout_has("paused");
+    t.also(&["status"]).status(0).stdout_has("agent: paused");
+    let waiter = t.spawn();
+    let r = t.pending(1).remove(0);
+    assert_eq!(r["paused"], true);
+    assert_eq!(r["expires"], serde_json::Value::Null);
+    let status = t.also(&["status", "--json"]).status(0).json();
+    assert_eq!((status["state"].as_str(), status["pending"].as_u64()), (Some("paused"), Some(1)));
+    t.also(&["resume"]).status(0).stdout_has("resumed");
+    finish(waiter).status(0).stdout_is("held\n").stderr_has("paused by the person");
+    t.also(&["status"]).status(0).stdout_has("agent: running");
+}
+
+#[test]
+fn pause_deny_refuses_with_the_person_in_charge() {
+    let t = Test::new().args(&["-c", "echo never"]);
+    t.also(&["pause", "--deny"]).status(0);
+    t.run().status(126).stdout_is("").stderr_has("the person has taken over");
+    t.also(&["-c", "rm -rf /"]).status(126).stderr_has("denied");
+    t.also(&["resume"]).status(0);
+    t.run().status(0).stdout_is("never\n");
+}
+
+#[test]
+fn the_agent_cannot_answer_through_the_gate() {
+    for cmd in ["agentsh approve 0123456789ab", "agentsh deny 0123456789ab", "agentsh resume", "agentsh approvals"] {
+        sh(cmd).run().status(126).stderr_has("only a person may run it");
+    }
+    for read_only in ["agentsh status", "agentsh approvals --json"] {
+        Test::new().args(&["check", "--", read_only]).run().status(0);
+    }
 }

@@ -52,6 +52,8 @@ impl Fixture {
             .env("HOME", self.tmp.path().join("home"))
             .env("XDG_CONFIG_HOME", self.tmp.path().join("xdg"))
             .env("XDG_STATE_HOME", self.tmp.path().join("state"))
+            // A private approval queue and pause state, never the person's real ones.
+            .env("XDG_RUNTIME_DIR", self.tmp.path())
             .env("AGENTSH", BIN)
             .env("NO_COLOR", "1")
             .env("TERM", "xterm")
@@ -138,7 +140,7 @@ fn no_answer_times_out_on_time() {
     await_prompt(&mut p);
     let (status, rest) = finish(&mut p);
     let elapsed = start.elapsed();
-    assert_rejected(status, &rest, "timed out: no answer at the terminal");
+    assert_rejected(status, &rest, "timed out: no one answered");
     assert!(rest.contains(&format!("agentsh: timed out after {CONFIRM_SECS}s")), "{rest}");
     let secs = elapsed.as_secs_f64();
     assert!((9.0..15.0).contains(&secs), "took {secs:.1}s for a {CONFIRM_SECS}s timeout");
@@ -339,4 +341,25 @@ fn the_audit_log_records_the_persons_answers() {
         assert!(r["tty"].as_str().unwrap().starts_with("/dev/pts/"), "{r}");
     }
     assert_eq!(records[0]["offered_entries"], serde_json::json!(["touch answered.txt", "touch"]));
+}
+
+/// The first answer wins: the prompt is on the terminal, and `agentsh approve` from another
+/// process answers it; the prompt says so, the terminal comes back as it was, the command runs.
+#[test]
+fn an_answer_from_the_queue_ends_the_prompt_and_restores_the_terminal() {
+    let f = Fixture::new();
+    let mut p = f.sh(r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt'; echo $? > status; stty -g > after"#);
+    await_prompt(&mut p);
+    let out = f.command(BIN, &["approvals", "--json"]).output().unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = listed[0]["id"].as_str().expect("the prompt's request is in the queue").to_string();
+    let approved = f.command(BIN, &["approve", &id]).output().unwrap();
+    assert!(approved.status.success(), "{approved:?}");
+    let (status, rest) = finish(&mut p);
+    assert_eq!(status, 0, "{rest}");
+    assert!(rest.contains("answered in `agentsh approvals`: allowed once"), "screen:\n{rest}");
+    let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
+    assert_eq!(read("status").trim(), "0");
+    assert_eq!(read("before"), read("after"), "terminal settings changed");
+    assert!(f.path("ran.txt").exists());
 }

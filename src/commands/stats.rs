@@ -12,8 +12,17 @@ use std::fmt::Write as _;
 
 const TOP: usize = 10;
 /// Outcomes in the order a person reads them.
-const OUTCOMES: &[&str] =
-    &["allowed", "approved_once", "approved_always", "rejected", "timed_out", "no_terminal", "interrupted", "denied"];
+const OUTCOMES: &[&str] = &[
+    "allowed",
+    "approved_once",
+    "approved_always",
+    "rejected",
+    "timed_out",
+    "no_terminal",
+    "interrupted",
+    "taken_over",
+    "denied",
+];
 
 #[derive(Debug, Default, Serialize, PartialEq)]
 pub struct Stats {
