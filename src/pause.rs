@@ -26,9 +26,7 @@ pub struct Pause {
 }
 
 pub fn file() -> Option<PathBuf> {
-    let dirs = directories::ProjectDirs::from("", "", "agentsh")?;
-    let state = dirs.state_dir().map(PathBuf::from).unwrap_or_else(|| dirs.data_local_dir().to_path_buf());
-    Some(state.join("paused.json"))
+    crate::audit::state_dir().map(|state| state.join("paused.json"))
 }
 
 /// The pause in force, if any. A pause file that cannot be read counts as `pause --deny`:

@@ -21,6 +21,7 @@ impl Env {
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
             .env("XDG_STATE_HOME", self.home.path().join(".local/state"))
+            .env("XDG_RUNTIME_DIR", self.home.path())
             .env("TMPDIR", "/tmp")
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
@@ -239,4 +240,32 @@ fn doctor_reports_an_unwired_agent_as_a_problem() {
         .find(|f| f["message"].as_str().unwrap().starts_with("Claude Code"))
         .unwrap();
     assert_eq!(claude["level"], "ok", "{claude}");
+}
+
+fn finding(out: &Output, check: &str) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["findings"].as_array().unwrap().iter().find(|f| f["check"] == check).cloned().unwrap_or_else(|| panic!("{v}"))
+}
+
+#[test]
+fn doctor_reports_the_audit_log_the_pause_and_the_queue() {
+    let e = Env::new();
+    let out = e.run(&["doctor", "--json"], None);
+    assert_eq!(finding(&out, "audit")["level"], "ok");
+    assert_eq!(finding(&out, "pause")["level"], "ok");
+    assert_eq!(finding(&out, "queue")["level"], "info");
+    e.run(&["pause", "--deny"], None);
+    let pause = finding(&e.run(&["doctor", "--json"], None), "pause");
+    assert!(pause["message"].as_str().unwrap().contains("--deny"), "{pause}");
+    assert_eq!(pause["fix"], "agentsh resume, to hand control back");
+    e.run(&["resume"], None);
+    // A file where the state directory should be: the audit log cannot be written.
+    let state = e.home.path().join(".local/state");
+    std::fs::remove_dir_all(state.join("agentsh")).unwrap();
+    std::fs::write(state.join("agentsh"), "").unwrap();
+    let out = e.run(&["doctor", "--json"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let audit = finding(&out, "audit");
+    assert_eq!(audit["level"], "problem", "{audit}");
+    assert!(audit["message"].as_str().unwrap().contains("refused"), "{audit}");
 }

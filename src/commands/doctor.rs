@@ -37,7 +37,9 @@ pub const CHECKS: &[Check] = &[
     Check { name: "hooks", run: agent_hooks },
     Check { name: "interactive", run: interactive_hooks },
     Check { name: "config", run: config_files },
-    Check { name: "state", run: state_dir },
+    Check { name: "audit", run: audit_log },
+    Check { name: "pause", run: pause_state },
+    Check { name: "queue", run: approval_queue },
     Check { name: "terminal", run: terminal },
     Check { name: "tiocsti", run: tiocsti },
 ];
@@ -298,29 +300,70 @@ fn config_files(f: &Facts) -> Vec<Finding> {
     out
 }
 
-fn state_dir(_: &Facts) -> Vec<Finding> {
-    let Some(dirs) = directories::ProjectDirs::from("", "", "agentsh") else {
-        return vec![finding(
-            "state",
-            Level::Problem,
-            "no home directory for agentsh's state".into(),
-            Some("set HOME"),
-        )];
+fn audit_log(_: &Facts) -> Vec<Finding> {
+    let Some(log) = crate::audit::log_path() else {
+        return vec![finding("audit", Level::Problem, "no home directory for the audit log".into(), Some("set HOME"))];
     };
-    let Some(dir) = dirs.state_dir() else {
-        return vec![finding("state", Level::Info, "this platform has no state directory".into(), None)];
-    };
+    let dir = log.parent().unwrap_or(Path::new("."));
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
     let result = std::fs::create_dir_all(dir)
         .and_then(|_| std::fs::write(&probe, b""))
-        .and_then(|_| std::fs::remove_file(&probe));
+        .and_then(|_| std::fs::remove_file(&probe))
+        .and_then(|_| match log.exists() {
+            true => std::fs::OpenOptions::new().append(true).open(&log).map(drop),
+            false => Ok(()),
+        });
     vec![match result {
-        Ok(()) => finding("state", Level::Ok, format!("{} is writable (the audit log goes here)", dir.display()), None),
+        Ok(()) => finding(
+            "audit",
+            Level::Ok,
+            format!("the audit log {} is writable (`agentsh log --verify` checks its chain)", log.display()),
+            None,
+        ),
         Err(e) => finding(
-            "state",
+            "audit",
             Level::Problem,
-            format!("{} is not writable: {e}", dir.display()),
+            format!("the audit log {} cannot be written: {e}; every command that would run is refused", log.display()),
             Some(&format!("mkdir -p {0} && chmod u+rwx {0}", dir.display())),
+        ),
+    }]
+}
+
+fn pause_state(_: &Facts) -> Vec<Finding> {
+    use crate::pause::Mode;
+    vec![match crate::pause::current() {
+        None => finding("pause", Level::Ok, "not paused: the agent's commands are judged as usual".into(), None),
+        Some(p) => finding(
+            "pause",
+            Level::Info,
+            match p.mode {
+                Mode::Wait => "paused: every command the agent runs waits (see `agentsh approvals`)".into(),
+                Mode::Deny => "paused with --deny: every command the agent runs is refused".into(),
+            },
+            Some("agentsh resume, to hand control back"),
+        ),
+    }]
+}
+
+fn approval_queue(_: &Facts) -> Vec<Finding> {
+    vec![match crate::queue::dir() {
+        Ok(dir) if crate::queue::watched(&dir) => finding(
+            "queue",
+            Level::Ok,
+            format!("approval queue {}: `agentsh approvals` is open, so headless commands wait there", dir.display()),
+            None,
+        ),
+        Ok(dir) => finding(
+            "queue",
+            Level::Info,
+            format!("approval queue {}: no `agentsh approvals` open", dir.display()),
+            Some("open `agentsh approvals` in another terminal to answer agents that have no terminal"),
+        ),
+        Err(why) => finding(
+            "queue",
+            Level::Problem,
+            format!("the approval queue cannot be used: {why}"),
+            Some("fix the directory's owner and mode (0700), or set XDG_RUNTIME_DIR"),
         ),
     }]
 }
