@@ -160,6 +160,8 @@ pub enum Outcome {
     RejectedWithMessage(String),
     /// Refused while the person had taken over (`agentsh pause --deny`).
     TakenOver,
+    /// `agentsh hook`: this decision was handed to the agent, which runs (or asks) itself.
+    Hook(Decision),
 }
 
 impl Outcome {
@@ -178,7 +180,10 @@ impl Outcome {
     }
 
     pub fn runs(&self) -> bool {
-        matches!(self, Outcome::Allowed | Outcome::ApprovedOnce | Outcome::ApprovedAlways(_))
+        matches!(
+            self,
+            Outcome::Allowed | Outcome::ApprovedOnce | Outcome::ApprovedAlways(_) | Outcome::Hook(Decision::Allow)
+        )
     }
 
     pub fn name(&self) -> &'static str {
@@ -189,6 +194,7 @@ impl Outcome {
             Outcome::ApprovedAlways(_) => "approved_always",
             Outcome::Rejected | Outcome::RejectedWithMessage(_) => "rejected",
             Outcome::TakenOver => "taken_over",
+            Outcome::Hook(_) => "hook",
             Outcome::TimedOut => "timed_out",
             Outcome::NoTerminal(_) => "no_terminal",
             Outcome::Interrupted(_) => "interrupted",
@@ -212,6 +218,7 @@ fn decided_by(verdict: &Verdict, outcome: &Outcome, prompt_timeout: u64) -> By {
         Outcome::Rejected => by("person", "rejected".into()),
         Outcome::RejectedWithMessage(message) => by("person", format!("rejected: {}", sanitize(message))),
         Outcome::TakenOver => by("person", "taken over (agentsh pause --deny)".into()),
+        Outcome::Hook(d) => by("hook", format!("told the agent: {d}")),
         Outcome::TimedOut => by("timeout", format!("no answer in {prompt_timeout}s")),
         Outcome::NoTerminal(why) => by("no_terminal", sanitize(why)),
         Outcome::Interrupted(signal) => by("interrupted", sanitize(signal)),

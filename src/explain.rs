@@ -37,6 +37,10 @@ pub fn describe_parts(verdict: &Verdict, out: &mut String) {
 
 pub fn denial_hint(verdict: &Verdict) -> String {
     let blocking: Vec<&Part> = verdict.blocking_parts().collect();
+    if blocking.is_empty() {
+        // No part of the command was the problem (e.g. the audit log could not be written).
+        return "nothing ran. The command itself is not the problem: fix what the reason names, then try again".into();
+    }
     if blocking.iter().any(|p| matches!(p.decided_by, DecidedBy::Blacklist(_))) {
         return "nothing ran. The person can remove the entry from commandBlacklist in .agents/terminal.json or ~/.config/agentsh/config.json".into();
     }

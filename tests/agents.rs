@@ -269,3 +269,28 @@ fn doctor_reports_the_audit_log_the_pause_and_the_queue() {
     assert_eq!(audit["level"], "problem", "{audit}");
     assert!(audit["message"].as_str().unwrap().contains("refused"), "{audit}");
 }
+
+#[test]
+fn hook_decisions_are_audited_and_an_unwritable_log_blocks() {
+    let e = Env::new();
+    let event = |cmd: &str| {
+        serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": cmd}})
+            .to_string()
+    };
+    e.run(&["hook", "claude-code"], Some(&event("ls -la")));
+    e.run(&["hook", "claude-code"], Some(&event("rm -rf /")));
+    let log = std::fs::read_to_string(e.home.path().join(".local/state/agentsh/audit.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert_eq!((lines[0]["outcome"].as_str(), lines[0]["decision"].as_str()), (Some("hook"), Some("allow")));
+    assert_eq!(lines[1]["decided_by"]["detail"], "told the agent: deny");
+    // Nothing is allowed unrecorded.
+    let state = e.home.path().join(".local/state");
+    std::fs::remove_dir_all(state.join("agentsh")).unwrap();
+    std::fs::write(state.join("agentsh"), "").unwrap();
+    let out = e.run(&["hook", "claude-code"], Some(&event("ls -la")));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("audit log cannot be written"), "{reason}");
+}
