@@ -42,46 +42,10 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     policy.force_ask = ask_requested(options.ask);
 
     let verdict = crate::harness::judge(&text, &policy);
-    // Every decision is recorded before anything runs (see `audit`).
-    let trail = audit::Trail::new(&config, &cwd);
-    // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
-    let held = match verdict.decision {
-        Decision::Deny => None,
-        _ => crate::approval::while_paused(|| prompt_request(&verdict, &config, &cwd)),
+    let trail = match admit(&verdict, &config, &cwd) {
+        Ok(trail) => trail,
+        Err(code) => return code,
     };
-    match verdict.decision {
-        Decision::Deny => {
-            let _ = trail.record(&verdict, &audit::Outcome::Denied, None, &[]);
-            explain::print_denial(&verdict);
-            return REFUSED;
-        }
-        _ if held.is_some() => {
-            let answer = held.unwrap_or(Answer::TakenOver);
-            if let Err(code) = trail.record(&verdict, &audit::Outcome::of(&answer), None, &[]) {
-                return code;
-            }
-            if let Err(code) = act_on_answer(answer, &verdict, &cwd) {
-                return code;
-            }
-        }
-        Decision::Allow => {
-            if let Err(code) = trail.record(&verdict, &audit::Outcome::Allowed, None, &[]) {
-                return code;
-            }
-        }
-        Decision::Ask => {
-            let asked = Instant::now();
-            let answer = approve(&verdict, &config, &cwd);
-            let answered_in = asked.elapsed();
-            let offered = always_entries(&verdict.blocking_parts().collect::<Vec<_>>());
-            if let Err(code) = trail.record(&verdict, &audit::Outcome::of(&answer), Some(answered_in), &offered) {
-                return code;
-            }
-            if let Err(code) = act_on_answer(answer, &verdict, &cwd) {
-                return code;
-            }
-        }
-    }
     let script = parse::parse(&text).unwrap_or_default();
     let bash = Path::new("/bin/bash").exists();
     let plan = exec::plan(&script, &source, &options, bash);
@@ -103,6 +67,43 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
 /// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.
 pub fn ask_requested(flag: bool) -> bool {
     flag || env_flag("AGENTSH_ASK")
+}
+
+/// Decides whether a judged command may run: records the decision in the audit log (before
+/// anything runs), waits out a pause, and asks the person when needed. `Ok` means run it.
+/// Shared by the gate and by the interactive shells' line gate (`check --prompt`).
+pub(crate) fn admit(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<audit::Trail, i32> {
+    // Every decision is recorded before anything runs (see `audit`).
+    let trail = audit::Trail::new(config, cwd);
+    // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
+    let held = match verdict.decision {
+        Decision::Deny => None,
+        _ => crate::approval::while_paused(|| prompt_request(verdict, config, cwd)),
+    };
+    match verdict.decision {
+        Decision::Deny => {
+            let _ = trail.record(verdict, &audit::Outcome::Denied, None, &[]);
+            explain::print_denial(verdict);
+            return Err(REFUSED);
+        }
+        _ if held.is_some() => {
+            let answer = held.unwrap_or(Answer::TakenOver);
+            trail.record(verdict, &audit::Outcome::of(&answer), None, &[])?;
+            act_on_answer(answer, verdict, cwd)?;
+        }
+        Decision::Allow => {
+            trail.record(verdict, &audit::Outcome::Allowed, None, &[])?;
+        }
+        Decision::Ask => {
+            let asked = Instant::now();
+            let answer = approve(verdict, config, cwd);
+            let answered_in = asked.elapsed();
+            let offered = always_entries(&verdict.blocking_parts().collect::<Vec<_>>());
+            trail.record(verdict, &audit::Outcome::of(&answer), Some(answered_in), &offered)?;
+            act_on_answer(answer, verdict, cwd)?;
+        }
+    }
+    Ok(trail)
 }
 
 fn env_flag(name: &str) -> bool {

@@ -294,3 +294,22 @@ fn hook_decisions_are_audited_and_an_unwritable_log_blocks() {
     let reason = v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
     assert!(reason.contains("audit log cannot be written"), "{reason}");
 }
+
+#[test]
+fn the_interactive_line_gate_decides_and_records_as_the_gate_does() {
+    let e = Env::new();
+    assert_eq!(e.run(&["check", "--prompt", "--", "ls -la"], None).status.code(), Some(0));
+    assert_eq!(e.run(&["check", "--prompt", "--", "rm -rf /"], None).status.code(), Some(11));
+    // No terminal to ask on: not run.
+    assert_eq!(e.run(&["check", "--prompt", "--", "chmod 600 f"], None).status.code(), Some(11));
+    e.run(&["pause", "--deny"], None);
+    let out = e.run(&["check", "--prompt", "--", "ls -la"], None);
+    assert_eq!(out.status.code(), Some(11));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("taken over"));
+    let log = std::fs::read_to_string(e.home.path().join(".local/state/agentsh/audit.jsonl")).unwrap();
+    let outcomes: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["outcome"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(outcomes, ["allowed", "denied", "no_terminal", "taken_over"]);
+}

@@ -52,18 +52,9 @@ pub fn run(args: CheckArgs) -> Result<i32> {
 
 /// `check --prompt`, for shell hooks: the gate without the exec. 0: may run; 11: must not.
 fn admit(verdict: &crate::decide::Verdict, config: &crate::config::Config, cwd: &std::path::Path) -> i32 {
-    match verdict.decision {
-        Decision::Allow => ALLOW,
-        Decision::Deny => {
-            crate::explain::print_denial(verdict);
-            DENY
-        }
-        Decision::Ask => {
-            let answer = crate::gate::approve(verdict, config, cwd);
-            match crate::gate::act_on_answer(answer, verdict, cwd) {
-                Ok(()) => ALLOW,
-                Err(_) => DENY,
-            }
-        }
+    // The same decision, pause, prompt and audit record as the gate itself.
+    match crate::gate::admit(verdict, config, cwd) {
+        Ok(_) => ALLOW,
+        Err(_) => DENY,
     }
 }
