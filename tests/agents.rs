@@ -222,24 +222,19 @@ fn doctor_reports_an_unwired_agent_as_a_problem() {
     std::fs::create_dir_all(e.home.path().join(".claude")).unwrap();
     let out = e.run(&["doctor", "--json"], None);
     assert_eq!(out.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let claude = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["message"].as_str().unwrap().starts_with("Claude Code"))
-        .unwrap();
+    let claude = claude_finding(&out);
     assert_eq!(claude["level"], "problem");
     assert_eq!(claude["fix"], "agentsh init claude-code --write");
     e.run(&["init", "claude-code", "--write"], None);
-    let v: serde_json::Value = serde_json::from_slice(&e.run(&["doctor", "--json"], None).stdout).unwrap();
-    let claude = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["message"].as_str().unwrap().starts_with("Claude Code"))
-        .unwrap();
+    let claude = claude_finding(&e.run(&["doctor", "--json"], None));
     assert_eq!(claude["level"], "ok", "{claude}");
+}
+
+fn claude_finding(out: &Output) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found =
+        v["findings"].as_array().unwrap().iter().find(|f| f["message"].as_str().unwrap().starts_with("Claude Code"));
+    found.cloned().unwrap_or_else(|| panic!("{v}"))
 }
 
 fn finding(out: &Output, check: &str) -> serde_json::Value {
