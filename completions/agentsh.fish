@@ -38,9 +38,23 @@ complete -c agentsh -n "__fish_agentsh_needs_command" -s h -l help -d 'Print hel
 complete -c agentsh -n "__fish_agentsh_needs_command" -s V -l version -d 'Print version'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "check" -d 'Show the verdict on a command without running it'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "whitelist" -d 'List, add or remove the commands that run without asking'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "policy" -d 'Show the effective policy: level table, built-in rules, custom rules, lists, and where each came from'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "hook" -d 'Answer an agent\'s pre-tool hook: tool-call JSON on stdin, the decision on stdout'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "init" -d 'Print the settings that put agentsh in front of an agent or shell; --write installs them'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "doctor" -d 'Check that agents and shells reach agentsh, with a fix for every problem found'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "log" -d 'Show the audit log: every decision agentsh made, newest last'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "stats" -d 'Summarize the audit log: decisions, risks, approval rate, the commands asked most'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "approvals" -d 'Show pending approval requests live, and answer them (a terminal UI; --json for scripts)'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "approve" -d 'Allow a pending request (see `agentsh approvals`)'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "deny" -d 'Reject a pending request, optionally telling the agent what to do instead'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "pause" -d 'Take over: every command the agent runs waits until `agentsh resume` (--deny: is refused)'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "resume" -d 'Hand control back: lift `agentsh pause`'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "status" -d 'Show whether the agent is paused and how many requests are pending'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l cwd -d 'Judge as if run from DIR (its .agents/terminal.json applies)' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l json -d 'Print one JSON object instead of an explanation'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l stdin -d 'Read the command text from standard input (for multi-line commands)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l ask -d 'Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l prompt -d 'Act as the gate for a shell hook: print nothing when allowed, ask the person at the terminal when needed; exit 0 when it may run, 11 when it must not'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and not __fish_seen_subcommand_from list ls add rm remove clear" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and not __fish_seen_subcommand_from list ls add rm remove clear" -f -a "list" -d 'Show the whitelist entries, numbered, with the file each comes from'
@@ -63,3 +77,38 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_se
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -l user -d 'Edit the user config (~/.config/agentsh/config.json) instead of the project\'s'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -l cwd -d 'Show the policy for commands run in DIR (its .agents/terminal.json applies)' -r -F
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -l json -d 'Print one JSON object instead of text'
+complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -l list -d 'List the supported protocols and how each maps allow, ask and deny'
+complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c agentsh -n "__fish_agentsh_using_subcommand init" -l write -d 'Install it: merge into the settings file (a backup is kept, the diff is shown)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -l json -d 'Print the findings as JSON'
+complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s n -l lines -d 'Show the last N matching decisions; 0 shows all' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time (2025-06-01, 2025-06-01T09:00:00Z)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l decision -d 'Only decisions that were allow, ask (whatever the person answered) or deny' -r -f -a "allow\t''
+ask\t''
+deny\t''"
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l cwd -d 'Only commands run in DIR or below it' -r -F
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l grep -d 'Only commands containing TEXT (case-insensitive)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l json -d 'Print the matching records as JSON lines, exactly as stored'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l verify -d 'Check every line\'s hash and link instead of listing; reports the first broken link'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l json -d 'Print one JSON object'
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approvals" -l json -d 'Print the pending requests as a JSON array and exit'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approvals" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -l entry -d 'With --always: which offered entry to add (default: the whole command)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -l code -d 'The approval code of a high-risk request, shown in `agentsh approvals`' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -l always -d 'Allow, and add the command to the whitelist (as the prompt\'s "always" does)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand deny" -s m -l message -d 'Told to the agent in the refusal, e.g. what to do instead' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand deny" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand pause" -l deny -d 'Refuse the agent\'s commands at once ("the person has taken over") instead of holding them'
+complete -c agentsh -n "__fish_agentsh_using_subcommand pause" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand resume" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand status" -l json -d 'Print one JSON object'
+complete -c agentsh -n "__fish_agentsh_using_subcommand status" -s h -l help -d 'Print help'

@@ -605,7 +605,10 @@ fn judge_self(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Ass
     }
     let read_only = rules::SELF_READ_ONLY.contains(&first)
         || (first == "whitelist" && rules::SELF_WHITELIST_READ_ONLY.contains(&second))
-        || (first == "approvals" && !args.iter().any(|w| w.text() != "approvals" && !w.text().starts_with("--json")));
+        // Only the JSON listing: the live UI answers requests, which is the person's alone.
+        || (first == "approvals"
+            && args.iter().any(|w| w.text() == "--json")
+            && args[1..].iter().all(|w| w.text() == "--json"));
     if read_only || first.is_empty() {
         Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only shows agentsh's state", "agentsh")
     } else {
@@ -768,7 +771,7 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
     let safe = a.risk == Risk::Safe;
     for w in args {
         let text = w.text();
-        if mentions_self(text) && !reads_only && name != "agentsh" {
+        if mentions_self(text) && (!reads_only || mentions_queue(text)) && name != "agentsh" {
             a.risk = Risk::Forbidden;
             a.category = Category::Blocked;
             a.reasons = vec![format!(
@@ -819,6 +822,16 @@ pub fn mentions_self(text: &str) -> bool {
         || t.contains(".config/agentsh")
         || t.contains(".local/state/agentsh")
         || t.contains(".local/share/agentsh")
+        || mentions_queue(t)
+}
+
+/// True when `text` names the approval queue's directory (`$XDG_RUNTIME_DIR/agentsh`,
+/// `/run/user/UID/agentsh`, `/tmp/agentsh-UID`): writing an answer file there approves a
+/// command, and reading a request shows its approval code. Even reads are refused.
+pub fn mentions_queue(text: &str) -> bool {
+    let t = text.trim_end_matches('/');
+    ((t.contains("/run/user/") || t.contains("XDG_RUNTIME_DIR")) && t.contains("agentsh"))
+        || t.contains("/tmp/agentsh-")
 }
 
 pub fn basename(path: &str) -> &str {
@@ -1461,6 +1474,21 @@ mod tests {
             ("agentsh whitelist add 'rm -rf x'", Risk::Forbidden),
             ("agentsh whitelist list", Risk::Safe),
             ("agentsh check ls", Risk::Safe),
+            // The approval queue: only the JSON listing and status are read-only (issue 8).
+            ("agentsh approvals --json", Risk::Safe),
+            ("agentsh status", Risk::Safe),
+            ("agentsh approvals", Risk::Forbidden),
+            ("agentsh approvals --json x", Risk::Forbidden),
+            ("agentsh approve 0123456789ab", Risk::Forbidden),
+            ("agentsh deny 0123456789ab --message ok", Risk::Forbidden),
+            ("agentsh resume", Risk::Forbidden),
+            ("agentsh pause", Risk::Forbidden),
+            ("/usr/bin/agentsh approve 0123456789ab --code 1234", Risk::Forbidden),
+            ("echo '{\"answer\":\"once\"}' > /run/user/1000/agentsh/0123456789ab.answer", Risk::Forbidden),
+            ("cat /run/user/1000/agentsh/0123456789ab.json", Risk::Forbidden),
+            ("ls $XDG_RUNTIME_DIR/agentsh", Risk::Forbidden),
+            ("cp x /tmp/agentsh-1000/0123456789ab.answer", Risk::Forbidden),
+            ("ls /run/user/1000", Risk::Safe),
             ("frobnicate --all", Risk::Moderate),
             ("./build.sh", Risk::Moderate),
             ("LD_PRELOAD=x.so ls", Risk::High),

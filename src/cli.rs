@@ -17,11 +17,13 @@ Examples:
   agentsh check -- 'rm -rf build'     show the verdict without running anything
   agentsh check --json -- 'git push'  the same, as JSON for scripts
   agentsh whitelist add 'npm test'    let a command run without asking
+  agentsh log --since 1h              what ran, was asked about or denied in the last hour
   SHELL=$(command -v agentsh) my-agent   make an agent's commands go through agentsh
 
 Exit status:
   the command's own      when it ran
-  126                    refused (denied, not approved, timed out, or no one to ask)
+  126                    refused (denied, not approved, timed out, no one to ask,
+                         or the audit record could not be written)
   127                    command not found
   124                    killed by commandTimeoutSeconds
   2                      usage error
@@ -91,11 +93,236 @@ pub enum Command {
     /// Show the verdict on a command without running it
     #[command(after_help = "Exit status: 0 allow, 10 ask, 11 deny, 2 usage error.\n\n\
         Examples:\n  agentsh check -- 'rm -rf /'\n  agentsh check --json -- 'git push --force'\n  \
-        printf 'cd x &&\\n make\\n' | agentsh check --stdin")]
+        printf 'cd x &&\\n make\\n' | agentsh check --stdin\n  agentsh check --ask -- ls")]
     Check(CheckArgs),
     /// List, add or remove the commands that run without asking
     #[command(subcommand)]
     Whitelist(WhitelistCommand),
+    /// Show the effective policy: level table, built-in rules, custom rules, lists, and where each came from
+    #[command(after_help = "Exit status: 0 shown, 1 failed, 2 usage error.\n\n\
+        Examples:\n  agentsh policy\n  agentsh policy --json | jq .level\n  agentsh policy --cwd ~/src/project")]
+    Policy(PolicyArgs),
+    /// Answer an agent's pre-tool hook: tool-call JSON on stdin, the decision on stdout
+    #[command(after_help = crate::commands::hook::AFTER_HELP)]
+    Hook(HookArgs),
+    /// Print the settings that put agentsh in front of an agent or shell; --write installs them
+    #[command(after_help = crate::commands::init::AFTER_HELP)]
+    Init(InitArgs),
+    /// Check that agents and shells reach agentsh, with a fix for every problem found
+    #[command(after_help = "Exit status: 0 all good, 1 a problem was found, 2 usage error.\n\n\
+        Examples:\n  agentsh doctor\n  agentsh doctor --json")]
+    Doctor(DoctorArgs),
+    /// Show the audit log: every decision agentsh made, newest last
+    #[command(after_help = LOG_AFTER_HELP)]
+    Log(LogArgs),
+    /// Summarize the audit log: decisions, risks, approval rate, the commands asked most
+    #[command(after_help = STATS_AFTER_HELP)]
+    Stats(StatsArgs),
+    /// Show pending approval requests live, and answer them (a terminal UI; --json for scripts)
+    #[command(after_help = APPROVALS_HELP)]
+    Approvals(ApprovalsArgs),
+    /// Allow a pending request (see `agentsh approvals`)
+    #[command(after_help = "Exit status: 0 answered, 1 failed (no such request, wrong code, ...), 2 usage error.\n\n\
+        Examples:\n  agentsh approve 3f9a0c12d4e5\n  agentsh approve 3f9a0c12d4e5 --always\n  \
+        agentsh approve 3f9a0c12d4e5 --code 4821     (high risk: the code shown in `agentsh approvals`)")]
+    Approve(ApproveArgs),
+    /// Reject a pending request, optionally telling the agent what to do instead
+    #[command(after_help = "Exit status: 0 answered, 1 failed, 2 usage error.\n\n\
+        Example:\n  agentsh deny 3f9a0c12d4e5 --message 'use make test, not the raw script'")]
+    Deny(DenyArgs),
+    /// Take over: every command the agent runs waits until `agentsh resume` (--deny: is refused)
+    #[command(after_help = "The pause lasts until `agentsh resume`, across logins. Waiting commands \
+        show in `agentsh approvals`, where each can also be answered.\n\n\
+        Examples:\n  agentsh pause\n  agentsh pause --deny\n  agentsh resume")]
+    Pause(PauseArgs),
+    /// Hand control back: lift `agentsh pause`
+    Resume,
+    /// Show whether the agent is paused and how many requests are pending
+    Status(StatusArgs),
+}
+
+const LOG_AFTER_HELP: &str = "\
+Every command run through agentsh is recorded before it runs, in
+~/.local/state/agentsh/audit.jsonl ($XDG_STATE_HOME/agentsh). `agentsh check` records nothing.
+
+Examples:
+  agentsh log                         the last 50 decisions as a table
+  agentsh log --since 1h --decision deny
+  agentsh log --cwd . --grep 'git push'
+  agentsh log --json -n 0 | jq .      every record, as stored
+  agentsh log --verify                check the hash chain for edits and removed lines
+
+Exit status: 0 done, 1 failed (or --verify found a broken link), 2 usage error.";
+
+const STATS_AFTER_HELP: &str = "\
+Examples:
+  agentsh stats
+  agentsh stats --since 7d --json
+
+Exit status: 0 done, 1 failed, 2 usage error.";
+
+/// A gate decision, for filtering the audit log.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecisionFilter {
+    Allow,
+    Ask,
+    Deny,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct LogArgs {
+    /// Print the matching records as JSON lines, exactly as stored
+    #[arg(long)]
+    pub json: bool,
+    /// Show the last N matching decisions; 0 shows all
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 50)]
+    pub lines: usize,
+    /// Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or
+    /// time (2025-06-01, 2025-06-01T09:00:00Z)
+    #[arg(long, value_name = "WHEN", value_parser = crate::clock::parse_since)]
+    pub since: Option<crate::clock::Since>,
+    /// Only decisions that were allow, ask (whatever the person answered) or deny
+    #[arg(long, value_enum, value_name = "DECISION")]
+    pub decision: Option<DecisionFilter>,
+    /// Only commands run in DIR or below it
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// Only commands containing TEXT (case-insensitive)
+    #[arg(long, value_name = "TEXT")]
+    pub grep: Option<String>,
+    /// Check every line's hash and link instead of listing; reports the first broken link
+    #[arg(long, conflicts_with_all = ["json", "since", "decision", "cwd", "grep"])]
+    pub verify: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct StatsArgs {
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time
+    #[arg(long, value_name = "WHEN", value_parser = crate::clock::parse_since)]
+    pub since: Option<crate::clock::Since>,
+}
+
+/// The agents whose hook protocols agentsh speaks.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookProtocol {
+    /// Claude Code PreToolUse (tool Bash)
+    ClaudeCode,
+    /// Codex PreToolUse (tool Bash); Codex cannot ask, so ask becomes deny
+    Codex,
+    /// Gemini CLI BeforeTool (tool run_shell_command); no ask either
+    Gemini,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct HookArgs {
+    /// The agent's protocol
+    #[arg(value_enum, required_unless_present = "list")]
+    pub protocol: Option<HookProtocol>,
+    /// List the supported protocols and how each maps allow, ask and deny
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// What `agentsh init` wires agentsh into.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitTarget {
+    /// A PreToolUse hook in ~/.claude/settings.json
+    ClaudeCode,
+    /// A PreToolUse hook in ~/.codex/hooks.json
+    Codex,
+    /// A BeforeTool hook in ~/.gemini/settings.json
+    Gemini,
+    /// A hook that gates each command line of an interactive bash (~/.bashrc)
+    Bash,
+    /// A hook that gates each command line of an interactive zsh (~/.zshrc)
+    Zsh,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct InitArgs {
+    #[arg(value_enum)]
+    pub target: InitTarget,
+    /// Install it: merge into the settings file (a backup is kept, the diff is shown)
+    #[arg(long)]
+    pub write: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct DoctorArgs {
+    /// Print the findings as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct PolicyArgs {
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Show the policy for commands run in DIR (its .agents/terminal.json applies)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+pub const APPROVALS_HELP: &str = "\
+Keys: Up/Down or j/k select, Enter shows details, y allows once, a allows always,
+n rejects, m rejects with a message, q quits. High-risk requests need their code typed.
+
+While it is open, an agentsh with no terminal (a headless agent) waits here for an answer
+instead of refusing at once.
+
+Examples:
+  agentsh approvals            the live list, in another terminal or tmux pane
+  agentsh approvals --json     the pending requests as a JSON array";
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct ApprovalsArgs {
+    /// Print the pending requests as a JSON array and exit
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct ApproveArgs {
+    /// The request id, from `agentsh approvals`
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Allow, and add the command to the whitelist (as the prompt's "always" does)
+    #[arg(long)]
+    pub always: bool,
+    /// With --always: which offered entry to add (default: the whole command)
+    #[arg(long, value_name = "ENTRY", requires = "always")]
+    pub entry: Option<String>,
+    /// The approval code of a high-risk request, shown in `agentsh approvals`
+    #[arg(long, value_name = "CODE")]
+    pub code: Option<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct DenyArgs {
+    /// The request id, from `agentsh approvals`
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Told to the agent in the refusal, e.g. what to do instead
+    #[arg(long, short = 'm', value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct PauseArgs {
+    /// Refuse the agent's commands at once ("the person has taken over") instead of holding them
+    #[arg(long)]
+    pub deny: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct StatusArgs {
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]
@@ -109,6 +336,13 @@ pub struct CheckArgs {
     /// Read the command text from standard input (for multi-line commands)
     #[arg(long, conflicts_with = "command")]
     pub stdin: bool,
+    /// Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)
+    #[arg(long)]
+    pub ask: bool,
+    /// Act as the gate for a shell hook: print nothing when allowed, ask the person at the
+    /// terminal when needed; exit 0 when it may run, 11 when it must not
+    #[arg(long, conflicts_with = "json")]
+    pub prompt: bool,
     /// The command text; several arguments are joined with spaces (put `--` before a command
     /// that starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]

@@ -7,7 +7,9 @@
 //!   command need a person, since agentsh cannot tell what it would have denied;
 //! - an unreadable `requireCommandConfirmation` counts as `true`.
 
+use crate::custom_rules::{self, Rule};
 use crate::decide::{Entry, Policy};
+use crate::levels::Level;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -22,6 +24,13 @@ pub const KEYS: &[&str] = &[
     "commandTimeoutSeconds",
     "commandWhitelist",
     "commandBlacklist",
+    "level",
+    "rules",
+    "auditFailure",
+    "auditSyslog",
+    "auditMaxBytes",
+    "auditKeep",
+    "approvalQueue",
 ];
 
 /// The settings in force, merged from the user and project files.
@@ -31,9 +40,14 @@ pub struct Config {
     pub confirmation_timeout: u64,
     /// 0: no limit.
     pub command_timeout: u64,
+    /// With no terminal, wait in the approval queue even when no `agentsh approvals` is open.
+    /// Read from the user config only: the project file is in the agent's reach.
+    pub approval_queue: bool,
     /// The files that were read, in order (user, then project).
     pub files: Vec<PathBuf>,
     pub warnings: Vec<String>,
+    /// The audit trail's settings (see `audit::Settings::apply` for who may set what).
+    pub audit: crate::audit::Settings,
 }
 
 /// One file's settings as written, after validation. `None` means "not set".
@@ -46,6 +60,27 @@ pub struct FileSettings {
     pub blacklist: Vec<String>,
     pub blacklist_broken: Option<String>,
     pub warnings: Vec<String>,
+    pub audit: crate::audit::FileSettings,
+    /// `level`: the maturity level (`levels`).
+    pub level: Option<Level>,
+    /// `rules`: the person's own rules, validated, examples checked (`custom_rules`).
+    pub rules: Vec<Rule>,
+    /// A rule that could tighten could not be read: every command needs a person.
+    pub rules_broken: Option<String>,
+    pub approval_queue: Option<bool>,
+}
+
+impl FileSettings {
+    /// The settings in this file that can loosen the policy, described for a person, for the
+    /// trust step on project files: whitelist entries and allow rules. A `level` never loosens:
+    /// it only adds asks and blocks on top of risk, and the stricter of two files' levels wins.
+    pub fn loosening(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.whitelist.iter().map(|e| format!("commandWhitelist entry `{e}`")).collect();
+        for r in self.rules.iter().filter(|r| r.decision == crate::model::Decision::Allow) {
+            out.push(format!("allow rule `{}` ({})", r.pattern_text(), r.at));
+        }
+        out
+    }
 }
 
 /// Walks up from `cwd` to the first `.agents/terminal.json`.
@@ -76,8 +111,23 @@ pub fn load(cwd: &Path) -> Config {
     if let Some(p) = find_project_file(cwd) {
         files.push(p);
     }
-    let parsed: Vec<(PathBuf, FileSettings)> = files.iter().map(|f| (f.clone(), read_file(f))).collect();
-    merge(parsed)
+    let mut parsed: Vec<(PathBuf, FileSettings)> = files.iter().map(|f| (f.clone(), read_file(f))).collect();
+    let user = user_file();
+    let mut approval_queue = false;
+    for (path, s) in &mut parsed {
+        match s.approval_queue {
+            Some(on) if Some(&*path) == user.as_ref() => approval_queue = on,
+            // The agent can edit the project file: a key that loosens waiting is not taken from it.
+            Some(_) => s.warnings.push(format!(
+                "{}: approvalQueue is only read from the user config (~/.config/agentsh/config.json); ignored here",
+                path.display()
+            )),
+            None => {}
+        }
+    }
+    let mut cfg = merge(parsed);
+    cfg.approval_queue = approval_queue;
+    cfg
 }
 
 pub fn read_file(path: &Path) -> FileSettings {
@@ -110,7 +160,18 @@ pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
         if cfg.policy.blacklist_broken.is_none() {
             cfg.policy.blacklist_broken = s.blacklist_broken;
         }
+        // The stricter level wins; rules from every file apply (user file first).
+        cfg.policy.level = match (cfg.policy.level, s.level) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        cfg.policy.rules.extend(s.rules);
+        if cfg.policy.rules_broken.is_none() {
+            cfg.policy.rules_broken = s.rules_broken;
+        }
         cfg.warnings.extend(s.warnings);
+        let from_user_file = user_file().is_some_and(|u| u == path);
+        cfg.audit.apply(&s.audit, from_user_file, &source, &mut cfg.warnings);
         cfg.files.push(path);
     }
     cfg.confirmation_timeout = confirm.unwrap_or(DEFAULT_CONFIRM_TIMEOUT);
@@ -161,6 +222,14 @@ fn fail_closed_for_unreadable(s: &mut FileSettings, text: &str, at: &str) {
     }
     if text.contains("requireCommandConfirmation") {
         s.require_confirmation = Some(true);
+    }
+    if text.contains("\"level\"") {
+        s.level = Some(Level::Student);
+        s.warnings.push(format!("{at}: it mentions level, so the strictest level (student) applies until it is fixed"));
+    }
+    if text.contains("\"rules\"") {
+        s.rules_broken = Some(format!("{at}: the file holding the rules is not valid JSON"));
+        s.warnings.push(format!("{at}: it mentions rules, so every command needs a person until it is fixed"));
     }
 }
 
@@ -236,6 +305,29 @@ fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettin
                     s.blacklist_broken.get_or_insert(why);
                 }
             },
+            audit if crate::audit::KEYS.contains(&audit) => {
+                crate::audit::validate_key(audit, value, &at(audit), &mut s.audit, &mut s.warnings)
+            }
+            "level" => match value.as_str().and_then(Level::parse) {
+                Some(l) => s.level = Some(l),
+                None => {
+                    s.warnings.push(format!(
+                        "{}: level must be one of student, intern, supervised, autonomous; treating it as student, the strictest",
+                        at(key)
+                    ));
+                    s.level = Some(Level::Student);
+                }
+            },
+            "rules" => {
+                let parsed = custom_rules::parse(name, text, value);
+                s.rules = parsed.rules;
+                s.warnings.extend(parsed.warnings);
+                s.rules_broken = parsed.broken;
+            }
+            "approvalQueue" => match value {
+                Value::Bool(b) => s.approval_queue = Some(*b),
+                _ => s.warnings.push(format!("{}: approvalQueue must be true or false; ignored", at(key))),
+            },
             other => s.warnings.push(format!(
                 "{}: unknown key \"{other}\" is ignored (known keys: {})",
                 at(other),
@@ -247,16 +339,15 @@ fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettin
 
 /// `line:col` of `"key"` in the text (1-based), or `1:1` when it cannot be found.
 fn position_of_key(text: &str, key: &str) -> String {
-    let needle = format!("\"{key}\"");
-    match text.find(&needle) {
-        Some(offset) => {
-            let before = &text[..offset];
-            let line = before.matches('\n').count() + 1;
-            let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
-            format!("{line}:{col}")
-        }
-        None => "1:1".to_string(),
-    }
+    line_col(text, text.find(&format!("\"{key}\"")).unwrap_or(0))
+}
+
+/// `line:col` (1-based) of a byte offset in the text.
+pub fn line_col(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    format!("{line}:{col}")
 }
 
 fn strip_position(msg: &str) -> String {
@@ -334,5 +425,37 @@ mod tests {
         let cfg = merge(vec![]);
         assert_eq!(cfg.confirmation_timeout, DEFAULT_CONFIRM_TIMEOUT);
         assert!(!cfg.policy.require_confirmation);
+    }
+
+    #[test]
+    fn levels_merge_to_the_stricter_and_rules_concatenate() {
+        let user = parse_settings(
+            "u",
+            r#"{"level": "supervised", "rules": [{"pattern": ["git", "push"], "decision": "deny", "reason": "no"}]}"#,
+        );
+        let project = parse_settings(
+            "p",
+            r#"{"level": "autonomous", "commandWhitelist": ["ls"],
+                "rules": [{"pattern": ["npm", "test"], "decision": "allow", "reason": "ok"}]}"#,
+        );
+        assert!(user.loosening().is_empty());
+        assert_eq!(project.loosening(), ["commandWhitelist entry `ls`", "allow rule `npm test` (p:2:27)"]);
+        let cfg = merge(vec![("u".into(), user), ("p".into(), project.clone())]);
+        assert_eq!(cfg.policy.level, Some(Level::Supervised));
+        assert_eq!(cfg.policy.rules.len(), 2);
+        let cfg = merge(vec![("p".into(), project)]);
+        assert_eq!(cfg.policy.level, Some(Level::Autonomous));
+    }
+
+    #[test]
+    fn unreadable_levels_and_rules_fail_closed() {
+        let s = parse_settings("t.json", "{\"level\": 3}");
+        assert_eq!(s.level, Some(Level::Student));
+        assert!(s.warnings[0].starts_with("t.json:1:2: level must be one of"), "{:?}", s.warnings);
+        let s = parse_settings("t.json", "{\"level\": \"autonomous\", \"rules\": [],}");
+        assert_eq!(s.level, Some(Level::Student));
+        assert!(s.rules_broken.is_some());
+        let s = parse_settings("t.json", "{\"rules\": {}}");
+        assert!(s.rules_broken.as_deref().unwrap().starts_with("t.json:1:2: rules must be a list"));
     }
 }

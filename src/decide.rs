@@ -1,12 +1,21 @@
 //! Assessments + policy -> one decision per part and for the whole command. Pure: no I/O.
 //!
 //! Per simple command, the first step that applies decides:
-//! 1. blacklist -> deny; 2. forbidden -> deny (nothing lifts it); 3. whitelist -> allow;
-//! 4. `requireCommandConfirmation` -> ask; 5. moderate or high -> ask; 6. safe -> allow.
+//! 1. blacklist -> deny; 2. forbidden -> deny (nothing lifts it); 3. a `deny` rule -> deny;
+//! 4. the level's cell is "blocked" -> deny (no whitelist entry or allow rule lifts it);
+//! 5. an unreadable blacklist or rule -> ask; 6. `--ask`/`AGENTSH_ASK` -> ask;
+//! 7. an `ask` rule -> ask (the whitelist does not lift a person's explicit ask rule);
+//! 8. an `allow` rule -> allow; 9. whitelist -> allow;
+//! 10. the level's cell is "approval" -> ask; 11. `requireCommandConfirmation` -> ask;
+//! 12. moderate or high -> ask; 13. safe -> allow.
 //!
-//! The whole command takes the strictest part: deny beats ask, ask beats allow.
+//! So the strictest of level, risk and rules wins, and loosening (allow rules, the whitelist)
+//! lifts only asks, never a deny. The whole command takes the strictest part: deny beats ask,
+//! ask beats allow.
 
 use crate::assess::{self, Assessment};
+use crate::custom_rules::{self, Rule};
+use crate::levels::{Cell, Level, LevelHit};
 use crate::model::{Category, Decision, Risk};
 use crate::parse;
 use serde::Serialize;
@@ -116,6 +125,13 @@ pub struct Policy {
     pub blacklist_broken: Option<String>,
     /// `--ask` / `AGENTSH_ASK=1`: the agent asked for a person even for safe commands.
     pub force_ask: bool,
+    /// The maturity level, if one is set (`levels`).
+    pub level: Option<Level>,
+    /// The person's own rules (`custom_rules`), user file first.
+    pub rules: Vec<Rule>,
+    /// Set when a rule that could tighten could not be read: as with the blacklist, nothing runs
+    /// without a person.
+    pub rules_broken: Option<String>,
 }
 
 /// What settled a part's decision.
@@ -129,6 +145,54 @@ pub enum DecidedBy {
     ForcedAsk,
     RequireConfirmation,
     Risk,
+    /// A row of the level table.
+    Level(LevelHit),
+    /// A custom rule.
+    Rule(RuleHit),
+    BrokenRules(String),
+}
+
+/// The custom rule that decided a part.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RuleHit {
+    pub pattern: String,
+    pub decision: Decision,
+    pub reason: String,
+    /// `file:line:col` of the rule.
+    pub at: String,
+}
+
+impl RuleHit {
+    fn of(r: &Rule) -> RuleHit {
+        RuleHit { pattern: r.pattern_text(), decision: r.decision, reason: r.reason.clone(), at: r.at.clone() }
+    }
+}
+
+/// Why a part was decided as it was, for people: what decided it, then the command's own risk
+/// reasons when they add something.
+pub fn part_reasons(p: &Part) -> Vec<String> {
+    let risky = p.assessment.risk > Risk::Safe;
+    let mut out = match &p.decided_by {
+        DecidedBy::Blacklist(e) => vec![format!("matches the blacklist entry `{e}`")],
+        DecidedBy::Whitelist(e) => vec![format!("allowed by the whitelist entry `{e}`")],
+        DecidedBy::BrokenBlacklist(why) => {
+            vec![format!("the blacklist could not be read ({why}), so a person must confirm every command")]
+        }
+        DecidedBy::BrokenRules(why) => {
+            vec![format!("a custom rule could not be read ({why}), so a person must confirm every command")]
+        }
+        DecidedBy::ForcedAsk => vec!["the agent asked for a person's approval (--ask or AGENTSH_ASK)".to_string()],
+        DecidedBy::RequireConfirmation => vec!["requireCommandConfirmation is on".to_string()],
+        DecidedBy::Level(hit) => vec![hit.describe()],
+        DecidedBy::Rule(hit) => {
+            vec![format!("{} (custom rule `{}` at {}: {})", hit.reason, hit.pattern, hit.at, hit.decision)]
+        }
+        DecidedBy::Forbidden | DecidedBy::Risk => return p.assessment.reasons.clone(),
+    };
+    if risky && !matches!(p.decided_by, DecidedBy::Whitelist(_)) {
+        out.extend(p.assessment.reasons.iter().cloned());
+    }
+    out
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -152,6 +216,9 @@ pub struct Verdict {
     pub whitelisted: bool,
     #[serde(rename = "segments")]
     pub parts: Vec<Part>,
+    /// Set when an agent's wrapper around the command was recognized (see `harness`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harness: Option<String>,
 }
 
 impl Verdict {
@@ -201,20 +268,7 @@ pub fn decide(text: &str, assessments: Vec<Assessment>, policy: &Policy) -> Verd
         }
     }
     let whitelisted = parts.iter().any(|p| matches!(p.decided_by, DecidedBy::Whitelist(_)));
-    Verdict { command: text.to_string(), decision, risk, category, reasons, whitelisted, parts }
-}
-
-fn part_reasons(p: &Part) -> Vec<String> {
-    match &p.decided_by {
-        DecidedBy::Blacklist(e) => vec![format!("matches the blacklist entry `{e}`")],
-        DecidedBy::Whitelist(e) => vec![format!("matches the whitelist entry `{e}`")],
-        DecidedBy::BrokenBlacklist(why) => {
-            vec![format!("the blacklist could not be read ({why}), so a person must confirm every command")]
-        }
-        DecidedBy::ForcedAsk => vec!["the agent asked for a person's approval".to_string()],
-        DecidedBy::RequireConfirmation => vec!["requireCommandConfirmation is on".to_string()],
-        DecidedBy::Forbidden | DecidedBy::Risk => p.assessment.reasons.clone(),
-    }
+    Verdict { command: text.to_string(), decision, risk, category, reasons, whitelisted, parts, harness: None }
 }
 
 fn decide_part(a: Assessment, policy: &Policy) -> Part {
@@ -237,15 +291,34 @@ fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
     if a.risk == Risk::Forbidden {
         return (Decision::Deny, DecidedBy::Forbidden);
     }
+    let rule = custom_rules::strictest(&policy.rules, a);
+    if let Some(r) = rule.filter(|r| r.decision == Decision::Deny) {
+        return (Decision::Deny, DecidedBy::Rule(RuleHit::of(r)));
+    }
+    let level = policy.level.and_then(|l| crate::levels::judge(a, l));
+    if let Some(hit) = level.as_ref().filter(|h| h.cell == Cell::Blocked) {
+        return (Decision::Deny, DecidedBy::Level(hit.clone()));
+    }
     if let Some(why) = &policy.blacklist_broken {
         return (Decision::Ask, DecidedBy::BrokenBlacklist(why.clone()));
+    }
+    if let Some(why) = &policy.rules_broken {
+        return (Decision::Ask, DecidedBy::BrokenRules(why.clone()));
     }
     if policy.force_ask {
         return (Decision::Ask, DecidedBy::ForcedAsk);
     }
+    if let Some(r) = rule {
+        // An ask rule is the person's explicit word: the whitelist does not lift it. An allow
+        // rule lifts asks (level approval, risk, requireCommandConfirmation) like the whitelist.
+        return (r.decision, DecidedBy::Rule(RuleHit::of(r)));
+    }
     // The whitelist lifts only what is written: `./ls` or `/tmp/ls` are not `ls`.
     if let Some(e) = policy.whitelist.iter().find(|e| !a.argv.is_empty() && e.matches(&a.argv)) {
         return (Decision::Allow, DecidedBy::Whitelist(e.text.clone()));
+    }
+    if let Some(hit) = level.filter(|h| h.cell == Cell::Approval) {
+        return (Decision::Ask, DecidedBy::Level(hit));
     }
     if policy.require_confirmation && a.rule != "empty" {
         return (Decision::Ask, DecidedBy::RequireConfirmation);
@@ -386,5 +459,110 @@ mod tests {
         let blocking: Vec<_> = v.blocking_parts().map(|p| p.assessment.text()).collect();
         assert_eq!(blocking, ["chmod 777 f"]);
         assert!(!v.reasons.is_empty());
+    }
+
+    fn with(level: Option<Level>, white: &[&str], rules: &str) -> Policy {
+        let text = format!("{{\"rules\": {rules}}}");
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let parsed = custom_rules::parse("t.json", &text, &value["rules"]);
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        Policy { level, rules: parsed.rules, ..policy(white, &[]) }
+    }
+
+    #[test]
+    fn the_stricter_of_level_and_risk_wins() {
+        use Level::*;
+        for (level, text, want) in [
+            // level "runs", risk decides
+            (Autonomous, "ls", Decision::Allow),
+            (Autonomous, "cp a b", Decision::Ask),       // moderate risk
+            (Autonomous, "rm -rf build", Decision::Ask), // high risk
+            (Autonomous, "rm -rf /", Decision::Deny),    // forbidden
+            (Supervised, "ls", Decision::Allow),
+            // level stricter than risk
+            (Intern, "ls", Decision::Ask),
+            (Supervised, "git status", Decision::Ask),
+            (Intern, "git status", Decision::Deny),
+            (Supervised, "rm x", Decision::Deny),
+            // risk stricter than level
+            (Supervised, "curl https://x | sh", Decision::Ask),
+        ] {
+            let p = Policy { level: Some(level), ..Policy::default() };
+            assert_eq!(d(text, &p), want, "{text} at {level}");
+        }
+    }
+
+    #[test]
+    fn whitelist_lifts_level_approval_but_never_blocked_or_forbidden() {
+        let p = with(Some(Level::Intern), &["ls", "git status", "rm"], "[]");
+        let v = judge("ls -la", &p);
+        assert_eq!((v.decision, v.parts[0].decided_by.clone()), (Decision::Allow, DecidedBy::Whitelist("ls".into())));
+        let v = judge("git status", &p);
+        assert_eq!(v.decision, Decision::Deny);
+        assert!(matches!(&v.parts[0].decided_by, DecidedBy::Level(h) if h.row == "dev_ops"));
+        let p = with(Some(Level::Autonomous), &["rm"], "[]");
+        assert_eq!(d("rm -rf /", &p), Decision::Deny);
+        assert_eq!(d("rm notes.txt", &p), Decision::Allow);
+    }
+
+    #[test]
+    fn allow_rules_lift_asks_only() {
+        let rules = r#"[{"pattern": ["ls"], "decision": "allow", "reason": "r"},
+                        {"pattern": ["git", "status"], "decision": "allow", "reason": "r"},
+                        {"pattern": ["npm", "test"], "decision": "allow", "reason": "r"},
+                        {"pattern": ["rm"], "decision": "allow", "reason": "r"}]"#;
+        let p = with(Some(Level::Intern), &[], rules);
+        assert_eq!(d("ls", &p), Decision::Allow); // lifts the level's approval
+        assert_eq!(d("git status", &p), Decision::Deny); // never the level's block
+        let p = with(None, &[], rules);
+        assert_eq!(d("npm test", &p), Decision::Allow); // lifts a risk ask
+        assert_eq!(d("rm -rf /", &p), Decision::Deny); // never forbidden
+        assert!(matches!(judge("npm test", &p).parts[0].decided_by, DecidedBy::Rule(_)));
+        let mut p = with(None, &[], rules);
+        p.require_confirmation = true;
+        assert_eq!(d("ls", &p), Decision::Allow);
+        p.blacklist = vec![Entry::new("ls", "t").unwrap()];
+        assert_eq!(d("ls", &p), Decision::Deny); // the blacklist beats an allow rule
+    }
+
+    #[test]
+    fn tightening_rules_beat_the_whitelist() {
+        let rules = r#"[{"pattern": ["git", "push"], "decision": "ask", "reason": "pushes are reviewed"},
+                        {"pattern": ["git", "push"], "hasFlag": ["-f", "--force"], "decision": "deny", "reason": "no"},
+                        {"pattern": ["cat"], "anyArgMatches": ["*.pem"], "decision": "deny", "reason": "keys"}]"#;
+        let p = with(Some(Level::Autonomous), &["git push", "cat"], rules);
+        assert_eq!(d("git push origin", &p), Decision::Ask);
+        assert_eq!(d("git push -fu origin main", &p), Decision::Deny);
+        assert_eq!(d("sudo git push --force", &p), Decision::Deny);
+        assert_eq!(d("cat README.md", &p), Decision::Allow);
+        assert_eq!(d("cat a key.pem", &p), Decision::Deny);
+        let v = judge("git push origin", &p);
+        assert!(
+            v.reasons[0].starts_with("pushes are reviewed (custom rule `git push` at t.json:1:"),
+            "{:?}",
+            v.reasons
+        );
+    }
+
+    #[test]
+    fn forced_ask_only_tightens() {
+        let mut p =
+            with(Some(Level::Autonomous), &["ls"], r#"[{"pattern": ["pwd"], "decision": "allow", "reason": "r"}]"#);
+        p.force_ask = true;
+        for text in ["ls", "pwd", "echo hi"] {
+            let v = judge(text, &p);
+            assert_eq!((v.decision, v.parts[0].decided_by.clone()), (Decision::Ask, DecidedBy::ForcedAsk), "{text}");
+        }
+        assert_eq!(d("rm -rf /", &p), Decision::Deny);
+        p.level = Some(Level::Student);
+        assert_eq!(d("git status", &p), Decision::Deny);
+    }
+
+    #[test]
+    fn unreadable_rules_make_everything_ask() {
+        let mut p = with(None, &["ls"], "[]");
+        p.rules_broken = Some("t.json:2:3: rules[0]: decision must be".into());
+        assert_eq!(d("ls", &p), Decision::Ask);
+        assert_eq!(d("rm -rf /", &p), Decision::Deny);
     }
 }

@@ -22,16 +22,7 @@ fn part_line(p: &Part) -> String {
 }
 
 fn reasons_of(p: &Part) -> Vec<String> {
-    match &p.decided_by {
-        DecidedBy::Blacklist(e) => vec![format!("matches the blacklist entry `{e}`")],
-        DecidedBy::BrokenBlacklist(why) => {
-            vec![format!("the blacklist could not be read ({why}), so a person must confirm every command")]
-        }
-        DecidedBy::ForcedAsk => vec!["the agent asked for a person's approval (--ask or AGENTSH_ASK)".to_string()],
-        DecidedBy::RequireConfirmation => vec!["requireCommandConfirmation is on".to_string()],
-        DecidedBy::Whitelist(e) => vec![format!("allowed by the whitelist entry `{e}`")],
-        DecidedBy::Forbidden | DecidedBy::Risk => p.assessment.reasons.clone(),
-    }
+    crate::decide::part_reasons(p)
 }
 
 /// The explanation of a verdict's blocking parts, one block per part.
@@ -44,14 +35,33 @@ pub fn describe_parts(verdict: &Verdict, out: &mut String) {
     }
 }
 
-fn denial_hint(verdict: &Verdict) -> &'static str {
-    let by_blacklist = verdict.blocking_parts().any(|p| matches!(p.decided_by, DecidedBy::Blacklist(_)));
-    if by_blacklist {
-        "nothing ran. The person can remove the entry from commandBlacklist in .agents/terminal.json or ~/.config/agentsh/config.json"
-    } else {
-        "nothing ran. Forbidden commands cannot be allowed by any setting; do the task another way \
-         (for example, delete the specific directory you mean: rm -rf ./build)"
+pub fn denial_hint(verdict: &Verdict) -> String {
+    let blocking: Vec<&Part> = verdict.blocking_parts().collect();
+    if blocking.is_empty() {
+        // No part of the command was the problem (e.g. the audit log could not be written).
+        return "nothing ran. The command itself is not the problem: fix what the reason names, then try again".into();
     }
+    if blocking.iter().any(|p| matches!(p.decided_by, DecidedBy::Blacklist(_))) {
+        return "nothing ran. The person can remove the entry from commandBlacklist in .agents/terminal.json or ~/.config/agentsh/config.json".into();
+    }
+    if let Some(DecidedBy::Rule(hit)) = blocking.iter().map(|p| &p.decided_by).find(|d| matches!(d, DecidedBy::Rule(_)))
+    {
+        return format!("nothing ran. A custom rule the person wrote denies it ({}); do the task another way", hit.at);
+    }
+    if let Some(DecidedBy::Level(hit)) =
+        blocking.iter().map(|p| &p.decided_by).find(|d| matches!(d, DecidedBy::Level(_)))
+    {
+        return match hit.unblocked_at {
+            Some(l) => format!(
+                "nothing ran. At level {} this is not allowed; level {l} would allow it, and only the person can change `level` in the config",
+                hit.level
+            ),
+            None => format!("nothing ran. No level allows `{}` commands; do the task another way", hit.row),
+        };
+    }
+    "nothing ran. Forbidden commands cannot be allowed by any setting; do the task another way \
+     (for example, delete the specific directory you mean: rm -rf ./build)"
+        .into()
 }
 
 pub fn print_denial(verdict: &Verdict) {
@@ -82,6 +92,9 @@ pub fn check_report(verdict: &Verdict) -> String {
     };
     let _ = writeln!(out, "{what}");
     let _ = writeln!(out, "command: {}", sanitize(&one_line(&verdict.command)));
+    if let Some(h) = &verdict.harness {
+        let _ = writeln!(out, "harness: {}", sanitize(h));
+    }
     let _ = writeln!(out, "risk: {} ({})", verdict.risk, verdict.category);
     for p in &verdict.parts {
         let _ = writeln!(out, "{} -> {}", part_line(p), p.decision);

@@ -2,17 +2,18 @@
 //! It reads like a table of contents; every step lives in its own module. Only this module
 //! and `exec` act on a verdict, and they do so by matching on it, never by default.
 
+use crate::audit;
 use crate::cli::{ShellArgs, Source};
 use crate::config::{self, Config};
-use crate::decide::{self, DecidedBy, Part, Verdict};
+use crate::decide::{DecidedBy, Part, Verdict};
 use crate::exec;
 use crate::explain;
-use crate::model::{Decision, Risk};
+use crate::model::Decision;
 use crate::parse;
 use crate::prompt::{self, Answer, PartSummary, PromptRequest};
 use std::io::Read;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Exit status when agentsh refuses to run a command.
 pub const REFUSED: i32 = 126;
@@ -38,29 +39,71 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let config = config::load(&cwd);
     explain::print_warnings(&config.warnings);
     let mut policy = config.policy.clone();
-    policy.force_ask = options.ask || env_flag("AGENTSH_ASK");
+    policy.force_ask = ask_requested(options.ask);
 
-    let verdict = decide::judge(&text, &policy);
-    match verdict.decision {
-        Decision::Allow => {}
-        Decision::Deny => {
-            explain::print_denial(&verdict);
-            return REFUSED;
-        }
-        Decision::Ask => {
-            let answer = approve(&verdict, &config, &cwd);
-            if let Err(code) = act_on_answer(answer, &verdict, &cwd) {
-                return code;
-            }
-        }
-    }
+    let verdict = crate::harness::judge(&text, &policy);
+    let trail = match admit(&verdict, &config, &cwd) {
+        Ok(trail) => trail,
+        Err(code) => return code,
+    };
     let script = parse::parse(&text).unwrap_or_default();
     let bash = Path::new("/bin/bash").exists();
     let plan = exec::plan(&script, &source, &options, bash);
+    let started = Instant::now();
     if config.command_timeout > 0 {
-        return exec::supervise(plan, Duration::from_secs(config.command_timeout)).unwrap_or(REFUSED);
+        let limit = Duration::from_secs(config.command_timeout);
+        let code = exec::supervise(plan, limit).unwrap_or(REFUSED);
+        // supervise stops a command at the limit with 124, as timeout(1) does.
+        let took = started.elapsed();
+        trail.finished(code, took, code == 124 && took >= limit);
+        return code;
     }
-    exec::exec(plan)
+    let code = exec::exec(plan);
+    // Only reached when exec failed (not found, not executable).
+    trail.finished(code, started.elapsed(), false);
+    code
+}
+
+/// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.
+pub fn ask_requested(flag: bool) -> bool {
+    flag || env_flag("AGENTSH_ASK")
+}
+
+/// Decides whether a judged command may run: records the decision in the audit log (before
+/// anything runs), waits out a pause, and asks the person when needed. `Ok` means run it.
+/// Shared by the gate and by the interactive shells' line gate (`check --prompt`).
+pub(crate) fn admit(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<audit::Trail, i32> {
+    // Every decision is recorded before anything runs (see `audit`).
+    let trail = audit::Trail::new(config, cwd);
+    // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
+    let held = match verdict.decision {
+        Decision::Deny => None,
+        _ => crate::approval::while_paused(|| prompt_request(verdict, config, cwd)),
+    };
+    match verdict.decision {
+        Decision::Deny => {
+            let _ = trail.record(verdict, &audit::Outcome::Denied, None, &[]);
+            explain::print_denial(verdict);
+            return Err(REFUSED);
+        }
+        _ if held.is_some() => {
+            let answer = held.unwrap_or(Answer::TakenOver);
+            trail.record(verdict, &audit::Outcome::of(&answer), None, &[])?;
+            act_on_answer(answer, verdict, cwd)?;
+        }
+        Decision::Allow => {
+            trail.record(verdict, &audit::Outcome::Allowed, None, &[])?;
+        }
+        Decision::Ask => {
+            let asked = Instant::now();
+            let answer = approve(verdict, config, cwd);
+            let answered_in = asked.elapsed();
+            let offered = always_entries(&verdict.blocking_parts().collect::<Vec<_>>());
+            trail.record(verdict, &audit::Outcome::of(&answer), Some(answered_in), &offered)?;
+            act_on_answer(answer, verdict, cwd)?;
+        }
+    }
+    Ok(trail)
 }
 
 fn env_flag(name: &str) -> bool {
@@ -114,19 +157,28 @@ fn read_script(path: &str) -> Result<String, i32> {
     Ok(text)
 }
 
-/// Asks the person. Never reads stdin, arguments or environment for the answer.
-fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
+/// Asks the person, on the terminal or in the approval queue. Never reads stdin, arguments or
+/// environment for the answer.
+pub(crate) fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
+    match prompt_request(verdict, config, cwd) {
+        Ok(req) => crate::approval::ask(&req, config.approval_queue),
+        Err(answer) => answer,
+    }
+}
+
+/// What the person is shown about a verdict.
+fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<PromptRequest, Answer> {
     let asking: Vec<&Part> = verdict.blocking_parts().collect();
     let code = match prompt::random_code() {
         Ok(c) => c,
-        Err(e) => return Answer::NoTerminal(format!("cannot make an approval code: {e}")),
+        Err(e) => return Err(Answer::NoTerminal(format!("cannot make an approval code: {e}"))),
     };
     let notice = (crate::tty::legacy_tiocsti_enabled() == Some(true))
         .then(|| "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)".to_string());
     let req = PromptRequest {
         command: verdict.command.clone(),
         cwd: cwd.display().to_string(),
-        risk: verdict.risk.max(Risk::Moderate),
+        risk: verdict.risk,
         category: verdict.category,
         reasons: verdict.reasons.clone(),
         parts: if asking.len() > 1 || verdict.parts.len() > 1 {
@@ -146,7 +198,7 @@ fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
         code,
         notice,
     };
-    prompt::ask(&req)
+    Ok(req)
 }
 
 /// Whitelist entries a person may choose for "always": the part's whole command and shorter
@@ -154,8 +206,11 @@ fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
 pub fn always_entries(asking: &[&Part]) -> Vec<String> {
     // With several asking parts one entry cannot cover them all: approve once instead.
     let [only] = asking else { return Vec::new() };
-    if matches!(only.decided_by, DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk)
-        || only.assessment.argv.is_empty()
+    // An ask rule is not lifted by the whitelist, so an entry for it would do nothing.
+    if matches!(
+        only.decided_by,
+        DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk | DecidedBy::BrokenRules(_) | DecidedBy::Rule(_)
+    ) || only.assessment.argv.is_empty()
     {
         return Vec::new();
     }
@@ -191,7 +246,7 @@ const NEVER_ALONE: &[&str] = &[
 ];
 
 /// Turns the person's answer into "run" or a refusal; records "always" in the whitelist.
-fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
+pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
     match answer {
         Answer::Once => Ok(()),
         Answer::Always(entry) => {
@@ -208,14 +263,30 @@ fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i3
             Ok(())
         }
         Answer::Rejected => Err(explain::print_not_approved(verdict, "rejected by the person at the terminal", None)),
-        Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no answer at the terminal", None)),
-        Answer::NoTerminal(why) => Err(explain::print_not_approved(
+        Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no one answered", None)),
+        Answer::NoTerminal(why) => {
+            // A whitelist entry lifts only risk-based asks; say what would really help.
+            let liftable = verdict.blocking_parts().all(|p| {
+                matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
+            });
+            let hint = if liftable {
+                "approval needs a person: at this terminal, or in `agentsh approvals` open in another \
+                 terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
+            } else {
+                "approval needs a person at this terminal; a whitelist entry cannot lift this ask \
+                 (it comes from --ask, an ask rule or a config file that cannot be read): run it \
+                 where a person can answer, or change that setting (see `agentsh policy`)"
+            };
+            Err(explain::print_not_approved(verdict, &format!("no one to ask: {why}"), Some(hint)))
+        }
+        Answer::Denied(message) => {
+            let hint = message.map(|m| format!("nothing ran. The person says: {}", crate::sanitize::sanitize(&m)));
+            Err(explain::print_not_approved(verdict, "rejected by the person in `agentsh approvals`", hint.as_deref()))
+        }
+        Answer::TakenOver => Err(explain::print_not_approved(
             verdict,
-            &format!("no one to ask: {why}"),
-            Some(
-                "approval needs a person at this terminal; to let this command run without asking, \
-                 the person can run `agentsh whitelist add '<command>'` in their own shell",
-            ),
+            "the person has taken over (agentsh pause --deny)",
+            Some("nothing ran. Wait until the person runs `agentsh resume`; do not retry the command until then"),
         )),
         Answer::Interrupted(signal) => {
             let code = explain::print_not_approved(verdict, &format!("interrupted by {signal}"), None);

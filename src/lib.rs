@@ -4,19 +4,28 @@
 //! `parse`, `assess`, `rules` and `decide` are pure: they take values and return values.
 #![forbid(unsafe_code)]
 
+pub mod approval;
 pub mod assess;
+pub mod audit;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod custom_rules;
 pub mod decide;
 pub mod exec;
 pub mod explain;
 pub mod fastargs;
 pub mod gate;
+pub mod harness;
+pub mod levels;
 pub mod model;
 pub mod parse;
+pub mod pause;
 pub mod prompt;
+pub mod queue;
 pub mod rules;
 pub mod sanitize;
 pub mod store;
+pub mod syslog;
 pub mod tty;

@@ -1,10 +1,9 @@
 //! The approval dialog: what the person sees, and which keys approve a command.
-//! The logic runs on any `Keys` + `Write`, so it is tested without a terminal; only `ask` opens
-//! the real one. It never reads stdin or writes stdout/stderr: an agent controls those.
+//! The logic runs on any `Keys` + `Write`, so it is tested without a terminal; only
+//! `approval::ask` opens the real one. It never reads stdin or writes stdout/stderr: an agent controls those.
 
 use crate::model::{Category, Risk};
 use crate::sanitize::sanitize;
-use crate::tty::Tty;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -59,6 +58,10 @@ pub enum Answer {
     Interrupted(String),
     /// No one could be asked; the string says why.
     NoTerminal(String),
+    /// Rejected in `agentsh approvals` or by `agentsh deny`, with the person's message if any.
+    Denied(Option<String>),
+    /// The person paused the agent with `agentsh pause --deny`.
+    TakenOver,
 }
 
 /// What waiting for a key produced.
@@ -69,6 +72,10 @@ pub enum KeyEvent {
     Timeout,
     /// A terminating or stopping signal arrived, by name.
     Signal(String),
+    /// A watched descriptor (the approval queue) is readable; the caller looks at it.
+    Wake,
+    /// The approval queue answered: the dialog ends with this answer.
+    Answered(Answer),
 }
 
 /// A source of keys: the real terminal, or a script in tests.
@@ -98,10 +105,8 @@ impl Style {
 /// A 4-digit approval code from /dev/urandom. There is no fallback: a predictable code would
 /// let an agent approve its own high-risk command.
 pub fn random_code() -> io::Result<String> {
-    let mut urandom = File::open("/dev/urandom")?;
     loop {
-        let mut bytes = [0u8; 4];
-        urandom.read_exact(&mut bytes)?;
+        let bytes = urandom::<4>()?;
         let n = u32::from_ne_bytes(bytes);
         // Reject the top sliver so every code is equally likely (no modulo bias).
         if n < 4_294_960_000 {
@@ -110,25 +115,11 @@ pub fn random_code() -> io::Result<String> {
     }
 }
 
-/// Asks the person at the controlling terminal. Opens /dev/tty, checks it is a terminal and
-/// that agentsh is in its foreground, enters raw mode, and restores everything before returning.
-pub fn ask(req: &PromptRequest) -> Answer {
-    let tty = match Tty::open() {
-        Ok(tty) => tty,
-        Err(why) => return Answer::NoTerminal(why),
-    };
-    if let Err(why) = tty.check_foreground() {
-        return Answer::NoTerminal(why);
-    }
-    let mut session = match tty.raw() {
-        Ok(session) => session,
-        Err(e) => return Answer::NoTerminal(format!("cannot set up the terminal: {e}")),
-    };
-    let mut out = tty.writer();
-    let answer = dialog(&mut session, &mut out, req, Instant::now);
-    // Terminal first, then the signal mask (RawSession's field order).
-    drop(session);
-    answer
+/// `N` bytes from /dev/urandom, for approval codes and request ids. No fallback.
+pub fn urandom<const N: usize>() -> io::Result<[u8; N]> {
+    let mut bytes = [0u8; N];
+    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The dialog with colours chosen from the environment; see [`dialog_with_style`].
@@ -149,17 +140,25 @@ pub fn dialog_with_style(
     let mut d = Dialog {
         req,
         style,
-        high: req.risk != Risk::Moderate,
+        high: req.risk >= Risk::High,
         full_view: false,
         picking: false,
         typed: String::new(),
         hint: "",
         secs_left: secs_ceil(req.timeout),
+        elsewhere: false,
     };
     let answer = run(&mut d, keys, out, &now, deadline);
     if !matches!(answer, Answer::NoTerminal(_)) {
         // Cosmetic: the answer stands even if the outcome line cannot be written.
-        let _ = out.write_all(d.outcome(&answer).as_bytes());
+        let line = d.outcome(&answer);
+        // Answered in `agentsh approvals`: say so on the terminal, which the caller restores.
+        let line = if d.elsewhere {
+            line.replacen("agentsh: ", "agentsh: answered in `agentsh approvals`: ", 1)
+        } else {
+            line
+        };
+        let _ = out.write_all(line.as_bytes());
         let _ = out.flush();
     }
     answer
@@ -197,8 +196,12 @@ fn run(
         let wait = remaining.saturating_sub(Duration::from_secs(shown.saturating_sub(1)));
         let byte = match keys.next_key(wait) {
             Err(e) => return io_lost("reading", e),
-            Ok(KeyEvent::Timeout) => continue,
+            Ok(KeyEvent::Timeout | KeyEvent::Wake) => continue,
             Ok(KeyEvent::Signal(name)) => return Answer::Interrupted(name),
+            Ok(KeyEvent::Answered(answer)) => {
+                d.elsewhere = true;
+                return answer;
+            }
             Ok(KeyEvent::Byte(b)) => b,
         };
         // A key that arrives after the deadline does not count.
@@ -245,6 +248,8 @@ struct Dialog<'a> {
     typed: String,
     hint: &'static str,
     secs_left: u64,
+    /// The answer came from the approval queue, not from a key.
+    elsewhere: bool,
 }
 
 const ESC: u8 = 0x1b;
@@ -467,6 +472,8 @@ impl Dialog<'_> {
             }
             Answer::Interrupted(sig) => format!("interrupted by {}: rejected", sanitize(sig)),
             Answer::NoTerminal(why) => format!("{}: rejected", sanitize(why)),
+            Answer::Denied(_) => "rejected".to_string(),
+            Answer::TakenOver => "the person has taken over: rejected".to_string(),
         };
         format!("\r\x1b[2K  agentsh: {what}\r\n")
     }

@@ -27,6 +27,18 @@ pub fn sanitize(text: &str) -> String {
     out
 }
 
+/// Sanitizes `text` and cuts it to at most `max` characters, ending in `…` when cut (for tables
+/// and log lines that must stay short).
+pub fn clip(text: &str, max: usize) -> String {
+    let clean = sanitize(text);
+    if clean.chars().count() <= max {
+        return clean;
+    }
+    let mut cut: String = clean.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 /// True when `text` would be printed differently by [`sanitize`].
 pub fn needs_sanitizing(text: &str) -> bool {
     text.chars().any(|c| (c as u32) < 0x20 || (0x7f..=0x9f).contains(&(c as u32)) || is_invisible(c))

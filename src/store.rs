@@ -22,15 +22,7 @@ fn lock_path(path: &Path) -> PathBuf {
 /// writes the result atomically. A malformed file is never overwritten: a person's settings
 /// would be lost.
 pub fn update<T>(path: &Path, change: impl FnOnce(&mut Map<String, Value>) -> Result<T>) -> Result<T> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(lock_path(path))
-        .with_context(|| format!("cannot open the lock file for {}", path.display()))?;
-    lock.lock().with_context(|| format!("cannot lock {}", path.display()))?;
+    let (dir, lock) = lock(path)?;
 
     let mut map = match fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => Map::new(),
@@ -58,6 +50,20 @@ pub fn update<T>(path: &Path, change: impl FnOnce(&mut Map<String, Value>) -> Re
     Ok(result)
 }
 
+/// Creates the directory and takes the exclusive lock on the separate lock file.
+fn lock(path: &Path) -> Result<(&Path, File)> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(lock_path(path))
+        .with_context(|| format!("cannot open the lock file for {}", path.display()))?;
+    lock.lock().with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok((dir, lock))
+}
+
 fn write_atomically(path: &Path, dir: &Path, bytes: &[u8]) -> Result<()> {
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
@@ -75,6 +81,12 @@ fn write_atomically(path: &Path, dir: &Path, bytes: &[u8]) -> Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Replaces a text file (a shell rc file) atomically, under the same lock protocol.
+pub fn write_text(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (dir, _lock) = lock(path)?;
+    write_atomically(path, dir, bytes)
 }
 
 /// The string list under `key`, created if missing. Fails if the key holds something else.

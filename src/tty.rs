@@ -16,7 +16,7 @@ use nix::sys::termios::{
 use nix::unistd::{getpgrp, isatty, tcgetpgrp};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::str::FromStr;
 use std::time::Duration;
@@ -99,7 +99,7 @@ impl Tty {
         raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
         // TCSAFLUSH also drops what was typed before the prompt existed.
         tcsetattr(&self.file, SetArg::TCSAFLUSH, &raw)?;
-        Ok(RawSession { termios: TermiosGuard { file: &self.file, saved }, signals })
+        Ok(RawSession { termios: TermiosGuard { file: &self.file, saved }, signals, watched: None })
     }
 }
 
@@ -109,6 +109,9 @@ impl Tty {
 pub struct RawSession<'a> {
     termios: TermiosGuard<'a>,
     signals: SignalGuard,
+    /// Another descriptor polled with the terminal (the approval queue's inotify): when it is
+    /// readable, `next_key` reports `KeyEvent::Wake`.
+    watched: Option<OwnedFd>,
 }
 
 #[derive(Debug)]
@@ -173,33 +176,19 @@ impl RawSession<'_> {
     }
 }
 
+impl RawSession<'_> {
+    /// Also wakes `next_key` (with `KeyEvent::Wake`) when `fd` becomes readable.
+    pub fn watch(&mut self, fd: OwnedFd) {
+        self.watched = Some(fd);
+    }
+}
+
 impl Keys for RawSession<'_> {
     fn next_key(&mut self, timeout: Duration) -> io::Result<KeyEvent> {
-        // Round up so a 0.4 ms remainder does not spin with a zero timeout.
-        let ms = timeout.as_micros().div_ceil(1000);
-        let ms = PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX);
-        let mut fds = [
-            PollFd::new(self.signals.fd.as_fd(), PollFlags::POLLIN),
-            PollFd::new(self.termios.file.as_fd(), PollFlags::POLLIN),
-        ];
-        match poll(&mut fds, ms) {
-            Ok(0) => return Ok(KeyEvent::Timeout),
-            Ok(_) => {}
-            Err(Errno::EINTR) => return Ok(KeyEvent::Timeout),
-            Err(e) => return Err(e.into()),
-        }
-        let sig_ready = fds[0].revents().unwrap_or(PollFlags::empty());
-        let tty_ready = fds[1].revents().unwrap_or(PollFlags::empty());
-        // Signals first: a person pressing Ctrl-C while SIGTERM is pending still gets the
-        // signal handled the way its sender meant.
-        if sig_ready.contains(PollFlags::POLLIN)
-            && let Some(info) = self.signals.fd.read_signal()?
-        {
-            let name = Signal::try_from(info.ssi_signo as i32)
-                .map(|s| s.as_str().to_string())
-                .unwrap_or_else(|_| format!("signal {}", info.ssi_signo));
-            return Ok(KeyEvent::Signal(name));
-        }
+        let tty_ready = match wait_ready(&self.signals.fd, Some(self.termios.file), self.watched.as_ref(), timeout)? {
+            Ready::Key(flags) => flags,
+            Ready::Event(event) => return Ok(event),
+        };
         if tty_ready.contains(PollFlags::POLLIN) {
             return self.read_byte();
         }
@@ -213,6 +202,83 @@ impl Keys for RawSession<'_> {
         // Anything queued before the person could see the prompt was typed (or injected) blind.
         tcflush(self.termios.file, FlushArg::TCIFLUSH)?;
         Ok(())
+    }
+}
+
+/// What one poll found.
+enum Ready {
+    /// Decided without reading the terminal: a signal, the watched descriptor, or nothing.
+    Event(KeyEvent),
+    /// The terminal's poll flags: read it.
+    Key(PollFlags),
+}
+
+/// Polls the signalfd, the terminal (if any) and a watched descriptor (if any) together.
+/// Signals come first, then the watched descriptor, then the terminal.
+fn wait_ready(
+    signals: &SignalFd,
+    tty: Option<&File>,
+    watched: Option<&OwnedFd>,
+    timeout: Duration,
+) -> io::Result<Ready> {
+    // Round up so a 0.4 ms remainder does not spin with a zero timeout.
+    let ms = timeout.as_micros().div_ceil(1000);
+    let ms = PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX);
+    let mut fds = vec![PollFd::new(signals.as_fd(), PollFlags::POLLIN)];
+    let watched_at = watched.map(|w| {
+        fds.push(PollFd::new(w.as_fd(), PollFlags::POLLIN));
+        fds.len() - 1
+    });
+    let tty_at = tty.map(|t| {
+        fds.push(PollFd::new(t.as_fd(), PollFlags::POLLIN));
+        fds.len() - 1
+    });
+    match poll(&mut fds, ms) {
+        Ok(0) => return Ok(Ready::Event(KeyEvent::Timeout)),
+        Ok(_) => {}
+        Err(Errno::EINTR) => return Ok(Ready::Event(KeyEvent::Timeout)),
+        Err(e) => return Err(e.into()),
+    }
+    let flags = |i: usize| fds[i].revents().unwrap_or(PollFlags::empty());
+    // Signals first: a person pressing Ctrl-C while SIGTERM is pending still gets the
+    // signal handled the way its sender meant.
+    if flags(0).contains(PollFlags::POLLIN)
+        && let Some(info) = signals.read_signal()?
+    {
+        let name = Signal::try_from(info.ssi_signo as i32)
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|_| format!("signal {}", info.ssi_signo));
+        return Ok(Ready::Event(KeyEvent::Signal(name)));
+    }
+    if watched_at.is_some_and(|i| flags(i).contains(PollFlags::POLLIN)) {
+        return Ok(Ready::Event(KeyEvent::Wake));
+    }
+    match tty_at {
+        Some(i) => Ok(Ready::Key(flags(i))),
+        None => Ok(Ready::Event(KeyEvent::Timeout)),
+    }
+}
+
+/// Waiting without a terminal (a headless agent, or a paused command): the caught signals are
+/// blocked and reported as `KeyEvent::Signal`, so agentsh cleans up its pending request before
+/// it ends. The mask is restored on drop.
+#[derive(Debug)]
+pub struct Quiet {
+    signals: SignalGuard,
+}
+
+impl Quiet {
+    pub fn block() -> io::Result<Quiet> {
+        Ok(Quiet { signals: SignalGuard::block()? })
+    }
+
+    /// Waits at most `timeout` for a signal or for `watched` to become readable
+    /// (`KeyEvent::Wake`); otherwise `KeyEvent::Timeout`.
+    pub fn wait(&self, watched: Option<&OwnedFd>, timeout: Duration) -> io::Result<KeyEvent> {
+        match wait_ready(&self.signals.fd, None, watched, timeout)? {
+            Ready::Event(event) => Ok(event),
+            Ready::Key(_) => Ok(KeyEvent::Timeout),
+        }
     }
 }
 

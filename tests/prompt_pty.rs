@@ -51,6 +51,9 @@ impl Fixture {
             .current_dir(self.path(""))
             .env("HOME", self.tmp.path().join("home"))
             .env("XDG_CONFIG_HOME", self.tmp.path().join("xdg"))
+            .env("XDG_STATE_HOME", self.tmp.path().join("state"))
+            // A private approval queue and pause state, never the person's real ones.
+            .env("XDG_RUNTIME_DIR", self.tmp.path())
             .env("AGENTSH", BIN)
             .env("NO_COLOR", "1")
             .env("TERM", "xterm")
@@ -137,7 +140,7 @@ fn no_answer_times_out_on_time() {
     await_prompt(&mut p);
     let (status, rest) = finish(&mut p);
     let elapsed = start.elapsed();
-    assert_rejected(status, &rest, "timed out: no answer at the terminal");
+    assert_rejected(status, &rest, "timed out: no one answered");
     assert!(rest.contains(&format!("agentsh: timed out after {CONFIRM_SECS}s")), "{rest}");
     let secs = elapsed.as_secs_f64();
     assert!((9.0..15.0).contains(&secs), "took {secs:.1}s for a {CONFIRM_SECS}s timeout");
@@ -315,4 +318,48 @@ fn concurrent_whitelist_adds_lose_nothing() {
     want.sort_unstable();
     assert_eq!(got, want);
     assert_eq!(json["confirmationTimeoutSeconds"], CONFIRM_SECS);
+}
+
+#[test]
+fn the_audit_log_records_the_persons_answers() {
+    let f = Fixture::new();
+    for key in ["y", "n"] {
+        let mut p = f.agentsh("touch answered.txt");
+        await_prompt(&mut p);
+        sleep(Duration::from_millis(200));
+        keys(&mut p, key);
+        finish(&mut p);
+    }
+    let log = std::fs::read_to_string(f.tmp.path().join("state/agentsh/audit.jsonl")).expect("the audit log");
+    let records: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 2, "{log}");
+    for (r, outcome) in records.iter().zip(["approved_once", "rejected"]) {
+        assert_eq!(r["outcome"], outcome, "{r}");
+        assert_eq!(r["decided_by"]["by"], "person", "{r}");
+        // The person's answer time: at least the pause before the key.
+        assert!(r["answer_ms"].as_u64().unwrap() >= 300, "{r}");
+        assert!(r["tty"].as_str().unwrap().starts_with("/dev/pts/"), "{r}");
+    }
+    assert_eq!(records[0]["offered_entries"], serde_json::json!(["touch answered.txt", "touch"]));
+}
+
+/// The first answer wins: the prompt is on the terminal, and `agentsh approve` from another
+/// process answers it; the prompt says so, the terminal comes back as it was, the command runs.
+#[test]
+fn an_answer_from_the_queue_ends_the_prompt_and_restores_the_terminal() {
+    let f = Fixture::new();
+    let mut p = f.sh(r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt'; echo $? > status; stty -g > after"#);
+    await_prompt(&mut p);
+    let out = f.command(BIN, &["approvals", "--json"]).output().unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = listed[0]["id"].as_str().expect("the prompt's request is in the queue").to_string();
+    let approved = f.command(BIN, &["approve", &id]).output().unwrap();
+    assert!(approved.status.success(), "{approved:?}");
+    let (status, rest) = finish(&mut p);
+    assert_eq!(status, 0, "{rest}");
+    assert!(rest.contains("answered in `agentsh approvals`: allowed once"), "screen:\n{rest}");
+    let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
+    assert_eq!(read("status").trim(), "0");
+    assert_eq!(read("before"), read("after"), "terminal settings changed");
+    assert!(f.path("ran.txt").exists());
 }

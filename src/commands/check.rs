@@ -32,7 +32,12 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     };
     let config = crate::config::load(&cwd);
     crate::explain::print_warnings(&config.warnings);
-    let verdict = crate::decide::judge(&text, &config.policy);
+    let mut policy = config.policy.clone();
+    policy.force_ask = crate::gate::ask_requested(args.ask);
+    let verdict = crate::harness::judge(&text, &policy);
+    if args.prompt {
+        return Ok(admit(&verdict, &config, &cwd));
+    }
     if args.json {
         println!("{}", serde_json::to_string(&verdict).context("cannot serialize the verdict")?);
     } else {
@@ -46,4 +51,13 @@ pub fn run(args: CheckArgs) -> Result<i32> {
         Decision::Ask => ASK,
         Decision::Deny => DENY,
     })
+}
+
+/// `check --prompt`, for shell hooks: the gate without the exec. 0: may run; 11: must not.
+fn admit(verdict: &crate::decide::Verdict, config: &crate::config::Config, cwd: &std::path::Path) -> i32 {
+    // The same decision, pause, prompt and audit record as the gate itself.
+    match crate::gate::admit(verdict, config, cwd) {
+        Ok(_) => ALLOW,
+        Err(_) => DENY,
+    }
 }

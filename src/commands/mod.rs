@@ -1,7 +1,15 @@
 //! Management subcommands, one file each. They print results on stdout (they are the command
 //! the person ran) and errors on stderr; they never run the commands they talk about.
 
+pub mod approvals;
 pub mod check;
+pub mod doctor;
+pub mod hook;
+pub mod init;
+pub mod log;
+pub mod policy;
+pub mod queue;
+pub mod stats;
 pub mod whitelist;
 
 use crate::cli::Command;
@@ -11,6 +19,18 @@ pub fn run(cmd: Command) -> i32 {
     let result = match cmd {
         Command::Check(args) => check::run(args),
         Command::Whitelist(w) => whitelist::run(w),
+        Command::Policy(args) => policy::run(args),
+        Command::Hook(args) => hook::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Doctor(args) => doctor::run(args),
+        Command::Log(args) => log::run(args),
+        Command::Stats(args) => stats::run(args),
+        Command::Approvals(a) => approvals::run(a),
+        Command::Approve(a) => queue::approve(a),
+        Command::Deny(d) => queue::deny(d),
+        Command::Pause(p) => queue::pause(p),
+        Command::Resume => queue::resume(),
+        Command::Status(s) => queue::status(s),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,533 @@
+//! `agentsh approvals`: the live list of pending requests on the person's terminal, with keys to
+//! allow once, always, or reject. The screen and keys are pure (`Ui`), so they are tested
+//! without a terminal; `run` only wires them to /dev/tty, the queue and the clock. Answers are
+//! checked by `commands::queue::approval`, the same rules as `agentsh approve`.
+
+use crate::cli::ApprovalsArgs;
+use crate::commands::queue::{approval, print_json, rejection};
+use crate::prompt::{KeyEvent, Keys, Style};
+use crate::queue::{self, Listed, Reply};
+use crate::sanitize::sanitize;
+use crate::tty::Tty;
+use anyhow::{Context, Result, anyhow};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub fn run(args: ApprovalsArgs) -> Result<i32> {
+    if args.json {
+        return print_json();
+    }
+    let dir = queue::dir().map_err(|e| anyhow!("the approval queue is unavailable: {e}"))?;
+    let tty = Tty::open()
+        .and_then(|t| t.check_foreground().map(|()| t))
+        .map_err(|e| anyhow!("the approvals UI needs a terminal ({e}); scripts can use `agentsh approvals --json`"))?;
+    // While this is held, a headless agentsh waits here instead of refusing at once.
+    let _watching = queue::watch(&dir).context("cannot mark the queue as watched")?;
+    let changes = queue::watch_changes(&dir).context("cannot watch the queue")?;
+    let mut session = tty.raw().context("cannot set up the terminal")?;
+    session.watch(changes.as_fd().try_clone_to_owned()?);
+    let mut out = tty.writer();
+    let screen = AltScreen::enter(out)?;
+    let mut ui = Ui::new(Style::from_env());
+    let mut notifier = Notifier::default();
+    let mut dirty = true;
+    loop {
+        if dirty {
+            while let Ok(events) = changes.read_events() {
+                if events.is_empty() {
+                    break;
+                }
+            }
+            let arrived = ui.update(queue::list(&dir).unwrap_or_default());
+            if let Some(first) = arrived.first() {
+                notifier.notify(out, first, arrived.len());
+            }
+            dirty = false;
+        }
+        out.write_all(ui.render(queue::now_secs()).as_bytes())?;
+        out.flush()?;
+        notifier.reap();
+        match session.next_key(Duration::from_secs(1))? {
+            KeyEvent::Byte(b) => match ui.key(b) {
+                Some(Action::Quit) => break,
+                Some(Action::Answer(id, reply)) => {
+                    ui.status = match queue::answer(&dir, &id, &reply) {
+                        Ok(()) => format!("answered {id}"),
+                        Err(e) => e,
+                    };
+                    dirty = true;
+                }
+                None => {}
+            },
+            KeyEvent::Wake => dirty = true,
+            KeyEvent::Signal(_) => break,
+            KeyEvent::Timeout | KeyEvent::Answered(_) => dirty = true,
+        }
+    }
+    drop(screen);
+    drop(session);
+    Ok(0)
+}
+
+/// The alternate screen, left on every path (drop), so the person's terminal comes back as it was.
+struct AltScreen<'a> {
+    out: &'a std::fs::File,
+}
+
+impl<'a> AltScreen<'a> {
+    fn enter(mut out: &'a std::fs::File) -> std::io::Result<AltScreen<'a>> {
+        out.write_all(b"\x1b[?1049h\x1b[?25l")?;
+        Ok(AltScreen { out })
+    }
+}
+
+impl Drop for AltScreen<'_> {
+    fn drop(&mut self) {
+        let _ = self.out.write_all(b"\x1b[?25h\x1b[?1049l");
+        let _ = self.out.flush();
+    }
+}
+
+/// A bell on the terminal, and a desktop notification where `notify-send` exists.
+#[derive(Default)]
+struct Notifier {
+    children: Vec<Child>,
+}
+
+impl Notifier {
+    fn notify(&mut self, mut out: &std::fs::File, first: &str, count: usize) {
+        let _ = out.write_all(b"\x07");
+        let body = if count > 1 { format!("{first} (and {} more)", count - 1) } else { first.to_string() };
+        // The command is shown as text; it is sanitized and passed as an argument, never a shell.
+        if let Ok(child) = Command::new("notify-send")
+            .args(["--app-name=agentsh", "agentsh: approval needed", &body])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            self.children.push(child);
+        }
+    }
+
+    fn reap(&mut self) {
+        self.children.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_)) | Err(_)));
+    }
+}
+
+/// What a key asks `run` to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Answer(String, Reply),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Mode {
+    List,
+    /// Typing the code of a high-risk request; `entry` is Some for "always".
+    Code {
+        always: bool,
+        entry: Option<String>,
+        typed: String,
+    },
+    /// Choosing which offered entry "always" adds.
+    Pick,
+    /// Typing a message for a rejection.
+    Message(String),
+    /// After ESC: reading an arrow key's sequence.
+    Escape(Vec<u8>),
+}
+
+/// The screen state: pure, driven by `update` (the queue) and `key` (the person).
+pub struct Ui {
+    items: Vec<Listed>,
+    /// Every request id seen live, to ring once per new request.
+    seen: HashSet<String>,
+    selected: usize,
+    detail: bool,
+    mode: Mode,
+    pub status: String,
+    style: Style,
+}
+
+const TEXT_MAX: usize = 500;
+
+impl Ui {
+    pub fn new(style: Style) -> Ui {
+        Ui {
+            items: Vec::new(),
+            seen: HashSet::new(),
+            selected: 0,
+            detail: false,
+            mode: Mode::List,
+            status: String::new(),
+            style,
+        }
+    }
+
+    /// Takes a fresh listing; returns the commands of requests that just arrived.
+    pub fn update(&mut self, listed: Vec<Listed>) -> Vec<String> {
+        let selected_id = self.current().map(|l| l.request.id.clone());
+        let mut arrived = Vec::new();
+        for l in &listed {
+            if l.live && self.seen.insert(l.request.id.clone()) {
+                arrived.push(l.request.command.clone());
+            }
+            if !l.live {
+                self.status = format!("request {} expired: the agentsh that asked is gone", l.request.id);
+            }
+        }
+        self.items = listed.into_iter().filter(|l| l.live).collect();
+        self.selected = selected_id
+            .as_ref()
+            .and_then(|id| self.items.iter().position(|l| &l.request.id == id))
+            .unwrap_or(self.selected.min(self.items.len().saturating_sub(1)));
+        // A code or message being typed belongs to one request: if it went away, so does the mode.
+        if self.current().map(|l| &l.request.id) != selected_id.as_ref() {
+            self.mode = Mode::List;
+        }
+        arrived
+    }
+
+    fn current(&self) -> Option<&Listed> {
+        self.items.get(self.selected)
+    }
+
+    pub fn key(&mut self, b: u8) -> Option<Action> {
+        match std::mem::replace(&mut self.mode, Mode::List) {
+            Mode::List => self.list_key(b),
+            Mode::Escape(mut seq) => {
+                seq.push(b);
+                match seq.as_slice() {
+                    [b'['] | [b'O'] => self.mode = Mode::Escape(seq),
+                    [_, b'A'] => self.selected = self.selected.saturating_sub(1),
+                    [_, b'B'] => self.move_down(),
+                    _ => {}
+                }
+                None
+            }
+            Mode::Pick => {
+                let entries = self.current().map(|l| l.request.always.clone()).unwrap_or_default();
+                match b {
+                    b'1'..=b'9' if usize::from(b - b'1') < entries.len() => {
+                        self.allow(true, Some(entries[usize::from(b - b'1')].clone()))
+                    }
+                    0x1b | 0x03 | b'n' | b'q' => {
+                        self.status = "cancelled".into();
+                        None
+                    }
+                    _ => {
+                        self.mode = Mode::Pick;
+                        None
+                    }
+                }
+            }
+            Mode::Code { always, entry, mut typed } => match b {
+                b'\r' | b'\n' => {
+                    let l = self.current()?;
+                    let id = l.request.id.clone();
+                    match approval(&l.request, always, entry.as_deref(), Some(&typed)) {
+                        Ok(Ok(reply)) | Ok(Err(reply)) => Some(Action::Answer(id, reply)),
+                        Err(e) => {
+                            self.status = e.to_string();
+                            None
+                        }
+                    }
+                }
+                0x1b | 0x03 => {
+                    self.status = "cancelled".into();
+                    None
+                }
+                0x7f | 0x08 => {
+                    typed.pop();
+                    self.mode = Mode::Code { always, entry, typed };
+                    None
+                }
+                b'0'..=b'9' if typed.len() < 16 => {
+                    typed.push(b as char);
+                    self.mode = Mode::Code { always, entry, typed };
+                    None
+                }
+                _ => {
+                    self.mode = Mode::Code { always, entry, typed };
+                    None
+                }
+            },
+            Mode::Message(mut text) => match b {
+                b'\r' | b'\n' => {
+                    let id = self.current()?.request.id.clone();
+                    Some(Action::Answer(id, rejection(Some(&text))))
+                }
+                0x1b | 0x03 => {
+                    self.status = "cancelled".into();
+                    None
+                }
+                0x7f | 0x08 => {
+                    text.pop();
+                    self.mode = Mode::Message(text);
+                    None
+                }
+                0x20..=0x7e if text.len() < TEXT_MAX => {
+                    text.push(b as char);
+                    self.mode = Mode::Message(text);
+                    None
+                }
+                _ => {
+                    self.mode = Mode::Message(text);
+                    None
+                }
+            },
+        }
+    }
+
+    fn move_down(&mut self) {
+        if self.selected + 1 < self.items.len() {
+            self.selected += 1;
+        }
+    }
+
+    fn list_key(&mut self, b: u8) -> Option<Action> {
+        self.status.clear();
+        match b {
+            b'q' | b'Q' | 0x03 | 0x04 => return Some(Action::Quit),
+            0x1b => self.mode = Mode::Escape(Vec::new()),
+            b'j' => self.move_down(),
+            b'k' => self.selected = self.selected.saturating_sub(1),
+            b'\r' | b'\n' | b'd' => self.detail = !self.detail,
+            b'y' | b'Y' => return self.allow(false, None),
+            b'a' | b'A' => {
+                let entries = self.current()?.request.always.clone();
+                match entries.len() {
+                    0 => self.status = "\"always\" is not offered for this command; press y to allow once".into(),
+                    1 => return self.allow(true, None),
+                    _ => self.mode = Mode::Pick,
+                }
+            }
+            b'n' | b'N' => {
+                let id = self.current()?.request.id.clone();
+                return Some(Action::Answer(id, rejection(None)));
+            }
+            b'm' | b'M' => {
+                self.current()?;
+                self.mode = Mode::Message(String::new());
+            }
+            _ => {
+                self.status = "keys: y once, a always, n reject, m reject with a message, Enter details, q quit".into()
+            }
+        }
+        None
+    }
+
+    /// Allows the selected request; a high-risk one first asks for its code.
+    fn allow(&mut self, always: bool, entry: Option<String>) -> Option<Action> {
+        let l = self.current()?;
+        if l.request.code.is_some() {
+            self.mode = Mode::Code { always, entry, typed: String::new() };
+            return None;
+        }
+        let id = l.request.id.clone();
+        match approval(&l.request, always, entry.as_deref(), None) {
+            Ok(Ok(reply)) | Ok(Err(reply)) => Some(Action::Answer(id, reply)),
+            Err(e) => {
+                self.status = e.to_string();
+                None
+            }
+        }
+    }
+
+    fn risk_label(&self, risk: &str) -> String {
+        let colour = if risk == "moderate" { "\x1b[1;33m" } else { "\x1b[1;31m" };
+        let word = risk.to_uppercase();
+        if self.style.color { format!("{colour}{word}\x1b[0m") } else { word }
+    }
+
+    /// The whole screen, from the top. Every request field is sanitized again: the file is only
+    /// as trustworthy as the directory.
+    pub fn render(&self, now: u64) -> String {
+        let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100usize).max(40);
+        let mut s = String::from("\x1b[H\x1b[2J");
+        let mut line = |text: String| {
+            let clipped: String = text.chars().take(width).collect();
+            s.push_str(&clipped);
+            s.push_str("\r\n");
+        };
+        line(format!("agentsh approvals: {} pending   (q quits)", self.items.len()));
+        if let Some(p) = crate::pause::current() {
+            let how = if p.mode == crate::pause::Mode::Deny { "refused" } else { "held" };
+            line(format!("the agent is PAUSED: its commands are {how} until `agentsh resume`"));
+        }
+        line(String::new());
+        if self.items.is_empty() {
+            line("  no pending requests; this window rings when one arrives".into());
+        }
+        for (i, l) in self.items.iter().enumerate() {
+            let r = &l.request;
+            let marker = if i == self.selected { ">" } else { " " };
+            let left = match r.expires {
+                Some(t) => format!("{:>4}s", t.saturating_sub(now)),
+                None => "paused".into(),
+            };
+            line(format!("{marker} {}  {left}  {:<8}  {}", r.id, self.risk_label(&r.risk), sanitize(&r.command)));
+        }
+        line(String::new());
+        let Some(l) = self.current() else {
+            s.push_str(&self.status_line());
+            return s;
+        };
+        let r = &l.request;
+        if self.detail {
+            let mut d = String::new();
+            let _ = write!(d, "  command:  {}\r\n", sanitize(&r.command));
+            let _ = write!(d, "  cwd:      {}\r\n", sanitize(&r.cwd));
+            let _ = write!(d, "  risk:     {} ({})\r\n", self.risk_label(&r.risk), sanitize(&r.category));
+            for reason in &r.reasons {
+                let _ = write!(d, "  why:      {}\r\n", sanitize(reason));
+            }
+            let _ = write!(
+                d,
+                "  from:     pid {} (parent {} {}, session {})\r\n",
+                r.pid,
+                r.parent.pid,
+                sanitize(&r.parent.name),
+                r.session
+            );
+            if r.paused {
+                d.push_str("  waiting:  because the agent is paused\r\n");
+            }
+            for (i, e) in r.always.iter().enumerate() {
+                let _ = write!(d, "  always {}: {}\r\n", i + 1, sanitize(e));
+            }
+            s.push_str(&d);
+        }
+        let keys = match &self.mode {
+            Mode::Code { typed, .. } => format!(
+                "  high risk: type the code {} then Enter (Esc cancels)   code: {typed}",
+                sanitize(r.code.as_deref().unwrap_or("?"))
+            ),
+            Mode::Pick => {
+                let mut k = String::from("  always allow which rule? ");
+                for (i, e) in r.always.iter().take(9).enumerate() {
+                    let _ = write!(k, "  {}. {}", i + 1, sanitize(e));
+                }
+                k
+            }
+            Mode::Message(text) => format!("  message to the agent (Enter sends, Esc cancels): {}", sanitize(text)),
+            _ if r.code.is_some() => format!(
+                "  y: allow once   a: allow always   n: reject   m: reject with a message   Enter: details   (code {})",
+                sanitize(r.code.as_deref().unwrap_or("?"))
+            ),
+            _ => {
+                "  y: allow once   a: allow always   n: reject   m: reject with a message   Enter: details".to_string()
+            }
+        };
+        let _ = write!(s, "{keys}\r\n");
+        s.push_str(&self.status_line());
+        s
+    }
+
+    fn status_line(&self) -> String {
+        if self.status.is_empty() { String::new() } else { format!("  {}\r\n", sanitize(&self.status)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::{Parent, Request, Verdict};
+
+    fn listed(id: &str, code: Option<&str>, always: &[&str]) -> Listed {
+        Listed {
+            request: Request {
+                id: id.into(),
+                command: "git push \x1b[31m".into(),
+                cwd: "/p".into(),
+                risk: if code.is_some() { "high" } else { "moderate" }.into(),
+                category: "dev_ops".into(),
+                reasons: vec!["publishes".into()],
+                always: always.iter().map(|s| s.to_string()).collect(),
+                pid: 7,
+                parent: Parent { pid: 6, name: "claude".into() },
+                session: 5,
+                time: 100,
+                expires: Some(160),
+                paused: false,
+                code: code.map(Into::into),
+            },
+            live: true,
+        }
+    }
+
+    fn ui(items: Vec<Listed>) -> Ui {
+        let mut ui = Ui::new(Style { color: false });
+        ui.update(items);
+        ui
+    }
+
+    fn keys(ui: &mut Ui, bytes: &[u8]) -> Option<Action> {
+        bytes.iter().fold(None, |_, b| ui.key(*b))
+    }
+
+    #[test]
+    fn keys_answer_the_selected_request() {
+        let mut u = ui(vec![listed("aaaaaaaaaaaa", None, &["git push"]), listed("bbbbbbbbbbbb", None, &[])]);
+        match keys(&mut u, b"jy") {
+            Some(Action::Answer(id, r)) => assert_eq!((id.as_str(), r.answer), ("bbbbbbbbbbbb", Verdict::Once)),
+            other => panic!("{other:?}"),
+        }
+        // Arrow up, then always.
+        match keys(&mut u, b"\x1b[Aa") {
+            Some(Action::Answer(id, r)) => {
+                assert_eq!(id, "aaaaaaaaaaaa");
+                assert_eq!((r.answer, r.entry.as_deref()), (Verdict::Always, Some("git push")));
+            }
+            other => panic!("{other:?}"),
+        }
+        match keys(&mut u, b"muse make\r") {
+            Some(Action::Answer(_, r)) => {
+                assert_eq!((r.answer, r.message.as_deref()), (Verdict::Deny, Some("use make")))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(keys(&mut u, b"q"), Some(Action::Quit));
+        // "always" with nothing offered answers nothing.
+        assert_eq!(keys(&mut u, b"ja"), None);
+    }
+
+    #[test]
+    fn high_risk_needs_the_code_typed() {
+        let mut u = ui(vec![listed("aaaaaaaaaaaa", Some("4821"), &["x", "x y"])]);
+        assert_eq!(keys(&mut u, b"y"), None);
+        match keys(&mut u, b"4821\r") {
+            Some(Action::Answer(_, r)) => assert_eq!((r.answer, r.code.as_deref()), (Verdict::Once, Some("4821"))),
+            other => panic!("{other:?}"),
+        }
+        match keys(&mut u, b"y1234\r") {
+            Some(Action::Answer(_, r)) => assert_eq!(r.answer, Verdict::Deny),
+            other => panic!("{other:?}"),
+        }
+        match keys(&mut u, b"a24821\r") {
+            Some(Action::Answer(_, r)) => assert_eq!((r.answer, r.entry.as_deref()), (Verdict::Always, Some("x y"))),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(keys(&mut u, b"y\x1b"), None);
+    }
+
+    #[test]
+    fn the_screen_is_sanitized_and_counts_down() {
+        let mut u = ui(vec![listed("aaaaaaaaaaaa", Some("4821"), &[])]);
+        let screen = u.render(130);
+        assert!(screen.contains("aaaaaaaaaaaa    30s  HIGH"), "{screen}");
+        assert!(screen.contains("git push \\x1b[31m"), "{screen}");
+        assert!(!screen.contains("\x1b[31m"), "{screen:?}");
+        assert!(screen.contains("(code 4821)"), "{screen}");
+        u.key(b'\r');
+        assert!(u.render(130).contains("parent 6 claude"));
+        let arrived = u.update(vec![listed("aaaaaaaaaaaa", None, &[]), listed("cccccccccccc", None, &[])]);
+        assert_eq!(arrived.len(), 1);
+    }
+}

@@ -1,0 +1,420 @@
+//! `agentsh doctor`: proves the wiring. A list of independent checks (`CHECKS`, data: a new
+//! check is a new row), each returning findings with a level and a fix. It reads the
+//! environment and files; it changes nothing except a probe file in agentsh's state directory.
+
+use crate::cli::DoctorArgs;
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Ok,
+    Info,
+    Problem,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub check: &'static str,
+    pub level: Level,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// One check: a name and a function from the environment to findings.
+pub struct Check {
+    pub name: &'static str,
+    pub run: fn(&Facts) -> Vec<Finding>,
+}
+
+/// The checks, in the order they print.
+pub const CHECKS: &[Check] = &[
+    Check { name: "shell", run: shell_route },
+    Check { name: "hooks", run: agent_hooks },
+    Check { name: "interactive", run: interactive_hooks },
+    Check { name: "config", run: config_files },
+    Check { name: "audit", run: audit_log },
+    Check { name: "pause", run: pause_state },
+    Check { name: "queue", run: approval_queue },
+    Check { name: "terminal", run: terminal },
+    Check { name: "tiocsti", run: tiocsti },
+];
+
+/// What the checks look at, gathered once.
+pub struct Facts {
+    pub home: Option<PathBuf>,
+    pub cwd: PathBuf,
+    /// This binary, resolved.
+    pub me: Option<PathBuf>,
+    pub env: fn(&str) -> Option<String>,
+}
+
+impl Facts {
+    fn from_process() -> Facts {
+        Facts {
+            home: std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute()),
+            cwd: std::env::current_dir().unwrap_or_else(|_| ".".into()),
+            me: std::env::current_exe().ok().and_then(|p| p.canonicalize().ok()),
+            env: |k| std::env::var(k).ok().filter(|v| !v.is_empty()),
+        }
+    }
+
+    /// Whether a program path (or name on PATH) is this agentsh.
+    fn reaches_agentsh(&self, program: &str) -> bool {
+        let path = if program.contains('/') {
+            Some(PathBuf::from(program))
+        } else {
+            (self.env)("PATH").and_then(|p| p.split(':').map(|d| Path::new(d).join(program)).find(|c| c.is_file()))
+        };
+        let Some(real) = path.and_then(|p| p.canonicalize().ok()) else { return false };
+        Some(&real) == self.me.as_ref() || real.file_name().is_some_and(|n| n == "agentsh")
+    }
+}
+
+fn finding(check: &'static str, level: Level, message: String, fix: Option<&str>) -> Finding {
+    Finding { check, level, message, fix: fix.map(str::to_string) }
+}
+
+pub fn run(args: DoctorArgs) -> Result<i32> {
+    let facts = Facts::from_process();
+    let findings: Vec<Finding> = CHECKS.iter().flat_map(|c| (c.run)(&facts)).collect();
+    let ok = findings.iter().all(|f| f.level != Level::Problem);
+    if args.json {
+        println!("{}", serde_json::json!({ "ok": ok, "findings": findings }));
+    } else {
+        for f in &findings {
+            let mark = match f.level {
+                Level::Ok => "ok     ",
+                Level::Info => "note   ",
+                Level::Problem => "PROBLEM",
+            };
+            println!("{mark} {:<11} {}", f.check, crate::sanitize::sanitize(&f.message));
+            if let Some(fix) = &f.fix {
+                println!("        {:<11} fix: {}", "", crate::sanitize::sanitize(fix));
+            }
+        }
+        println!(
+            "{}",
+            if ok { "agentsh doctor: no problems found" } else { "agentsh doctor: problems found (see fix:)" }
+        );
+    }
+    Ok(if ok { 0 } else { 1 })
+}
+
+fn shell_route(f: &Facts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for var in ["SHELL", "CLAUDE_CODE_SHELL"] {
+        let msg = match (f.env)(var) {
+            Some(v) if f.reaches_agentsh(&v) => {
+                let note = if var == "SHELL" {
+                    " (Claude Code ignores it: its path has neither bash nor zsh; set CLAUDE_CODE_SHELL)"
+                } else {
+                    ""
+                };
+                finding("shell", Level::Ok, format!("{var}={v} reaches agentsh{note}"), None)
+            }
+            Some(v) => finding(
+                "shell",
+                Level::Info,
+                format!(
+                    "{var}={v} does not reach agentsh: agents using it run commands unjudged unless a hook is installed"
+                ),
+                Some(&format!("{var}=$(command -v agentsh) your-agent, or install a hook (agentsh init claude-code)")),
+            ),
+            None => finding("shell", Level::Info, format!("{var} is not set"), None),
+        };
+        out.push(msg);
+    }
+    out
+}
+
+/// The agents agentsh can hook, as data: config directory, settings file, hook marker.
+struct AgentHook {
+    agent: &'static str,
+    dir_env: Option<&'static str>,
+    dir: &'static str,
+    file: &'static str,
+    event: &'static str,
+    protocol: &'static str,
+    shell_env: Option<&'static str>,
+}
+
+const AGENT_HOOKS: &[AgentHook] = &[
+    AgentHook {
+        agent: "Claude Code",
+        dir_env: Some("CLAUDE_CONFIG_DIR"),
+        dir: ".claude",
+        file: "settings.json",
+        event: "PreToolUse",
+        protocol: "claude-code",
+        shell_env: Some("CLAUDE_CODE_SHELL"),
+    },
+    AgentHook {
+        agent: "Codex",
+        dir_env: Some("CODEX_HOME"),
+        dir: ".codex",
+        file: "hooks.json",
+        event: "PreToolUse",
+        protocol: "codex",
+        shell_env: None,
+    },
+    AgentHook {
+        agent: "Gemini CLI",
+        dir_env: None,
+        dir: ".gemini",
+        file: "settings.json",
+        event: "BeforeTool",
+        protocol: "gemini",
+        shell_env: None,
+    },
+];
+
+fn agent_hooks(f: &Facts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for a in AGENT_HOOKS {
+        let dir =
+            a.dir_env.and_then(|e| (f.env)(e)).map(PathBuf::from).or_else(|| f.home.as_ref().map(|h| h.join(a.dir)));
+        let Some(dir) = dir.filter(|d| d.is_dir()) else {
+            out.push(finding(
+                "hooks",
+                Level::Info,
+                format!("{}: not installed for this user (no {})", a.agent, a.dir),
+                None,
+            ));
+            continue;
+        };
+        let file = dir.join(a.file);
+        let fix = format!("agentsh init {} --write", a.protocol);
+        let shell_ok = a.shell_env.and_then(|e| (f.env)(e)).is_some_and(|v| f.reaches_agentsh(&v));
+        let hook = match std::fs::read_to_string(&file) {
+            Err(_) => None,
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Err(e) => {
+                    out.push(finding(
+                        "hooks",
+                        Level::Problem,
+                        format!("{}: {}:{}:{}: not valid JSON ({e})", a.agent, file.display(), e.line(), e.column()),
+                        Some("fix the file; agentsh will not edit a file it cannot read"),
+                    ));
+                    continue;
+                }
+                Ok(v) => hook_command(&v, a),
+            },
+        };
+        match hook {
+            Some(cmd) => {
+                let program = shlex::split(&cmd).and_then(|w| w.into_iter().next()).unwrap_or_default();
+                if f.reaches_agentsh(&program) {
+                    out.push(finding(
+                        "hooks",
+                        Level::Ok,
+                        format!("{}: {} hook in {}", a.agent, a.event, file.display()),
+                        None,
+                    ));
+                } else {
+                    out.push(finding(
+                        "hooks",
+                        Level::Problem,
+                        format!(
+                            "{}: the hook in {} runs `{cmd}`, which does not reach agentsh",
+                            a.agent,
+                            file.display()
+                        ),
+                        Some(&format!("remove that hook entry, then {fix}")),
+                    ));
+                }
+            }
+            None if shell_ok => out.push(finding(
+                "hooks",
+                Level::Ok,
+                format!("{}: no hook, but its shell is agentsh", a.agent),
+                Some(&format!("a hook also covers runs that use /bin/bash directly: {fix}")),
+            )),
+            None => out.push(finding(
+                "hooks",
+                Level::Problem,
+                format!(
+                    "{}: no agentsh hook in {}, and its shell is not agentsh: its commands are not judged",
+                    a.agent,
+                    file.display()
+                ),
+                Some(&fix),
+            )),
+        }
+    }
+    out
+}
+
+/// The command of the agentsh hook for this agent's protocol, if any.
+fn hook_command(settings: &Value, a: &AgentHook) -> Option<String> {
+    let marker = format!("hook {}", a.protocol);
+    settings["hooks"][a.event].as_array()?.iter().find_map(|group| {
+        group["hooks"]
+            .as_array()?
+            .iter()
+            .find_map(|h| h["command"].as_str().filter(|c| c.ends_with(&marker)).map(str::to_string))
+    })
+}
+
+fn interactive_hooks(f: &Facts) -> Vec<Finding> {
+    let Some(home) = &f.home else { return vec![finding("interactive", Level::Info, "HOME is not set".into(), None)] };
+    let zdot = (f.env)("ZDOTDIR").map(PathBuf::from).unwrap_or_else(|| home.clone());
+    [("bash", home.join(".bashrc")), ("zsh", zdot.join(".zshrc"))]
+        .into_iter()
+        .map(|(shell, rc)| {
+            let installed = std::fs::read_to_string(&rc)
+                .is_ok_and(|t| t.contains(&format!("init {shell}")) && t.contains("agentsh"));
+            if installed {
+                finding(
+                    "interactive",
+                    Level::Ok,
+                    format!("{shell}: {} loads the agentsh line gate", rc.display()),
+                    None,
+                )
+            } else {
+                finding(
+                    "interactive",
+                    Level::Info,
+                    format!("{shell}: interactive command lines are not gated"),
+                    Some(&format!("agentsh init {shell} --write (for terminals an agent types into)")),
+                )
+            }
+        })
+        .collect()
+}
+
+fn config_files(f: &Facts) -> Vec<Finding> {
+    let config = crate::config::load(&f.cwd);
+    let mut out: Vec<Finding> =
+        config.files.iter().map(|p| finding("config", Level::Ok, format!("read {}", p.display()), None)).collect();
+    if config.files.is_empty() {
+        out.push(finding("config", Level::Info, "no config file: the built-in policy applies".into(), None));
+    }
+    out.extend(config.warnings.iter().map(|w| {
+        finding("config", Level::Problem, w.clone(), Some("fix the file; until then that part is ignored or asks"))
+    }));
+    out
+}
+
+fn audit_log(_: &Facts) -> Vec<Finding> {
+    let Some(log) = crate::audit::log_path() else {
+        return vec![finding("audit", Level::Problem, "no home directory for the audit log".into(), Some("set HOME"))];
+    };
+    let dir = log.parent().unwrap_or(Path::new("."));
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    let result = std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&probe, b""))
+        .and_then(|_| std::fs::remove_file(&probe))
+        .and_then(|_| match log.exists() {
+            true => std::fs::OpenOptions::new().append(true).open(&log).map(drop),
+            false => Ok(()),
+        });
+    vec![match result {
+        Ok(()) => finding(
+            "audit",
+            Level::Ok,
+            format!("the audit log {} is writable (`agentsh log --verify` checks its chain)", log.display()),
+            None,
+        ),
+        Err(e) => finding(
+            "audit",
+            Level::Problem,
+            format!("the audit log {} cannot be written: {e}; every command that would run is refused", log.display()),
+            Some(&format!("mkdir -p {0} && chmod u+rwx {0}", dir.display())),
+        ),
+    }]
+}
+
+fn pause_state(_: &Facts) -> Vec<Finding> {
+    use crate::pause::Mode;
+    vec![match crate::pause::current() {
+        None => finding("pause", Level::Ok, "not paused: the agent's commands are judged as usual".into(), None),
+        Some(p) => finding(
+            "pause",
+            Level::Info,
+            match p.mode {
+                Mode::Wait => "paused: every command the agent runs waits (see `agentsh approvals`)".into(),
+                Mode::Deny => "paused with --deny: every command the agent runs is refused".into(),
+            },
+            Some("agentsh resume, to hand control back"),
+        ),
+    }]
+}
+
+fn approval_queue(_: &Facts) -> Vec<Finding> {
+    vec![match crate::queue::dir() {
+        Ok(dir) if crate::queue::watched(&dir) => finding(
+            "queue",
+            Level::Ok,
+            format!("approval queue {}: `agentsh approvals` is open, so headless commands wait there", dir.display()),
+            None,
+        ),
+        Ok(dir) => finding(
+            "queue",
+            Level::Info,
+            format!("approval queue {}: no `agentsh approvals` open", dir.display()),
+            Some("open `agentsh approvals` in another terminal to answer agents that have no terminal"),
+        ),
+        Err(why) => finding(
+            "queue",
+            Level::Problem,
+            format!("the approval queue cannot be used: {why}"),
+            Some("fix the directory's owner and mode (0700), or set XDG_RUNTIME_DIR"),
+        ),
+    }]
+}
+
+fn terminal(_: &Facts) -> Vec<Finding> {
+    vec![match crate::tty::Tty::open() {
+        Ok(_) => {
+            finding("terminal", Level::Ok, "a controlling terminal is available for approval prompts".into(), None)
+        }
+        Err(e) => finding(
+            "terminal",
+            Level::Info,
+            format!("{e}: commands that need approval are refused here"),
+            Some("run the agent from a terminal, use a hook (the agent asks), or whitelist the commands it needs"),
+        ),
+    }]
+}
+
+fn tiocsti(_: &Facts) -> Vec<Finding> {
+    vec![match crate::tty::legacy_tiocsti_enabled() {
+        Some(false) => {
+            finding("tiocsti", Level::Ok, "legacy_tiocsti=0: programs cannot inject keystrokes".into(), None)
+        }
+        Some(true) => finding(
+            "tiocsti",
+            Level::Problem,
+            "legacy_tiocsti=1: a program on the same terminal can type an answer into the prompt".into(),
+            Some("sudo sysctl -w dev.tty.legacy_tiocsti=0 (and add it to /etc/sysctl.d/)"),
+        ),
+        None => finding(
+            "tiocsti",
+            Level::Info,
+            "legacy_tiocsti unknown: kernels before 6.2 always allow keystroke injection".into(),
+            None,
+        ),
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_hook_command_of_each_protocol() {
+        let v: Value = serde_json::from_str(
+            r#"{"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"command":"fmt"}]},
+               {"matcher":"Bash","hooks":[{"type":"command","command":"/x/agentsh hook claude-code"}]}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(hook_command(&v, &AGENT_HOOKS[0]).as_deref(), Some("/x/agentsh hook claude-code"));
+        assert_eq!(hook_command(&v, &AGENT_HOOKS[1]), None);
+        assert_eq!(hook_command(&serde_json::json!({"hooks": 3}), &AGENT_HOOKS[0]), None);
+    }
+}

@@ -1,0 +1,261 @@
+//! `agentsh policy`: the effective policy for commands run in a directory: the level table, the
+//! built-in rules summarized by category (generated from `rules::PROGRAMS`), the custom rules,
+//! the whitelist and blacklist, and where each setting came from. It only reads.
+
+use crate::cli::PolicyArgs;
+use crate::config::{self, Config, FileSettings};
+use crate::levels::{self, Level, Row};
+use crate::model::{Category, Risk};
+use crate::rules;
+use crate::sanitize::sanitize;
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+pub fn run(args: PolicyArgs) -> Result<i32> {
+    let cwd = match args.cwd {
+        Some(d) if d.is_dir() => d,
+        Some(d) => bail!("--cwd {}: not a directory", d.display()),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let config = config::load(&cwd);
+    crate::explain::print_warnings(&config.warnings);
+    let files: Vec<(PathBuf, FileSettings)> = config.files.iter().map(|f| (f.clone(), config::read_file(f))).collect();
+    let view = view(&config, &files);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&view).context("cannot serialize the policy")?);
+    } else {
+        print!("{}", text(&view));
+    }
+    Ok(0)
+}
+
+/// "user file /home/me/.config/agentsh/config.json" or "project file /src/x/.agents/terminal.json".
+fn origin(path: &Path) -> String {
+    let kind = if config::user_file().as_deref() == Some(path) { "user file" } else { "project file" };
+    format!("{kind} {}", path.display())
+}
+
+/// Where a merged scalar came from: the files whose own value is the merged one.
+fn source_of<T: PartialEq>(
+    files: &[(PathBuf, FileSettings)],
+    merged: Option<T>,
+    get: impl Fn(&FileSettings) -> Option<T>,
+) -> String {
+    let from: Vec<String> =
+        files.iter().filter(|(_, s)| merged.is_some() && get(s) == merged).map(|(p, _)| origin(p)).collect();
+    if from.is_empty() { "built-in".to_string() } else { from.join(", ") }
+}
+
+fn row_json(r: &Row) -> Value {
+    let cells: serde_json::Map<String, Value> =
+        levels::LEVELS.iter().map(|l| (l.as_str().to_string(), json!(r.cell(*l).as_str()))).collect();
+    json!({"row": r.name, "programs": r.programs, "category": r.category.map(Category::as_str), "cells": cells})
+}
+
+/// The built-in table grouped by category, then by the program's base risk.
+fn builtin_summary() -> Value {
+    let mut by: BTreeMap<&str, BTreeMap<Risk, Vec<&str>>> = BTreeMap::new();
+    for p in rules::PROGRAMS {
+        let names = by.entry(p.category.as_str()).or_default().entry(p.risk).or_default();
+        for n in p.names {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+    }
+    let categories: Vec<Value> = by
+        .into_iter()
+        .map(|(cat, risks)| {
+            let risks: serde_json::Map<String, Value> =
+                risks.into_iter().map(|(r, names)| (r.as_str().to_string(), json!(names))).collect();
+            json!({"category": cat, "programs_by_base_risk": risks})
+        })
+        .collect();
+    let wrappers: Vec<&str> = rules::WRAPPERS.iter().flat_map(|w| w.names.iter().copied()).collect();
+    json!({
+        "source": "built-in (src/rules.rs)",
+        "note": "a program's base risk; its checks can raise or lower it (`agentsh check` shows the one that applies)",
+        "categories": categories,
+        "wrappers": wrappers,
+    })
+}
+
+fn view(config: &Config, files: &[(PathBuf, FileSettings)]) -> Value {
+    let p = &config.policy;
+    let list = |entries: &[crate::decide::Entry]| -> Vec<Value> {
+        entries.iter().map(|e| json!({"entry": e.text, "source": origin(Path::new(&e.source))})).collect()
+    };
+    let custom: Vec<Value> = p
+        .rules
+        .iter()
+        .map(|r| {
+            let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+            v["source"] = json!(r.at);
+            v
+        })
+        .collect();
+    let mut levels_rows: Vec<Value> = levels::ROWS.iter().map(row_json).collect();
+    levels_rows.push(row_json(&levels::UNLISTED));
+    json!({
+        "files": files.iter().map(|(f, _)| origin(f)).collect::<Vec<_>>(),
+        "level": {
+            "value": p.level.map(Level::as_str),
+            "source": source_of(files, p.level, |s| s.level),
+            "meaning": if p.level.is_some() {
+                "the level's table and the risk assessment both apply; the stricter wins"
+            } else {
+                "no level: the risk-based policy alone"
+            },
+        },
+        "level_table": levels_rows,
+        "settings": {
+            "requireCommandConfirmation": {
+                "value": p.require_confirmation,
+                "source": source_of(files, Some(p.require_confirmation), |s| s.require_confirmation),
+            },
+            "confirmationTimeoutSeconds": {
+                "value": config.confirmation_timeout,
+                "source": source_of(files, Some(config.confirmation_timeout), |s| s.confirmation_timeout),
+            },
+            "commandTimeoutSeconds": {
+                "value": config.command_timeout,
+                "source": source_of(files, Some(config.command_timeout).filter(|t| *t > 0), |s| s.command_timeout),
+            },
+        },
+        "rules": custom,
+        "rules_broken": p.rules_broken,
+        "whitelist": list(&p.whitelist),
+        "blacklist": list(&p.blacklist),
+        "blacklist_broken": p.blacklist_broken,
+        "builtin": builtin_summary(),
+        "warnings": config.warnings,
+    })
+}
+
+fn s(v: &Value) -> String {
+    sanitize(v.as_str().unwrap_or(""))
+}
+
+/// Wraps a list of names to lines of about 96 characters, indented.
+fn wrapped(names: &[Value], indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for n in names {
+        let n = s(n);
+        if !line.is_empty() && line.len() + n.len() + 1 > 96 {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&n);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+fn text(v: &Value) -> String {
+    let mut out = String::new();
+    let level = &v["level"];
+    let current = level["value"].as_str();
+    let _ = writeln!(out, "level: {} ({})", current.map(sanitize).unwrap_or("none".into()), s(&level["source"]));
+    let _ = writeln!(out, "  {}", s(&level["meaning"]));
+    let _ = writeln!(out, "\nlevel table (* marks the level in force):");
+    let mut header = format!("  {:<13}", "row");
+    for l in levels::LEVELS {
+        let mark = if current == Some(l.as_str()) { "*" } else { "" };
+        let _ = write!(header, "{:<12}", format!("{l}{mark}"));
+    }
+    let _ = writeln!(out, "{}", header.trim_end());
+    for row in v["level_table"].as_array().into_iter().flatten() {
+        let mut line = format!("  {:<13}", s(&row["row"]));
+        for l in levels::LEVELS {
+            let _ = write!(line, "{:<12}", s(&row["cells"][l.as_str()]));
+        }
+        let programs: Vec<String> = row["programs"].as_array().into_iter().flatten().map(s).collect();
+        let what = if programs.is_empty() {
+            "commands in no other row".to_string()
+        } else {
+            format!("{} and every {} command", programs.join(" "), s(&row["category"]))
+        };
+        let _ = writeln!(out, "{}  {what}", line.trim_end());
+    }
+    let _ = writeln!(out, "\nsettings:");
+    for (key, setting) in v["settings"].as_object().into_iter().flatten() {
+        let _ = writeln!(out, "  {key}: {} ({})", setting["value"], s(&setting["source"]));
+    }
+    let _ = writeln!(out, "\ncustom rules (the strictest matching rule wins):");
+    let rules = v["rules"].as_array().cloned().unwrap_or_default();
+    if rules.is_empty() {
+        let _ = writeln!(out, "  (none)");
+    }
+    for r in &rules {
+        let pattern: Vec<String> = r["pattern"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|alts| {
+                let a: Vec<String> = alts.as_array().into_iter().flatten().map(s).collect();
+                if a.len() == 1 { a[0].clone() } else { format!("[{}]", a.join("|")) }
+            })
+            .collect();
+        let mut cond = String::new();
+        if let Some(f) = r["hasFlag"].as_array() {
+            let _ = write!(cond, " with {}", f.iter().map(s).collect::<Vec<_>>().join(" or "));
+        }
+        if let Some(g) = r["anyArgMatches"].as_array() {
+            let _ = write!(cond, " with an argument like {}", g.iter().map(s).collect::<Vec<_>>().join(" or "));
+        }
+        let _ = writeln!(
+            out,
+            "  {:<5} {}{cond}: {} ({})",
+            s(&r["decision"]),
+            pattern.join(" "),
+            s(&r["reason"]),
+            s(&r["at"])
+        );
+    }
+    if let Some(why) = v["rules_broken"].as_str() {
+        let _ = writeln!(out, "  ! a rule cannot be read ({}): every command needs a person", sanitize(why));
+    }
+    for key in ["whitelist", "blacklist"] {
+        let _ = writeln!(out, "\n{key}:");
+        let entries = v[key].as_array().cloned().unwrap_or_default();
+        if entries.is_empty() {
+            let _ = writeln!(out, "  (none)");
+        }
+        for e in &entries {
+            let _ = writeln!(out, "  {} ({})", s(&e["entry"]), s(&e["source"]));
+        }
+    }
+    if let Some(why) = v["blacklist_broken"].as_str() {
+        let _ = writeln!(out, "  ! the blacklist cannot be read ({}): every command needs a person", sanitize(why));
+    }
+    let b = &v["builtin"];
+    let _ = writeln!(out, "\nbuilt-in rules by category ({}; {}):", s(&b["source"]), s(&b["note"]));
+    for c in b["categories"].as_array().into_iter().flatten() {
+        let _ = writeln!(out, "  {}:", s(&c["category"]));
+        for (risk, names) in c["programs_by_base_risk"].as_object().into_iter().flatten() {
+            let names = names.as_array().cloned().unwrap_or_default();
+            let _ = writeln!(out, "    {risk} ({}):", names.len());
+            out.push_str(&wrapped(&names, "      "));
+        }
+    }
+    let _ = writeln!(out, "  wrappers (judged by the command they run):");
+    out.push_str(&wrapped(b["wrappers"].as_array().map(Vec::as_slice).unwrap_or(&[]), "      "));
+    let files = v["files"].as_array().cloned().unwrap_or_default();
+    let _ = writeln!(out, "\nfiles read:");
+    if files.is_empty() {
+        let _ = writeln!(out, "  (none: built-in defaults)");
+    }
+    for f in &files {
+        let _ = writeln!(out, "  {}", s(f));
+    }
+    out
+}

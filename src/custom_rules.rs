@@ -1,0 +1,510 @@
+//! A person's own rules (config key `rules`): token-prefix patterns with alternatives, optional
+//! conditions, a decision and a reason. Raw JSON -> validated rules, with `file:line:col` for
+//! every problem; matching against an assessed part. Pure: it reads no files.
+//!
+//! When in doubt, the stricter reading wins:
+//! - a rule agentsh cannot read is ignored when it was an `allow` (ignoring it only tightens),
+//!   and otherwise makes every command need a person, as an unreadable blacklist does;
+//! - a rule whose `match`/`notMatch` examples fail is reported and ignored (the issue's rule);
+//! - `deny` and `ask` rules match generously (through wrappers, paths, options before the
+//!   subcommand: `sudo /usr/bin/git -C x push` meets `git push`); `allow` rules match only the
+//!   command as written (`git status` does not allow `sudo git status`).
+
+use crate::assess::{self, Args, Assessment};
+use crate::model::Decision;
+use crate::parse::{self, Word};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One validated rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// Tokens; each is a list of alternatives (lowercase).
+    pub pattern: Vec<Vec<String>>,
+    pub decision: Decision,
+    pub reason: String,
+    /// Any of these flags present (`-f` also inside `-fu`; `--force` also as `--force=x`).
+    #[serde(rename = "hasFlag", skip_serializing_if = "Vec::is_empty")]
+    pub has_flag: Vec<String>,
+    /// Any argument matches any of these globs (`*`, `?`, `[a-z]`).
+    #[serde(rename = "anyArgMatches", skip_serializing_if = "Vec::is_empty")]
+    pub any_arg: Vec<String>,
+    /// `file:line:col` of the rule.
+    pub at: String,
+}
+
+/// The result of reading a `rules` value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Parsed {
+    pub rules: Vec<Rule>,
+    pub warnings: Vec<String>,
+    /// Set when a rule that could tighten cannot be read.
+    pub broken: Option<String>,
+}
+
+const FIELDS: &[&str] = &["pattern", "decision", "reason", "hasFlag", "anyArgMatches", "match", "notMatch"];
+
+impl Rule {
+    /// `git [push|fetch] --force|-f`, as a person would read it.
+    pub fn pattern_text(&self) -> String {
+        let mut out: Vec<String> = self
+            .pattern
+            .iter()
+            .map(|alts| if alts.len() == 1 { alts[0].clone() } else { format!("[{}]", alts.join("|")) })
+            .collect();
+        if !self.has_flag.is_empty() {
+            out.push(format!("(with {})", self.has_flag.join(" or ")));
+        }
+        if !self.any_arg.is_empty() {
+            out.push(format!("(an argument like {})", self.any_arg.join(" or ")));
+        }
+        out.join(" ")
+    }
+
+    /// True when the rule applies to this part.
+    pub fn matches(&self, a: &Assessment) -> bool {
+        if a.argv.is_empty() {
+            return false;
+        }
+        if self.decision == Decision::Allow {
+            // Loosening: the command as written, word for word.
+            return self.literal_prefix(&a.argv, false) && self.conditions_hold(&a.argv);
+        }
+        let mut unwrapped = a.inner_argv.clone();
+        if let Some(first) = unwrapped.first_mut() {
+            *first = assess::basename(first).to_string();
+        }
+        [&a.argv, &unwrapped]
+            .into_iter()
+            .filter(|argv| !argv.is_empty())
+            .any(|argv| (self.literal_prefix(argv, true) || self.positional_prefix(argv)) && self.conditions_hold(argv))
+    }
+
+    fn token_matches(&self, i: usize, word: &str) -> bool {
+        self.pattern[i].iter().any(|alt| alt.eq_ignore_ascii_case(word))
+    }
+
+    fn literal_prefix(&self, argv: &[String], strip_path: bool) -> bool {
+        self.pattern.len() <= argv.len()
+            && argv.iter().take(self.pattern.len()).enumerate().all(|(i, w)| {
+                let w = if i == 0 && strip_path { assess::basename(w) } else { w };
+                self.token_matches(i, w)
+            })
+    }
+
+    /// `git -C dir push` meets `git push`: the words after the program with options (and the
+    /// values of the program's known value options) left out.
+    fn positional_prefix(&self, argv: &[String]) -> bool {
+        if !self.token_matches(0, assess::basename(&argv[0])) {
+            return false;
+        }
+        let words: Vec<Word> = argv[1..].iter().map(|w| Word::literal(w)).collect();
+        let name = assess::basename(&argv[0]);
+        let value_opts = crate::rules::find_program(name).map(|p| p.value_opts).unwrap_or(&[]);
+        let args = Args::new(name, &words, value_opts, false, false);
+        let rest = &self.pattern[1..];
+        rest.len() <= args.positionals.len()
+            && args.positionals.iter().enumerate().take(rest.len()).all(|(i, w)| self.token_matches(i + 1, w))
+    }
+
+    fn conditions_hold(&self, argv: &[String]) -> bool {
+        let words: Vec<Word> = argv[1..].iter().map(|w| Word::literal(w)).collect();
+        let args = Args::new(assess::basename(&argv[0]), &words, &[], false, false);
+        let flag_ok = self.has_flag.is_empty() || self.has_flag.iter().any(|f| args.has_flag(f));
+        let arg_ok =
+            self.any_arg.is_empty() || args.all.iter().any(|w| self.any_arg.iter().any(|g| glob_matches(g, w)));
+        flag_ok && arg_ok
+    }
+}
+
+/// The first rule among the strictest that match (deny beats ask beats allow).
+pub fn strictest<'r>(rules: &'r [Rule], a: &Assessment) -> Option<&'r Rule> {
+    let mut best: Option<&Rule> = None;
+    for r in rules.iter().filter(|r| r.matches(a)) {
+        if best.is_none_or(|b| r.decision > b.decision) {
+            best = Some(r);
+        }
+    }
+    best
+}
+
+/// Reads the `rules` value of a config file. `name` and `text` locate problems.
+pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
+    let mut out = Parsed::default();
+    let key_at = format!("{name}:{}", crate::config::line_col(text, text.find("\"rules\"").unwrap_or(0)));
+    let Value::Array(items) = value else {
+        let why = format!("{key_at}: rules must be a list of rules");
+        out.warnings.push(format!("{why}; every command needs a person until it is fixed"));
+        out.broken = Some(why);
+        return out;
+    };
+    let places = element_offsets(text, "rules");
+    for (i, item) in items.iter().enumerate() {
+        let at = places
+            .get(i)
+            .map(|o| format!("{name}:{}", crate::config::line_col(text, *o)))
+            .unwrap_or_else(|| key_at.clone());
+        let label = format!("{at}: rules[{i}]");
+        match read_rule(item, &at) {
+            Ok((rule, examples, notes)) => {
+                for n in notes {
+                    out.warnings.push(format!("{label}: {n}"));
+                }
+                match check_examples(&rule, &examples) {
+                    Ok(()) => out.rules.push(rule),
+                    Err(why) => {
+                        out.warnings.push(format!("{label} ({}): {why}; this rule is ignored", rule.pattern_text()))
+                    }
+                }
+            }
+            Err((Some(Decision::Allow), why)) => {
+                out.warnings.push(format!("{label}: {why}; this allow rule is ignored"))
+            }
+            Err((_, why)) => {
+                out.warnings.push(format!("{label}: {why}; every command needs a person until it is fixed"));
+                out.broken.get_or_insert(format!("{label}: {why}"));
+            }
+        }
+    }
+    out
+}
+
+/// Example commands: (text, must match).
+type Examples = Vec<(String, bool)>;
+/// A readable rule, its examples and notes for the person.
+type ReadRule = (Rule, Examples, Vec<String>);
+/// Why a rule cannot be read, with its decision when that much could be read.
+type Unreadable = (Option<Decision>, String);
+
+fn read_rule(item: &Value, at: &str) -> Result<ReadRule, Unreadable> {
+    let Value::Object(map) = item else {
+        return Err((None, "a rule must be an object {\"pattern\": [..], \"decision\": .., \"reason\": ..}".into()));
+    };
+    let decision = match map.get("decision").and_then(Value::as_str) {
+        Some("allow") => Some(Decision::Allow),
+        Some("ask") => Some(Decision::Ask),
+        Some("deny") => Some(Decision::Deny),
+        _ => None,
+    };
+    let fail = |why: String| (decision, why);
+    let Some(decision) = decision else {
+        return Err(fail("decision must be \"allow\", \"ask\" or \"deny\"".into()));
+    };
+    let mut notes = Vec::new();
+    for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
+        if decision == Decision::Allow {
+            // An unknown key may have been meant to narrow an allow rule: do not guess.
+            return Err(fail(format!("unknown field \"{key}\" (known: {})", FIELDS.join(", "))));
+        }
+        notes.push(format!("unknown field \"{key}\" is ignored (known: {})", FIELDS.join(", ")));
+    }
+    let pattern = match map.get("pattern") {
+        Some(Value::Array(tokens)) if !tokens.is_empty() => {
+            let mut out = Vec::new();
+            for t in tokens {
+                let alts = match t {
+                    Value::String(s) => vec![s.clone()],
+                    Value::Array(a) => {
+                        a.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().unwrap_or_default()
+                    }
+                    _ => Vec::new(),
+                };
+                if alts.is_empty() || alts.iter().any(|s| s.trim().is_empty() || s.contains(char::is_whitespace)) {
+                    return Err(fail(
+                        "each pattern token must be one word, or a non-empty list of words (alternatives)".into(),
+                    ));
+                }
+                out.push(alts.into_iter().map(|s| s.to_lowercase()).collect());
+            }
+            out
+        }
+        _ => {
+            return Err(fail(
+                "pattern must be a non-empty list of words, e.g. [\"git\", [\"push\", \"fetch\"]]".into(),
+            ));
+        }
+    };
+    let strings = |key: &str| -> Result<Vec<String>, Unreadable> {
+        match map.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::String(s)) => Ok(vec![s.clone()]),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| fail(format!("{key} must be a string or a list of strings"))),
+            Some(_) => Err(fail(format!("{key} must be a string or a list of strings"))),
+        }
+    };
+    let has_flag = strings("hasFlag")?;
+    if let Some(bad) = has_flag.iter().find(|f| !f.starts_with('-') || f.len() < 2) {
+        return Err(fail(format!("hasFlag entry \"{bad}\" is not a flag (write -f or --force)")));
+    }
+    let any_arg = strings("anyArgMatches")?;
+    let reason = match map.get("reason").and_then(Value::as_str).map(str::trim) {
+        Some(r) if !r.is_empty() => r.to_string(),
+        _ => {
+            notes.push("has no reason; agentsh shows the pattern instead".to_string());
+            String::new()
+        }
+    };
+    let mut examples: Examples = strings("match")?.into_iter().map(|e| (e, true)).collect();
+    examples.extend(strings("notMatch")?.into_iter().map(|e| (e, false)));
+    let mut rule = Rule { pattern, decision, reason, has_flag, any_arg, at: at.to_string() };
+    if rule.reason.is_empty() {
+        rule.reason = format!("the custom rule `{}`", rule.pattern_text());
+    }
+    Ok((rule, examples, notes))
+}
+
+/// A `match` example must meet the rule in at least one part; a `notMatch` example in none.
+fn check_examples(rule: &Rule, examples: &Examples) -> Result<(), String> {
+    for (text, want) in examples {
+        let got = match parse::parse(text) {
+            Ok(script) => assess::assess(&script).iter().any(|a| rule.matches(a)),
+            Err(e) => return Err(format!("the example `{text}` cannot be parsed ({e})")),
+        };
+        if got != *want {
+            let verb = if *want { "should match but does not" } else { "should not match but does" };
+            return Err(format!("the example `{text}` {verb}"));
+        }
+    }
+    Ok(())
+}
+
+/// Shell-style glob: `*` any run, `?` one character, `[abc]`/`[a-z]`/`[!a]` a class, `\x` x.
+pub fn glob_matches(glob: &str, text: &str) -> bool {
+    let g: Vec<char> = glob.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut gi, mut ti) = (0, 0);
+    // Where to resume after the last `*`: (glob index after it, text index it consumed up to).
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        let step = match g.get(gi) {
+            Some('*') => {
+                star = Some((gi + 1, ti));
+                gi += 1;
+                continue;
+            }
+            Some('?') => Some(1),
+            Some('[') => class_matches(&g[gi..], t[ti]),
+            Some('\\') if gi + 1 < g.len() => (g[gi + 1] == t[ti]).then_some(2),
+            Some(c) => (*c == t[ti]).then_some(1),
+            None => None,
+        };
+        match step {
+            Some(len) => {
+                gi += len;
+                ti += 1;
+            }
+            None => match star {
+                Some((after, consumed)) => {
+                    gi = after;
+                    ti = consumed + 1;
+                    star = Some((after, consumed + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    g[gi..].iter().all(|c| *c == '*')
+}
+
+/// Matches `[...]` at the start of `g` against `c`; returns the class's length in the glob.
+fn class_matches(g: &[char], c: char) -> Option<usize> {
+    let close = g.iter().skip(2).position(|x| *x == ']').map(|p| p + 2)?;
+    let body = &g[1..close];
+    let (negate, body) = match body.first() {
+        Some('!' | '^') => (true, &body[1..]),
+        _ => (false, body),
+    };
+    let mut hit = false;
+    let mut i = 0;
+    while i < body.len() {
+        if i + 2 < body.len() && body[i + 1] == '-' {
+            hit |= (body[i]..=body[i + 2]).contains(&c);
+            i += 3;
+        } else {
+            hit |= body[i] == c;
+            i += 1;
+        }
+    }
+    (hit != negate).then_some(close + 1)
+}
+
+/// Byte offsets where each element of the array under `"key"` starts (a small JSON scan, for
+/// `file:line:col` in messages; serde_json does not keep positions).
+fn element_offsets(text: &str, key: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let Some(k) = text.find(&format!("\"{key}\"")) else { return out };
+    let Some(open) = text[k..].find('[').map(|o| o + k) else { return out };
+    let bytes = text.as_bytes();
+    let (mut depth, mut in_string, mut escaped, mut expect) = (0usize, false, false, true);
+    for (i, &b) in bytes.iter().enumerate().skip(open) {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if depth == 1 && expect && !b.is_ascii_whitespace() && b != b']' {
+            out.push(i);
+            expect = false;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            b',' if depth == 1 => expect = true,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(json: &str) -> Parsed {
+        let text = format!("{{\"rules\": {json}}}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        parse("t.json", &text, &v["rules"])
+    }
+
+    fn one(json: &str) -> Rule {
+        let p = rules(&format!("[{json}]"));
+        assert!(p.broken.is_none() && p.warnings.is_empty(), "{p:?}");
+        p.rules.into_iter().next().unwrap()
+    }
+
+    fn hits(rule: &Rule, text: &str) -> bool {
+        assess::assess(&parse::parse(text).unwrap()).iter().any(|a| rule.matches(a))
+    }
+
+    #[test]
+    fn patterns_with_alternatives() {
+        let r = one(r#"{"pattern": ["git", ["push", "fetch"]], "decision": "deny", "reason": "no remotes"}"#);
+        for yes in ["git push", "git fetch origin", "GIT PUSH", "ls && git push -f"] {
+            assert!(hits(&r, yes), "{yes}");
+        }
+        for no in ["git pull", "git", "echo git push", "gitk push"] {
+            assert!(!hits(&r, no), "{no}");
+        }
+    }
+
+    #[test]
+    fn tightening_rules_see_through_wrappers_paths_and_global_options() {
+        let r = one(r#"{"pattern": ["git", "push"], "decision": "deny", "reason": "x"}"#);
+        for yes in [
+            "sudo git push -f",
+            "/usr/bin/git push",
+            "env A=1 timeout 5 git push",
+            "git -C ../other push",
+            "bash -c 'git push'",
+            "echo $(git push)",
+        ] {
+            assert!(hits(&r, yes), "{yes}");
+        }
+        // An allow rule matches only what is written.
+        let allow = one(r#"{"pattern": ["git", "push"], "decision": "allow", "reason": "x"}"#);
+        assert!(hits(&allow, "git push origin"));
+        for no in ["sudo git push", "/usr/bin/git push", "git -C x push"] {
+            assert!(!hits(&allow, no), "{no}");
+        }
+    }
+
+    #[test]
+    fn conditions_on_flags_and_arguments() {
+        let r = one(r#"{"pattern": ["git", "push"], "hasFlag": ["--force", "-f"], "decision": "deny", "reason": "x"}"#);
+        for yes in ["git push -f", "git push --force origin", "git push -fu origin main", "git push --force=true"] {
+            assert!(hits(&r, yes), "{yes}");
+        }
+        for no in ["git push origin", "git push --force-with-lease", "git push -- -f"] {
+            assert!(!hits(&r, no), "{no}");
+        }
+        let r = one(r#"{"pattern": ["cat"], "anyArgMatches": ["*.env", ".env*"], "decision": "ask", "reason": "x"}"#);
+        assert!(hits(&r, "cat README.md prod.env"));
+        assert!(hits(&r, "cat .env.local"));
+        assert!(!hits(&r, "cat README.md"));
+    }
+
+    #[test]
+    fn examples_are_checked_at_load() {
+        let p = rules(
+            r#"[
+  {"pattern": ["git", "push"], "decision": "deny", "reason": "x", "match": ["git push"], "notMatch": ["git pull"]},
+  {"pattern": ["npm", "test"], "decision": "allow", "reason": "x", "match": ["npm run test"]}
+]"#,
+        );
+        assert_eq!(p.rules.len(), 1);
+        assert!(p.broken.is_none());
+        assert_eq!(p.warnings.len(), 1);
+        assert!(
+            p.warnings[0]
+                .starts_with("t.json:3:3: rules[1] (npm test): the example `npm run test` should match but does not"),
+            "{}",
+            p.warnings[0]
+        );
+    }
+
+    #[test]
+    fn unreadable_rules_fail_closed_unless_they_allow() {
+        let p = rules(r#"[{"pattern": "git push", "decision": "deny", "reason": "x"}]"#);
+        assert!(p.rules.is_empty());
+        assert!(p.broken.as_deref().unwrap().contains("rules[0]: pattern must be"), "{p:?}");
+        let p = rules(r#"[{"pattern": ["git"], "decision": "block"}]"#);
+        assert!(p.broken.is_some());
+        let p = rules(r#"{"pattern": ["git"]}"#);
+        assert!(p.broken.is_some());
+        let p = rules(r#"[{"pattern": ["git"], "decision": "allow", "unless": ["push"]}]"#);
+        assert!(p.broken.is_none() && p.rules.is_empty());
+        assert!(p.warnings[0].contains("this allow rule is ignored"), "{:?}", p.warnings);
+        // An unknown field on a deny rule only makes it broader: kept, with a warning.
+        let p = rules(r#"[{"pattern": ["git"], "decision": "deny", "reason": "x", "unless": ["status"]}]"#);
+        assert_eq!(p.rules.len(), 1);
+        assert_eq!(p.warnings.len(), 1);
+    }
+
+    #[test]
+    fn the_strictest_matching_rule_wins() {
+        let p = rules(
+            r#"[{"pattern": ["git"], "decision": "allow", "reason": "a"},
+                {"pattern": ["git", "push"], "decision": "ask", "reason": "b"},
+                {"pattern": ["git", "push"], "hasFlag": "-f", "decision": "deny", "reason": "c"}]"#,
+        );
+        let part = |t: &str| assess::assess(&parse::parse(t).unwrap()).pop().unwrap();
+        assert_eq!(strictest(&p.rules, &part("git status")).unwrap().reason, "a");
+        assert_eq!(strictest(&p.rules, &part("git push")).unwrap().reason, "b");
+        assert_eq!(strictest(&p.rules, &part("git push -f")).unwrap().reason, "c");
+        assert!(strictest(&p.rules, &part("ls")).is_none());
+    }
+
+    #[test]
+    fn globs() {
+        for (g, t, want) in [
+            ("*.env", "prod.env", true),
+            ("*.env", "prod.envx", false),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("*", "", true),
+            ("/etc/*", "/etc/passwd", true),
+            ("[a-c]x", "bx", true),
+            ("[!a-c]x", "bx", false),
+            ("*a*b", "xxaxxb", true),
+            ("*a*b", "xxaxxbc", false),
+            ("\\*", "*", true),
+            ("\\*", "a", false),
+        ] {
+            assert_eq!(glob_matches(g, t), want, "{g} vs {t}");
+        }
+    }
+}
