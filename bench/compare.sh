@@ -17,10 +17,10 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 runs=300
-warmup=5
+warmup=1
 for arg in "$@"; do
     case "$arg" in
-        --quick) runs=50 warmup=3 ;;
+        --quick) runs=50 warmup=1 ;;
         -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "compare.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
     esac
@@ -126,13 +126,14 @@ if command -v dcg >/dev/null; then
     case_ deny_dcg "$work/plain" sh -c "exec dcg < $work/deny.hook.json"
 fi
 
-rounds=5
-per_round=$(((runs + rounds - 1) / rounds))
+# Short rounds: a burst of load then lands on every command alike instead of on one of them.
+rounds=$((runs / 10))
+per_round=10
 echo "timing ${#names[@]} commands: $rounds interleaved rounds of $per_round runs each..." >&2
 for round in $(seq "$rounds"); do
     for i in "${!names[@]}"; do
         (cd "${dirs[$i]}" && hyperfine -N -i --style none --warmup "$warmup" --runs "$per_round" \
-            --export-json "$results/${names[$i]}.$round.json" "${cmds[$i]}" >/dev/null 2>&1) ||
+            --export-json "$results/${names[$i]}.$round.json" "${cmds[$i]}" >/dev/null 2>&1 </dev/null) ||
             echo "compare.sh: could not time ${names[$i]}" >&2
     done
 done
@@ -169,18 +170,35 @@ import glob, json, os, platform, re, subprocess, sys, datetime
 results, doc, binary, runs, custom_rules, peers = sys.argv[1:7]
 compound, check, deny, dynamic = sys.argv[7:11]
 
-def median(name):
+def all_times(name):
     times = []
     for path in glob.glob(f"{results}/{name}.*.json"):
         try:
             times += json.load(open(path))["results"][0]["times"]
         except (OSError, KeyError, IndexError, ValueError):
             pass
-    times.sort()
+    return sorted(times)
+
+def median(name):
+    times = all_times(name)
     n = len(times)
     if n == 0:
         return None
     return (times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2) * 1000
+
+def cpu(name):
+    rounds = []
+    for path in glob.glob(f"{results}/{name}.*.json"):
+        try:
+            r = json.load(open(path))["results"][0]
+            rounds.append(r["user"] + r["system"])
+        except (OSError, KeyError, IndexError, ValueError):
+            pass
+    return sum(rounds) / len(rounds) * 1000 if rounds else None
+
+def fastest(name):
+    times = all_times(name)
+    return times[0] * 1000 if times else None
 
 def rss(name):
     try:
@@ -250,7 +268,8 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.start
 load = os.getloadavg()[0]
 out += [
     f"Run on {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}: {cpu}, {os.cpu_count()} cores, "
-    f"Linux {platform.release()}, load average {load:.1f} at the end; {runs} runs per row (hyperfine -N, median).",
+    f"Linux {platform.release()}, load average {load:.1f} at the end; {runs} runs per command in interleaved rounds of 10 "
+    "(hyperfine -N), median.",
     f"Binary: `{os.path.relpath(binary)}`, {os.path.getsize(binary) / 1024:.0f} KiB"
     + ("" if not dynamic else f"; default build `{os.path.relpath(dynamic)}`, {os.path.getsize(dynamic) / 1024:.0f} KiB") + ".",
     "",
@@ -263,7 +282,9 @@ if int(custom_rules) == 0:
 if not peers.split():
     out += ["", "Neither shellfirm nor dcg is installed here, so they are not compared (`cargo install shellfirm`)."]
 
-out += ["", "Every timed command, median and peak RSS:", "", "| command | median | peak RSS |", "|---|---|---|"]
+out += ["", "Every timed command: median wall time; fastest run and mean CPU time (user + system), which",
+        "waiting for a busy CPU does not inflate; peak RSS:", "",
+        "| command | median | fastest | CPU time | peak RSS |", "|---|---|---|---|---|"]
 labels = {
     "bare_true": "`/bin/true`", "true_agentsh": "`agentsh -c /bin/true`", "true_dash": "`dash -c /bin/true`",
     "true_bash": "`bash -c /bin/true`", "compound_agentsh": "`agentsh -c COMPOUND`", "compound_bash": "`bash -c COMPOUND`",
@@ -278,7 +299,7 @@ for k in ["1", "8", "32", "63"]:
     labels[f"long_{k}"] = f"`agentsh check --json` of a {k} KiB script"
 for name, label in labels.items():
     if name in t:
-        out.append(f"| {label} | {ms(t[name])} | {mb(rss(name))} |")
+        out.append(f"| {label} | {ms(t[name])} | {ms(fastest(name))} | {ms(cpu(name))} | {mb(rss(name))} |")
 
 longs = [(int(k), t.get(f"long_{k}")) for k in ("1", "8", "32", "63") if t.get(f"long_{k}") is not None]
 if len(longs) >= 2 and t.get("check_agentsh") is not None:
