@@ -57,22 +57,24 @@ COMPOUND='ls -la /usr | grep -c lib && echo done'
 CHECK='cd src && grep -rn TODO . | sort | uniq -c | sort -rn | head -20 && git status --short && ls -la ../t'
 DENY='echo start; rm -rf / --no-preserve-root'
 
-# 10,000 whitelist entries that match nothing above, so every part is checked against all.
-python3 - "$work/big/.agents/terminal.json" <<'PY'
+# 10,000 whitelist entries and 1,000 custom rules (a third each deny, ask, allow; half with a
+# hasFlag condition) that match nothing above, so every part is checked against all of them.
+# "examples" is the same with a `match` and a `notMatch` example on every rule: agentsh checks
+# them each time it reads the file, so they cost two parses per rule on every command.
+mkdir -p "$work/examples/.agents"
+python3 - "$work/big/.agents/terminal.json" "$work/examples/.agents/terminal.json" <<'PY'
 import json, sys
 entries = [f"tool{i} sub{i % 7} --flag" for i in range(10_000)]
-json.dump({"commandWhitelist": entries}, open(sys.argv[1], "w"))
+decisions = ["deny", "ask", "allow"]
+rules = [dict({"pattern": [f"prog{i}", ["run", "exec"]], "decision": decisions[i % 3], "reason": f"rule {i}"},
+              **({"hasFlag": ["--force", "-f"]} if i % 2 else {})) for i in range(1_000)]
+json.dump({"commandWhitelist": entries, "rules": rules}, open(sys.argv[1], "w"), indent=1)
+for i, r in enumerate(rules):
+    r["match"] = [f"prog{i} run x" + (" -f" if i % 2 else "")]
+    r["notMatch"] = [f"prog{i} stop"]
+json.dump({"commandWhitelist": entries, "rules": rules}, open(sys.argv[2], "w"), indent=1)
 PY
-
-# ---- HOOK: custom rules (filled in by the coordinator at merge) -----------------------------
-# The issue's target is "10,000 whitelist entries AND 1,000 custom rules <= 3 ms". Custom rules
-# are being added on another branch; once they exist, add 1,000 of them to
-# "$work/big/.agents/terminal.json" here (rules that match nothing in CHECK, so all are tried),
-# and set CUSTOM_RULES=1000 so the report says they were included.
-add_custom_rules() { :; }
-CUSTOM_RULES=0
-add_custom_rules
-# ---------------------------------------------------------------------------------------------
+CUSTOM_RULES=1000
 
 # Long inputs for the growth check: the same unit repeated up to the 64 KiB limit.
 for kib in 1 8 32 63; do
@@ -106,6 +108,7 @@ case_ compound_bash "$work/plain" bash -c "$COMPOUND"
 case_ check_agentsh "$work/plain" "$AGENTSH" check --json -- "$CHECK"
 case_ deny_agentsh "$work/plain" "$AGENTSH" check --json -- "$DENY"
 case_ whitelist_agentsh "$work/big" "$AGENTSH" check --json -- "$CHECK"
+case_ examples_agentsh "$work/examples" "$AGENTSH" check --json -- "$CHECK"
 for kib in 1 8 32 63; do
     case_ "long_$kib" "$work/plain" "$AGENTSH" check --json -- "$(cat "$work/long-$kib.txt")"
 done
@@ -119,11 +122,8 @@ if command -v shellfirm >/dev/null; then
 fi
 if command -v dcg >/dev/null; then
     peers="$peers dcg"
-    hook() { python3 -c 'import json,sys; print(json.dumps({"tool_name":"Bash","tool_input":{"command":sys.argv[1]}}))' "$1"; }
-    hook "$CHECK" >"$work/check.hook.json"
-    hook "$DENY" >"$work/deny.hook.json"
-    case_ check_dcg "$work/plain" sh -c "exec dcg < $work/check.hook.json"
-    case_ deny_dcg "$work/plain" sh -c "exec dcg < $work/deny.hook.json"
+    case_ check_dcg "$work/plain" dcg test --dialect posix --format json "$CHECK"
+    case_ deny_dcg "$work/plain" dcg test --dialect posix --format json "$DENY"
 fi
 
 # Short rounds: a burst of load then lands on every command alike instead of on one of them.
@@ -154,6 +154,7 @@ if command -v valgrind >/dev/null; then
     count true_agentsh "$work/plain" "$AGENTSH" -c /bin/true
     count check_agentsh "$work/plain" "$AGENTSH" check --json -- "$CHECK"
     count whitelist_agentsh "$work/big" "$AGENTSH" check --json -- "$CHECK"
+    count examples_agentsh "$work/examples" "$AGENTSH" check --json -- "$CHECK"
     for kib in 1 8 32 63; do
         count "long_$kib" "$work/plain" "$AGENTSH" check --json -- "$(cat "$work/long-$kib.txt")"
     done
@@ -252,6 +253,8 @@ rows += [
      verdict(None if t.get("check_agentsh") is None else t["check_agentsh"] <= 1.0)),
     (f"same, 10,000 whitelist entries + {int(custom_rules):,} custom rules", "<= 3 ms", ms(t.get("whitelist_agentsh")), "",
      verdict(None if t.get("whitelist_agentsh") is None else t["whitelist_agentsh"] <= 3.0)),
+    ("same, every rule with `match`/`notMatch` examples", "<= 3 ms", ms(t.get("examples_agentsh")), "",
+     verdict(None if t.get("examples_agentsh") is None else t["examples_agentsh"] <= 3.0)),
     ("peak RSS, any agentsh run above", "<= 8 MB", mb(peak), "", verdict(None if peak is None else peak <= 8.0)),
     ("peak RSS, `check --json` of a 63 KiB script", "<= 8 MB", mb(peak_long), "",
      verdict(None if peak_long is None else peak_long <= 8.0)),
@@ -264,10 +267,10 @@ for peer in peers.split():
                      "n/a" if r is None else f"{r:.1f}x", verdict(None if r is None else r >= 5)))
 
 out = ["<!-- compare.sh:begin (generated by bench/compare.sh; edits here are overwritten) -->", ""]
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
 load = os.getloadavg()[0]
 out += [
-    f"Run on {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}: {cpu}, {os.cpu_count()} cores, "
+    f"Run on {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}: {cpu_model}, {os.cpu_count()} cores, "
     f"Linux {platform.release()}, load average {load:.1f} at the end; {runs} runs per command in interleaved rounds of 10 "
     "(hyperfine -N), median.",
     f"Binary: `{os.path.relpath(binary)}`, {os.path.getsize(binary) / 1024:.0f} KiB"
@@ -277,8 +280,6 @@ out += [
     "|---|---|---|---|---|",
 ]
 out += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
-if int(custom_rules) == 0:
-    out += ["", "Custom rules are not in this run yet (the hook in bench/compare.sh adds them once they exist)."]
 if not peers.split():
     out += ["", "Neither shellfirm nor dcg is installed here, so they are not compared (`cargo install shellfirm`)."]
 
@@ -291,9 +292,11 @@ labels = {
     "check_agentsh": "`agentsh check --json -- CHECK`", "deny_agentsh": "`agentsh check --json -- DENY`",
     "true_dynamic": "`agentsh -c /bin/true`, default (dynamic) build",
     "check_dynamic": "`agentsh check --json -- CHECK`, default (dynamic) build",
-    "whitelist_agentsh": "`agentsh check --json -- CHECK`, 10,000-entry whitelist",
+    "whitelist_agentsh": "`agentsh check --json -- CHECK`, 10,000 whitelist entries + 1,000 rules",
+    "examples_agentsh": "same, every rule with a `match` and a `notMatch` example",
     "check_shellfirm": "`shellfirm check --format json --command CHECK`", "deny_shellfirm": "`shellfirm check --format json --command DENY`",
-    "check_dcg": "`dcg` hook on CHECK", "deny_dcg": "`dcg` hook on DENY",
+    "check_dcg": "`dcg test --dialect posix --format json CHECK`",
+    "deny_dcg": "`dcg test --dialect posix --format json DENY`",
 }
 for k in ["1", "8", "32", "63"]:
     labels[f"long_{k}"] = f"`agentsh check --json` of a {k} KiB script"
@@ -314,7 +317,7 @@ if len(longs) >= 2 and t.get("check_agentsh") is not None:
         out.append(f"| {k} KiB | {v:.2f} ms | {(v - base) / k * 1000:.0f} µs | {'n/a' if not i else f'{i:,}'} | {per_i} |")
 
 counts = {n: instructions(n) for n in ("true_agentsh", "true_dynamic", "true_dash", "check_agentsh", "check_dynamic",
-                                      "whitelist_agentsh")}
+                                      "whitelist_agentsh", "examples_agentsh")}
 if any(counts.values()):
     out += ["", "Instructions executed (valgrind callgrind; deterministic, so comparable across runs and machines;",
             "`-c` runs are counted up to the exec of the command):", "", "| command | instructions |", "|---|---|"]
