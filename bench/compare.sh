@@ -21,7 +21,7 @@ warmup=1
 for arg in "$@"; do
     case "$arg" in
         --quick) runs=50 warmup=1 ;;
-        -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
         *) echo "compare.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
