@@ -419,6 +419,14 @@ pub enum Source {
 /// Parses argv the way `sh` would for the shell forms, and with clap for subcommands, `--help`
 /// and `--version`. A clap error (usage, help, version) is returned for the caller to print.
 pub fn parse_args(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
+    if let Some(shell) = crate::fastargs::shell_form(&argv) {
+        return Ok(shell);
+    }
+    parse_with_clap(argv)
+}
+
+/// The full clap parse: every form, `--help`, `--version` and every usage error.
+pub fn parse_with_clap(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
     let cli = Cli::try_parse_from(argv)?;
     if let Some(cmd) = cli.command {
         return Ok(Invocation::Manage(cmd));

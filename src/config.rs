@@ -154,8 +154,9 @@ pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
         // Shorter waits are stricter: the smallest setting wins.
         confirm = min_some(confirm, s.confirmation_timeout);
         command = min_some(command, s.command_timeout.filter(|t| *t > 0));
-        cfg.policy.whitelist.extend(s.whitelist.iter().filter_map(|e| Entry::new(e, &source)));
-        cfg.policy.blacklist.extend(s.blacklist.iter().filter_map(|e| Entry::new(e, &source)));
+        cfg.policy.whitelist.reserve(s.whitelist.len());
+        cfg.policy.whitelist.extend(s.whitelist.into_iter().filter_map(|e| Entry::from_string(e, &source)));
+        cfg.policy.blacklist.extend(s.blacklist.into_iter().filter_map(|e| Entry::from_string(e, &source)));
         if cfg.policy.blacklist_broken.is_none() {
             cfg.policy.blacklist_broken = s.blacklist_broken;
         }
@@ -343,10 +344,35 @@ fn position_of_key(text: &str, key: &str) -> String {
 
 /// `line:col` (1-based) of a byte offset in the text.
 pub fn line_col(text: &str, offset: usize) -> String {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
-    format!("{line}:{col}")
+    LineIndex::new(text).line_col(offset)
+}
+
+/// `line:col` of many offsets in one text, reading the text once: locating each of a thousand
+/// custom rules from the start of the file was quadratic (docs/BENCHMARKS.md).
+pub struct LineIndex<'t> {
+    text: &'t str,
+    /// Byte offset where each line starts.
+    starts: Vec<usize>,
+    /// The last offset asked for and its column (0-based, in chars), to count on from there.
+    last: (usize, usize),
+}
+
+impl<'t> LineIndex<'t> {
+    pub fn new(text: &'t str) -> Self {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        LineIndex { text, starts, last: (0, 0) }
+    }
+
+    pub fn line_col(&mut self, offset: usize) -> String {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        // Offsets usually come in order: on the same line, count on from the last one.
+        let (from, col) = if (start..=offset).contains(&self.last.0) { self.last } else { (start, 0) };
+        let col = col + self.text[from..offset].chars().count();
+        self.last = (offset, col);
+        format!("{line}:{}", col + 1)
+    }
 }
 
 fn strip_position(msg: &str) -> String {
@@ -359,6 +385,25 @@ fn strip_position(msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_index_agrees_with_counting_from_the_start() {
+        fn naive(text: &str, offset: usize) -> String {
+            let before = &text[..offset];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+            format!("{line}:{col}")
+        }
+        for text in ["", "one line {\"a\": 1}", "a\nbc\n\nd\u{e9}f\ng", "\n\n", "\u{e9}\u{e9}\n\u{e9}x\ny\n"] {
+            let offsets: Vec<usize> = (0..=text.len()).filter(|o| text.is_char_boundary(*o)).collect();
+            let mut index = LineIndex::new(text);
+            // In order, backwards and jumping about: the remembered position must never leak.
+            for o in offsets.iter().chain(offsets.iter().rev()).chain(offsets.iter().step_by(3)) {
+                assert_eq!(index.line_col(*o), naive(text, *o), "{text:?} at {o}");
+            }
+        }
+        assert_eq!(line_col("ab\ncd", 99), "2:3");
+    }
 
     #[test]
     fn reads_every_key() {

@@ -70,11 +70,9 @@ impl Rule {
             // Loosening: the command as written, word for word.
             return self.literal_prefix(&a.argv, false) && self.conditions_hold(&a.argv);
         }
-        let mut unwrapped = a.inner_argv.clone();
-        if let Some(first) = unwrapped.first_mut() {
-            *first = assess::basename(first).to_string();
-        }
-        [&a.argv, &unwrapped]
+        // Both checks below read the program by its basename, so the unwrapped argv needs no
+        // copy with its path stripped (a copy per rule per part was most of judging's cost).
+        [&a.argv, &a.inner_argv]
             .into_iter()
             .filter(|argv| !argv.is_empty())
             .any(|argv| (self.literal_prefix(argv, true) || self.positional_prefix(argv)) && self.conditions_hold(argv))
@@ -131,7 +129,8 @@ pub fn strictest<'r>(rules: &'r [Rule], a: &Assessment) -> Option<&'r Rule> {
 /// Reads the `rules` value of a config file. `name` and `text` locate problems.
 pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
     let mut out = Parsed::default();
-    let key_at = format!("{name}:{}", crate::config::line_col(text, text.find("\"rules\"").unwrap_or(0)));
+    let mut lines = crate::config::LineIndex::new(text);
+    let key_at = format!("{name}:{}", lines.line_col(text.find("\"rules\"").unwrap_or(0)));
     let Value::Array(items) = value else {
         let why = format!("{key_at}: rules must be a list of rules");
         out.warnings.push(format!("{why}; every command needs a person until it is fixed"));
@@ -140,10 +139,7 @@ pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
     };
     let places = element_offsets(text, "rules");
     for (i, item) in items.iter().enumerate() {
-        let at = places
-            .get(i)
-            .map(|o| format!("{name}:{}", crate::config::line_col(text, *o)))
-            .unwrap_or_else(|| key_at.clone());
+        let at = places.get(i).map(|o| format!("{name}:{}", lines.line_col(*o))).unwrap_or_else(|| key_at.clone());
         let label = format!("{at}: rules[{i}]");
         match read_rule(item, &at) {
             Ok((rule, examples, notes)) => {

@@ -25,33 +25,93 @@ use serde::Serialize;
 pub struct Entry {
     /// As written in the config.
     pub text: String,
-    /// Normalized: split as shell words, lowercased.
+    /// Its words, for matching.
     #[serde(skip)]
-    pub words: Vec<String>,
+    words: Words,
     /// The file it came from.
     pub source: String,
 }
 
+/// An entry's words, normalized (split as shell words, lowercased).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Words {
+    /// `text` is plain ASCII words (no quotes, escapes or comments): they are read from `text`
+    /// itself when matching, so loading a 10,000-entry whitelist builds no word lists. `first`
+    /// is where the first word is, so most entries are ruled out by one comparison.
+    Plain { first: std::ops::Range<usize> },
+    /// Anything else: split with shell quoting and lowercased once.
+    Split(Vec<String>),
+}
+
+/// The words of plain text, split as shlex would (on space, tab and newline only).
+fn plain_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split([' ', '\t', '\n']).filter(|w| !w.is_empty())
+}
+
+/// No quotes, escapes or comments: shell splitting is white-space splitting.
+fn is_plain(text: &str) -> bool {
+    !text.bytes().any(|b| matches!(b, b'\'' | b'"' | b'\\' | b'#'))
+}
+
 impl Entry {
     pub fn new(text: &str, source: &str) -> Option<Entry> {
-        let words = normalize_words(text);
-        (!words.is_empty()).then(|| Entry { text: text.to_string(), words, source: source.to_string() })
+        Entry::from_string(text.to_string(), source)
+    }
+
+    /// As `new`, keeping `text` rather than copying it (config files hold thousands of entries).
+    pub fn from_string(text: String, source: &str) -> Option<Entry> {
+        let words = if text.is_ascii() && is_plain(&text) {
+            let start = text.len() - text.trim_start_matches([' ', '\t', '\n']).len();
+            let end = text[start..].find([' ', '\t', '\n']).map_or(text.len(), |i| start + i);
+            if start == end {
+                return None;
+            }
+            Words::Plain { first: start..end }
+        } else {
+            let words = normalize_words(&text);
+            if words.is_empty() {
+                return None;
+            }
+            Words::Split(words)
+        };
+        Some(Entry { text, words, source: source.to_string() })
     }
 
     /// True when the entry's words are the first words of `argv` (case-insensitive, whole
     /// words): `ls` matches `ls -la` but not `lsof`; `git log` matches `git log -1`, not `git logout`.
     pub fn matches(&self, argv: &[String]) -> bool {
-        self.words.len() <= argv.len() && self.words.iter().zip(argv).all(|(e, a)| e.eq_ignore_ascii_case(a))
+        fn prefix<'a>(mut words: impl Iterator<Item = &'a str>, argv: &[String]) -> bool {
+            let mut argv = argv.iter();
+            words.all(|e| argv.next().is_some_and(|a| e.eq_ignore_ascii_case(a)))
+        }
+        match &self.words {
+            // ASCII: lowercasing first would change nothing for an ASCII-case-insensitive match.
+            Words::Plain { first } => {
+                argv.first().is_some_and(|a| self.text[first.clone()].eq_ignore_ascii_case(a))
+                    && prefix(plain_words(&self.text[first.end..]), &argv[1..])
+            }
+            Words::Split(words) => prefix(words.iter().map(String::as_str), argv),
+        }
     }
 }
 
 /// Splits text as shell words (quotes removed), trimming and collapsing white space.
 pub fn normalize_words(text: &str) -> Vec<String> {
+    // Most entries are plain words: split them directly, as shlex would, without its
+    // byte-by-byte lexer (a 10,000-entry whitelist is read on every command).
+    if is_plain(text) {
+        return plain_words(text).map(lowercase).collect();
+    }
     shlex::split(text)
         .unwrap_or_else(|| text.split_whitespace().map(str::to_string).collect())
         .into_iter()
         .map(|w| w.to_lowercase())
         .collect()
+}
+
+/// `to_lowercase`, without its char-by-char walk for the usual ASCII word.
+fn lowercase(word: &str) -> String {
+    if word.is_ascii() { word.to_ascii_lowercase() } else { word.to_lowercase() }
 }
 
 /// The part of the configuration that decides.
@@ -283,6 +343,37 @@ mod tests {
 
     fn d(text: &str, p: &Policy) -> Decision {
         judge(text, p).decision
+    }
+
+    #[test]
+    fn plain_entries_split_as_shlex_does() {
+        for text in ["ls", "  npm  run\ttest ", "a\nb", "x\r y", "CAF\u{c9} \u{a0}X", "LS -La", "a=b c$d", ""] {
+            let shlex: Vec<String> = shlex::split(text).unwrap().iter().map(|w| w.to_lowercase()).collect();
+            assert_eq!(normalize_words(text), shlex, "{text:?}");
+        }
+        assert_eq!(normalize_words("git commit -m 'a b' # x"), ["git", "commit", "-m", "a b"]);
+    }
+
+    #[test]
+    fn plain_and_quoted_entries_match_alike() {
+        let argv = |s: &str| -> Vec<String> { s.split(' ').map(str::to_string).collect() };
+        for (entry, command, expected) in [
+            ("git log", "git log -1", true),
+            ("GIT  Log", "git LOG", true),
+            ("'git' \"log\"", "GIT log -1", true),
+            ("git log", "git logout", false),
+            ("git log", "git", false),
+            ("git\tlog\n", "git log x", true),
+            ("CAF\u{c9} x", "caf\u{e9} x", true),
+            ("npm run test", "npm run", false),
+            ("make", "make install", true),
+        ] {
+            let e = Entry::new(entry, "t").unwrap();
+            assert_eq!(e.matches(&argv(command)), expected, "{entry:?} vs {command:?}");
+        }
+        for empty in ["", "  \t\n", "# only a comment"] {
+            assert_eq!(Entry::new(empty, "t"), None, "{empty:?}");
+        }
     }
 
     #[test]

@@ -36,12 +36,12 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Source::Stdin => unreachable!("read_source turns stdin into text"),
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let config = config::load(&cwd);
+    let mut config = config::load(&cwd);
     explain::print_warnings(&config.warnings);
-    let mut policy = config.policy.clone();
-    policy.force_ask = ask_requested(options.ask);
+    // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
+    config.policy.force_ask = ask_requested(options.ask);
 
-    let verdict = crate::harness::judge(&text, &policy);
+    let verdict = crate::harness::judge(&text, &config.policy);
     let trail = match admit(&verdict, &config, &cwd) {
         Ok(trail) => trail,
         Err(code) => return code,

@@ -15,6 +15,7 @@ pub mod custom_rules;
 pub mod decide;
 pub mod exec;
 pub mod explain;
+pub mod fastargs;
 pub mod gate;
 pub mod harness;
 pub mod levels;

@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# Whole-process benchmarks of agentsh against dash and bash (and shellfirm / dcg when they are
+# installed), with peak RSS. Writes the results into docs/BENCHMARKS.md between its
+# "compare.sh" markers and prints them. A benchmark, not a test: it never fails on slow numbers.
+#
+#   apt-get install -y hyperfine time     # once (valgrind is optional: instruction counts)
+#   bench/compare.sh                       # builds both release binaries, runs everything
+#   bench/compare.sh --quick               # fewer runs, for a first look
+#   AGENTSH=/path/to/agentsh bench/compare.sh   # time a binary you built yourself
+#
+# It times two builds: the static one that README's "Performance" section recommends
+# installing (glibc linked in: no dynamic loader work at start), which the targets are judged
+# on, and the default `cargo build --release` one, for comparison.
+# Every ratio is taken within one run from interleaved rounds; medians are reported.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+runs=300
+warmup=1
+for arg in "$@"; do
+    case "$arg" in
+        --quick) runs=50 warmup=1 ;;
+        -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+        *) echo "compare.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+for tool in hyperfine python3 dash bash; do
+    command -v "$tool" >/dev/null || { echo "compare.sh: $tool is missing (apt-get install -y hyperfine time dash)" >&2; exit 1; }
+done
+[ -x /usr/bin/time ] || { echo "compare.sh: /usr/bin/time is missing (apt-get install -y time)" >&2; exit 1; }
+
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+if [ -z "${AGENTSH:-}" ]; then
+    host=$(rustc -vV | sed -n 's/^host: //p')
+    echo "building the default and the static release binaries..." >&2
+    cargo build --release --quiet
+    AGENTSH_DYNAMIC="$target_dir/release/agentsh"
+    RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --quiet --target "$host"
+    AGENTSH="$target_dir/$host/release/agentsh"
+fi
+[ -x "$AGENTSH" ] || { echo "compare.sh: $AGENTSH is not an executable" >&2; exit 1; }
+AGENTSH_DYNAMIC=${AGENTSH_DYNAMIC:-}
+
+# A scratch world: no user config, no project config, so the built-in policy applies.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" NO_COLOR=1
+mkdir -p "$HOME" "$work/plain" "$work/big/.agents" "$work/json"
+unset AGENTSH_ASK
+
+# The command set. COMPOUND is a typical agent command that the default policy allows, so
+# agentsh really runs it (through bash, as it must for a pipeline). CHECK is ~100 characters.
+COMPOUND='ls -la /usr | grep -c lib && echo done'
+CHECK='cd src && grep -rn TODO . | sort | uniq -c | sort -rn | head -20 && git status --short && ls -la ../t'
+DENY='echo start; rm -rf / --no-preserve-root'
+
+# 10,000 whitelist entries and 1,000 custom rules (a third each deny, ask, allow; half with a
+# hasFlag condition) that match nothing above, so every part is checked against all of them.
+# "examples" is the same with a `match` and a `notMatch` example on every rule: agentsh checks
+# them each time it reads the file, so they cost two parses per rule on every command.
+mkdir -p "$work/examples/.agents"
+python3 - "$work/big/.agents/terminal.json" "$work/examples/.agents/terminal.json" <<'PY'
+import json, sys
+entries = [f"tool{i} sub{i % 7} --flag" for i in range(10_000)]
+decisions = ["deny", "ask", "allow"]
+rules = [dict({"pattern": [f"prog{i}", ["run", "exec"]], "decision": decisions[i % 3], "reason": f"rule {i}"},
+              **({"hasFlag": ["--force", "-f"]} if i % 2 else {})) for i in range(1_000)]
+json.dump({"commandWhitelist": entries, "rules": rules}, open(sys.argv[1], "w"), indent=1)
+for i, r in enumerate(rules):
+    r["match"] = [f"prog{i} run x" + (" -f" if i % 2 else "")]
+    r["notMatch"] = [f"prog{i} stop"]
+json.dump({"commandWhitelist": entries, "rules": rules}, open(sys.argv[2], "w"), indent=1)
+PY
+CUSTOM_RULES=1000
+
+# Long inputs for the growth check: the same unit repeated up to the 64 KiB limit.
+for kib in 1 8 32 63; do
+    python3 - "$kib" >"$work/long-$kib.txt" <<'PY'
+import sys
+unit = "echo word$i && ls -la dir | grep x; "
+sys.stdout.write(unit * (int(sys.argv[1]) * 1024 // len(unit)))
+PY
+done
+
+results="$work/results"
+mkdir -p "$results"
+# Cases are registered first and timed in interleaved rounds (every case once per round), so a
+# burst of load on this shared machine hits agentsh and the shell it is compared with alike.
+names=() dirs=() cmds=()
+case_() {
+    local name=$1 dir=$2
+    shift 2
+    names+=("$name") dirs+=("$dir") cmds+=("$(printf '%q ' "$@")")
+}
+case_ bare_true "$work/plain" /bin/true
+case_ true_agentsh "$work/plain" "$AGENTSH" -c /bin/true
+case_ true_dash "$work/plain" dash -c /bin/true
+case_ true_bash "$work/plain" bash -c /bin/true
+if [ -n "$AGENTSH_DYNAMIC" ]; then
+    case_ true_dynamic "$work/plain" "$AGENTSH_DYNAMIC" -c /bin/true
+    case_ check_dynamic "$work/plain" "$AGENTSH_DYNAMIC" check --json -- "$CHECK"
+fi
+case_ compound_agentsh "$work/plain" "$AGENTSH" -c "$COMPOUND"
+case_ compound_bash "$work/plain" bash -c "$COMPOUND"
+case_ check_agentsh "$work/plain" "$AGENTSH" check --json -- "$CHECK"
+case_ deny_agentsh "$work/plain" "$AGENTSH" check --json -- "$DENY"
+case_ whitelist_agentsh "$work/big" "$AGENTSH" check --json -- "$CHECK"
+case_ examples_agentsh "$work/examples" "$AGENTSH" check --json -- "$CHECK"
+for kib in 1 8 32 63; do
+    case_ "long_$kib" "$work/plain" "$AGENTSH" check --json -- "$(cat "$work/long-$kib.txt")"
+done
+
+# Peers, when installed. Each gets the same command text; their own verdict forms differ.
+peers=""
+if command -v shellfirm >/dev/null; then
+    peers="$peers shellfirm"
+    case_ check_shellfirm "$work/plain" shellfirm check --format json --command "$CHECK"
+    case_ deny_shellfirm "$work/plain" shellfirm check --format json --command "$DENY"
+fi
+if command -v dcg >/dev/null; then
+    peers="$peers dcg"
+    case_ check_dcg "$work/plain" dcg test --dialect posix --format json "$CHECK"
+    case_ deny_dcg "$work/plain" dcg test --dialect posix --format json "$DENY"
+fi
+
+# Short rounds: a burst of load then lands on every command alike instead of on one of them.
+rounds=$((runs / 10))
+per_round=10
+echo "timing ${#names[@]} commands: $rounds interleaved rounds of $per_round runs each..." >&2
+for round in $(seq "$rounds"); do
+    for i in "${!names[@]}"; do
+        (cd "${dirs[$i]}" && hyperfine -N -i --style none --warmup "$warmup" --runs "$per_round" \
+            --export-json "$results/${names[$i]}.$round.json" "${cmds[$i]}" >/dev/null 2>&1 </dev/null) ||
+            echo "compare.sh: could not time ${names[$i]}" >&2
+    done
+done
+# Peak RSS (KiB) from /usr/bin/time -v, once per command.
+for i in "${!names[@]}"; do
+    (cd "${dirs[$i]}" && eval "/usr/bin/time -v ${cmds[$i]}" >/dev/null 2>"$results/${names[$i]}.rss" </dev/null) || true
+done
+
+# Instruction counts (deterministic, unlike times) when valgrind is there.
+if command -v valgrind >/dev/null; then
+    echo "counting instructions (valgrind)..." >&2
+    count() {
+        local name=$1 dir=$2
+        shift 2
+        (cd "$dir" && valgrind --tool=callgrind --dump-before=execvp --callgrind-out-file="$results/$name.cg" \
+            "$@" >/dev/null 2>&1 </dev/null) || true
+    }
+    count true_agentsh "$work/plain" "$AGENTSH" -c /bin/true
+    count check_agentsh "$work/plain" "$AGENTSH" check --json -- "$CHECK"
+    count whitelist_agentsh "$work/big" "$AGENTSH" check --json -- "$CHECK"
+    count examples_agentsh "$work/examples" "$AGENTSH" check --json -- "$CHECK"
+    for kib in 1 8 32 63; do
+        count "long_$kib" "$work/plain" "$AGENTSH" check --json -- "$(cat "$work/long-$kib.txt")"
+    done
+    count true_dash "$work/plain" dash -c /bin/true
+    if [ -n "$AGENTSH_DYNAMIC" ]; then
+        count true_dynamic "$work/plain" "$AGENTSH_DYNAMIC" -c /bin/true
+        count check_dynamic "$work/plain" "$AGENTSH_DYNAMIC" check --json -- "$CHECK"
+    fi
+fi
+
+python3 - "$results" "$repo/docs/BENCHMARKS.md" "$AGENTSH" "$runs" "$CUSTOM_RULES" "$peers" "$COMPOUND" "$CHECK" "$DENY" \
+    "$AGENTSH_DYNAMIC" <<'PY'
+import glob, json, os, platform, re, subprocess, sys, datetime
+results, doc, binary, runs, custom_rules, peers = sys.argv[1:7]
+compound, check, deny, dynamic = sys.argv[7:11]
+
+def all_times(name):
+    times = []
+    for path in glob.glob(f"{results}/{name}.*.json"):
+        try:
+            times += json.load(open(path))["results"][0]["times"]
+        except (OSError, KeyError, IndexError, ValueError):
+            pass
+    return sorted(times)
+
+def median(name):
+    times = all_times(name)
+    n = len(times)
+    if n == 0:
+        return None
+    return (times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2) * 1000
+
+def cpu(name):
+    rounds = []
+    for path in glob.glob(f"{results}/{name}.*.json"):
+        try:
+            r = json.load(open(path))["results"][0]
+            rounds.append(r["user"] + r["system"])
+        except (OSError, KeyError, IndexError, ValueError):
+            pass
+    return sum(rounds) / len(rounds) * 1000 if rounds else None
+
+def fastest(name):
+    times = all_times(name)
+    return times[0] * 1000 if times else None
+
+def rss(name):
+    try:
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(f"{results}/{name}.rss").read())
+        return int(m.group(1)) / 1024 if m else None
+    except OSError:
+        return None
+
+def instructions(name):
+    total = 0
+    for path in glob.glob(f"{results}/{name}.cg*"):
+        for line in open(path, errors="replace"):
+            if line.startswith("summary:"):
+                total += int(line.split()[1])
+    return total or None
+
+def ms(v):
+    return "n/a" if v is None else f"{v:.2f} ms"
+
+def mb(v):
+    return "n/a" if v is None else f"{v:.1f} MB"
+
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+def verdict(ok):
+    return "n/a" if ok is None else ("met" if ok else "**not met**")
+
+t = {n: median(n) for n in {os.path.basename(p).split(".")[0] for p in glob.glob(f"{results}/*.json")}}
+true_dash = ratio(t.get("true_agentsh"), t.get("true_dash"))
+true_bash = ratio(t.get("true_agentsh"), t.get("true_bash"))
+comp = ratio(t.get("compound_agentsh"), t.get("compound_bash"))
+peak = max([v for v in (rss(n) for n in t if n.endswith("_agentsh")) if v] or [0]) or None
+peak_long = rss("long_63")
+
+rows = [
+    ("`agentsh -c /bin/true` vs `dash -c /bin/true`", "<= 1.0x", f"{ms(t.get('true_agentsh'))} vs {ms(t.get('true_dash'))}",
+     "n/a" if true_dash is None else f"{true_dash:.2f}x", verdict(None if true_dash is None else true_dash <= 1.0)),
+    ("`agentsh -c /bin/true` vs `bash -c /bin/true`", "<= 0.8x", f"{ms(t.get('true_agentsh'))} vs {ms(t.get('true_bash'))}",
+     "n/a" if true_bash is None else f"{true_bash:.2f}x", verdict(None if true_bash is None else true_bash <= 0.8)),
+]
+if dynamic:
+    r = ratio(t.get("true_dynamic"), t.get("true_dash"))
+    rows.append(("same, default (dynamic) build, vs `dash -c /bin/true`", "<= 1.0x",
+                 f"{ms(t.get('true_dynamic'))} vs {ms(t.get('true_dash'))}", "n/a" if r is None else f"{r:.2f}x",
+                 verdict(None if r is None else r <= 1.0)))
+rows += [
+    ("`agentsh -c COMPOUND` vs `bash -c COMPOUND`", "<= 1.5x", f"{ms(t.get('compound_agentsh'))} vs {ms(t.get('compound_bash'))}",
+     "n/a" if comp is None else f"{comp:.2f}x", verdict(None if comp is None else comp <= 1.5)),
+    ("`agentsh check --json` of CHECK (100 chars)", "<= 1 ms", ms(t.get("check_agentsh")), "",
+     verdict(None if t.get("check_agentsh") is None else t["check_agentsh"] <= 1.0)),
+    (f"same, 10,000 whitelist entries + {int(custom_rules):,} custom rules", "<= 3 ms", ms(t.get("whitelist_agentsh")), "",
+     verdict(None if t.get("whitelist_agentsh") is None else t["whitelist_agentsh"] <= 3.0)),
+    ("same, every rule with `match`/`notMatch` examples", "<= 3 ms", ms(t.get("examples_agentsh")), "",
+     verdict(None if t.get("examples_agentsh") is None else t["examples_agentsh"] <= 3.0)),
+    ("peak RSS, any agentsh run above", "<= 8 MB", mb(peak), "", verdict(None if peak is None else peak <= 8.0)),
+    ("peak RSS, `check --json` of a 63 KiB script", "<= 8 MB", mb(peak_long), "",
+     verdict(None if peak_long is None else peak_long <= 8.0)),
+]
+for peer in peers.split():
+    for case in ("check", "deny"):
+        r = ratio(t.get(f"{case}_{peer}"), t.get(f"{case}_agentsh"))
+        rows.append((f"{peer} on the {case.upper()} text vs agentsh check --json", ">= 5x slower",
+                     f"{ms(t.get(f'{case}_{peer}'))} vs {ms(t.get(f'{case}_agentsh'))}",
+                     "n/a" if r is None else f"{r:.1f}x", verdict(None if r is None else r >= 5)))
+
+out = ["<!-- compare.sh:begin (generated by bench/compare.sh; edits here are overwritten) -->", ""]
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+load = os.getloadavg()[0]
+out += [
+    f"Run on {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}: {cpu_model}, {os.cpu_count()} cores, "
+    f"Linux {platform.release()}, load average {load:.1f} at the end; {runs} runs per command in interleaved rounds of 10 "
+    "(hyperfine -N), median.",
+    f"Binary: `{os.path.relpath(binary)}`, {os.path.getsize(binary) / 1024:.0f} KiB"
+    + ("" if not dynamic else f"; default build `{os.path.relpath(dynamic)}`, {os.path.getsize(dynamic) / 1024:.0f} KiB") + ".",
+    "",
+    "| target | goal | measured (median) | ratio | |",
+    "|---|---|---|---|---|",
+]
+out += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
+if not peers.split():
+    out += ["", "Neither shellfirm nor dcg is installed here, so they are not compared (`cargo install shellfirm`)."]
+
+out += ["", "Every timed command: median wall time; fastest run and mean CPU time (user + system), which",
+        "waiting for a busy CPU does not inflate; peak RSS:", "",
+        "| command | median | fastest | CPU time | peak RSS |", "|---|---|---|---|---|"]
+labels = {
+    "bare_true": "`/bin/true`", "true_agentsh": "`agentsh -c /bin/true`", "true_dash": "`dash -c /bin/true`",
+    "true_bash": "`bash -c /bin/true`", "compound_agentsh": "`agentsh -c COMPOUND`", "compound_bash": "`bash -c COMPOUND`",
+    "check_agentsh": "`agentsh check --json -- CHECK`", "deny_agentsh": "`agentsh check --json -- DENY`",
+    "true_dynamic": "`agentsh -c /bin/true`, default (dynamic) build",
+    "check_dynamic": "`agentsh check --json -- CHECK`, default (dynamic) build",
+    "whitelist_agentsh": "`agentsh check --json -- CHECK`, 10,000 whitelist entries + 1,000 rules",
+    "examples_agentsh": "same, every rule with a `match` and a `notMatch` example",
+    "check_shellfirm": "`shellfirm check --format json --command CHECK`", "deny_shellfirm": "`shellfirm check --format json --command DENY`",
+    "check_dcg": "`dcg test --dialect posix --format json CHECK`",
+    "deny_dcg": "`dcg test --dialect posix --format json DENY`",
+}
+for k in ["1", "8", "32", "63"]:
+    labels[f"long_{k}"] = f"`agentsh check --json` of a {k} KiB script"
+for name, label in labels.items():
+    if name in t:
+        out.append(f"| {label} | {ms(t[name])} | {ms(fastest(name))} | {ms(cpu(name))} | {mb(rss(name))} |")
+
+longs = [(int(k), t.get(f"long_{k}")) for k in ("1", "8", "32", "63") if t.get(f"long_{k}") is not None]
+if len(longs) >= 2 and t.get("check_agentsh") is not None:
+    # The 100-character check stands for everything that does not grow with length.
+    base, base_i = t["check_agentsh"], instructions("check_agentsh")
+    out += ["", "Growth with command length: the cost above a 100-character check, per KiB of script",
+            "(linear growth keeps the per-KiB columns flat):", "",
+            "| size | median | per KiB | instructions | per KiB |", "|---|---|---|---|---|"]
+    for k, v in longs:
+        i = instructions(f"long_{k}")
+        per_i = "n/a" if not (i and base_i) else f"{(i - base_i) / k:,.0f}"
+        out.append(f"| {k} KiB | {v:.2f} ms | {(v - base) / k * 1000:.0f} µs | {'n/a' if not i else f'{i:,}'} | {per_i} |")
+
+counts = {n: instructions(n) for n in ("true_agentsh", "true_dynamic", "true_dash", "check_agentsh", "check_dynamic",
+                                      "whitelist_agentsh", "examples_agentsh")}
+if any(counts.values()):
+    out += ["", "Instructions executed (valgrind callgrind; deterministic, so comparable across runs and machines;",
+            "`-c` runs are counted up to the exec of the command):", "", "| command | instructions |", "|---|---|"]
+    for name, n in counts.items():
+        if n:
+            out.append(f"| {labels[name]} | {n:,} |")
+
+out += ["", f"COMPOUND = `{compound}`  ", f"CHECK = `{check}`  ", f"DENY = `{deny}`", "",
+        "<!-- compare.sh:end -->"]
+block = "\n".join(out)
+
+try:
+    text = open(doc).read()
+except OSError:
+    text = "# Benchmarks\n\n<!-- compare.sh:begin -->\n<!-- compare.sh:end -->\n"
+new = re.sub(r"<!-- compare.sh:begin.*?<!-- compare.sh:end -->", lambda _: block, text, flags=re.S)
+if new == text and block not in text:
+    new = text.rstrip("\n") + "\n\n" + block + "\n"
+open(doc, "w").write(new)
+print(block)
+PY
+echo "compare.sh: wrote docs/BENCHMARKS.md" >&2
