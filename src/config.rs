@@ -189,6 +189,14 @@ fn min_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 /// Validates one file's text. `name` is used in messages.
 pub fn parse_settings(name: &str, text: &str) -> FileSettings {
+    if text.trim().is_empty() {
+        return FileSettings::default();
+    }
+    crate::config_fast::parse_settings(name, text).unwrap_or_else(|| parse_settings_slowly(name, text))
+}
+
+/// `parse_settings` through a whole `serde_json::Value` tree (`config_fast` declines odd files).
+pub fn parse_settings_slowly(name: &str, text: &str) -> FileSettings {
     let mut s = FileSettings::default();
     if text.trim().is_empty() {
         return s;
@@ -233,7 +241,7 @@ fn fail_closed_for_unreadable(s: &mut FileSettings, text: &str, at: &str) {
     }
 }
 
-fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettings) {
+pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettings) {
     let at = |key: &str| format!("{name}:{}", position_of_key(text, key));
     for (key, value) in map {
         match key.as_str() {
