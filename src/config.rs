@@ -356,30 +356,40 @@ pub fn line_col(text: &str, offset: usize) -> String {
 }
 
 /// `line:col` of many offsets in one text, reading the text once: locating each of a thousand
-/// custom rules from the start of the file was quadratic (docs/BENCHMARKS.md).
+/// custom rules from the start of the file was quadratic (docs/BENCHMARKS.md). Offsets usually
+/// come in order, so it counts on from the last one (newlines by a byte count the compiler
+/// vectorizes); an earlier offset starts again from the top.
 pub struct LineIndex<'t> {
     text: &'t str,
-    /// Byte offset where each line starts.
-    starts: Vec<usize>,
-    /// The last offset asked for and its column (0-based, in chars), to count on from there.
-    last: (usize, usize),
+    /// The last offset asked for, its line (1-based), where that line starts, and its column
+    /// (0-based, in chars).
+    at: usize,
+    line: usize,
+    line_start: usize,
+    col: usize,
 }
 
 impl<'t> LineIndex<'t> {
     pub fn new(text: &'t str) -> Self {
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        LineIndex { text, starts, last: (0, 0) }
+        LineIndex { text, at: 0, line: 1, line_start: 0, col: 0 }
     }
 
     pub fn line_col(&mut self, offset: usize) -> String {
         let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset);
-        let start = self.starts[line - 1];
-        // Offsets usually come in order: on the same line, count on from the last one.
-        let (from, col) = if (start..=offset).contains(&self.last.0) { self.last } else { (start, 0) };
-        let col = col + self.text[from..offset].chars().count();
-        self.last = (offset, col);
-        format!("{line}:{}", col + 1)
+        if offset < self.at {
+            *self = LineIndex::new(self.text);
+        }
+        let between = &self.text[self.at..offset];
+        let newlines = between.bytes().filter(|b| *b == b'\n').count();
+        if newlines == 0 {
+            self.col += between.chars().count();
+        } else {
+            self.line += newlines;
+            self.line_start = self.at + between.rfind('\n').map_or(0, |i| i + 1);
+            self.col = self.text[self.line_start..offset].chars().count();
+        }
+        self.at = offset;
+        format!("{}:{}", self.line, self.col + 1)
     }
 }
 

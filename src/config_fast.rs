@@ -14,8 +14,16 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// The top-level object's keys and raw values, in file order.
-struct Top<'t>(Vec<(String, &'t RawValue)>);
+/// The top-level object's keys and values, in file order.
+struct Top<'t>(Vec<(String, Item<'t>)>);
+
+enum Item<'t> {
+    /// `commandWhitelist` and `commandBlacklist`, read straight into strings: a list with
+    /// anything else in it fails the whole reading, and the caller takes the original path.
+    Whitelist(Vec<String>),
+    Blacklist(Vec<String>),
+    Raw(&'t RawValue),
+}
 
 impl<'de> Deserialize<'de> for Top<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -27,8 +35,13 @@ impl<'de> Deserialize<'de> for Top<'de> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top<'de>, A::Error> {
                 let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
-                    out.push((k, v));
+                while let Some(key) = map.next_key::<String>()? {
+                    let item = match key.as_str() {
+                        "commandWhitelist" => Item::Whitelist(map.next_value()?),
+                        "commandBlacklist" => Item::Blacklist(map.next_value()?),
+                        _ => Item::Raw(map.next_value()?),
+                    };
+                    out.push((key, item));
                 }
                 Ok(Top(out))
             }
@@ -45,11 +58,11 @@ pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
         return None;
     }
     let mut s = FileSettings::default();
-    for (key, raw) in entries {
-        match key.as_str() {
-            "commandWhitelist" => s.whitelist.extend(plain_strings(raw)?),
-            "commandBlacklist" => s.blacklist.extend(plain_strings(raw)?),
-            _ => {
+    for (key, item) in entries {
+        match item {
+            Item::Whitelist(items) => s.whitelist.extend(trimmed(items)?),
+            Item::Blacklist(items) => s.blacklist.extend(trimmed(items)?),
+            Item::Raw(raw) => {
                 // `Value` refuses what the raw reading lets through (nesting over its limit).
                 let value: Value = serde_json::from_str(raw.get()).ok()?;
                 let mut one = Map::new();
@@ -61,9 +74,8 @@ pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
     Some(s)
 }
 
-/// A list of strings, each trimmed, when every one is non-blank (what `validate` keeps as is).
-fn plain_strings(raw: &RawValue) -> Option<Vec<String>> {
-    let items: Vec<String> = serde_json::from_str(raw.get()).ok()?;
+/// The strings, each trimmed, when every one is non-blank (what `validate` keeps as is).
+fn trimmed(items: Vec<String>) -> Option<Vec<String>> {
     items
         .into_iter()
         .map(|e| match e.trim() {
