@@ -99,7 +99,7 @@ pub fn project_file_for_writing(cwd: &Path) -> PathBuf {
 
 /// `~/.config/agentsh/config.json` on Linux (XDG), the platform's equivalent elsewhere.
 pub fn user_file() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "agentsh").map(|d| d.config_dir().join("config.json"))
+    crate::dirs::project().map(|d| d.config_dir().join("config.json"))
 }
 
 /// Reads and merges the user and project files for a command run in `cwd`.

@@ -14,6 +14,7 @@ pub mod config;
 pub mod config_fast;
 pub mod custom_rules;
 pub mod decide;
+pub mod dirs;
 pub mod exec;
 pub mod explain;
 pub mod fastargs;
