@@ -155,8 +155,9 @@ pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
         confirm = min_some(confirm, s.confirmation_timeout);
         command = min_some(command, s.command_timeout.filter(|t| *t > 0));
         cfg.policy.whitelist.reserve(s.whitelist.len());
-        cfg.policy.whitelist.extend(s.whitelist.into_iter().filter_map(|e| Entry::from_string(e, &source)));
-        cfg.policy.blacklist.extend(s.blacklist.into_iter().filter_map(|e| Entry::from_string(e, &source)));
+        let shared: std::sync::Arc<str> = source.as_str().into();
+        cfg.policy.whitelist.extend(s.whitelist.into_iter().filter_map(|e| Entry::from_string(e, &shared)));
+        cfg.policy.blacklist.extend(s.blacklist.into_iter().filter_map(|e| Entry::from_string(e, &shared)));
         if cfg.policy.blacklist_broken.is_none() {
             cfg.policy.blacklist_broken = s.blacklist_broken;
         }

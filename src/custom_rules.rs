@@ -72,10 +72,12 @@ impl Rule {
         }
         // Both checks below read the program by its basename, so the unwrapped argv needs no
         // copy with its path stripped (a copy per rule per part was most of judging's cost).
-        [&a.argv, &a.inner_argv]
-            .into_iter()
-            .filter(|argv| !argv.is_empty())
-            .any(|argv| (self.literal_prefix(argv, true) || self.positional_prefix(argv)) && self.conditions_hold(argv))
+        [&a.argv, &a.inner_argv].into_iter().filter(|argv| !argv.is_empty()).any(|argv| {
+            // Both prefixes start with the program: most rules are ruled out by it, once.
+            self.token_matches(0, assess::basename(&argv[0]))
+                && (self.literal_prefix(argv, true) || self.positional_prefix(argv))
+                && self.conditions_hold(argv)
+        })
     }
 
     fn token_matches(&self, i: usize, word: &str) -> bool {
