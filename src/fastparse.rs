@@ -14,6 +14,12 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b',' | b':' | b'+' | b'@' | b'%' | b'-')
 }
 
+/// A word whose value is its text: what brush-parser's word parser finds in it is one plain
+/// text piece (a test checks this), so `parse` skips that parser for it.
+pub fn is_plain_word(raw: &str) -> bool {
+    !raw.is_empty() && raw.bytes().all(is_word_byte)
+}
+
 /// Words that mean something else in the command's first place.
 const RESERVED: &[&str] = &[
     "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select", "then",
@@ -95,6 +101,30 @@ mod tests {
             }
         }
         assert!(taken > texts.len(), "the fast path should take most of these ({taken})");
+    }
+
+    #[test]
+    fn plain_words_are_one_text_piece_to_brush() {
+        use brush_parser::word::{self, WordPiece};
+        let options = brush_parser::ParserOptions::default();
+        let mut words: Vec<String> =
+            ["-", "--", ".", "..", "@", "%1", "a,b", "x:y", "+x", "a-b.c/d_e", "0", "-x", "user@host:/p", "a,,b"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        for b in (0u8..128).filter(|b| is_word_byte(*b)) {
+            let c = b as char;
+            words.extend([format!("{c}"), format!("{c}{c}"), format!("a{c}b"), format!("{c}x"), format!("x{c}")]);
+        }
+        for w in &words {
+            assert!(is_plain_word(w), "{w:?}");
+            let pieces = word::parse(w, &options).unwrap();
+            let texts: Vec<&WordPiece> = pieces.iter().map(|p| &p.piece).collect();
+            assert!(matches!(texts[..], [WordPiece::Text(t)] if t == w), "{w:?}: {texts:?}");
+        }
+        for w in ["", "a b", "$x", "~", "a=b", "'a'", "*", "{a,b}", "a\\b"] {
+            assert!(!is_plain_word(w), "{w:?}");
+        }
     }
 
     #[test]

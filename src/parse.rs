@@ -587,6 +587,10 @@ impl Walker<'_> {
     /// and their commands recorded. Brace expansion may turn one word into several.
     fn word(&mut self, w: &ast::Word, ctx: Ctx, split_braces: bool) -> Result<Vec<Word>, ParseError> {
         let raw = &w.value;
+        if crate::fastparse::is_plain_word(raw) {
+            // Its value is its text: brush's word parser would find one plain piece.
+            return Ok(vec![Word::literal(raw)]);
+        }
         let pieces = word::parse(raw, &self.options).map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
         let mut st = WordState::default();
         self.pieces(&pieces, ctx, false, &mut st)?;
