@@ -19,6 +19,12 @@ _agentsh() {
             agentsh,check)
                 cmd="agentsh__subcmd__check"
                 ;;
+            agentsh,trust)
+                cmd="agentsh__subcmd__trust"
+                ;;
+            agentsh,untrust)
+                cmd="agentsh__subcmd__untrust"
+                ;;
             agentsh,whitelist)
                 cmd="agentsh__subcmd__whitelist"
                 ;;
@@ -47,7 +53,7 @@ _agentsh() {
 
     case "${cmd}" in
         agentsh)
-            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist"
+            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist trust untrust"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -75,6 +81,34 @@ _agentsh() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__trust)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__untrust)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

@@ -38,6 +38,8 @@ complete -c agentsh -n "__fish_agentsh_needs_command" -s h -l help -d 'Print hel
 complete -c agentsh -n "__fish_agentsh_needs_command" -s V -l version -d 'Print version'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "check" -d 'Show the verdict on a command without running it'
 complete -c agentsh -n "__fish_agentsh_needs_command" -a "whitelist" -d 'List, add or remove the commands that run without asking'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "trust" -d 'Let this project\'s .agents/terminal.json loosen the policy (asks on the terminal)'
+complete -c agentsh -n "__fish_agentsh_needs_command" -a "untrust" -d 'Stop trusting this project\'s .agents/terminal.json (its whitelist is then ignored)'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l cwd -d 'Judge as if run from DIR (its .agents/terminal.json applies)' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l json -d 'Print one JSON object instead of an explanation'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l stdin -d 'Read the command text from standard input (for multi-line commands)'
@@ -63,3 +65,5 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_se
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -l user -d 'Edit the user config (~/.config/agentsh/config.json) instead of the project\'s'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand trust" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand untrust" -s h -l help -d 'Print help'

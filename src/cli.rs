@@ -96,6 +96,15 @@ pub enum Command {
     /// List, add or remove the commands that run without asking
     #[command(subcommand)]
     Whitelist(WhitelistCommand),
+    /// Let this project's .agents/terminal.json loosen the policy (asks on the terminal)
+    #[command(after_help = "Settings that tighten the policy (blacklist, requireCommandConfirmation: true, \
+        shorter timeouts) always apply. Settings that loosen it (whitelist entries, longer timeouts) apply \
+        only while the file's exact content is trusted; any edit revokes the trust. agentsh shows the \
+        loosening settings and a person must type the code shown on the terminal.\n\n\
+        Examples:\n  agentsh trust\n  agentsh untrust")]
+    Trust,
+    /// Stop trusting this project's .agents/terminal.json (its whitelist is then ignored)
+    Untrust,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]

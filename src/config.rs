@@ -1,5 +1,6 @@
 //! Config files -> a validated policy plus warnings. Raw JSON first, then validated, collecting
-//! every problem with `file:line:col`. It reads files; it never writes them (see `store`).
+//! every problem with `file:line:col`. It reads files; it never writes them (see `store`; the
+//! only write on this path is `trust` noting that a warning was shown).
 //!
 //! Fail-closed rules for bad files:
 //! - a malformed file never stops agentsh: its settings are ignored with one warning each;
@@ -67,29 +68,48 @@ pub fn user_file() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "agentsh").map(|d| d.config_dir().join("config.json"))
 }
 
-/// Reads and merges the user and project files for a command run in `cwd`.
+/// Reads and merges the user and project files for a command run in `cwd`. The project file's
+/// loosening settings apply only while it is trusted, and neither file may loosen anything when
+/// it is a symlink, another user's, or writable by others (see `trust`).
 pub fn load(cwd: &Path) -> Config {
-    let mut files = Vec::new();
+    let mut parsed: Vec<(PathBuf, FileSettings)> = Vec::new();
+    let mut user = FileSettings::default();
     if let Some(u) = user_file().filter(|p| p.is_file()) {
-        files.push(u);
+        user = read_file(&u);
+        if let Some(why) = crate::trust::unsafe_file(&u) {
+            let removed = crate::trust::strip_loosening(&mut user, &FileSettings::default());
+            if !removed.is_empty() {
+                user.warnings.push(format!("{why}; its whitelist and looser settings are ignored until it is fixed"));
+            }
+        }
+        parsed.push((u, user.clone()));
     }
     if let Some(p) = find_project_file(cwd) {
-        files.push(p);
+        let (mut settings, bytes) = read_file_bytes(&p);
+        if let Some(warning) = crate::trust::apply(&p, &bytes.unwrap_or_default(), &mut settings, &user) {
+            settings.warnings.push(warning);
+        }
+        parsed.push((p, settings));
     }
-    let parsed: Vec<(PathBuf, FileSettings)> = files.iter().map(|f| (f.clone(), read_file(f))).collect();
     merge(parsed)
 }
 
 pub fn read_file(path: &Path) -> FileSettings {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse_settings(&path.display().to_string(), &text),
+    read_file_bytes(path).0
+}
+
+/// The settings and the exact bytes they were read from (one read, so trust and settings
+/// always describe the same content).
+pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Vec<u8>>) {
+    match std::fs::read(path) {
+        Ok(bytes) => (parse_settings(&path.display().to_string(), &String::from_utf8_lossy(&bytes)), Some(bytes)),
         Err(e) => {
             // It exists (we checked) but cannot be read: fail closed as a malformed file would.
             let mut s = FileSettings::default();
             let why = format!("{}: cannot be read: {e}", path.display());
             s.warnings.push(format!("{why}; every command needs a person until it can be read"));
             s.blacklist_broken = Some(why);
-            s
+            (s, None)
         }
     }
 }

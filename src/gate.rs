@@ -121,8 +121,7 @@ fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
         Ok(c) => c,
         Err(e) => return Answer::NoTerminal(format!("cannot make an approval code: {e}")),
     };
-    let notice = (crate::tty::legacy_tiocsti_enabled() == Some(true))
-        .then(|| "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)".to_string());
+    let notice = crate::tty::tiocsti_notice();
     let req = PromptRequest {
         command: verdict.command.clone(),
         cwd: cwd.display().to_string(),

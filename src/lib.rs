@@ -18,4 +18,5 @@ pub mod prompt;
 pub mod rules;
 pub mod sanitize;
 pub mod store;
+pub mod trust;
 pub mod tty;

@@ -2,6 +2,8 @@
 //! the person ran) and errors on stderr; they never run the commands they talk about.
 
 pub mod check;
+pub mod confirm;
+pub mod trust;
 pub mod whitelist;
 
 use crate::cli::Command;
@@ -11,12 +13,32 @@ pub fn run(cmd: Command) -> i32 {
     let result = match cmd {
         Command::Check(args) => check::run(args),
         Command::Whitelist(w) => whitelist::run(w),
+        Command::Trust => trust::trust(),
+        Command::Untrust => trust::untrust(),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("agentsh: {}", crate::sanitize::sanitize(&format!("{e:#}")));
+            if let Some(h) = e.downcast_ref::<Hinted>() {
+                eprintln!("hint: {}", crate::sanitize::sanitize(&h.hint));
+            }
             1
         }
     }
 }
+
+/// An error with a `hint:` line telling the person what to do.
+#[derive(Debug)]
+pub struct Hinted {
+    pub message: String,
+    pub hint: String,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Hinted {}
