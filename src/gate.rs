@@ -162,6 +162,11 @@ pub fn always_entries(asking: &[&Part]) -> Vec<String> {
         return Vec::new();
     }
     let argv = &only.assessment.argv;
+    // `bash`, `exec` or `sudo` alone as the whole command would still become an entry that
+    // matches `bash -c '...'`, `exec rm ...`: anything at all.
+    if argv.len() == 1 && NEVER_ALONE.contains(&crate::assess::basename(&argv[0])) {
+        return Vec::new();
+    }
     let mut out = vec![crate::assess::quote_argv(argv)];
     for n in (1..argv.len().min(3)).rev() {
         let prefix = &argv[..n];
