@@ -267,6 +267,25 @@ fn check_unclosed_parens(text: &str, options: &ParserOptions) -> Result<(), Pars
     Ok(())
 }
 
+/// The same exponential backtracking in brush's here-document word parser (found by fuzzing:
+/// `$($((F` lines in an expanded body). Quotes mean nothing in a body; only `\` escapes.
+fn check_unclosed_in_heredoc(body: &str) -> Result<(), ParseError> {
+    let (mut level, mut escaped) = (0usize, false);
+    for b in body.bytes() {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'(' => level += 1,
+            b')' => level = level.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if level > MAX_UNCLOSED_PARENS {
+        return Err(ParseError::Pathological("too many unclosed parentheses"));
+    }
+    Ok(())
+}
+
 struct Walker<'a> {
     script: &'a mut Script,
     options: ParserOptions,
@@ -592,6 +611,7 @@ impl Walker<'_> {
             }
             ast::IoRedirect::HereDocument(fd, doc) => {
                 let target = if doc.requires_expansion {
+                    check_unclosed_in_heredoc(&doc.doc.value)?;
                     let pieces = word::parse_heredoc(&doc.doc.value, &self.options)
                         .map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
                     let mut st = WordState::default();
@@ -1112,6 +1132,9 @@ mod tests {
             assert_eq!(parse(t), Err(ParseError::Pathological("too many unclosed parentheses")), "{t}");
         }
         assert!(parse("((((((((((((((((((((x))))))))))))))))))))").is_ok());
+        let body = format!("cat <<EOF\n{}EOF\n", "$($((F\n".repeat(8));
+        assert_eq!(parse(&body), Err(ParseError::Pathological("too many unclosed parentheses")));
+        assert!(parse("cat <<EOF\n$(date) (a) ((b))\nEOF\n").is_ok());
         assert!(parse("echo '(((((((((((((((('").is_ok());
         // An ordinary here-document is fine.
         assert!(parse("cat <<-EOF\nx\nEOF\n").is_ok());

@@ -496,3 +496,17 @@ fn approved_commands_run_in_their_own_session() {
     // The internal re-spawn is no way around the gate.
     sh("agentsh --agentsh-internal-new-session touch x").run().status(126).stderr_has("denied");
 }
+
+#[test]
+fn agentsh_writes_never_launder_an_untrusted_edit() {
+    // The agent wrote an entry; a person's later change through agentsh must not trust it.
+    let t = Test::new().project_config(r#"{"commandWhitelist": ["curl", "make"]}"#);
+    t.exec(&["whitelist", "rm", "make"])
+        .status(0)
+        .stderr_has("was not trusted before this change, so its whitelist applies only after you run `agentsh trust`");
+    t.exec(&["check", "curl -O https://example.com/x"]).status(10);
+    // A trusted file stays trusted through agentsh's own writes.
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["curl", "make"]}"#);
+    t.exec(&["whitelist", "rm", "make"]).status(0);
+    t.exec(&["check", "curl -O https://example.com/x"]).status(0).stderr_is_empty();
+}

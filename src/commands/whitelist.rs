@@ -123,8 +123,15 @@ fn write<T>(path: &Path, change: impl FnOnce(&mut serde_json::Map<String, Value>
     }
     let user = crate::trust::user_settings();
     store::update_then(path, change, |old, new| {
-        if let Some(note) = crate::trust::carry_over(path, old, new, &user)? {
-            eprintln!("agentsh: note: {note}");
+        // The file is written by now: a trust store that cannot be written (read-only in a
+        // sandbox, say) only means the person must run `agentsh trust` again.
+        match crate::trust::carry_over(path, old, new, &user) {
+            Ok(None) => {}
+            Ok(Some(note)) => eprintln!("agentsh: note: {note}"),
+            Err(e) => eprintln!(
+                "agentsh: note: the file was saved, but its trust could not be recorded ({}); run `agentsh trust`",
+                crate::sanitize::sanitize(&format!("{e:#}"))
+            ),
         }
         Ok(())
     })
