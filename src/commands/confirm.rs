@@ -19,6 +19,9 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
         Ok(c) => c,
         Err(e) => bail!("cannot make a confirmation code: {e}"),
     };
+    // Loading marks trust warnings as shown, so show them (they also explain what is at stake).
+    let config = config::load(cwd);
+    crate::explain::print_warnings(&config.warnings);
     let req = PromptRequest {
         command: action.to_string(),
         cwd: cwd.display().to_string(),
@@ -27,7 +30,7 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
         reasons: details,
         parts: Vec::new(),
         always_entries: Vec::new(),
-        timeout: Duration::from_secs(config::load(cwd).confirmation_timeout),
+        timeout: Duration::from_secs(config.confirmation_timeout),
         code,
         notice: crate::tty::tiocsti_notice(),
     };
