@@ -126,6 +126,27 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     decide(text, assessments, policy)
 }
 
+/// How long the binary lets [`judge`] take before refusing the command (see [`judge_bounded`]).
+pub const JUDGE_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// [`judge`] with a time limit, for the binary's edges (gate, check). brush-parser backtracks
+/// exponentially on some malformed input (found by fuzzing; the known shapes are refused before
+/// parsing), so a verdict that is not ready in `budget` is a deny. The judging runs on its own
+/// thread; one that overruns is left behind, and the process ends soon after the refusal.
+pub fn judge_bounded(text: &str, policy: &Policy, budget: std::time::Duration) -> Verdict {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (owned, pol) = (text.to_string(), policy.clone());
+    // The parser recurses; give it the main thread's stack size rather than a thread's 2 MiB.
+    let spawned = std::thread::Builder::new().stack_size(8 << 20).spawn(move || {
+        let _ = tx.send(judge(&owned, &pol));
+    });
+    let slow = parse::ParseError::Pathological("input that takes too long to parse");
+    if spawned.is_err() {
+        return decide(text, vec![assess::unparseable(text, &slow)], policy);
+    }
+    rx.recv_timeout(budget).unwrap_or_else(|_| decide(text, vec![assess::unparseable(text, &slow)], policy))
+}
+
 pub fn decide(text: &str, assessments: Vec<Assessment>, policy: &Policy) -> Verdict {
     let parts: Vec<Part> = assessments.into_iter().map(|a| decide_part(a, policy)).collect();
     let decision = parts.iter().map(|p| p.decision).max().unwrap_or(Decision::Deny);

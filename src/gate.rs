@@ -40,7 +40,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let mut policy = config.policy.clone();
     policy.force_ask = options.ask || env_flag("AGENTSH_ASK");
 
-    let verdict = decide::judge(&text, &policy);
+    let verdict = decide::judge_bounded(&text, &policy, decide::JUDGE_BUDGET);
     match verdict.decision {
         Decision::Allow => {}
         Decision::Deny => {

@@ -238,7 +238,7 @@ fn precheck(text: &str, depth: usize) -> Result<(), ParseError> {
 }
 
 /// More unclosed `(` than this is refused: the parser's time doubles with each one.
-const MAX_UNCLOSED_PARENS: usize = 10;
+const MAX_UNCLOSED_PARENS: usize = 8;
 
 /// brush-parser 0.4 backtracks exponentially over unclosed `(` (each may open a subshell or
 /// arithmetic): 20 take seconds, 30 take hours (found by fuzzing). The `(` and `)` operator

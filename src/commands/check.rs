@@ -32,7 +32,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     };
     let config = crate::config::load(&cwd);
     crate::explain::print_warnings(&config.warnings);
-    let verdict = crate::decide::judge(&text, &config.policy);
+    let verdict = crate::decide::judge_bounded(&text, &config.policy, crate::decide::JUDGE_BUDGET);
     if args.json {
         println!("{}", serde_json::to_string(&verdict).context("cannot serialize the verdict")?);
     } else {
