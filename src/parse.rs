@@ -234,6 +234,13 @@ fn precheck(text: &str, depth: usize) -> Result<(), ParseError> {
             _ => digits = 0,
         }
     }
+    // The same `unwrap` for a directory-stack number in `~+N`/`~-N`/`~N` (found by fuzzing).
+    for (i, _) in text.match_indices('~') {
+        let rest = text[i + 1..].trim_start_matches(['+', '-']);
+        if rest.bytes().take_while(u8::is_ascii_digit).count() >= 10 {
+            return Err(ParseError::Pathological("a directory-stack number too large for `~N`"));
+        }
+    }
     Ok(())
 }
 
@@ -1122,6 +1129,11 @@ mod tests {
             assert_eq!(parse(t), Err(ParseError::Pathological("a file-descriptor number too large for a redirect")));
         }
         assert!(parse("echo x 2>f 123456789>g").is_ok());
+        assert_eq!(
+            parse("ls ~66666666666666666666666/x"),
+            Err(ParseError::Pathological("a directory-stack number too large for `~N`"))
+        );
+        assert!(parse("ls ~+1 ~/x ~user").is_ok());
         // Fuzzing found exponential time on unclosed parentheses, also behind quotes that close them.
         for t in [
             "(((s create ((((((((((((((((((((((((((((((((((((((((((((((((((((",
