@@ -25,4 +25,6 @@ run '40 unclosed (' "$(rep '(' 40)"
 run 'fd number over i32' "echo x 99999999999>f"
 run '64 KiB of words' "echo $(rep 'a ' 32000)"
 run 'input over the size limit' "$(rep 'a' 70000)"
+# Not caught by a precheck: brush backtracks exponentially, and the 2 s bound (decide::judge_bounded) refuses it.
+run 'heredoc, 30 x a$($"x (bounded)' "$(printf 'cat <<EOF\n'; rep 'a$($"x\n' 30; rep ')' 30; printf '\nEOF')"
 rm -f /tmp/agentsh-patho.$$
