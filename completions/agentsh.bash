@@ -55,6 +55,12 @@ _agentsh() {
             agentsh,status)
                 cmd="agentsh__subcmd__status"
                 ;;
+            agentsh,trust)
+                cmd="agentsh__subcmd__trust"
+                ;;
+            agentsh,untrust)
+                cmd="agentsh__subcmd__untrust"
+                ;;
             agentsh,whitelist)
                 cmd="agentsh__subcmd__whitelist"
                 ;;
@@ -83,7 +89,7 @@ _agentsh() {
 
     case "${cmd}" in
         agentsh)
-            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist policy hook init doctor log stats approvals approve deny pause resume status"
+            opts="-c -l -i -e -u -x -o -h -V --login --noprofile --norc --ask --help --version check whitelist policy hook init doctor log stats approvals approve deny pause resume status trust untrust"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -322,6 +328,34 @@ _agentsh() {
             ;;
         agentsh__subcmd__status)
             opts="-h --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__trust)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        agentsh__subcmd__untrust)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -54,6 +54,15 @@ pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
     }
 }
 
+/// Asks on the controlling terminal only, never in the queue: for agentsh's own loosening
+/// management commands (`whitelist add`, `trust`), which a person confirms where they typed them.
+pub fn ask_on_terminal(req: &PromptRequest) -> Answer {
+    match Tty::open().and_then(|t| t.check_foreground().map(|()| t)) {
+        Ok(tty) => on_terminal(&tty, None, req),
+        Err(why) => Answer::NoTerminal(why.to_string()),
+    }
+}
+
 /// Holds a command while the person has paused the agent. `None`: not paused (or resumed), go
 /// on as usual. `Some`: the answer to act on (allowed in `agentsh approvals`, refused, ...).
 pub fn while_paused(make: impl FnOnce() -> Result<PromptRequest, Answer>) -> Option<Answer> {

@@ -599,6 +599,16 @@ fn judge_shell(name: &str, args: &[Word], input: &Input, floor: &mut Floor, out:
 fn judge_self(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
     let first = args.first().map(|w| w.text()).unwrap_or("");
     let second = args.get(1).map(|w| w.text()).unwrap_or("");
+    if first == crate::exec::NEW_SESSION_MARKER {
+        // agentsh's internal "exec this in a new session": it runs its arguments unjudged.
+        return Assessment::new(
+            Vec::new(),
+            Risk::Forbidden,
+            Category::Blocked,
+            "agentsh's internal exec runs a command without judging it; only agentsh itself uses it",
+            "agentsh",
+        );
+    }
     if first.starts_with('-') && !matches!(first, "--help" | "-h" | "--version" | "-V") {
         // agentsh used as a shell: judge like one.
         return judge_shell("agentsh", args, input, floor, out);

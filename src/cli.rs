@@ -139,6 +139,15 @@ pub enum Command {
     Resume,
     /// Show whether the agent is paused and how many requests are pending
     Status(StatusArgs),
+    /// Let this project's .agents/terminal.json loosen the policy (asks on the terminal)
+    #[command(after_help = "Settings that tighten the policy (blacklist, requireCommandConfirmation: true, \
+        shorter timeouts) always apply. Settings that loosen it (whitelist entries, longer timeouts, allow rules) apply \
+        only while the file's exact content is trusted; any edit revokes the trust. agentsh shows the \
+        loosening settings and a person must type the code shown on the terminal.\n\n\
+        Examples:\n  agentsh trust\n  agentsh untrust")]
+    Trust,
+    /// Stop trusting this project's .agents/terminal.json (its whitelist is then ignored)
+    Untrust,
 }
 
 const LOG_AFTER_HELP: &str = "\

@@ -1,5 +1,6 @@
 //! Config files -> a validated policy plus warnings. Raw JSON first, then validated, collecting
-//! every problem with `file:line:col`. It reads files; it never writes them (see `store`).
+//! every problem with `file:line:col`. It reads files; it never writes them (see `store`; the
+//! only write on this path is `trust` noting that a warning was shown).
 //!
 //! Fail-closed rules for bad files:
 //! - a malformed file never stops agentsh: its settings are ignored with one warning each;
@@ -70,19 +71,6 @@ pub struct FileSettings {
     pub approval_queue: Option<bool>,
 }
 
-impl FileSettings {
-    /// The settings in this file that can loosen the policy, described for a person, for the
-    /// trust step on project files: whitelist entries and allow rules. A `level` never loosens:
-    /// it only adds asks and blocks on top of risk, and the stricter of two files' levels wins.
-    pub fn loosening(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.whitelist.iter().map(|e| format!("commandWhitelist entry `{e}`")).collect();
-        for r in self.rules.iter().filter(|r| r.decision == crate::model::Decision::Allow) {
-            out.push(format!("allow rule `{}` ({})", r.pattern_text(), r.at));
-        }
-        out
-    }
-}
-
 /// Walks up from `cwd` to the first `.agents/terminal.json`.
 pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| p.is_file())
@@ -102,21 +90,34 @@ pub fn user_file() -> Option<PathBuf> {
     crate::dirs::project().map(|d| d.config_dir().join("config.json"))
 }
 
-/// Reads and merges the user and project files for a command run in `cwd`.
+/// Reads and merges the user and project files for a command run in `cwd`. The project file's
+/// loosening settings apply only while it is trusted, and neither file may loosen anything when
+/// it is a symlink, another user's, or writable by others (see `trust`).
 pub fn load(cwd: &Path) -> Config {
-    let mut files = Vec::new();
+    let mut parsed: Vec<(PathBuf, FileSettings)> = Vec::new();
+    let mut user = FileSettings::default();
     if let Some(u) = user_file().filter(|p| p.is_file()) {
-        files.push(u);
+        user = read_file(&u);
+        if let Some(why) = crate::trust::unsafe_file(&u) {
+            let removed = crate::trust::strip_loosening(&mut user, &FileSettings::default());
+            if !removed.is_empty() {
+                user.warnings.push(format!("{why}; its whitelist and looser settings are ignored until it is fixed"));
+            }
+        }
+        parsed.push((u, user.clone()));
     }
     if let Some(p) = find_project_file(cwd) {
-        files.push(p);
+        let (mut settings, bytes) = read_file_bytes(&p);
+        if let Some(warning) = crate::trust::apply(&p, &bytes.unwrap_or_default(), &mut settings, &user) {
+            settings.warnings.push(warning);
+        }
+        parsed.push((p, settings));
     }
-    let mut parsed: Vec<(PathBuf, FileSettings)> = files.iter().map(|f| (f.clone(), read_file(f))).collect();
-    let user = user_file();
+    let user_path = user_file();
     let mut approval_queue = false;
     for (path, s) in &mut parsed {
         match s.approval_queue {
-            Some(on) if Some(&*path) == user.as_ref() => approval_queue = on,
+            Some(on) if Some(&*path) == user_path.as_ref() => approval_queue = on,
             // The agent can edit the project file: a key that loosens waiting is not taken from it.
             Some(_) => s.warnings.push(format!(
                 "{}: approvalQueue is only read from the user config (~/.config/agentsh/config.json); ignored here",
@@ -131,15 +132,21 @@ pub fn load(cwd: &Path) -> Config {
 }
 
 pub fn read_file(path: &Path) -> FileSettings {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse_settings(&path.display().to_string(), &text),
+    read_file_bytes(path).0
+}
+
+/// The settings and the exact bytes they were read from (one read, so trust and settings
+/// always describe the same content).
+pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Vec<u8>>) {
+    match std::fs::read(path) {
+        Ok(bytes) => (parse_settings(&path.display().to_string(), &String::from_utf8_lossy(&bytes)), Some(bytes)),
         Err(e) => {
             // It exists (we checked) but cannot be read: fail closed as a malformed file would.
             let mut s = FileSettings::default();
             let why = format!("{}: cannot be read: {e}", path.display());
             s.warnings.push(format!("{why}; every command needs a person until it can be read"));
             s.blacklist_broken = Some(why);
-            s
+            (s, None)
         }
     }
 }
@@ -501,8 +508,13 @@ mod tests {
             r#"{"level": "autonomous", "commandWhitelist": ["ls"],
                 "rules": [{"pattern": ["npm", "test"], "decision": "allow", "reason": "ok"}]}"#,
         );
-        assert!(user.loosening().is_empty());
-        assert_eq!(project.loosening(), ["commandWhitelist entry `ls`", "allow rule `npm test` (p:2:27)"]);
+        let (mut stripped, mut user_copy) = (project.clone(), user.clone());
+        assert!(crate::trust::strip_loosening(&mut user_copy, &FileSettings::default()).is_empty());
+        assert_eq!(
+            crate::trust::strip_loosening(&mut stripped, &user),
+            ["whitelist entry `ls`", "allow rule `npm test` (p:2:27)"]
+        );
+        assert!(stripped.rules.is_empty() && stripped.whitelist.is_empty());
         let cfg = merge(vec![("u".into(), user), ("p".into(), project.clone())]);
         assert_eq!(cfg.policy.level, Some(Level::Supervised));
         assert_eq!(cfg.policy.rules.len(), 2);

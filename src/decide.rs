@@ -272,6 +272,54 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     decide(text, assessments, policy)
 }
 
+/// How long the binary lets [`judge`] take before refusing the command (see [`judge_bounded`]).
+pub const JUDGE_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// [`judge`] with a time limit, for the binary's edges (gate, check). brush-parser backtracks
+/// exponentially on some malformed input and panics on some other (found by fuzzing; the known
+/// shapes are refused before parsing), so a verdict that is not ready in `budget`, or whose
+/// thread panicked, is a deny. The judging runs on its own thread; one that overruns is left
+/// behind, and the process ends soon after the refusal.
+pub fn judge_bounded(text: &str, policy: std::sync::Arc<Policy>, budget: std::time::Duration) -> Verdict {
+    bounded(text, policy, budget, judge)
+}
+
+/// [`judge_bounded`] with the judging function given (`harness::judge` wraps `judge`). The policy
+/// is shared, not copied: a 10,000-entry whitelist would cost more to copy than to judge.
+pub fn bounded(
+    text: &str,
+    policy: std::sync::Arc<Policy>,
+    budget: std::time::Duration,
+    judge: fn(&str, &Policy) -> Verdict,
+) -> Verdict {
+    const THREAD: &str = "agentsh-judge";
+    // A parser panic is reported as a refusal below; its raw message would only be noise.
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name() != Some(THREAD) {
+                default(info);
+            }
+        }));
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (owned, pol) = (text.to_string(), std::sync::Arc::clone(&policy));
+    // The parser recurses; give it the main thread's stack size rather than a thread's 2 MiB.
+    let spawned = std::thread::Builder::new().name(THREAD.to_string()).stack_size(8 << 20).spawn(move || {
+        let _ = tx.send(judge(&owned, &pol));
+    });
+    let refuse = |what| decide(text, vec![assess::unparseable(text, &parse::ParseError::Pathological(what))], &policy);
+    if spawned.is_err() {
+        return refuse("input agentsh could not start judging");
+    }
+    match rx.recv_timeout(budget) {
+        Ok(verdict) => verdict,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => refuse("input that takes too long to parse"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => refuse("input that makes the parser fail"),
+    }
+}
+
 pub fn decide(text: &str, assessments: Vec<Assessment>, policy: &Policy) -> Verdict {
     let parts: Vec<Part> = assessments.into_iter().map(|a| decide_part(a, policy)).collect();
     let decision = parts.iter().map(|p| p.decision).max().unwrap_or(Decision::Deny);

@@ -153,13 +153,57 @@ pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: 
     Plan::Shell { program, args }
 }
 
+/// The first argument of agentsh re-spawned to run a command in a new session (see
+/// [`exec`]). Judged as forbidden through the gate (`assess`), like every other way of
+/// calling agentsh that is not read-only.
+pub const NEW_SESSION_MARKER: &str = "--agentsh-internal-new-session";
+
+/// Whether the command may need the terminal's input: agentsh's stdin is a terminal, so an
+/// editor, a pager or an interactive program can be expected. Such commands keep the
+/// terminal's session (and so could still use TIOCSTI where the kernel allows it); every other
+/// command runs in a session of its own, without a controlling terminal, so nothing it leaves
+/// running in the background can push keystrokes into a later prompt.
+pub fn needs_terminal() -> bool {
+    nix::unistd::isatty(std::io::stdin()).unwrap_or(false)
+}
+
 /// Replaces this process with the command. Returns only on failure, with the exit status to use
 /// (127 not found, 126 not executable), after printing an sh-like message.
+///
+/// Unless the command needs the terminal, it first leaves the terminal's session: `setsid()`
+/// here, or, when agentsh leads its process group (where `setsid` is refused, e.g. started by
+/// an interactive shell), through a child agentsh that calls `setsid` and execs, while this
+/// process waits and passes on signals. No `fork`/`pre_exec`: the crate forbids `unsafe`.
 pub fn exec(plan: Plan) -> i32 {
     let (program, args) = plan.into_program_and_args();
+    if !needs_terminal() && nix::unistd::setsid().is_err() {
+        return run_child(new_session_child(&program, &args), &program, None);
+    }
+    exec_program(&program, &args)
+}
+
+fn exec_program(program: &str, args: &[String]) -> i32 {
     // std's exec resets SIGPIPE to its default, so `yes | head -1` ends quietly as in a shell.
-    let err = Command::new(&program).args(&args).exec();
-    exec_error(&program, &err)
+    let err = Command::new(program).args(args).exec();
+    exec_error(program, &err)
+}
+
+/// `agentsh NEW_SESSION_MARKER PROGRAM ARGS..`: the child half of [`exec`]. Fails closed: if
+/// the new session cannot be made, nothing runs.
+pub fn exec_in_new_session(argv: &[String]) -> i32 {
+    let Some((program, args)) = argv.split_first() else { return 126 };
+    if let Err(e) = nix::unistd::setsid() {
+        eprintln!("agentsh: cannot start a new session for the command: {e}");
+        return 126;
+    }
+    exec_program(program, args)
+}
+
+fn new_session_child(program: &str, args: &[String]) -> Command {
+    let me = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
+    let mut cmd = Command::new(me);
+    cmd.arg(NEW_SESSION_MARKER).arg(program).args(args);
+    cmd
 }
 
 fn exec_error(program: &str, err: &std::io::Error) -> i32 {
@@ -187,11 +231,25 @@ fn exec_error(program: &str, err: &std::io::Error) -> i32 {
 /// Runs the command as a child with a time limit. On timeout its whole process group is
 /// killed and the status is 124, as timeout(1) does. Signals to agentsh are passed on.
 pub fn supervise(plan: Plan, limit: Duration) -> Result<i32, Infallible> {
-    use nix::sys::signal::{SigSet, Signal, killpg};
+    let (program, args) = plan.into_program_and_args();
+    let cmd = if needs_terminal() {
+        let mut cmd = Command::new(&program);
+        cmd.args(&args).process_group(0);
+        cmd
+    } else {
+        // setsid in the child makes its own process group too.
+        new_session_child(&program, &args)
+    };
+    Ok(run_child(cmd, &program, Some(limit)))
+}
+
+/// Spawns `cmd` (which puts itself in its own process group), passes on the signals agentsh
+/// gets, waits for it (at most `limit`), and returns its status as a shell would.
+fn run_child(mut cmd: Command, program: &str, limit: Option<Duration>) -> i32 {
+    use nix::sys::signal::{SigSet, Signal, kill, killpg};
     use nix::unistd::Pid;
     use std::sync::mpsc;
 
-    let (program, args) = plan.into_program_and_args();
     // Block the signals a person or harness sends, so a thread can forward them to the
     // child's process group; std resets the mask in the child.
     let mut forwarded = SigSet::empty();
@@ -199,53 +257,58 @@ pub fn supervise(plan: Plan, limit: Duration) -> Result<i32, Infallible> {
         forwarded.add(s);
     }
     let _ = forwarded.thread_block();
-    let mut child = match Command::new(&program).args(&args).process_group(0).spawn() {
+    let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             let _ = forwarded.thread_unblock();
-            return Ok(exec_error(&program, &e));
+            return exec_error(program, &e);
         }
     };
     let pgid = Pid::from_raw(child.id() as i32);
+    // Before the child has its own group (a new-session child calls setsid first), signal it alone.
+    let signal_child = move |sig| {
+        if killpg(pgid, sig).is_err() {
+            let _ = kill(pgid, sig);
+        }
+    };
     std::thread::spawn(move || {
         while let Ok(sig) = forwarded.wait() {
-            let _ = killpg(pgid, sig);
+            signal_child(sig);
         }
     });
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait());
     });
-    let status = match rx.recv_timeout(limit) {
-        Ok(status) => status,
-        Err(_) => {
-            eprintln!(
-                "agentsh: the command ran longer than commandTimeoutSeconds ({}s) and was stopped",
-                limit.as_secs()
-            );
-            let _ = killpg(pgid, Signal::SIGTERM);
-            if rx.recv_timeout(Duration::from_secs(2)).is_err() {
-                let _ = killpg(pgid, Signal::SIGKILL);
-                let _ = rx.recv_timeout(Duration::from_secs(2));
-            }
-            return Ok(124);
+    let received = match limit {
+        Some(limit) => rx.recv_timeout(limit).ok(),
+        None => rx.recv().ok(),
+    };
+    let Some(status) = received else {
+        let limit = limit.unwrap_or_default();
+        eprintln!("agentsh: the command ran longer than commandTimeoutSeconds ({}s) and was stopped", limit.as_secs());
+        signal_child(Signal::SIGTERM);
+        if rx.recv_timeout(Duration::from_secs(2)).is_err() {
+            signal_child(Signal::SIGKILL);
+            let _ = rx.recv_timeout(Duration::from_secs(2));
         }
+        return 124;
     };
     match status {
         Ok(s) => {
             if let Some(code) = s.code() {
-                Ok(code)
+                code
             } else if let Some(sig) = s.signal() {
                 let name = Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_default();
                 let _ = SigSet::all().thread_unblock();
                 crate::tty::reraise(&name)
             } else {
-                Ok(1)
+                1
             }
         }
         Err(e) => {
             eprintln!("agentsh: waiting for the command failed: {e}");
-            Ok(126)
+            126
         }
     }
 }

@@ -41,7 +41,9 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = ask_requested(options.ask);
 
-    let verdict = crate::harness::judge(&text, &config.policy);
+    // Shared with the judging thread, not copied (see `decide::bounded`).
+    let policy = std::sync::Arc::new(std::mem::take(&mut config.policy));
+    let verdict = crate::harness::judge_bounded(&text, policy);
     let trail = match admit(&verdict, &config, &cwd) {
         Ok(trail) => trail,
         Err(code) => return code,
@@ -173,8 +175,7 @@ fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<Prom
         Ok(c) => c,
         Err(e) => return Err(Answer::NoTerminal(format!("cannot make an approval code: {e}"))),
     };
-    let notice = (crate::tty::legacy_tiocsti_enabled() == Some(true))
-        .then(|| "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)".to_string());
+    let notice = crate::tty::tiocsti_notice();
     let req = PromptRequest {
         command: verdict.command.clone(),
         cwd: cwd.display().to_string(),
@@ -218,6 +219,11 @@ pub fn always_entries(asking: &[&Part]) -> Vec<String> {
         return Vec::new();
     }
     let argv = &only.assessment.argv;
+    // `bash`, `exec` or `sudo` alone as the whole command would still become an entry that
+    // matches `bash -c '...'`, `exec rm ...`: anything at all.
+    if argv.len() == 1 && NEVER_ALONE.contains(&crate::assess::basename(&argv[0])) {
+        return Vec::new();
+    }
     let mut out = vec![crate::assess::quote_argv(argv)];
     for n in (1..argv.len().min(3)).rev() {
         let prefix = &argv[..n];

@@ -282,6 +282,12 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     judge_with(text, policy, &Env::from_process(), &inspect_snapshot)
 }
 
+/// [`judge`] within a time budget, panics contained: what the binary's edges call (see
+/// `decide::judge_bounded`).
+pub fn judge_bounded(text: &str, policy: std::sync::Arc<Policy>) -> Verdict {
+    decide::bounded(text, policy, decide::JUDGE_BUDGET, judge)
+}
+
 /// `judge` with the environment and the file inspection passed in (for tests).
 pub fn judge_with(
     text: &str,

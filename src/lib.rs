@@ -31,4 +31,5 @@ pub mod rules;
 pub mod sanitize;
 pub mod store;
 pub mod syslog;
+pub mod trust;
 pub mod tty;

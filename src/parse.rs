@@ -224,10 +224,82 @@ fn precheck(text: &str, depth: usize) -> Result<(), ParseError> {
             || delim.contains('`')
             || delim.contains("${")
             || delim.is_empty() && !rest.is_empty() && !rest.starts_with(char::is_whitespace)
+            // `<<` then a form feed or another control character: brush allocates without
+            // bound here too (found by fuzzing: 1.3 GB in 2 s).
+            || rest.starts_with(|c: char| c.is_control() && c != '\n')
         {
             return Err(ParseError::Pathological("a here-document whose delimiter is not a plain word"));
         }
         i = j;
+    }
+    // brush-parser 0.4 panics (`unwrap` on an i32 parse) on a file-descriptor number that does
+    // not fit an i32 written against a redirect: `99999999999>f` (found by fuzzing). Ten or more
+    // digits before `<`/`>` are refused; that also refuses a few harmless quoted strings.
+    let mut digits = 0;
+    for b in bytes {
+        match b {
+            b'0'..=b'9' => digits += 1,
+            b'<' | b'>' if digits >= 10 => {
+                return Err(ParseError::Pathological("a file-descriptor number too large for a redirect"));
+            }
+            _ => digits = 0,
+        }
+    }
+    // The same `unwrap` for a directory-stack number in `~+N`/`~-N`/`~N` (found by fuzzing).
+    for (i, _) in text.match_indices('~') {
+        let rest = text[i + 1..].trim_start_matches(['+', '-']);
+        if rest.bytes().take_while(u8::is_ascii_digit).count() >= 10 {
+            return Err(ParseError::Pathological("a directory-stack number too large for `~N`"));
+        }
+    }
+    Ok(())
+}
+
+/// More unclosed `(` than this is refused: the parser's time doubles with each one.
+const MAX_UNCLOSED_PARENS: usize = 8;
+
+/// brush-parser 0.4 backtracks exponentially over unclosed `(` (each may open a subshell or
+/// arithmetic): 20 take seconds, 30 take hours (found by fuzzing). The `(` and `)` operator
+/// tokens are counted with brush's own tokenizer (linear, and it knows quoting exactly as the
+/// parser does); more than a few left open is refused before parsing.
+fn check_unclosed_parens(text: &str, options: &ParserOptions) -> Result<(), ParseError> {
+    // A text the tokenizer rejects is rejected by the parser too, before any backtracking.
+    let Ok(tokens) = brush_parser::uncached_tokenize_str(text, &options.tokenizer_options()) else {
+        return Ok(());
+    };
+    let mut level = 0usize;
+    for t in &tokens {
+        if let brush_parser::Token::Operator(op, _) = t {
+            for c in op.chars() {
+                match c {
+                    '(' => level += 1,
+                    ')' => level = level.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+    }
+    if level > MAX_UNCLOSED_PARENS {
+        return Err(ParseError::Pathological("too many unclosed parentheses"));
+    }
+    Ok(())
+}
+
+/// The same exponential backtracking in brush's here-document word parser (found by fuzzing:
+/// `$($((F` lines in an expanded body). Quotes mean nothing in a body; only `\` escapes.
+fn check_unclosed_in_heredoc(body: &str) -> Result<(), ParseError> {
+    let (mut level, mut escaped) = (0usize, false);
+    for b in body.bytes() {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'(' => level += 1,
+            b')' => level = level.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if level > MAX_UNCLOSED_PARENS {
+        return Err(ParseError::Pathological("too many unclosed parentheses"));
     }
     Ok(())
 }
@@ -258,6 +330,7 @@ impl Walker<'_> {
         if bash_only_text(text) {
             self.script.needs_bash = true;
         }
+        check_unclosed_parens(text, &self.options)?;
         let mut parser = Parser::new(std::io::Cursor::new(text.as_bytes()), &self.options);
         let program = parser.parse_program().map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
         let ctx = Ctx { depth, nesting, piped_stdin: false, piped_stdout: false, background: false };
@@ -556,6 +629,7 @@ impl Walker<'_> {
             }
             ast::IoRedirect::HereDocument(fd, doc) => {
                 let target = if doc.requires_expansion {
+                    check_unclosed_in_heredoc(&doc.doc.value)?;
                     let pieces = word::parse_heredoc(&doc.doc.value, &self.options)
                         .map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
                     let mut st = WordState::default();
@@ -1075,6 +1149,35 @@ mod tests {
         assert_eq!(parse(&big), Err(ParseError::TooLarge(MAX_INPUT_BYTES + 1)));
         assert!(matches!(parse("echo 'unterminated"), Err(ParseError::Syntax(_))));
         assert!(matches!(parse("a\0b"), Err(ParseError::Nul)));
+        // Fuzzing found brush-parser panicking on an fd number over i32::MAX.
+        for t in ["echo x 88888888888888888888>f", "cat 2147483648<f", "a &&8888888888>>>x"] {
+            assert_eq!(parse(t), Err(ParseError::Pathological("a file-descriptor number too large for a redirect")));
+        }
+        assert!(parse("echo x 2>f 123456789>g").is_ok());
+        assert_eq!(
+            parse("cat <<\x0c\x0c\x0c x"),
+            Err(ParseError::Pathological("a here-document whose delimiter is not a plain word"))
+        );
+        assert!(parse("cat <<\tEOF\nx\nEOF\n").is_ok());
+        assert_eq!(
+            parse("ls ~66666666666666666666666/x"),
+            Err(ParseError::Pathological("a directory-stack number too large for `~N`"))
+        );
+        assert!(parse("ls ~+1 ~/x ~user").is_ok());
+        // Fuzzing found exponential time on unclosed parentheses, also behind quotes that close them.
+        for t in [
+            "(((s create ((((((((((((((((((((((((((((((((((((((((((((((((((((",
+            "( ( ( ( ( ( ( ( ( ( ( (",
+            "(((((((((((((((((((( echo '))))))))))))))))))))'",
+            "echo \"$(echo \"'\")\" ((((((((((((((((((((((((( '))))))))))))))))))))))))'",
+        ] {
+            assert_eq!(parse(t), Err(ParseError::Pathological("too many unclosed parentheses")), "{t}");
+        }
+        assert!(parse("((((((((((((((((((((x))))))))))))))))))))").is_ok());
+        let body = format!("cat <<EOF\n{}EOF\n", "$($((F\n".repeat(8));
+        assert_eq!(parse(&body), Err(ParseError::Pathological("too many unclosed parentheses")));
+        assert!(parse("cat <<EOF\n$(date) (a) ((b))\nEOF\n").is_ok());
+        assert!(parse("echo '(((((((((((((((('").is_ok());
         // An ordinary here-document is fine.
         assert!(parse("cat <<-EOF\nx\nEOF\n").is_ok());
         assert!(parse("cat <<< 'x'").is_ok());

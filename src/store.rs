@@ -22,11 +22,27 @@ fn lock_path(path: &Path) -> PathBuf {
 /// writes the result atomically. A malformed file is never overwritten: a person's settings
 /// would be lost.
 pub fn update<T>(path: &Path, change: impl FnOnce(&mut Map<String, Value>) -> Result<T>) -> Result<T> {
+    update_then(path, change, |_, _| Ok(()))
+}
+
+/// As [`update`]; then `after(old bytes, new bytes)` runs once the new file is in place, still
+/// under the lock, so nothing else can change the file in between (trust is re-recorded here).
+pub fn update_then<T>(
+    path: &Path,
+    change: impl FnOnce(&mut Map<String, Value>) -> Result<T>,
+    after: impl FnOnce(Option<&[u8]>, &[u8]) -> Result<()>,
+) -> Result<T> {
     let (dir, lock) = lock(path)?;
 
-    let mut map = match fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Map::new(),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
+    let old = match fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut map = match old.as_deref().map(String::from_utf8_lossy) {
+        None => Map::new(),
+        Some(text) if text.trim().is_empty() => Map::new(),
+        Some(text) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(m)) => m,
             Ok(_) => bail!(
                 "{}:1:1: expected a JSON object; fix the file first, agentsh will not overwrite it",
@@ -39,13 +55,12 @@ pub fn update<T>(path: &Path, change: impl FnOnce(&mut Map<String, Value>) -> Re
                 e.column()
             ),
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let result = change(&mut map)?;
     let mut text = serde_json::to_string_pretty(&Value::Object(map)).context("cannot serialize the config")?;
     text.push('\n');
     write_atomically(path, dir, text.as_bytes())?;
+    after(old.as_deref(), text.as_bytes())?;
     drop(lock);
     Ok(result)
 }

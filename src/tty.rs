@@ -311,6 +311,12 @@ pub fn legacy_tiocsti_enabled() -> Option<bool> {
     }
 }
 
+/// The note a prompt shows where the kernel still allows TIOCSTI keystroke injection.
+pub fn tiocsti_notice() -> Option<String> {
+    (legacy_tiocsti_enabled() == Some(true))
+        .then(|| "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     //! Uses a pseudo-terminal pair from openpty. The slave is not our controlling terminal

@@ -43,6 +43,28 @@ impl Test {
         std::fs::write(self.dir.path().join(".agents/terminal.json"), json).unwrap();
         self
     }
+    /// A project config the person has trusted with `agentsh trust` (its whitelist applies).
+    fn trusted_project_config(self, json: &str) -> Test {
+        let t = self.project_config(json);
+        t.trust();
+        t
+    }
+    /// Records trust for the current project file, as `agentsh trust` would after a person
+    /// confirmed it (the confirmation itself is tested on a pty).
+    fn trust(&self) {
+        let file = self.path(".agents/terminal.json").canonicalize().unwrap();
+        let digest = agentsh::trust::digest(&file, &std::fs::read(&file).unwrap());
+        let dir = self.home.path().join(".local/share/agentsh");
+        std::fs::create_dir_all(&dir).unwrap();
+        let record = serde_json::json!({ file.display().to_string(): { "sha256": digest } });
+        std::fs::write(dir.join("trust.json"), record.to_string()).unwrap();
+    }
+    /// Runs agentsh with `args` in this test's directories, keeping the test for more runs.
+    fn exec(&self, args: &[&str]) -> Run {
+        let mut c = self.command();
+        c.args(args).stdin(Stdio::null());
+        Run { out: c.output().unwrap() }
+    }
     fn user_config(self, json: &str) -> Test {
         let d = self.home.path().join(".config/agentsh");
         std::fs::create_dir_all(&d).unwrap();
@@ -64,6 +86,7 @@ impl Test {
             .env("XDG_STATE_HOME", self.home.path().join(".local/state"))
             // A private approval queue and pause state, never the person's real ones.
             .env("XDG_RUNTIME_DIR", self.home.path())
+            .env("XDG_DATA_HOME", self.home.path().join(".local/share"))
             .env_remove("AGENTSH_ASK")
             .env_remove("NO_COLOR");
         c.envs(self.envs.iter().map(|(k, v)| (k, v)));
@@ -103,6 +126,10 @@ impl Run {
     }
     fn stderr_has(self, want: &str) -> Run {
         assert!(self.stderr().contains(want), "stderr lacks {want:?}:\n{}", self.stderr());
+        self
+    }
+    fn stdout_has_text(self, want: &str) -> Run {
+        assert!(self.stdout().contains(want), "stdout lacks {want:?}:\n{}", self.stdout());
         self
     }
     fn stderr_is_empty(self) -> Run {
@@ -182,16 +209,16 @@ impl AllowOut for Run {
 #[test]
 fn signals_and_missing_programs_look_as_in_sh() {
     use std::os::unix::process::ExitStatusExt;
-    let t = Test::new().project_config(r#"{"commandWhitelist": ["kill"]}"#);
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["kill"]}"#);
     let r = t.args(&["-c", "kill -TERM $$"]).run();
     assert_eq!(r.out.status.signal(), Some(15), "{:?}", r.out.status);
     sh("no-such-program-xyz").run().status(126).stderr_has("not a program agentsh knows");
     // A known-safe name that does not exist on PATH: allowed, then 127 like sh.
-    let t = Test::new().project_config(r#"{"commandWhitelist": ["no-such-program-xyz"]}"#);
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["no-such-program-xyz"]}"#);
     t.args(&["-c", "no-such-program-xyz"]).run().status(127).stderr_has("command not found");
     let t = Test::new();
     std::fs::write(t.path("noexec"), "x").unwrap();
-    let t = t.project_config(r#"{"commandWhitelist": ["./noexec"]}"#);
+    let t = t.trusted_project_config(r#"{"commandWhitelist": ["./noexec"]}"#);
     t.args(&["-c", "./noexec"]).run().status(126).stderr_has("Permission denied");
     // SIGPIPE is default again in the command: `yes | head -1` ends quietly.
     sh("yes | head -1").run().status(0).stdout_is("y\n").stderr_is_empty();
@@ -238,9 +265,10 @@ fn check_reports_verdicts_with_exit_statuses() {
 
 #[test]
 fn check_cwd_uses_that_projects_config() {
-    let other = Test::new().project_config(r#"{"commandWhitelist": ["make"]}"#);
+    // A blacklist applies without trust (trust records are per user, and this is another HOME).
+    let other = Test::new().project_config(r#"{"commandBlacklist": ["make"]}"#);
     let dir = other.dir.path().to_str().unwrap().to_string();
-    Test::new().args(&["check", "--cwd", &dir, "make"]).run().status(0);
+    Test::new().args(&["check", "--cwd", &dir, "make"]).run().status(11);
     Test::new().args(&["check", "make"]).run().status(10);
     Test::new().args(&["check", "--cwd", "/nonexistent-xyz", "make"]).run().status(1).stderr_has("not a directory");
 }
@@ -248,13 +276,13 @@ fn check_cwd_uses_that_projects_config() {
 #[test]
 fn whitelist_applies_per_part_and_never_lifts_forbidden() {
     let cfg = r#"{"commandWhitelist": ["ls", "touch", "rm"]}"#;
-    let t = Test::new().project_config(cfg);
+    let t = Test::new().trusted_project_config(cfg);
     t.args(&["-c", "touch a.txt"]).run().status(0);
-    let t = Test::new().project_config(cfg);
+    let t = Test::new().trusted_project_config(cfg);
     t.args(&["check", "--json", "ls && chmod 777 x"]).run().status(10);
-    let t = Test::new().project_config(cfg);
+    let t = Test::new().trusted_project_config(cfg);
     t.args(&["-c", "rm -rf /"]).run().status(126).stderr_has("denied");
-    let t = Test::new().project_config(r#"{"commandWhitelist": ["ls"]}"#);
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["ls"]}"#);
     let r = t.args(&["check", "--json", "lsof"]).run().status(0);
     assert_eq!(r.json()["whitelisted"], false);
 }
@@ -265,7 +293,7 @@ fn blacklist_and_require_confirmation() {
     t.args(&["-c", "cat /etc/hostname"]).run().status(126).stderr_has("blacklist entry `cat`");
     let t = Test::new().project_config(r#"{"requireCommandConfirmation": true, "commandWhitelist": ["echo"]}"#);
     t.args(&["check", "pwd"]).run().status(10);
-    let t = Test::new().project_config(r#"{"requireCommandConfirmation": true, "commandWhitelist": ["echo"]}"#);
+    let t = Test::new().trusted_project_config(r#"{"requireCommandConfirmation": true, "commandWhitelist": ["echo"]}"#);
     t.args(&["-c", "echo hi"]).run().status(0).stdout_is("hi\n");
     let t = Test::new().user_config(r#"{"commandBlacklist": ["git push"]}"#);
     t.args(&["check", "git push origin main"]).run().status(11);
@@ -311,11 +339,19 @@ impl Project {
 
 #[test]
 fn whitelist_add_list_rm_clear() {
+    // Adding loosens the policy: with no terminal there is no person to confirm it.
     let p = Project::new();
-    p.run(&["whitelist", "add", "npm", "test"]).status(0).stderr_has("added `npm test`");
-    p.run(&["whitelist", "add", "git   log"]).status(0);
-    p.run(&["whitelist", "add", "NPM TEST"]).status(0).stderr_has("already");
-    assert_eq!(p.file()["commandWhitelist"], serde_json::json!(["npm test", "git log"]));
+    p.run(&["whitelist", "add", "npm", "test"])
+        .status(1)
+        .stderr_has("`agentsh whitelist add npm test` loosens the policy, so a person must confirm it at the terminal")
+        .stderr_has("hint: run it yourself in a terminal");
+    assert!(!p.t.path(".agents/terminal.json").exists());
+    p.run(&["whitelist", "add", "--user", "make"]).status(1).stderr_has("a person must confirm");
+    assert!(!p.t.home.path().join(".config/agentsh/config.json").exists());
+    p.run(&["whitelist", "add"]).status(2);
+
+    // Listing and removing (tightening) need no one. (Adding with a person: tests/prompt_pty.rs.)
+    let p = Project { t: Test::new().trusted_project_config(r#"{"commandWhitelist": ["npm test", "git log", "a"]}"#) };
     let r = p.run(&["whitelist", "list"]).status(0);
     assert!(r.stdout().contains("   1  npm test\n   2  git log\n"), "{}", r.stdout());
     let v: serde_json::Value =
@@ -323,17 +359,15 @@ fn whitelist_add_list_rm_clear() {
     assert_eq!(v[1]["entry"], "git log");
     p.run(&["check", "git log --oneline"]).status(0);
     p.run(&["whitelist", "rm", "1"]).status(0).stderr_has("removed `npm test`");
+    // agentsh's own write keeps the trust: the rest of the whitelist still applies, silently.
+    p.run(&["check", "git log --oneline"]).status(0).stderr_is_empty();
     p.run(&["whitelist", "rm", "git log"]).status(0);
     p.run(&["whitelist", "rm", "nothing"]).status(1).stderr_has("not in the whitelist");
     p.run(&["whitelist", "rm", "9"]).status(1).stderr_has("no entry number 9");
     p.run(&["whitelist", "rm"]).status(1).stderr_has("needs an ENTRY or INDEX");
-    p.run(&["whitelist", "add", "a"]).status(0);
     p.run(&["whitelist", "clear"]).status(0).stderr_has("removed 1");
     assert_eq!(p.file()["commandWhitelist"], serde_json::json!([]));
-    p.run(&["whitelist", "add", "--user", "make"]).status(0);
-    assert!(p.t.home.path().join(".config/agentsh/config.json").exists());
     p.run(&["whitelist", "list", "--user"]).status(0);
-    p.run(&["whitelist", "add"]).status(2);
 }
 
 #[test]
@@ -341,7 +375,7 @@ fn whitelist_refuses_to_overwrite_a_broken_file() {
     let p = Project::new();
     std::fs::create_dir_all(p.t.path(".agents")).unwrap();
     std::fs::write(p.t.path(".agents/terminal.json"), "{ nope").unwrap();
-    p.run(&["whitelist", "add", "ls"]).status(1).stderr_has("will not overwrite");
+    p.run(&["whitelist", "clear"]).status(1).stderr_has("will not overwrite");
     assert_eq!(std::fs::read_to_string(p.t.path(".agents/terminal.json")).unwrap(), "{ nope");
 }
 
@@ -443,12 +477,12 @@ fn a_level_block_names_the_level_that_would_allow_it() {
 
 #[test]
 fn levels_compose_with_the_whitelist_and_across_files() {
-    let t = Test::new().project_config(r#"{"level": "intern", "commandWhitelist": ["cat", "git status", "rm"]}"#);
+    let t = Test::new().trusted_project_config(r#"{"level": "intern", "commandWhitelist": ["cat", "git status", "rm"]}"#);
     let r = t.args(&["check", "--json", "cat notes.txt"]).run().status(0);
     assert_eq!(r.json()["segments"][0]["decided_by"]["by"], "whitelist");
-    let t = Test::new().project_config(r#"{"level": "intern", "commandWhitelist": ["git status"]}"#);
+    let t = Test::new().trusted_project_config(r#"{"level": "intern", "commandWhitelist": ["git status"]}"#);
     t.args(&["check", "git status"]).run().status(11);
-    let t = Test::new().project_config(r#"{"level": "autonomous", "commandWhitelist": ["rm"]}"#);
+    let t = Test::new().trusted_project_config(r#"{"level": "autonomous", "commandWhitelist": ["rm"]}"#);
     t.args(&["check", "rm -rf /"]).run().status(11);
     // The stricter level of the user and project files wins, wherever it is written.
     let t = Test::new().user_config(r#"{"level": "intern"}"#).project_config(r#"{"level": "autonomous"}"#);
@@ -487,22 +521,22 @@ fn custom_rules_match_through_wrappers_with_conditions() {
         ("npm test -- --watch", 0, "rule"), // allow rule lifts the risk's ask
         ("sudo npm test", 10, "risk"),      // but only as written
     ] {
-        let r = Test::new().project_config(RULES).args(&["check", "--json", "--", command]).run();
+        let r = Test::new().trusted_project_config(RULES).args(&["check", "--json", "--", command]).run();
         let v = r.json();
         assert_eq!(r.out.status.code(), Some(status), "{command}: {v}");
         let parts = v["segments"].as_array().unwrap();
         assert!(parts.iter().any(|p| p["decided_by"]["by"] == by), "{command}: {v}");
     }
-    let r = Test::new().project_config(RULES).args(&["check", "sudo git push -f"]).run().status(11);
+    let r = Test::new().trusted_project_config(RULES).args(&["check", "sudo git push -f"]).run().status(11);
     r.stdout_has("agents do not force-push (custom rule `git [push|fetch] (with --force or -f)` at ")
         .stdout_has("terminal.json:3:5: deny)");
 }
 
 #[test]
 fn rules_whose_examples_fail_are_reported_and_ignored() {
-    let r = Test::new().project_config(RULES).args(&["check", "make"]).run().status(10);
+    let r = Test::new().trusted_project_config(RULES).args(&["check", "make"]).run().status(10);
     r.stderr_has("terminal.json:8:5: rules[4] (make): the example `make install` should not match but does; this rule is ignored");
-    let r = Test::new().project_config(RULES).args(&["policy", "--json"]).run().status(0);
+    let r = Test::new().trusted_project_config(RULES).args(&["policy", "--json"]).run().status(0);
     assert_eq!(r.json()["rules"].as_array().unwrap().len(), 4);
     // A deny rule agentsh cannot read makes every command ask, as a broken blacklist does.
     let t = Test::new().project_config(r#"{"rules": [{"pattern": "git push", "decision": "deny"}]}"#);
@@ -521,7 +555,7 @@ fn forced_approval_only_tightens() {
     Test::new().args(&["check", "ls"]).env("AGENTSH_ASK", "yes").run().status(10);
     Test::new().args(&["check", "--ask", "rm -rf /"]).run().status(11);
     // A whitelist entry or allow rule does not lift the agent's own request.
-    let t = Test::new().project_config(r#"{"commandWhitelist": ["ls"]}"#);
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["ls"]}"#);
     t.args(&["check", "--ask", "ls"]).run().status(10);
 }
 
@@ -529,7 +563,7 @@ fn forced_approval_only_tightens() {
 fn policy_shows_every_source() {
     let t = Test::new()
         .user_config(r#"{"commandBlacklist": ["git push"], "confirmationTimeoutSeconds": 30}"#)
-        .project_config(RULES);
+        .trusted_project_config(RULES);
     let r = t.args(&["policy"]).run().status(0);
     r.stdout_has("level: none (built-in)")
         .stdout_has("dev_ops      blocked     blocked     approval    runs")
@@ -680,7 +714,7 @@ fn an_unwritable_log_refuses_or_warns_as_configured() {
         std::fs::write(state.join("agentsh"), "").unwrap();
         Project::with(t)
     };
-    let p = unwritable(Test::new().project_config(r#"{"commandWhitelist": ["touch"]}"#));
+    let p = unwritable(Test::new().trusted_project_config(r#"{"commandWhitelist": ["touch"]}"#));
     let marker = p.t.path("ran");
     let touch = format!("touch {}", marker.display());
     p.run(&["-c", &touch])
@@ -691,7 +725,7 @@ fn an_unwritable_log_refuses_or_warns_as_configured() {
     // A refusal is refused anyway; the failed record is only a warning.
     p.run(&["-c", "rm -rf /"]).status(126).stderr_has("warning: cannot record").stderr_has("denied");
     // The agent can edit the project file, so "warn" there is ignored.
-    let p = unwritable(Test::new().project_config(r#"{"auditFailure": "warn", "commandWhitelist": ["touch"]}"#));
+    let p = unwritable(Test::new().trusted_project_config(r#"{"auditFailure": "warn", "commandWhitelist": ["touch"]}"#));
     p.run(&["-c", &format!("touch {}", p.t.path("ran").display())])
         .status(126)
         .stderr_has("honoured only in the user config");
@@ -986,4 +1020,140 @@ fn the_agent_cannot_answer_through_the_gate() {
     for read_only in ["agentsh status", "agentsh approvals --json"] {
         Test::new().args(&["check", "--", read_only]).run().status(0);
     }
+}
+
+#[test]
+fn an_untrusted_project_file_only_tightens() {
+    let cfg = r#"{"commandWhitelist": ["touch"], "commandBlacklist": ["cat"], "confirmationTimeoutSeconds": 100}"#;
+    let t = Test::new().project_config(cfg);
+    // The agent wrote this file itself: its whitelist does not apply, its blacklist does.
+    let r = t.exec(&["-c", "touch a.txt"]).status(126);
+    let err = r.stderr();
+    assert!(err.contains(".agents/terminal.json is not trusted; its whitelist and looser settings are ignored until you run `agentsh trust`"), "{err}");
+    assert!(!t.path("a.txt").exists());
+    // Said once per content, not on every command.
+    t.exec(&["-c", "cat /etc/hostname"]).status(126).stderr_has("blacklist entry `cat`");
+    let r = t.exec(&["check", "touch a.txt"]).status(10);
+    assert!(!r.stderr().contains("not trusted"), "{}", r.stderr());
+    t.trust();
+    t.exec(&["-c", "touch a.txt"]).status(0).stderr_is_empty();
+    assert!(t.path("a.txt").exists());
+}
+
+#[test]
+fn an_edit_revokes_trust_and_says_so_once() {
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["touch"]}"#);
+    t.exec(&["check", "touch x"]).status(0).stderr_is_empty();
+    // The agent adds an entry with its own file tools.
+    std::fs::write(t.path(".agents/terminal.json"), r#"{"commandWhitelist": ["touch", "curl"]}"#).unwrap();
+    let file = t.path(".agents/terminal.json").canonicalize().unwrap();
+    let want = format!(
+        "{} changed since you trusted it; its whitelist is ignored until you run `agentsh trust`",
+        file.display()
+    );
+    t.exec(&["check", "touch x"]).status(10).stderr_has(&want);
+    let r = t.exec(&["check", "touch x"]).status(10);
+    assert!(!r.stderr().contains("changed since"), "warned twice: {}", r.stderr());
+    // Untrusting needs no one and no terminal.
+    t.exec(&["untrust"]).status(0).stdout_is(&format!(
+        "{} is no longer trusted; its whitelist is ignored until you run `agentsh trust`\n",
+        file.display()
+    ));
+    t.exec(&["untrust"]).status(0).stdout_is(&format!("{} was not trusted\n", file.display()));
+}
+
+#[test]
+fn trusting_needs_a_person_at_the_terminal() {
+    let t = Test::new().project_config(r#"{"commandWhitelist": ["touch"]}"#);
+    t.exec(&["trust"])
+        .status(1)
+        .stderr_has("loosens the policy with:\n  - whitelist entry `touch`")
+        .stderr_has("`agentsh trust` loosens the policy, so a person must confirm it at the terminal");
+    t.exec(&["check", "touch x"]).status(10);
+    let t = Test::new().project_config(r#"{"commandBlacklist": ["curl"]}"#);
+    t.exec(&["trust"]).status(0).stdout_has_text("nothing to trust");
+    Test::new().args(&["trust"]).run().status(1).stderr_has("there is no .agents/terminal.json");
+    // Through the gate, trust and untrust stay the person's.
+    sh("agentsh trust").run().status(126).stderr_has("denied");
+    sh("agentsh untrust").run().status(126).stderr_has("denied");
+}
+
+#[test]
+fn unsafe_config_and_trust_files_cannot_loosen() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: PathBuf, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    // A trusted project file that others can write.
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["touch"], "commandBlacklist": ["cat"]}"#);
+    mode(t.path(".agents/terminal.json"), 0o666);
+    t.exec(&["check", "touch x"]).status(10).stderr_has("is writable by group or others");
+    t.exec(&["check", "cat x"]).status(11);
+    // A trusted project file that is a symlink to a file the agent controls.
+    let t = Test::new().project_config("{}");
+    std::fs::write(t.path("elsewhere.json"), r#"{"commandWhitelist": ["touch"]}"#).unwrap();
+    std::fs::remove_file(t.path(".agents/terminal.json")).unwrap();
+    std::os::unix::fs::symlink(t.path("elsewhere.json"), t.path(".agents/terminal.json")).unwrap();
+    t.trust();
+    t.exec(&["check", "touch x"]).status(10).stderr_has("is a symbolic link");
+    // A user config others can write.
+    let t = Test::new().user_config(r#"{"commandWhitelist": ["touch"]}"#);
+    t.exec(&["check", "touch x"]).status(0);
+    mode(t.home.path().join(".config/agentsh/config.json"), 0o620);
+    t.exec(&["check", "touch x"]).status(10).stderr_has("config.json is writable by group or others");
+    // A trust store others can write trusts nothing.
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["touch"]}"#);
+    mode(t.home.path().join(".local/share/agentsh/trust.json"), 0o666);
+    t.exec(&["check", "touch x"]).status(10).stderr_has("trust.json is writable by group or others");
+}
+
+#[test]
+fn agentsh_variables_only_tighten() {
+    // The only AGENTSH_* variable is AGENTSH_ASK; it makes even safe commands ask.
+    let t = sh("echo hi");
+    let mut c = t.command();
+    c.env("AGENTSH_ASK", "1").stdin(Stdio::null());
+    let r = Run { out: c.output().unwrap() };
+    r.status(126).stderr_has("the agent asked for a person's approval");
+}
+
+#[test]
+fn approved_commands_run_in_their_own_session() {
+    // $$ is the shell agentsh exec'd; field 6 of /proc/PID/stat is its session id.
+    let script = "read -r pid _ _ _ _ sid _ < /proc/$$/stat; [ \"$sid\" = \"$pid\" ] && echo own-session; exit 3";
+    sh(script).run().status(3).stdout_is("own-session\n");
+    // When agentsh leads its process group (as under an interactive shell), setsid is refused
+    // in-process; agentsh re-spawns itself to make the session, and passes the status on.
+    use std::os::unix::process::CommandExt;
+    let t = sh(script);
+    let mut c = t.command();
+    c.process_group(0).stdin(Stdio::null());
+    Run { out: c.output().unwrap() }.status(3).stdout_is("own-session\n");
+    // The internal re-spawn is no way around the gate.
+    sh("agentsh --agentsh-internal-new-session touch x").run().status(126).stderr_has("denied");
+}
+
+#[test]
+fn agentsh_writes_never_launder_an_untrusted_edit() {
+    // The agent wrote an entry; a person's later change through agentsh must not trust it.
+    let t = Test::new().project_config(r#"{"commandWhitelist": ["curl", "make"]}"#);
+    t.exec(&["whitelist", "rm", "make"])
+        .status(0)
+        .stderr_has("was not trusted before this change, so its whitelist applies only after you run `agentsh trust`");
+    t.exec(&["check", "curl -O https://example.com/x"]).status(10);
+    // A trusted file stays trusted through agentsh's own writes.
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["curl", "make"]}"#);
+    t.exec(&["whitelist", "rm", "make"]).status(0);
+    t.exec(&["check", "curl -O https://example.com/x"]).status(0).stderr_is_empty();
+}
+
+#[test]
+fn untrusted_allow_rules_do_not_apply_but_deny_rules_do() {
+    let cfg = r#"{"rules": [
+        {"pattern": ["make"], "decision": "allow", "reason": "builds are fine"},
+        {"pattern": ["git", "push"], "decision": "deny", "reason": "agents do not push"}]}"#;
+    let t = Test::new().project_config(cfg);
+    let r = t.exec(&["check", "make"]).status(10);
+    assert!(r.stderr().contains("is not trusted"), "{}", r.stderr());
+    t.exec(&["check", "git push"]).status(11).stdout_has("agents do not push");
+    t.trust();
+    t.exec(&["check", "make"]).status(0);
 }

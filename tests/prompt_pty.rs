@@ -54,6 +54,7 @@ impl Fixture {
             .env("XDG_STATE_HOME", self.tmp.path().join("state"))
             // A private approval queue and pause state, never the person's real ones.
             .env("XDG_RUNTIME_DIR", self.tmp.path())
+            .env("XDG_DATA_HOME", self.tmp.path().join("home/.local/share"))
             .env("AGENTSH", BIN)
             .env("NO_COLOR", "1")
             .env("TERM", "xterm")
@@ -290,22 +291,39 @@ fn no_terminal_refuses_at_once() {
     assert!(!f.path("ran.txt").exists());
 }
 
+/// Runs a loosening management command on a pty and confirms it with the code shown.
+fn confirm_on_pty(f: &Fixture, args: &[&str]) -> (i32, String) {
+    let mut p = pty(f.command(BIN, args), EXPECT_MS);
+    let screen = await_prompt(&mut p);
+    keys(&mut p, &format!("{}\r", code_on(&screen)));
+    let (status, rest) = finish(&mut p);
+    (status, format!("{screen}{rest}"))
+}
+
 #[test]
-fn concurrent_whitelist_adds_lose_nothing() {
+fn whitelist_add_needs_the_person_and_concurrent_adds_lose_nothing() {
+    // Each `whitelist add` is confirmed on its own pty, 8 writers at once: every entry survives,
+    // and agentsh's own writes keep the project file trusted.
     const WRITERS: usize = 8;
-    const EACH: usize = 50;
+    const EACH: usize = 5;
     let f = Fixture::new();
+    let mut p = pty(f.command(BIN, &["whitelist", "add", "touch"]), EXPECT_MS);
+    let screen = await_prompt(&mut p);
+    assert!(screen.contains("adds `touch` to the whitelist"), "{screen}");
+    keys(&mut p, "y\r");
+    let (status, rest) = finish(&mut p);
+    assert_eq!(status, 1, "{rest}");
+    assert!(rest.contains("not confirmed: rejected"), "{rest}");
+    let unchanged = std::fs::read_to_string(f.path(".agents/terminal.json")).unwrap();
+    assert!(!unchanged.contains("touch"), "{unchanged}");
+
     std::thread::scope(|s| {
         for w in 0..WRITERS {
             let f = &f;
             s.spawn(move || {
                 for i in 0..EACH {
-                    let out = f
-                        .command(BIN, &["whitelist", "add", &format!("cmd-{w}-{i}")])
-                        .stdin(Stdio::null())
-                        .output()
-                        .unwrap();
-                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                    let (status, screen) = confirm_on_pty(f, &["whitelist", "add", &format!("cmd-{w}-{i}")]);
+                    assert_eq!(status, 0, "{screen}");
                 }
             });
         }
@@ -318,6 +336,46 @@ fn concurrent_whitelist_adds_lose_nothing() {
     want.sort_unstable();
     assert_eq!(got, want);
     assert_eq!(json["confirmationTimeoutSeconds"], CONFIRM_SECS);
+    let out = f.command(BIN, &["check", "cmd-3-4"]).stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn trust_shows_the_loosening_parts_and_needs_the_code() {
+    let f = Fixture::new();
+    std::fs::write(
+        f.path(".agents/terminal.json"),
+        format!("{{\"confirmationTimeoutSeconds\": {CONFIRM_SECS}, \"commandWhitelist\": [\"touch\"]}}\n"),
+    )
+    .unwrap();
+    let check = || f.command(BIN, &["check", "touch ran.txt"]).stdin(Stdio::null()).output().unwrap().status.code();
+    assert_eq!(check(), Some(10), "an untrusted whitelist applied");
+    let (status, screen) = confirm_on_pty(&f, &["trust"]);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("whitelist entry `touch`"), "{screen}");
+    assert!(screen.contains("trusted "), "{screen}");
+    assert_eq!(check(), Some(0), "the trusted whitelist does not apply");
+    // An edit by anyone but agentsh revokes it.
+    std::fs::write(f.path(".agents/terminal.json"), "{\"commandWhitelist\": [\"touch\", \"curl\"]}\n").unwrap();
+    assert_eq!(check(), Some(10));
+}
+
+#[test]
+fn commands_that_do_not_need_the_terminal_cannot_reach_it() {
+    // A command whose stdin is not the terminal runs in its own session: it cannot open
+    // /dev/tty, so nothing it leaves behind can push keystrokes (TIOCSTI) into a later prompt.
+    let f = Fixture::new();
+    let probe = "if true </dev/tty 2>/dev/null; then echo has-tty; else echo no-tty; fi";
+    let mut p = f.sh(&format!("\"$AGENTSH\" -c '{probe}' < /dev/null"));
+    let (status, screen) = finish(&mut p);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("no-tty"), "{screen}");
+    // With the terminal on stdin (an editor, a pager), it keeps the terminal.
+    let mut p = f.agentsh(probe);
+    let (status, screen) = finish(&mut p);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("has-tty"), "{screen}");
 }
 
 #[test]

@@ -34,7 +34,8 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     crate::explain::print_warnings(&config.warnings);
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = crate::gate::ask_requested(args.ask);
-    let verdict = crate::harness::judge(&text, &config.policy);
+    let policy = std::sync::Arc::new(std::mem::take(&mut config.policy));
+    let verdict = crate::harness::judge_bounded(&text, policy);
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));
     }

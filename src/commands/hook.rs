@@ -116,9 +116,9 @@ pub fn run(args: HookArgs) -> Result<i32> {
 /// Loads the config for `cwd` and judges, exactly as the gate does.
 /// The decision is recorded in the audit log; if that fails, nothing is allowed.
 fn judge_in(command: &str, cwd: &Path) -> Verdict {
-    let config = crate::config::load(cwd);
+    let mut config = crate::config::load(cwd);
     crate::explain::print_warnings(&config.warnings);
-    let mut v = crate::harness::judge(command, &config.policy);
+    let mut v = crate::harness::judge_bounded(command, std::sync::Arc::new(std::mem::take(&mut config.policy)));
     let trail = crate::audit::Trail::new(&config, cwd);
     if trail.record(&v, &crate::audit::Outcome::Hook(v.decision), None, &[]).is_err() {
         v.decision = Decision::Deny;

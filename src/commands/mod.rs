@@ -3,6 +3,7 @@
 
 pub mod approvals;
 pub mod check;
+pub mod confirm;
 pub mod doctor;
 pub mod hook;
 pub mod init;
@@ -10,6 +11,7 @@ pub mod log;
 pub mod policy;
 pub mod queue;
 pub mod stats;
+pub mod trust;
 pub mod whitelist;
 
 use crate::cli::Command;
@@ -31,12 +33,32 @@ pub fn run(cmd: Command) -> i32 {
         Command::Pause(p) => queue::pause(p),
         Command::Resume => queue::resume(),
         Command::Status(s) => queue::status(s),
+        Command::Trust => trust::trust(),
+        Command::Untrust => trust::untrust(),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("agentsh: {}", crate::sanitize::sanitize(&format!("{e:#}")));
+            if let Some(h) = e.downcast_ref::<Hinted>() {
+                eprintln!("hint: {}", crate::sanitize::sanitize(&h.hint));
+            }
             1
         }
     }
 }
+
+/// An error with a `hint:` line telling the person what to do.
+#[derive(Debug)]
+pub struct Hinted {
+    pub message: String,
+    pub hint: String,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Hinted {}

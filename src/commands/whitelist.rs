@@ -18,6 +18,13 @@ pub fn run(cmd: WhitelistCommand) -> Result<i32> {
         WhitelistCommand::Add { entry, scope } => {
             let path = target(scope)?;
             let entry = normalize_entry(&entry.join(" "))?;
+            // Loosening: an agent that runs agentsh directly must still find a person.
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            let details = vec![format!(
+                "adds `{entry}` to the whitelist in {}: commands that start with these words will run without asking",
+                path.display()
+            )];
+            super::confirm::by_person(&format!("agentsh whitelist add {entry}"), details, &cwd)?;
             if add_entry(&path, &entry)? {
                 eprintln!("added `{}` to {}", sanitize(&entry), sanitize(&path.display().to_string()));
             } else {
@@ -28,7 +35,7 @@ pub fn run(cmd: WhitelistCommand) -> Result<i32> {
         WhitelistCommand::Rm { entry, scope } => remove(&target(scope)?, &entry.join(" ")),
         WhitelistCommand::Clear { scope } => {
             let path = target(scope)?;
-            let n = store::update(&path, |m| {
+            let n = write(&path, |m| {
                 let list = store::string_list(m, KEY)?;
                 let n = list.len();
                 list.clear();
@@ -98,13 +105,35 @@ fn list(path: &Path, json: bool) -> Result<i32> {
 /// was added. Used by `whitelist add` and by "always" at the prompt.
 pub fn add_entry(path: &Path, entry: &str) -> Result<bool> {
     let wanted = normalize_words(entry);
-    store::update(path, |m| {
+    write(path, |m| {
         let list = store::string_list(m, KEY)?;
         if list.iter().filter_map(Value::as_str).any(|e| normalize_words(e) == wanted) {
             return Ok(false);
         }
         list.push(Value::String(entry.to_string()));
         Ok(true)
+    })
+}
+
+/// Every whitelist write: atomic through `store`, and for the project file the trust record
+/// follows the new content while the file's lock is still held (see `trust::carry_over`).
+fn write<T>(path: &Path, change: impl FnOnce(&mut serde_json::Map<String, Value>) -> Result<T>) -> Result<T> {
+    if !path.ends_with(config::PROJECT_FILE) {
+        return store::update(path, change);
+    }
+    let user = crate::trust::user_settings();
+    store::update_then(path, change, |old, new| {
+        // The file is written by now: a trust store that cannot be written (read-only in a
+        // sandbox, say) only means the person must run `agentsh trust` again.
+        match crate::trust::carry_over(path, old, new, &user) {
+            Ok(None) => {}
+            Ok(Some(note)) => eprintln!("agentsh: note: {note}"),
+            Err(e) => eprintln!(
+                "agentsh: note: the file was saved, but its trust could not be recorded ({}); run `agentsh trust`",
+                crate::sanitize::sanitize(&format!("{e:#}"))
+            ),
+        }
+        Ok(())
     })
 }
 
@@ -117,7 +146,7 @@ fn remove(path: &Path, what: &str) -> Result<i32> {
     } else {
         what.trim().to_string()
     };
-    let removed = store::update(path, |m| {
+    let removed = write(path, |m| {
         let list = store::string_list(m, KEY)?;
         let index = match what.parse::<usize>() {
             Ok(n) if n >= 1 && n <= list.len() => Some(n - 1),

@@ -1,0 +1,62 @@
+//! `agentsh trust` and `agentsh untrust`: whether the project's `.agents/terminal.json` may
+//! loosen the policy. Trusting loosens, so a person confirms it at the terminal; untrusting only
+//! tightens and needs no one. The records themselves live in `crate::trust`.
+
+use super::confirm;
+use crate::config;
+use crate::sanitize::sanitize;
+use crate::trust;
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+
+fn project_file() -> Result<(PathBuf, PathBuf)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    match config::find_project_file(&cwd) {
+        Some(p) => Ok((p, cwd)),
+        None => bail!("there is no {} in {} or above it", config::PROJECT_FILE, sanitize(&cwd.display().to_string())),
+    }
+}
+
+pub fn trust() -> Result<i32> {
+    let (path, cwd) = project_file()?;
+    let shown = sanitize(&path.display().to_string());
+    if let Some(why) = trust::unsafe_file(&path) {
+        bail!("{why}; agentsh will not trust it until that is fixed");
+    }
+    // The exact bytes shown are the bytes recorded: an edit after this read is not trusted.
+    let (mut settings, bytes) = config::read_file_bytes(&path);
+    let bytes = bytes.with_context(|| format!("cannot read {shown}"))?;
+    if let Some(w) = settings.warnings.first() {
+        bail!("{w}; fix the file before trusting it");
+    }
+    let loosening = trust::strip_loosening(&mut settings, &trust::user_settings());
+    if loosening.is_empty() {
+        println!("{shown} has no settings that loosen the policy: there is nothing to trust.");
+        return Ok(0);
+    }
+    if trust::state(&path, &bytes) == trust::State::Trusted {
+        println!("{shown} is already trusted as it is.");
+        return Ok(0);
+    }
+    eprintln!("{shown} loosens the policy with:");
+    for l in &loosening {
+        eprintln!("  - {l}");
+    }
+    let mut details = vec![format!("lets {shown} loosen the policy; any later edit revokes it")];
+    details.extend(loosening);
+    confirm::by_person("agentsh trust", details, &cwd)?;
+    trust::record(&path, &bytes)?;
+    println!("trusted {shown}; its whitelist applies until the file changes");
+    Ok(0)
+}
+
+pub fn untrust() -> Result<i32> {
+    let (path, _) = project_file()?;
+    let shown = sanitize(&path.display().to_string());
+    if trust::forget(&path)? {
+        println!("{shown} is no longer trusted; its whitelist is ignored until you run `agentsh trust`");
+    } else {
+        println!("{shown} was not trusted");
+    }
+    Ok(0)
+}

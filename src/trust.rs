@@ -1,0 +1,315 @@
+//! Trust for the project config file, in direnv's model. `.agents/terminal.json` sits in the
+//! agent's working tree, where the agent can write it with its own file tools, so:
+//! - its settings that tighten the policy always apply;
+//! - its settings that loosen it ([`strip_loosening`]) apply only while its exact content is
+//!   trusted: `agentsh trust` records a SHA-256 of the canonical path and the content in the user
+//!   data directory (`~/.local/share/agentsh/trust.json`), and any edit revokes it.
+//!
+//! A config or trust file that is a symlink, owned by another user, or writable by group or
+//! others is refused for loosening ([`unsafe_file`]). This module owns the trust records and
+//! those checks; it does not judge commands, and it writes only through `store`.
+
+use crate::config::{DEFAULT_CONFIRM_TIMEOUT, FileSettings};
+use crate::sanitize::sanitize;
+use crate::store;
+use anyhow::{Context, Result};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// `~/.local/share/agentsh/trust.json` on Linux (XDG), the platform's equivalent elsewhere.
+pub fn store_file() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "agentsh").map(|d| d.data_dir().join("trust.json"))
+}
+
+/// The user config's settings, the baseline a project file's settings are compared with.
+pub fn user_settings() -> FileSettings {
+    crate::config::user_file().filter(|p| p.is_file()).map(|p| crate::config::read_file(&p)).unwrap_or_default()
+}
+
+/// Why `path` may not loosen the policy, if it may not: a symlink (it could point anywhere the
+/// agent likes), another user's file, or a file others can write. `None` when it is missing or
+/// safe.
+pub fn unsafe_file(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let shown = sanitize(&path.display().to_string());
+    if meta.file_type().is_symlink() {
+        return Some(format!("{shown} is a symbolic link"));
+    }
+    let me = nix::unistd::getuid().as_raw();
+    if meta.uid() != me {
+        return Some(format!("{shown} is owned by another user (uid {}, not {me})", meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Some(format!("{shown} is writable by group or others (fix: chmod go-w '{shown}')"));
+    }
+    None
+}
+
+/// The trust record's hash: SHA-256 over the canonical path, a NUL, and the exact bytes.
+pub fn digest(canonical: &Path, content: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(canonical.as_os_str().as_encoded_bytes());
+    h.update([0u8]);
+    h.update(content);
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Removes the settings of a project file that loosen the policy beyond what the user's own
+/// settings (or the defaults) allow, and returns a description of each. Tightening settings
+/// stay. Every loosening key belongs here, so that an untrusted file can never add one.
+pub fn strip_loosening(project: &mut FileSettings, user: &FileSettings) -> Vec<String> {
+    let mut removed = Vec::new();
+    for e in project.whitelist.drain(..) {
+        removed.push(format!("whitelist entry `{}`", sanitize(&e)));
+    }
+    // The merge keeps the stricter of the two anyway; an untrusted `false` is simply dropped.
+    if project.require_confirmation == Some(false) {
+        if user.require_confirmation == Some(true) {
+            removed.push("requireCommandConfirmation: false (the user config says true)".to_string());
+        }
+        project.require_confirmation = None;
+    }
+    let user_confirm = user.confirmation_timeout.unwrap_or(DEFAULT_CONFIRM_TIMEOUT);
+    if let Some(t) = project.confirmation_timeout.filter(|t| *t > user_confirm) {
+        removed.push(format!("confirmationTimeoutSeconds: {t} (longer than {user_confirm})"));
+        project.confirmation_timeout = None;
+    }
+    // 0 means "no limit": looser than any limit the user set.
+    if let (Some(t), Some(u)) = (project.command_timeout, user.command_timeout.filter(|u| *u > 0))
+        && (t == 0 || t > u)
+    {
+        removed.push(format!("commandTimeoutSeconds: {t} (longer than {u})"));
+        project.command_timeout = None;
+    }
+    // Allow rules lift asks, as whitelist entries do; deny and ask rules only tighten and stay.
+    let (allow, keep): (Vec<_>, Vec<_>) =
+        std::mem::take(&mut project.rules).into_iter().partition(|r| r.decision == crate::model::Decision::Allow);
+    project.rules = keep;
+    for r in allow {
+        removed.push(format!("allow rule `{}` ({})", sanitize(&r.pattern_text()), sanitize(&r.at)));
+    }
+    // Running commands unrecorded; already refused from a project file, this covers a user file
+    // that is unsafe (a symlink, another user's, writable by others).
+    if project.audit.on_failure == Some(crate::audit::OnFailure::Warn) {
+        removed.push("auditFailure: \"warn\"".to_string());
+        project.audit.on_failure = None;
+    }
+    removed
+}
+
+/// Where a project file stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Its exact content was trusted.
+    Trusted,
+    /// No trust record for this path.
+    NeverTrusted,
+    /// Trusted once, edited since.
+    Changed,
+    /// The trust records cannot be relied on (the string says why): nothing is trusted.
+    StoreRefused(String),
+}
+
+fn key(canonical: &Path) -> String {
+    canonical.display().to_string()
+}
+
+fn canonical(path: &Path) -> Result<PathBuf> {
+    path.canonicalize().with_context(|| format!("cannot resolve {}", path.display()))
+}
+
+/// Reads the trust records (no lock: `store` replaces the file by rename, so a reader sees a
+/// whole version).
+fn records() -> Result<Map<String, Value>, String> {
+    let Some(file) = store_file() else { return Ok(Map::new()) };
+    if let Some(why) = unsafe_file(&file) {
+        return Err(why);
+    }
+    match std::fs::read_to_string(&file) {
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(m)) => Ok(m),
+            _ => Err(format!("{} is not a JSON object", sanitize(&file.display().to_string()))),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
+        Err(e) => Err(format!("{}: {e}", sanitize(&file.display().to_string()))),
+    }
+}
+
+/// The trust state of the project file at `path` whose bytes are `content`.
+pub fn state(path: &Path, content: &[u8]) -> State {
+    let canon = match canonical(path) {
+        Ok(c) => c,
+        Err(e) => return State::StoreRefused(format!("{e:#}")),
+    };
+    let map = match records() {
+        Ok(m) => m,
+        Err(why) => return State::StoreRefused(why),
+    };
+    match map.get(&key(&canon)).and_then(|r| r.get("sha256")).and_then(Value::as_str) {
+        Some(d) if d == digest(&canon, content) => State::Trusted,
+        Some(_) => State::Changed,
+        None => State::NeverTrusted,
+    }
+}
+
+fn update_store<T>(change: impl FnOnce(&mut Map<String, Value>) -> Result<T>) -> Result<T> {
+    let file = store_file().context("cannot find the user data directory (is HOME set?)")?;
+    if let Some(why) = unsafe_file(&file) {
+        anyhow::bail!("{why}; agentsh will not use it for trust records");
+    }
+    store::update(&file, change)
+}
+
+/// Records `content` as the trusted content of the project file at `path`.
+pub fn record(path: &Path, content: &[u8]) -> Result<()> {
+    let canon = canonical(path)?;
+    let d = digest(&canon, content);
+    update_store(|m| {
+        m.insert(key(&canon), serde_json::json!({ "sha256": d }));
+        Ok(())
+    })
+}
+
+/// Removes the trust record of the project file at `path`. Returns whether there was one.
+pub fn forget(path: &Path) -> Result<bool> {
+    let canon = canonical(path)?;
+    update_store(|m| Ok(m.remove(&key(&canon)).is_some_and(|r| r.get("sha256").is_some())))
+}
+
+/// Notes that the person was told about this content of the file; true only the first time,
+/// so the warning is shown once per change. Under the store's lock: one process wins.
+pub fn first_warning(path: &Path, content: &[u8]) -> bool {
+    let Ok(canon) = canonical(path) else { return true };
+    let d = digest(&canon, content);
+    update_store(|m| {
+        let entry = m.entry(key(&canon)).or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(r) = entry else { return Ok(true) };
+        if r.get("warned").and_then(Value::as_str) == Some(d.as_str()) {
+            return Ok(false);
+        }
+        r.insert("warned".to_string(), Value::String(d));
+        Ok(true)
+    })
+    // Cannot record it: warning again is better than never.
+    .unwrap_or(true)
+}
+
+/// Applies trust to a project file's settings read from `content`: strips the loosening parts
+/// unless the content is trusted and the file is safe. Returns the warning to show, if any
+/// (at most once per content for trust changes; every time for an unsafe file).
+pub fn apply(path: &Path, content: &[u8], settings: &mut FileSettings, user: &FileSettings) -> Option<String> {
+    let file_problem = unsafe_file(path);
+    let trust = state(path, content);
+    if file_problem.is_none() && trust == State::Trusted {
+        return None;
+    }
+    let removed = strip_loosening(settings, user);
+    if removed.is_empty() {
+        return None;
+    }
+    let shown = sanitize(&path.display().to_string());
+    let what = if removed.iter().all(|r| r.starts_with("whitelist entry")) {
+        "its whitelist is"
+    } else {
+        "its whitelist and looser settings are"
+    };
+    if let Some(why) = file_problem {
+        return Some(format!("{why}; {what} ignored until it is fixed"));
+    }
+    let message = match trust {
+        State::Changed => format!("{shown} changed since you trusted it; {what} ignored until you run `agentsh trust`"),
+        State::StoreRefused(ref why) => format!("{why}; so {shown} is not trusted and {what} ignored"),
+        _ => format!("{shown} is not trusted; {what} ignored until you run `agentsh trust`"),
+    };
+    if matches!(trust, State::StoreRefused(_)) || first_warning(path, content) { Some(message) } else { None }
+}
+
+/// After agentsh itself rewrote the project file (`old` -> `new`, still under the file's lock),
+/// carries the trust over: only when the old content was trusted or loosened nothing, so an
+/// agent's untrusted edit is never laundered by a person's later "Always". Returns a note for
+/// the person when the new content is not trusted.
+pub fn carry_over(path: &Path, old: Option<&[u8]>, new: &[u8], user: &FileSettings) -> Result<Option<String>> {
+    let old_was_fine = match old {
+        None => true,
+        Some(old) => {
+            state(path, old) == State::Trusted || {
+                let mut s = crate::config::parse_settings("", &String::from_utf8_lossy(old));
+                strip_loosening(&mut s, user).is_empty()
+            }
+        }
+    };
+    if old_was_fine && unsafe_file(path).is_none() {
+        record(path, new)?;
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "{} was not trusted before this change, so its whitelist applies only after you run `agentsh trust`",
+        sanitize(&path.display().to_string())
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_settings;
+
+    #[test]
+    fn loosening_parts_are_stripped_and_tightening_ones_stay() {
+        let user = parse_settings("u", r#"{"confirmationTimeoutSeconds": 30, "commandTimeoutSeconds": 60}"#);
+        let mut p = parse_settings(
+            "p",
+            r#"{"commandWhitelist": ["npm test"], "commandBlacklist": ["git push"], "requireCommandConfirmation": true,
+                "confirmationTimeoutSeconds": 90, "commandTimeoutSeconds": 600}"#,
+        );
+        let removed = strip_loosening(&mut p, &user);
+        assert_eq!(
+            removed,
+            [
+                "whitelist entry `npm test`",
+                "confirmationTimeoutSeconds: 90 (longer than 30)",
+                "commandTimeoutSeconds: 600 (longer than 60)"
+            ]
+        );
+        assert!(p.whitelist.is_empty());
+        assert_eq!(p.blacklist, ["git push"]);
+        assert_eq!(p.require_confirmation, Some(true));
+        assert_eq!((p.confirmation_timeout, p.command_timeout), (None, None));
+
+        // Shorter timeouts tighten: they stay. Against the defaults, 90s is longer than 60s.
+        let mut p = parse_settings("p", r#"{"confirmationTimeoutSeconds": 10, "commandTimeoutSeconds": 5}"#);
+        assert!(strip_loosening(&mut p, &user).is_empty());
+        assert_eq!((p.confirmation_timeout, p.command_timeout), (Some(10), Some(5)));
+        let mut p = parse_settings("p", r#"{"confirmationTimeoutSeconds": 90, "requireCommandConfirmation": false}"#);
+        let user = parse_settings("u", r#"{"requireCommandConfirmation": true}"#);
+        assert_eq!(strip_loosening(&mut p, &user).len(), 2);
+        assert_eq!(p.require_confirmation, None);
+    }
+
+    #[test]
+    fn the_digest_covers_path_and_every_byte() {
+        let a = digest(Path::new("/p/.agents/terminal.json"), b"{}");
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, digest(Path::new("/q/.agents/terminal.json"), b"{}"));
+        assert_ne!(a, digest(Path::new("/p/.agents/terminal.json"), b"{} "));
+    }
+
+    #[test]
+    fn unsafe_files_are_named() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.json");
+        std::fs::write(&f, "{}").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(unsafe_file(&f), None);
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o664)).unwrap();
+        assert!(unsafe_file(&f).unwrap().contains("writable by group or others"));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o646)).unwrap();
+        assert!(unsafe_file(&f).is_some());
+        let link = dir.path().join("l.json");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(unsafe_file(&link).unwrap().contains("symbolic link"));
+        assert_eq!(unsafe_file(&dir.path().join("missing")), None);
+    }
+}
