@@ -477,7 +477,8 @@ fn a_level_block_names_the_level_that_would_allow_it() {
 
 #[test]
 fn levels_compose_with_the_whitelist_and_across_files() {
-    let t = Test::new().trusted_project_config(r#"{"level": "intern", "commandWhitelist": ["cat", "git status", "rm"]}"#);
+    let t =
+        Test::new().trusted_project_config(r#"{"level": "intern", "commandWhitelist": ["cat", "git status", "rm"]}"#);
     let r = t.args(&["check", "--json", "cat notes.txt"]).run().status(0);
     assert_eq!(r.json()["segments"][0]["decided_by"]["by"], "whitelist");
     let t = Test::new().trusted_project_config(r#"{"level": "intern", "commandWhitelist": ["git status"]}"#);
@@ -725,7 +726,8 @@ fn an_unwritable_log_refuses_or_warns_as_configured() {
     // A refusal is refused anyway; the failed record is only a warning.
     p.run(&["-c", "rm -rf /"]).status(126).stderr_has("warning: cannot record").stderr_has("denied");
     // The agent can edit the project file, so "warn" there is ignored.
-    let p = unwritable(Test::new().trusted_project_config(r#"{"auditFailure": "warn", "commandWhitelist": ["touch"]}"#));
+    let p =
+        unwritable(Test::new().trusted_project_config(r#"{"auditFailure": "warn", "commandWhitelist": ["touch"]}"#));
     p.run(&["-c", &format!("touch {}", p.t.path("ran").display())])
         .status(126)
         .stderr_has("honoured only in the user config");
