@@ -74,6 +74,21 @@ for i, r in enumerate(rules):
     r["notMatch"] = [f"prog{i} stop"]
 json.dump({"commandWhitelist": entries, "rules": rules}, open(sys.argv[2], "w"), indent=1)
 PY
+# The person trusts both project files, as `agentsh trust` would record it (an untrusted
+# project file's whitelist is ignored): SHA-256 of the canonical path, a NUL and the content,
+# in the scratch $HOME's ~/.local/share/agentsh/trust.json.
+mkdir -p "$HOME/.local/share/agentsh"
+python3 - "$HOME/.local/share/agentsh/trust.json" "$work/big/.agents/terminal.json" \
+    "$work/examples/.agents/terminal.json" <<'PY'
+import hashlib, json, os, sys
+records = {}
+for path in sys.argv[2:]:
+    canon = os.path.realpath(path)
+    digest = hashlib.sha256(canon.encode() + b"\0" + open(path, "rb").read()).hexdigest()
+    records[canon] = {"sha256": digest}
+json.dump(records, open(sys.argv[1], "w"))
+PY
+chmod 600 "$HOME/.local/share/agentsh/trust.json"
 CUSTOM_RULES=1000
 
 # Long inputs for the growth check: the same unit repeated up to the 64 KiB limit.

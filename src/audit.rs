@@ -34,7 +34,7 @@ pub const KEYS: &[&str] = &["auditFailure", "auditSyslog", "auditMaxBytes", "aud
 /// `~/.local/state/agentsh` on Linux (`$XDG_STATE_HOME/agentsh`); the platform's local data
 /// directory where there is no state directory.
 pub fn state_dir() -> Option<PathBuf> {
-    let dirs = directories::ProjectDirs::from("", "", "agentsh")?;
+    let dirs = crate::dirs::project()?;
     Some(dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir()).to_path_buf())
 }
 
@@ -552,11 +552,18 @@ fn split_line(line: &str) -> Option<(String, &str, &str)> {
 /// could lose it, and an fsync per command would cost milliseconds on every command. A trail
 /// that must survive the machine belongs in syslog (`auditSyslog`), shipped off the machine.
 pub fn append(path: &Path, payload: &str, limits: &Settings) -> io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    }
+    let open = || OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(path);
     for _ in 0..16 {
-        let file = OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(path)?;
+        // The directory is made only when missing: two system calls saved on every command.
+        let file = match open() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+                }
+                open()?
+            }
+            opened => opened?,
+        };
         file.lock()?;
         let meta = file.metadata()?;
         match fs::metadata(path) {

@@ -431,6 +431,9 @@ pub fn parse_args(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
     if let Some(shell) = crate::fastargs::shell_form(&argv) {
         return Ok(shell);
     }
+    if let Some(check) = crate::fastargs::check_form(&argv) {
+        return Ok(check);
+    }
     parse_with_clap(argv)
 }
 

@@ -87,7 +87,7 @@ pub fn project_file_for_writing(cwd: &Path) -> PathBuf {
 
 /// `~/.config/agentsh/config.json` on Linux (XDG), the platform's equivalent elsewhere.
 pub fn user_file() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "agentsh").map(|d| d.config_dir().join("config.json"))
+    crate::dirs::project().map(|d| d.config_dir().join("config.json"))
 }
 
 /// Reads and merges the user and project files for a command run in `cwd`. The project file's
@@ -162,8 +162,9 @@ pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
         confirm = min_some(confirm, s.confirmation_timeout);
         command = min_some(command, s.command_timeout.filter(|t| *t > 0));
         cfg.policy.whitelist.reserve(s.whitelist.len());
-        cfg.policy.whitelist.extend(s.whitelist.into_iter().filter_map(|e| Entry::from_string(e, &source)));
-        cfg.policy.blacklist.extend(s.blacklist.into_iter().filter_map(|e| Entry::from_string(e, &source)));
+        let shared: std::sync::Arc<str> = source.as_str().into();
+        cfg.policy.whitelist.extend(s.whitelist.into_iter().filter_map(|e| Entry::from_string(e, &shared)));
+        cfg.policy.blacklist.extend(s.blacklist.into_iter().filter_map(|e| Entry::from_string(e, &shared)));
         if cfg.policy.blacklist_broken.is_none() {
             cfg.policy.blacklist_broken = s.blacklist_broken;
         }
@@ -196,6 +197,14 @@ fn min_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 /// Validates one file's text. `name` is used in messages.
 pub fn parse_settings(name: &str, text: &str) -> FileSettings {
+    if text.trim().is_empty() {
+        return FileSettings::default();
+    }
+    crate::config_fast::parse_settings(name, text).unwrap_or_else(|| parse_settings_slowly(name, text))
+}
+
+/// `parse_settings` through a whole `serde_json::Value` tree (`config_fast` declines odd files).
+pub fn parse_settings_slowly(name: &str, text: &str) -> FileSettings {
     let mut s = FileSettings::default();
     if text.trim().is_empty() {
         return s;
@@ -240,7 +249,7 @@ fn fail_closed_for_unreadable(s: &mut FileSettings, text: &str, at: &str) {
     }
 }
 
-fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettings) {
+pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettings) {
     let at = |key: &str| format!("{name}:{}", position_of_key(text, key));
     for (key, value) in map {
         match key.as_str() {
@@ -355,30 +364,40 @@ pub fn line_col(text: &str, offset: usize) -> String {
 }
 
 /// `line:col` of many offsets in one text, reading the text once: locating each of a thousand
-/// custom rules from the start of the file was quadratic (docs/BENCHMARKS.md).
+/// custom rules from the start of the file was quadratic (docs/BENCHMARKS.md). Offsets usually
+/// come in order, so it counts on from the last one (newlines by a byte count the compiler
+/// vectorizes); an earlier offset starts again from the top.
 pub struct LineIndex<'t> {
     text: &'t str,
-    /// Byte offset where each line starts.
-    starts: Vec<usize>,
-    /// The last offset asked for and its column (0-based, in chars), to count on from there.
-    last: (usize, usize),
+    /// The last offset asked for, its line (1-based), where that line starts, and its column
+    /// (0-based, in chars).
+    at: usize,
+    line: usize,
+    line_start: usize,
+    col: usize,
 }
 
 impl<'t> LineIndex<'t> {
     pub fn new(text: &'t str) -> Self {
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        LineIndex { text, starts, last: (0, 0) }
+        LineIndex { text, at: 0, line: 1, line_start: 0, col: 0 }
     }
 
     pub fn line_col(&mut self, offset: usize) -> String {
         let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset);
-        let start = self.starts[line - 1];
-        // Offsets usually come in order: on the same line, count on from the last one.
-        let (from, col) = if (start..=offset).contains(&self.last.0) { self.last } else { (start, 0) };
-        let col = col + self.text[from..offset].chars().count();
-        self.last = (offset, col);
-        format!("{line}:{}", col + 1)
+        if offset < self.at {
+            *self = LineIndex::new(self.text);
+        }
+        let between = &self.text[self.at..offset];
+        let newlines = between.bytes().filter(|b| *b == b'\n').count();
+        if newlines == 0 {
+            self.col += between.chars().count();
+        } else {
+            self.line += newlines;
+            self.line_start = self.at + between.rfind('\n').map_or(0, |i| i + 1);
+            self.col = self.text[self.line_start..offset].chars().count();
+        }
+        self.at = offset;
+        format!("{}:{}", self.line, self.col + 1)
     }
 }
 

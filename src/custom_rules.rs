@@ -72,10 +72,12 @@ impl Rule {
         }
         // Both checks below read the program by its basename, so the unwrapped argv needs no
         // copy with its path stripped (a copy per rule per part was most of judging's cost).
-        [&a.argv, &a.inner_argv]
-            .into_iter()
-            .filter(|argv| !argv.is_empty())
-            .any(|argv| (self.literal_prefix(argv, true) || self.positional_prefix(argv)) && self.conditions_hold(argv))
+        [&a.argv, &a.inner_argv].into_iter().filter(|argv| !argv.is_empty()).any(|argv| {
+            // Both prefixes start with the program: most rules are ruled out by it, once.
+            self.token_matches(0, assess::basename(&argv[0]))
+                && (self.literal_prefix(argv, true) || self.positional_prefix(argv))
+                && self.conditions_hold(argv)
+        })
     }
 
     fn token_matches(&self, i: usize, word: &str) -> bool {
@@ -130,14 +132,15 @@ pub fn strictest<'r>(rules: &'r [Rule], a: &Assessment) -> Option<&'r Rule> {
 pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
     let mut out = Parsed::default();
     let mut lines = crate::config::LineIndex::new(text);
-    let key_at = format!("{name}:{}", lines.line_col(text.find("\"rules\"").unwrap_or(0)));
+    let key = text.find("\"rules\"");
+    let key_at = format!("{name}:{}", lines.line_col(key.unwrap_or(0)));
     let Value::Array(items) = value else {
         let why = format!("{key_at}: rules must be a list of rules");
         out.warnings.push(format!("{why}; every command needs a person until it is fixed"));
         out.broken = Some(why);
         return out;
     };
-    let places = element_offsets(text, "rules");
+    let places = key.map(|k| element_offsets(text, k)).unwrap_or_default();
     for (i, item) in items.iter().enumerate() {
         let at = places.get(i).map(|o| format!("{name}:{}", lines.line_col(*o))).unwrap_or_else(|| key_at.clone());
         let label = format!("{at}: rules[{i}]");
@@ -328,11 +331,10 @@ fn class_matches(g: &[char], c: char) -> Option<usize> {
     (hit != negate).then_some(close + 1)
 }
 
-/// Byte offsets where each element of the array under `"key"` starts (a small JSON scan, for
-/// `file:line:col` in messages; serde_json does not keep positions).
-fn element_offsets(text: &str, key: &str) -> Vec<usize> {
+/// Byte offsets where each element of the array after the key at `k` starts (a small JSON
+/// scan, for `file:line:col` in messages; serde_json does not keep positions).
+fn element_offsets(text: &str, k: usize) -> Vec<usize> {
     let mut out = Vec::new();
-    let Some(k) = text.find(&format!("\"{key}\"")) else { return out };
     let Some(open) = text[k..].find('[').map(|o| o + k) else { return out };
     let bytes = text.as_bytes();
     let (mut depth, mut in_string, mut escaped, mut expect) = (0usize, false, false, true);

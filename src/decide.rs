@@ -28,8 +28,8 @@ pub struct Entry {
     /// Its words, for matching.
     #[serde(skip)]
     words: Words,
-    /// The file it came from.
-    pub source: String,
+    /// The file it came from, shared by all of that file's entries (one copy, not 10,000).
+    pub source: std::sync::Arc<str>,
 }
 
 /// An entry's words, normalized (split as shell words, lowercased).
@@ -48,6 +48,27 @@ fn plain_words(text: &str) -> impl Iterator<Item = &str> {
     text.split([' ', '\t', '\n']).filter(|w| !w.is_empty())
 }
 
+/// For plain ASCII text (see `is_plain`), where its first word is (`None` inside when it is
+/// blank); `None` for anything else. One pass over the bytes: a 10,000-entry whitelist is read
+/// on every command.
+fn plain_first_word(text: &str) -> Option<Option<std::ops::Range<usize>>> {
+    let (mut start, mut end) = (None, text.len());
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            0x80.. | b'\'' | b'"' | b'\\' | b'#' => return None,
+            b' ' | b'\t' | b'\n' => {
+                if start.is_some() && end == text.len() {
+                    end = i;
+                }
+            }
+            _ => {
+                start.get_or_insert(i);
+            }
+        }
+    }
+    Some(start.map(|s| s..end))
+}
+
 /// No quotes, escapes or comments: shell splitting is white-space splitting.
 fn is_plain(text: &str) -> bool {
     !text.bytes().any(|b| matches!(b, b'\'' | b'"' | b'\\' | b'#'))
@@ -55,30 +76,27 @@ fn is_plain(text: &str) -> bool {
 
 impl Entry {
     pub fn new(text: &str, source: &str) -> Option<Entry> {
-        Entry::from_string(text.to_string(), source)
+        Entry::from_string(text.to_string(), &source.into())
     }
 
-    /// As `new`, keeping `text` rather than copying it (config files hold thousands of entries).
-    pub fn from_string(text: String, source: &str) -> Option<Entry> {
-        let words = if text.is_ascii() && is_plain(&text) {
-            let start = text.len() - text.trim_start_matches([' ', '\t', '\n']).len();
-            let end = text[start..].find([' ', '\t', '\n']).map_or(text.len(), |i| start + i);
-            if start == end {
-                return None;
+    pub fn from_string(text: String, source: &std::sync::Arc<str>) -> Option<Entry> {
+        let words = match plain_first_word(&text) {
+            Some(None) => return None,
+            Some(Some(first)) => Words::Plain { first },
+            None => {
+                let words = normalize_words(&text);
+                if words.is_empty() {
+                    return None;
+                }
+                Words::Split(words)
             }
-            Words::Plain { first: start..end }
-        } else {
-            let words = normalize_words(&text);
-            if words.is_empty() {
-                return None;
-            }
-            Words::Split(words)
         };
-        Some(Entry { text, words, source: source.to_string() })
+        Some(Entry { text, words, source: source.clone() })
     }
 
     /// True when the entry's words are the first words of `argv` (case-insensitive, whole
     /// words): `ls` matches `ls -la` but not `lsof`; `git log` matches `git log -1`, not `git logout`.
+    #[inline]
     pub fn matches(&self, argv: &[String]) -> bool {
         fn prefix<'a>(mut words: impl Iterator<Item = &'a str>, argv: &[String]) -> bool {
             let mut argv = argv.iter();
@@ -87,7 +105,8 @@ impl Entry {
         match &self.words {
             // ASCII: lowercasing first would change nothing for an ASCII-case-insensitive match.
             Words::Plain { first } => {
-                argv.first().is_some_and(|a| self.text[first.clone()].eq_ignore_ascii_case(a))
+                // Lengths first: most of a big whitelist is ruled out here, without slicing.
+                argv.first().is_some_and(|a| a.len() == first.len() && self.text[first.clone()].eq_ignore_ascii_case(a))
                     && prefix(plain_words(&self.text[first.end..]), &argv[1..])
             }
             Words::Split(words) => prefix(words.iter().map(String::as_str), argv),
@@ -400,6 +419,23 @@ mod tests {
             assert_eq!(normalize_words(text), shlex, "{text:?}");
         }
         assert_eq!(normalize_words("git commit -m 'a b' # x"), ["git", "commit", "-m", "a b"]);
+    }
+
+    #[test]
+    fn first_word_found_in_one_pass_as_by_trimming() {
+        fn by_trimming(text: &str) -> Option<Option<std::ops::Range<usize>>> {
+            if !(text.is_ascii() && is_plain(text)) {
+                return None;
+            }
+            let start = text.len() - text.trim_start_matches([' ', '\t', '\n']).len();
+            let end = text[start..].find([' ', '\t', '\n']).map_or(text.len(), |i| start + i);
+            Some((start != end).then_some(start..end))
+        }
+        for text in
+            ["", " ", "ls", "  ls -la", "\tgit\nlog ", "x\r y", "a'b", "\"x\"", "a\\b", "# c", "caf\u{e9}", "ls  "]
+        {
+            assert_eq!(plain_first_word(text), by_trimming(text), "{text:?}");
+        }
     }
 
     #[test]

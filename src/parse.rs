@@ -96,7 +96,7 @@ pub struct SimpleCommand {
 }
 
 impl SimpleCommand {
-    fn new(nesting: Nesting, depth: usize) -> Self {
+    pub(crate) fn new(nesting: Nesting, depth: usize) -> Self {
         SimpleCommand {
             assignments: Vec::new(),
             words: Vec::new(),
@@ -162,6 +162,14 @@ pub fn parse(text: &str) -> Result<Script, ParseError> {
 
 /// Parses text found `depth` levels inside another command (`sh -c`, `eval`, `$(..)`).
 pub fn parse_nested(text: &str, depth: usize) -> Result<Script, ParseError> {
+    if let Some(script) = crate::fastparse::plain(text, depth) {
+        return Ok(script);
+    }
+    parse_with_brush(text, depth)
+}
+
+/// `parse_nested` without `fastparse`'s shortcut for plain words.
+pub fn parse_with_brush(text: &str, depth: usize) -> Result<Script, ParseError> {
     let mut script = Script::default();
     let mut walker = Walker { script: &mut script, options: ParserOptions::default(), source: String::new() };
     walker.text(text, depth, Nesting::Top)?;
@@ -653,6 +661,10 @@ impl Walker<'_> {
     /// and their commands recorded. Brace expansion may turn one word into several.
     fn word(&mut self, w: &ast::Word, ctx: Ctx, split_braces: bool) -> Result<Vec<Word>, ParseError> {
         let raw = &w.value;
+        if crate::fastparse::is_plain_word(raw) {
+            // Its value is its text: brush's word parser would find one plain piece.
+            return Ok(vec![Word::literal(raw)]);
+        }
         let pieces = word::parse(raw, &self.options).map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
         let mut st = WordState::default();
         self.pieces(&pieces, ctx, false, &mut st)?;
@@ -781,7 +793,7 @@ fn is_home(expr: &ParameterExpr) -> bool {
 }
 
 /// Syntax that `/bin/sh` (dash) rejects but the parser accepts.
-fn bash_only_text(text: &str) -> bool {
+pub(crate) fn bash_only_text(text: &str) -> bool {
     [
         "[[",
         "((",
@@ -804,7 +816,17 @@ fn bash_only_text(text: &str) -> bool {
         "=~",
     ]
     .iter()
-    .any(|s| text.contains(s))
+    .any(|s| contains(text, s))
+}
+
+/// `text.contains(s)`; for short texts (a command, a rule's example) without setting up a
+/// substring searcher per needle, which cost more than the rest of parsing such a text.
+pub(crate) fn contains(text: &str, s: &str) -> bool {
+    if text.len() > 32 {
+        return text.contains(s);
+    }
+    let s = s.as_bytes();
+    text.as_bytes().windows(s.len()).any(|w| w[0] == s[0] && w == s)
 }
 
 /// Decodes the body of a `$'..'` string as bash does.

@@ -1055,13 +1055,77 @@ pub static SELF_WHITELIST_READ_ONLY: &[&str] = &["list", "ls"];
 pub fn find_program(name: &str) -> Option<&'static Program> {
     // Later entries refine earlier ones (e.g. `sort` appears in the big read-only row and again
     // with its `-o` check): the last definition wins.
-    let exact = |n: &str| PROGRAMS.iter().rev().find(|p| p.names.contains(&n));
+    let exact = program_named;
     exact(name)
         // `mkfs.ext4` is `mkfs`, `python3.12` is `python3`, `pip3.11` is `pip3`.
         .or_else(|| name.split_once('.').and_then(|(stem, _)| exact(stem)))
         .or_else(|| exact(name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')))
 }
 
+/// The last program in the table that lists exactly this name. A walk through the table costs
+/// about 4,000 instructions for an unknown name (and `find_program` tries three): fine for a
+/// command's few lookups, most of the cost of a thousand custom rules with examples
+/// (docs/BENCHMARKS.md). After the first few lookups in a process, a sorted index is built.
+fn program_named(name: &str) -> Option<&'static Program> {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static LOOKUPS: AtomicUsize = AtomicUsize::new(0);
+    static INDEX: OnceLock<Vec<(&'static str, usize)>> = OnceLock::new();
+    let index = match INDEX.get() {
+        Some(index) => index,
+        None if LOOKUPS.fetch_add(1, Ordering::Relaxed) < 64 => return program_named_by_walking(name),
+        None => INDEX.get_or_init(program_index),
+    };
+    let at = index.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
+    Some(&PROGRAMS[index[at].1])
+}
+
+fn program_named_by_walking(name: &str) -> Option<&'static Program> {
+    // The first byte before the rest: most names differ there, without a call to `memcmp`.
+    let first = name.as_bytes().first();
+    PROGRAMS.iter().rev().find(|p| p.names.iter().any(|n| n.as_bytes().first() == first && *n == name))
+}
+
+/// Every name once, sorted, with the last program that lists it.
+fn program_index() -> Vec<(&'static str, usize)> {
+    let mut all: Vec<(&'static str, usize)> =
+        PROGRAMS.iter().enumerate().flat_map(|(i, p)| p.names.iter().map(move |n| (*n, i))).collect();
+    all.sort_unstable();
+    // Sorted by name, then place: of equal names keep the last (highest) place.
+    all.reverse();
+    all.dedup_by_key(|(n, _)| *n);
+    all.reverse();
+    all
+}
+
 pub fn find_wrapper(name: &str) -> Option<&'static Wrapper> {
     WRAPPERS.iter().find(|w| w.names.contains(&name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_index_finds_what_walking_the_table_finds() {
+        let index = program_index();
+        let lookup = |name: &str| index.binary_search_by(|(n, _)| (*n).cmp(name)).ok().map(|at| &PROGRAMS[index[at].1]);
+        let mut names: Vec<&str> = PROGRAMS.iter().flat_map(|p| p.names.iter().copied()).collect();
+        names.extend(["", "prog1", "zzz", "a", "sortx", "mkfs.ext4", "python3.12"]);
+        for name in names {
+            let walked = program_named_by_walking(name);
+            assert_eq!(lookup(name).map(|p| p as *const Program), walked.map(|p| p as *const Program), "{name}");
+        }
+        // Names listed twice (e.g. `sort`) go to the later row, as walking from the end does.
+        let twice = PROGRAMS
+            .iter()
+            .flat_map(|p| p.names.iter())
+            .filter(|n| PROGRAMS.iter().filter(|p| p.names.contains(n)).count() > 1);
+        assert!(twice.count() > 0, "the table should have a refined name to test");
+        // And through the public function, before and after the index exists.
+        for _ in 0..100 {
+            assert_eq!(find_program("sort").map(|p| p.why), program_named_by_walking("sort").map(|p| p.why));
+            assert!(find_program("prog12345").is_none());
+        }
+    }
 }

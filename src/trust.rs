@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 /// `~/.local/share/agentsh/trust.json` on Linux (XDG), the platform's equivalent elsewhere.
 pub fn store_file() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "agentsh").map(|d| d.data_dir().join("trust.json"))
+    crate::dirs::project().map(|d| d.data_dir().join("trust.json"))
 }
 
 /// The user config's settings, the baseline a project file's settings are compared with.

@@ -1,0 +1,122 @@
+//! A faster reading of a config file's JSON for `config::parse_settings`, with exactly its
+//! result: a 10,000-entry whitelist parsed into a `serde_json::Value` tree was most of the cost
+//! of every command with a big config (docs/BENCHMARKS.md).
+//!
+//! The top-level object is read with each value left as raw text; the whitelist and blacklist
+//! are read straight into strings; every other key goes through `config::validate` as before.
+//! Anything unusual (an item that is not a string or is blank, a key given twice, a value
+//! `Value` cannot hold) returns `None`, and the caller takes the original path, so warnings,
+//! positions and fail-closed outcomes stay its own.
+
+use crate::config::FileSettings;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The top-level object's keys and values, in file order.
+struct Top<'t>(Vec<(String, Item<'t>)>);
+
+enum Item<'t> {
+    /// `commandWhitelist` and `commandBlacklist`, read straight into strings: a list with
+    /// anything else in it fails the whole reading, and the caller takes the original path.
+    Whitelist(Vec<String>),
+    Blacklist(Vec<String>),
+    Raw(&'t RawValue),
+}
+
+impl<'de> Deserialize<'de> for Top<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Top<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let item = match key.as_str() {
+                        "commandWhitelist" => Item::Whitelist(map.next_value()?),
+                        "commandBlacklist" => Item::Blacklist(map.next_value()?),
+                        _ => Item::Raw(map.next_value()?),
+                    };
+                    out.push((key, item));
+                }
+                Ok(Top(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// `Some(settings)` equal to what `config::parse_settings` gives for this text, or `None`.
+pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
+    let Top(entries) = serde_json::from_str(text).ok()?;
+    // A repeated key: `Value`'s map keeps the last value in the first place. Rare; not here.
+    if entries.iter().enumerate().any(|(i, (k, _))| entries[..i].iter().any(|(seen, _)| seen == k)) {
+        return None;
+    }
+    let mut s = FileSettings::default();
+    for (key, item) in entries {
+        match item {
+            Item::Whitelist(items) => s.whitelist.extend(trimmed(items)?),
+            Item::Blacklist(items) => s.blacklist.extend(trimmed(items)?),
+            Item::Raw(raw) => {
+                // `Value` refuses what the raw reading lets through (nesting over its limit).
+                let value: Value = serde_json::from_str(raw.get()).ok()?;
+                let mut one = Map::new();
+                one.insert(key, value);
+                crate::config::validate(name, text, &one, &mut s);
+            }
+        }
+    }
+    Some(s)
+}
+
+/// The strings, each trimmed, when every one is non-blank (what `validate` keeps as is).
+fn trimmed(items: Vec<String>) -> Option<Vec<String>> {
+    items
+        .into_iter()
+        .map(|e| match e.trim() {
+            "" => None,
+            t if t.len() == e.len() => Some(e),
+            t => Some(t.to_string()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gives_the_original_reading_or_declines() {
+        let texts = [
+            r#"{"commandWhitelist": ["ls", " npm test ", "git log"], "commandBlacklist": ["rm -rf"]}"#,
+            r#"{"commandWhitelist": ["ls", 3, ""], "commandBlacklist": [""]}"#,
+            r#"{"commandWhitelist": "ls", "commandBlacklist": {}}"#,
+            r#"{"level": "intern", "requireCommandConfirmation": true, "confirmationTimeoutSeconds": 500,
+                "commandTimeoutSeconds": 5, "colour": 1, "auditKeep": 3, "approvalQueue": true,
+                "rules": [{"pattern": ["git", "push"], "decision": "deny", "reason": "no", "match": "git push"}]}"#,
+            "{\n \"rules\": [{\"pattern\": [\"x\"], \"decision\": \"allow\", \"bogus\": 1}],\n \"commandWhitelist\": [\"a\\u00e9\"]}",
+            r#"{"commandWhitelist": ["a"], "commandWhitelist": ["b"]}"#,
+            r#"{"commandWhitelist": ["\ud800"]}"#,
+            r#"{"x": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
+            r#"[1]"#,
+            r#"{"commandWhitelist": ["ls",]}"#,
+            "",
+            "{}",
+        ];
+        let mut taken = 0;
+        for text in texts {
+            if let Some(fast) = parse_settings("t.json", text) {
+                taken += 1;
+                assert_eq!(fast, crate::config::parse_settings_slowly("t.json", text), "{text}");
+            }
+        }
+        assert!(taken >= 4, "the fast reading should take the well-formed files ({taken})");
+        assert!(parse_settings("t.json", texts[5]).is_none(), "a repeated key is declined");
+        assert!(parse_settings("t.json", texts[1]).is_none(), "a bad whitelist item is declined");
+    }
+}
