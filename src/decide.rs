@@ -292,6 +292,11 @@ pub fn bounded(
     budget: std::time::Duration,
     judge: fn(&str, &Policy) -> Verdict,
 ) -> Verdict {
+    // Plain words never reach brush-parser (`fastparse`), the only source of the slow or
+    // panicking shapes: judge them here, without a thread's stack and arena.
+    if crate::fastparse::plain(text, 0).is_some() {
+        return judge(text, &policy);
+    }
     const THREAD: &str = "agentsh-judge";
     // A parser panic is reported as a refusal below; its raw message would only be noise.
     static QUIET: std::sync::Once = std::sync::Once::new();
