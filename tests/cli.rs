@@ -1159,3 +1159,16 @@ fn untrusted_allow_rules_do_not_apply_but_deny_rules_do() {
     t.trust();
     t.exec(&["check", "make"]).status(0);
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    // The pipe's read end is closed before agentsh writes: every write fails with EPIPE.
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    let t = Test::new();
+    let mut c = t.command();
+    c.args(["policy"]).stdout(Stdio::from(write)).stderr(Stdio::piped()).stdin(Stdio::null());
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(141), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
