@@ -95,25 +95,27 @@ pub fn user_file() -> Option<PathBuf> {
 /// it is a symlink, another user's, or writable by others (see `trust`).
 pub fn load(cwd: &Path) -> Config {
     let mut parsed: Vec<(PathBuf, FileSettings)> = Vec::new();
-    let mut user = FileSettings::default();
-    if let Some(u) = user_file().filter(|p| p.is_file()) {
-        user = read_file(&u);
+    let user_path = user_file();
+    if let Some(u) = user_path.clone().filter(|p| p.is_file()) {
+        let mut user = read_file(&u);
         if let Some(why) = crate::trust::unsafe_file(&u) {
             let removed = crate::trust::strip_loosening(&mut user, &FileSettings::default());
             if !removed.is_empty() {
                 user.warnings.push(format!("{why}; its whitelist and looser settings are ignored until it is fixed"));
             }
         }
-        parsed.push((u, user.clone()));
+        parsed.push((u, user));
     }
     if let Some(p) = find_project_file(cwd) {
         let (mut settings, bytes) = read_file_bytes(&p);
-        if let Some(warning) = crate::trust::apply(&p, &bytes.unwrap_or_default(), &mut settings, &user) {
+        // The user's settings, borrowed: what the project file may not loosen beyond.
+        let none = FileSettings::default();
+        let user = parsed.first().map_or(&none, |(_, s)| s);
+        if let Some(warning) = crate::trust::apply(&p, &bytes.unwrap_or_default(), &mut settings, user) {
             settings.warnings.push(warning);
         }
         parsed.push((p, settings));
     }
-    let user_path = user_file();
     let mut approval_queue = false;
     for (path, s) in &mut parsed {
         match s.approval_queue {

@@ -85,8 +85,9 @@ const BUILTINS: &[&str] = &[
     ":",
 ];
 
-/// Chooses how to run `text`. Pure.
-pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: bool) -> Plan {
+/// Chooses how to run `text`. Pure but for `bash_available`, asked only when bash is wanted
+/// (most commands are exec'd directly, and need no look at the file system).
+pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: impl Fn() -> bool) -> Plan {
     let shell_opts_matter = opts.login || opts.xtrace || !opts.options.is_empty() || opts.noprofile || opts.norc;
     if let (Source::Text { .. }, [only], false, true, true, false) = (
         source,
@@ -114,7 +115,7 @@ pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: 
         || opts.noprofile
         || opts.norc
         || opts.options.iter().any(|o| o != "errexit" && o != "nounset" && o != "xtrace");
-    let bash = wants_bash && bash_available;
+    let bash = wants_bash && bash_available();
     let mut args = Vec::new();
     if bash {
         if opts.noprofile {
@@ -323,7 +324,7 @@ mod tests {
     }
 
     fn plan_for(t: &str, opts: &ShellArgs) -> Plan {
-        plan(&parse(t).unwrap(), &text(t), opts, true)
+        plan(&parse(t).unwrap(), &text(t), opts, || true)
     }
 
     #[test]
@@ -373,7 +374,7 @@ mod tests {
             p => panic!("{p:?}"),
         }
         let src = Source::Text { text: "echo $0 $1".into(), argv0: Some("me".into()), args: vec!["x".into()] };
-        match plan(&parse("echo $0 $1").unwrap(), &src, &ShellArgs::default(), true) {
+        match plan(&parse("echo $0 $1").unwrap(), &src, &ShellArgs::default(), || true) {
             Plan::Shell { args, .. } => assert_eq!(args, ["-c", "echo $0 $1", "me", "x"]),
             p => panic!("{p:?}"),
         }

@@ -49,8 +49,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Err(code) => return code,
     };
     let script = parse::parse(&text).unwrap_or_default();
-    let bash = Path::new("/bin/bash").exists();
-    let plan = exec::plan(&script, &source, &options, bash);
+    let plan = exec::plan(&script, &source, &options, || Path::new("/bin/bash").exists());
     let started = Instant::now();
     if config.command_timeout > 0 {
         let limit = Duration::from_secs(config.command_timeout);
