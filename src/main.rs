@@ -1,15 +1,69 @@
 //! agentsh's entry point: argv -> invocation -> gate or management command -> exit status.
-#![forbid(unsafe_code)]
+//!
+//! agentsh starts before every command an agent runs, so it skips std's runtime start-up
+//! (`#![no_main]`): on Linux that reads `/proc/self/maps` to find the main thread's stack guard,
+//! asks for the CPU affinity, maps an alternate signal stack and installs SIGSEGV/SIGBUS handlers
+//! for the "stack overflow" message: about 0.1 ms of the 1.2 ms a command costs (docs/BENCHMARKS.md).
+//! [`startup`] does the two parts agentsh relies on. Without the overflow handler, a stack
+//! overflow still ends the process (SIGSEGV) before anything runs: it fails closed.
+#![no_main]
+#![deny(unsafe_code)]
 
 use agentsh::cli::{self, Invocation};
-use std::process::ExitCode;
+use std::io::Write;
+use std::os::raw::{c_char, c_int};
 
-fn main() -> ExitCode {
+/// The C `main` that glibc's start code calls, in place of the one std generates.
+// SAFETY: `no_mangle` exports this function as the C symbol `main`. `#![no_main]` stops std from
+// emitting its own `main`, so no other symbol of that name exists, and the signature is the one
+// the C runtime calls. Arguments are read through `std::env::args_os`, which std fills on glibc
+// from the loader's init hook whether or not its own start-up runs.
+#[allow(unsafe_code)]
+#[unsafe(no_mangle)]
+extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+    startup();
+    // A panic must not unwind into C (that aborts): report it as std's runtime would, status 101.
+    let code = std::panic::catch_unwind(run).unwrap_or(101);
+    let _ = std::io::stdout().flush();
+    // Runs std's clean-up (flushing stdout) and exits.
+    std::process::exit(code)
+}
+
+/// What std's start-up did that agentsh needs, done without it.
+fn startup() {
+    // stdin, stdout or stderr closed by the caller: point them at /dev/null, so that a file
+    // agentsh opens (the audit log, a config file) cannot become fd 1 or 2 and receive messages.
+    use std::os::fd::AsFd;
+    let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
+    let std_fds = [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()];
+    let mut polled = std_fds.map(|fd| nix::poll::PollFd::new(fd, nix::poll::PollFlags::empty()));
+    if nix::poll::poll(&mut polled, nix::poll::PollTimeout::ZERO).is_ok() {
+        for fd in &polled {
+            if fd.revents().is_some_and(|r| r.contains(nix::poll::PollFlags::POLLNVAL)) {
+                // open(2) returns the lowest free descriptor: the closed one, as fds are visited in order.
+                match nix::fcntl::open("/dev/null", nix::fcntl::OFlag::O_RDWR, nix::sys::stat::Mode::empty()) {
+                    Ok(null) => _ = std::os::fd::IntoRawFd::into_raw_fd(null),
+                    Err(_) => std::process::abort(),
+                }
+            }
+        }
+    }
+    // Writing to a closed pipe returns EPIPE instead of killing agentsh, as under std's
+    // start-up; `quiet_broken_pipe` turns it into status 141, and the command agentsh execs
+    // gets the default SIGPIPE back (std's `Command` restores it).
+    // SAFETY: SIG_IGN installs no handler, so no code runs in signal context; this is the
+    // single-threaded start of the process.
+    #[allow(unsafe_code)]
+    let _ =
+        unsafe { nix::sys::signal::signal(nix::sys::signal::Signal::SIGPIPE, nix::sys::signal::SigHandler::SigIgn) };
+}
+
+fn run() -> i32 {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // agentsh re-spawned by itself to run an approved command in a new session (exec.rs).
     if argv.get(1).is_some_and(|a| a == agentsh::exec::NEW_SESSION_MARKER) {
         let rest: Vec<String> = argv[2..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        return ExitCode::from(u8::try_from(agentsh::exec::exec_in_new_session(&rest)).unwrap_or(1));
+        return agentsh::exec::exec_in_new_session(&rest);
     }
     let code = match cli::parse_args(argv) {
         Ok(Invocation::Shell { source, options }) => agentsh::gate::run(source, options),
@@ -24,7 +78,7 @@ fn main() -> ExitCode {
             code
         }
     };
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
+    if (0..=255).contains(&code) { code } else { 1 }
 }
 
 /// `agentsh log | head`: a reader that stops early is not an error, so end quietly with the

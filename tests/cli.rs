@@ -1172,3 +1172,25 @@ fn a_reader_that_stops_early_is_not_an_error() {
     assert_eq!(out.status.code(), Some(141), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// agentsh started with a standard descriptor closed (`<&-`, `2>&-`) opens /dev/null on it
+/// before anything else, as std's start-up would have: otherwise the next file it opens (a
+/// config file, the audit log) would become stdin or stderr, and the command would inherit the
+/// gap. main.rs does this itself, since it skips std's start-up.
+#[test]
+fn closed_standard_descriptors_become_dev_null() {
+    let t = Test::new();
+    let agentsh = t.command_with(&[] as &[&str]);
+    let mut sh = Command::new("sh");
+    sh.current_dir(t.dir.path());
+    for (k, v) in agentsh.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    let script = r#"exec "$0" -c 'readlink /proc/self/fd/0 /proc/self/fd/2' <&- 2>&-"#;
+    let out = sh.args(["-c", script, env!("CARGO_BIN_EXE_agentsh")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "/dev/null\n/dev/null\n");
+}
