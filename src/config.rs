@@ -107,11 +107,12 @@ pub fn load(cwd: &Path) -> Config {
         parsed.push((u, user));
     }
     if let Some(p) = find_project_file(cwd) {
-        let (mut settings, bytes) = read_file_bytes(&p);
+        let (mut settings, content) = read_file_bytes(&p);
         // The user's settings, borrowed: what the project file may not loosen beyond.
         let none = FileSettings::default();
         let user = parsed.first().map_or(&none, |(_, s)| s);
-        if let Some(warning) = crate::trust::apply(&p, &bytes.unwrap_or_default(), &mut settings, user) {
+        let content = content.unwrap_or(Content { bytes: Vec::new(), stat: None });
+        if let Some(warning) = crate::trust::apply(&p, &content, &mut settings, user) {
             settings.warnings.push(warning);
         }
         parsed.push((p, settings));
@@ -137,11 +138,23 @@ pub fn read_file(path: &Path) -> FileSettings {
     read_file_bytes(path).0
 }
 
-/// The settings and the exact bytes they were read from (one read, so trust and settings
+/// The exact bytes of a config file, and (when it is settled) the stat that identifies them.
+pub struct Content {
+    pub bytes: Vec<u8>,
+    pub stat: Option<crate::trust::Stat>,
+}
+
+/// The settings and the exact content they were read from (one read, so trust and settings
 /// always describe the same content).
-pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Vec<u8>>) {
-    match std::fs::read(path) {
-        Ok(bytes) => (parse_settings(&path.display().to_string(), &String::from_utf8_lossy(&bytes)), Some(bytes)),
+pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Content>) {
+    match read_with_stat(path) {
+        Ok(content) => {
+            let bytes = &content.bytes;
+            // Valid UTF-8 (nearly always) is checked by `from_utf8`'s fast ASCII scan; only
+            // other bytes take the slower replacing decoder.
+            let text = std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Into::into);
+            (parse_settings(&path.display().to_string(), &text), Some(content))
+        }
         Err(e) => {
             // It exists (we checked) but cannot be read: fail closed as a malformed file would.
             let mut s = FileSettings::default();
@@ -151,6 +164,18 @@ pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Vec<u8>>) {
             (s, None)
         }
     }
+}
+
+/// Reads the file, with its stat taken before and after on the open file: equal, and settled
+/// (`trust::Stat::settled`), they identify the bytes read.
+fn read_with_stat(path: &Path) -> std::io::Result<Content> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let before = file.metadata()?;
+    let mut bytes = Vec::with_capacity(usize::try_from(before.len()).unwrap_or(0).saturating_add(1));
+    file.read_to_end(&mut bytes)?;
+    let after = file.metadata()?;
+    Ok(Content { bytes, stat: crate::trust::Stat::settled(&before, &after, std::time::SystemTime::now()) })
 }
 
 pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
@@ -385,22 +410,45 @@ impl<'t> LineIndex<'t> {
     }
 
     pub fn line_col(&mut self, offset: usize) -> String {
+        let (line, col) = self.advance(offset);
+        format!("{line}:{col}")
+    }
+
+    /// `name:line:col`, formatted once (a thousand rules are located on every command).
+    pub fn at(&mut self, name: &str, offset: usize) -> String {
+        let (line, col) = self.advance(offset);
+        format!("{name}:{line}:{col}")
+    }
+
+    /// Moves to `offset`; its line and column (both 1-based).
+    fn advance(&mut self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         if offset < self.at {
             *self = LineIndex::new(self.text);
         }
-        let between = &self.text[self.at..offset];
-        let newlines = between.bytes().filter(|b| *b == b'\n').count();
-        if newlines == 0 {
-            self.col += between.chars().count();
-        } else {
-            self.line += newlines;
-            self.line_start = self.at + between.rfind('\n').map_or(0, |i| i + 1);
-            self.col = self.text[self.line_start..offset].chars().count();
+        let between = &self.text.as_bytes()[self.at..offset];
+        match between.iter().rposition(|b| *b == b'\n') {
+            None => self.col += count_bytes(between, |b| !is_continuation(b)),
+            Some(last) => {
+                self.line += 1 + count_bytes(&between[..last], |b| b == b'\n');
+                self.line_start = self.at + last + 1;
+                self.col = count_bytes(&between[last + 1..], |b| !is_continuation(b));
+            }
         }
         self.at = offset;
-        format!("{}:{}", self.line, self.col + 1)
+        (self.line, self.col + 1)
     }
+}
+
+/// A UTF-8 continuation byte: counting the bytes that are not counts the characters.
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// How many bytes meet `pred`, counted in blocks of 255 in a `u8` (which the compiler turns
+/// into wide vector adds; a `usize` count went a byte at a time).
+fn count_bytes(bytes: &[u8], pred: impl Fn(u8) -> bool) -> usize {
+    bytes.chunks(255).map(|block| block.iter().fold(0u8, |n, &b| n + u8::from(pred(b))) as usize).sum()
 }
 
 fn strip_position(msg: &str) -> String {

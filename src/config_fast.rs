@@ -3,7 +3,8 @@
 //! of every command with a big config (docs/BENCHMARKS.md).
 //!
 //! The top-level object is read with each value left as raw text; the whitelist and blacklist
-//! are read straight into strings; every other key goes through `config::validate` as before.
+//! are read straight into strings, and each of the `rules` typed (`custom_rules::parse_raw`);
+//! every other key goes through `config::validate` as before.
 //! Anything unusual (an item that is not a string or is blank, a key given twice, a value
 //! `Value` cannot hold) returns `None`, and the caller takes the original path, so warnings,
 //! positions and fail-closed outcomes stay its own.
@@ -22,6 +23,8 @@ enum Item<'t> {
     /// anything else in it fails the whole reading, and the caller takes the original path.
     Whitelist(Vec<String>),
     Blacklist(Vec<String>),
+    /// `rules`: each rule's raw text, read typed by `custom_rules::parse_raw`.
+    Rules(Vec<&'t RawValue>),
     Raw(&'t RawValue),
 }
 
@@ -39,6 +42,7 @@ impl<'de> Deserialize<'de> for Top<'de> {
                     let item = match key.as_str() {
                         "commandWhitelist" => Item::Whitelist(map.next_value()?),
                         "commandBlacklist" => Item::Blacklist(map.next_value()?),
+                        "rules" => Item::Rules(map.next_value()?),
                         _ => Item::Raw(map.next_value()?),
                     };
                     out.push((key, item));
@@ -60,8 +64,15 @@ pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
     let mut s = FileSettings::default();
     for (key, item) in entries {
         match item {
-            Item::Whitelist(items) => s.whitelist.extend(trimmed(items)?),
-            Item::Blacklist(items) => s.blacklist.extend(trimmed(items)?),
+            Item::Whitelist(items) => append(&mut s.whitelist, trimmed(items)?),
+            Item::Blacklist(items) => append(&mut s.blacklist, trimmed(items)?),
+            Item::Rules(items) => {
+                // As `config::validate` takes a `rules` value.
+                let parsed = crate::custom_rules::parse_raw(name, text, &items)?;
+                s.rules = parsed.rules;
+                s.warnings.extend(parsed.warnings);
+                s.rules_broken = parsed.broken;
+            }
             Item::Raw(raw) => {
                 // `Value` refuses what the raw reading lets through (nesting over its limit).
                 let value: Value = serde_json::from_str(raw.get()).ok()?;
@@ -75,15 +86,25 @@ pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
 }
 
 /// The strings, each trimmed, when every one is non-blank (what `validate` keeps as is).
-fn trimmed(items: Vec<String>) -> Option<Vec<String>> {
-    items
-        .into_iter()
-        .map(|e| match e.trim() {
-            "" => None,
-            t if t.len() == e.len() => Some(e),
-            t => Some(t.to_string()),
-        })
-        .collect()
+/// In place: a 10,000-entry whitelist is read on every command.
+fn trimmed(mut items: Vec<String>) -> Option<Vec<String>> {
+    for e in &mut items {
+        match e.trim() {
+            "" => return None,
+            t if t.len() == e.len() => {}
+            t => *e = t.to_string(),
+        }
+    }
+    Some(items)
+}
+
+/// `list.extend(more)`, without copying `more` when `list` is empty (the usual case).
+fn append(list: &mut Vec<String>, mut more: Vec<String>) {
+    if list.is_empty() {
+        *list = more;
+    } else {
+        list.append(&mut more);
+    }
 }
 
 #[cfg(test)]
@@ -104,6 +125,16 @@ mod tests {
             r#"{"commandWhitelist": ["\ud800"]}"#,
             r#"{"x": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
             r#"[1]"#,
+            // Rules: typed where every field has its JSON type, else the `Value` reading.
+            "{\"rules\": [\n  {\"pattern\": [\"git\", [\"Push\", \"fetch\"]], \"decision\": \"deny\", \"reason\": \" no \",\n   \"hasFlag\": [\"-f\"], \"anyArgMatches\": \"*.env\", \"match\": [\"git push -f a.env\"], \"notMatch\": \"git pull\"},\n  {\"pattern\": [\"np\\u006d\"], \"decision\": \"allow\", \"reason\": null, \"match\": \"npm run x\"},\n  {\"pattern\": [\"a b\"], \"decision\": \"ask\"},\n  {\"pattern\": [], \"decision\": \"allow\"},\n  {\"pattern\": [\"x\"], \"decision\": \"block\"},\n  {\"pattern\": [\"x\"], \"decision\": \"deny\", \"hasFlag\": \"force\"},\n  {\"pattern\": [[]], \"decision\": \"deny\"}]}",
+            r#"{"rules": [{"pattern": ["x"], "decision": "deny", "hasFlag": 3}]}"#,
+            r#"{"rules": [{"pattern": "x", "decision": "allow"}]}"#,
+            r#"{"rules": [{"pattern": ["x", 1], "decision": "ask"}]}"#,
+            r#"{"rules": [{"pattern": ["x"], "decision": "ask", "reason": 5}]}"#,
+            r#"{"rules": [{"pattern": ["x"], "decision": "ask", "decision": "deny"}]}"#,
+            r#"{"rules": [1, {"pattern": ["x"], "decision": "ask"}]}"#,
+            r#"{"rules": {"pattern": ["x"]}}"#,
+            r#"{"rules": []}"#,
             r#"{"commandWhitelist": ["ls",]}"#,
             "",
             "{}",
@@ -115,7 +146,9 @@ mod tests {
                 assert_eq!(fast, crate::config::parse_settings_slowly("t.json", text), "{text}");
             }
         }
-        assert!(taken >= 4, "the fast reading should take the well-formed files ({taken})");
+        assert!(taken >= 5, "the fast reading should take the well-formed files ({taken})");
+        assert!(parse_settings("t.json", texts[9]).is_some(), "typed rules are read the fast way");
+        assert!(parse_settings("t.json", texts[4]).is_none(), "a rule with an unknown field is declined");
         assert!(parse_settings("t.json", texts[5]).is_none(), "a repeated key is declined");
         assert!(parse_settings("t.json", texts[1]).is_none(), "a bad whitelist item is declined");
     }

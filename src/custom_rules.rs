@@ -15,6 +15,7 @@ use crate::model::Decision;
 use crate::parse::{self, Word};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// One validated rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -142,30 +143,67 @@ pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
     };
     let places = key.map(|k| element_offsets(text, k)).unwrap_or_default();
     for (i, item) in items.iter().enumerate() {
-        let at = places.get(i).map(|o| format!("{name}:{}", lines.line_col(*o))).unwrap_or_else(|| key_at.clone());
-        let label = format!("{at}: rules[{i}]");
-        match read_rule(item, &at) {
-            Ok((rule, examples, notes)) => {
-                for n in notes {
-                    out.warnings.push(format!("{label}: {n}"));
-                }
-                match check_examples(&rule, &examples) {
-                    Ok(()) => out.rules.push(rule),
-                    Err(why) => {
-                        out.warnings.push(format!("{label} ({}): {why}; this rule is ignored", rule.pattern_text()))
-                    }
-                }
-            }
-            Err((Some(Decision::Allow), why)) => {
-                out.warnings.push(format!("{label}: {why}; this allow rule is ignored"))
-            }
-            Err((_, why)) => {
-                out.warnings.push(format!("{label}: {why}; every command needs a person until it is fixed"));
-                out.broken.get_or_insert(format!("{label}: {why}"));
-            }
-        }
+        let at = places.get(i).map(|o| lines.at(name, *o)).unwrap_or_else(|| key_at.clone());
+        let rule = spec_of_value(item).and_then(|(decision, spec, notes)| build(decision, spec, notes, &at));
+        add(&mut out, i, &at, rule);
     }
     out
+}
+
+/// [`parse`] for a `rules` list read as raw JSON text per rule (`config_fast`), with exactly its
+/// result, or `None` when a rule is not of the plain typed shape (a value of the wrong JSON
+/// type, an unknown or repeated field), so the caller takes the `Value` path and its messages.
+/// Reading 1,000 rules through `serde_json::Value` maps was a fifth of a command's cost with a
+/// big config (docs/BENCHMARKS.md). Each rule's raw text lies inside `text`, which locates it.
+pub fn parse_raw(name: &str, text: &str, items: &[&serde_json::value::RawValue]) -> Option<Parsed> {
+    let mut out = Parsed { rules: Vec::with_capacity(items.len()), ..Parsed::default() };
+    let mut lines = crate::config::LineIndex::new(text);
+    for (i, raw) in items.iter().enumerate() {
+        let Typed { decision, pattern, has_flag, any_arg, reason, matches, not_matches } =
+            serde_json::from_str(raw.get()).ok()?;
+        let offset = (raw.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|o| *o <= text.len())?;
+        let at = lines.at(name, offset);
+        let mut examples: Vec<(Cow<str>, bool)> = matches.0.into_iter().map(|e| (e, true)).collect();
+        examples.extend(not_matches.0.into_iter().map(|e| (e, false)));
+        let spec = Spec {
+            pattern: pattern.into_iter().map(|alts| alts.0).collect(),
+            has_flag: has_flag.0,
+            any_arg: any_arg.0,
+            reason,
+            examples,
+        };
+        let rule = match decision_named(&decision) {
+            Some(d) => build(d, spec, Vec::new(), &at),
+            None => Err((None, BAD_DECISION.to_string())),
+        };
+        add(&mut out, i, &at, rule);
+    }
+    Some(out)
+}
+
+/// Adds one rule, or the warning for why it cannot be used, to `out`.
+fn add(out: &mut Parsed, i: usize, at: &str, rule: Result<ReadRule, Unreadable>) {
+    let label = || format!("{at}: rules[{i}]");
+    match rule {
+        Ok((rule, examples, notes)) => {
+            for n in notes {
+                out.warnings.push(format!("{}: {n}", label()));
+            }
+            match check_examples(&rule, &examples) {
+                Ok(()) => out.rules.push(rule),
+                Err(why) => {
+                    out.warnings.push(format!("{} ({}): {why}; this rule is ignored", label(), rule.pattern_text()))
+                }
+            }
+        }
+        Err((Some(Decision::Allow), why)) => {
+            out.warnings.push(format!("{}: {why}; this allow rule is ignored", label()))
+        }
+        Err((_, why)) => {
+            out.warnings.push(format!("{}: {why}; every command needs a person until it is fixed", label()));
+            out.broken.get_or_insert(format!("{}: {why}", label()));
+        }
+    }
 }
 
 /// Example commands: (text, must match).
@@ -175,19 +213,111 @@ type ReadRule = (Rule, Examples, Vec<String>);
 /// Why a rule cannot be read, with its decision when that much could be read.
 type Unreadable = (Option<Decision>, String);
 
-fn read_rule(item: &Value, at: &str) -> Result<ReadRule, Unreadable> {
+const BAD_DECISION: &str = "decision must be \"allow\", \"ask\" or \"deny\"";
+
+fn decision_named(name: &str) -> Option<Decision> {
+    match name {
+        "allow" => Some(Decision::Allow),
+        "ask" => Some(Decision::Ask),
+        "deny" => Some(Decision::Deny),
+        _ => None,
+    }
+}
+
+/// A rule as written, its JSON types checked: what both readings hand to [`build`].
+struct Spec<'a> {
+    /// Each token's alternatives.
+    pattern: Vec<Vec<Cow<'a, str>>>,
+    has_flag: Vec<Cow<'a, str>>,
+    any_arg: Vec<Cow<'a, str>>,
+    /// `None` when missing or not a string.
+    reason: Option<Cow<'a, str>>,
+    examples: Vec<(Cow<'a, str>, bool)>,
+}
+
+/// The typed reading of one rule (`parse_raw`): any other shape fails it.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Typed<'a> {
+    #[serde(borrow)]
+    decision: Cow<'a, str>,
+    #[serde(borrow)]
+    pattern: Vec<Strings<'a>>,
+    #[serde(borrow, default, rename = "hasFlag")]
+    has_flag: Strings<'a>,
+    #[serde(borrow, default, rename = "anyArgMatches")]
+    any_arg: Strings<'a>,
+    #[serde(borrow, default)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "match")]
+    matches: Strings<'a>,
+    #[serde(borrow, default, rename = "notMatch")]
+    not_matches: Strings<'a>,
+}
+
+/// A string or a list of strings, borrowed from the file where no escapes were written.
+#[derive(Default)]
+struct Strings<'a>(Vec<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Strings<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StringsVisitor)
+    }
+}
+
+struct StringsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StringsVisitor {
+    type Value = Strings<'de>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string or a list of strings")
+    }
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Strings(vec![Cow::Borrowed(v)]))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Strings(vec![Cow::Owned(v.to_string())]))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(one) = seq.next_element::<OneString<'de>>()? {
+            out.push(one.0);
+        }
+        Ok(Strings(out))
+    }
+}
+
+/// One string, borrowed where possible (serde's own `Cow` always copies).
+struct OneString<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for OneString<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = OneString<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(OneString(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(OneString(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The `Value` reading of one rule: its decision, its typed fields and notes, or why not.
+fn spec_of_value(item: &Value) -> Result<(Decision, Spec<'_>, Vec<String>), Unreadable> {
     let Value::Object(map) = item else {
         return Err((None, "a rule must be an object {\"pattern\": [..], \"decision\": .., \"reason\": ..}".into()));
     };
-    let decision = match map.get("decision").and_then(Value::as_str) {
-        Some("allow") => Some(Decision::Allow),
-        Some("ask") => Some(Decision::Ask),
-        Some("deny") => Some(Decision::Deny),
-        _ => None,
-    };
+    let decision = map.get("decision").and_then(Value::as_str).and_then(decision_named);
     let fail = |why: String| (decision, why);
     let Some(decision) = decision else {
-        return Err(fail("decision must be \"allow\", \"ask\" or \"deny\"".into()));
+        return Err(fail(BAD_DECISION.into()));
     };
     let mut notes = Vec::new();
     for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
@@ -198,58 +328,89 @@ fn read_rule(item: &Value, at: &str) -> Result<ReadRule, Unreadable> {
         notes.push(format!("unknown field \"{key}\" is ignored (known: {})", FIELDS.join(", ")));
     }
     let pattern = match map.get("pattern") {
-        Some(Value::Array(tokens)) if !tokens.is_empty() => {
-            let mut out = Vec::new();
-            for t in tokens {
-                let alts = match t {
-                    Value::String(s) => vec![s.clone()],
-                    Value::Array(a) => {
-                        a.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().unwrap_or_default()
-                    }
-                    _ => Vec::new(),
-                };
-                if alts.is_empty() || alts.iter().any(|s| s.trim().is_empty() || s.contains(char::is_whitespace)) {
-                    return Err(fail(
-                        "each pattern token must be one word, or a non-empty list of words (alternatives)".into(),
-                    ));
+        Some(Value::Array(tokens)) if !tokens.is_empty() => tokens
+            .iter()
+            .map(|t| match t {
+                Value::String(s) => vec![Cow::Borrowed(s.as_str())],
+                Value::Array(a) => {
+                    a.iter().map(|v| v.as_str().map(Cow::Borrowed)).collect::<Option<_>>().unwrap_or_default()
                 }
-                out.push(alts.into_iter().map(|s| s.to_lowercase()).collect());
-            }
-            out
-        }
-        _ => {
-            return Err(fail(
-                "pattern must be a non-empty list of words, e.g. [\"git\", [\"push\", \"fetch\"]]".into(),
-            ));
-        }
+                _ => Vec::new(),
+            })
+            .collect(),
+        _ => Vec::new(),
     };
-    let strings = |key: &str| -> Result<Vec<String>, Unreadable> {
+    let strings = |key: &str| -> Result<Vec<Cow<str>>, Unreadable> {
         match map.get(key) {
             None => Ok(Vec::new()),
-            Some(Value::String(s)) => Ok(vec![s.clone()]),
+            Some(Value::String(s)) => Ok(vec![Cow::Borrowed(s.as_str())]),
             Some(Value::Array(a)) => a
                 .iter()
-                .map(|v| v.as_str().map(str::to_string))
+                .map(|v| v.as_str().map(Cow::Borrowed))
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| fail(format!("{key} must be a string or a list of strings"))),
             Some(_) => Err(fail(format!("{key} must be a string or a list of strings"))),
         }
     };
+    // Checked in this order so each rule reports its first problem as before.
+    check_pattern(&pattern).map_err(fail)?;
     let has_flag = strings("hasFlag")?;
-    if let Some(bad) = has_flag.iter().find(|f| !f.starts_with('-') || f.len() < 2) {
-        return Err(fail(format!("hasFlag entry \"{bad}\" is not a flag (write -f or --force)")));
-    }
+    check_flags(&has_flag).map_err(fail)?;
     let any_arg = strings("anyArgMatches")?;
-    let reason = match map.get("reason").and_then(Value::as_str).map(str::trim) {
+    let reason = map.get("reason").and_then(Value::as_str).map(Cow::Borrowed);
+    let mut examples: Vec<(Cow<str>, bool)> = strings("match")?.into_iter().map(|e| (e, true)).collect();
+    examples.extend(strings("notMatch")?.into_iter().map(|e| (e, false)));
+    Ok((decision, Spec { pattern, has_flag, any_arg, reason, examples }, notes))
+}
+
+fn check_pattern(pattern: &[Vec<Cow<str>>]) -> Result<(), String> {
+    if pattern.is_empty() {
+        return Err("pattern must be a non-empty list of words, e.g. [\"git\", [\"push\", \"fetch\"]]".into());
+    }
+    if pattern
+        .iter()
+        .any(|alts| alts.is_empty() || alts.iter().any(|s| s.trim().is_empty() || s.contains(char::is_whitespace)))
+    {
+        return Err("each pattern token must be one word, or a non-empty list of words (alternatives)".into());
+    }
+    Ok(())
+}
+
+fn check_flags(has_flag: &[Cow<str>]) -> Result<(), String> {
+    match has_flag.iter().find(|f| !f.starts_with('-') || f.len() < 2) {
+        Some(bad) => Err(format!("hasFlag entry \"{bad}\" is not a flag (write -f or --force)")),
+        None => Ok(()),
+    }
+}
+
+/// Lowercased, copying only what must change (most patterns are written in lowercase).
+fn lowercase(word: Cow<str>) -> String {
+    if word.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) { word.to_lowercase() } else { word.into_owned() }
+}
+
+/// The rule, from fields whose types are right: the checks both readings share.
+fn build(decision: Decision, spec: Spec, mut notes: Vec<String>, at: &str) -> Result<ReadRule, Unreadable> {
+    let fail = |why: String| (Some(decision), why);
+    check_pattern(&spec.pattern).map_err(fail)?;
+    check_flags(&spec.has_flag).map_err(fail)?;
+    let owned = |v: Vec<Cow<str>>| v.into_iter().map(Cow::into_owned).collect::<Vec<String>>();
+    let reason = match spec.reason.as_deref().map(str::trim) {
         Some(r) if !r.is_empty() => r.to_string(),
         _ => {
             notes.push("has no reason; agentsh shows the pattern instead".to_string());
             String::new()
         }
     };
-    let mut examples: Examples = strings("match")?.into_iter().map(|e| (e, true)).collect();
-    examples.extend(strings("notMatch")?.into_iter().map(|e| (e, false)));
-    let mut rule = Rule { pattern, decision, reason, has_flag, any_arg, at: at.to_string() };
+    let pattern = spec.pattern.into_iter().map(|alts| alts.into_iter().map(lowercase).collect()).collect();
+    let examples = spec.examples.into_iter().map(|(e, want)| (e.into_owned(), want)).collect();
+    let mut rule = Rule {
+        pattern,
+        decision,
+        reason,
+        has_flag: owned(spec.has_flag),
+        any_arg: owned(spec.any_arg),
+        at: at.to_string(),
+    };
     if rule.reason.is_empty() {
         rule.reason = format!("the custom rule `{}`", rule.pattern_text());
     }

@@ -42,8 +42,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     config.policy.force_ask = ask_requested(options.ask);
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
-    let policy = std::sync::Arc::new(std::mem::take(&mut config.policy));
-    let verdict = crate::harness::judge_bounded(&text, policy);
+    let verdict = crate::harness::judge_once(&text, std::mem::take(&mut config.policy));
     let trail = match admit(&verdict, &config, &cwd) {
         Ok(trail) => trail,
         Err(code) => return code,

@@ -288,6 +288,16 @@ pub fn judge_bounded(text: &str, policy: std::sync::Arc<Policy>) -> Verdict {
     decide::bounded(text, policy, decide::JUDGE_BUDGET, judge)
 }
 
+/// [`judge_bounded`] for a process that judges one command and then ends (`gate`, `check`,
+/// `hook`): the policy is left to the process exit instead of being freed, since freeing a
+/// 10,000-entry whitelist and 1,000 rules one allocation at a time cost a tenth of such a
+/// command (docs/BENCHMARKS.md).
+pub fn judge_once(text: &str, policy: Policy) -> Verdict {
+    let policy = std::sync::Arc::new(policy);
+    std::mem::forget(policy.clone());
+    judge_bounded(text, policy)
+}
+
 /// `judge` with the environment and the file inspection passed in (for tests).
 pub fn judge_with(
     text: &str,

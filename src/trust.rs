@@ -137,8 +137,48 @@ fn records() -> Result<Map<String, Value>, String> {
     }
 }
 
-/// The trust state of the project file at `path` whose bytes are `content`.
-pub fn state(path: &Path, content: &[u8]) -> State {
+/// What identifies one version of a file without reading it: its device, inode, size,
+/// modification time and change time. The kernel sets the change time (ctime) on every write,
+/// rename or chmod, and no user can set it, so a file that changes never shows an earlier stat
+/// again. Hashing a 400 KiB config on every command cost 0.3 ms (docs/BENCHMARKS.md): once a
+/// content has been hashed and found trusted, its stat is kept in the trust record, and while
+/// the file still shows that stat it is not hashed again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stat(String);
+
+/// How old a file's last change must be before its stat may stand for its content.
+pub const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Stat {
+    /// The stat of a file taken `before` and `after` reading it, when it identifies the bytes
+    /// read: unchanged across the read, and last changed at least [`SETTLED`] before `now`.
+    /// Timestamps move in clock ticks, so a write in the same tick as the last change could keep
+    /// the ctime; a write made now cannot carry a time that old (git's "racy clean" rule).
+    pub fn settled(before: &std::fs::Metadata, after: &std::fs::Metadata, now: std::time::SystemTime) -> Option<Stat> {
+        let of = |m: &std::fs::Metadata| {
+            format!(
+                "{}:{}:{}:{}.{:09}:{}.{:09}",
+                m.dev(),
+                m.ino(),
+                m.size(),
+                m.mtime(),
+                m.mtime_nsec(),
+                m.ctime(),
+                m.ctime_nsec()
+            )
+        };
+        let (stat, again) = (of(before), of(after));
+        let changed = std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
+            u64::try_from(after.ctime()).ok()?,
+            u32::try_from(after.ctime_nsec()).ok()?,
+        ))?;
+        let settled = now.duration_since(changed).is_ok_and(|age| age >= SETTLED);
+        (stat == again && settled).then_some(Stat(stat))
+    }
+}
+
+/// The trust state of the project file at `path` whose content was read as `content`.
+pub fn state(path: &Path, content: &crate::config::Content) -> State {
     let canon = match canonical(path) {
         Ok(c) => c,
         Err(e) => return State::StoreRefused(format!("{e:#}")),
@@ -147,11 +187,35 @@ pub fn state(path: &Path, content: &[u8]) -> State {
         Ok(m) => m,
         Err(why) => return State::StoreRefused(why),
     };
-    match map.get(&key(&canon)).and_then(|r| r.get("sha256")).and_then(Value::as_str) {
-        Some(d) if d == digest(&canon, content) => State::Trusted,
-        Some(_) => State::Changed,
-        None => State::NeverTrusted,
+    let record = map.get(&key(&canon));
+    let Some(trusted) = record.and_then(|r| r.get("sha256")).and_then(Value::as_str) else {
+        return State::NeverTrusted;
+    };
+    // Unchanged since its content was hashed and found trusted (see `Stat`).
+    let recorded_stat = record.and_then(|r| r.get("stat")).and_then(Value::as_str);
+    if content.stat.as_ref().is_some_and(|s| Some(s.0.as_str()) == recorded_stat) {
+        return State::Trusted;
     }
+    if trusted != digest(&canon, &content.bytes) {
+        return State::Changed;
+    }
+    if let Some(stat) = &content.stat {
+        remember_stat(&canon, trusted, stat);
+    }
+    State::Trusted
+}
+
+/// Keeps `stat` in the trust record of `canon` while the record still trusts `digest`. Best
+/// effort: without it the file is only hashed again next time.
+fn remember_stat(canon: &Path, digest: &str, stat: &Stat) {
+    let _ = update_store(|m| {
+        if let Some(Value::Object(r)) = m.get_mut(&key(canon))
+            && r.get("sha256").and_then(Value::as_str) == Some(digest)
+        {
+            r.insert("stat".to_string(), Value::String(stat.0.clone()));
+        }
+        Ok(())
+    });
 }
 
 fn update_store<T>(change: impl FnOnce(&mut Map<String, Value>) -> Result<T>) -> Result<T> {
@@ -199,7 +263,12 @@ pub fn first_warning(path: &Path, content: &[u8]) -> bool {
 /// Applies trust to a project file's settings read from `content`: strips the loosening parts
 /// unless the content is trusted and the file is safe. Returns the warning to show, if any
 /// (at most once per content for trust changes; every time for an unsafe file).
-pub fn apply(path: &Path, content: &[u8], settings: &mut FileSettings, user: &FileSettings) -> Option<String> {
+pub fn apply(
+    path: &Path,
+    content: &crate::config::Content,
+    settings: &mut FileSettings,
+    user: &FileSettings,
+) -> Option<String> {
     let file_problem = unsafe_file(path);
     let trust = state(path, content);
     if file_problem.is_none() && trust == State::Trusted {
@@ -223,7 +292,7 @@ pub fn apply(path: &Path, content: &[u8], settings: &mut FileSettings, user: &Fi
         State::StoreRefused(ref why) => format!("{why}; so {shown} is not trusted and {what} ignored"),
         _ => format!("{shown} is not trusted; {what} ignored until you run `agentsh trust`"),
     };
-    if matches!(trust, State::StoreRefused(_)) || first_warning(path, content) { Some(message) } else { None }
+    if matches!(trust, State::StoreRefused(_)) || first_warning(path, &content.bytes) { Some(message) } else { None }
 }
 
 /// After agentsh itself rewrote the project file (`old` -> `new`, still under the file's lock),
@@ -234,7 +303,7 @@ pub fn carry_over(path: &Path, old: Option<&[u8]>, new: &[u8], user: &FileSettin
     let old_was_fine = match old {
         None => true,
         Some(old) => {
-            state(path, old) == State::Trusted || {
+            state(path, &crate::config::Content { bytes: old.to_vec(), stat: None }) == State::Trusted || {
                 let mut s = crate::config::parse_settings("", &String::from_utf8_lossy(old));
                 strip_loosening(&mut s, user).is_empty()
             }
@@ -293,6 +362,21 @@ mod tests {
         assert_eq!(a.len(), 64);
         assert_ne!(a, digest(Path::new("/q/.agents/terminal.json"), b"{}"));
         assert_ne!(a, digest(Path::new("/p/.agents/terminal.json"), b"{} "));
+    }
+
+    #[test]
+    fn a_stat_stands_for_content_only_when_unchanged_across_the_read_and_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("terminal.json");
+        std::fs::write(&path, "{}").unwrap();
+        let before = std::fs::metadata(&path).unwrap();
+        let now = std::time::SystemTime::now();
+        assert_eq!(Stat::settled(&before, &before, now), None, "changed just now: a write could share its tick");
+        let later = now + SETTLED;
+        assert!(Stat::settled(&before, &before, later).is_some());
+        std::fs::write(&path, "{ }").unwrap();
+        let after = std::fs::metadata(&path).unwrap();
+        assert_eq!(Stat::settled(&before, &after, later + SETTLED), None, "written while it was read");
     }
 
     #[test]

@@ -1194,3 +1194,31 @@ fn closed_standard_descriptors_become_dev_null() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "/dev/null\n/dev/null\n");
 }
+
+/// Once a trusted file has been hashed and found unchanged, its stat (inode, size, times)
+/// stands for its content and it is not hashed again; an edit that keeps its size and puts its
+/// modification time back still changes its ctime, which no user can set, and revokes trust.
+#[test]
+fn a_settled_trusted_file_is_known_by_its_stat_and_any_edit_still_revokes_it() {
+    let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["touch"]}"#);
+    let store = t.home.path().join(".local/share/agentsh/trust.json");
+    let record = || -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+        v.as_object().unwrap().values().next().unwrap().clone()
+    };
+    // Just written: too recent for its stat to stand for it (`trust::SETTLED`), so it is hashed.
+    t.exec(&["check", "touch x"]).status(0).stderr_is_empty();
+    assert!(record().get("stat").is_none(), "{}", record());
+    std::thread::sleep(agentsh::trust::SETTLED + std::time::Duration::from_millis(200));
+    t.exec(&["check", "touch x"]).status(0).stderr_is_empty();
+    assert!(record()["stat"].is_string(), "the stat is kept once the file has settled: {}", record());
+    t.exec(&["check", "touch x"]).status(0).stderr_is_empty();
+    // Same size, modification time put back: only the ctime tells.
+    let path = t.path(".agents/terminal.json");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, r#"{"commandWhitelist": ["curl!"]}"#).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+    // Settled again, so only the stat comparison stands between the edit and the whitelist.
+    std::thread::sleep(agentsh::trust::SETTLED + std::time::Duration::from_millis(200));
+    t.exec(&["check", "curl! x"]).status(10).stderr_has("changed since you trusted it");
+}

@@ -34,8 +34,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     crate::explain::print_warnings(&config.warnings);
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = crate::gate::ask_requested(args.ask);
-    let policy = std::sync::Arc::new(std::mem::take(&mut config.policy));
-    let verdict = crate::harness::judge_bounded(&text, policy);
+    let verdict = crate::harness::judge_once(&text, std::mem::take(&mut config.policy));
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));
     }

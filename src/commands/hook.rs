@@ -118,7 +118,7 @@ pub fn run(args: HookArgs) -> Result<i32> {
 fn judge_in(command: &str, cwd: &Path) -> Verdict {
     let mut config = crate::config::load(cwd);
     crate::explain::print_warnings(&config.warnings);
-    let mut v = crate::harness::judge_bounded(command, std::sync::Arc::new(std::mem::take(&mut config.policy)));
+    let mut v = crate::harness::judge_once(command, std::mem::take(&mut config.policy));
     let trail = crate::audit::Trail::new(&config, cwd);
     if trail.record(&v, &crate::audit::Outcome::Hook(v.decision), None, &[]).is_err() {
         v.decision = Decision::Deny;

@@ -24,8 +24,8 @@ pub fn trust() -> Result<i32> {
         bail!("{why}; agentsh will not trust it until that is fixed");
     }
     // The exact bytes shown are the bytes recorded: an edit after this read is not trusted.
-    let (mut settings, bytes) = config::read_file_bytes(&path);
-    let bytes = bytes.with_context(|| format!("cannot read {shown}"))?;
+    let (mut settings, content) = config::read_file_bytes(&path);
+    let content = content.with_context(|| format!("cannot read {shown}"))?;
     if let Some(w) = settings.warnings.first() {
         bail!("{w}; fix the file before trusting it");
     }
@@ -34,7 +34,7 @@ pub fn trust() -> Result<i32> {
         println!("{shown} has no settings that loosen the policy: there is nothing to trust.");
         return Ok(0);
     }
-    if trust::state(&path, &bytes) == trust::State::Trusted {
+    if trust::state(&path, &content) == trust::State::Trusted {
         println!("{shown} is already trusted as it is.");
         return Ok(0);
     }
@@ -45,7 +45,7 @@ pub fn trust() -> Result<i32> {
     let mut details = vec![format!("lets {shown} loosen the policy; any later edit revokes it")];
     details.extend(loosening);
     confirm::by_person("agentsh trust", details, &cwd)?;
-    trust::record(&path, &bytes)?;
+    trust::record(&path, &content.bytes)?;
     println!("trusted {shown}; its whitelist applies until the file changes");
     Ok(0)
 }
