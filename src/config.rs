@@ -9,7 +9,7 @@
 //! - an unreadable `requireCommandConfirmation` counts as `true`.
 
 use crate::custom_rules::{self, Rule};
-use crate::decide::{Entry, Policy};
+use crate::decide::Policy;
 use crate::levels::Level;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -57,8 +57,8 @@ pub struct FileSettings {
     pub require_confirmation: Option<bool>,
     pub confirmation_timeout: Option<u64>,
     pub command_timeout: Option<u64>,
-    pub whitelist: Vec<String>,
-    pub blacklist: Vec<String>,
+    pub whitelist: crate::strlist::StrList,
+    pub blacklist: crate::strlist::StrList,
     pub blacklist_broken: Option<String>,
     pub warnings: Vec<String>,
     pub audit: crate::audit::FileSettings,
@@ -188,10 +188,9 @@ pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
         // Shorter waits are stricter: the smallest setting wins.
         confirm = min_some(confirm, s.confirmation_timeout);
         command = min_some(command, s.command_timeout.filter(|t| *t > 0));
-        cfg.policy.whitelist.reserve(s.whitelist.len());
         let shared: std::sync::Arc<str> = source.as_str().into();
-        cfg.policy.whitelist.extend(s.whitelist.into_iter().filter_map(|e| Entry::from_string(e, &shared)));
-        cfg.policy.blacklist.extend(s.blacklist.into_iter().filter_map(|e| Entry::from_string(e, &shared)));
+        cfg.policy.whitelist.extend_from(s.whitelist, &shared);
+        cfg.policy.blacklist.extend_from(s.blacklist, &shared);
         if cfg.policy.blacklist_broken.is_none() {
             cfg.policy.blacklist_broken = s.blacklist_broken;
         }
@@ -316,7 +315,7 @@ pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut
                 Value::Array(items) => {
                     for (i, item) in items.iter().enumerate() {
                         match item.as_str().map(str::trim) {
-                            Some(e) if !e.is_empty() => s.whitelist.push(e.to_string()),
+                            Some(e) if !e.is_empty() => s.whitelist.push(e),
                             _ => s.warnings.push(format!(
                                 "{}: commandWhitelist[{i}] must be a non-empty string; that entry is ignored",
                                 at(key)
@@ -333,7 +332,7 @@ pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut
                 Value::Array(items) => {
                     for (i, item) in items.iter().enumerate() {
                         match item.as_str().map(str::trim) {
-                            Some(e) if !e.is_empty() => s.blacklist.push(e.to_string()),
+                            Some(e) if !e.is_empty() => s.blacklist.push(e),
                             _ => {
                                 let why = format!("{}: commandBlacklist[{i}] is not a non-empty string", at(key));
                                 s.warnings.push(format!("{why}; every command needs a person until it is fixed"));
@@ -414,10 +413,17 @@ impl<'t> LineIndex<'t> {
         format!("{line}:{col}")
     }
 
-    /// `name:line:col`, formatted once (a thousand rules are located on every command).
+    /// `name:line:col`. Written out by hand: a thousand rules are located on every command,
+    /// and `format!` cost more than finding the line.
     pub fn at(&mut self, name: &str, offset: usize) -> String {
         let (line, col) = self.advance(offset);
-        format!("{name}:{line}:{col}")
+        let mut out = String::with_capacity(name.len() + 12);
+        out.push_str(name);
+        for n in [line, col] {
+            out.push(':');
+            push_number(&mut out, n);
+        }
+        out
     }
 
     /// Moves to `offset`; its line and column (both 1-based).
@@ -438,6 +444,22 @@ impl<'t> LineIndex<'t> {
         self.at = offset;
         (self.line, self.col + 1)
     }
+}
+
+/// Appends `n` in decimal.
+fn push_number(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[i..].iter().map(|d| char::from(*d)));
 }
 
 /// A UTF-8 continuation byte: counting the bytes that are not counts the characters.
@@ -479,6 +501,9 @@ mod tests {
             }
         }
         assert_eq!(line_col("ab\ncd", 99), "2:3");
+        let long = format!("{}x", "\n".repeat(12_345));
+        assert_eq!(LineIndex::new(&long).at("f.json", long.len()), "f.json:12346:2");
+        assert_eq!(LineIndex::new("ab\ncd").at("f", 0), "f:1:1");
     }
 
     #[test]

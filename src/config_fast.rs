@@ -10,7 +10,8 @@
 //! positions and fail-closed outcomes stay its own.
 
 use crate::config::FileSettings;
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use crate::strlist::StrList;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -19,10 +20,11 @@ use std::fmt;
 struct Top<'t>(Vec<(String, Item<'t>)>);
 
 enum Item<'t> {
-    /// `commandWhitelist` and `commandBlacklist`, read straight into strings: a list with
-    /// anything else in it fails the whole reading, and the caller takes the original path.
-    Whitelist(Vec<String>),
-    Blacklist(Vec<String>),
+    /// `commandWhitelist` and `commandBlacklist`, read straight into one buffer each: a list
+    /// with anything else in it (or a blank string) fails the whole reading, and the caller
+    /// takes the original path.
+    Whitelist(Trimmed),
+    Blacklist(Trimmed),
     /// `rules`: each rule's raw text, read typed by `custom_rules::parse_raw`.
     Rules(Vec<&'t RawValue>),
     Raw(&'t RawValue),
@@ -64,8 +66,8 @@ pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
     let mut s = FileSettings::default();
     for (key, item) in entries {
         match item {
-            Item::Whitelist(items) => append(&mut s.whitelist, trimmed(items)?),
-            Item::Blacklist(items) => append(&mut s.blacklist, trimmed(items)?),
+            Item::Whitelist(Trimmed(items)) => s.whitelist.append(items),
+            Item::Blacklist(Trimmed(items)) => s.blacklist.append(items),
             Item::Rules(items) => {
                 // As `config::validate` takes a `rules` value.
                 let parsed = crate::custom_rules::parse_raw(name, text, &items)?;
@@ -85,25 +87,53 @@ pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
     Some(s)
 }
 
-/// The strings, each trimmed, when every one is non-blank (what `validate` keeps as is).
-/// In place: a 10,000-entry whitelist is read on every command.
-fn trimmed(mut items: Vec<String>) -> Option<Vec<String>> {
-    for e in &mut items {
-        match e.trim() {
-            "" => return None,
-            t if t.len() == e.len() => {}
-            t => *e = t.to_string(),
+/// A list of strings, each trimmed, when every one is a non-blank string (what `validate`
+/// keeps as is). Into one buffer, borrowing from the text while reading: a 10,000-entry
+/// whitelist is read on every command.
+struct Trimmed(StrList);
+
+impl<'de> Deserialize<'de> for Trimmed {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Trimmed;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of non-blank strings")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Trimmed, A::Error> {
+                let mut list = StrList::new();
+                while let Some(Text(text)) = seq.next_element()? {
+                    match text.trim() {
+                        "" => return Err(serde::de::Error::custom("a blank entry")),
+                        t => list.push(t),
+                    }
+                }
+                Ok(Trimmed(list))
+            }
         }
+        d.deserialize_seq(V)
     }
-    Some(items)
 }
 
-/// `list.extend(more)`, without copying `more` when `list` is empty (the usual case).
-fn append(list: &mut Vec<String>, mut more: Vec<String>) {
-    if list.is_empty() {
-        *list = more;
-    } else {
-        list.append(&mut more);
+/// A string, borrowed from the text unless it has escapes (serde's own `Cow` always copies).
+pub(crate) struct Text<'de>(pub std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(v.into()))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(v.to_string().into()))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 

@@ -32,6 +32,10 @@ pub struct Rule {
     pub any_arg: Vec<String>,
     /// `file:line:col` of the rule.
     pub at: String,
+    /// `decide::word_key` of the program the rule names, when it names one (no alternatives):
+    /// rules for other programs are passed over without reading their patterns.
+    #[serde(skip)]
+    program_key: Option<u32>,
 }
 
 /// The result of reading a `rules` value.
@@ -120,8 +124,14 @@ impl Rule {
 
 /// The first rule among the strictest that match (deny beats ask beats allow).
 pub fn strictest<'r>(rules: &'r [Rule], a: &Assessment) -> Option<&'r Rule> {
+    // Every program name a rule is compared with (`matches`): as written (allow rules), and
+    // by basename as written and unwrapped (deny and ask rules).
+    let key = |argv: &[String], base: bool| {
+        argv.first().map(|w| crate::decide::word_key(if base { assess::basename(w) } else { w }))
+    };
+    let names = [key(&a.argv, false), key(&a.argv, true), key(&a.inner_argv, true)];
     let mut best: Option<&Rule> = None;
-    for r in rules.iter().filter(|r| r.matches(a)) {
+    for r in rules.iter().filter(|r| r.program_key.is_none_or(|k| names.contains(&Some(k))) && r.matches(a)) {
         if best.is_none_or(|b| r.decision > b.decision) {
             best = Some(r);
         }
@@ -280,32 +290,10 @@ impl<'de> serde::de::Visitor<'de> for StringsVisitor {
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
-        while let Some(one) = seq.next_element::<OneString<'de>>()? {
+        while let Some(one) = seq.next_element::<crate::config_fast::Text<'de>>()? {
             out.push(one.0);
         }
         Ok(Strings(out))
-    }
-}
-
-/// One string, borrowed where possible (serde's own `Cow` always copies).
-struct OneString<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> serde::Deserialize<'de> for OneString<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = OneString<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(OneString(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(OneString(Cow::Owned(v.to_string())))
-            }
-        }
-        d.deserialize_str(V)
     }
 }
 
@@ -401,8 +389,13 @@ fn build(decision: Decision, spec: Spec, mut notes: Vec<String>, at: &str) -> Re
             String::new()
         }
     };
-    let pattern = spec.pattern.into_iter().map(|alts| alts.into_iter().map(lowercase).collect()).collect();
+    let pattern: Vec<Vec<String>> =
+        spec.pattern.into_iter().map(|alts| alts.into_iter().map(lowercase).collect()).collect();
     let examples = spec.examples.into_iter().map(|(e, want)| (e.into_owned(), want)).collect();
+    let program_key = match &pattern[0][..] {
+        [only] => Some(crate::decide::word_key(only)),
+        _ => None,
+    };
     let mut rule = Rule {
         pattern,
         decision,
@@ -410,6 +403,7 @@ fn build(decision: Decision, spec: Spec, mut notes: Vec<String>, at: &str) -> Re
         has_flag: owned(spec.has_flag),
         any_arg: owned(spec.any_arg),
         at: at.to_string(),
+        program_key,
     };
     if rule.reason.is_empty() {
         rule.reason = format!("the custom rule `{}`", rule.pattern_text());

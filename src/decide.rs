@@ -18,29 +18,201 @@ use crate::custom_rules::{self, Rule};
 use crate::levels::{Cell, Level, LevelHit};
 use crate::model::{Category, Decision, Risk};
 use crate::parse;
+use crate::strlist::StrList;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// A whitelist or blacklist entry: words matched as a prefix of a command's words.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// As written in the config.
     pub text: String,
     /// Its words, for matching.
-    #[serde(skip)]
     words: Words,
-    /// The file it came from, shared by all of that file's entries (one copy, not 10,000).
-    pub source: std::sync::Arc<str>,
+    /// The file it came from.
+    pub source: Arc<str>,
 }
 
 /// An entry's words, normalized (split as shell words, lowercased).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Words {
-    /// `text` is plain ASCII words (no quotes, escapes or comments): they are read from `text`
-    /// itself when matching, so loading a 10,000-entry whitelist builds no word lists. `first`
-    /// is where the first word is, so most entries are ruled out by one comparison.
-    Plain { first: std::ops::Range<usize> },
+    /// The text is plain ASCII words (no quotes, escapes or comments): they are read from the
+    /// text itself when matching, so loading a 10,000-entry whitelist builds no word lists.
+    /// The first word is at `start..end`, so most entries are ruled out by one comparison.
+    Plain { start: u32, end: u32 },
     /// Anything else: split with shell quoting and lowercased once.
-    Split(Vec<String>),
+    Split(Box<[String]>),
+}
+
+impl Words {
+    /// The words of an entry's text; `None` when it has none.
+    fn of(text: &str) -> Option<Words> {
+        match plain_first_word(text) {
+            Some(None) => None,
+            // Entries come from config files, far below 4 GiB.
+            Some(Some(first)) => Some(Words::Plain { start: first.start as u32, end: first.end as u32 }),
+            None => Some(normalize_words(text)).filter(|w| !w.is_empty()).map(|w| Words::Split(w.into())),
+        }
+    }
+
+    /// The first word, as matched against a command's program.
+    fn first<'t>(&'t self, text: &'t str) -> &'t str {
+        match self {
+            Words::Plain { start, end } => &text[*start as usize..*end as usize],
+            Words::Split(words) => &words[0],
+        }
+    }
+
+    /// True when these words (of `text`) are the first words of `argv` (case-insensitive,
+    /// whole words): `ls` matches `ls -la` but not `lsof`; `git log` matches `git log -1`, not
+    /// `git logout`.
+    #[inline]
+    fn match_argv(&self, text: &str, argv: &[String]) -> bool {
+        fn prefix<'a>(mut words: impl Iterator<Item = &'a str>, argv: &[String]) -> bool {
+            let mut argv = argv.iter();
+            words.all(|e| argv.next().is_some_and(|a| e.eq_ignore_ascii_case(a)))
+        }
+        match self {
+            // ASCII: lowercasing first would change nothing for an ASCII-case-insensitive match.
+            Words::Plain { start, end } => {
+                let first = &text[*start as usize..*end as usize];
+                // Lengths first: most of a big whitelist is ruled out here, without comparing.
+                argv.first().is_some_and(|a| a.len() == first.len() && first.eq_ignore_ascii_case(a))
+                    && prefix(plain_words(&text[*end as usize..]), &argv[1..])
+            }
+            Words::Split(words) => prefix(words.iter().map(String::as_str), argv),
+        }
+    }
+}
+
+/// One entry of [`Entries`], as written and where from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryRef<'a> {
+    pub text: &'a str,
+    pub source: &'a str,
+}
+
+/// Whitelist or blacklist entries. A 10,000-entry whitelist is read on every command, so:
+/// - the texts sit in one buffer ([`StrList`]), taken over from the config reading without a
+///   copy, and plain entries keep no words of their own (see `Words`);
+/// - each entry has a 32-bit key of its first word, and a part is compared with the list by
+///   scanning 40 KB of keys (a 640 KB list of entries did not stay in the cache from one part
+///   to the next); only entries whose key matches are compared in full.
+///
+/// The keys are kept with the entries, so the list is changed only through its own methods.
+#[derive(Clone, Debug, Default)]
+pub struct Entries {
+    texts: StrList,
+    words: Vec<Words>,
+    keys: Vec<u32>,
+    /// The file each run of entries came from, by the index of its first entry.
+    sources: Vec<(usize, Arc<str>)>,
+}
+
+impl Entries {
+    pub fn push(&mut self, e: Entry) {
+        self.note_source(&e.source);
+        self.keys.push(word_key(e.words.first(&e.text)));
+        self.texts.push(&e.text);
+        self.words.push(e.words);
+    }
+
+    /// Adds a file's entries (texts as written, trimmed). An entry with no words is left out.
+    pub fn extend_from(&mut self, texts: StrList, source: &Arc<str>) {
+        let before = self.len();
+        self.note_source(source);
+        self.keys.reserve(texts.len());
+        self.words.reserve(texts.len());
+        for text in texts.iter() {
+            let Some(words) = Words::of(text) else {
+                // Rare (an entry such as `# note`): undo, and add the others one by one.
+                self.keys.truncate(before);
+                self.words.truncate(before);
+                for text in texts.iter() {
+                    if let Some(e) = Entry::from_string(text.to_string(), source) {
+                        self.push(e);
+                    }
+                }
+                return;
+            };
+            self.keys.push(word_key(words.first(text)));
+            self.words.push(words);
+        }
+        self.texts.append(texts);
+    }
+
+    fn note_source(&mut self, source: &Arc<str>) {
+        if self.sources.last().is_none_or(|(_, s)| s != source) {
+            self.sources.push((self.len(), source.clone()));
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    fn get(&self, i: usize) -> EntryRef<'_> {
+        let source = self.sources.iter().rev().find(|(first, _)| *first <= i).map_or("", |(_, s)| &**s);
+        EntryRef { text: self.texts.get(i).unwrap_or_default(), source }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = EntryRef<'_>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The first entry whose words are the first words of `argv` or of `also` (see
+    /// `Words::match_argv`).
+    pub fn find(&self, argv: &[String], also: Option<&[String]>) -> Option<EntryRef<'_>> {
+        let key = |argv: &[String]| argv.first().map(|w| word_key(w));
+        let (a, b) = match (key(argv), also.and_then(key)) {
+            (None, None) => return None,
+            (a, b) => (a.or(b).unwrap_or_default(), b.or(a).unwrap_or_default()),
+        };
+        let hit = |i: usize| {
+            let text = self.texts.get(i).unwrap_or_default();
+            self.words[i].match_argv(text, argv) || also.is_some_and(|also| self.words[i].match_argv(text, also))
+        };
+        // Blocks of keys compared without branches (so as vector compares); a block with a
+        // possible match is then looked at key by key.
+        const BLOCK: usize = 16;
+        for (n, block) in self.keys.chunks(BLOCK).enumerate() {
+            if !block.iter().fold(false, |any, k| any | (*k == a) | (*k == b)) {
+                continue;
+            }
+            for (j, k) in block.iter().enumerate() {
+                if (*k == a || *k == b) && hit(n * BLOCK + j) {
+                    return Some(self.get(n * BLOCK + j));
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Extend<Entry> for Entries {
+    fn extend<I: IntoIterator<Item = Entry>>(&mut self, entries: I) {
+        for e in entries {
+            self.push(e);
+        }
+    }
+}
+
+impl FromIterator<Entry> for Entries {
+    fn from_iter<I: IntoIterator<Item = Entry>>(entries: I) -> Self {
+        let mut list = Entries::default();
+        list.extend(entries);
+        list
+    }
+}
+
+/// A 32-bit key of a word (FNV-1a of its bytes, ASCII letters lowercased): words that
+/// `eq_ignore_ascii_case` finds equal have equal keys, so a different key rules a match out.
+pub(crate) fn word_key(word: &str) -> u32 {
+    word.bytes().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0193))
 }
 
 /// The words of plain text, split as shlex would (on space, tab and newline only).
@@ -74,38 +246,15 @@ impl Entry {
         Entry::from_string(text.to_string(), &source.into())
     }
 
-    pub fn from_string(text: String, source: &std::sync::Arc<str>) -> Option<Entry> {
-        let words = match plain_first_word(&text) {
-            Some(None) => return None,
-            Some(Some(first)) => Words::Plain { first },
-            None => {
-                let words = normalize_words(&text);
-                if words.is_empty() {
-                    return None;
-                }
-                Words::Split(words)
-            }
-        };
+    pub fn from_string(text: String, source: &Arc<str>) -> Option<Entry> {
+        let words = Words::of(&text)?;
         Some(Entry { text, words, source: source.clone() })
     }
 
     /// True when the entry's words are the first words of `argv` (case-insensitive, whole
     /// words): `ls` matches `ls -la` but not `lsof`; `git log` matches `git log -1`, not `git logout`.
-    #[inline]
     pub fn matches(&self, argv: &[String]) -> bool {
-        fn prefix<'a>(mut words: impl Iterator<Item = &'a str>, argv: &[String]) -> bool {
-            let mut argv = argv.iter();
-            words.all(|e| argv.next().is_some_and(|a| e.eq_ignore_ascii_case(a)))
-        }
-        match &self.words {
-            // ASCII: lowercasing first would change nothing for an ASCII-case-insensitive match.
-            Words::Plain { first } => {
-                // Lengths first: most of a big whitelist is ruled out here, without slicing.
-                argv.first().is_some_and(|a| a.len() == first.len() && self.text[first.clone()].eq_ignore_ascii_case(a))
-                    && prefix(plain_words(&self.text[first.end..]), &argv[1..])
-            }
-            Words::Split(words) => prefix(words.iter().map(String::as_str), argv),
-        }
+        self.words.match_argv(&self.text, argv)
     }
 }
 
@@ -131,8 +280,8 @@ fn lowercase(word: &str) -> String {
 /// The part of the configuration that decides.
 #[derive(Clone, Debug, Default)]
 pub struct Policy {
-    pub whitelist: Vec<Entry>,
-    pub blacklist: Vec<Entry>,
+    pub whitelist: Entries,
+    pub blacklist: Entries,
     pub require_confirmation: bool,
     /// Set when a blacklist could not be read: nothing runs without a person, and the whitelist
     /// cannot lift that, because agentsh cannot tell what the blacklist would have denied.
@@ -352,8 +501,8 @@ fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
         .enumerate()
         .map(|(i, w)| if i == 0 { assess::basename(w).to_string() } else { w.clone() })
         .collect();
-    if let Some(e) = policy.blacklist.iter().find(|e| e.matches(&a.argv) || e.matches(&unwrapped)) {
-        return (Decision::Deny, DecidedBy::Blacklist(e.text.clone()));
+    if let Some(e) = policy.blacklist.find(&a.argv, Some(&unwrapped)) {
+        return (Decision::Deny, DecidedBy::Blacklist(e.text.to_string()));
     }
     if a.risk == Risk::Forbidden {
         return (Decision::Deny, DecidedBy::Forbidden);
@@ -381,8 +530,8 @@ fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
         return (r.decision, DecidedBy::Rule(RuleHit::of(r)));
     }
     // The whitelist lifts only what is written: `./ls` or `/tmp/ls` are not `ls`.
-    if let Some(e) = policy.whitelist.iter().find(|e| !a.argv.is_empty() && e.matches(&a.argv)) {
-        return (Decision::Allow, DecidedBy::Whitelist(e.text.clone()));
+    if let Some(e) = policy.whitelist.find(&a.argv, None) {
+        return (Decision::Allow, DecidedBy::Whitelist(e.text.to_string()));
     }
     if let Some(hit) = level.filter(|h| h.cell == Cell::Approval) {
         return (Decision::Ask, DecidedBy::Level(hit));
@@ -399,6 +548,66 @@ fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keyed_lookups_agree_with_comparing_every_entry_and_rule() {
+        let texts =
+            ["ls -la", "LS", "git status", "'my tool' x", "npm", "Ärger x", "/usr/bin/env", "# no words", "rm -rf"];
+        let entries: Vec<Entry> = texts.iter().filter_map(|e| Entry::new(e, "t")).collect();
+        let list: Entries = entries.iter().cloned().collect();
+        let mut from_file = Entries::default();
+        from_file.extend_from(texts.iter().collect(), &"t".into());
+        assert_eq!(from_file.iter().collect::<Vec<_>>(), list.iter().collect::<Vec<_>>());
+        let mut two = Entries::default();
+        two.extend_from(["ls", "# no words", "git log"].into_iter().collect(), &"a".into());
+        two.extend_from(["npm"].into_iter().collect(), &"b".into());
+        let listed: Vec<(&str, &str)> = two.iter().map(|e| (e.text, e.source)).collect();
+        assert_eq!(listed, [("ls", "a"), ("git log", "a"), ("npm", "b")]);
+        let json = r#"[{"pattern": ["GIT", "push"], "decision": "deny", "reason": "a"},
+            {"pattern": [["npm", "YARN"]], "decision": "ask", "reason": "b"},
+            {"pattern": ["ls"], "decision": "allow", "reason": "c"},
+            {"pattern": ["/usr/bin/env"], "decision": "allow", "reason": "d"},
+            {"pattern": ["ärger"], "decision": "deny", "reason": "e"}]"#;
+        let text = format!("{{\"rules\": {json}}}");
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let rules = custom_rules::parse("t.json", &text, &value["rules"]).rules;
+        assert_eq!(rules.len(), 5);
+        for command in [
+            "ls -la /",
+            "LS",
+            "Ls -LA",
+            "/bin/ls -la",
+            "git Status",
+            "'my tool' x",
+            "my tool",
+            "npm i",
+            "Yarn add",
+            "Ärger x",
+            "ärger x",
+            "sudo git status",
+            "sudo /usr/bin/GIT push",
+            "env X=1 npm",
+            "/usr/bin/env",
+            "rm -rf /",
+            "sudo rm -rf /",
+        ] {
+            for a in assess::assess(&parse::parse(command).unwrap()) {
+                let unwrapped: Vec<String> = a.inner_argv.iter().map(|w| assess::basename(w).to_string()).collect();
+                let every = entries.iter().find(|e| e.matches(&a.argv) || e.matches(&unwrapped));
+                let found = list.find(&a.argv, Some(&unwrapped));
+                assert_eq!(found.map(|e| e.text), every.map(|e| e.text.as_str()), "{command}");
+                let every = entries.iter().find(|e| e.matches(&a.argv));
+                assert_eq!(list.find(&a.argv, None).map(|e| e.text), every.map(|e| e.text.as_str()), "{command}");
+                let mut best: Option<&custom_rules::Rule> = None;
+                for r in rules.iter().filter(|r| r.matches(&a)) {
+                    if best.is_none_or(|b| r.decision > b.decision) {
+                        best = Some(r);
+                    }
+                }
+                assert_eq!(custom_rules::strictest(&rules, &a), best, "{command}");
+            }
+        }
+    }
 
     fn policy(white: &[&str], black: &[&str]) -> Policy {
         Policy {
@@ -605,7 +814,7 @@ mod tests {
         let mut p = with(None, &[], rules);
         p.require_confirmation = true;
         assert_eq!(d("ls", &p), Decision::Allow);
-        p.blacklist = vec![Entry::new("ls", "t").unwrap()];
+        p.blacklist = Entries::from_iter(Entry::new("ls", "t"));
         assert_eq!(d("ls", &p), Decision::Deny); // the blacklist beats an allow rule
     }
 

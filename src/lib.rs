@@ -30,6 +30,7 @@ pub mod queue;
 pub mod rules;
 pub mod sanitize;
 pub mod store;
+pub mod strlist;
 pub mod syslog;
 pub mod trust;
 pub mod tty;

@@ -61,8 +61,8 @@ pub fn digest(canonical: &Path, content: &[u8]) -> String {
 /// stay. Every loosening key belongs here, so that an untrusted file can never add one.
 pub fn strip_loosening(project: &mut FileSettings, user: &FileSettings) -> Vec<String> {
     let mut removed = Vec::new();
-    for e in project.whitelist.drain(..) {
-        removed.push(format!("whitelist entry `{}`", sanitize(&e)));
+    for e in std::mem::take(&mut project.whitelist).iter() {
+        removed.push(format!("whitelist entry `{}`", sanitize(e)));
     }
     // The merge keeps the stricter of the two anyway; an untrusted `false` is simply dropped.
     if project.require_confirmation == Some(false) {

@@ -85,8 +85,8 @@ fn builtin_summary() -> Value {
 
 fn view(config: &Config, files: &[(PathBuf, FileSettings)]) -> Value {
     let p = &config.policy;
-    let list = |entries: &[crate::decide::Entry]| -> Vec<Value> {
-        entries.iter().map(|e| json!({"entry": e.text, "source": origin(Path::new(&*e.source))})).collect()
+    let list = |entries: &crate::decide::Entries| -> Vec<Value> {
+        entries.iter().map(|e| json!({"entry": e.text, "source": origin(Path::new(e.source))})).collect()
     };
     let custom: Vec<Value> = p
         .rules

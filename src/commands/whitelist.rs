@@ -75,7 +75,7 @@ fn entries(path: &Path) -> Result<Vec<String>> {
     if let Some(w) = settings.warnings.first() {
         bail!("{w}");
     }
-    Ok(settings.whitelist)
+    Ok(settings.whitelist.to_vec())
 }
 
 fn list(path: &Path, json: bool) -> Result<i32> {
