@@ -85,7 +85,29 @@ struct Floor {
     context: String,
 }
 
+/// [`assess`], freeing each command's words once it is judged, so that a long script's words
+/// and their judgements are not all held at once (issue 9: peak memory).
+pub fn assess_owned(mut script: Script) -> Vec<Assessment> {
+    let commands = std::mem::take(&mut script.commands);
+    // One part per command is the common case; growing by doubling would hold up to twice that.
+    let mut out = Vec::with_capacity(script.opaque.len() + usize::from(script.fork_bomb) + commands.len());
+    let floor = Floor::default();
+    assess_hidden(&script, &floor, &mut out);
+    for cmd in commands {
+        assess_command(&cmd, &floor, &mut out);
+    }
+    out
+}
+
 fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
+    assess_hidden(script, floor, out);
+    for cmd in &script.commands {
+        assess_command(cmd, floor, out);
+    }
+}
+
+/// The parts no simple command shows: opaque constructs and fork bombs, judged first.
+fn assess_hidden(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
     for reason in &script.opaque {
         let mut a = Assessment::new(
             vec![reason.clone()],
@@ -107,9 +129,6 @@ fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
         );
         apply_floor(&mut a, floor);
         out.push(a);
-    }
-    for cmd in &script.commands {
-        assess_command(cmd, floor, out);
     }
 }
 

@@ -251,7 +251,7 @@ impl Verdict {
 pub fn judge(text: &str, policy: &Policy) -> Verdict {
     let assessments = match parse::parse(text) {
         Ok(script) => {
-            let parts = assess::assess(&script);
+            let parts = assess::assess_owned(script);
             if parts.is_empty() {
                 vec![Assessment {
                     argv: vec![],
