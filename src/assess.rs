@@ -85,18 +85,18 @@ struct Floor {
     context: String,
 }
 
-/// [`assess`], freeing each command's words once it is judged, so that a long script's words
-/// and their judgements are not all held at once (issue 9: peak memory).
-pub fn assess_owned(mut script: Script) -> Vec<Assessment> {
+/// [`assess`], handing each part to `each` as it is judged, and freeing each command's words
+/// once they are: a long script's words and its parts are never all held at once (issue 9).
+pub fn assess_each(mut script: Script, mut each: impl FnMut(Assessment)) {
     let commands = std::mem::take(&mut script.commands);
-    // One part per command is the common case; growing by doubling would hold up to twice that.
-    let mut out = Vec::with_capacity(script.opaque.len() + usize::from(script.fork_bomb) + commands.len());
     let floor = Floor::default();
+    let mut out = Vec::new();
     assess_hidden(&script, &floor, &mut out);
+    out.drain(..).for_each(&mut each);
     for cmd in commands {
         assess_command(&cmd, &floor, &mut out);
+        out.drain(..).for_each(&mut each);
     }
-    out
 }
 
 fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
