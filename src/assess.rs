@@ -85,7 +85,29 @@ struct Floor {
     context: String,
 }
 
+/// [`assess`], handing each part to `each` as it is judged, and freeing each command's words
+/// once they are: a long script's words and its parts are never all held at once (issue 9).
+pub fn assess_each(mut script: Script, mut each: impl FnMut(Assessment)) {
+    let commands = std::mem::take(&mut script.commands);
+    let floor = Floor::default();
+    let mut out = Vec::new();
+    assess_hidden(&script, &floor, &mut out);
+    out.drain(..).for_each(&mut each);
+    for cmd in commands {
+        assess_command(&cmd, &floor, &mut out);
+        out.drain(..).for_each(&mut each);
+    }
+}
+
 fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
+    assess_hidden(script, floor, out);
+    for cmd in &script.commands {
+        assess_command(cmd, floor, out);
+    }
+}
+
+/// The parts no simple command shows: opaque constructs and fork bombs, judged first.
+fn assess_hidden(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
     for reason in &script.opaque {
         let mut a = Assessment::new(
             vec![reason.clone()],
@@ -107,9 +129,6 @@ fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
         );
         apply_floor(&mut a, floor);
         out.push(a);
-    }
-    for cmd in &script.commands {
-        assess_command(cmd, floor, out);
     }
 }
 

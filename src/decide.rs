@@ -393,27 +393,28 @@ impl Verdict {
 
 /// Parses, assesses and decides: the whole pure core in one call.
 pub fn judge(text: &str, policy: &Policy) -> Verdict {
-    let assessments = match parse::parse(text) {
-        Ok(script) => {
-            let parts = assess::assess(&script);
-            if parts.is_empty() {
-                vec![Assessment {
-                    argv: vec![],
-                    program: String::new(),
-                    inner_argv: vec![],
-                    risk: Risk::Safe,
-                    category: Category::Shell,
-                    reasons: vec!["runs nothing".to_string()],
-                    rule: "empty".to_string(),
-                    context: String::new(),
-                }]
-            } else {
-                parts
-            }
-        }
-        Err(e) => vec![assess::unparseable(text, &e)],
+    let script = match parse::parse(text) {
+        Ok(script) => script,
+        Err(e) => return decide(text, vec![assess::unparseable(text, &e)], policy),
     };
-    decide(text, assessments, policy)
+    // Each part is decided as it is assessed: a 64 KiB script has thousands, and holding all
+    // the assessments and all the parts at once doubled the peak memory (issue 9).
+    let mut parts = Vec::with_capacity(script.opaque.len() + script.commands.len() + 1);
+    assess::assess_each(script, |a| parts.push(decide_part(a, policy)));
+    if parts.is_empty() {
+        let nothing = Assessment {
+            argv: vec![],
+            program: String::new(),
+            inner_argv: vec![],
+            risk: Risk::Safe,
+            category: Category::Shell,
+            reasons: vec!["runs nothing".to_string()],
+            rule: "empty".to_string(),
+            context: String::new(),
+        };
+        parts.push(decide_part(nothing, policy));
+    }
+    conclude(text, parts)
 }
 
 /// How long the binary lets [`judge`] take before refusing the command (see [`judge_bounded`]).
@@ -470,7 +471,11 @@ pub fn bounded(
 }
 
 pub fn decide(text: &str, assessments: Vec<Assessment>, policy: &Policy) -> Verdict {
-    let parts: Vec<Part> = assessments.into_iter().map(|a| decide_part(a, policy)).collect();
+    conclude(text, assessments.into_iter().map(|a| decide_part(a, policy)).collect())
+}
+
+/// The verdict on the whole command from its decided parts.
+fn conclude(text: &str, parts: Vec<Part>) -> Verdict {
     let decision = parts.iter().map(|p| p.decision).max().unwrap_or(Decision::Deny);
     let risk = parts.iter().map(|p| p.assessment.risk).max().unwrap_or(Risk::Forbidden);
     let top = parts.iter().filter(|p| p.decision == decision).max_by_key(|p| p.assessment.risk);

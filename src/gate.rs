@@ -47,7 +47,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Ok(trail) => trail,
         Err(code) => return code,
     };
-    let script = parse::parse(&text).unwrap_or_default();
+    let script = parse::parse_for_plan(&text).unwrap_or_default();
     let plan = exec::plan(&script, &source, &options, || Path::new("/bin/bash").exists());
     let started = Instant::now();
     if config.command_timeout > 0 {

@@ -25,6 +25,7 @@ pub mod levels;
 pub mod model;
 pub mod parse;
 pub mod pause;
+pub mod pieces;
 pub mod prompt;
 pub mod queue;
 pub mod rules;

@@ -168,12 +168,46 @@ pub fn parse_nested(text: &str, depth: usize) -> Result<Script, ParseError> {
     parse_with_brush(text, depth)
 }
 
+/// Text longer than this is parsed a piece at a time, in pieces at least this long
+/// (`pieces`): brush-parser's tokens and tree for a whole 63 KiB script took 11 MB (issue 9).
+pub const PIECE_BYTES: usize = 2 * 1024;
+
 /// `parse_nested` without `fastparse`'s shortcut for plain words.
 pub fn parse_with_brush(text: &str, depth: usize) -> Result<Script, ParseError> {
+    parse_keeping(text, depth, usize::MAX)
+}
+
+/// What `exec::plan` needs of top-level text, parsed as `parse` does but keeping at most two of
+/// its commands: enough to tell one command from several. The whole script is not held a
+/// second time while the verdict on it is (issue 9: peak memory). Not for judging: commands
+/// are missing, and so is `fork_bomb`.
+pub fn parse_for_plan(text: &str) -> Result<Script, ParseError> {
+    if let Some(script) = crate::fastparse::plain(text, 0) {
+        return Ok(script);
+    }
+    parse_keeping(text, 0, 2)
+}
+
+fn parse_keeping(text: &str, depth: usize, keep: usize) -> Result<Script, ParseError> {
+    if text.len() > PIECE_BYTES
+        && let Ok(script) = walk(text, depth, Some(PIECE_BYTES), keep)
+    {
+        return Ok(script);
+    }
+    // Errors are found parsing the text whole, so each reads exactly as it always has: the
+    // first piece's walk could otherwise report a problem before a later piece's syntax error.
+    walk(text, depth, None, keep)
+}
+
+/// Parses and walks `text`, in pieces at least `piece` bytes long when it is `Some`, keeping
+/// the first `keep` commands.
+pub(crate) fn walk(text: &str, depth: usize, piece: Option<usize>, keep: usize) -> Result<Script, ParseError> {
     let mut script = Script::default();
-    let mut walker = Walker { script: &mut script, options: ParserOptions::default(), source: String::new() };
+    let options = ParserOptions::default();
+    let mut walker = Walker { script: &mut script, options, source: String::new(), piece, keep };
     walker.text(text, depth, Nesting::Top)?;
     detect_fork_bombs(&mut script);
+    script.commands.shrink_to_fit();
     Ok(script)
 }
 
@@ -262,13 +296,9 @@ const MAX_UNCLOSED_PARENS: usize = 8;
 /// arithmetic): 20 take seconds, 30 take hours (found by fuzzing). The `(` and `)` operator
 /// tokens are counted with brush's own tokenizer (linear, and it knows quoting exactly as the
 /// parser does); more than a few left open is refused before parsing.
-fn check_unclosed_parens(text: &str, options: &ParserOptions) -> Result<(), ParseError> {
-    // A text the tokenizer rejects is rejected by the parser too, before any backtracking.
-    let Ok(tokens) = brush_parser::uncached_tokenize_str(text, &options.tokenizer_options()) else {
-        return Ok(());
-    };
+fn check_unclosed_parens(tokens: &[brush_parser::Token]) -> Result<(), ParseError> {
     let mut level = 0usize;
-    for t in &tokens {
+    for t in tokens {
         if let brush_parser::Token::Operator(op, _) = t {
             for c in op.chars() {
                 match c {
@@ -309,6 +339,10 @@ struct Walker<'a> {
     options: ParserOptions,
     /// The text being walked, for checks against source positions.
     source: String,
+    /// Long texts are parsed in pieces at least this long (`pieces`); `None`: whole.
+    piece: Option<usize>,
+    /// How many commands to keep (`parse_for_plan`); the rest are walked and dropped.
+    keep: usize,
 }
 
 /// Where the commands of a pipeline element sit.
@@ -330,10 +364,41 @@ impl Walker<'_> {
         if bash_only_text(text) {
             self.script.needs_bash = true;
         }
-        check_unclosed_parens(text, &self.options)?;
-        let mut parser = Parser::new(std::io::Cursor::new(text.as_bytes()), &self.options);
-        let program = parser.parse_program().map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?;
         let ctx = Ctx { depth, nesting, piped_stdin: false, piped_stdout: false, background: false };
+        let options = self.options.tokenizer_options();
+        let mut rest = text;
+        if let Some(min) = self.piece
+            && text.len() > min
+        {
+            // A piece holds no parenthesis (`pieces`): nothing for `check_unclosed_parens`, and
+            // the rest of the text counts exactly as the whole did.
+            while let Some((len, tokens)) = crate::pieces::first(rest, min, &options) {
+                let program = self.parse_tokens(tokens)?;
+                self.program(&rest[..len], &program, ctx)?;
+                rest = &rest[len..];
+            }
+        }
+        // One tokenization serves both the parenthesis count and the parser.
+        let program = match brush_parser::uncached_tokenize_str(rest, &options) {
+            Ok(tokens) => {
+                check_unclosed_parens(&tokens)?;
+                self.parse_tokens(tokens)?
+            }
+            // The parser fails on it too, and says where.
+            Err(_) => Parser::new(std::io::Cursor::new(rest.as_bytes()), &self.options)
+                .parse_program()
+                .map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?,
+        };
+        self.program(rest, &program, ctx)
+    }
+
+    /// The syntax tree of `tokens`, which are dropped before the tree is walked.
+    fn parse_tokens(&self, tokens: Vec<brush_parser::Token>) -> Result<ast::Program, ParseError> {
+        brush_parser::parse_tokens(&tokens, &self.options).map_err(|e| ParseError::Syntax(one_line(&e.to_string())))
+    }
+
+    /// Walks the tree of `text`.
+    fn program(&mut self, text: &str, program: &ast::Program, ctx: Ctx) -> Result<(), ParseError> {
         let outer = std::mem::replace(&mut self.source, text.to_string());
         let result = program.complete_commands.iter().try_for_each(|list| self.compound_list(list, ctx));
         self.source = outer;
@@ -496,8 +561,14 @@ impl Walker<'_> {
                 cmd.redirects.push(r);
             }
         }
-        self.script.commands.push(cmd);
+        self.push(cmd);
         Ok(())
+    }
+
+    fn push(&mut self, cmd: SimpleCommand) {
+        if self.script.commands.len() < self.keep {
+            self.script.commands.push(cmd);
+        }
     }
 
     fn new_command(&self, ctx: Ctx) -> SimpleCommand {
@@ -565,7 +636,9 @@ impl Walker<'_> {
                 }
             }
         }
-        self.script.commands.push(cmd);
+        // Growing from one word leaves room for four: a long script holds thousands of these.
+        cmd.words.shrink_to_fit();
+        self.push(cmd);
         Ok(())
     }
 
@@ -1191,6 +1264,32 @@ mod tests {
         assert!(!parse("ls | wc -l && echo done").unwrap().needs_bash);
         for t in ["[[ -f x ]]", "cat <(ls)", "echo $'x'", "a |& b", "echo {a,b}", "x=(1 2)", "cat <<< x"] {
             assert!(parse(t).unwrap().needs_bash, "{t}");
+        }
+    }
+
+    #[test]
+    fn the_plan_from_parse_for_plan_is_the_plan_from_the_whole_parse() {
+        use crate::cli::{ShellArgs, Source};
+        let long = "echo word$i && ls -la dir | grep x; ".repeat(200);
+        for text in [
+            "ls -la 'a b'",
+            "/bin/true",
+            "ls > out",
+            "echo $(ls)",
+            "echo a; echo b",
+            "f() { :; }",
+            "[[ -f x ]] && ls",
+            "a=1",
+            "echo ${x:-$(rm -rf /)}",
+            "time ls",
+            "cd dir",
+            long.as_str(),
+        ] {
+            let source = Source::Text { text: text.to_string(), argv0: None, args: vec![] };
+            let plan = |s: &Script| crate::exec::plan(s, &source, &ShellArgs::default(), || true);
+            let (shape, whole) = (parse_for_plan(text).unwrap(), parse(text).unwrap());
+            assert!(shape.commands.len() <= 2, "{text:?}");
+            assert_eq!(plan(&shape), plan(&whole), "{text:?}");
         }
     }
 }

@@ -3,7 +3,7 @@
 use crate::cli::CheckArgs;
 use crate::model::Decision;
 use anyhow::{Context, Result, bail};
-use std::io::Read;
+use std::io::{Read, Write};
 
 pub const ALLOW: i32 = 0;
 pub const ASK: i32 = 10;
@@ -39,7 +39,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
         return Ok(admit(&verdict, &config, &cwd));
     }
     if args.json {
-        println!("{}", serde_json::to_string(&verdict).context("cannot serialize the verdict")?);
+        print_json(&verdict);
     } else {
         print!("{}", crate::explain::check_report(&verdict));
     }
@@ -51,6 +51,20 @@ pub fn run(args: CheckArgs) -> Result<i32> {
         Decision::Ask => ASK,
         Decision::Deny => DENY,
     })
+}
+
+/// One line of JSON on stdout, written as it is serialized: a 64 KiB script's verdict is about
+/// 1 MB, which need not be held as one string (issue 9). A failed write panics as `println!`
+/// does, so a reader that stops early ends agentsh quietly (main.rs).
+fn print_json(verdict: &crate::decide::Verdict) {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = serde_json::to_writer(&mut out, verdict)
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    if let Err(e) = written {
+        panic!("failed printing to stdout: {e}");
+    }
 }
 
 /// `check --prompt`, for shell hooks: the gate without the exec. 0: may run; 11: must not.
