@@ -15,9 +15,13 @@ pub struct Assessment {
     /// The program that actually runs after unwrapping wrappers, or "" when none.
     #[serde(skip)]
     pub program: String,
-    /// The argv that actually runs after unwrapping wrappers.
+    /// The argv that actually runs after unwrapping wrappers; read it through [`Self::inner`],
+    /// since it is left empty when it is `argv` itself (see `share_inner`).
     #[serde(skip)]
     pub inner_argv: Vec<String>,
+    /// `inner_argv` is `argv`: nothing was unwrapped.
+    #[serde(skip)]
+    pub inner_is_argv: bool,
     pub risk: Risk,
     pub category: Category,
     pub reasons: Vec<String>,
@@ -33,12 +37,27 @@ impl Assessment {
         Assessment {
             program: String::new(),
             inner_argv: Vec::new(),
+            inner_is_argv: false,
             argv,
             risk,
             category,
             reasons: vec![reason.into()],
             rule: rule.to_string(),
             context: String::new(),
+        }
+    }
+
+    /// The argv that actually runs after unwrapping wrappers.
+    pub fn inner(&self) -> &[String] {
+        if self.inner_is_argv { &self.argv } else { &self.inner_argv }
+    }
+
+    /// Drops the copy of `argv` in `inner_argv` when nothing was unwrapped: a long script has
+    /// thousands of parts, and the copies were a megabyte of a 64 KiB script's peak memory.
+    fn share_inner(&mut self) {
+        if !self.inner_argv.is_empty() && self.inner_argv == self.argv {
+            self.inner_argv = Vec::new();
+            self.inner_is_argv = true;
         }
     }
 
@@ -213,6 +232,7 @@ fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>)
     };
     let mut a = judge_words(&cmd.words, &input, &mut floor, out);
     a.argv = argv;
+    a.share_inner();
     apply_floor(&mut a, &floor);
     out.push(a);
 }
@@ -672,6 +692,7 @@ fn judge_find(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Ass
                 let mut a =
                     judge_words(inner, &Input { piped_stdin: false, here_body: None, depth: input.depth }, &mut f, out);
                 a.argv = inner.iter().map(|w| w.text().to_string()).collect();
+                a.share_inner();
                 apply_floor(&mut a, &f);
                 out.push(a);
             }

@@ -283,7 +283,7 @@ struct DecisionLine<'a> {
     category: Category,
     reasons: Vec<String>,
     command: String,
-    parts: Vec<PartLine>,
+    parts: PartLines<'a>,
     cwd: &'a str,
     config_files: &'a [String],
     parent: &'a Parent,
@@ -301,13 +301,39 @@ struct DecisionLine<'a> {
 }
 
 #[derive(Serialize)]
-struct PartLine {
-    argv: Vec<String>,
+struct PartLine<'a> {
+    argv: Sanitized<'a>,
     risk: Risk,
     category: Category,
     decision: Decision,
-    decided_by: DecidedBy,
-    rule: String,
+    decided_by: &'a DecidedBy,
+    rule: &'a str,
+}
+
+/// The parts of a verdict, each written as a [`PartLine`] while the record is serialized: a
+/// 64 KiB script has thousands, and a copy of them all (sanitized) doubled the record's memory.
+struct PartLines<'a>(&'a [crate::decide::Part]);
+
+impl Serialize for PartLines<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|p| PartLine {
+            argv: Sanitized(&p.assessment.argv),
+            risk: p.assessment.risk,
+            category: p.assessment.category,
+            decision: p.decision,
+            decided_by: &p.decided_by,
+            rule: &p.assessment.rule,
+        }))
+    }
+}
+
+/// Words, each sanitized as it is written.
+struct Sanitized<'a>(&'a [String]);
+
+impl Serialize for Sanitized<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|w| sanitize(w)))
+    }
 }
 
 /// The second line of a supervised (or failed-to-start) run: how it ended.
@@ -392,18 +418,7 @@ impl Trail {
             category: verdict.category,
             reasons: verdict.reasons.iter().map(|r| sanitize(r)).collect(),
             command: sanitize(&verdict.command),
-            parts: verdict
-                .parts
-                .iter()
-                .map(|p| PartLine {
-                    argv: p.assessment.argv.iter().map(|w| sanitize(w)).collect(),
-                    risk: p.assessment.risk,
-                    category: p.assessment.category,
-                    decision: p.decision,
-                    decided_by: p.decided_by.clone(),
-                    rule: p.assessment.rule.clone(),
-                })
-                .collect(),
+            parts: PartLines(&verdict.parts),
             cwd: &self.cwd,
             config_files: &self.config_files,
             parent: &self.parent,
@@ -430,7 +445,7 @@ impl Trail {
             ];
             self.syslog(!outcome.runs(), &fields);
         }
-        match self.write(&payload) {
+        match self.write(payload) {
             Ok(()) => Ok(()),
             Err(why) if !outcome.runs() => {
                 eprintln!("agentsh: warning: {}", sanitize(&why));
@@ -471,12 +486,12 @@ impl Trail {
             ];
             self.syslog(false, &fields);
         }
-        if let Err(why) = self.write(&serde_json::to_string(&line).unwrap_or_default()) {
+        if let Err(why) = self.write(serde_json::to_string(&line).unwrap_or_default()) {
             eprintln!("agentsh: warning: {}", sanitize(&why));
         }
     }
 
-    fn write(&self, payload: &str) -> Result<(), String> {
+    fn write(&self, payload: String) -> Result<(), String> {
         let Some(path) = &self.path else {
             return Err("cannot record the command in the audit log: no home directory to keep it in".into());
         };
@@ -512,12 +527,20 @@ fn user_name(uid: u32) -> Option<String> {
 // ---------------------------------------------------------------------------------------------
 // Appending
 
-/// `line` closed with `prev` and then its own hash.
-fn chain(payload: &str, prev: &str) -> String {
-    let open = payload.strip_suffix('}').unwrap_or(payload);
-    let body = format!("{open},\"prev\":\"{prev}\"}}");
-    let hash = sha256_hex(body.as_bytes());
-    format!("{},\"hash\":\"{hash}\"}}\n", &body[..body.len() - 1])
+/// `line` (a JSON object) closed with `prev` and then its own hash, in place: a long
+/// script's record is a megabyte, and copies of it were most of a `-c` run's peak memory.
+fn chain(line: &mut String, prev: &str) {
+    if line.ends_with('}') {
+        line.pop();
+    }
+    line.push_str(",\"prev\":\"");
+    line.push_str(prev);
+    line.push_str("\"}");
+    let hash = sha256_hex(line.as_bytes());
+    line.pop();
+    line.push_str(",\"hash\":\"");
+    line.push_str(&hash);
+    line.push_str("\"}\n");
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -551,7 +574,10 @@ fn split_line(line: &str) -> Option<(String, &str, &str)> {
 /// command or agentsh being killed; only a kernel crash or power loss in the next seconds
 /// could lose it, and an fsync per command would cost milliseconds on every command. A trail
 /// that must survive the machine belongs in syslog (`auditSyslog`), shipped off the machine.
-pub fn append(path: &Path, payload: &str, limits: &Settings) -> io::Result<()> {
+pub fn append(path: &Path, payload: String, limits: &Settings) -> io::Result<()> {
+    // Chained in place on each try; `base` is where the payload ends.
+    let mut line = payload;
+    let base = line.len();
     let open = || OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(path);
     for _ in 0..16 {
         // The directory is made only when missing: two system calls saved on every command.
@@ -576,12 +602,15 @@ pub fn append(path: &Path, payload: &str, limits: &Settings) -> io::Result<()> {
         }
         let size = meta.len();
         let (prev, needs_newline) = last_hash(&file, size)?;
-        let line = chain(payload, &prev);
+        line.truncate(base);
+        chain(&mut line, &prev);
         if size > 0 && size + line.len() as u64 > limits.max_bytes {
             return rotate(path, limits.keep, line.as_bytes());
         }
-        let bytes = if needs_newline { format!("\n{line}") } else { line };
-        return write_once(&file, size, bytes.as_bytes());
+        if needs_newline {
+            line.insert(0, '\n');
+        }
+        return write_once(&file, size, line.as_bytes());
         // The lock is released when `file` is closed.
     }
     Err(io::Error::other("the audit log kept being replaced while waiting for its lock"))
@@ -825,7 +854,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/audit.jsonl");
         for i in 0..5 {
-            append(&path, &format!("{{\"n\":{i}}}"), &Settings::default()).unwrap();
+            append(&path, format!("{{\"n\":{i}}}"), &Settings::default()).unwrap();
         }
         assert_eq!(verify(&path).unwrap(), Verified::Intact { lines: 5, files: 1, rotated_away: false });
         let text = fs::read_to_string(&path).unwrap();
@@ -843,7 +872,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         for i in 0..4 {
-            append(&path, &format!("{{\"command\":\"cmd {i}\"}}"), &Settings::default()).unwrap();
+            append(&path, format!("{{\"command\":\"cmd {i}\"}}"), &Settings::default()).unwrap();
         }
         let good = fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = good.lines().collect();
@@ -878,7 +907,7 @@ mod tests {
         let path = dir.path().join("audit.jsonl");
         let payload = format!("{{\"pad\":\"{}\"}}", "x".repeat(300));
         for _ in 0..40 {
-            append(&path, &payload, &small(2000, 3)).unwrap();
+            append(&path, payload.clone(), &small(2000, 3)).unwrap();
         }
         let files = files(&path);
         assert_eq!(files.len(), 4, "{files:?}"); // audit.jsonl.3 .2 .1 and audit.jsonl
@@ -907,7 +936,7 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..50 {
                         let payload = format!("{{\"t\":{t},\"i\":{i},\"pad\":\"{}\"}}", "y".repeat(i * 40));
-                        append(path, &payload, &small(MIN_MAX_BYTES, 50)).unwrap();
+                        append(path, payload.clone(), &small(MIN_MAX_BYTES, 50)).unwrap();
                     }
                 });
             }
@@ -920,7 +949,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         fs::write(&path, "{\"partial\":").unwrap();
-        append(&path, "{\"n\":1}", &Settings::default()).unwrap();
+        append(&path, "{\"n\":1}".to_string(), &Settings::default()).unwrap();
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("{\"partial\":\n{\"n\":1,"), "{text}");
         assert!(matches!(verify(&path).unwrap(), Verified::Broken { line: 1, .. }));

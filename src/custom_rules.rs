@@ -77,7 +77,7 @@ impl Rule {
         }
         // Both checks below read the program by its basename, so the unwrapped argv needs no
         // copy with its path stripped (a copy per rule per part was most of judging's cost).
-        [&a.argv, &a.inner_argv].into_iter().filter(|argv| !argv.is_empty()).any(|argv| {
+        [&a.argv[..], a.inner()].into_iter().filter(|argv| !argv.is_empty()).any(|argv| {
             // Both prefixes start with the program: most rules are ruled out by it, once.
             self.token_matches(0, assess::basename(&argv[0]))
                 && (self.literal_prefix(argv, true) || self.positional_prefix(argv))
@@ -129,7 +129,7 @@ pub fn strictest<'r>(rules: &'r [Rule], a: &Assessment) -> Option<&'r Rule> {
     let key = |argv: &[String], base: bool| {
         argv.first().map(|w| crate::decide::word_key(if base { assess::basename(w) } else { w }))
     };
-    let names = [key(&a.argv, false), key(&a.argv, true), key(&a.inner_argv, true)];
+    let names = [key(&a.argv, false), key(&a.argv, true), key(a.inner(), true)];
     let mut best: Option<&Rule> = None;
     for r in rules.iter().filter(|r| r.program_key.is_none_or(|k| names.contains(&Some(k))) && r.matches(a)) {
         if best.is_none_or(|b| r.decision > b.decision) {

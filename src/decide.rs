@@ -309,9 +309,9 @@ pub enum DecidedBy {
     RequireConfirmation,
     Risk,
     /// A row of the level table.
-    Level(LevelHit),
+    Level(Box<LevelHit>),
     /// A custom rule.
-    Rule(RuleHit),
+    Rule(Box<RuleHit>),
     BrokenRules(String),
 }
 
@@ -406,6 +406,7 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
             argv: vec![],
             program: String::new(),
             inner_argv: vec![],
+            inner_is_argv: false,
             risk: Risk::Safe,
             category: Category::Shell,
             reasons: vec!["runs nothing".to_string()],
@@ -500,12 +501,12 @@ fn decide_part(a: Assessment, policy: &Policy) -> Part {
 fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
     // The blacklist tightens, so it matches generously: as written, and as the unwrapped
     // command with its program's path stripped (`sudo /bin/rm` meets a `rm` entry).
-    let unwrapped: Vec<String> = a
-        .inner_argv
-        .iter()
-        .enumerate()
-        .map(|(i, w)| if i == 0 { assess::basename(w).to_string() } else { w.clone() })
-        .collect();
+    let unwrapped: Vec<String> = if policy.blacklist.is_empty() {
+        Vec::new()
+    } else {
+        let base = |(i, w): (usize, &String)| if i == 0 { assess::basename(w).to_string() } else { w.clone() };
+        a.inner().iter().enumerate().map(base).collect()
+    };
     if let Some(e) = policy.blacklist.find(&a.argv, Some(&unwrapped)) {
         return (Decision::Deny, DecidedBy::Blacklist(e.text.to_string()));
     }
@@ -514,11 +515,11 @@ fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
     }
     let rule = custom_rules::strictest(&policy.rules, a);
     if let Some(r) = rule.filter(|r| r.decision == Decision::Deny) {
-        return (Decision::Deny, DecidedBy::Rule(RuleHit::of(r)));
+        return (Decision::Deny, DecidedBy::Rule(Box::new(RuleHit::of(r))));
     }
     let level = policy.level.and_then(|l| crate::levels::judge(a, l));
     if let Some(hit) = level.as_ref().filter(|h| h.cell == Cell::Blocked) {
-        return (Decision::Deny, DecidedBy::Level(hit.clone()));
+        return (Decision::Deny, DecidedBy::Level(Box::new(hit.clone())));
     }
     if let Some(why) = &policy.blacklist_broken {
         return (Decision::Ask, DecidedBy::BrokenBlacklist(why.clone()));
@@ -532,14 +533,14 @@ fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
     if let Some(r) = rule {
         // An ask rule is the person's explicit word: the whitelist does not lift it. An allow
         // rule lifts asks (level approval, risk, requireCommandConfirmation) like the whitelist.
-        return (r.decision, DecidedBy::Rule(RuleHit::of(r)));
+        return (r.decision, DecidedBy::Rule(Box::new(RuleHit::of(r))));
     }
     // The whitelist lifts only what is written: `./ls` or `/tmp/ls` are not `ls`.
     if let Some(e) = policy.whitelist.find(&a.argv, None) {
         return (Decision::Allow, DecidedBy::Whitelist(e.text.to_string()));
     }
     if let Some(hit) = level.filter(|h| h.cell == Cell::Approval) {
-        return (Decision::Ask, DecidedBy::Level(hit));
+        return (Decision::Ask, DecidedBy::Level(Box::new(hit)));
     }
     if policy.require_confirmation && a.rule != "empty" {
         return (Decision::Ask, DecidedBy::RequireConfirmation);
@@ -597,7 +598,7 @@ mod tests {
             "sudo rm -rf /",
         ] {
             for a in assess::assess(&parse::parse(command).unwrap()) {
-                let unwrapped: Vec<String> = a.inner_argv.iter().map(|w| assess::basename(w).to_string()).collect();
+                let unwrapped: Vec<String> = a.inner().iter().map(|w| assess::basename(w).to_string()).collect();
                 let every = entries.iter().find(|e| e.matches(&a.argv) || e.matches(&unwrapped));
                 let found = list.find(&a.argv, Some(&unwrapped));
                 assert_eq!(found.map(|e| e.text), every.map(|e| e.text.as_str()), "{command}");

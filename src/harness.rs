@@ -332,6 +332,7 @@ pub fn judge_with(
                 argv: Vec::new(),
                 program: name.clone(),
                 inner_argv: Vec::new(),
+                inner_is_argv: false,
                 risk: Risk::High,
                 category: Category::Shell,
                 reasons: vec![format!(

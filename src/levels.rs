@@ -214,8 +214,8 @@ fn row_of_program(name: &str) -> Option<&'static Row> {
 /// The wrappers written before the program that runs (`sudo`, `env`, `timeout` ...), so that
 /// `sudo git push` is in the `blocked` row as well as in `dev_ops`.
 fn wrapper_names(a: &Assessment) -> Vec<&str> {
-    let n = a.argv.len().saturating_sub(a.inner_argv.len());
-    let before = if a.argv.ends_with(&a.inner_argv) { &a.argv[..n] } else { &a.argv[..a.argv.len().min(1)] };
+    let n = a.argv.len().saturating_sub(a.inner().len());
+    let before = if a.argv.ends_with(a.inner()) { &a.argv[..n] } else { &a.argv[..a.argv.len().min(1)] };
     before
         .iter()
         .map(|w| assess::basename(w))
