@@ -172,6 +172,10 @@ pub fn parse_nested(text: &str, depth: usize) -> Result<Script, ParseError> {
 /// (`pieces`): brush-parser's tokens and tree for a whole 63 KiB script took 11 MB (issue 9).
 pub const PIECE_BYTES: usize = 2 * 1024;
 
+/// How many later cuts are tried when a piece ends inside a compound command, before the rest
+/// of the text is parsed whole.
+const PIECE_TRIES: usize = 4;
+
 /// `parse_nested` without `fastparse`'s shortcut for plain words.
 pub fn parse_with_brush(text: &str, depth: usize) -> Result<Script, ParseError> {
     parse_keeping(text, depth, usize::MAX)
@@ -370,12 +374,26 @@ impl Walker<'_> {
         if let Some(min) = self.piece
             && text.len() > min
         {
-            // A piece holds no parenthesis (`pieces`): nothing for `check_unclosed_parens`, and
-            // the rest of the text counts exactly as the whole did.
-            while let Some((len, tokens)) = crate::pieces::first(rest, min, &options) {
-                let program = self.parse_tokens(tokens)?;
-                self.program(&rest[..len], &program, ctx)?;
-                rest = &rest[len..];
+            // A simple piece holds no parenthesis, so nothing for `check_unclosed_parens`; a
+            // piece with a compound command is checked before it is parsed. Either way the rest
+            // of the text is checked as the whole was.
+            let (mut from, mut tries) = (min, 0);
+            while let Some((len, tokens, kind)) = crate::pieces::first(rest, from, &options) {
+                let simple = kind == crate::pieces::Piece::Simple;
+                if !simple {
+                    check_unclosed_parens(&tokens)?;
+                }
+                match self.parse_tokens(tokens) {
+                    Ok(program) => {
+                        self.program(&rest[..len], &program, ctx)?;
+                        rest = &rest[len..];
+                        (from, tries) = (min, 0);
+                    }
+                    Err(e) if simple => return Err(e),
+                    // A compound command that goes on past this cut: try a few later ones.
+                    Err(_) if tries < PIECE_TRIES => (from, tries) = (len + 1, tries + 1),
+                    Err(_) => break,
+                }
             }
         }
         // One tokenization serves both the parenthesis count and the parser.

@@ -4,10 +4,13 @@
 //! piece's tokens and tree are alive.
 //!
 //! A cut is made only where it cannot change what is parsed: right after a `;`, `&` or newline
-//! that ends a simple command at the top level, in a piece of nothing but plain simple commands
-//! (no reserved word, no parenthesis, no here-document). brush's own tokenizer is the judge of
-//! that, not the quick scan that proposes the cut. Anything else stays in one piece with the rest
-//! of the text, exactly as before. No I/O.
+//! that ends a command at the top level, in a piece with no here-document. brush's own tokenizer
+//! is the judge of that, not the quick scan that proposes the cut: a piece of nothing but plain
+//! simple commands (no reserved word, no parenthesis) is a cut as it stands; a piece with a
+//! compound command in it (`for`, `if`, `{ }`, a subshell, a function) is one only when
+//! brush-parser parses it whole on its own (`parse::Walker::text` checks), so every compound
+//! command in it is closed before the cut. Anything else stays in one piece with the rest of the
+//! text, exactly as before. No I/O.
 
 use brush_parser::{Token, TokenizerOptions, uncached_tokenize_str};
 
@@ -24,35 +27,90 @@ const RESERVED: &[&str] = &[
 const SIMPLE_OPERATORS: &[&str] =
     &[";", "&", "\n", "&&", "||", "|", "|&", "<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>", "<<<"];
 
-/// The first piece of `text`: `Some((len, tokens))` when `text[..len]`, at least `min` bytes
-/// long, is a run of simple commands ending with its separator, and `tokens` are its tokens,
-/// the same the whole text's tokenization has there. `None`: no safe cut was found, and the text
-/// is to be parsed whole.
-pub fn first(text: &str, min: usize, options: &TokenizerOptions) -> Option<(usize, Vec<Token>)> {
-    let len = propose(text, min)?;
-    let tokens = uncached_tokenize_str(&text[..len], options).ok()?;
-    verified(text, len, &tokens).then_some((len, tokens))
+/// What a proposed piece is.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Nothing but plain simple commands: a cut as it stands.
+    Simple,
+    /// It holds a compound command: a cut only if brush-parser parses the piece on its own.
+    ParsesAlone,
 }
 
+/// The first piece of `text`: `Some((len, tokens, kind))` when `text[..len]`, at least `min`
+/// bytes long, ends with a separator after a word and holds no here-document, and `tokens` are
+/// its tokens, the same the whole text's tokenization has there. `None`: no cut was found, and
+/// the text is to be parsed whole.
+pub fn first(text: &str, min: usize, options: &TokenizerOptions) -> Option<(usize, Vec<Token>, Piece)> {
+    let mut from = min;
+    // A proposal inside a compound command is refused; a few later ones are tried (each is
+    // tokenized from the start, so not many).
+    for _ in 0..PROPOSALS {
+        let len = propose(text, from)?;
+        let tokens = uncached_tokenize_str(&text[..len], options).ok()?;
+        match verified(text, len, &tokens) {
+            Some(kind) => return Some((len, tokens, kind)),
+            None => from = len + 1,
+        }
+    }
+    None
+}
+
+/// How many proposed cuts `first` looks at.
+const PROPOSALS: usize = 8;
+
 /// Whether a cut of `text` after `len` bytes, whose first part tokenizes as `tokens`, leaves
-/// both parts meaning what they meant together.
-fn verified(text: &str, len: usize, tokens: &[Token]) -> bool {
+/// both parts meaning what they meant together: as it stands, or if the piece parses alone.
+fn verified(text: &str, len: usize, tokens: &[Token]) -> Option<Piece> {
     let [.., Token::Word(..), Token::Operator(sep, span)] = tokens else {
-        return false;
+        return None;
     };
     // The separator must be the piece's last character: positions count characters.
     if !matches!(sep.as_str(), ";" | "&" | "\n") || span.end.index != text[..len].chars().count() {
-        return false;
+        return None;
     }
     // Followed by one of these, the whole text's tokenizer would have read a longer operator
     // (`;;`, `;&`, `&&`, `&>`): only a superset needs refusing.
     if text[len..].starts_with([';', '&', '|', '<', '>', '(', ')']) {
-        return false;
+        return None;
     }
-    tokens.iter().all(|t| match t {
+    // A here-document's body is read from after the next newline, which may be past the cut.
+    if tokens.iter().any(|t| matches!(t, Token::Operator(op, _) if op == "<<" || op == "<<-")) {
+        return None;
+    }
+    let simple = tokens.iter().all(|t| match t {
         Token::Word(w, _) => !RESERVED.contains(&w.as_str()),
         Token::Operator(op, _) => SIMPLE_OPERATORS.contains(&op.as_str()),
-    })
+    });
+    if simple {
+        return Some(Piece::Simple);
+    }
+    // With a compound command in the piece, its last command must be a plain simple command
+    // or end with the word that closes a compound command: a construct can reach past a
+    // separator to what follows (`coproc NAME` takes a `{ ... }` after blank lines as its body,
+    // found by the property test below), so the piece may not end in one. `coproc` is refused
+    // outright.
+    if tokens.iter().any(|t| matches!(t, Token::Word(w, _) if w == "coproc")) {
+        return None;
+    }
+    let before_sep = &tokens[..tokens.len() - 1];
+    let last =
+        before_sep.iter().rposition(|t| matches!(t, Token::Operator(op, _) if !is_redirect(op))).map_or(0, |i| i + 1);
+    let plain = before_sep[last..].iter().all(|t| match t {
+        Token::Word(w, _) => !RESERVED.contains(&w.as_str()),
+        Token::Operator(op, _) => is_redirect(op),
+    });
+    // Or the word that closes a compound command (the piece parsing alone shows it is one).
+    let closed =
+        matches!(&before_sep[last..], [Token::Word(w, _)] if matches!(w.as_str(), "fi" | "done" | "esac" | "}"));
+    let plain = plain || closed;
+    let after_separator = last == 0
+        || matches!(&before_sep[last - 1], Token::Operator(op, _) if matches!(op.as_str(), ";" | "&" | "\n" | "&&" | "||" | "|" | "|&"));
+    (plain && after_separator && last < before_sep.len()).then_some(Piece::ParsesAlone)
+}
+
+/// A redirection operator (not a separator, pipe or parenthesis).
+fn is_redirect(op: &str) -> bool {
+    matches!(op, "<" | ">" | ">>" | ">|" | "<>" | "<&" | ">&" | "&>" | "&>>" | "<<<")
 }
 
 /// A likely cut: the length of `text` up to and including the first `;`, `&` or newline at or
@@ -107,8 +165,11 @@ fn propose(text: &str, min: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// A cut that stands without parsing.
     fn cut(text: &str, min: usize) -> Option<&str> {
-        first(text, min, &brush_parser::ParserOptions::default().tokenizer_options()).map(|(n, _)| &text[..n])
+        first(text, min, &brush_parser::ParserOptions::default().tokenizer_options())
+            .filter(|(_, _, kind)| *kind == Piece::Simple)
+            .map(|(n, ..)| &text[..n])
     }
 
     #[test]
@@ -161,11 +222,38 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_with_a_compound_command_ends_where_a_command_does() {
+        let options = brush_parser::ParserOptions::default().tokenizer_options();
+        fn kind<'t>(text: &'t str, min: usize, options: &TokenizerOptions) -> Option<(&'t str, Piece)> {
+            first(text, min, options).map(|(n, _, k)| (&text[..n], k))
+        }
+        let kind = |text, min| kind(text, min, &options);
+        let text = "for f in a b; do echo $f; done\nls; x";
+        assert_eq!(kind(text, 20), Some(("for f in a b; do echo $f; done\n", Piece::ParsesAlone)));
+        // Inside one, a cut is only proposed: the piece does not parse alone, and the walker
+        // tries later cuts or parses the rest whole.
+        let inside = "for f in a b; do echo $f; echo; echo; done; ls; ls";
+        assert_eq!(kind(inside, 1), Some(("for f in a b; do echo $f; echo;", Piece::ParsesAlone)));
+        let whole = crate::parse::walk(inside, 0, None, usize::MAX);
+        assert_eq!(crate::parse::walk(inside, 0, Some(1), usize::MAX), whole);
+        // `coproc NAME` takes a `{ ... }` after blank lines as its body: never cut near one.
+        let coproc = "{ a; }; coproc ls\n\n{ echo a; }";
+        assert_eq!(kind(coproc, 1), Some(("{ a; };", Piece::ParsesAlone)));
+        assert_eq!(kind(&coproc[7..], 1), None);
+        assert_eq!(crate::parse::walk(coproc, 0, Some(1), usize::MAX), crate::parse::walk(coproc, 0, None, usize::MAX));
+        assert_eq!(kind("coproc x { ls; }; ls; y", 1), None);
+        // Right after a compound command it closes.
+        assert_eq!(kind("for f in a; do b; done; x", 20), Some(("for f in a; do b; done;", Piece::ParsesAlone)));
+        let whole = crate::parse::walk(text, 0, None, usize::MAX);
+        assert_eq!(crate::parse::walk(text, 0, Some(20), usize::MAX), whole);
+    }
+
+    #[test]
     fn a_cut_before_a_longer_operator_is_refused() {
         let options = brush_parser::ParserOptions::default().tokenizer_options();
         let ok = |text: &str, len: usize| {
             let tokens = uncached_tokenize_str(&text[..len], &options).expect("tokenizes");
-            verified(text, len, &tokens)
+            verified(text, len, &tokens) == Some(Piece::Simple)
         };
         assert!(ok("echo a; b", 7));
         assert!(ok("echo a& b", 7));
@@ -220,6 +308,22 @@ mod tests {
         "coproc ls",
         "echo 'unterminated",
         "echo )",
+        "function g { echo a; }",
+        "g()\n{ echo a; }",
+        "coproc x { ls; }",
+        "coproc ls",
+        "time",
+        "!",
+        "select x in a; do break; done",
+        "if a\nthen b\nfi",
+        "for i\ndo echo $i\ndone",
+        "[[ a &&\n b ]]",
+        "case x in\na) ;;\nesac",
+        "{ echo a\n}",
+        "until false; do :; done > f",
+        "while read l; do echo $l; done <<< x",
+        "(cd d && ls) | cat",
+        "echo a |",
     ];
     const SEPARATORS: &[&str] =
         &[";", " ; ", "\n", " & ", " && ", " || ", " | ", ";\n", " &\n", " &&\n", ";;", "\n\n", " ;# c\n", "&"];
