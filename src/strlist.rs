@@ -37,7 +37,13 @@ impl StrList {
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        (0..self.len()).map(|i| self.get(i).unwrap_or_default())
+        // Each string starts where the one before it ends: walked once, without a lookup each.
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let s = &self.buf[start..end as usize];
+            start = end as usize;
+            s
+        })
     }
 
     /// Adds every string of `more`, taking its buffer when this list is empty (the usual case:
