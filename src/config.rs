@@ -111,7 +111,7 @@ pub fn load(cwd: &Path) -> Config {
         // The user's settings, borrowed: what the project file may not loosen beyond.
         let none = FileSettings::default();
         let user = parsed.first().map_or(&none, |(_, s)| s);
-        let content = content.unwrap_or(Content { bytes: Vec::new(), stat: None });
+        let content = content.unwrap_or_else(|| Content::new(Vec::new(), None));
         if let Some(warning) = crate::trust::apply(&p, &content, &mut settings, user) {
             settings.warnings.push(warning);
         }
@@ -140,21 +140,35 @@ pub fn read_file(path: &Path) -> FileSettings {
 
 /// The exact bytes of a config file, and (when it is settled) the stat that identifies them.
 pub struct Content {
-    pub bytes: Vec<u8>,
+    /// The bytes as text, kept (shared with rules built later): no copy when they are UTF-8.
+    text: std::sync::Arc<String>,
+    /// The bytes themselves, only when they are not UTF-8 (`text` then replaces what it must).
+    raw: Option<Vec<u8>>,
     pub stat: Option<crate::trust::Stat>,
+}
+
+impl Content {
+    pub fn new(bytes: Vec<u8>, stat: Option<crate::trust::Stat>) -> Content {
+        match String::from_utf8(bytes) {
+            Ok(text) => Content { text: text.into(), raw: None, stat },
+            Err(e) => {
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                Content { text: text.into(), raw: Some(e.into_bytes()), stat }
+            }
+        }
+    }
+
+    /// The exact bytes read.
+    pub fn bytes(&self) -> &[u8] {
+        self.raw.as_deref().unwrap_or(self.text.as_bytes())
+    }
 }
 
 /// The settings and the exact content they were read from (one read, so trust and settings
 /// always describe the same content).
 pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Content>) {
     match read_with_stat(path) {
-        Ok(content) => {
-            let bytes = &content.bytes;
-            // Valid UTF-8 (nearly always) is checked by `from_utf8`'s fast ASCII scan; only
-            // other bytes take the slower replacing decoder.
-            let text = std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Into::into);
-            (parse_settings(&path.display().to_string(), &text), Some(content))
-        }
+        Ok(content) => (parse_shared(&path.display().to_string(), &content.text), Some(content)),
         Err(e) => {
             // It exists (we checked) but cannot be read: fail closed as a malformed file would.
             let mut s = FileSettings::default();
@@ -175,7 +189,7 @@ fn read_with_stat(path: &Path) -> std::io::Result<Content> {
     let mut bytes = Vec::with_capacity(usize::try_from(before.len()).unwrap_or(0).saturating_add(1));
     file.read_to_end(&mut bytes)?;
     let after = file.metadata()?;
-    Ok(Content { bytes, stat: crate::trust::Stat::settled(&before, &after, std::time::SystemTime::now()) })
+    Ok(Content::new(bytes, crate::trust::Stat::settled(&before, &after, std::time::SystemTime::now())))
 }
 
 pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
@@ -228,10 +242,20 @@ fn min_some(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 
 /// Validates one file's text. `name` is used in messages.
 pub fn parse_settings(name: &str, text: &str) -> FileSettings {
+    parse(name, text, None)
+}
+
+/// `parse_settings` of a text that is kept: custom rules may be built from it when a command
+/// first needs them (`custom_rules::parse_raw`).
+pub fn parse_shared(name: &str, text: &std::sync::Arc<String>) -> FileSettings {
+    parse(name, text, Some(text))
+}
+
+fn parse(name: &str, text: &str, shared: Option<&std::sync::Arc<String>>) -> FileSettings {
     if text.trim().is_empty() {
         return FileSettings::default();
     }
-    crate::config_fast::parse_settings(name, text).unwrap_or_else(|| parse_settings_slowly(name, text))
+    crate::config_fast::parse_settings(name, text, shared).unwrap_or_else(|| parse_settings_slowly(name, text))
 }
 
 /// `parse_settings` through a whole `serde_json::Value` tree (`config_fast` declines odd files).

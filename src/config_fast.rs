@@ -57,7 +57,9 @@ impl<'de> Deserialize<'de> for Top<'de> {
 }
 
 /// `Some(settings)` equal to what `config::parse_settings` gives for this text, or `None`.
-pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
+/// `shared` is the same text, kept: rules may then be built when first needed
+/// (`custom_rules::parse_raw`).
+pub fn parse_settings(name: &str, text: &str, shared: Option<&std::sync::Arc<String>>) -> Option<FileSettings> {
     let Top(entries) = serde_json::from_str(text).ok()?;
     // A repeated key: `Value`'s map keeps the last value in the first place. Rare; not here.
     if entries.iter().enumerate().any(|(i, (k, _))| entries[..i].iter().any(|(seen, _)| seen == k)) {
@@ -70,7 +72,7 @@ pub fn parse_settings(name: &str, text: &str) -> Option<FileSettings> {
             Item::Blacklist(Trimmed(items)) => s.blacklist.append(items),
             Item::Rules(items) => {
                 // As `config::validate` takes a `rules` value.
-                let parsed = crate::custom_rules::parse_raw(name, text, &items)?;
+                let parsed = crate::custom_rules::parse_raw(name, text, &items, shared)?;
                 s.rules = parsed.rules;
                 s.warnings.extend(parsed.warnings);
                 s.rules_broken = parsed.broken;
@@ -178,15 +180,15 @@ mod tests {
         ];
         let mut taken = 0;
         for text in texts {
-            if let Some(fast) = parse_settings("t.json", text) {
+            if let Some(fast) = parse_settings("t.json", text, None) {
                 taken += 1;
                 assert_eq!(fast, crate::config::parse_settings_slowly("t.json", text), "{text}");
             }
         }
         assert!(taken >= 5, "the fast reading should take the well-formed files ({taken})");
-        assert!(parse_settings("t.json", texts[9]).is_some(), "typed rules are read the fast way");
-        assert!(parse_settings("t.json", texts[4]).is_none(), "a rule with an unknown field is declined");
-        assert!(parse_settings("t.json", texts[5]).is_none(), "a repeated key is declined");
-        assert!(parse_settings("t.json", texts[1]).is_none(), "a bad whitelist item is declined");
+        assert!(parse_settings("t.json", texts[9], None).is_some(), "typed rules are read the fast way");
+        assert!(parse_settings("t.json", texts[4], None).is_none(), "a rule with an unknown field is declined");
+        assert!(parse_settings("t.json", texts[5], None).is_none(), "a repeated key is declined");
+        assert!(parse_settings("t.json", texts[1], None).is_none(), "a bad whitelist item is declined");
     }
 }

@@ -17,25 +17,82 @@ use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// One validated rule.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// One validated rule. It reads as its [`Body`] (`rule.pattern`, `rule.reason`, ...), which a
+/// rule read from a config file on the way to judging a command may build only when first
+/// needed: of 1,000 rules, the few whose program the command names (see `Deferred`).
+#[derive(Clone, Debug)]
 pub struct Rule {
+    pub decision: Decision,
+    /// `decide::word_key` of the program the rule names, when it names one (no alternatives):
+    /// rules for other programs are passed over without reading their patterns.
+    program_key: Option<u32>,
+    body: std::sync::OnceLock<Box<Body>>,
+    /// Where to build the body from, when it was not built at once.
+    deferred: Option<Deferred>,
+}
+
+/// What a rule says besides its decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Body {
     /// Tokens; each is a list of alternatives (lowercase).
     pub pattern: Vec<Vec<String>>,
-    pub decision: Decision,
     pub reason: String,
     /// Any of these flags present (`-f` also inside `-fu`; `--force` also as `--force=x`).
-    #[serde(rename = "hasFlag", skip_serializing_if = "Vec::is_empty")]
     pub has_flag: Vec<String>,
     /// Any argument matches any of these globs (`*`, `?`, `[a-z]`).
-    #[serde(rename = "anyArgMatches", skip_serializing_if = "Vec::is_empty")]
     pub any_arg: Vec<String>,
     /// `file:line:col` of the rule.
     pub at: String,
-    /// `decide::word_key` of the program the rule names, when it names one (no alternatives):
-    /// rules for other programs are passed over without reading their patterns.
-    #[serde(skip)]
-    program_key: Option<u32>,
+}
+
+/// A validated rule's place in its config file: building 1,000 rules (about ten allocations
+/// each, and their memory to fault in) was a third of a command's cost with a big config
+/// (docs/BENCHMARKS.md), and a command names a handful of programs.
+#[derive(Clone, Debug)]
+struct Deferred {
+    text: std::sync::Arc<String>,
+    name: std::sync::Arc<str>,
+    /// The rule's raw JSON: `text[start..end]`.
+    start: usize,
+    end: usize,
+}
+
+impl std::ops::Deref for Rule {
+    type Target = Body;
+    fn deref(&self) -> &Body {
+        self.body.get_or_init(|| Box::new(self.build_deferred()))
+    }
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.decision == other.decision && self.program_key == other.program_key && **self == **other
+    }
+}
+
+impl Eq for Rule {}
+
+/// As a config file writes it (`agentsh policy --json`).
+impl Serialize for Rule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("Rule", 6)?;
+        out.serialize_field("pattern", &self.pattern)?;
+        out.serialize_field("decision", &self.decision)?;
+        out.serialize_field("reason", &self.reason)?;
+        if self.has_flag.is_empty() {
+            out.skip_field("hasFlag")?;
+        } else {
+            out.serialize_field("hasFlag", &self.has_flag)?;
+        }
+        if self.any_arg.is_empty() {
+            out.skip_field("anyArgMatches")?;
+        } else {
+            out.serialize_field("anyArgMatches", &self.any_arg)?;
+        }
+        out.serialize_field("at", &self.at)?;
+        out.end()
+    }
 }
 
 /// The result of reading a `rules` value.
@@ -50,6 +107,25 @@ pub struct Parsed {
 const FIELDS: &[&str] = &["pattern", "decision", "reason", "hasFlag", "anyArgMatches", "match", "notMatch"];
 
 impl Rule {
+    fn built(decision: Decision, body: Body) -> Rule {
+        let program_key = match &body.pattern[0][..] {
+            [only] => Some(crate::decide::word_key(only)),
+            _ => None,
+        };
+        Rule { decision, program_key, body: std::sync::OnceLock::from(Box::new(body)), deferred: None }
+    }
+
+    /// The body of a deferred rule, read again from its place in the file. The same text was
+    /// read and checked when the file was loaded, so this cannot fail; if it somehow did, the
+    /// judging thread's panic becomes a refusal (`decide::bounded`).
+    fn build_deferred(&self) -> Body {
+        let d = self.deferred.as_ref().expect("a rule without a body has a place in its file");
+        let typed: Typed = serde_json::from_str(&d.text[d.start..d.end]).expect("read once already");
+        let at = crate::config::LineIndex::new(&d.text).at(&d.name, d.start);
+        let (rule, _, _) = build(self.decision, typed.spec(), Vec::new(), &at).expect("checked once already");
+        (*rule).clone()
+    }
+
     /// `git [push|fetch] --force|-f`, as a person would read it.
     pub fn pattern_text(&self) -> String {
         let mut out: Vec<String> = self
@@ -165,30 +241,63 @@ pub fn parse(name: &str, text: &str, value: &Value) -> Parsed {
 /// type, an unknown or repeated field), so the caller takes the `Value` path and its messages.
 /// Reading 1,000 rules through `serde_json::Value` maps was a fifth of a command's cost with a
 /// big config (docs/BENCHMARKS.md). Each rule's raw text lies inside `text`, which locates it.
-pub fn parse_raw(name: &str, text: &str, items: &[&serde_json::value::RawValue]) -> Option<Parsed> {
+///
+/// With `shared` (the same text, kept for later), a rule that names one program and has no
+/// examples is checked now and built only when a command names its program (`Deferred`).
+pub fn parse_raw(
+    name: &str,
+    text: &str,
+    items: &[&serde_json::value::RawValue],
+    shared: Option<&std::sync::Arc<String>>,
+) -> Option<Parsed> {
     let mut out = Parsed { rules: Vec::with_capacity(items.len()), ..Parsed::default() };
     let mut lines = crate::config::LineIndex::new(text);
+    // Offsets are into `text`, so the kept text must be that very buffer.
+    let shared = shared.filter(|t| std::ptr::eq(t.as_str(), text)).map(|t| (t, std::sync::Arc::<str>::from(name)));
     for (i, raw) in items.iter().enumerate() {
-        let Typed { decision, pattern, has_flag, any_arg, reason, matches, not_matches } =
-            serde_json::from_str(raw.get()).ok()?;
+        let typed: Typed = serde_json::from_str(raw.get()).ok()?;
         let offset = (raw.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|o| *o <= text.len())?;
+        let decision = decision_named(&typed.decision);
+        let spec = typed.spec();
+        if let (Some(d), Some((text, name)), Some(key)) = (decision, &shared, program_key_of(&spec))
+            && spec.examples.is_empty()
+        {
+            let mut at = || lines.at(name, offset);
+            match checked(d, &spec) {
+                Ok(notes) => {
+                    let label = if notes.is_empty() { String::new() } else { format!("{}: rules[{i}]", at()) };
+                    out.warnings.extend(notes.into_iter().map(|n| format!("{label}: {n}")));
+                    let end = offset + raw.get().len();
+                    let deferred = Deferred { text: (*text).clone(), name: name.clone(), start: offset, end };
+                    out.rules.push(Rule {
+                        decision: d,
+                        program_key: Some(key),
+                        body: std::sync::OnceLock::new(),
+                        deferred: Some(deferred),
+                    });
+                }
+                Err(why) => add(&mut out, i, &at(), Err(why)),
+            }
+            continue;
+        }
         let at = lines.at(name, offset);
-        let mut examples: Vec<(Cow<str>, bool)> = matches.0.into_iter().map(|e| (e, true)).collect();
-        examples.extend(not_matches.0.into_iter().map(|e| (e, false)));
-        let spec = Spec {
-            pattern: pattern.into_iter().map(|alts| alts.0).collect(),
-            has_flag: has_flag.0,
-            any_arg: any_arg.0,
-            reason,
-            examples,
-        };
-        let rule = match decision_named(&decision) {
+        let rule = match decision {
             Some(d) => build(d, spec, Vec::new(), &at),
             None => Err((None, BAD_DECISION.to_string())),
         };
         add(&mut out, i, &at, rule);
     }
     Some(out)
+}
+
+/// The key `Rule::built` gives a rule with this pattern: of its program, when it names one.
+fn program_key_of(spec: &Spec) -> Option<u32> {
+    match &spec.pattern.first()?[..] {
+        // `word_key` folds ASCII case as `lowercase` would; other letters are lowercased first.
+        [only] if only.is_ascii() => Some(crate::decide::word_key(only)),
+        [only] => Some(crate::decide::word_key(&only.to_lowercase())),
+        _ => None,
+    }
 }
 
 /// Adds one rule, or the warning for why it cannot be used, to `out`.
@@ -263,6 +372,21 @@ struct Typed<'a> {
     matches: Strings<'a>,
     #[serde(borrow, default, rename = "notMatch")]
     not_matches: Strings<'a>,
+}
+
+impl<'a> Typed<'a> {
+    fn spec(self) -> Spec<'a> {
+        let Typed { decision: _, pattern, has_flag, any_arg, reason, matches, not_matches } = self;
+        let mut examples: Vec<(Cow<str>, bool)> = matches.0.into_iter().map(|e| (e, true)).collect();
+        examples.extend(not_matches.0.into_iter().map(|e| (e, false)));
+        Spec {
+            pattern: pattern.into_iter().map(|alts| alts.0).collect(),
+            has_flag: has_flag.0,
+            any_arg: any_arg.0,
+            reason,
+            examples,
+        }
+    }
 }
 
 /// A string or a list of strings, borrowed from the file where no escapes were written.
@@ -392,23 +516,25 @@ fn build(decision: Decision, spec: Spec, mut notes: Vec<String>, at: &str) -> Re
     let pattern: Vec<Vec<String>> =
         spec.pattern.into_iter().map(|alts| alts.into_iter().map(lowercase).collect()).collect();
     let examples = spec.examples.into_iter().map(|(e, want)| (e.into_owned(), want)).collect();
-    let program_key = match &pattern[0][..] {
-        [only] => Some(crate::decide::word_key(only)),
-        _ => None,
-    };
-    let mut rule = Rule {
-        pattern,
-        decision,
-        reason,
-        has_flag: owned(spec.has_flag),
-        any_arg: owned(spec.any_arg),
-        at: at.to_string(),
-        program_key,
-    };
+    let body =
+        Body { pattern, reason, has_flag: owned(spec.has_flag), any_arg: owned(spec.any_arg), at: at.to_string() };
+    let mut rule = Rule::built(decision, body);
     if rule.reason.is_empty() {
-        rule.reason = format!("the custom rule `{}`", rule.pattern_text());
+        let reason = format!("the custom rule `{}`", rule.pattern_text());
+        rule.body.get_mut().expect("built").reason = reason;
     }
     Ok((rule, examples, notes))
+}
+
+/// `build`'s checks and notes, for a rule whose body is built later (`Deferred`).
+fn checked(decision: Decision, spec: &Spec) -> Result<Vec<String>, Unreadable> {
+    let fail = |why: String| (Some(decision), why);
+    check_pattern(&spec.pattern).map_err(fail)?;
+    check_flags(&spec.has_flag).map_err(fail)?;
+    Ok(match spec.reason.as_deref().map(str::trim) {
+        Some(r) if !r.is_empty() => Vec::new(),
+        _ => vec!["has no reason; agentsh shows the pattern instead".to_string()],
+    })
 }
 
 /// A `match` example must meet the rule in at least one part; a `notMatch` example in none.
@@ -639,6 +765,39 @@ mod tests {
         assert_eq!(strictest(&p.rules, &part("git push")).unwrap().reason, "b");
         assert_eq!(strictest(&p.rules, &part("git push -f")).unwrap().reason, "c");
         assert!(strictest(&p.rules, &part("ls")).is_none());
+    }
+
+    #[test]
+    fn rules_built_when_first_needed_are_the_rules_built_at_once() {
+        let text = std::sync::Arc::new(
+            r#"{"rules": [
+  {"pattern": ["git", "push"], "decision": "deny", "reason": "no", "hasFlag": ["-f"]},
+  {"pattern": ["GIT", ["pull", "fetch"]], "decision": "ask"},
+  {"pattern": [["npm", "yarn"]], "decision": "allow", "reason": "alternatives: built at once"},
+  {"pattern": ["Ärger"], "decision": "deny", "reason": "not ASCII", "anyArgMatches": "*.env"},
+  {"pattern": ["cat"], "decision": "ask", "reason": "with examples: built at once", "match": "cat a.env"},
+  {"pattern": ["a b"], "decision": "deny", "reason": "unreadable"},
+  {"pattern": ["ls"], "decision": "maybe"}
+]}"#
+            .to_string(),
+        );
+        let lazy = crate::config::parse_shared("t.json", &text);
+        let deferred = lazy.rules.iter().filter(|r| r.deferred.is_some() && r.body.get().is_none()).count();
+        assert_eq!(deferred, 3, "the three rules that name one program and have no examples wait");
+        let eager = crate::config::parse_settings("t.json", &text);
+        assert!(eager.rules.iter().all(|r| r.deferred.is_none()));
+        assert_eq!(lazy.warnings, eager.warnings);
+        assert_eq!(lazy.rules_broken, eager.rules_broken);
+        for command in ["git push -f", "git pull", "Ärger x.env", "cat a.env", "npm i", "sudo git push --force", "ls"]
+        {
+            for a in assess::assess(&parse::parse(command).unwrap()) {
+                let (l, e) = (strictest(&lazy.rules, &a), strictest(&eager.rules, &a));
+                assert_eq!(l.map(|r| (&r.reason, &r.at)), e.map(|r| (&r.reason, &r.at)), "{command}");
+            }
+        }
+        // Compared whole (which builds every body): the same rules, positions and all.
+        assert_eq!(lazy, eager);
+        assert_eq!(serde_json::to_string(&lazy.rules).unwrap(), serde_json::to_string(&eager.rules).unwrap());
     }
 
     #[test]

@@ -196,7 +196,7 @@ pub fn state(path: &Path, content: &crate::config::Content) -> State {
     if content.stat.as_ref().is_some_and(|s| Some(s.0.as_str()) == recorded_stat) {
         return State::Trusted;
     }
-    if trusted != digest(&canon, &content.bytes) {
+    if trusted != digest(&canon, content.bytes()) {
         return State::Changed;
     }
     if let Some(stat) = &content.stat {
@@ -292,7 +292,7 @@ pub fn apply(
         State::StoreRefused(ref why) => format!("{why}; so {shown} is not trusted and {what} ignored"),
         _ => format!("{shown} is not trusted; {what} ignored until you run `agentsh trust`"),
     };
-    if matches!(trust, State::StoreRefused(_)) || first_warning(path, &content.bytes) { Some(message) } else { None }
+    if matches!(trust, State::StoreRefused(_)) || first_warning(path, content.bytes()) { Some(message) } else { None }
 }
 
 /// After agentsh itself rewrote the project file (`old` -> `new`, still under the file's lock),
@@ -303,7 +303,7 @@ pub fn carry_over(path: &Path, old: Option<&[u8]>, new: &[u8], user: &FileSettin
     let old_was_fine = match old {
         None => true,
         Some(old) => {
-            state(path, &crate::config::Content { bytes: old.to_vec(), stat: None }) == State::Trusted || {
+            state(path, &crate::config::Content::new(old.to_vec(), None)) == State::Trusted || {
                 let mut s = crate::config::parse_settings("", &String::from_utf8_lossy(old));
                 strip_loosening(&mut s, user).is_empty()
             }

@@ -45,7 +45,7 @@ pub fn trust() -> Result<i32> {
     let mut details = vec![format!("lets {shown} loosen the policy; any later edit revokes it")];
     details.extend(loosening);
     confirm::by_person("agentsh trust", details, &cwd)?;
-    trust::record(&path, &content.bytes)?;
+    trust::record(&path, content.bytes())?;
     println!("trusted {shown}; its whitelist applies until the file changes");
     Ok(0)
 }
