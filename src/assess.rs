@@ -52,12 +52,16 @@ impl Assessment {
         if self.inner_is_argv { &self.argv } else { &self.inner_argv }
     }
 
-    /// Drops the copy of `argv` in `inner_argv` when nothing was unwrapped: a long script has
-    /// thousands of parts, and the copies were a megabyte of a 64 KiB script's peak memory.
+    /// Drops the copy of `argv` in `inner_argv` when nothing was unwrapped, and `program` when
+    /// it is the basename of `argv[0]` (`levels` reads it so when it is empty): a long script
+    /// has thousands of parts, and the copies were a megabyte of a 64 KiB script's peak memory.
     fn share_inner(&mut self) {
         if !self.inner_argv.is_empty() && self.inner_argv == self.argv {
             self.inner_argv = Vec::new();
             self.inner_is_argv = true;
+        }
+        if self.argv.first().is_some_and(|w| basename(w) == self.program) {
+            self.program = String::new();
         }
     }
 
