@@ -502,17 +502,10 @@ fn lowercase(word: Cow<str>) -> String {
 
 /// The rule, from fields whose types are right: the checks both readings share.
 fn build(decision: Decision, spec: Spec, mut notes: Vec<String>, at: &str) -> Result<ReadRule, Unreadable> {
-    let fail = |why: String| (Some(decision), why);
-    check_pattern(&spec.pattern).map_err(fail)?;
-    check_flags(&spec.has_flag).map_err(fail)?;
+    notes.extend(checked(decision, &spec)?);
     let owned = |v: Vec<Cow<str>>| v.into_iter().map(Cow::into_owned).collect::<Vec<String>>();
-    let reason = match spec.reason.as_deref().map(str::trim) {
-        Some(r) if !r.is_empty() => r.to_string(),
-        _ => {
-            notes.push("has no reason; agentsh shows the pattern instead".to_string());
-            String::new()
-        }
-    };
+    // Empty when there is none: the default below is made from the pattern.
+    let reason = spec.reason.as_deref().map_or("", str::trim).to_string();
     let pattern: Vec<Vec<String>> =
         spec.pattern.into_iter().map(|alts| alts.into_iter().map(lowercase).collect()).collect();
     let examples = spec.examples.into_iter().map(|(e, want)| (e.into_owned(), want)).collect();
@@ -526,7 +519,8 @@ fn build(decision: Decision, spec: Spec, mut notes: Vec<String>, at: &str) -> Re
     Ok((rule, examples, notes))
 }
 
-/// `build`'s checks and notes, for a rule whose body is built later (`Deferred`).
+/// The checks and notes of a rule whose fields have their JSON types: `build`'s, and all there
+/// is to do at load for a rule whose body is built later (`Deferred`).
 fn checked(decision: Decision, spec: &Spec) -> Result<Vec<String>, Unreadable> {
     let fail = |why: String| (Some(decision), why);
     check_pattern(&spec.pattern).map_err(fail)?;
