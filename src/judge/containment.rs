@@ -187,7 +187,9 @@ fn file_delete(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
             let shown = kept.first().copied().unwrap_or("its arguments");
             return edge(
                 EdgeKind::Destroys,
-                format!("deletes {shown} recursively inside the workspace; the sandbox does not protect the workspace from itself"),
+                format!(
+                    "deletes {shown} recursively inside the workspace; the sandbox does not protect the workspace from itself"
+                ),
             );
         }
     }
@@ -273,12 +275,18 @@ fn build_tools(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
             Some("publish" | "yank" | "owner" | "login" | "logout") => {
                 edge(EdgeKind::World, "changes the crates.io registry or its login")
             }
-            Some("install" | "uninstall") => edge(EdgeKind::Outside, "installs programs into ~/.cargo/bin, outside the workspace"),
+            Some("install" | "uninstall") => {
+                edge(EdgeKind::Outside, "installs programs into ~/.cargo/bin, outside the workspace")
+            }
             _ => None,
         },
-        "go" if sub == Some("install") => edge(EdgeKind::Outside, "installs programs into ~/go/bin, outside the workspace"),
+        "go" if sub == Some("install") => {
+            edge(EdgeKind::Outside, "installs programs into ~/go/bin, outside the workspace")
+        }
         "gem" if sub.is_some_and(|s| PUBLISH.contains(&s)) => edge(EdgeKind::World, "changes a package registry"),
-        "gem" | "cpan" | "cpanm" | "conda" | "mamba" | "pipx" if sub.is_some_and(is_install) || program.starts_with("cpan") => {
+        "gem" | "cpan" | "cpanm" | "conda" | "mamba" | "pipx"
+            if sub.is_some_and(is_install) || program.starts_with("cpan") =>
+        {
             edge(EdgeKind::Outside, "installs packages outside the workspace")
         }
         "poetry" | "pdm" | "uv" | "twine" | "flit" | "hatch" if sub.is_some_and(|s| PUBLISH.contains(&s)) => {
@@ -315,7 +323,10 @@ fn write_edge<'a>(view: &BoxView, paths: impl Iterator<Item = &'a str>) -> Optio
                 );
             }
             Place::Outside => {
-                return edge(EdgeKind::Outside, format!("writes {p}, outside the workspace, which the sandbox does not allow"));
+                return edge(
+                    EdgeKind::Outside,
+                    format!("writes {p}, outside the workspace, which the sandbox does not allow"),
+                );
             }
         }
     }
@@ -389,7 +400,10 @@ fn is_remote(arg: &str) -> bool {
 }
 
 fn looks_like_url(word: &str) -> bool {
-    word.contains("://") || word.starts_with("localhost") || word.starts_with("127.") || word.contains('.') && !word.contains(['{', ' ', '='])
+    word.contains("://")
+        || word.starts_with("localhost")
+        || word.starts_with("127.")
+        || word.contains('.') && !word.contains(['{', ' ', '='])
 }
 
 fn is_local_url(url: &str) -> bool {

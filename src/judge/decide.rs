@@ -807,6 +807,77 @@ mod tests {
         assert!(!v.reasons.is_empty());
     }
 
+    fn boxed(p: Policy) -> Policy {
+        let view = BoxView {
+            cwd: "/w".into(),
+            home: "/home/u".into(),
+            writable: vec!["/w".into(), "/tmp".into()],
+            read_only: vec!["/w/.git/hooks".into()],
+            network: true,
+            python_env_inside: false,
+        };
+        Policy { sandbox: Sandbox::On(view), ..p }
+    }
+
+    #[test]
+    fn the_box_lifts_risk_asks_of_what_it_contains() {
+        let p = boxed(policy(&[], &[]));
+        for t in ["pytest -q", "cargo build", "echo x > out.txt", "mkdir -p build && cp a build/", "rm -rf target"] {
+            let v = judge(t, &p);
+            assert_eq!((v.decision, v.runs_in), (Decision::Allow, RunsIn::Sandbox), "{t}");
+            assert!(v.parts.iter().all(|p| p.runs == Runs::Sandbox), "{t}");
+            // Without the box, the same text asks, as before.
+            assert_eq!(d(t, &policy(&[], &[])), Decision::Ask, "{t}");
+        }
+        let v = judge("pytest -q", &p);
+        assert_eq!(v.parts[0].decided_by, DecidedBy::Sandbox);
+        assert!(part_reasons(&v.parts[0])[0].contains("runs in the sandbox"), "{:?}", part_reasons(&v.parts[0]));
+    }
+
+    #[test]
+    fn the_edge_still_asks_and_says_where_a_yes_runs_it() {
+        let p = boxed(policy(&[], &[]));
+        // Destroying inside: a yes runs it inside the box.
+        let v = judge("rm -rf src", &p);
+        assert_eq!((v.decision, v.runs_in), (Decision::Ask, RunsIn::Sandbox));
+        assert!(v.reasons.iter().any(|r| r.contains("the sandbox cannot contain it")), "{:?}", v.reasons);
+        // Acting on the world or needing what is outside: a yes runs it outside.
+        for t in ["npm test && git push", "sudo apt install x", "touch ~/x"] {
+            let v = judge(t, &p);
+            assert_eq!((v.decision, v.runs_in), (Decision::Ask, RunsIn::Unconfined), "{t}");
+            assert!(v.runs_in_why.starts_with("outside the sandbox"), "{t}: {}", v.runs_in_why);
+        }
+        // Forbidden stays forbidden.
+        assert_eq!(d("rm -rf /", &p), Decision::Deny);
+    }
+
+    #[test]
+    fn the_persons_own_settings_still_ask_inside_the_box() {
+        let base = boxed(policy(&[], &[]));
+        assert_eq!(d("pytest", &Policy { require_confirmation: true, ..base.clone() }), Decision::Ask);
+        assert_eq!(d("pytest", &Policy { force_ask: true, ..base.clone() }), Decision::Ask);
+        let rules = with(None, &[], r#"[{"pattern": ["pytest"], "decision": "ask", "reason": "the person asked"}]"#);
+        assert_eq!(d("pytest", &boxed(rules)), Decision::Ask);
+        // A level's "needs approval" cell is the person's word too.
+        let asking = crate::judge::levels::LEVELS.into_iter().find(|l| {
+            let v = judge("make", &with(Some(*l), &[], "[]"));
+            matches!(v.parts[0].decided_by, DecidedBy::Level(_)) && v.decision == Decision::Ask
+        });
+        let level = asking.expect("some level asks about make");
+        assert_eq!(d("make", &boxed(with(Some(level), &[], "[]"))), Decision::Ask);
+    }
+
+    #[test]
+    fn a_whitelisted_part_that_cannot_work_inside_runs_outside() {
+        let v = judge("git push", &boxed(policy(&["git push"], &[])));
+        assert_eq!((v.decision, v.runs_in), (Decision::Allow, RunsIn::Unconfined));
+        let v = judge("git status", &boxed(policy(&[], &[])));
+        assert_eq!((v.decision, v.runs_in), (Decision::Allow, RunsIn::Sandbox));
+        let v = judge("git status", &policy(&[], &[]));
+        assert_eq!(v.runs_in, RunsIn::Unconfined);
+        assert!(v.runs_in_why.starts_with("no sandbox"), "{}", v.runs_in_why);
+    }
+
     fn with(level: Option<Level>, white: &[&str], rules: &str) -> Policy {
         let text = format!("{{\"rules\": {rules}}}");
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();

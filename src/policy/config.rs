@@ -406,9 +406,7 @@ pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut
                 s.warnings.extend(parsed.warnings);
                 s.rules_broken = parsed.broken;
             }
-            "sandbox" => {
-                crate::policy::sandbox_settings::validate(value, &at(key), &mut s.sandbox, &mut s.warnings)
-            }
+            "sandbox" => crate::policy::sandbox_settings::validate(value, &at(key), &mut s.sandbox, &mut s.warnings),
             "approvalQueue" => match value {
                 Value::Bool(b) => s.approval_queue = Some(*b),
                 _ => s.warnings.push(format!("{}: approvalQueue must be true or false; ignored", at(key))),

@@ -161,7 +161,8 @@ mod tests {
 
     #[test]
     fn reads_every_field() {
-        let (s, w) = read(r#"{"enabled": false, "writable": ["/srv/x", "~/data"], "denyRead": ["~/.vault"], "network": "off"}"#);
+        let (s, w) =
+            read(r#"{"enabled": false, "writable": ["/srv/x", "~/data"], "denyRead": ["~/.vault"], "network": "off"}"#);
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(s.enabled, Some(false));
         assert_eq!(s.writable, ["/srv/x", "~/data"]);
@@ -186,7 +187,10 @@ mod tests {
     fn the_stricter_file_wins() {
         let mut s = Settings::default();
         s.apply(&FileSandbox { network: Some(Network::Off), ..FileSandbox::default() }, "user");
-        s.apply(&FileSandbox { network: Some(Network::On), deny_read: vec!["~/x".into()], ..FileSandbox::default() }, "p");
+        s.apply(
+            &FileSandbox { network: Some(Network::On), deny_read: vec!["~/x".into()], ..FileSandbox::default() },
+            "p",
+        );
         assert_eq!(s.network, Network::Off);
         assert_eq!(s.network_from.as_deref(), Some("user"));
         assert_eq!(s.deny_read, [Sourced { path: "~/x".into(), source: "p".into() }]);
