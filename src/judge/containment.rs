@@ -129,7 +129,7 @@ pub fn edge_of(a: &Assessment, view: &BoxView) -> Option<Edge> {
     }
     // Parts made without unwrapping (redirects) keep their words in `argv` only.
     let argv = if a.inner().is_empty() { a.argv.as_slice() } else { a.inner() };
-    let Some(first) = argv.first() else { return None };
+    let first = argv.first()?;
     // Wrappers in front of the program (`sudo`, `env`, `nice` ...) stay in `argv`.
     let wrappers = &a.argv[..a.argv.len().saturating_sub(argv.len())];
     if let Some(w) = wrappers.iter().chain([first]).find(|w| PRIVILEGE.contains(&basename(w))) {
