@@ -268,6 +268,7 @@ fn request(req: &PromptRequest, paused: bool) -> Request {
         time: now,
         expires: (!paused).then(|| now + req.timeout.as_secs()),
         paused,
+        sandbox: sanitize(&req.sandbox),
         code: (req.risk != crate::model::Risk::Moderate).then(|| req.code.clone()),
     }
 }
@@ -297,6 +298,7 @@ mod tests {
             timeout: Duration::from_secs(60),
             code: "4821".into(),
             notice: None,
+            sandbox: String::new(),
         }
     }
 

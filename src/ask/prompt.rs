@@ -36,6 +36,8 @@ pub struct PromptRequest {
     pub code: String,
     /// An extra line, e.g. a TIOCSTI warning.
     pub notice: Option<String>,
+    /// Where a yes runs the command: in the sandbox, or outside it and why (issue 15).
+    pub sandbox: String,
 }
 
 /// One part of a compound command and why it needs approval.
@@ -401,6 +403,9 @@ impl Dialog<'_> {
         }
         let _ = write!(s, "  cwd:      {}\r\n", clip(&req.cwd, DETAIL_CLIP));
         let _ = write!(s, "  risk:     {} ({})\r\n", self.risk_label(), req.category.as_str());
+        if !req.sandbox.is_empty() {
+            let _ = write!(s, "  runs:     {}\r\n", clip(&req.sandbox, DETAIL_CLIP));
+        }
         for reason in &req.reasons {
             let _ = write!(s, "  why:      {}\r\n", clip(reason, DETAIL_CLIP));
         }
@@ -581,6 +586,7 @@ mod tests {
             timeout: Duration::from_secs(60),
             code: "4821".into(),
             notice: None,
+            sandbox: String::new(),
         }
     }
 

@@ -55,6 +55,9 @@ pub struct Request {
     /// Waiting because the person paused the agent, not because the command needs approval.
     #[serde(default)]
     pub paused: bool,
+    /// Where a yes runs the command: in the sandbox, or outside it and why.
+    #[serde(default)]
+    pub sandbox: String,
     /// The approval code for a high-risk command. Shown only in the `agentsh approvals` UI,
     /// never in `--json`, which an agent may run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -368,6 +371,7 @@ mod tests {
             time: now_secs(),
             expires: Some(now_secs() + 60),
             paused: false,
+            sandbox: String::new(),
             code: None,
         }
     }

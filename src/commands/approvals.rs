@@ -386,6 +386,9 @@ impl Ui {
             let _ = write!(d, "  command:  {}\r\n", sanitize(&r.command));
             let _ = write!(d, "  cwd:      {}\r\n", sanitize(&r.cwd));
             let _ = write!(d, "  risk:     {} ({})\r\n", self.risk_label(&r.risk), sanitize(&r.category));
+            if !r.sandbox.is_empty() {
+                let _ = write!(d, "  runs:     {}\r\n", sanitize(&r.sandbox));
+            }
             for reason in &r.reasons {
                 let _ = write!(d, "  why:      {}\r\n", sanitize(reason));
             }
@@ -457,6 +460,7 @@ mod tests {
                 time: 100,
                 expires: Some(160),
                 paused: false,
+                sandbox: String::new(),
                 code: code.map(Into::into),
             },
             live: true,

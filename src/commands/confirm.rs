@@ -33,6 +33,7 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
         timeout: Duration::from_secs(config.confirmation_timeout),
         code,
         notice: crate::ask::tty::tiocsti_notice(),
+        sandbox: String::new(),
     };
     match crate::ask::approval::ask_on_terminal(&req) {
         Answer::Once | Answer::Always(_) => Ok(()),

@@ -188,6 +188,7 @@ mod tests {
             time: 0,
             expires: None,
             paused: false,
+            sandbox: String::new(),
             code: code.map(Into::into),
         }
     }

@@ -14,6 +14,7 @@
 //! ask beats allow.
 
 use crate::judge::assess::{self, Assessment};
+use crate::judge::containment::{self, BoxView, Edge};
 use crate::judge::custom_rules::{self, Rule};
 use crate::judge::levels::{Cell, Level, LevelHit};
 use crate::judge::parse;
@@ -295,6 +296,45 @@ pub struct Policy {
     /// Set when a rule that could tighten could not be read: as with the blacklist, nothing runs
     /// without a person.
     pub rules_broken: Option<String>,
+    /// Whether the command will run in the kernel box, and what the judge knows of it.
+    pub sandbox: Sandbox,
+}
+
+/// The box a judged command would run in (issue 15). Off by default: only the gate, which
+/// execs the command itself, and `check`, which shows what the gate would do, turn it on.
+/// The hook route decides without running the command, so nothing is allowed there because
+/// a box would have contained it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sandbox {
+    /// No box: why (Landlock missing, `sandbox.enabled: false`, the hook route).
+    Off(String),
+    On(BoxView),
+}
+
+impl Default for Sandbox {
+    fn default() -> Sandbox {
+        Sandbox::Off("no sandbox was set up for this verdict".to_string())
+    }
+}
+
+/// Where a part runs: in the box without a question, or at its edge, or with no box at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Runs {
+    /// The box contains whatever it does.
+    Sandbox,
+    /// It needs a person although the box is there (see `edge`).
+    NeedsPerson,
+    /// There is no box.
+    Unconfined,
+}
+
+/// Where the whole command runs if it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunsIn {
+    Sandbox,
+    Unconfined,
 }
 
 /// What settled a part's decision.
@@ -313,6 +353,8 @@ pub enum DecidedBy {
     /// A custom rule.
     Rule(Box<RuleHit>),
     BrokenRules(String),
+    /// The box contains it: it would ask by its risk, but runs inside the sandbox instead.
+    Sandbox,
 }
 
 /// The custom rule that decided a part.
@@ -350,7 +392,15 @@ pub fn part_reasons(p: &Part) -> Vec<String> {
         DecidedBy::Rule(hit) => {
             vec![format!("{} (custom rule `{}` at {}: {})", hit.reason, hit.pattern, hit.at, hit.decision)]
         }
-        DecidedBy::Forbidden | DecidedBy::Risk => return p.assessment.reasons.clone(),
+        DecidedBy::Sandbox => vec!["runs in the sandbox, which contains what it does".to_string()],
+        DecidedBy::Forbidden => return p.assessment.reasons.clone(),
+        DecidedBy::Risk => {
+            let mut out = p.assessment.reasons.clone();
+            if let Some(e) = p.edge.as_ref().filter(|_| p.decision == Decision::Ask) {
+                out.push(format!("the sandbox cannot contain it: it {}", e.why));
+            }
+            return out;
+        }
     };
     if risky && !matches!(p.decided_by, DecidedBy::Whitelist(_)) {
         out.extend(p.assessment.reasons.iter().cloned());
@@ -364,6 +414,11 @@ pub struct Part {
     pub assessment: Assessment,
     pub decision: Decision,
     pub decided_by: DecidedBy,
+    /// Whether the box contains the part.
+    pub runs: Runs,
+    /// Why the box cannot contain the part, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edge: Option<Edge>,
 }
 
 /// The verdict on a whole command. It must be looked at: dropping it unread is a bug.
@@ -377,6 +432,11 @@ pub struct Verdict {
     pub reasons: Vec<String>,
     /// True when a whitelist entry allowed at least one part that would otherwise have asked.
     pub whitelisted: bool,
+    /// Where the command runs if it runs: in the box, or unconfined (no box, or a person's yes
+    /// to a part that cannot work inside it).
+    pub runs_in: RunsIn,
+    /// Why it runs there, in words for the person.
+    pub runs_in_why: String,
     #[serde(rename = "segments")]
     pub parts: Vec<Part>,
     /// Set when an agent's wrapper around the command was recognized (see `agent_wrappers`).
@@ -415,15 +475,15 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
         };
         parts.push(decide_part(nothing, policy));
     }
-    conclude(text, parts)
+    conclude(text, parts, policy)
 }
 
 pub fn decide(text: &str, assessments: Vec<Assessment>, policy: &Policy) -> Verdict {
-    conclude(text, assessments.into_iter().map(|a| decide_part(a, policy)).collect())
+    conclude(text, assessments.into_iter().map(|a| decide_part(a, policy)).collect(), policy)
 }
 
 /// The verdict on the whole command from its decided parts.
-fn conclude(text: &str, parts: Vec<Part>) -> Verdict {
+fn conclude(text: &str, parts: Vec<Part>, policy: &Policy) -> Verdict {
     let decision = parts.iter().map(|p| p.decision).max().unwrap_or(Decision::Deny);
     let risk = parts.iter().map(|p| p.assessment.risk).max().unwrap_or(Risk::Forbidden);
     let top = parts.iter().filter(|p| p.decision == decision).max_by_key(|p| p.assessment.risk);
@@ -437,15 +497,54 @@ fn conclude(text: &str, parts: Vec<Part>) -> Verdict {
         }
     }
     let whitelisted = parts.iter().any(|p| matches!(p.decided_by, DecidedBy::Whitelist(_)));
-    Verdict { command: text.to_string(), decision, risk, category, reasons, whitelisted, parts, harness: None }
+    let (runs_in, runs_in_why) = runs_in(&parts, policy);
+    Verdict {
+        command: text.to_string(),
+        decision,
+        risk,
+        category,
+        reasons,
+        whitelisted,
+        runs_in,
+        runs_in_why,
+        parts,
+        harness: None,
+    }
+}
+
+/// Where the command runs: in the box, unless there is none, or a part that cannot work inside
+/// it runs on a person's word (a yes now, or their whitelist or allow rule).
+fn runs_in(parts: &[Part], policy: &Policy) -> (RunsIn, String) {
+    if let Sandbox::Off(why) = &policy.sandbox {
+        return (RunsIn::Unconfined, format!("no sandbox: {why}"));
+    }
+    let persons_word = |p: &Part| match &p.decided_by {
+        DecidedBy::Whitelist(_) => true,
+        DecidedBy::Rule(r) => r.decision == Decision::Allow,
+        _ => p.decision == Decision::Ask,
+    };
+    let outside = parts.iter().find(|p| persons_word(p) && p.edge.as_ref().is_some_and(|e| e.kind.runs_outside()));
+    match outside.and_then(|p| p.edge.as_ref()) {
+        Some(e) => (RunsIn::Unconfined, format!("outside the sandbox, on a person's word: it {}", e.why)),
+        None => (RunsIn::Sandbox, "in the sandbox".to_string()),
+    }
 }
 
 fn decide_part(a: Assessment, policy: &Policy) -> Part {
-    let (decision, decided_by) = decide_one(&a, policy);
-    Part { assessment: a, decision, decided_by }
+    let (runs, edge) = match &policy.sandbox {
+        Sandbox::Off(_) => (Runs::Unconfined, None),
+        Sandbox::On(view) => match containment::edge_of(&a, view) {
+            None => (Runs::Sandbox, None),
+            Some(e) => (Runs::NeedsPerson, Some(e)),
+        },
+    };
+    let (decision, decided_by) = decide_one(&a, policy, runs == Runs::Sandbox);
+    Part { assessment: a, decision, decided_by, runs, edge }
 }
 
-fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
+/// `contained`: the part runs in the box, which holds whatever it does; only the person's own
+/// settings (ask rules, levels, `requireCommandConfirmation`, `--ask`) still ask about it.
+fn decide_one(a: &Assessment, policy: &Policy, contained: bool) -> (Decision, DecidedBy) {
     // The blacklist tightens, so it matches generously: as written, and as the unwrapped
     // command with its program's path stripped (`sudo /bin/rm` meets a `rm` entry).
     let unwrapped: Vec<String> = if policy.blacklist.is_empty() {
@@ -494,6 +593,7 @@ fn decide_one(a: &Assessment, policy: &Policy) -> (Decision, DecidedBy) {
     }
     match a.risk {
         Risk::Safe => (Decision::Allow, DecidedBy::Risk),
+        _ if contained => (Decision::Allow, DecidedBy::Sandbox),
         _ => (Decision::Ask, DecidedBy::Risk),
     }
 }
@@ -705,6 +805,77 @@ mod tests {
         let blocking: Vec<_> = v.blocking_parts().map(|p| p.assessment.text()).collect();
         assert_eq!(blocking, ["chmod 777 f"]);
         assert!(!v.reasons.is_empty());
+    }
+
+    fn boxed(p: Policy) -> Policy {
+        let view = BoxView {
+            cwd: "/w".into(),
+            home: "/home/u".into(),
+            writable: vec!["/w".into(), "/tmp".into()],
+            read_only: vec!["/w/.git/hooks".into()],
+            network: true,
+            python_env_inside: false,
+        };
+        Policy { sandbox: Sandbox::On(view), ..p }
+    }
+
+    #[test]
+    fn the_box_lifts_risk_asks_of_what_it_contains() {
+        let p = boxed(policy(&[], &[]));
+        for t in ["pytest -q", "cargo build", "echo x > out.txt", "mkdir -p build && cp a build/", "rm -rf target"] {
+            let v = judge(t, &p);
+            assert_eq!((v.decision, v.runs_in), (Decision::Allow, RunsIn::Sandbox), "{t}");
+            assert!(v.parts.iter().all(|p| p.runs == Runs::Sandbox), "{t}");
+            // Without the box, the same text asks, as before.
+            assert_eq!(d(t, &policy(&[], &[])), Decision::Ask, "{t}");
+        }
+        let v = judge("pytest -q", &p);
+        assert_eq!(v.parts[0].decided_by, DecidedBy::Sandbox);
+        assert!(part_reasons(&v.parts[0])[0].contains("runs in the sandbox"), "{:?}", part_reasons(&v.parts[0]));
+    }
+
+    #[test]
+    fn the_edge_still_asks_and_says_where_a_yes_runs_it() {
+        let p = boxed(policy(&[], &[]));
+        // Destroying inside: a yes runs it inside the box.
+        let v = judge("rm -rf src", &p);
+        assert_eq!((v.decision, v.runs_in), (Decision::Ask, RunsIn::Sandbox));
+        assert!(v.reasons.iter().any(|r| r.contains("the sandbox cannot contain it")), "{:?}", v.reasons);
+        // Acting on the world or needing what is outside: a yes runs it outside.
+        for t in ["npm test && git push", "sudo apt install x", "touch ~/x"] {
+            let v = judge(t, &p);
+            assert_eq!((v.decision, v.runs_in), (Decision::Ask, RunsIn::Unconfined), "{t}");
+            assert!(v.runs_in_why.starts_with("outside the sandbox"), "{t}: {}", v.runs_in_why);
+        }
+        // Forbidden stays forbidden.
+        assert_eq!(d("rm -rf /", &p), Decision::Deny);
+    }
+
+    #[test]
+    fn the_persons_own_settings_still_ask_inside_the_box() {
+        let base = boxed(policy(&[], &[]));
+        assert_eq!(d("pytest", &Policy { require_confirmation: true, ..base.clone() }), Decision::Ask);
+        assert_eq!(d("pytest", &Policy { force_ask: true, ..base.clone() }), Decision::Ask);
+        let rules = with(None, &[], r#"[{"pattern": ["pytest"], "decision": "ask", "reason": "the person asked"}]"#);
+        assert_eq!(d("pytest", &boxed(rules)), Decision::Ask);
+        // A level's "needs approval" cell is the person's word too.
+        let asking = crate::judge::levels::LEVELS.into_iter().find(|l| {
+            let v = judge("make", &with(Some(*l), &[], "[]"));
+            matches!(v.parts[0].decided_by, DecidedBy::Level(_)) && v.decision == Decision::Ask
+        });
+        let level = asking.expect("some level asks about make");
+        assert_eq!(d("make", &boxed(with(Some(level), &[], "[]"))), Decision::Ask);
+    }
+
+    #[test]
+    fn a_whitelisted_part_that_cannot_work_inside_runs_outside() {
+        let v = judge("git push", &boxed(policy(&["git push"], &[])));
+        assert_eq!((v.decision, v.runs_in), (Decision::Allow, RunsIn::Unconfined));
+        let v = judge("git status", &boxed(policy(&[], &[])));
+        assert_eq!((v.decision, v.runs_in), (Decision::Allow, RunsIn::Sandbox));
+        let v = judge("git status", &policy(&[], &[]));
+        assert_eq!(v.runs_in, RunsIn::Unconfined);
+        assert!(v.runs_in_why.starts_with("no sandbox"), "{}", v.runs_in_why);
     }
 
     fn with(level: Option<Level>, white: &[&str], rules: &str) -> Policy {

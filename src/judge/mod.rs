@@ -7,6 +7,7 @@
 
 pub mod agent_wrappers;
 pub mod assess;
+pub mod containment;
 pub mod custom_rules;
 pub mod decide;
 pub mod levels;

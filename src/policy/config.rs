@@ -33,6 +33,7 @@ pub const KEYS: &[&str] = &[
     "auditMaxBytes",
     "auditKeep",
     "approvalQueue",
+    "sandbox",
 ];
 
 /// The settings in force, merged from the user and project files.
@@ -50,6 +51,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// The audit trail's settings (see `audit::Settings::apply` for who may set what).
     pub audit: crate::policy::audit_settings::Settings,
+    /// The kernel box's settings (`sandbox_settings`).
+    pub sandbox: crate::policy::sandbox_settings::Settings,
 }
 
 /// One file's settings as written, after validation. `None` means "not set".
@@ -70,6 +73,8 @@ pub struct FileSettings {
     /// A rule that could tighten could not be read: every command needs a person.
     pub rules_broken: Option<String>,
     pub approval_queue: Option<bool>,
+    /// `sandbox`: the kernel box's settings.
+    pub sandbox: crate::policy::sandbox_settings::FileSandbox,
 }
 
 /// Walks up from `cwd` to the first `.agents/terminal.json`.
@@ -226,6 +231,7 @@ pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
         cfg.warnings.extend(s.warnings);
         let from_user_file = user_file().is_some_and(|u| u == path);
         cfg.audit.apply(&s.audit, from_user_file, &source, &mut cfg.warnings);
+        cfg.sandbox.apply(&s.sandbox, &source);
         cfg.files.push(path);
     }
     cfg.confirmation_timeout = confirm.unwrap_or(DEFAULT_CONFIRM_TIMEOUT);
@@ -298,6 +304,10 @@ fn fail_closed_for_unreadable(s: &mut FileSettings, text: &str, at: &str) {
     if text.contains("\"level\"") {
         s.level = Some(Level::Student);
         s.warnings.push(format!("{at}: it mentions level, so the strictest level (student) applies until it is fixed"));
+    }
+    if text.contains("\"sandbox\"") {
+        s.sandbox.network = Some(crate::policy::sandbox_settings::Network::Off);
+        s.warnings.push(format!("{at}: it mentions sandbox, so the network is off in the sandbox until it is fixed"));
     }
     if text.contains("\"rules\"") {
         s.rules_broken = Some(format!("{at}: the file holding the rules is not valid JSON"));
@@ -396,6 +406,7 @@ pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut
                 s.warnings.extend(parsed.warnings);
                 s.rules_broken = parsed.broken;
             }
+            "sandbox" => crate::policy::sandbox_settings::validate(value, &at(key), &mut s.sandbox, &mut s.warnings),
             "approvalQueue" => match value {
                 Value::Bool(b) => s.approval_queue = Some(*b),
                 _ => s.warnings.push(format!("{}: approvalQueue must be true or false; ignored", at(key))),

@@ -10,5 +10,6 @@ pub mod audit_settings;
 pub mod config;
 pub mod config_fast;
 pub mod dirs;
+pub mod sandbox_settings;
 pub mod trust;
 pub mod whitelist;

@@ -93,6 +93,14 @@ pub fn strip_loosening(project: &mut FileSettings, user: &FileSettings) -> Vec<S
     for r in allow {
         removed.push(format!("allow rule `{}` ({})", sanitize(&r.pattern_text()), sanitize(&r.at)));
     }
+    // A project file may make the box stricter, never weaker.
+    if project.sandbox.enabled == Some(false) {
+        removed.push("sandbox.enabled: false".to_string());
+        project.sandbox.enabled = None;
+    }
+    for p in std::mem::take(&mut project.sandbox.writable) {
+        removed.push(format!("sandbox.writable entry `{}`", sanitize(&p)));
+    }
     // Running commands unrecorded; already refused from a project file, this covers a user file
     // that is unsafe (a symlink, another user's, writable by others).
     if project.audit.on_failure == Some(crate::policy::audit_settings::OnFailure::Warn) {

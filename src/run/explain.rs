@@ -1,7 +1,7 @@
 //! Every message a person or agent reads about a decision: what was found, why it matters and
 //! what to do. All text passes through `sanitize`. Writes to stderr only; stdout is the command's.
 
-use crate::judge::decide::{DecidedBy, Part, Verdict};
+use crate::judge::decide::{DecidedBy, Part, Runs, Verdict};
 use crate::model::Decision;
 use crate::text::sanitize::sanitize;
 use std::fmt::Write;
@@ -96,8 +96,16 @@ pub fn check_report(verdict: &Verdict) -> String {
         let _ = writeln!(out, "harness: {}", sanitize(h));
     }
     let _ = writeln!(out, "risk: {} ({})", verdict.risk, verdict.category);
+    if verdict.decision != Decision::Deny {
+        let _ = writeln!(out, "runs: {}", sanitize(&verdict.runs_in_why));
+    }
     for p in &verdict.parts {
-        let _ = writeln!(out, "{} -> {}", part_line(p), p.decision);
+        let place = match (p.decision, p.runs) {
+            (Decision::Deny, _) | (_, Runs::Unconfined) => "",
+            (_, Runs::Sandbox) => ", runs in the sandbox",
+            (_, Runs::NeedsPerson) => ", needs a person",
+        };
+        let _ = writeln!(out, "{} -> {}{place}", part_line(p), p.decision);
         for r in reasons_of(p) {
             let _ = writeln!(out, "    - {}", sanitize(&r));
         }

@@ -3,7 +3,7 @@
 //! and `exec` act on a verdict, and they do so by matching on it, never by default.
 
 use crate::ask::prompt::{self, Answer, PartSummary, PromptRequest};
-use crate::judge::decide::{DecidedBy, Part, Verdict};
+use crate::judge::decide::{DecidedBy, Part, RunsIn, Verdict};
 use crate::judge::parse;
 use crate::model::Decision;
 use crate::policy::config::{self, Config};
@@ -194,8 +194,17 @@ fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<Prom
         timeout: Duration::from_secs(config.confirmation_timeout),
         code,
         notice,
+        sandbox: approval_runs(verdict),
     };
     Ok(req)
+}
+
+/// Where a person's yes runs the command, in the prompt's words.
+fn approval_runs(verdict: &Verdict) -> String {
+    match verdict.runs_in {
+        RunsIn::Sandbox => "if approved, in the sandbox (it can write only inside the workspace)".to_string(),
+        RunsIn::Unconfined => format!("if approved, OUTSIDE the sandbox: {}", verdict.runs_in_why),
+    }
 }
 
 /// Whitelist entries a person may choose for "always": the part's whole command and shorter
