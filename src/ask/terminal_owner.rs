@@ -221,22 +221,32 @@ pub struct Found {
 }
 
 /// Reads and judges this process's controlling terminal: the verdict, and the device's key.
-/// A verdict other than `Person` on a pty is read again, twice, 40 ms apart: a terminal program
-/// starting a new pane holds every pane's master for a moment in the forked child (tmux's server,
-/// until the child closes them before exec). Only a clean reading says `Person`; a holder that
-/// hides for a moment gains nothing, since a pty with no holder is not a person's either.
+/// A verdict other than `Person` that a terminal program's passing state can explain is read
+/// again, twice, 40 ms apart (see [`worth_rereading`]). Only a clean reading says `Person`; a
+/// holder that hides for a moment gains nothing, since a pty with no holder is not a person's
+/// either.
 pub fn check() -> (Owner, Option<String>) {
     let mut tries = 0;
     loop {
         let found = controlling_terminal();
         let owner = judge(&found.terminal);
         tries += 1;
-        let pty = matches!(found.terminal.other_side, OtherSide::Pty { .. });
-        if matches!(owner, Owner::Person(_)) || !pty || tries == 3 {
+        if matches!(owner, Owner::Person(_)) || !worth_rereading(&found.terminal) || tries == 3 {
             return (owner, found.key);
         }
         std::thread::sleep(std::time::Duration::from_millis(40));
     }
+}
+
+/// Whether a reading may have caught a terminal program in passing: a holder that is a known
+/// terminal program (tmux's server starting a pane forks a child that holds every pane's master,
+/// and has the new pane as its terminal, until it closes them before exec), or one that ended
+/// while it was read. An agent's own pty (held by node, codex, python3) is not read again.
+fn worth_rereading(terminal: &Terminal) -> bool {
+    let OtherSide::Pty { holders, .. } = &terminal.other_side else { return false };
+    holders
+        .iter()
+        .any(|h| h.program.is_empty() || kind_of(&h.program).is_some() || h.draws_on.iter().any(worth_rereading))
 }
 
 /// Finds this process's controlling terminal and what holds its other side.
@@ -674,6 +684,18 @@ mod tests {
         assert!(why.contains("not a terminal program"), "{why}");
         let Owner::Person(what) = judge(&pty(vec![holder("tmux")])) else { panic!() };
         assert_eq!(what, "tmux (pid 42)");
+    }
+
+    #[test]
+    fn only_a_terminal_program_caught_in_passing_is_read_again() {
+        // tmux's server forking a new pane: the child is tmux too, and has a terminal already.
+        let forking = Holder { has_terminal: true, ..holder("tmux") };
+        assert!(worth_rereading(&pty(vec![holder("tmux"), forking])));
+        assert!(worth_rereading(&pty(vec![holder("")])), "a holder that ended while it was read");
+        // An agent's pty costs one reading, not three.
+        assert!(!worth_rereading(&pty(vec![holder("node")])));
+        assert!(!worth_rereading(&pty(vec![])));
+        assert!(!worth_rereading(&console()));
     }
 
     #[test]
