@@ -69,9 +69,7 @@ pub fn ask_on_terminal(req: &PromptRequest) -> Answer {
     }
 }
 
-/// The controlling terminal, when agentsh is in its foreground and it is a person's, not a pty
-/// the agent made (`terminal_owner`); `Err` says why nothing may be drawn there. The /proc
-/// reading runs only here, when a prompt is about to be drawn.
+/// The controlling terminal, established to be the person's.
 pub struct PersonsTerminal {
     pub tty: Tty,
     /// What serves it, e.g. "tmux (pid 12)".
@@ -80,6 +78,9 @@ pub struct PersonsTerminal {
     key: String,
 }
 
+/// The controlling terminal, when agentsh is in its foreground and it is a person's, not a pty
+/// the agent made (`terminal_owner`); `Err` says why nothing may be drawn there. The /proc
+/// reading runs only here, when a prompt is about to be drawn.
 pub fn persons_terminal() -> Result<PersonsTerminal, String> {
     let tty = Tty::open()?;
     tty.check_foreground()?;
@@ -90,8 +91,8 @@ pub fn persons_terminal() -> Result<PersonsTerminal, String> {
     }
 }
 
-/// The prompt on the person's terminal once no other prompt is drawn there. The wait counts
-/// against the prompt's timeout, and an answer from the queue ends it.
+/// The prompt on the person's terminal once no other prompt is drawn there (`terminal_turn`).
+/// The wait counts against the prompt's timeout, and an answer from the queue ends it.
 fn in_turn(terminal: &PersonsTerminal, pending: Option<&Pending>, req: &PromptRequest) -> Answer {
     let deadline = Instant::now() + req.timeout;
     let turn = match wait_for_turn(&terminal.key, pending, req, deadline) {
@@ -104,6 +105,8 @@ fn in_turn(terminal: &PersonsTerminal, pending: Option<&Pending>, req: &PromptRe
     answer
 }
 
+/// Waits until no other prompt holds the terminal `key`, polling every 100 ms; `Err` is the
+/// answer that ended the wait (from the queue, the deadline, a signal).
 fn wait_for_turn(key: &str, pending: Option<&Pending>, req: &PromptRequest, deadline: Instant) -> Result<Turn, Answer> {
     let cannot = |e: String| Answer::NoTerminal(format!("cannot take turns on the terminal: {e}"));
     let dir = queue::dir().map_err(cannot)?;
