@@ -9,8 +9,8 @@ use std::hint::black_box;
 fn commands(c: &mut Criterion) {
     let mut g = c.benchmark_group("assess");
     for (name, text) in common::COMMANDS {
-        let script = agentsh::parse::parse(text).expect("bench commands parse");
-        g.bench_function(*name, |b| b.iter(|| agentsh::assess::assess(black_box(&script))));
+        let script = agentsh::judge::parse::parse(text).expect("bench commands parse");
+        g.bench_function(*name, |b| b.iter(|| agentsh::judge::assess::assess(black_box(&script))));
     }
     g.finish();
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use agentsh::decide::{self, Policy};
+use agentsh::judge::decide::{self, Policy};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -13,7 +13,8 @@ fn decide_only(c: &mut Criterion) {
     let policies = [("default", Policy::default()), ("whitelist_10k", common::big_whitelist(10_000))];
     for (pname, policy) in &policies {
         for (name, text) in common::COMMANDS {
-            let parts = agentsh::assess::assess(&agentsh::parse::parse(text).expect("bench commands parse"));
+            let parts =
+                agentsh::judge::assess::assess(&agentsh::judge::parse::parse(text).expect("bench commands parse"));
             g.bench_function(format!("{pname}/{name}"), |b| {
                 b.iter_batched(|| parts.clone(), |p| decide::decide(text, p, policy), criterion::BatchSize::SmallInput)
             });
@@ -42,8 +43,8 @@ fn load_whitelist(c: &mut Criterion) {
     let json = format!("{{\"commandWhitelist\": [{}]}}", entries.join(","));
     c.bench_function("config/whitelist_10k", |b| {
         b.iter(|| {
-            let s = agentsh::config::parse_settings("bench.json", black_box(&json));
-            agentsh::config::merge(vec![("bench.json".into(), s)])
+            let s = agentsh::policy::config::parse_settings("bench.json", black_box(&json));
+            agentsh::policy::config::merge(vec![("bench.json".into(), s)])
         })
     });
 }

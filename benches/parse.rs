@@ -9,7 +9,7 @@ use std::hint::black_box;
 fn commands(c: &mut Criterion) {
     let mut g = c.benchmark_group("parse");
     for (name, text) in common::COMMANDS {
-        g.bench_function(*name, |b| b.iter(|| agentsh::parse::parse(black_box(text))));
+        g.bench_function(*name, |b| b.iter(|| agentsh::judge::parse::parse(black_box(text))));
     }
     g.finish();
 }
@@ -20,7 +20,7 @@ fn length(c: &mut Criterion) {
     for n in [1024, 8 * 1024, 32 * 1024, 63 * 1024] {
         let text = common::long_command(n);
         g.throughput(Throughput::Bytes(text.len() as u64));
-        g.bench_with_input(BenchmarkId::from_parameter(n), &text, |b, t| b.iter(|| agentsh::parse::parse(t)));
+        g.bench_with_input(BenchmarkId::from_parameter(n), &text, |b, t| b.iter(|| agentsh::judge::parse::parse(t)));
     }
     g.finish();
 }

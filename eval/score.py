@@ -12,39 +12,31 @@ Exit status: 0 when recall >= --min-recall, 1 when below, 2 when the corpus or b
 
 import argparse
 import collections
-import concurrent.futures
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
-import unicodedata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "eval" / "anchor-corpus.jsonl"
-DECISION_BY_STATUS = {0: "allow", 10: "ask", 11: "deny"}
+from common import SHARED_EVAL, Scratch, binary, check_all, default_jobs, oneline, read_corpus
+
+DEFAULT_CORPUS = SHARED_EVAL / "anchor-corpus.jsonl"
 BLOCKED = ("ask", "deny")
 
 
 def main():
     args = parse_args()
-    bin_path = Path(args.bin) if args.bin else find_binary()
-    if bin_path is not None:
-        # Commands run from a scratch directory, so a relative path would miss.
-        bin_path = bin_path.resolve()
-    if bin_path is None or not os.access(bin_path, os.X_OK):
-        fail(f"no agentsh binary at {bin_path or 'target/{release,debug}/agentsh'}",
-             "build it with `cargo build`, or pass --bin PATH")
+    bin_path = binary(args.bin)
     corpus = Path(args.corpus) if args.corpus else DEFAULT_CORPUS
-    rows = read_corpus(corpus)
+    rows = read_corpus(corpus, ("risky", "safe"))
 
     started = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda row: judge(bin_path, row["command"], args.timeout), rows))
-    for row, (decision, reason, error) in zip(rows, results):
-        row.update(decision=decision, reason=reason, error=error)
+    # In empty directories with a private HOME, so no config can apply.
+    with Scratch() as scratch:
+        results = check_all(bin_path, [row["command"] for row in rows], scratch, args.jobs, args.timeout)
+    for row, (verdict, error) in zip(rows, results):
+        reasons = [r for seg in (verdict or {}).get("segments") or [] for r in seg.get("reasons") or []]
+        row.update(decision=verdict and verdict["decision"], reason=str(reasons[0]) if reasons else None,
+                   error=error)
     print(f"score: judged {len(rows)} commands with {bin_path} in {time.monotonic() - started:.1f}s",
           file=sys.stderr)
 
@@ -67,82 +59,11 @@ def parse_args():
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--min-recall", type=float, default=99.0, metavar="PCT",
                    help="exit 1 below this recall on risky commands (default: 99.0)")
-    p.add_argument("--jobs", type=int, default=4, help="commands judged in parallel (default: 4)")
+    p.add_argument("--jobs", type=int, default=default_jobs(),
+                   help="commands judged in parallel (default: twice the CPUs)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECS",
                    help="per command; a command that takes longer counts as an error (default: 10)")
     return p.parse_args()
-
-
-def fail(message, hint=None):
-    print(f"score: {message}", file=sys.stderr)
-    if hint:
-        print(f"hint: {hint}", file=sys.stderr)
-    sys.exit(2)
-
-
-def find_binary():
-    """The most recently built of the release and debug binaries, so a stale one is never scored."""
-    target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
-    built = [b for b in (target / "release" / "agentsh", target / "debug" / "agentsh") if b.is_file()]
-    return max(built, key=lambda b: b.stat().st_mtime, default=None)
-
-
-def read_corpus(path):
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        fail(f"cannot read the corpus: {e}", "pass --corpus PATH (see ../shared/eval/README.md)")
-    rows = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            if row["label"] not in ("risky", "safe") or not isinstance(row["command"], str):
-                raise ValueError(f"unexpected label or command: {row['label']!r}")
-        except (ValueError, KeyError) as e:
-            fail(f"{path}:{number}: {e}")
-        rows.append(row)
-    return rows
-
-
-def judge(bin_path, command, timeout):
-    """Runs `agentsh check` on one command in empty directories, so no config can apply.
-
-    Returns (decision, first reason, None) or (None, None, error). An error is never a block: a
-    crash, a usage error or unreadable output must not count towards recall.
-    """
-    with tempfile.TemporaryDirectory(prefix="agentsh-score-") as tmp:
-        cwd, home, config = (Path(tmp) / name for name in ("cwd", "home", "config"))
-        for d in (cwd, home, config):
-            d.mkdir()
-        # Drop inherited XDG_* and AGENTSH_* so the person running this cannot change the verdicts.
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "AGENTSH"))}
-        env.update(HOME=str(home), XDG_CONFIG_HOME=str(config))
-        try:
-            proc = subprocess.run(
-                [str(bin_path), "check", "--json", "--stdin"],
-                input=command.encode("utf-8", "surrogatepass"),
-                capture_output=True, cwd=cwd, env=env, timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return None, None, f"timed out after {timeout:g}s"
-        except OSError as e:
-            return None, None, f"cannot run: {e}"
-
-    status = DECISION_BY_STATUS.get(proc.returncode)
-    if status is None:
-        stderr = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        return None, None, f"exit status {proc.returncode}" + (f": {stderr[0]}" if stderr else "")
-    try:
-        verdict = json.loads(proc.stdout)
-        decision = verdict["decision"]
-        reasons = [r for seg in verdict.get("segments") or [] for r in seg.get("reasons") or []]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None, None, f"exit status {proc.returncode} without a JSON verdict on stdout"
-    if decision != status:
-        return None, None, f"decision {decision!r} disagrees with exit status {proc.returncode}"
-    return decision, (str(reasons[0]) if reasons else None), None
 
 
 def summarize(rows, args, bin_path, corpus):
@@ -206,21 +127,6 @@ def print_report(s):
         print("\nfalse alarms on safe commands:")
         for a in s["false_alarms"]:
             print(f"  {a['file']}: {a['decision']}: {oneline(a['command'])}  # {oneline(a['reason'] or '-')}")
-
-
-def oneline(text, limit=200):
-    """One line, with control, bidi and zero-width characters escaped (the corpus holds bypass
-    attempts that use them), truncated to `limit` characters."""
-    out = []
-    for ch in text:
-        if ch in "\n\t\r":
-            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
-            out.append(f"\\u{{{ord(ch):04x}}}")
-        else:
-            out.append(ch)
-    text = "".join(out)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 if __name__ == "__main__":

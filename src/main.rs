@@ -61,19 +61,19 @@ fn startup() {
 fn run() -> i32 {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // agentsh re-spawned by itself to run an approved command in a new session (exec.rs).
-    if argv.get(1).is_some_and(|a| a == agentsh::exec::NEW_SESSION_MARKER) {
+    if argv.get(1).is_some_and(|a| a == agentsh::run::exec::NEW_SESSION_MARKER) {
         let rest: Vec<String> = argv[2..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        return agentsh::exec::exec_in_new_session(&rest);
+        return agentsh::run::exec::exec_in_new_session(&rest);
     }
     let code = match cli::parse_args(argv) {
-        Ok(Invocation::Shell { source, options }) => agentsh::gate::run(source, options),
+        Ok(Invocation::Shell { source, options }) => agentsh::run::gate::run(source, options),
         Ok(Invocation::Manage(cmd)) => {
             quiet_broken_pipe();
             agentsh::commands::run(cmd)
         }
         Err(e) => {
             // --help and --version print to stdout and succeed; usage errors go to stderr.
-            let code = if e.use_stderr() { agentsh::gate::USAGE } else { 0 };
+            let code = if e.use_stderr() { agentsh::run::gate::USAGE } else { 0 };
             let _ = e.print();
             code
         }

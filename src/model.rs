@@ -1,4 +1,4 @@
-//! The vocabulary shared by every stage: risk, category, decision.
+//! The vocabulary shared by every stage: risk, category, decision, and agentsh's exit statuses.
 //! Plain values only; no stage logic lives here.
 
 use serde::Serialize;
@@ -94,3 +94,16 @@ impl fmt::Display for Decision {
         f.write_str(self.as_str())
     }
 }
+
+/// Exit statuses agentsh itself gives (a command that ran passes on its own).
+pub mod exit {
+    /// agentsh refused to run the command (denied, not approved, no one to ask, audit failure).
+    pub const REFUSED: i32 = 126;
+    /// A usage error.
+    pub const USAGE: i32 = 2;
+}
+
+/// The first argument of agentsh re-spawned to run a command in a new session (see
+/// `run::exec`). The judge treats it as forbidden (`judge::assess`), like every other way of
+/// calling agentsh that is not read-only.
+pub const NEW_SESSION_MARKER: &str = "--agentsh-internal-new-session";

@@ -4,7 +4,7 @@
 //! runs through `decide::judge` with the default policy (and a whitelist where the attack is on
 //! the whitelist).
 
-use agentsh::decide::{Entry, Policy, judge};
+use agentsh::judge::decide::{Entry, Policy, judge};
 use agentsh::model::Decision;
 
 #[derive(Clone, Copy, Debug)]
@@ -303,11 +303,11 @@ fn always_never_offers_a_bare_interpreter_or_wrapper() {
     for text in ["bash", "exec 3</dev/tty", "python3", "sudo"] {
         let v = judge(text, &default());
         let asking: Vec<_> = v.blocking_parts().collect();
-        assert_eq!(agentsh::gate::always_entries(&asking), Vec::<String>::new(), "{text}");
+        assert_eq!(agentsh::run::gate::always_entries(&asking), Vec::<String>::new(), "{text}");
     }
     let v = judge("make test", &default());
     let asking: Vec<_> = v.blocking_parts().collect();
-    assert_eq!(agentsh::gate::always_entries(&asking), ["make test"]);
+    assert_eq!(agentsh::run::gate::always_entries(&asking), ["make test"]);
 }
 
 #[test]

@@ -53,7 +53,7 @@ impl Test {
     /// confirmed it (the confirmation itself is tested on a pty).
     fn trust(&self) {
         let file = self.path(".agents/terminal.json").canonicalize().unwrap();
-        let digest = agentsh::trust::digest(&file, &std::fs::read(&file).unwrap());
+        let digest = agentsh::policy::trust::digest(&file, &std::fs::read(&file).unwrap());
         let dir = self.home.path().join(".local/share/agentsh");
         std::fs::create_dir_all(&dir).unwrap();
         let record = serde_json::json!({ file.display().to_string(): { "sha256": digest } });
@@ -1209,7 +1209,7 @@ fn a_settled_trusted_file_is_known_by_its_stat_and_any_edit_still_revokes_it() {
     // Just written: too recent for its stat to stand for it (`trust::SETTLED`), so it is hashed.
     t.exec(&["check", "touch x"]).status(0).stderr_is_empty();
     assert!(record().get("stat").is_none(), "{}", record());
-    std::thread::sleep(agentsh::trust::SETTLED + std::time::Duration::from_millis(200));
+    std::thread::sleep(agentsh::policy::trust::SETTLED + std::time::Duration::from_millis(200));
     t.exec(&["check", "touch x"]).status(0).stderr_is_empty();
     assert!(record()["stat"].is_string(), "the stat is kept once the file has settled: {}", record());
     t.exec(&["check", "touch x"]).status(0).stderr_is_empty();
@@ -1219,6 +1219,6 @@ fn a_settled_trusted_file_is_known_by_its_stat_and_any_edit_still_revokes_it() {
     std::fs::write(&path, r#"{"commandWhitelist": ["curl!"]}"#).unwrap();
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
     // Settled again, so only the stat comparison stands between the edit and the whitelist.
-    std::thread::sleep(agentsh::trust::SETTLED + std::time::Duration::from_millis(200));
+    std::thread::sleep(agentsh::policy::trust::SETTLED + std::time::Duration::from_millis(200));
     t.exec(&["check", "curl! x"]).status(10).stderr_has("changed since you trusted it");
 }

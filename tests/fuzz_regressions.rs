@@ -4,8 +4,9 @@
 //! must get a verdict, and text the parser refuses is never allowed. (How fast: see
 //! eval/pathological.sh; no timed tests here.)
 
-use agentsh::decide::{JUDGE_BUDGET, Policy, judge_bounded};
+use agentsh::judge::decide::Policy;
 use agentsh::model::Decision;
+use agentsh::run::judging::{JUDGE_BUDGET, judge_bounded};
 use std::path::Path;
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ fn every_fuzz_finding_gets_a_fail_closed_verdict() {
             assert_ne!(verdict.decision, Decision::Allow, "{name}: {:?}", verdict.reasons);
             reproducers += 1;
         } else {
-            if agentsh::parse::parse(text).is_err() {
+            if agentsh::judge::parse::parse(text).is_err() {
                 assert_ne!(verdict.decision, Decision::Allow, "{name}: unparseable input allowed");
             }
             corpus += 1;

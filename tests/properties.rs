@@ -1,7 +1,7 @@
 //! Property tests of the judging core (issue 6): quoting never changes a verdict, joining any
 //! command with a forbidden one is always a deny, and wrappers never lower a verdict.
 
-use agentsh::decide::{Policy, Verdict, judge};
+use agentsh::judge::decide::{Policy, Verdict, judge};
 use agentsh::model::Decision;
 use proptest::prelude::*;
 

@@ -1,7 +1,7 @@
 //! Command texts shared by the benches: the same set `bench/compare.sh` times end to end.
 #![allow(dead_code)] // each bench uses a different part of this module
 
-use agentsh::decide::{Entry, Policy};
+use agentsh::judge::decide::{Entry, Policy};
 
 /// (name, text): a plain command, a typical ~100-character compound, nested shells, a refusal.
 pub const COMMANDS: &[(&str, &str)] = &[

@@ -2,7 +2,7 @@
 //! input, never panic, hang or run out of memory, and anything it cannot parse must never be allowed.
 #![no_main]
 
-use agentsh::decide::{Policy, judge};
+use agentsh::judge::decide::{Policy, judge};
 use agentsh::model::Decision;
 use libfuzzer_sys::fuzz_target;
 
@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let verdict = judge(text, &Policy::default());
     // Fail closed: text the parser refused is never allowed.
-    if agentsh::parse::parse(text).is_err() {
+    if agentsh::judge::parse::parse(text).is_err() {
         assert_ne!(verdict.decision, Decision::Allow, "unparseable input was allowed: {text:?}");
     }
 });

@@ -3,12 +3,12 @@
 //! without a terminal; `run` only wires them to /dev/tty, the queue and the clock. Answers are
 //! checked by `commands::queue::approval`, the same rules as `agentsh approve`.
 
+use crate::ask::prompt::{KeyEvent, Keys, Style};
+use crate::ask::queue::{self, Listed, Reply};
+use crate::ask::tty::Tty;
 use crate::cli::ApprovalsArgs;
 use crate::commands::queue::{approval, print_json, rejection};
-use crate::prompt::{KeyEvent, Keys, Style};
-use crate::queue::{self, Listed, Reply};
-use crate::sanitize::sanitize;
-use crate::tty::Tty;
+use crate::text::sanitize::sanitize;
 use anyhow::{Context, Result, anyhow};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -357,8 +357,8 @@ impl Ui {
             s.push_str("\r\n");
         };
         line(format!("agentsh approvals: {} pending   (q quits)", self.items.len()));
-        if let Some(p) = crate::pause::current() {
-            let how = if p.mode == crate::pause::Mode::Deny { "refused" } else { "held" };
+        if let Some(p) = crate::ask::pause::current() {
+            let how = if p.mode == crate::ask::pause::Mode::Deny { "refused" } else { "held" };
             line(format!("the agent is PAUSED: its commands are {how} until `agentsh resume`"));
         }
         line(String::new());
@@ -385,6 +385,9 @@ impl Ui {
             let _ = write!(d, "  command:  {}\r\n", sanitize(&r.command));
             let _ = write!(d, "  cwd:      {}\r\n", sanitize(&r.cwd));
             let _ = write!(d, "  risk:     {} ({})\r\n", self.risk_label(&r.risk), sanitize(&r.category));
+            if !r.sandbox.is_empty() {
+                let _ = write!(d, "  runs:     {}\r\n", sanitize(&r.sandbox));
+            }
             for reason in &r.reasons {
                 let _ = write!(d, "  why:      {}\r\n", sanitize(reason));
             }
@@ -438,7 +441,7 @@ impl Ui {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::{Parent, Request, Verdict};
+    use crate::ask::queue::{Parent, Request, Verdict};
 
     fn listed(id: &str, code: Option<&str>, always: &[&str]) -> Listed {
         Listed {
@@ -456,6 +459,7 @@ mod tests {
                 time: 100,
                 expires: Some(160),
                 paused: false,
+                sandbox: String::new(),
                 code: code.map(Into::into),
             },
             live: true,

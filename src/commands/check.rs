@@ -13,7 +13,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     let text = if args.stdin {
         let mut t = String::new();
         std::io::stdin()
-            .take(crate::parse::MAX_INPUT_BYTES as u64 + 1)
+            .take(crate::judge::parse::MAX_INPUT_BYTES as u64 + 1)
             .read_to_string(&mut t)
             .context("cannot read the command from standard input")?;
         t
@@ -23,25 +23,25 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     if text.trim().is_empty() {
         eprintln!("agentsh: check needs a command");
         eprintln!("hint: agentsh check -- 'rm -rf build', or pipe it in with --stdin");
-        return Ok(crate::gate::USAGE);
+        return Ok(crate::model::exit::USAGE);
     }
     let cwd = match args.cwd {
         Some(d) if d.is_dir() => d,
         Some(d) => bail!("--cwd {}: not a directory", d.display()),
         None => std::env::current_dir().unwrap_or_else(|_| ".".into()),
     };
-    let mut config = crate::config::load(&cwd);
-    crate::explain::print_warnings(&config.warnings);
+    let mut config = crate::policy::config::load(&cwd);
+    crate::run::explain::print_warnings(&config.warnings);
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
-    config.policy.force_ask = crate::gate::ask_requested(args.ask);
-    let verdict = crate::harness::judge_once(&text, std::mem::take(&mut config.policy));
+    config.policy.force_ask = crate::run::gate::ask_requested(args.ask);
+    let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));
     }
     if args.json {
         print_json(&verdict);
     } else {
-        print!("{}", crate::explain::check_report(&verdict));
+        print!("{}", crate::run::explain::check_report(&verdict));
     }
     // The process ends right after this: freeing a 10,000-entry whitelist one allocation at a
     // time would cost more than the whole check (docs/BENCHMARKS.md).
@@ -56,7 +56,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
 /// One line of JSON on stdout, written as it is serialized: a 64 KiB script's verdict is about
 /// 1 MB, which need not be held as one string (issue 9). A failed write panics as `println!`
 /// does, so a reader that stops early ends agentsh quietly (main.rs).
-fn print_json(verdict: &crate::decide::Verdict) {
+fn print_json(verdict: &crate::judge::decide::Verdict) {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = serde_json::to_writer(&mut out, verdict)
         .map_err(std::io::Error::from)
@@ -68,9 +68,13 @@ fn print_json(verdict: &crate::decide::Verdict) {
 }
 
 /// `check --prompt`, for shell hooks: the gate without the exec. 0: may run; 11: must not.
-fn admit(verdict: &crate::decide::Verdict, config: &crate::config::Config, cwd: &std::path::Path) -> i32 {
+fn admit(
+    verdict: &crate::judge::decide::Verdict,
+    config: &crate::policy::config::Config,
+    cwd: &std::path::Path,
+) -> i32 {
     // The same decision, pause, prompt and audit record as the gate itself.
-    match crate::gate::admit(verdict, config, cwd) {
+    match crate::run::gate::admit(verdict, config, cwd) {
         Ok(_) => ALLOW,
         Err(_) => DENY,
     }

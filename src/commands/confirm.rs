@@ -5,9 +5,9 @@
 //! answer.
 
 use super::Hinted;
-use crate::config;
+use crate::ask::prompt::{self, Answer, PromptRequest};
 use crate::model::{Category, Risk};
-use crate::prompt::{self, Answer, PromptRequest};
+use crate::policy::config;
 use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;
@@ -21,7 +21,7 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
     };
     // Loading marks trust warnings as shown, so show them (they also explain what is at stake).
     let config = config::load(cwd);
-    crate::explain::print_warnings(&config.warnings);
+    crate::run::explain::print_warnings(&config.warnings);
     let req = PromptRequest {
         command: action.to_string(),
         cwd: cwd.display().to_string(),
@@ -32,9 +32,10 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
         always_entries: Vec::new(),
         timeout: Duration::from_secs(config.confirmation_timeout),
         code,
-        notice: crate::tty::tiocsti_notice(),
+        notice: crate::ask::tty::tiocsti_notice(),
+        sandbox: String::new(),
     };
-    match crate::approval::ask_on_terminal(&req) {
+    match crate::ask::approval::ask_on_terminal(&req) {
         Answer::Once | Answer::Always(_) => Ok(()),
         // The queue is never asked here, so these come only from a person refusing.
         Answer::Rejected | Answer::Denied(_) | Answer::TakenOver => {
@@ -51,7 +52,7 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
         .into()),
         Answer::Interrupted(signal) => {
             eprintln!("agentsh: not confirmed: interrupted by {signal}; nothing changed");
-            crate::tty::reraise(&signal)
+            crate::ask::tty::reraise(&signal)
         }
     }
 }

@@ -92,9 +92,9 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
                 Level::Info => "note   ",
                 Level::Problem => "PROBLEM",
             };
-            println!("{mark} {:<11} {}", f.check, crate::sanitize::sanitize(&f.message));
+            println!("{mark} {:<11} {}", f.check, crate::text::sanitize::sanitize(&f.message));
             if let Some(fix) = &f.fix {
-                println!("        {:<11} fix: {}", "", crate::sanitize::sanitize(fix));
+                println!("        {:<11} fix: {}", "", crate::text::sanitize::sanitize(fix));
             }
         }
         println!(
@@ -288,7 +288,7 @@ fn interactive_hooks(f: &Facts) -> Vec<Finding> {
 }
 
 fn config_files(f: &Facts) -> Vec<Finding> {
-    let config = crate::config::load(&f.cwd);
+    let config = crate::policy::config::load(&f.cwd);
     let mut out: Vec<Finding> =
         config.files.iter().map(|p| finding("config", Level::Ok, format!("read {}", p.display()), None)).collect();
     if config.files.is_empty() {
@@ -301,7 +301,7 @@ fn config_files(f: &Facts) -> Vec<Finding> {
 }
 
 fn audit_log(_: &Facts) -> Vec<Finding> {
-    let Some(log) = crate::audit::log_path() else {
+    let Some(log) = crate::record::audit::log_path() else {
         return vec![finding("audit", Level::Problem, "no home directory for the audit log".into(), Some("set HOME"))];
     };
     let dir = log.parent().unwrap_or(Path::new("."));
@@ -330,8 +330,8 @@ fn audit_log(_: &Facts) -> Vec<Finding> {
 }
 
 fn pause_state(_: &Facts) -> Vec<Finding> {
-    use crate::pause::Mode;
-    vec![match crate::pause::current() {
+    use crate::ask::pause::Mode;
+    vec![match crate::ask::pause::current() {
         None => finding("pause", Level::Ok, "not paused: the agent's commands are judged as usual".into(), None),
         Some(p) => finding(
             "pause",
@@ -346,8 +346,8 @@ fn pause_state(_: &Facts) -> Vec<Finding> {
 }
 
 fn approval_queue(_: &Facts) -> Vec<Finding> {
-    vec![match crate::queue::dir() {
-        Ok(dir) if crate::queue::watched(&dir) => finding(
+    vec![match crate::ask::queue::dir() {
+        Ok(dir) if crate::ask::queue::watched(&dir) => finding(
             "queue",
             Level::Ok,
             format!("approval queue {}: `agentsh approvals` is open, so headless commands wait there", dir.display()),
@@ -369,7 +369,7 @@ fn approval_queue(_: &Facts) -> Vec<Finding> {
 }
 
 fn terminal(_: &Facts) -> Vec<Finding> {
-    vec![match crate::tty::Tty::open() {
+    vec![match crate::ask::tty::Tty::open() {
         Ok(_) => {
             finding("terminal", Level::Ok, "a controlling terminal is available for approval prompts".into(), None)
         }
@@ -383,7 +383,7 @@ fn terminal(_: &Facts) -> Vec<Finding> {
 }
 
 fn tiocsti(_: &Facts) -> Vec<Finding> {
-    vec![match crate::tty::legacy_tiocsti_enabled() {
+    vec![match crate::ask::tty::legacy_tiocsti_enabled() {
         Some(false) => {
             finding("tiocsti", Level::Ok, "legacy_tiocsti=0: programs cannot inject keystrokes".into(), None)
         }

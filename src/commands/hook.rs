@@ -8,23 +8,13 @@
 //! exit 2 as "block", while other failures would let the call through).
 
 use crate::cli::{HookArgs, HookProtocol};
-use crate::decide::Verdict;
+use crate::judge::decide::Verdict;
 use crate::model::Decision;
-use crate::sanitize::sanitize;
+use crate::text::sanitize::sanitize;
 use anyhow::Result;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-
-pub const AFTER_HELP: &str = "\
-Wire it in with `agentsh init claude-code|codex|gemini` (prints the settings; --write installs).
-
-Exit status: 0 the answer is on stdout; 2 the call is blocked and the reason is on stderr
-(malformed input, wrong event, internal error; Codex: every refusal).
-
-Examples:
-  agentsh hook --list
-  echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf ~\"}}' | agentsh hook claude-code";
 
 /// More input than this is refused unread: a tool call is a few kilobytes.
 pub const MAX_INPUT_BYTES: u64 = 1024 * 1024;
@@ -90,7 +80,7 @@ pub fn run(args: HookArgs) -> Result<i32> {
     let Some(proto) = args.protocol else {
         eprintln!("agentsh: hook needs a protocol");
         eprintln!("hint: agentsh hook --list");
-        return Ok(crate::gate::USAGE);
+        return Ok(crate::model::exit::USAGE);
     };
     // A crash must block the call, never let it through: the release build aborts on panic,
     // which agents treat as a non-blocking hook failure.
@@ -116,11 +106,11 @@ pub fn run(args: HookArgs) -> Result<i32> {
 /// Loads the config for `cwd` and judges, exactly as the gate does.
 /// The decision is recorded in the audit log; if that fails, nothing is allowed.
 fn judge_in(command: &str, cwd: &Path) -> Verdict {
-    let mut config = crate::config::load(cwd);
-    crate::explain::print_warnings(&config.warnings);
-    let mut v = crate::harness::judge_once(command, std::mem::take(&mut config.policy));
-    let trail = crate::audit::Trail::new(&config, cwd);
-    if trail.record(&v, &crate::audit::Outcome::Hook(v.decision), None, &[]).is_err() {
+    let mut config = crate::policy::config::load(cwd);
+    crate::run::explain::print_warnings(&config.warnings);
+    let mut v = crate::run::judging::judge_once(command, std::mem::take(&mut config.policy));
+    let trail = crate::record::audit::Trail::new(&config, cwd);
+    if trail.record(&v, &crate::record::audit::Outcome::Hook(v.decision), None, &[]).is_err() {
         v.decision = Decision::Deny;
         v.reasons.push("the audit log cannot be written, and every command is recorded before it runs".into());
     }
@@ -225,7 +215,7 @@ pub fn reason_text(v: &Verdict) -> String {
              themselves or to allow it with `agentsh whitelist add` in their own shell; otherwise do the task another way"
         ),
         Decision::Deny => {
-            format!("agentsh: denied: {cmd}. {why}. Hint: {}", crate::explain::denial_hint(v))
+            format!("agentsh: denied: {cmd}. {why}. Hint: {}", crate::run::explain::denial_hint(v))
         }
     }
 }
@@ -233,7 +223,7 @@ pub fn reason_text(v: &Verdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::{Policy, judge};
+    use crate::judge::decide::{Policy, judge};
 
     fn p(name: &str) -> &'static Protocol {
         PROTOCOLS.iter().find(|x| x.name == name).unwrap()

@@ -1,24 +1,13 @@
 //! `agentsh init TARGET [--write]`: the settings that put agentsh in front of an agent or an
 //! interactive shell. Without --write it only prints them. With --write it merges them into
 //! the settings file without touching anything else in it, shows the diff, keeps a backup
-//! beside it and writes atomically under a lock (`store`). A file that is not valid JSON is
+//! beside it and writes atomically under a lock (`atomic_file`). A file that is not valid JSON is
 //! never touched.
 
 use crate::cli::{InitArgs, InitTarget};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
-
-pub const AFTER_HELP: &str = "\
-Examples:
-  agentsh init claude-code            print the hook settings for ~/.claude/settings.json
-  agentsh init claude-code --write    merge them in (shows the diff, keeps a backup)
-  agentsh init codex --write          ~/.codex/hooks.json
-  agentsh init gemini --write         ~/.gemini/settings.json
-  eval \"$(agentsh init bash)\"         gate this interactive bash (add it to ~/.bashrc)
-  agentsh init zsh --write            add that line to ~/.zshrc
-
-Exit status: 0 done (or already installed), 1 failed (the message says why), 2 usage error.";
 
 const BASH_HOOK: &str = include_str!("../shell/agentsh.bash");
 const ZSH_HOOK: &str = include_str!("../shell/agentsh.zsh");
@@ -156,7 +145,7 @@ fn json_target(spec: &HookSpec, path: PathBuf, bin: &str, write: bool) -> Result
     let after = serde_json::to_string_pretty(&Value::Object(map))? + "\n";
     let backup = backup(&path, before.as_deref())?;
     // Merge again under the lock, on what is there now: a concurrent writer loses nothing.
-    crate::store::update(&path, |m| merge_hook(m, spec, bin).map(|_| ()))?;
+    crate::policy::atomic_file::update(&path, |m| merge_hook(m, spec, bin).map(|_| ()))?;
     print_change(&path, before.as_deref().unwrap_or(""), &after, backup.as_deref());
     Ok(0)
 }
@@ -180,7 +169,7 @@ fn shell_target(shell: &str, hook: &str, rc: PathBuf, bin: &str, write: bool) ->
     after.push_str(&line);
     after.push('\n');
     let backup = backup(&rc, before.as_deref())?;
-    crate::store::write_text(&rc, after.as_bytes())?;
+    crate::policy::atomic_file::write_text(&rc, after.as_bytes())?;
     print_change(&rc, &text, &after, backup.as_deref());
     println!("agentsh: open a new {shell} to use it");
     Ok(0)

@@ -2,10 +2,10 @@
 //! chain. It only reads the log (see `audit`); everything shown is sanitized again, since a
 //! damaged or hand-edited file can hold anything.
 
-use crate::audit::{self, Entry, Verified};
 use crate::cli::{DecisionFilter, LogArgs};
-use crate::clock::Since;
-use crate::sanitize::{clip, sanitize};
+use crate::record::audit::{self, Entry, Verified};
+use crate::record::clock::Since;
+use crate::text::sanitize::{clip, sanitize};
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -40,7 +40,7 @@ impl Filter {
 
 /// `--since` as a cutoff, now.
 pub fn cutoff(since: Option<Since>) -> Option<i64> {
-    since.map(|s| s.cutoff(crate::clock::now_ms()))
+    since.map(|s| s.cutoff(crate::record::clock::now_ms()))
 }
 
 /// The log file, or an error a person can act on.
@@ -99,7 +99,8 @@ pub fn run(args: LogArgs) -> Result<i32> {
         }
         print!("{out}");
     } else {
-        let color = nix::unistd::isatty(std::io::stdout()).unwrap_or(false) && crate::prompt::Style::from_env().color;
+        let color =
+            nix::unistd::isatty(std::io::stdout()).unwrap_or(false) && crate::ask::prompt::Style::from_env().color;
         let home = std::env::var("HOME").ok().filter(|h| h.len() > 1);
         print!("{}", table(shown, color, home.as_deref()));
     }
@@ -216,12 +217,12 @@ fn paint(text: &str, code: &str, on: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::Seen;
+    use crate::record::audit::Seen;
 
     fn entry(decision: &str, outcome: &str, cwd: &str, command: &str, at: i64) -> Entry {
         Entry {
             decision: Seen {
-                time: crate::clock::format_rfc3339(at),
+                time: crate::record::clock::format_rfc3339(at),
                 decision: decision.into(),
                 outcome: outcome.into(),
                 cwd: cwd.into(),

@@ -1,3 +1,5 @@
+//! Commands: the management subcommands, one file each.
+//!
 //! Management subcommands, one file each. They print results on stdout (they are the command
 //! the person ran) and errors on stderr; they never run the commands they talk about.
 
@@ -39,9 +41,9 @@ pub fn run(cmd: Command) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("agentsh: {}", crate::sanitize::sanitize(&format!("{e:#}")));
+            eprintln!("agentsh: {}", crate::text::sanitize::sanitize(&format!("{e:#}")));
             if let Some(h) = e.downcast_ref::<Hinted>() {
-                eprintln!("hint: {}", crate::sanitize::sanitize(&h.hint));
+                eprintln!("hint: {}", crate::text::sanitize::sanitize(&h.hint));
             }
             1
         }

@@ -3,11 +3,11 @@
 //! the whitelist and blacklist, and where each setting came from. It only reads.
 
 use crate::cli::PolicyArgs;
-use crate::config::{self, Config, FileSettings};
-use crate::levels::{self, Level, Row};
+use crate::judge::levels::{self, Level, Row};
+use crate::judge::rules;
 use crate::model::{Category, Risk};
-use crate::rules;
-use crate::sanitize::sanitize;
+use crate::policy::config::{self, Config, FileSettings};
+use crate::text::sanitize::sanitize;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ pub fn run(args: PolicyArgs) -> Result<i32> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let config = config::load(&cwd);
-    crate::explain::print_warnings(&config.warnings);
+    crate::run::explain::print_warnings(&config.warnings);
     let files: Vec<(PathBuf, FileSettings)> = config.files.iter().map(|f| (f.clone(), config::read_file(f))).collect();
     let view = view(&config, &files);
     if args.json {
@@ -76,7 +76,7 @@ fn builtin_summary() -> Value {
         .collect();
     let wrappers: Vec<&str> = rules::WRAPPERS.iter().flat_map(|w| w.names.iter().copied()).collect();
     json!({
-        "source": "built-in (src/rules.rs)",
+        "source": "built-in (src/judge/rules.rs)",
         "note": "a program's base risk; its checks can raise or lower it (`agentsh check` shows the one that applies)",
         "categories": categories,
         "wrappers": wrappers,
@@ -85,7 +85,7 @@ fn builtin_summary() -> Value {
 
 fn view(config: &Config, files: &[(PathBuf, FileSettings)]) -> Value {
     let p = &config.policy;
-    let list = |entries: &crate::decide::Entries| -> Vec<Value> {
+    let list = |entries: &crate::judge::decide::Entries| -> Vec<Value> {
         entries.iter().map(|e| json!({"entry": e.text, "source": origin(Path::new(e.source))})).collect()
     };
     let custom: Vec<Value> = p

@@ -2,10 +2,10 @@
 //! approval queue, for scripts and other UIs. Answers go through `queue`; this module only
 //! checks them and reports. The gate forbids every answering command when an agent runs it.
 
+use crate::ask::pause::{self, Mode};
+use crate::ask::queue::{self, Listed, Reply, Request, Verdict};
 use crate::cli::{ApproveArgs, DenyArgs, PauseArgs, StatusArgs};
-use crate::pause::{self, Mode};
-use crate::queue::{self, Listed, Reply, Request, Verdict};
-use crate::sanitize::sanitize;
+use crate::text::sanitize::sanitize;
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -171,7 +171,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::Parent;
+    use crate::ask::queue::Parent;
 
     fn req(code: Option<&str>, always: &[&str]) -> Request {
         Request {
@@ -188,6 +188,7 @@ mod tests {
             time: 0,
             expires: None,
             paused: false,
+            sandbox: String::new(),
             code: code.map(Into::into),
         }
     }

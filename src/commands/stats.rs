@@ -3,9 +3,9 @@
 //! about most, each with the whitelist entry that would stop the prompt (the broadest entry the
 //! prompt offered, chosen by `gate::always_entries` when the command was asked).
 
-use crate::audit::Entry;
 use crate::cli::StatsArgs;
-use crate::sanitize::sanitize;
+use crate::record::audit::Entry;
+use crate::text::sanitize::sanitize;
 use anyhow::Result;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -244,7 +244,7 @@ pub fn report(s: &Stats, log: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::Seen;
+    use crate::record::audit::Seen;
 
     fn e(decision: &str, outcome: &str, command: &str, offered: &[&str], answer_ms: Option<u64>) -> Entry {
         Entry {

@@ -1,11 +1,11 @@
 //! `agentsh trust` and `agentsh untrust`: whether the project's `.agents/terminal.json` may
 //! loosen the policy. Trusting loosens, so a person confirms it at the terminal; untrusting only
-//! tightens and needs no one. The records themselves live in `crate::trust`.
+//! tightens and needs no one. The records themselves live in `crate::policy::trust`.
 
 use super::confirm;
-use crate::config;
-use crate::sanitize::sanitize;
-use crate::trust;
+use crate::policy::config;
+use crate::policy::trust;
+use crate::text::sanitize::sanitize;
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 

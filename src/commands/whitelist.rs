@@ -1,16 +1,16 @@
 //! `agentsh whitelist list|add|rm|clear`: edits `commandWhitelist` in the project's
-//! `.agents/terminal.json` (or, with `--user`, the user config), atomically through `store`.
+//! `.agents/terminal.json` (or, with `--user`, the user config), atomically through `atomic_file`.
 
 use crate::cli::{Scope, WhitelistCommand};
-use crate::config;
-use crate::decide::normalize_words;
-use crate::sanitize::sanitize;
-use crate::store;
+use crate::judge::decide::normalize_words;
+use crate::policy::atomic_file;
+use crate::policy::config;
+use crate::text::sanitize::sanitize;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const KEY: &str = "commandWhitelist";
+use crate::policy::whitelist::{KEY, add_entry, write};
 
 pub fn run(cmd: WhitelistCommand) -> Result<i32> {
     match cmd {
@@ -36,7 +36,7 @@ pub fn run(cmd: WhitelistCommand) -> Result<i32> {
         WhitelistCommand::Clear { scope } => {
             let path = target(scope)?;
             let n = write(&path, |m| {
-                let list = store::string_list(m, KEY)?;
+                let list = atomic_file::string_list(m, KEY)?;
                 let n = list.len();
                 list.clear();
                 Ok(n)
@@ -101,42 +101,6 @@ fn list(path: &Path, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// Adds `entry` unless an equal one (ignoring case and spacing) is there. Returns whether it
-/// was added. Used by `whitelist add` and by "always" at the prompt.
-pub fn add_entry(path: &Path, entry: &str) -> Result<bool> {
-    let wanted = normalize_words(entry);
-    write(path, |m| {
-        let list = store::string_list(m, KEY)?;
-        if list.iter().filter_map(Value::as_str).any(|e| normalize_words(e) == wanted) {
-            return Ok(false);
-        }
-        list.push(Value::String(entry.to_string()));
-        Ok(true)
-    })
-}
-
-/// Every whitelist write: atomic through `store`, and for the project file the trust record
-/// follows the new content while the file's lock is still held (see `trust::carry_over`).
-fn write<T>(path: &Path, change: impl FnOnce(&mut serde_json::Map<String, Value>) -> Result<T>) -> Result<T> {
-    if !path.ends_with(config::PROJECT_FILE) {
-        return store::update(path, change);
-    }
-    let user = crate::trust::user_settings();
-    store::update_then(path, change, |old, new| {
-        // The file is written by now: a trust store that cannot be written (read-only in a
-        // sandbox, say) only means the person must run `agentsh trust` again.
-        match crate::trust::carry_over(path, old, new, &user) {
-            Ok(None) => {}
-            Ok(Some(note)) => eprintln!("agentsh: note: {note}"),
-            Err(e) => eprintln!(
-                "agentsh: note: the file was saved, but its trust could not be recorded ({}); run `agentsh trust`",
-                crate::sanitize::sanitize(&format!("{e:#}"))
-            ),
-        }
-        Ok(())
-    })
-}
-
 fn remove(path: &Path, what: &str) -> Result<i32> {
     let what = if what.trim().is_empty() {
         match pick(path)? {
@@ -147,7 +111,7 @@ fn remove(path: &Path, what: &str) -> Result<i32> {
         what.trim().to_string()
     };
     let removed = write(path, |m| {
-        let list = store::string_list(m, KEY)?;
+        let list = atomic_file::string_list(m, KEY)?;
         let index = match what.parse::<usize>() {
             Ok(n) if n >= 1 && n <= list.len() => Some(n - 1),
             Ok(n) if !list.iter().any(|e| e.as_str() == Some(what.as_str())) => {

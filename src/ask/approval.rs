@@ -1,0 +1,284 @@
+//! The approve step: waits for the first answer from the terminal prompt or the approval queue,
+//! and holds commands while the person has paused the agent. It turns queue replies into
+//! prompt answers; it must never take an answer from stdin, arguments or the environment.
+//!
+//! When there is no terminal, agentsh waits in the queue only when someone could answer: an
+//! `agentsh approvals` UI is open, or the user config (never the project's, which the agent can
+//! edit) sets `approvalQueue: true`. Otherwise it refuses at once, as before.
+
+use crate::ask::pause::{self, Mode};
+use crate::ask::prompt::{self, Answer, KeyEvent, Keys, PromptRequest};
+use crate::ask::queue::{self, Parent, Pending, Reply, Request, Verdict};
+use crate::ask::tty::{Quiet, Tty};
+use crate::text::sanitize::sanitize;
+use std::io;
+use std::time::{Duration, Instant};
+
+/// Asks the person: on the terminal when agentsh has one, and in the queue when it is wanted.
+/// `queue_setting` is the user config's `approvalQueue`.
+pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
+    let tty = Tty::open().and_then(|t| t.check_foreground().map(|()| t));
+    let dir = queue::dir();
+    let wanted = match (&tty, &dir) {
+        (Ok(_), Ok(_)) => true,
+        (Err(_), Ok(d)) => queue_setting || queue::watched(d),
+        (_, Err(_)) => false,
+    };
+    let pending = match (&dir, wanted) {
+        (Ok(d), true) => match Pending::register(d, request(req, false)) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("agentsh: warning: the approval queue is unavailable: {}", sanitize(&e));
+                None
+            }
+        },
+        _ => None,
+    };
+    if let Some(p) = &pending {
+        eprintln!(
+            "agentsh: waiting for approval ({}s): request {} (answer it in `agentsh approvals`)",
+            req.timeout.as_secs(),
+            p.id()
+        );
+    }
+    match (tty, pending) {
+        (Ok(tty), pending) => on_terminal(&tty, pending.as_ref(), req),
+        (Err(_), Some(p)) => in_queue(&p, req, Some(Instant::now() + req.timeout)).unwrap_or(Answer::TimedOut),
+        (Err(why), None) => {
+            let queue = match dir {
+                Ok(_) => "no `agentsh approvals` is open".to_string(),
+                Err(e) => format!("the approval queue is unavailable: {e}"),
+            };
+            Answer::NoTerminal(format!("{why}, and {queue}"))
+        }
+    }
+}
+
+/// Asks on the controlling terminal only, never in the queue: for agentsh's own loosening
+/// management commands (`whitelist add`, `trust`), which a person confirms where they typed them.
+pub fn ask_on_terminal(req: &PromptRequest) -> Answer {
+    match Tty::open().and_then(|t| t.check_foreground().map(|()| t)) {
+        Ok(tty) => on_terminal(&tty, None, req),
+        Err(why) => Answer::NoTerminal(why.to_string()),
+    }
+}
+
+/// Holds a command while the person has paused the agent. `None`: not paused (or resumed), go
+/// on as usual. `Some`: the answer to act on (allowed in `agentsh approvals`, refused, ...).
+pub fn while_paused(make: impl FnOnce() -> Result<PromptRequest, Answer>) -> Option<Answer> {
+    let pause = pause::current()?;
+    if pause.mode == Mode::Deny {
+        return Some(Answer::TakenOver);
+    }
+    let req = match make() {
+        Ok(r) => r,
+        Err(answer) => return Some(answer),
+    };
+    let pending = match queue::dir().and_then(|d| Pending::register(&d, request(&req, true))) {
+        Ok(p) => p,
+        Err(e) => {
+            return Some(Answer::NoTerminal(format!(
+                "the agent is paused, and the approval queue is unavailable: {e}"
+            )));
+        }
+    };
+    eprintln!(
+        "agentsh: paused by the person: waiting for `agentsh resume`: request {} (see `agentsh approvals`)",
+        pending.id()
+    );
+    in_queue(&pending, &req, None)
+}
+
+/// The prompt on the terminal, woken also by the queue. The terminal is in agentsh's foreground;
+/// raw mode and the signal mask are restored before this returns.
+fn on_terminal(tty: &Tty, pending: Option<&Pending>, req: &PromptRequest) -> Answer {
+    let mut session = match tty.raw() {
+        Ok(session) => session,
+        Err(e) => return Answer::NoTerminal(format!("cannot set up the terminal: {e}")),
+    };
+    if let Some(fd) = pending.and_then(|p| p.wake_fd().ok()) {
+        session.watch(fd);
+    }
+    let mut out = tty.writer();
+    let mut keys = QueueKeys { inner: session, pending, req };
+    let answer = prompt::dialog(&mut keys, &mut out, req, Instant::now);
+    // Terminal first, then the signal mask (RawSession's field order).
+    drop(keys);
+    answer
+}
+
+/// Terminal keys, plus answers from the queue as `KeyEvent::Answered`.
+struct QueueKeys<'a, K: Keys> {
+    inner: K,
+    pending: Option<&'a Pending>,
+    req: &'a PromptRequest,
+}
+
+impl<K: Keys> Keys for QueueKeys<'_, K> {
+    fn next_key(&mut self, timeout: Duration) -> io::Result<KeyEvent> {
+        match self.inner.next_key(timeout)? {
+            KeyEvent::Wake => match self.pending.and_then(Pending::take_reply) {
+                Some(reply) => Ok(KeyEvent::Answered(to_answer(&reply, self.req))),
+                None => Ok(KeyEvent::Timeout),
+            },
+            other => Ok(other),
+        }
+    }
+
+    fn discard_typeahead(&mut self) -> io::Result<()> {
+        self.inner.discard_typeahead()
+    }
+}
+
+/// Waits in the queue alone until an answer, the deadline, or a signal. With no deadline
+/// (paused), it also ends when the pause is lifted (`None`) or turned into `--deny`.
+fn in_queue(pending: &Pending, req: &PromptRequest, deadline: Option<Instant>) -> Option<Answer> {
+    let quiet = match Quiet::block() {
+        Ok(q) => q,
+        Err(e) => return Some(Answer::NoTerminal(format!("cannot wait for signals: {e}"))),
+    };
+    let fd = pending.wake_fd().ok();
+    loop {
+        // An answer may have arrived before the first wait.
+        if let Some(reply) = pending.take_reply() {
+            return Some(to_answer(&reply, req));
+        }
+        let wait = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()).filter(|r| !r.is_zero()) {
+                Some(r) => r.min(Duration::from_secs(1)),
+                None => return Some(Answer::TimedOut),
+            },
+            None => match pause::current() {
+                None => return None,
+                Some(p) if p.mode == Mode::Deny => return Some(Answer::TakenOver),
+                Some(_) => Duration::from_secs(1),
+            },
+        };
+        match quiet.wait(fd.as_ref(), wait) {
+            Ok(KeyEvent::Signal(name)) => return Some(Answer::Interrupted(name)),
+            Ok(_) => {}
+            Err(e) => return Some(Answer::NoTerminal(format!("cannot wait: {e}"))),
+        }
+    }
+}
+
+/// What a queue reply means for this request. The code and the entry are checked here again:
+/// the answer file is only as trustworthy as the directory, so it can never do more than the
+/// terminal prompt would allow.
+fn to_answer(reply: &Reply, req: &PromptRequest) -> Answer {
+    let high = req.risk != crate::model::Risk::Moderate;
+    let code_ok = !high || reply.code.as_deref() == Some(req.code.as_str()) && req.code.len() >= 4;
+    match reply.answer {
+        Verdict::Deny => Answer::Denied(reply.message.clone().filter(|m| !m.trim().is_empty())),
+        _ if !code_ok => Answer::Denied(Some("the approval code was wrong".to_string())),
+        Verdict::Once => Answer::Once,
+        Verdict::Always => match &reply.entry {
+            Some(e) if req.always_entries.contains(e) => Answer::Always(e.clone()),
+            _ => Answer::Denied(Some("that whitelist entry was not offered".to_string())),
+        },
+    }
+}
+
+/// The queue's copy of a prompt request. The code is kept for the approvals UI only.
+fn request(req: &PromptRequest, paused: bool) -> Request {
+    let now = queue::now_secs();
+    let ppid = nix::unistd::getppid().as_raw();
+    let parent_name = std::fs::read_to_string(format!("/proc/{ppid}/comm")).unwrap_or_default();
+    Request {
+        id: String::new(),
+        command: sanitize(&req.command),
+        cwd: sanitize(&req.cwd),
+        risk: if req.risk == crate::model::Risk::Moderate { "moderate" } else { "high" }.to_string(),
+        category: req.category.as_str().to_string(),
+        reasons: req.reasons.iter().map(|r| sanitize(r)).collect(),
+        always: req.always_entries.clone(),
+        pid: std::process::id(),
+        parent: Parent { pid: ppid.unsigned_abs(), name: sanitize(parent_name.trim()) },
+        session: nix::unistd::getsid(None).map(|p| p.as_raw()).unwrap_or(0),
+        time: now,
+        expires: (!paused).then(|| now + req.timeout.as_secs()),
+        paused,
+        sandbox: sanitize(&req.sandbox),
+        code: (req.risk != crate::model::Risk::Moderate).then(|| req.code.clone()),
+    }
+}
+
+/// Where the queue is, for messages: the directory or why there is none.
+pub fn describe_dir() -> String {
+    match queue::dir() {
+        Ok(d) => d.display().to_string(),
+        Err(e) => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Category, Risk};
+
+    fn req(risk: Risk) -> PromptRequest {
+        PromptRequest {
+            command: "git push".into(),
+            cwd: "/p".into(),
+            risk,
+            category: Category::DevOps,
+            reasons: vec![],
+            parts: vec![],
+            always_entries: vec!["git push".into()],
+            timeout: Duration::from_secs(60),
+            code: "4821".into(),
+            notice: None,
+            sandbox: String::new(),
+        }
+    }
+
+    fn reply(answer: Verdict, entry: Option<&str>, code: Option<&str>) -> Reply {
+        Reply { answer, entry: entry.map(Into::into), code: code.map(Into::into), message: None }
+    }
+
+    #[test]
+    fn queue_replies_can_do_no_more_than_the_prompt() {
+        let m = req(Risk::Moderate);
+        let h = req(Risk::High);
+        let cases = [
+            (&m, reply(Verdict::Once, None, None), Answer::Once),
+            (&m, reply(Verdict::Always, Some("git push"), None), Answer::Always("git push".into())),
+            (
+                &m,
+                reply(Verdict::Always, Some("git"), None),
+                Answer::Denied(Some("that whitelist entry was not offered".into())),
+            ),
+            (
+                &m,
+                reply(Verdict::Always, None, None),
+                Answer::Denied(Some("that whitelist entry was not offered".into())),
+            ),
+            (&h, reply(Verdict::Once, None, None), Answer::Denied(Some("the approval code was wrong".into()))),
+            (&h, reply(Verdict::Once, None, Some("0000")), Answer::Denied(Some("the approval code was wrong".into()))),
+            (&h, reply(Verdict::Once, None, Some("4821")), Answer::Once),
+            (&h, reply(Verdict::Always, Some("git push"), Some("4821")), Answer::Always("git push".into())),
+            (&h, reply(Verdict::Deny, None, None), Answer::Denied(None)),
+        ];
+        for (r, rep, want) in cases {
+            assert_eq!(to_answer(&rep, r), want, "{rep:?}");
+        }
+        let mut no_code = req(Risk::High);
+        no_code.code = String::new();
+        assert!(matches!(to_answer(&reply(Verdict::Once, None, Some("")), &no_code), Answer::Denied(_)));
+        let denied = Reply { message: Some("use make".into()), ..reply(Verdict::Deny, None, None) };
+        assert_eq!(to_answer(&denied, &m), Answer::Denied(Some("use make".into())));
+    }
+
+    #[test]
+    fn the_queue_copy_is_sanitized_and_keeps_the_code_only_for_high_risk() {
+        let mut m = req(Risk::Moderate);
+        m.command = "echo \x1b[31mx".into();
+        let r = request(&m, false);
+        assert_eq!(r.command, "echo \\x1b[31mx");
+        assert_eq!(r.code, None);
+        assert!(r.expires.is_some());
+        let r = request(&req(Risk::High), true);
+        assert_eq!(r.code.as_deref(), Some("4821"));
+        assert_eq!(r.expires, None);
+    }
+}

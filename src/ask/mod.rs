@@ -1,0 +1,11 @@
+//! Ask: a verdict that needs a person -> their answer, with a timeout.
+//!
+//! Asking a person: a verdict that needs approval -> an answer, from the person's terminal or
+//! the approval queue, with a timeout; and the pause switch. It must not judge, and it must
+//! never take an answer from stdin, arguments or the environment.
+
+pub mod approval;
+pub mod pause;
+pub mod prompt;
+pub mod queue;
+pub mod tty;

@@ -1,0 +1,463 @@
+//! The pending-approval queue: request and answer files in a per-user runtime directory, so a
+//! person can answer from another terminal with no daemon running. It owns the file protocol;
+//! it must not judge commands, decide what an answer means, or draw anything.
+//!
+//! The protocol (README, "Approving from another terminal"):
+//! - The directory is `$XDG_RUNTIME_DIR/agentsh`, else `/tmp/agentsh-UID`. It is created 0700 and
+//!   refused when it is a symlink, not owned by this user, or open to the group or others.
+//! - A waiting agentsh writes `ID.json` (0600): a temp file it has already locked (flock,
+//!   exclusive) is renamed into place, and the lock is held until the wait ends. A request whose
+//!   lock can be taken has no waiter (it was killed): it is stale, reported as expired once and
+//!   removed. IDs are 12 random hex digits, so concurrent waiters never collide.
+//! - An answer is `ID.answer`, written by `agentsh approve`/`deny` to a temp file and linked into
+//!   place (never over an earlier answer). The waiter is woken by inotify on the directory,
+//!   reads it, and removes both files when it is done.
+//! - Each `agentsh approvals` UI holds a shared lock on `watcher`: a headless agentsh waits in the
+//!   queue while someone holds it.
+//! - Every file read must be a regular file owned by this user, opened without following links.
+
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Request and answer files larger than this are not ours: ignored.
+const MAX_FILE: u64 = 256 * 1024;
+const WATCHER: &str = "watcher";
+
+/// One pending request, as stored in `ID.json`. Text fields are sanitized when written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    pub id: String,
+    pub command: String,
+    pub cwd: String,
+    /// "moderate" or "high".
+    pub risk: String,
+    pub category: String,
+    pub reasons: Vec<String>,
+    /// Whitelist entries "always" may add, longest first; empty: no "always".
+    #[serde(default)]
+    pub always: Vec<String>,
+    /// The waiting agentsh.
+    pub pid: u32,
+    /// Its parent (normally the agent): pid and program name.
+    pub parent: Parent,
+    /// The session id of the waiting agentsh (`getsid`).
+    pub session: i32,
+    /// Seconds since the Unix epoch.
+    pub time: u64,
+    /// When the wait times out (seconds since the epoch); `None` while paused (waits for resume).
+    pub expires: Option<u64>,
+    /// Waiting because the person paused the agent, not because the command needs approval.
+    #[serde(default)]
+    pub paused: bool,
+    /// Where a yes runs the command: in the sandbox, or outside it and why.
+    #[serde(default)]
+    pub sandbox: String,
+    /// The approval code for a high-risk command. Shown only in the `agentsh approvals` UI,
+    /// never in `--json`, which an agent may run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parent {
+    pub pid: u32,
+    pub name: String,
+}
+
+/// An answer, as stored in `ID.answer`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reply {
+    pub answer: Verdict,
+    /// For `Always`: the whitelist entry, one of the request's `always`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// For a high-risk request: the code the person was shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// For `Deny`: what the person wants the agent to know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Once,
+    Always,
+    Deny,
+}
+
+/// A request found by [`list`]: `live` while its waiter holds the lock.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    pub request: Request,
+    pub live: bool,
+}
+
+pub fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The queue directory, created if missing and checked. `Err` says why it cannot be used.
+pub fn dir() -> Result<PathBuf, String> {
+    let uid = nix::unistd::geteuid().as_raw();
+    let path = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| Path::new(v).is_absolute()) {
+        Some(run) => PathBuf::from(run).join("agentsh"),
+        None => PathBuf::from(format!("/tmp/agentsh-{uid}")),
+    };
+    match fs::DirBuilder::new().mode(0o700).create(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+    }
+    check_dir(&path, uid)?;
+    Ok(path)
+}
+
+/// A shared /tmp lets others pre-create the directory or plant a link: refuse anything but a
+/// real directory of ours that no one else can enter.
+fn check_dir(path: &Path, uid: u32) -> Result<(), String> {
+    let shown = path.display();
+    let meta = fs::symlink_metadata(path).map_err(|e| format!("cannot inspect {shown}: {e}"))?;
+    if meta.file_type().is_symlink() {
+        return Err(format!("{shown} is a symbolic link; remove it"));
+    }
+    if !meta.is_dir() {
+        return Err(format!("{shown} is not a directory"));
+    }
+    if meta.uid() != uid {
+        return Err(format!("{shown} belongs to another user (uid {})", meta.uid()));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(format!("{shown} is open to other users (mode {:o}); run chmod 700 on it", meta.mode() & 0o777));
+    }
+    Ok(())
+}
+
+/// True for the ids agentsh makes: 12 lowercase hex digits. Anything else is never a path.
+pub fn valid_id(id: &str) -> bool {
+    id.len() == 12 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn new_id() -> io::Result<String> {
+    let bytes = crate::ask::prompt::urandom::<6>()?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Opens a file without following links and checks it is a regular file of ours.
+fn open_owned(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.uid() != nix::unistd::geteuid().as_raw() || meta.len() > MAX_FILE {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, "not a file of this user's"));
+    }
+    Ok(file)
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
+    let mut text = String::new();
+    open_owned(path)?.take(MAX_FILE).read_to_string(&mut text)?;
+    serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Writes a temp file (0600), fsyncs it, and returns it with its path. With `lock`, it is
+/// locked before anything is written, so it is never seen unlocked under its final name.
+fn write_temp(dir: &Path, name: &str, bytes: &[u8], lock: bool) -> io::Result<(File, PathBuf)> {
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(&tmp)?;
+    let written = (|| {
+        if lock {
+            file.lock()?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()
+    })();
+    match written {
+        Ok(()) => Ok((file, tmp)),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// A request this process registered and waits on. Dropping it withdraws the request.
+#[derive(Debug)]
+pub struct Pending {
+    dir: PathBuf,
+    request: Request,
+    /// Holds the exclusive flock that marks the request live.
+    _lock: File,
+    inotify: Inotify,
+}
+
+impl Pending {
+    /// Registers `request` under a fresh id (the `id` field is replaced).
+    pub fn register(dir: &Path, mut request: Request) -> Result<Pending, String> {
+        request.id = new_id().map_err(|e| format!("cannot make a request id: {e}"))?;
+        // Watch before the request is visible, so no answer can slip in unseen.
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)
+            .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
+        inotify
+            .add_watch(dir, AddWatchFlags::IN_MOVED_TO | AddWatchFlags::IN_CLOSE_WRITE | AddWatchFlags::IN_CREATE)
+            .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
+        let text = serde_json::to_vec_pretty(&request).map_err(|e| e.to_string())?;
+        let name = format!("{}.json", request.id);
+        let (lock, tmp) = write_temp(dir, &name, &text, true).map_err(|e| format!("cannot write a request: {e}"))?;
+        if let Err(e) = fs::rename(&tmp, dir.join(&name)) {
+            let _ = fs::remove_file(&tmp);
+            return Err(format!("cannot write a request: {e}"));
+        }
+        Ok(Pending { dir: dir.to_path_buf(), request, _lock: lock, inotify })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.request.id
+    }
+
+    /// A descriptor that becomes readable when something in the queue changes.
+    pub fn wake_fd(&self) -> io::Result<OwnedFd> {
+        self.inotify.as_fd().try_clone_to_owned()
+    }
+
+    /// Drains change notifications and returns the answer, if one has arrived. An unreadable
+    /// answer (not ours, not JSON) is ignored: the wait goes on, and times out as a no.
+    pub fn take_reply(&self) -> Option<Reply> {
+        while let Ok(events) = self.inotify.read_events() {
+            if events.is_empty() {
+                break;
+            }
+        }
+        read_json(&self.dir.join(format!("{}.answer", self.request.id))).ok()
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // The answer first: a request file without its lock would look stale, not answered.
+        let _ = fs::remove_file(self.dir.join(format!("{}.answer", self.request.id)));
+        let _ = fs::remove_file(self.dir.join(format!("{}.json", self.request.id)));
+    }
+}
+
+/// Every request in the queue, oldest first. Stale requests (their waiter is gone) are
+/// returned once with `live: false` and removed.
+pub fn list(dir: &Path) -> io::Result<Vec<Listed>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")).filter(|id| valid_id(id)) else {
+            continue;
+        };
+        let path = dir.join(&name);
+        let Ok(request) = read_json::<Request>(&path) else { continue };
+        if request.id != id {
+            continue;
+        }
+        let Ok(file) = open_owned(&path) else { continue };
+        let live = match file.try_lock() {
+            Ok(()) => false,
+            Err(fs::TryLockError::WouldBlock) => true,
+            Err(fs::TryLockError::Error(_)) => continue,
+        };
+        if !live {
+            let _ = fs::remove_file(dir.join(format!("{id}.answer")));
+            let _ = fs::remove_file(&path);
+        }
+        out.push(Listed { request, live });
+    }
+    out.sort_by(|a, b| (a.request.time, &a.request.id).cmp(&(b.request.time, &b.request.id)));
+    Ok(out)
+}
+
+/// The live request `id`, or why it cannot be answered.
+pub fn find(dir: &Path, id: &str) -> Result<Request, String> {
+    if !valid_id(id) {
+        return Err(format!(
+            "`{}` is not a request id (12 hex digits, see `agentsh approvals`)",
+            crate::text::sanitize::sanitize(id)
+        ));
+    }
+    match list(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?.into_iter().find(|l| l.request.id == id)
+    {
+        Some(l) if l.live => Ok(l.request),
+        Some(_) => Err(format!("request {id} has expired: the agentsh that asked is gone")),
+        None => Err(format!("there is no pending request {id}; it may have been answered or timed out")),
+    }
+}
+
+/// Writes the answer to request `id`. Fails if it was already answered.
+pub fn answer(dir: &Path, id: &str, reply: &Reply) -> Result<(), String> {
+    if !valid_id(id) {
+        return Err(format!("`{}` is not a request id", crate::text::sanitize::sanitize(id)));
+    }
+    let text = serde_json::to_vec_pretty(reply).map_err(|e| e.to_string())?;
+    let name = format!("{id}.answer");
+    let (_, tmp) = write_temp(dir, &name, &text, false).map_err(|e| format!("cannot write the answer: {e}"))?;
+    // link, not rename: it never replaces an answer someone else gave first.
+    let linked = fs::hard_link(&tmp, dir.join(&name));
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(format!("request {id} was already answered")),
+        Err(e) => Err(format!("cannot write the answer: {e}")),
+    }
+}
+
+/// True while an `agentsh approvals` UI is open (it holds a shared lock on `watcher`).
+pub fn watched(dir: &Path) -> bool {
+    let Ok(file) = open_owned(&dir.join(WATCHER)) else { return false };
+    matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
+}
+
+/// Marks the queue as watched for as long as the returned file is open.
+pub fn watch(dir: &Path) -> io::Result<File> {
+    let path = dir.join(WATCHER);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(&path)?;
+    file.lock_shared()?;
+    Ok(file)
+}
+
+/// A descriptor that becomes readable when anything in the queue directory changes.
+pub fn watch_changes(dir: &Path) -> io::Result<Inotify> {
+    let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
+    inotify.add_watch(
+        dir,
+        AddWatchFlags::IN_MOVED_TO
+            | AddWatchFlags::IN_CLOSE_WRITE
+            | AddWatchFlags::IN_DELETE
+            | AddWatchFlags::IN_CREATE,
+    )?;
+    Ok(inotify)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> Request {
+        Request {
+            id: String::new(),
+            command: "git push".into(),
+            cwd: "/p".into(),
+            risk: "moderate".into(),
+            category: "dev_ops".into(),
+            reasons: vec!["publishes commits".into()],
+            always: vec!["git push".into()],
+            pid: std::process::id(),
+            parent: Parent { pid: 1, name: "init".into() },
+            session: 1,
+            time: now_secs(),
+            expires: Some(now_secs() + 60),
+            paused: false,
+            sandbox: String::new(),
+            code: None,
+        }
+    }
+
+    fn private_dir() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_registered_request_is_listed_answered_and_withdrawn() {
+        let d = private_dir();
+        let p = Pending::register(d.path(), request()).unwrap();
+        assert!(valid_id(p.id()));
+        let listed = list(d.path()).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].live);
+        assert_eq!(p.take_reply(), None);
+        let reply = Reply { answer: Verdict::Once, entry: None, code: None, message: None };
+        answer(d.path(), p.id(), &reply).unwrap();
+        // A second answer never replaces the first.
+        let deny = Reply { answer: Verdict::Deny, entry: None, code: None, message: None };
+        assert!(answer(d.path(), p.id(), &deny).unwrap_err().contains("already answered"));
+        assert_eq!(p.take_reply(), Some(reply));
+        drop(p);
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_request_without_its_waiter_is_expired_once_then_gone() {
+        let d = private_dir();
+        let mut r = request();
+        r.id = "0123456789ab".into();
+        // Written as a killed waiter leaves it: in place, with no lock held.
+        fs::write(d.path().join("0123456789ab.json"), serde_json::to_vec(&r).unwrap()).unwrap();
+        let listed = list(d.path()).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(!listed[0].live);
+        assert!(find(d.path(), "0123456789ab").is_err());
+        assert!(list(d.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn ids_are_checked_before_they_touch_a_path() {
+        for bad in ["../../etc/x", "0123456789AB", "0123", "", "0123456789ab/"] {
+            assert!(!valid_id(bad), "{bad}");
+        }
+        let d = private_dir();
+        let reply = Reply { answer: Verdict::Once, entry: None, code: None, message: None };
+        assert!(answer(d.path(), "../evil", &reply).is_err());
+    }
+
+    #[test]
+    fn the_directory_must_be_private_and_ours() {
+        let d = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::geteuid().as_raw();
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(check_dir(d.path(), uid).unwrap_err().contains("open to other users"));
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(check_dir(d.path(), uid).is_ok());
+        assert!(check_dir(d.path(), uid + 1).unwrap_err().contains("another user"));
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(d.path(), &link).unwrap();
+        assert!(check_dir(&link, uid).unwrap_err().contains("symbolic link"));
+    }
+
+    #[test]
+    fn watched_only_while_a_ui_holds_the_lock() {
+        let d = private_dir();
+        assert!(!watched(d.path()));
+        let w = watch(d.path()).unwrap();
+        assert!(watched(d.path()));
+        drop(w);
+        assert!(!watched(d.path()));
+    }
+
+    #[test]
+    fn concurrent_requests_are_answered_separately() {
+        let d = private_dir();
+        let a = Pending::register(d.path(), request()).unwrap();
+        let b = Pending::register(d.path(), request()).unwrap();
+        assert_ne!(a.id(), b.id());
+        let deny = Reply { answer: Verdict::Deny, entry: None, code: None, message: Some("use make".into()) };
+        answer(d.path(), b.id(), &deny).unwrap();
+        assert_eq!(a.take_reply(), None);
+        assert_eq!(b.take_reply(), Some(deny));
+    }
+}

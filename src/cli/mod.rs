@@ -1,0 +1,539 @@
+//! Cli: argv -> an invocation (the clap definition and the fast paths for agents' forms).
+//!
+//! The command line: the sh-compatible invocation (`-c`, `-lc`, `SCRIPT`, stdin) and the
+//! management subcommands. One clap definition feeds `--help`, the man page and completions.
+//! It only parses argv; it must not read files or decide anything.
+
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+
+pub mod fast_path;
+
+pub use crate::run::invocation::{ShellArgs, Source};
+
+pub const AFTER_HELP: &str = "\
+How it works:
+  agentsh parses COMMAND without running a shell, judges every simple command in it
+  (safe, moderate, high or forbidden), asks the person at the terminal when approval is
+  needed, and then execs the command itself. The agent sees only the command's own output
+  and exit status, or a refusal.
+
+Examples:
+  agentsh -c 'ls -la'                 run a command through the gate
+  agentsh check -- 'rm -rf build'     show the verdict without running anything
+  agentsh check --json -- 'git push'  the same, as JSON for scripts
+  agentsh whitelist add 'npm test'    let a command run without asking
+  agentsh log --since 1h              what ran, was asked about or denied in the last hour
+  SHELL=$(command -v agentsh) my-agent   make an agent's commands go through agentsh
+
+Exit status:
+  the command's own      when it ran
+  126                    refused (denied, not approved, timed out, no one to ask,
+                         or the audit record could not be written)
+  127                    command not found
+  124                    killed by commandTimeoutSeconds
+  2                      usage error
+  check: 0 allow, 10 ask, 11 deny
+
+Config: .agents/terminal.json (project, found by walking up) and
+~/.config/agentsh/config.json (user). See `man agentsh` or the README.";
+
+/// A gatekeeping shell for AI coding agents.
+#[derive(Parser, Debug, Default)]
+#[command(
+    name = "agentsh",
+    version,
+    about = "A gatekeeping shell for AI coding agents: parse, judge, ask a person, then exec",
+    long_about = None,
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub shell: ShellArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Show the verdict on a command without running it
+    #[command(after_help = "Exit status: 0 allow, 10 ask, 11 deny, 2 usage error.\n\n\
+        Examples:\n  agentsh check -- 'rm -rf /'\n  agentsh check --json -- 'git push --force'\n  \
+        printf 'cd x &&\\n make\\n' | agentsh check --stdin\n  agentsh check --ask -- ls")]
+    Check(CheckArgs),
+    /// List, add or remove the commands that run without asking
+    #[command(subcommand)]
+    Whitelist(WhitelistCommand),
+    /// Show the effective policy: level table, built-in rules, custom rules, lists, and where each came from
+    #[command(after_help = "Exit status: 0 shown, 1 failed, 2 usage error.\n\n\
+        Examples:\n  agentsh policy\n  agentsh policy --json | jq .level\n  agentsh policy --cwd ~/src/project")]
+    Policy(PolicyArgs),
+    /// Answer an agent's pre-tool hook: tool-call JSON on stdin, the decision on stdout
+    #[command(after_help = HOOK_AFTER_HELP)]
+    Hook(HookArgs),
+    /// Print the settings that put agentsh in front of an agent or shell; --write installs them
+    #[command(after_help = INIT_AFTER_HELP)]
+    Init(InitArgs),
+    /// Check that agents and shells reach agentsh, with a fix for every problem found
+    #[command(after_help = "Exit status: 0 all good, 1 a problem was found, 2 usage error.\n\n\
+        Examples:\n  agentsh doctor\n  agentsh doctor --json")]
+    Doctor(DoctorArgs),
+    /// Show the audit log: every decision agentsh made, newest last
+    #[command(after_help = LOG_AFTER_HELP)]
+    Log(LogArgs),
+    /// Summarize the audit log: decisions, risks, approval rate, the commands asked most
+    #[command(after_help = STATS_AFTER_HELP)]
+    Stats(StatsArgs),
+    /// Show pending approval requests live, and answer them (a terminal UI; --json for scripts)
+    #[command(after_help = APPROVALS_HELP)]
+    Approvals(ApprovalsArgs),
+    /// Allow a pending request (see `agentsh approvals`)
+    #[command(after_help = "Exit status: 0 answered, 1 failed (no such request, wrong code, ...), 2 usage error.\n\n\
+        Examples:\n  agentsh approve 3f9a0c12d4e5\n  agentsh approve 3f9a0c12d4e5 --always\n  \
+        agentsh approve 3f9a0c12d4e5 --code 4821     (high risk: the code shown in `agentsh approvals`)")]
+    Approve(ApproveArgs),
+    /// Reject a pending request, optionally telling the agent what to do instead
+    #[command(after_help = "Exit status: 0 answered, 1 failed, 2 usage error.\n\n\
+        Example:\n  agentsh deny 3f9a0c12d4e5 --message 'use make test, not the raw script'")]
+    Deny(DenyArgs),
+    /// Take over: every command the agent runs waits until `agentsh resume` (--deny: is refused)
+    #[command(after_help = "The pause lasts until `agentsh resume`, across logins. Waiting commands \
+        show in `agentsh approvals`, where each can also be answered.\n\n\
+        Examples:\n  agentsh pause\n  agentsh pause --deny\n  agentsh resume")]
+    Pause(PauseArgs),
+    /// Hand control back: lift `agentsh pause`
+    Resume,
+    /// Show whether the agent is paused and how many requests are pending
+    Status(StatusArgs),
+    /// Let this project's .agents/terminal.json loosen the policy (asks on the terminal)
+    #[command(after_help = "Settings that tighten the policy (blacklist, requireCommandConfirmation: true, \
+        shorter timeouts) always apply. Settings that loosen it (whitelist entries, longer timeouts, allow rules) apply \
+        only while the file's exact content is trusted; any edit revokes the trust. agentsh shows the \
+        loosening settings and a person must type the code shown on the terminal.\n\n\
+        Examples:\n  agentsh trust\n  agentsh untrust")]
+    Trust,
+    /// Stop trusting this project's .agents/terminal.json (its whitelist is then ignored)
+    Untrust,
+}
+
+const HOOK_AFTER_HELP: &str = "\
+Wire it in with `agentsh init claude-code|codex|gemini` (prints the settings; --write installs).
+
+Exit status: 0 the answer is on stdout; 2 the call is blocked and the reason is on stderr
+(malformed input, wrong event, internal error; Codex: every refusal).
+
+Examples:
+  agentsh hook --list
+  echo '{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"rm -rf ~\"}}' | agentsh hook claude-code";
+
+const INIT_AFTER_HELP: &str = "\
+Examples:
+  agentsh init claude-code            print the hook settings for ~/.claude/settings.json
+  agentsh init claude-code --write    merge them in (shows the diff, keeps a backup)
+  agentsh init codex --write          ~/.codex/hooks.json
+  agentsh init gemini --write         ~/.gemini/settings.json
+  eval \"$(agentsh init bash)\"         gate this interactive bash (add it to ~/.bashrc)
+  agentsh init zsh --write            add that line to ~/.zshrc
+
+Exit status: 0 done (or already installed), 1 failed (the message says why), 2 usage error.";
+
+const LOG_AFTER_HELP: &str = "\
+Every command run through agentsh is recorded before it runs, in
+~/.local/state/agentsh/audit.jsonl ($XDG_STATE_HOME/agentsh). `agentsh check` records nothing.
+
+Examples:
+  agentsh log                         the last 50 decisions as a table
+  agentsh log --since 1h --decision deny
+  agentsh log --cwd . --grep 'git push'
+  agentsh log --json -n 0 | jq .      every record, as stored
+  agentsh log --verify                check the hash chain for edits and removed lines
+
+Exit status: 0 done, 1 failed (or --verify found a broken link), 2 usage error.";
+
+const STATS_AFTER_HELP: &str = "\
+Examples:
+  agentsh stats
+  agentsh stats --since 7d --json
+
+Exit status: 0 done, 1 failed, 2 usage error.";
+
+/// A gate decision, for filtering the audit log.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecisionFilter {
+    Allow,
+    Ask,
+    Deny,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct LogArgs {
+    /// Print the matching records as JSON lines, exactly as stored
+    #[arg(long)]
+    pub json: bool,
+    /// Show the last N matching decisions; 0 shows all
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 50)]
+    pub lines: usize,
+    /// Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or
+    /// time (2025-06-01, 2025-06-01T09:00:00Z)
+    #[arg(long, value_name = "WHEN", value_parser = crate::record::clock::parse_since)]
+    pub since: Option<crate::record::clock::Since>,
+    /// Only decisions that were allow, ask (whatever the person answered) or deny
+    #[arg(long, value_enum, value_name = "DECISION")]
+    pub decision: Option<DecisionFilter>,
+    /// Only commands run in DIR or below it
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// Only commands containing TEXT (case-insensitive)
+    #[arg(long, value_name = "TEXT")]
+    pub grep: Option<String>,
+    /// Check every line's hash and link instead of listing; reports the first broken link
+    #[arg(long, conflicts_with_all = ["json", "since", "decision", "cwd", "grep"])]
+    pub verify: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct StatsArgs {
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time
+    #[arg(long, value_name = "WHEN", value_parser = crate::record::clock::parse_since)]
+    pub since: Option<crate::record::clock::Since>,
+}
+
+/// The agents whose hook protocols agentsh speaks.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookProtocol {
+    /// Claude Code PreToolUse (tool Bash)
+    ClaudeCode,
+    /// Codex PreToolUse (tool Bash); Codex cannot ask, so ask becomes deny
+    Codex,
+    /// Gemini CLI BeforeTool (tool run_shell_command); no ask either
+    Gemini,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct HookArgs {
+    /// The agent's protocol
+    #[arg(value_enum, required_unless_present = "list")]
+    pub protocol: Option<HookProtocol>,
+    /// List the supported protocols and how each maps allow, ask and deny
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// What `agentsh init` wires agentsh into.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitTarget {
+    /// A PreToolUse hook in ~/.claude/settings.json
+    ClaudeCode,
+    /// A PreToolUse hook in ~/.codex/hooks.json
+    Codex,
+    /// A BeforeTool hook in ~/.gemini/settings.json
+    Gemini,
+    /// A hook that gates each command line of an interactive bash (~/.bashrc)
+    Bash,
+    /// A hook that gates each command line of an interactive zsh (~/.zshrc)
+    Zsh,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct InitArgs {
+    #[arg(value_enum)]
+    pub target: InitTarget,
+    /// Install it: merge into the settings file (a backup is kept, the diff is shown)
+    #[arg(long)]
+    pub write: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct DoctorArgs {
+    /// Print the findings as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct PolicyArgs {
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Show the policy for commands run in DIR (its .agents/terminal.json applies)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+pub const APPROVALS_HELP: &str = "\
+Keys: Up/Down or j/k select, Enter shows details, y allows once, a allows always,
+n rejects, m rejects with a message, q quits. High-risk requests need their code typed.
+
+While it is open, an agentsh with no terminal (a headless agent) waits here for an answer
+instead of refusing at once.
+
+Examples:
+  agentsh approvals            the live list, in another terminal or tmux pane
+  agentsh approvals --json     the pending requests as a JSON array";
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct ApprovalsArgs {
+    /// Print the pending requests as a JSON array and exit
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct ApproveArgs {
+    /// The request id, from `agentsh approvals`
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Allow, and add the command to the whitelist (as the prompt's "always" does)
+    #[arg(long)]
+    pub always: bool,
+    /// With --always: which offered entry to add (default: the whole command)
+    #[arg(long, value_name = "ENTRY", requires = "always")]
+    pub entry: Option<String>,
+    /// The approval code of a high-risk request, shown in `agentsh approvals`
+    #[arg(long, value_name = "CODE")]
+    pub code: Option<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct DenyArgs {
+    /// The request id, from `agentsh approvals`
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Told to the agent in the refusal, e.g. what to do instead
+    #[arg(long, short = 'm', value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct PauseArgs {
+    /// Refuse the agent's commands at once ("the person has taken over") instead of holding them
+    #[arg(long)]
+    pub deny: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct StatusArgs {
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, PartialEq, Eq)]
+pub struct CheckArgs {
+    /// Print one JSON object instead of an explanation
+    #[arg(long)]
+    pub json: bool,
+    /// Judge as if run from DIR (its .agents/terminal.json applies)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// Read the command text from standard input (for multi-line commands)
+    #[arg(long, conflicts_with = "command")]
+    pub stdin: bool,
+    /// Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)
+    #[arg(long)]
+    pub ask: bool,
+    /// Act as the gate for a shell hook: print nothing when allowed, ask the person at the
+    /// terminal when needed; exit 0 when it may run, 11 when it must not
+    #[arg(long, conflicts_with = "json")]
+    pub prompt: bool,
+    /// The command text; several arguments are joined with spaces (put `--` before a command
+    /// that starts with `-`)
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    pub command: Vec<String>,
+}
+
+#[derive(Subcommand, Debug, PartialEq, Eq)]
+pub enum WhitelistCommand {
+    /// Show the whitelist entries, numbered, with the file each comes from
+    #[command(visible_alias = "ls")]
+    List {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    /// Add an entry: it matches commands that start with its words (`ls` matches `ls -la`, not `lsof`)
+    Add {
+        /// The entry, e.g. 'npm test' or 'git log'
+        #[arg(required = true, num_args = 1.., value_name = "ENTRY")]
+        entry: Vec<String>,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    /// Remove an entry by its text or its number from `whitelist list`; with no argument, pick one
+    #[command(visible_alias = "remove")]
+    Rm {
+        /// The entry's text or number
+        #[arg(num_args = 0.., value_name = "ENTRY|INDEX")]
+        entry: Vec<String>,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    /// Remove every entry
+    Clear {
+        #[command(flatten)]
+        scope: Scope,
+    },
+}
+
+#[derive(Args, Debug, PartialEq, Eq, Clone, Copy)]
+pub struct Scope {
+    /// Edit the user config (~/.config/agentsh/config.json) instead of the project's
+    #[arg(long)]
+    pub user: bool,
+}
+
+/// The subcommand names: a first argument with one of these names is a subcommand, never a script.
+pub fn subcommand_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command().get_subcommands().map(|s| s.get_name().to_string()).collect()
+}
+
+/// How agentsh was invoked.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// Run shell text: from `-c`, from a script file, or from stdin.
+    Shell { source: Source, options: ShellArgs },
+    /// A management subcommand.
+    Manage(Command),
+}
+
+/// Parses argv the way `sh` would for the shell forms, and with clap for subcommands, `--help`
+/// and `--version`. A clap error (usage, help, version) is returned for the caller to print.
+pub fn parse_args(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
+    if let Some(shell) = crate::cli::fast_path::shell_form(&argv) {
+        return Ok(shell);
+    }
+    if let Some(check) = crate::cli::fast_path::check_form(&argv) {
+        return Ok(check);
+    }
+    parse_with_clap(argv)
+}
+
+/// The full clap parse: every form, `--help`, `--version` and every usage error.
+pub fn parse_with_clap(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
+    let cli = Cli::try_parse_from(argv)?;
+    if let Some(cmd) = cli.command {
+        return Ok(Invocation::Manage(cmd));
+    }
+    let mut shell = cli.shell;
+    let mut all = std::mem::take(&mut shell.args);
+    match all.first().map(String::as_str) {
+        Some("--") => {
+            all.remove(0);
+        }
+        Some(first) if first.starts_with('-') && first.len() > 1 => {
+            use clap::CommandFactory;
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::UnknownArgument,
+                format!("unknown option '{first}' (agentsh takes the options bash takes: -c -l -i -e -u -x -o)"),
+            ));
+        }
+        _ => {}
+    }
+    let mut args = all.into_iter();
+    let source = if shell.command_mode {
+        match args.next() {
+            Some(text) => Source::Text { text, argv0: args.next(), args: args.collect() },
+            None => {
+                use clap::CommandFactory;
+                return Err(
+                    Cli::command().error(clap::error::ErrorKind::MissingRequiredArgument, "-c requires a COMMAND")
+                );
+            }
+        }
+    } else {
+        match args.next() {
+            Some(path) => Source::Script { path, args: args.collect() },
+            None => Source::Stdin,
+        }
+    };
+    Ok(Invocation::Shell { source, options: shell })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(args: &[&str]) -> (Source, ShellArgs) {
+        let argv = std::iter::once("agentsh").chain(args.iter().copied()).map(OsString::from).collect();
+        match parse_args(argv).unwrap() {
+            Invocation::Shell { source, options } => (source, options),
+            other => panic!("{args:?} parsed as {other:?}"),
+        }
+    }
+
+    fn text(t: &str) -> Source {
+        Source::Text { text: t.to_string(), argv0: None, args: vec![] }
+    }
+
+    #[test]
+    fn accepts_every_form_harnesses_use() {
+        for form in [
+            &["-c", "ls"][..],
+            &["-lc", "ls"],
+            &["-c", "-l", "ls"],
+            &["-l", "-c", "ls"],
+            &["--login", "-c", "ls"],
+            &["-i", "-c", "ls"],
+            &["-e", "-u", "-x", "-o", "pipefail", "-c", "ls"],
+            &["--noprofile", "--norc", "-c", "ls"],
+        ] {
+            assert_eq!(shell(form).0, text("ls"), "{form:?}");
+        }
+        let (_, o) = shell(&["-lc", "ls"]);
+        assert!(o.login && o.command_mode);
+        let (_, o) = shell(&["-o", "pipefail", "-euxc", "ls"]);
+        assert!(o.errexit && o.nounset && o.xtrace);
+        assert_eq!(o.options, ["pipefail"]);
+    }
+
+    #[test]
+    fn positional_parameters_follow_the_command() {
+        let (s, _) = shell(&["-c", "echo $0 $1", "name", "-x", "two"]);
+        assert_eq!(
+            s,
+            Source::Text {
+                text: "echo $0 $1".into(),
+                argv0: Some("name".into()),
+                args: vec!["-x".into(), "two".into()]
+            }
+        );
+        let (s, _) = shell(&["script.sh", "a", "-b"]);
+        assert_eq!(s, Source::Script { path: "script.sh".into(), args: vec!["a".into(), "-b".into()] });
+        assert_eq!(shell(&[]).0, Source::Stdin);
+    }
+
+    #[test]
+    fn subcommands_win_over_scripts() {
+        let argv = ["agentsh", "check", "--json", "--", "ls -la"].map(OsString::from).to_vec();
+        match parse_args(argv).unwrap() {
+            Invocation::Manage(Command::Check(c)) => {
+                assert!(c.json);
+                assert_eq!(c.command, ["ls -la"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(shell(&["./check"]).0, Source::Script { path: "./check".into(), args: vec![] });
+    }
+
+    #[test]
+    fn bad_usage_is_an_error() {
+        for bad in [&["-c"][..], &["--bogus"], &["-o"]] {
+            let argv = std::iter::once("agentsh").chain(bad.iter().copied()).map(OsString::from).collect();
+            assert!(parse_args(argv).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

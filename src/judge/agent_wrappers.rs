@@ -1,0 +1,428 @@
+//! Agent wrappers: the fixed text an agent wraps around the command it really runs.
+//! Claude Code sends every Bash tool call as
+//! `source ~/.claude/shell-snapshots/snapshot-bash-….sh 2>/dev/null || true && shopt -u extglob
+//! 2>/dev/null || true && eval '<command>' < /dev/null && pwd -P >| /tmp/claude-….-cwd`.
+//! Judged as written, the `source` of the snapshot makes every command "cannot judge". This
+//! module recognizes the known forms (kept as data in `SETUP`, `EVAL_*`, `CWD_*`), so that only
+//! the command inside is judged; the whole script still runs as written.
+//!
+//! Strict by design: every piece must match exactly, the snapshot must sit in the user's
+//! Claude config directory with the expected name, and the file itself must look like Claude
+//! Code's own (a regular file owned by the user, no symlink, not writable by others). Anything
+//! else is judged as plain shell text, where `source FILE` stays "cannot judge".
+//!
+//! Pure: the environment (`Env`) and the snapshot inspection come from `run::judging`.
+
+use crate::judge::assess::Assessment;
+use crate::judge::decide::{self, Policy, Verdict};
+use crate::model::{Category, Risk};
+use std::path::{Path, PathBuf};
+
+/// Placeholder for the snapshot path inside a setup piece.
+const SNAPSHOT: &str = "{snapshot}";
+
+/// Pieces Claude Code puts before the `eval`, each followed by ` && `. Each appears at most
+/// once. Observed forms (Claude Code 2.x, bash and zsh): a new form is a new line here.
+const SETUP: &[&str] = &[
+    "source {snapshot} 2>/dev/null || true",
+    "shopt -u extglob 2>/dev/null || true",
+    "setopt NO_EXTENDED_GLOB 2>/dev/null || true",
+    "setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true",
+    "{ \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true",
+];
+/// The command itself: `eval` of one single-quoted word, stdin from /dev/null.
+const EVAL_PREFIX: &str = "eval ";
+const EVAL_SUFFIX: &str = " < /dev/null && ";
+/// The working-directory record: `pwd -P >| <tmp>/claude-<hex>-cwd`.
+const CWD_PREFIX: &str = "pwd -P >| ";
+const CWD_FILE_START: &str = "claude-";
+const CWD_FILE_END: &str = "-cwd";
+/// Snapshot file names: `snapshot-<shell>-<milliseconds>-<id>.sh`.
+const SNAPSHOT_SHELLS: &[&str] = &["bash", "zsh"];
+
+/// Where the agent's files may legitimately be, from the environment.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    /// Claude Code config directories (`$CLAUDE_CONFIG_DIR`, `~/.claude`).
+    pub claude_dirs: Vec<PathBuf>,
+    /// Temporary directories the cwd file may be in (`/tmp`, `$TMPDIR`).
+    pub temp_dirs: Vec<PathBuf>,
+}
+
+/// A recognized wrapper.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wrapped {
+    pub agent: &'static str,
+    /// The command the agent asked for (the `eval` word after quote removal).
+    pub inner: String,
+    pub snapshot: Option<PathBuf>,
+    pub cwd_file: PathBuf,
+}
+
+/// Recognizes a known harness wrapper. Pure: shapes only, no file is looked at.
+pub fn unwrap(text: &str, env: &Env) -> Option<Wrapped> {
+    let mut rest = text.trim_end_matches('\n');
+    let mut used = [false; SETUP.len()];
+    let mut snapshot = None;
+    'pieces: loop {
+        for (i, piece) in SETUP.iter().enumerate() {
+            if used[i] {
+                continue;
+            }
+            if let Some((after, snap)) = strip_piece(rest, piece) {
+                if let Some(s) = snap {
+                    snapshot = Some(snapshot_path(&s, env)?);
+                }
+                used[i] = true;
+                rest = after;
+                continue 'pieces;
+            }
+        }
+        break;
+    }
+    let rest = rest.strip_prefix(EVAL_PREFIX)?;
+    let (word, cwd) = rest.rsplit_once(EVAL_SUFFIX)?;
+    let cwd_file = cwd_path(cwd.strip_prefix(CWD_PREFIX)?, env)?;
+    let inner = single_quoted(word)?;
+    Some(Wrapped { agent: "Claude Code", inner, snapshot, cwd_file })
+}
+
+/// `rest` starting with `piece` + ` && `; returns what follows and the snapshot word if any.
+fn strip_piece<'a>(rest: &'a str, piece: &str) -> Option<(&'a str, Option<String>)> {
+    let Some((before, after)) = piece.split_once(SNAPSHOT) else {
+        return rest.strip_prefix(piece)?.strip_prefix(" && ").map(|r| (r, None));
+    };
+    let r = rest.strip_prefix(before)?;
+    let end = r.find(' ')?;
+    let (word, r) = r.split_at(end);
+    let r = r.strip_prefix(after)?.strip_prefix(" && ")?;
+    Some((r, Some(word.to_string())))
+}
+
+/// Only plain path characters: anything a shell would expand or split is not recognized.
+fn plain_path(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+@".contains(c))
+}
+
+fn snapshot_path(word: &str, env: &Env) -> Option<PathBuf> {
+    if !plain_path(word) || word.contains("/../") || word.contains("/./") {
+        return None;
+    }
+    let path = PathBuf::from(word);
+    let dir = path.parent()?;
+    if !env.claude_dirs.iter().any(|d| dir == d.join("shell-snapshots")) {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?.strip_prefix("snapshot-")?.strip_suffix(".sh")?;
+    let (shell, rest) = name.split_once('-')?;
+    let (millis, id) = rest.split_once('-')?;
+    let ok = SNAPSHOT_SHELLS.contains(&shell)
+        && !millis.is_empty()
+        && millis.bytes().all(|b| b.is_ascii_digit())
+        && !id.is_empty()
+        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    ok.then_some(path)
+}
+
+fn cwd_path(word: &str, env: &Env) -> Option<PathBuf> {
+    if !plain_path(word) {
+        return None;
+    }
+    let path = PathBuf::from(word);
+    let dir = path.parent()?;
+    if !env.temp_dirs.iter().any(|d| dir == d) {
+        return None;
+    }
+    let id = path.file_name()?.to_str()?.strip_prefix(CWD_FILE_START)?.strip_suffix(CWD_FILE_END)?;
+    ((4..=16).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit())).then_some(path)
+}
+
+/// Decodes a word made only of `'...'` pieces joined by `"'"` or `\'` (how Claude Code quotes
+/// the command). Any other quoting, or an expansion, is not recognized.
+fn single_quoted(word: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = word;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('\'') {
+            let end = r.find('\'')?;
+            out.push_str(&r[..end]);
+            rest = &r[end + 1..];
+        } else if let Some(r) = rest.strip_prefix("\"'\"") {
+            out.push('\'');
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("\\'") {
+            out.push('\'');
+            rest = r;
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// What a trusted snapshot defines: names of aliases and functions.
+pub type Definitions = Vec<String>;
+
+/// Names a snapshot redefines: `alias [--] NAME=...`, and functions, which Claude Code writes as
+/// `eval "$(echo '<base64 of "NAME () {...}">' | base64 -d)"`, or plainly as `NAME () {`.
+pub fn definitions(text: &str) -> Definitions {
+    let mut names = Vec::new();
+    let mut add = |n: &str| {
+        let n = n.trim();
+        if !n.is_empty() && !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    };
+    for line in text.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("alias ") {
+            let rest = rest.trim_start().strip_prefix("-- ").unwrap_or(rest);
+            if let Some((name, _)) = rest.split_once('=') {
+                add(name);
+            }
+        } else if let Some(b64) = line.strip_prefix("eval \"$(echo '").and_then(|r| r.split_once('\'')).map(|x| x.0) {
+            if let Some(decoded) = base64_decode(b64)
+                && let Some(name) = function_name(&String::from_utf8_lossy(&decoded))
+            {
+                add(name);
+            }
+        } else if let Some(name) = function_name(line) {
+            add(name);
+        }
+    }
+    names
+}
+
+fn function_name(text: &str) -> Option<&str> {
+    let first = text.lines().next()?.trim();
+    let first = first.strip_prefix("function ").unwrap_or(first);
+    let (name, rest) = first.split_once("()").or_else(|| first.split_once(" ()"))?;
+    let name = name.trim();
+    let ok = !name.is_empty() && !name.contains([' ', '=', '"', '\'', '$']) && matches!(rest.trim(), "" | "{");
+    ok.then_some(name)
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' | b'\n' | b'\r' | b' ' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// The verdict on command text as agentsh receives it: a recognized wrapper is judged by the
+/// command inside it. The environment and the snapshot inspection are passed in
+/// (`run::judging` gives the real ones).
+pub fn judge_with(
+    text: &str,
+    policy: &Policy,
+    env: &Env,
+    inspect: &dyn Fn(&Path) -> Result<Definitions, String>,
+) -> Verdict {
+    let Some(w) = unwrap(text, env) else {
+        return decide::judge(text, policy);
+    };
+    let defs = match w.snapshot.as_deref().map(inspect) {
+        None => Vec::new(),
+        Some(Ok(d)) => d,
+        Some(Err(why)) => {
+            let mut v = decide::judge(text, policy);
+            v.harness = Some(format!("{} wrapper found but not trusted ({why}); the whole script is judged", w.agent));
+            return v;
+        }
+    };
+    let inner = decide::judge(&w.inner, policy);
+    let redefined: Vec<&String> = defs
+        .iter()
+        .filter(|d| inner.parts.iter().any(|p| p.assessment.argv.first().map(|a| a == *d).unwrap_or(false)))
+        .collect();
+    let mut v = if redefined.is_empty() {
+        inner
+    } else {
+        let mut assessments: Vec<Assessment> = inner.parts.into_iter().map(|p| p.assessment).collect();
+        for name in redefined {
+            assessments.push(Assessment {
+                // No argv: a whitelist entry must not lift this.
+                argv: Vec::new(),
+                program: name.clone(),
+                inner_argv: Vec::new(),
+                inner_is_argv: false,
+                risk: Risk::High,
+                category: Category::Shell,
+                reasons: vec![format!(
+                    "the shell snapshot redefines `{name}` (alias or function), so agentsh cannot tell what it runs"
+                )],
+                rule: "harness".to_string(),
+                context: format!("({name} redefined by the snapshot)"),
+            });
+        }
+        decide::decide(&w.inner, assessments, policy)
+    };
+    let snap = w.snapshot.as_ref().map(|s| format!(", snapshot {}", s.display())).unwrap_or_default();
+    v.harness = Some(format!("{} shell wrapper recognized{snap}; judging the command inside it", w.agent));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Decision;
+
+    fn env() -> Env {
+        Env { claude_dirs: vec![PathBuf::from("/home/u/.claude")], temp_dirs: vec![PathBuf::from("/tmp")] }
+    }
+    const SNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-bash-1785137321325-37gn94.sh";
+    const ZSNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-zsh-1790170079498-sk852w.sh";
+    const UNSET: &str =
+        "{ \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; } >/dev/null 2>&1 || true";
+
+    fn claude(cmd_word: &str) -> String {
+        format!(
+            "source {SNAP} 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && {UNSET} && eval {cmd_word} < /dev/null && pwd -P >| /tmp/claude-cac4-cwd"
+        )
+    }
+
+    fn inner(text: &str) -> Option<String> {
+        unwrap(text, &env()).map(|w| w.inner)
+    }
+
+    #[test]
+    fn recognizes_every_observed_claude_code_form() {
+        // Captured forms (bash 2.1.x with and without snapshot; zsh; the oldest, shortest one).
+        let forms = [
+            claude("'git status'"),
+            format!(
+                "source {SNAP} 2>/dev/null || true && eval 'git status' < /dev/null && pwd -P >| /tmp/claude-1a2b-cwd"
+            ),
+            "shopt -u extglob 2>/dev/null || true && eval 'git status' < /dev/null && pwd -P >| /tmp/claude-ab12-cwd"
+                .to_string(),
+            format!(
+                "source {ZSNAP} 2>/dev/null || true && setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL 2>/dev/null || true && {UNSET} && eval 'git status' < /dev/null && pwd -P >| /tmp/claude-9542-cwd"
+            ),
+            format!(
+                "source {ZSNAP} 2>/dev/null || true && setopt NO_EXTENDED_GLOB 2>/dev/null || true && eval 'git status' < /dev/null && pwd -P >| /tmp/claude-ccfa-cwd"
+            ),
+            "eval 'git status' < /dev/null && pwd -P >| /tmp/claude-00ff-cwd".to_string(),
+        ];
+        for f in &forms {
+            assert_eq!(inner(f).as_deref(), Some("git status"), "{f}");
+        }
+        let w = unwrap(&forms[0], &env()).unwrap();
+        assert_eq!(w.snapshot.as_deref(), Some(Path::new(SNAP)));
+        assert_eq!(w.cwd_file, Path::new("/tmp/claude-cac4-cwd"));
+    }
+
+    #[test]
+    fn decodes_claude_code_quoting_exactly() {
+        assert_eq!(inner(&claude("'echo '\"'\"'hi'\"'\"''")).as_deref(), Some("echo 'hi'"));
+        assert_eq!(inner(&claude("'echo '\\''hi'\\'''")).as_deref(), Some("echo 'hi'"));
+        assert_eq!(inner(&claude("'a && b\nc'")).as_deref(), Some("a && b\nc"));
+        // The eval word contains the suffix text itself: the last one is the scaffolding.
+        assert_eq!(
+            inner(&claude("'echo x < /dev/null && pwd -P >| /tmp/claude-cac4-cwd'")).as_deref(),
+            Some("echo x < /dev/null && pwd -P >| /tmp/claude-cac4-cwd")
+        );
+    }
+
+    #[test]
+    fn anything_off_the_known_shape_is_not_recognized() {
+        let bad = [
+            // Expansions or other quoting in the eval word.
+            claude("\"$(rm -rf ~)\""),
+            claude("'ls'$(rm -rf ~)"),
+            claude("git status"),
+            claude("'ls' 'x'"),
+            claude("''\"'\"'"), // fine quoting but then an unterminated piece below
+            // A snapshot outside the Claude directory, or with an odd name.
+            claude("'ls'").replace(SNAP, "/tmp/shell-snapshots/snapshot-bash-1-a.sh"),
+            claude("'ls'").replace(SNAP, "/home/u/.claude/shell-snapshots/evil.sh"),
+            claude("'ls'").replace(SNAP, "/home/u/.claude/shell-snapshots/../x/snapshot-bash-1-a.sh"),
+            claude("'ls'").replace(SNAP, "/home/u/.claude/shell-snapshots/snapshot-fish-1-a.sh"),
+            claude("'ls'").replace(SNAP, "$HOME/.claude/shell-snapshots/snapshot-bash-1-a.sh"),
+            // The cwd file elsewhere or misnamed.
+            claude("'ls'").replace("/tmp/claude-cac4-cwd", "/home/u/.bashrc"),
+            claude("'ls'").replace("/tmp/claude-cac4-cwd", "/home/u/claude-cac4-cwd"),
+            claude("'ls'").replace("/tmp/claude-cac4-cwd", "/tmp/claude-xyz!-cwd"),
+            // Extra commands before, between or after the pieces.
+            format!("rm -rf ~; {}", claude("'ls'")),
+            format!("{} ; rm -rf ~", claude("'ls'")),
+            claude("'ls'").replace(" && shopt", " && rm -rf ~ && shopt"),
+            format!("{} && rm x", claude("'ls'")),
+            // A piece repeated, a piece that differs by one character.
+            claude("'ls'").replace(
+                "shopt -u extglob 2>/dev/null || true",
+                "shopt -u extglob 2>/dev/null || true && shopt -u extglob 2>/dev/null || true",
+            ),
+            claude("'ls'").replace("2>/dev/null || true && shopt", "2>/dev/null ; true && shopt"),
+            "source x.sh && eval 'ls' < /dev/null && pwd -P >| /tmp/claude-cac4-cwd".to_string(),
+            "eval 'ls'".to_string(),
+        ];
+        for b in &bad {
+            assert_eq!(inner(b), None, "{b}");
+        }
+    }
+
+    fn trusted(_: &Path) -> Result<Definitions, String> {
+        Ok(vec!["cd".into(), "ll".into()])
+    }
+
+    #[test]
+    fn the_inner_command_decides() {
+        let p = Policy::default();
+        let v = judge_with(&claude("'git status'"), &p, &env(), &trusted);
+        assert_eq!(v.decision, Decision::Allow);
+        assert_eq!(v.command, "git status");
+        assert!(v.harness.as_deref().unwrap().contains("recognized"));
+        assert_eq!(judge_with(&claude("'rm -rf ~'"), &p, &env(), &trusted).decision, Decision::Deny);
+        assert_eq!(judge_with(&claude("'npm install x'"), &p, &env(), &trusted).decision, Decision::Ask);
+        // Hidden commands inside still count.
+        assert_eq!(judge_with(&claude("'echo $(rm -rf /)'"), &p, &env(), &trusted).decision, Decision::Deny);
+        // Unrecognized: the source of a file cannot be judged.
+        let v = judge_with("source ./x.sh && git status", &p, &env(), &trusted);
+        assert_eq!((v.decision, v.harness), (Decision::Ask, None));
+    }
+
+    #[test]
+    fn an_untrusted_snapshot_judges_the_whole_script() {
+        let untrusted = |_: &Path| -> Result<Definitions, String> { Err("it is a symbolic link".into()) };
+        let v = judge_with(&claude("'git status'"), &Policy::default(), &env(), &untrusted);
+        assert_eq!(v.decision, Decision::Ask);
+        assert!(v.harness.as_deref().unwrap().contains("not trusted"), "{:?}", v.harness);
+    }
+
+    #[test]
+    fn a_command_the_snapshot_redefines_asks_and_the_whitelist_cannot_lift_it() {
+        let p = Policy { whitelist: decide::Entry::new("ll", "test").into_iter().collect(), ..Policy::default() };
+        let v = judge_with(&claude("'ll'"), &p, &env(), &trusted);
+        assert_eq!(v.decision, Decision::Ask);
+        assert!(v.reasons.iter().any(|r| r.contains("redefines `ll`")), "{:?}", v.reasons);
+        assert_eq!(judge_with(&claude("'ls -la'"), &p, &env(), &trusted).decision, Decision::Allow);
+    }
+
+    #[test]
+    fn finds_what_a_snapshot_defines() {
+        // `gs () \n{ \n    git status\n}` in base64, as Claude Code writes functions.
+        let snapshot = "# Snapshot file\nunalias -a 2>/dev/null || true\n# Functions\n\
+            eval \"$(echo 'Z3MgKCkgCnsgCiAgICBnaXQgc3RhdHVzCn0K' | base64 -d)\" > /dev/null 2>&1\n\
+            shopt -s expand_aliases\nalias -- ll='ls -l'\nalias la='ls -A'\nmyfn() {\n  :\n}\nexport PATH=/usr/bin\n";
+        assert_eq!(definitions(snapshot), ["gs", "ll", "la", "myfn"]);
+    }
+}

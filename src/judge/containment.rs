@@ -1,0 +1,706 @@
+//! Can the sandbox contain a part, or does it need a person? (issue 15)
+//!
+//! Every command agentsh runs goes into a kernel box (`run::sandbox`): writes only to the
+//! workspace, the temp directory and build caches; agentsh's own files and the credential
+//! stores unreadable; signals scoped. Whatever a part does inside that box needs no question.
+//! What the box cannot make harmless still needs a person, and this module names it:
+//!
+//! - [`EdgeKind::Destroys`]: it destroys work inside the workspace (`rm -r src`,
+//!   `git reset --hard`). The box does not protect the workspace from itself; a yes runs it
+//!   inside the box.
+//! - [`EdgeKind::World`]: it acts on the world through the network or a daemon (push,
+//!   publish, deploy, clusters, containers, `curl -X POST`). A yes runs it outside the box,
+//!   where the credentials it needs are.
+//! - [`EdgeKind::Outside`]: it cannot work inside the box (privileges, system changes, global
+//!   installs, writes outside the workspace, agentsh's read-only paths). A yes runs it outside.
+//! - [`EdgeKind::Unjudged`]: agentsh cannot read the text at all.
+//!
+//! Pure: the box's roots come in a [`BoxView`] built by `run` from the real box.
+
+use crate::judge::assess::{Assessment, basename};
+use crate::model::{Category, Risk};
+use serde::Serialize;
+
+/// What the judge knows of the box a command would run in: plain values, from `run`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BoxView {
+    /// The directory the command starts in (absolute).
+    pub cwd: String,
+    /// The user's home directory (absolute), for `~`.
+    pub home: String,
+    /// Roots the box may write (absolute): the workspace, temp directories, caches, devices.
+    pub writable: Vec<String>,
+    /// Paths inside `writable` that stay read-only in the box (`.git/hooks`, `.git/config`,
+    /// `.agents`): code the person's own tools run later.
+    pub read_only: Vec<String>,
+    /// `sandbox.network`: whether the box lets commands use the network.
+    pub network: bool,
+    /// A Python environment inside the workspace is active (`VIRTUAL_ENV`): `pip install`
+    /// writes there. Set from the agent's environment, which can only make a part run inside
+    /// the box, where a false claim makes it fail, never escape.
+    pub python_env_inside: bool,
+}
+
+/// Why a part needs a person although the box is there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    Destroys,
+    World,
+    Outside,
+    Unjudged,
+}
+
+impl EdgeKind {
+    /// Whether a person's yes runs the command outside the box: what it needs is not in it.
+    pub fn runs_outside(self) -> bool {
+        matches!(self, EdgeKind::World | EdgeKind::Outside)
+    }
+}
+
+/// A part at the box's edge: what kind, and why, in words for the person.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Edge {
+    pub kind: EdgeKind,
+    pub why: String,
+}
+
+fn edge(kind: EdgeKind, why: impl Into<String>) -> Option<Edge> {
+    Some(Edge { kind, why: why.into() })
+}
+
+/// Programs that raise privileges: nothing can elevate inside the box (`no_new_privs`).
+const PRIVILEGE: &[&str] = &["sudo", "su", "doas", "pkexec", "runuser", "sudoedit", "run0"];
+
+/// Directory names that builds make and remake: removing them destroys nothing.
+const ARTEFACTS: &[&str] = &[
+    "build",
+    "dist",
+    "target",
+    "out",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    ".coverage",
+    "coverage",
+    "htmlcov",
+    ".next",
+    ".nuxt",
+    ".turbo",
+    ".parcel-cache",
+    ".eggs",
+    ".cache",
+    ".gradle",
+    "cmake-build-debug",
+    "cmake-build-release",
+];
+
+/// Package-manager subcommands that publish or change an account on a registry.
+const PUBLISH: &[&str] = &[
+    "publish",
+    "unpublish",
+    "deprecate",
+    "owner",
+    "dist-tag",
+    "access",
+    "adduser",
+    "login",
+    "logout",
+    "token",
+    "team",
+    "org",
+    "yank",
+    "push",
+    "upload",
+    "release",
+];
+
+/// Whether the box can contain the part; `None` means it can (or the part is denied anyway).
+pub fn edge_of(a: &Assessment, view: &BoxView) -> Option<Edge> {
+    if a.risk == Risk::Forbidden {
+        return None;
+    }
+    if a.rule == "parse" {
+        return edge(EdgeKind::Unjudged, "agentsh cannot read this text, so it cannot tell what would run");
+    }
+    // Parts made without unwrapping (redirects) keep their words in `argv` only.
+    let argv = if a.inner().is_empty() { a.argv.as_slice() } else { a.inner() };
+    let first = argv.first()?;
+    // Wrappers in front of the program (`sudo`, `env`, `nice` ...) stay in `argv`.
+    let wrappers = &a.argv[..a.argv.len().saturating_sub(argv.len())];
+    if let Some(w) = wrappers.iter().chain([first]).find(|w| PRIVILEGE.contains(&basename(w))) {
+        return edge(
+            EdgeKind::Outside,
+            format!("runs as another user ({}), which cannot work inside the sandbox", basename(w)),
+        );
+    }
+    if a.rule == "redirect" {
+        return write_edge(view, argv.get(1).map(String::as_str).into_iter());
+    }
+    let program = basename(first);
+    let args = Argv::new(&argv[1..]);
+    match a.category {
+        Category::FileRead | Category::Shell | Category::Blocked => None,
+        // Unknown programs run inside the box; a few publishers agentsh has no rule for do not.
+        Category::Unknown => build_tools(program, &args, view),
+        Category::FileWrite => file_write(program, &args, view),
+        Category::FileDelete => file_delete(program, &args, view),
+        Category::System => system(program, &args, view),
+        Category::Network => network(program, &args, view),
+        Category::DevOps => dev_ops(program, &args, a.risk),
+        Category::BuildTools => build_tools(program, &args, view),
+    }
+}
+
+fn file_write(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+    if program == "truncate" {
+        return edge(EdgeKind::Destroys, "truncates files, which the sandbox cannot undo");
+    }
+    if program == "rsync" && args.positionals.iter().any(|p| is_remote(p)) {
+        return edge(EdgeKind::World, "copies files to or from another machine");
+    }
+    match program {
+        // Sources are only read: the destination is what is written.
+        "cp" | "install" | "ln" | "link" | "rsync" => {
+            let dest = args.value_of(&["-t", "--target-directory"]).or(args.positionals.last().copied());
+            write_edge(view, dest.into_iter())
+        }
+        _ => write_edge(view, args.positionals.iter().copied()),
+    }
+}
+
+fn file_delete(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+    if let Some(e) = write_edge(view, args.positionals.iter().copied()) {
+        return Some(e);
+    }
+    if matches!(program, "shred" | "srm" | "wipe") {
+        return edge(EdgeKind::Destroys, "overwrites files so they cannot be recovered");
+    }
+    let recursive = args.has_short('r') || args.has_short('R') || args.has_long("--recursive");
+    if program == "rm" && recursive {
+        let kept: Vec<&str> = args.positionals.iter().copied().filter(|p| !is_artefact(p)).collect();
+        if !kept.is_empty() || args.positionals.is_empty() {
+            let shown = kept.first().copied().unwrap_or("its arguments");
+            return edge(
+                EdgeKind::Destroys,
+                format!(
+                    "deletes {shown} recursively inside the workspace; the sandbox does not protect the workspace from itself"
+                ),
+            );
+        }
+    }
+    None
+}
+
+fn system(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+    match program {
+        "chmod" | "chown" | "chgrp" => write_edge(view, args.positionals.iter().skip(1).copied()),
+        "kill" | "pkill" | "killall" | "skill" | "xkill" => {
+            edge(EdgeKind::Outside, "signals processes, and the sandbox lets a command signal only its own")
+        }
+        _ => edge(EdgeKind::Outside, "changes the system, which cannot work inside the sandbox"),
+    }
+}
+
+fn network(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+    match program {
+        "curl" | "wget" | "http" | "https" | "xh" | "aria2c" | "lynx" | "links" | "w3m" => {
+            let urls: Vec<&str> = args.positionals.iter().copied().filter(|p| looks_like_url(p)).collect();
+            if sends_data(program, args) && (urls.is_empty() || !urls.iter().all(|u| is_local_url(u))) {
+                return edge(EdgeKind::World, "sends data to another machine (an upload or a POST, PUT or DELETE)");
+            }
+            if !view.network {
+                return edge(EdgeKind::Outside, "uses the network, which the sandbox blocks (sandbox.network is off)");
+            }
+            write_edge(view, args.value_of(&["-o", "--output", "-O", "--output-document"]).into_iter())
+        }
+        _ => edge(EdgeKind::World, "connects to another machine"),
+    }
+}
+
+fn dev_ops(program: &str, args: &Argv, risk: Risk) -> Option<Edge> {
+    match program {
+        "git" => git(args, risk),
+        "sqlite3" => None,
+        _ => edge(EdgeKind::World, format!("`{program}` acts on services, containers, clusters or cloud resources")),
+    }
+}
+
+fn git(args: &Argv, risk: Risk) -> Option<Edge> {
+    let sub = args.subcommand(&["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"]);
+    let rest: Vec<&str> = args.positionals.iter().skip(1).copied().collect();
+    match sub {
+        Some("push" | "send-email" | "request-pull" | "svn") => {
+            return edge(EdgeKind::World, "changes a remote repository");
+        }
+        Some("config") if !args.flags.iter().any(|f| f.starts_with("--get") || matches!(*f, "--list" | "-l")) => {
+            return edge(
+                EdgeKind::Outside,
+                "changes git's config, which is read-only inside the sandbox (it can make git run programs)",
+            );
+        }
+        Some("remote") if rest.first().is_some_and(|s| !matches!(*s, "show" | "get-url" | "-v" | "update")) => {
+            return edge(EdgeKind::Outside, "changes .git/config, which is read-only inside the sandbox");
+        }
+        Some("submodule") if rest.first().is_some_and(|s| matches!(*s, "add" | "init" | "set-url" | "set-branch")) => {
+            return edge(EdgeKind::Outside, "changes .git/config, which is read-only inside the sandbox");
+        }
+        _ => {}
+    }
+    // The built-in rules mark every git command that discards work as high.
+    (risk >= Risk::High).then(|| Edge {
+        kind: EdgeKind::Destroys,
+        why: "discards work in the repository; the sandbox does not protect the workspace from itself".into(),
+    })
+}
+
+fn build_tools(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+    let sub = args.subcommand(&[]);
+    let global = args.has_short('g') || args.has_long("--global") || sub == Some("global");
+    match program {
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            if sub.is_some_and(|s| PUBLISH.contains(&s)) {
+                return edge(EdgeKind::World, format!("`{program} {}` changes a package registry", sub.unwrap_or("")));
+            }
+            if global || sub == Some("link") && args.positionals.len() == 1 {
+                return edge(EdgeKind::Outside, "installs globally, outside the workspace");
+            }
+            None
+        }
+        "cargo" => match sub {
+            Some("publish" | "yank" | "owner" | "login" | "logout") => {
+                edge(EdgeKind::World, "changes the crates.io registry or its login")
+            }
+            Some("install" | "uninstall") => {
+                edge(EdgeKind::Outside, "installs programs into ~/.cargo/bin, outside the workspace")
+            }
+            _ => None,
+        },
+        "go" if sub == Some("install") => {
+            edge(EdgeKind::Outside, "installs programs into ~/go/bin, outside the workspace")
+        }
+        "gem" if sub.is_some_and(|s| PUBLISH.contains(&s)) => edge(EdgeKind::World, "changes a package registry"),
+        "gem" | "cpan" | "cpanm" | "conda" | "mamba" | "pipx"
+            if sub.is_some_and(is_install) || program.starts_with("cpan") =>
+        {
+            edge(EdgeKind::Outside, "installs packages outside the workspace")
+        }
+        "poetry" | "pdm" | "uv" | "twine" | "flit" | "hatch" if sub.is_some_and(|s| PUBLISH.contains(&s)) => {
+            edge(EdgeKind::World, "publishes a package")
+        }
+        "pip" | "pip3" if sub.is_some_and(is_install) => {
+            let target = args.value_of(&["-t", "--target", "--prefix", "--root"]);
+            match target {
+                Some(t) => write_edge(view, [t].into_iter()),
+                None if view.python_env_inside && !args.has_long("--user") => None,
+                None => edge(
+                    EdgeKind::Outside,
+                    "installs Python packages outside the workspace (no virtual environment in it is active)",
+                ),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_install(sub: &str) -> bool {
+    matches!(sub, "install" | "uninstall" | "remove" | "update" | "upgrade")
+}
+
+/// The first written path that the box would refuse, as an edge.
+fn write_edge<'a>(view: &BoxView, paths: impl Iterator<Item = &'a str>) -> Option<Edge> {
+    for p in paths {
+        match place(view, p) {
+            Place::Inside | Place::Unknown => {}
+            Place::ReadOnly => {
+                return edge(
+                    EdgeKind::Outside,
+                    format!("writes {p}, which is read-only inside the sandbox (code that git or agentsh runs later)"),
+                );
+            }
+            Place::Outside => {
+                return edge(
+                    EdgeKind::Outside,
+                    format!("writes {p}, outside the workspace, which the sandbox does not allow"),
+                );
+            }
+        }
+    }
+    None
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Place {
+    Inside,
+    ReadOnly,
+    Outside,
+    /// Only known when it runs (`$VAR`, a command substitution): the box decides then.
+    Unknown,
+}
+
+/// Where a path written by a command falls. Lexical: `..` is resolved by its text.
+fn place(view: &BoxView, word: &str) -> Place {
+    if word.contains(['$', '`']) || word.is_empty() {
+        return Place::Unknown;
+    }
+    let word = word.trim_end_matches(['*', '?']);
+    let absolute = if word == "~" {
+        view.home.clone()
+    } else if let Some(rest) = word.strip_prefix("~/") {
+        format!("{}/{rest}", view.home)
+    } else if word.starts_with('~') {
+        // `~alice/...`: someone else's home.
+        return Place::Outside;
+    } else if word.starts_with('/') {
+        word.to_string()
+    } else {
+        format!("{}/{word}", view.cwd)
+    };
+    let path = normalize(&absolute);
+    let under = |root: &String| path == *root || path.starts_with(&format!("{}/", root.trim_end_matches('/')));
+    if view.read_only.iter().any(under) {
+        Place::ReadOnly
+    } else if view.writable.iter().any(under) {
+        Place::Inside
+    } else {
+        Place::Outside
+    }
+}
+
+/// Resolves `.` and `..` and repeated slashes in an absolute path.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn is_artefact(path: &str) -> bool {
+    if path.starts_with(['/', '~']) || path.contains(['$', '`', '*', '?']) || path.split('/').any(|s| s == "..") {
+        return false;
+    }
+    let name = path.trim_end_matches('/').rsplit('/').next().unwrap_or(path);
+    ARTEFACTS.contains(&name) || name.ends_with(".egg-info")
+}
+
+fn is_remote(arg: &str) -> bool {
+    // `host:path` or `user@host:path`, not a local path with a colon after a slash.
+    arg.split_once(':').is_some_and(|(host, _)| !host.is_empty() && !host.contains('/')) || arg.starts_with("rsync://")
+}
+
+fn looks_like_url(word: &str) -> bool {
+    word.contains("://")
+        || word.starts_with("localhost")
+        || word.starts_with("127.")
+        || word.contains('.') && !word.contains(['{', ' ', '='])
+}
+
+fn is_local_url(url: &str) -> bool {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let host = rest.split(['/', ':', '?']).next().unwrap_or("");
+    let host = host.rsplit('@').next().unwrap_or(host);
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "0.0.0.0") || host.starts_with("127.")
+}
+
+fn sends_data(program: &str, args: &Argv) -> bool {
+    let method = args.value_of(&["-X", "--request", "--method"]).map(|m| m.to_ascii_uppercase());
+    if method.as_deref().is_some_and(|m| !matches!(m, "GET" | "HEAD" | "OPTIONS")) {
+        return true;
+    }
+    const DATA: &[&str] = &[
+        "-d",
+        "--data",
+        "--data-raw",
+        "--data-binary",
+        "--data-urlencode",
+        "--data-ascii",
+        "--json",
+        "-F",
+        "--form",
+        "--form-string",
+        "-T",
+        "--upload-file",
+        "--post-data",
+        "--post-file",
+        "--body-data",
+        "--body-file",
+    ];
+    if args.flags.iter().any(|f| DATA.iter().any(|d| f == d || f.starts_with(&format!("{d}=")))) {
+        return true;
+    }
+    // httpie and xh: `http POST url field=value`.
+    matches!(program, "http" | "https" | "xh")
+        && args.positionals.first().is_some_and(|m| matches!(*m, "POST" | "PUT" | "PATCH" | "DELETE"))
+}
+
+/// An argv read without a program's grammar: flags, their values where asked for, positionals.
+struct Argv<'a> {
+    words: Vec<&'a str>,
+    flags: Vec<&'a str>,
+    positionals: Vec<&'a str>,
+}
+
+impl<'a> Argv<'a> {
+    fn new(words: &'a [String]) -> Argv<'a> {
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let (mut flags, mut positionals, mut dashes) = (Vec::new(), Vec::new(), false);
+        for w in &words {
+            if dashes || !w.starts_with('-') || *w == "-" {
+                positionals.push(*w);
+            } else if *w == "--" {
+                dashes = true;
+            } else {
+                flags.push(*w);
+            }
+        }
+        Argv { words, flags, positionals }
+    }
+
+    /// `-r` alone or inside a cluster of short flags (`-rf`).
+    fn has_short(&self, c: char) -> bool {
+        self.flags.iter().any(|f| !f.starts_with("--") && f[1..].contains(c))
+    }
+
+    fn has_long(&self, name: &str) -> bool {
+        self.flags.iter().any(|f| *f == name || f.starts_with(&format!("{name}=")))
+    }
+
+    /// The value of the first of `names` present: `-o v`, `-ov`, `--out v`, `--out=v`.
+    fn value_of(&self, names: &[&str]) -> Option<&'a str> {
+        for (i, w) in self.words.iter().enumerate() {
+            for n in names {
+                if w == n {
+                    return self.words.get(i + 1).copied();
+                }
+                if let Some(v) = w.strip_prefix(n) {
+                    let v = if n.starts_with("--") { v.strip_prefix('=') } else { Some(v) };
+                    if let Some(v) = v.filter(|v| !v.is_empty()) {
+                        return Some(v);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// The first positional word, skipping the values of `value_opts` given before it.
+    fn subcommand(&self, value_opts: &[&str]) -> Option<&'a str> {
+        let mut skip = false;
+        for w in &self.words {
+            if skip {
+                skip = false;
+            } else if value_opts.contains(w) {
+                skip = true;
+            } else if !w.starts_with('-') {
+                return Some(w);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::{assess, parse};
+
+    fn view() -> BoxView {
+        BoxView {
+            cwd: "/work/app/src".into(),
+            home: "/home/u".into(),
+            writable: vec!["/work/app".into(), "/tmp".into(), "/home/u/.cache".into(), "/dev/null".into()],
+            read_only: vec!["/work/app/.git/hooks".into(), "/work/app/.git/config".into(), "/work/app/.agents".into()],
+            network: true,
+            python_env_inside: false,
+        }
+    }
+
+    /// The edge kinds of a command's parts, `None` where the box contains the part.
+    fn kinds(text: &str, view: &BoxView) -> Vec<Option<EdgeKind>> {
+        assess::assess(&parse::parse(text).unwrap()).iter().map(|a| edge_of(a, view).map(|e| e.kind)).collect()
+    }
+
+    fn contained(text: &str) -> bool {
+        kinds(text, &view()).iter().all(Option::is_none)
+    }
+
+    fn kind(text: &str) -> Option<EdgeKind> {
+        kinds(text, &view()).into_iter().flatten().next()
+    }
+
+    #[test]
+    fn everyday_work_inside_the_workspace_is_contained() {
+        // Issue 15's list of what runs without asking, inside the box.
+        for t in [
+            "pytest -q",
+            "python -m pytest tests/",
+            "cargo build --release",
+            "cargo test",
+            "npm test",
+            "npm run build",
+            "npm install",
+            "go test ./...",
+            "make -j4",
+            "python script.py",
+            "python3 -c 'print(1)'",
+            "node -e 'console.log(1)'",
+            "some-unknown-tool --flag",
+            "git add -A",
+            "git commit -m 'fix: x'",
+            "git checkout -b feature",
+            "git stash",
+            "git pull",
+            "mkdir -p build/out",
+            "touch ./x",
+            "echo x > out.txt",
+            "echo x >> ../README.md",
+            "cat a | tee log.txt",
+            "sed -i 's/a/b/' src/main.rs",
+            "cp /etc/hosts ./hosts",
+            "mv a.txt b.txt",
+            "chmod +x run.sh",
+            "tar xzf vendor.tgz",
+            "unzip data.zip -d data",
+            "rm notes.txt",
+            "rm -rf build dist node_modules __pycache__ target",
+            "rm -rf ./target/",
+            "rm -rf pkg.egg-info",
+            "curl -sSL https://example.com/x.tgz -o /tmp/x.tgz",
+            "wget https://example.com/file",
+            "curl -X POST http://localhost:8000/api -d '{}'",
+            "echo hi > /tmp/scratch.txt",
+            "ls > /dev/null",
+            "cat ~/.ssh/id_rsa",
+            "poetry install",
+            "uv sync",
+            "npx prettier --write .",
+        ] {
+            assert!(contained(t), "{t}: {:?}", kinds(t, &view()));
+        }
+    }
+
+    #[test]
+    fn destruction_inside_the_workspace_needs_a_person() {
+        for t in [
+            "rm -rf src",
+            "rm -r docs build",
+            "rm -fr .",
+            "rm -rf $DIR",
+            "rm --recursive lib",
+            "git reset --hard",
+            "git clean -fdx",
+            "git checkout -- .",
+            "git branch -D feature",
+            "git stash clear",
+            "truncate -s 0 src/main.rs",
+            "shred secret.txt",
+        ] {
+            assert_eq!(kind(t), Some(EdgeKind::Destroys), "{t}");
+        }
+    }
+
+    #[test]
+    fn acting_on_the_world_needs_a_person() {
+        for t in [
+            "git push",
+            "git push origin main --force",
+            "git -C repo push",
+            "npm publish",
+            "cargo publish",
+            "twine upload dist/*",
+            "curl -X POST https://api.example.com/x",
+            "curl -d @data.json https://example.com",
+            "curl --data=x https://example.com",
+            "http POST example.com a=1",
+            "wget --post-data=x https://example.com",
+            "ssh host ls",
+            "scp a host:/tmp/",
+            "rsync -a . host:/srv/",
+            "kubectl apply -f x.yaml",
+            "docker run --rm alpine",
+            "terraform apply",
+            "aws s3 rm s3://bucket/x",
+            "gh pr create --fill",
+            "psql -c 'drop table x'",
+        ] {
+            assert_eq!(kind(t), Some(EdgeKind::World), "{t}");
+        }
+    }
+
+    #[test]
+    fn what_cannot_work_inside_the_box_needs_a_person() {
+        for t in [
+            "sudo apt install x",
+            "sudo ls",
+            "apt-get install -y tmux",
+            "systemctl restart nginx",
+            "touch ~/x",
+            "echo x >> ~/.bashrc",
+            "cp a /etc/x",
+            "mkdir /opt/tool",
+            "echo x > /work/app/.git/hooks/pre-commit",
+            "cp evil ../.git/hooks/pre-commit",
+            "git config core.fsmonitor 'sh -c evil'",
+            "git config --global user.name x",
+            "git remote add origin https://x",
+            "npm install -g typescript",
+            "cargo install ripgrep",
+            "pip install requests",
+            "pip install --user requests",
+            "kill 1234",
+            "pkill -f server",
+            "chmod 600 ~/.ssh/config",
+            "touch ~alice/x",
+        ] {
+            assert_eq!(kind(t), Some(EdgeKind::Outside), "{t}");
+        }
+    }
+
+    #[test]
+    fn a_python_environment_in_the_workspace_takes_pip_installs() {
+        let mut v = view();
+        v.python_env_inside = true;
+        assert_eq!(kinds("pip install -e .", &v), [None]);
+        assert_eq!(kinds("pip install --user x", &v), [Some(EdgeKind::Outside)]);
+        assert_eq!(kinds("pip install -t vendor x", &view()), [None]);
+    }
+
+    #[test]
+    fn with_the_network_off_a_download_cannot_work_inside() {
+        let mut v = view();
+        v.network = false;
+        assert_eq!(kinds("curl -o x https://example.com", &v), [Some(EdgeKind::Outside)]);
+        assert_eq!(kinds("curl -o x https://example.com", &view()), [None]);
+    }
+
+    #[test]
+    fn paths_are_placed_by_their_text() {
+        let v = view();
+        assert_eq!(place(&v, "x"), Place::Inside);
+        assert_eq!(place(&v, "../../app/x"), Place::Inside);
+        assert_eq!(place(&v, "../../other"), Place::Outside);
+        assert_eq!(place(&v, "/work/application"), Place::Outside, "a prefix of a name is not the directory");
+        assert_eq!(place(&v, "~/.cache/pip/x"), Place::Inside);
+        assert_eq!(place(&v, "~"), Place::Outside);
+        assert_eq!(place(&v, "../.git/hooks/x"), Place::ReadOnly);
+        assert_eq!(place(&v, "$OUT"), Place::Unknown);
+        assert_eq!(place(&v, "/dev/null"), Place::Inside);
+    }
+
+    #[test]
+    fn unreadable_text_needs_a_person() {
+        let a = assess::unparseable("if then", &parse::ParseError::Syntax("x".into()));
+        assert_eq!(edge_of(&a, &view()).map(|e| e.kind), Some(EdgeKind::Unjudged));
+    }
+}

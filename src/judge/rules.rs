@@ -1,0 +1,1131 @@
+//! The built-in risk rules, as one table of data. Reviewers answer "is `git clean -f` high?"
+//! here, next to the reason text. Matching logic lives in `assess`; this file only describes.
+//!
+//! Each program has a base risk (used when none of its checks match) and checks; the result is
+//! the highest risk among the checks that match. A check may be lower than the base: `git` is
+//! moderate, `git status` is safe, `git status --output=x` is moderate again.
+
+use crate::model::{Category, Risk};
+
+use Category::*;
+use Risk::*;
+
+/// A condition on a command's arguments (after the program name).
+#[derive(Clone, Copy)]
+pub enum When {
+    /// Always.
+    Any,
+    /// No arguments at all.
+    NoArgs,
+    /// The first positional argument (the subcommand) is one of these.
+    Sub(&'static [&'static str]),
+    /// Any flag is present; `-r` also matches clusters such as `-rf`, `--force` also `--force=x`.
+    Flag(&'static [&'static str]),
+    /// The subcommand is one of these and a flag is present.
+    SubFlag(&'static [&'static str], &'static [&'static str]),
+    /// The subcommand is one of these and a later positional argument is one of these.
+    SubArg(&'static [&'static str], &'static [&'static str]),
+    /// Any positional argument is one of these.
+    Arg(&'static [&'static str]),
+    /// Any argument (flag or positional) starts with one of these.
+    ArgPrefix(&'static [&'static str]),
+    /// A check too particular to describe as data, with the reason beside it.
+    Custom(fn(&crate::judge::assess::Args) -> bool),
+}
+
+#[derive(Clone, Copy)]
+pub struct Check {
+    pub when: When,
+    pub risk: Risk,
+    /// `None` keeps the program's category.
+    pub category: Option<Category>,
+    pub why: &'static str,
+}
+
+pub struct Program {
+    pub names: &'static [&'static str],
+    pub category: Category,
+    /// Risk when no check matches.
+    pub risk: Risk,
+    pub why: &'static str,
+    /// Options before the subcommand that take a separate value (`git -C dir`).
+    pub value_opts: &'static [&'static str],
+    pub checks: &'static [Check],
+}
+
+const fn c(when: When, risk: Risk, why: &'static str) -> Check {
+    Check { when, risk, category: None, why }
+}
+const fn cc(when: When, risk: Risk, category: Category, why: &'static str) -> Check {
+    Check { when, risk, category: Some(category), why }
+}
+const fn p(names: &'static [&'static str], category: Category, risk: Risk, why: &'static str) -> Program {
+    Program { names, category, risk, why, value_opts: &[], checks: &[] }
+}
+const fn pc(
+    names: &'static [&'static str],
+    category: Category,
+    risk: Risk,
+    why: &'static str,
+    checks: &'static [Check],
+) -> Program {
+    Program { names, category, risk, why, value_opts: &[], checks }
+}
+const fn pv(
+    names: &'static [&'static str],
+    category: Category,
+    risk: Risk,
+    why: &'static str,
+    value_opts: &'static [&'static str],
+    checks: &'static [Check],
+) -> Program {
+    Program { names, category, risk, why, value_opts, checks }
+}
+
+const HELP: Check = c(When::Custom(crate::judge::assess::only_help_or_version), Safe, "only prints help or a version");
+
+/// Package managers: what installs or removes software.
+#[rustfmt::skip]
+const INSTALL: &[&str] = &[
+    "install", "i", "add", "remove", "rm", "uninstall", "erase", "purge", "autoremove", "upgrade", "update",
+    "dist-upgrade", "full-upgrade", "reinstall", "downgrade", "link", "unlink", "tap", "-S", "-R", "-U", "-Syu",
+    "-Sy", "-Rns", "-Rs",
+];
+#[rustfmt::skip]
+const PKG_QUERY: &[&str] = &[
+    "list", "search", "show", "info", "policy", "depends", "rdepends", "madison", "outdated", "-Q", "-Ss", "-Si",
+    "-Qi", "-Ql",
+];
+
+#[rustfmt::skip]
+pub static PROGRAMS: &[Program] = &[
+    // ---- Reading and inspecting: safe --------------------------------------------------------
+    p(
+        &[
+            "ls", "ll", "la", "dir", "vdir", "pwd", "cat", "head", "tail", "wc", "cut", "nl", "paste", "rev", "tac",
+            "fold", "fmt", "expand", "unexpand", "join", "comm", "column", "uniq", "tr", "seq", "stat", "file", "du",
+            "df", "tree", "echo", "printf", "true", "false", "test", "[", "which", "whereis", "type", "id", "whoami",
+            "groups", "uname", "arch", "nproc", "getconf", "locale", "tty", "sleep", "expr", "basename", "dirname",
+            "realpath", "readlink", "diff", "cmp", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+            "sha512sum", "b2sum", "cksum", "sum", "base32", "base64", "od", "hexdump", "strings", "printenv", "less",
+            "more", "man", "info", "help", "whatis", "apropos", "cd", "ps", "pgrep", "pidof", "free", "uptime", "w",
+            "who", "last", "lsof", "lsblk", "lscpu", "lsusb", "lspci", "vmstat", "iostat", "top", "htop", "jq", "yq",
+            "zcat", "zgrep", "zless", "bzcat", "xzcat", "zstdcat", "cal", "clear", "history", "jobs", "wait", ":",
+            "exit", "return", "shift", "read", "set", "unset", "export", "local", "declare", "typeset", "readonly",
+            "let", "hash", "times", "getopts", "mapfile", "readarray", "fc", "dirs", "pushd", "popd", "bc", "dc",
+            "numfmt", "factor", "yes", "tput", "stty", "ulimit", "umask", "true", "break", "continue", "mktemp",
+            "look", "tsort", "shuf", "ptx", "csvlook", "bat", "batcat", "exa", "eza", "fzf", "delta", "nm",
+            "objdump", "readelf", "ldd", "size", "du", "ncdu", "findmnt", "ip", "ifconfig", "route", "arp", "ping",
+            "ping6", "nslookup", "dig", "host", "netstat", "ss", "traceroute", "tracepath", "mtr", "whois",
+            "env-check", "cloc", "tokei", "wc", "sort", "grep", "egrep", "fgrep", "ag", "ack",
+        ],
+        FileRead,
+        Safe,
+        "reads or inspects without changing anything",
+    ),
+    pc(
+        &["sort"],
+        FileRead,
+        Safe,
+        "sorts text",
+        &[cc(When::Flag(&["-o", "--output"]), Moderate, FileWrite, "writes its output to a file")],
+    ),
+    pc(
+        &["tee"],
+        FileWrite,
+        Moderate,
+        "writes its input to files",
+        &[cc(When::Custom(crate::judge::assess::tee_to_null_only), Safe, FileRead, "copies output to the terminal only")],
+    ),
+    pc(
+        &["xxd"],
+        FileRead,
+        Safe,
+        "shows bytes",
+        &[cc(When::Custom(crate::judge::assess::two_positionals), Moderate, FileWrite, "writes its output to a file")],
+    ),
+    pc(
+        &["date"],
+        FileRead,
+        Safe,
+        "shows the date",
+        &[cc(When::Flag(&["-s", "--set"]), High, System, "sets the system clock")],
+    ),
+    pc(
+        &["hostname", "hostnamectl"],
+        FileRead,
+        Safe,
+        "shows the host name",
+        &[cc(When::Custom(crate::judge::assess::has_positional), High, System, "changes the host name")],
+    ),
+    pc(
+        &["grep", "egrep", "fgrep", "rg", "ag", "ack"],
+        FileRead,
+        Safe,
+        "searches text",
+        &[
+            c(When::Flag(&["--pre"]), High, "runs a preprocessor program on every file"),
+            c(When::Flag(&["-z", "--search-zip"]), Moderate, "runs decompression programs"),
+        ],
+    ),
+    pc(
+        &["find"],
+        FileRead,
+        Safe,
+        "lists files",
+        &[
+            cc(When::Flag(&["-delete"]), High, FileDelete, "deletes every file it matches"),
+            cc(
+                When::Flag(&["-fprint", "-fprint0", "-fprintf", "-fls"]),
+                Moderate,
+                FileWrite,
+                "writes its output to a file",
+            ),
+            cc(
+                When::Custom(crate::judge::assess::find_delete_root),
+                Forbidden,
+                FileDelete,
+                "deletes everything under the root or home directory",
+            ),
+        ],
+    ),
+    pc(
+        &["fd", "fdfind"],
+        FileRead,
+        Safe,
+        "lists files",
+        &[c(When::Flag(&["-x", "-X", "--exec", "--exec-batch"]), Moderate, "runs a command on every file it finds")],
+    ),
+    pc(
+        &["sed", "gsed"],
+        FileRead,
+        Safe,
+        "edits text on its way through",
+        &[
+            cc(When::Flag(&["-i", "--in-place"]), Moderate, FileWrite, "edits files in place"),
+            c(
+                When::Custom(crate::judge::assess::sed_runs_or_writes),
+                High,
+                "its script can run commands (`e`) or write files (`w`)",
+            ),
+        ],
+    ),
+    pc(
+        &["awk", "gawk", "mawk", "nawk"],
+        FileRead,
+        Safe,
+        "processes text",
+        &[
+            c(
+                When::Custom(crate::judge::assess::awk_runs_commands),
+                High,
+                "its program runs shell commands (system, pipes or getline)",
+            ),
+            cc(When::Custom(crate::judge::assess::awk_writes_files), Moderate, FileWrite, "its program writes to files"),
+            cc(When::Flag(&["-i"]), Moderate, FileWrite, "edits files in place"),
+        ],
+    ),
+    pc(
+        &["tar", "bsdtar"],
+        FileWrite,
+        Moderate,
+        "creates or extracts archives",
+        &[
+            cc(When::Custom(crate::judge::assess::tar_lists_only), Safe, FileRead, "only lists an archive"),
+            c(
+                When::Flag(&[
+                    "--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--info-script",
+                    "--new-volume-script", "-F",
+                ]),
+                High,
+                "runs another program",
+            ),
+        ],
+    ),
+    pc(
+        &["unzip"],
+        FileWrite,
+        Moderate,
+        "extracts an archive",
+        &[cc(When::Flag(&["-l", "-v", "-t", "-Z"]), Safe, FileRead, "only lists or tests an archive")],
+    ),
+    p(
+        &[
+            "zip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "7z", "7za", "rar", "unrar",
+            "split", "csplit", "patch", "ln", "link",
+        ],
+        FileWrite,
+        Moderate,
+        "writes files",
+    ),
+    // ---- Writing files -------------------------------------------------------------------------
+    p(
+        &[
+            "cp", "mv", "mkdir", "touch", "install", "rsync", "truncate", "mkfifo", "mknod", "rename", "chattr",
+            "setfacl",
+        ],
+        FileWrite,
+        Moderate,
+        "creates, copies, moves or changes files",
+    ),
+    p(
+        &["vi", "vim", "nvim", "nano", "emacs", "ed", "code", "subl", "pico", "micro", "hx", "kak"],
+        FileWrite,
+        Moderate,
+        "opens an editor that can change files",
+    ),
+    // ---- Deleting ------------------------------------------------------------------------------
+    pc(
+        &["rm"],
+        FileDelete,
+        Moderate,
+        "deletes files",
+        &[
+            c(When::Flag(&["-r", "-R", "--recursive"]), High, "deletes directories recursively"),
+            c(When::Custom(crate::judge::assess::rm_wide_glob), High, "deletes everything a wildcard matches"),
+            c(When::Custom(crate::judge::assess::targets_system_path), High, "deletes system files"),
+            c(When::Flag(&["--no-preserve-root"]), Forbidden, "turns off rm's protection of the root directory"),
+            c(
+                When::Custom(crate::judge::assess::rm_recursive_catastrophic),
+                Forbidden,
+                "recursively deletes the root directory, the home directory or a system directory",
+            ),
+        ],
+    ),
+    pc(&["rmdir", "unlink", "trash", "trash-put", "gio"], FileDelete, Moderate, "deletes files", &[]),
+    pc(&["shred", "srm", "wipe"], FileDelete, High, "destroys file contents beyond recovery", &[]),
+    // ---- Permissions and processes -------------------------------------------------------------
+    pc(
+        &["chmod", "chown", "chgrp"],
+        System,
+        Moderate,
+        "changes file permissions or ownership",
+        &[
+            c(When::Flag(&["-R", "--recursive"]), High, "changes permissions recursively"),
+            c(When::Custom(crate::judge::assess::targets_system_path), High, "changes permissions of system files"),
+            c(
+                When::Custom(crate::judge::assess::chmod_recursive_root),
+                Forbidden,
+                "recursively changes permissions of the root, home or a system directory",
+            ),
+        ],
+    ),
+    pc(
+        &["kill", "pkill", "killall", "skill", "xkill"],
+        System,
+        Moderate,
+        "stops processes",
+        &[c(When::Custom(crate::judge::assess::kill_everything), High, "signals every process it can reach, or init")],
+    ),
+    // ---- Network --------------------------------------------------------------------------------
+    pc(
+        &["curl", "wget", "http", "https", "xh", "aria2c", "lynx", "links", "w3m", "ftp", "lftp", "tftp"],
+        Network,
+        Moderate,
+        "transfers data over the network",
+        &[HELP],
+    ),
+    p(&["ssh", "scp", "sftp", "mosh", "rsh", "rlogin", "telnet"], Network, Moderate, "connects to another machine"),
+    pc(
+        &["nc", "ncat", "netcat", "socat"],
+        Network,
+        Moderate,
+        "opens raw network connections",
+        &[
+            c(
+                When::Flag(&["-e", "-c", "--exec", "--sh-exec", "--lua-exec"]),
+                High,
+                "connects a program to the network (a remote shell)",
+            ),
+            c(
+                When::ArgPrefix(&["EXEC:", "SYSTEM:", "exec:", "system:"]),
+                High,
+                "connects a program to the network (a remote shell)",
+            ),
+        ],
+    ),
+    p(&["nmap", "masscan", "tcpdump", "tshark", "wireshark"], Network, High, "scans or captures network traffic"),
+    // ---- Building and running code ---------------------------------------------------------------
+    pv(
+        &["npm", "pnpm", "yarn", "bun"],
+        BuildTools,
+        Moderate,
+        "runs project scripts or package tooling",
+        &["--prefix", "-C", "--cwd", "--filter", "-w", "--workspace"],
+        &[
+            HELP,
+            c(
+                When::Sub(&[
+                    "ls", "list", "view", "info", "outdated", "why", "explain", "audit", "config", "get", "root",
+                    "bin", "prefix", "whoami", "ping", "search", "help",
+                ]),
+                Safe,
+                "only shows package information",
+            ),
+            c(
+                When::Custom(crate::judge::assess::installs_named_packages),
+                High,
+                "installs packages, whose install scripts run with your permissions",
+            ),
+            c(When::Flag(&["-g", "--global"]), High, "changes globally installed packages"),
+            c(
+                When::Sub(&["publish", "unpublish", "deprecate", "owner", "dist-tag", "token", "adduser", "login"]),
+                High,
+                "publishes or changes a package in the registry",
+            ),
+            c(When::Sub(&["exec", "x", "dlx", "create"]), High, "downloads and runs a package"),
+        ],
+    ),
+    pc(&["npx", "pnpx", "bunx"], BuildTools, High, "downloads and runs a package", &[HELP]),
+    pv(
+        &["pip", "pip3", "pipx", "uv", "poetry", "pdm", "conda", "mamba", "gem", "bundle", "composer", "cpan", "cpanm"],
+        BuildTools,
+        Moderate,
+        "manages packages or project environments",
+        &["--python", "-p"],
+        &[
+            HELP,
+            c(
+                When::Sub(&["list", "show", "freeze", "search", "check", "config", "env", "help", "--version"]),
+                Safe,
+                "only shows package information",
+            ),
+            c(
+                When::Sub(&[
+                    "install", "add", "uninstall", "remove", "update", "upgrade", "sync", "inject", "reinstall",
+                ]),
+                High,
+                "installs or removes packages, whose install scripts run with your permissions",
+            ),
+            c(When::Sub(&["publish", "upload", "push"]), High, "publishes a package"),
+            c(When::SubArg(&["pip"], &["install", "uninstall"]), High, "installs or removes packages"),
+            c(When::Sub(&["run", "exec", "tool", "x"]), Moderate, "runs a program from the environment"),
+        ],
+    ),
+    pv(
+        &["cargo"],
+        BuildTools,
+        Moderate,
+        "builds or runs Rust code (build scripts run)",
+        &["-C", "--manifest-path", "--config", "-Z"],
+        &[
+            HELP,
+            c(
+                When::Sub(&[
+                    "metadata", "tree", "search", "locate-project", "pkgid", "verify-project", "version", "help",
+                    "--list",
+                ]),
+                Safe,
+                "only shows project information",
+            ),
+            c(When::Sub(&["install", "uninstall"]), High, "installs a program from the network"),
+            c(
+                When::Sub(&["publish", "yank", "owner", "login", "logout"]),
+                High,
+                "publishes or changes a crate in the registry",
+            ),
+        ],
+    ),
+    pv(
+        &["go"],
+        BuildTools,
+        Moderate,
+        "builds or runs Go code",
+        &["-C"],
+        &[
+            HELP,
+            c(When::Sub(&["version", "env", "list", "doc", "help", "vet"]), Safe, "only shows project information"),
+            c(When::Sub(&["install", "get"]), High, "installs a program from the network"),
+        ],
+    ),
+    p(
+        &[
+            "make", "gmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "gradle", "gradlew", "mvn",
+            "mvnw", "ant", "sbt", "rustc", "rustup", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "javac",
+            "java", "kotlinc", "scalac", "dotnet", "swift", "swiftc", "tsc", "esbuild", "vite", "webpack", "rollup",
+            "parcel", "eslint", "prettier", "black", "ruff", "flake8", "mypy", "pylint", "isort", "pytest",
+            "py.test", "tox", "nox", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "gofmt", "rustfmt",
+            "clippy-driver", "cargo-clippy", "cargo-fmt", "cargo-nextest", "mix", "elixir", "erl", "ghc", "cabal",
+            "stack", "zig", "nim", "dart", "flutter", "R", "julia", "pre-commit", "just", "task", "bats",
+            "shellcheck", "hadolint", "terraform-docs",
+        ],
+        BuildTools,
+        Moderate,
+        "builds, tests or formats code (project code runs)",
+    ),
+    // Interpreters: a script file is moderate; inline code cannot be judged.
+    pc(
+        &["python", "python2", "python3", "pypy", "pypy3", "ipython"],
+        BuildTools,
+        Moderate,
+        "runs Python code",
+        &[
+            HELP,
+            c(When::Flag(&["-c"]), High, "runs inline Python code, which agentsh cannot judge"),
+            c(When::Custom(crate::judge::assess::interpreter_reads_pipe), High, "runs code piped in from another command"),
+        ],
+    ),
+    pc(
+        &["node", "nodejs", "deno", "tsx", "ts-node"],
+        BuildTools,
+        Moderate,
+        "runs JavaScript code",
+        &[
+            HELP,
+            c(
+                When::Flag(&["-e", "--eval", "-p", "--print"]),
+                High,
+                "runs inline JavaScript code, which agentsh cannot judge",
+            ),
+            c(When::Sub(&["eval"]), High, "runs inline JavaScript code, which agentsh cannot judge"),
+            c(When::Custom(crate::judge::assess::interpreter_reads_pipe), High, "runs code piped in from another command"),
+        ],
+    ),
+    pc(
+        &[
+            "perl", "ruby", "php", "lua", "luajit", "Rscript", "tclsh", "wish", "osascript", "pwsh", "powershell",
+            "groovy", "jshell", "irb", "racket", "guile", "sbcl", "expect",
+        ],
+        BuildTools,
+        Moderate,
+        "runs a script",
+        &[
+            HELP,
+            c(
+                When::Flag(&["-e", "-E", "-r", "-c", "-Command", "--eval", "-x"]),
+                High,
+                "runs inline code, which agentsh cannot judge",
+            ),
+            cc(When::Flag(&["-i", "-pi", "-ni"]), High, FileWrite, "edits files in place with inline code"),
+            c(When::Custom(crate::judge::assess::interpreter_reads_pipe), High, "runs code piped in from another command"),
+        ],
+    ),
+    // ---- Version control and operations ---------------------------------------------------------
+    pv(
+        &["git"],
+        DevOps,
+        Moderate,
+        "changes the repository or talks to a remote",
+        &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--super-prefix", "--config-env"],
+        &[
+            HELP,
+            c(
+                When::Sub(&[
+                    "status", "log", "diff", "show", "blame", "shortlog", "describe", "rev-parse", "rev-list",
+                    "ls-files", "ls-tree", "ls-remote", "cat-file", "show-ref", "for-each-ref", "merge-base",
+                    "name-rev", "whatchanged", "cherry", "count-objects", "grep", "version", "help", "var",
+                    "check-ignore", "check-attr", "diff-tree", "diff-files", "diff-index", "verify-commit",
+                    "verify-tag", "show-branch", "range-diff", "annotate",
+                ]),
+                Safe,
+                "only reads the repository",
+            ),
+            c(
+                When::Custom(crate::judge::assess::git_list_only),
+                Safe,
+                "only lists branches, tags, remotes, stashes or settings",
+            ),
+            c(
+                When::Flag(&[
+                    "--output", "--ext-diff", "--textconv", "--exec", "--upload-pack", "--receive-pack", "-o",
+                ]),
+                Moderate,
+                "an option that writes files or runs another program",
+            ),
+            c(
+                When::Custom(crate::judge::assess::git_config_override),
+                High,
+                "sets git configuration for this run, which can make git run other programs",
+            ),
+            c(
+                When::SubFlag(
+                    &["push"],
+                    &[
+                        "-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "-d",
+                        "--prune",
+                    ],
+                ),
+                High,
+                "rewrites or deletes history on the remote",
+            ),
+            c(
+                When::Custom(crate::judge::assess::git_push_refspec_force_or_delete),
+                High,
+                "rewrites or deletes history on the remote (`+ref` or `:ref`)",
+            ),
+            c(When::SubFlag(&["reset"], &["--hard", "--merge", "--keep"]), High, "discards uncommitted changes"),
+            c(When::SubFlag(&["clean"], &["-f", "--force"]), High, "deletes untracked files"),
+            c(
+                When::SubFlag(&["branch"], &["-D", "--delete", "-d", "-M", "--force", "-f"]),
+                High,
+                "deletes or overwrites branches",
+            ),
+            c(
+                When::SubFlag(&["checkout", "switch"], &["-f", "--force", "-B", "--discard-changes"]),
+                High,
+                "discards uncommitted changes",
+            ),
+            c(
+                When::SubArg(&["checkout", "restore"], &[".", "--", ":/"]),
+                High,
+                "discards uncommitted changes to files",
+            ),
+            c(When::SubArg(&["stash"], &["drop", "clear"]), High, "deletes stashed changes"),
+            c(When::SubArg(&["reflog"], &["expire", "delete"]), High, "deletes history that recovery depends on"),
+            c(When::SubArg(&["tag"], &["-d", "--delete", "-f", "--force"]), High, "deletes or moves tags"),
+            c(When::SubFlag(&["update-ref"], &["-d"]), High, "deletes a reference"),
+            c(When::Sub(&["filter-branch", "filter-repo"]), High, "rewrites the whole history"),
+            c(When::SubFlag(&["rebase", "commit"], &["--no-verify", "-n"]), Moderate, "skips the repository's checks"),
+            c(
+                When::SubFlag(&["gc", "prune"], &["--prune", "--aggressive", "--expire"]),
+                High,
+                "permanently deletes unreachable objects",
+            ),
+            c(When::SubFlag(&["rm"], &["-r", "-f", "--force"]), High, "deletes files recursively or by force"),
+            c(When::SubFlag(&["submodule"], &["--force", "-f"]), High, "discards submodule changes"),
+        ],
+    ),
+    p(&["gh", "glab", "hub"], DevOps, Moderate, "talks to the code-hosting service"),
+    pv(
+        &["docker", "podman", "nerdctl"],
+        DevOps,
+        Moderate,
+        "manages containers",
+        &["-H", "--host", "--context", "-c", "--config", "-l", "--log-level"],
+        &[
+            HELP,
+            c(
+                When::Sub(&[
+                    "ps", "images", "logs", "inspect", "version", "info", "stats", "top", "port", "diff", "history",
+                    "search",
+                ]),
+                Safe,
+                "only shows container information",
+            ),
+            c(
+                When::Flag(&["--privileged", "--cap-add", "--pid", "--ipc", "--userns", "--device", "--security-opt"]),
+                High,
+                "gives a container control of the host",
+            ),
+            c(
+                When::Custom(crate::judge::assess::docker_mounts_host_root),
+                High,
+                "mounts the host's root, home or docker socket into a container",
+            ),
+            c(
+                When::SubArg(
+                    &["system", "volume", "image", "container", "network", "builder", "buildx"],
+                    &["prune", "rm"],
+                ),
+                High,
+                "deletes containers, images or volumes",
+            ),
+            c(When::Sub(&["rm", "rmi", "kill"]), High, "deletes or kills containers or images"),
+            c(When::SubFlag(&["compose"], &["-v", "--volumes", "--rmi"]), High, "deletes volumes or images"),
+        ],
+    ),
+    pv(
+        &["kubectl", "oc", "k9s"],
+        DevOps,
+        Moderate,
+        "changes a Kubernetes cluster",
+        &["-n", "--namespace", "--context", "--cluster", "--kubeconfig", "-s", "--server", "--user"],
+        &[
+            HELP,
+            c(
+                When::Sub(&[
+                    "get", "describe", "logs", "explain", "version", "api-resources", "api-versions", "cluster-info",
+                    "top", "auth", "diff",
+                ]),
+                Safe,
+                "only reads cluster state",
+            ),
+            c(When::Custom(crate::judge::assess::reads_k8s_secret), Moderate, "reads secrets from the cluster"),
+            c(
+                When::Sub(&["delete", "drain", "cordon", "taint", "replace"]),
+                High,
+                "deletes or disrupts cluster resources",
+            ),
+            c(
+                When::Flag(&["--force", "--grace-period", "--all", "--prune"]),
+                High,
+                "acts on many resources or skips graceful shutdown",
+            ),
+        ],
+    ),
+    p(&["helm"], DevOps, Moderate, "changes a Kubernetes cluster"),
+    pv(
+        &["terraform", "tofu", "terragrunt", "pulumi", "cdk", "serverless", "sls"],
+        DevOps,
+        Moderate,
+        "changes infrastructure",
+        &["-chdir"],
+        &[
+            HELP,
+            c(
+                When::Sub(&[
+                    "plan", "validate", "fmt", "show", "output", "version", "providers", "graph", "preview", "synth",
+                    "list", "ls",
+                ]),
+                Safe,
+                "only reads or checks infrastructure code",
+            ),
+            c(
+                When::Sub(&["apply", "up", "deploy", "import", "taint", "untaint", "force-unlock"]),
+                High,
+                "changes real infrastructure",
+            ),
+            c(When::Sub(&["destroy", "remove", "rm"]), High, "destroys real infrastructure"),
+            c(
+                When::SubArg(&["state", "workspace"], &["rm", "delete", "push", "mv", "replace-provider"]),
+                High,
+                "changes infrastructure state",
+            ),
+        ],
+    ),
+    p(&["ansible", "ansible-playbook", "salt", "puppet", "chef-client"], DevOps, Moderate, "configures machines"),
+    pc(
+        &[
+            "aws", "gcloud", "az", "doctl", "flyctl", "fly", "heroku", "vercel", "netlify", "wrangler", "firebase",
+            "gsutil", "s3cmd", "rclone",
+        ],
+        DevOps,
+        Moderate,
+        "acts on a cloud account",
+        &[c(When::Custom(crate::judge::assess::cloud_destructive), High, "deletes or terminates cloud resources")],
+    ),
+    pc(
+        &["psql", "mysql", "mariadb", "sqlite3", "mongo", "mongosh", "redis-cli", "cqlsh"],
+        DevOps,
+        Moderate,
+        "talks to a database",
+        &[c(
+            When::Custom(crate::judge::assess::sql_destructive),
+            High,
+            "runs a destructive statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL)",
+        )],
+    ),
+    // ---- The system ------------------------------------------------------------------------------
+    pc(
+        &[
+            "apt", "apt-get", "aptitude", "dpkg", "yum", "dnf", "rpm", "pacman", "yay", "paru", "zypper", "apk",
+            "brew", "port", "snap", "flatpak", "emerge", "nix-env", "xbps-install", "pkg",
+        ],
+        System,
+        Moderate,
+        "manages system packages",
+        &[
+            HELP,
+            c(When::Sub(PKG_QUERY), Safe, "only shows package information"),
+            c(
+                When::Flag(&["-l", "-L", "-s", "-q", "-Q", "--list", "--status", "--query"]),
+                Safe,
+                "only shows package information",
+            ),
+            c(When::Sub(INSTALL), High, "installs, removes or upgrades system software"),
+            c(
+                When::Flag(&[
+                    "-i", "-r", "-P", "-e", "-U", "-S", "-R", "--install", "--remove", "--purge", "--erase",
+                    "--upgrade",
+                ]),
+                High,
+                "installs, removes or upgrades system software",
+            ),
+        ],
+    ),
+    pc(
+        &["systemctl", "service", "launchctl", "rc-service", "initctl", "sv"],
+        System,
+        High,
+        "controls system services",
+        &[],
+    ),
+    pc(
+        &["reboot", "shutdown", "halt", "poweroff", "init", "telinit", "kexec"],
+        System,
+        High,
+        "restarts or stops the machine",
+        &[],
+    ),
+    pc(
+        &[
+            "mount", "umount", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "losetup", "cryptsetup",
+            "lvm", "lvremove", "vgremove", "pvremove", "mdadm", "swapoff", "swapon", "fsck", "e2fsck", "tune2fs",
+            "resize2fs", "blkdiscard", "hdparm", "zpool", "zfs", "btrfs",
+        ],
+        System,
+        High,
+        "changes disks, partitions or file systems",
+        &[
+            c(When::Custom(crate::judge::assess::only_lists_mounts), Safe, "only lists what is mounted"),
+            c(When::Custom(crate::judge::assess::targets_block_device_destructively), Forbidden, "overwrites a disk device"),
+        ],
+    ),
+    pc(
+        &["mkfs", "mke2fs", "mkswap", "mkdosfs", "newfs"],
+        System,
+        Forbidden,
+        "formats a file system, destroying what was there",
+        &[],
+    ),
+    pc(
+        &["wipefs"],
+        System,
+        High,
+        "erases file-system signatures",
+        &[c(When::Custom(crate::judge::assess::has_device_arg), Forbidden, "erases the signatures of a disk device")],
+    ),
+    pc(
+        &["dd"],
+        System,
+        Forbidden,
+        "copies raw bytes, and can overwrite a whole disk (the specification forbids `dd if=`)",
+        &[
+            c(When::Custom(crate::judge::assess::dd_without_if), High, "copies raw bytes"),
+            c(When::Custom(crate::judge::assess::dd_to_device), Forbidden, "writes raw bytes onto a disk device"),
+            c(
+                When::Custom(crate::judge::assess::dd_with_if),
+                Forbidden,
+                "`dd if=` is forbidden by the specification: it can overwrite a whole disk",
+            ),
+        ],
+    ),
+    p(&["iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "pfctl"], System, High, "changes the firewall"),
+    p(
+        &[
+            "useradd", "userdel", "usermod", "adduser", "deluser", "groupadd", "groupdel", "groupmod", "passwd",
+            "chpasswd", "chsh", "chfn", "visudo", "vipw", "gpasswd", "newgrp",
+        ],
+        System,
+        High,
+        "changes users, groups or passwords",
+    ),
+    pc(
+        &["crontab"],
+        System,
+        High,
+        "changes scheduled jobs",
+        &[cc(When::Flag(&["-l"]), Safe, FileRead, "only lists scheduled jobs")],
+    ),
+    p(&["at", "batch", "atrm"], System, Moderate, "schedules a command for later"),
+    p(
+        &[
+            "sysctl", "modprobe", "insmod", "rmmod", "setenforce", "grub-install", "update-grub", "efibootmgr",
+            "bootctl", "timedatectl", "localectl", "loginctl", "nmcli", "journalctl-vacuum", "chroot", "pivot_root",
+            "setcap", "capsh",
+        ],
+        System,
+        High,
+        "changes how the system runs",
+    ),
+    pc(&["ip", "ifconfig", "route", "iwconfig", "ethtool", "tc", "brctl"], Network, Safe, "shows network settings", &[
+        cc(When::Custom(crate::judge::assess::changes_network), High, System, "changes network interfaces or routes (can cut the machine off)"),
+    ]),
+    pc(&["history"], FileRead, Safe, "shows shell history", &[
+        cc(When::Flag(&["-c", "-d", "-w", "-a", "-r", "-n"]), Moderate, System, "clears or rewrites shell history"),
+    ]),
+    pc(
+        &["journalctl", "dmesg"],
+        FileRead,
+        Safe,
+        "reads system logs",
+        &[c(
+            When::Flag(&[
+                "--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate", "--flush", "-c", "-C", "--clear",
+            ]),
+            High,
+            "deletes or clears system logs",
+        )],
+    ),
+    p(
+        &["su", "sudo", "doas", "pkexec", "runuser", "sudoedit"],
+        System,
+        High,
+        "runs a command as another user, usually root",
+    ),
+    p(
+        &[
+            "alias", "unalias", "trap", "enable", "complete", "bind", "shopt", "caller", "disown", "suspend",
+            "logout", "fg", "bg", "kill-bg",
+        ],
+        Shell,
+        Moderate,
+        "changes how this shell runs later commands",
+    ),
+    p(
+        &["open", "xdg-open", "gio-open", "start", "explorer"],
+        FileRead,
+        Moderate,
+        "opens a file or address with another program",
+    ),
+    p(&["history-clear", "shred-history"], System, High, "erases history"),
+];
+
+/// Programs that run another command given as their arguments. `assess` judges that command.
+pub struct Wrapper {
+    pub names: &'static [&'static str],
+    /// Options that take a separate value.
+    pub value_opts: &'static [&'static str],
+    /// Positional arguments to skip before the command (`timeout DURATION cmd`).
+    pub skip_positionals: usize,
+    /// The wrapper's own risk floor for the command it runs (sudo: high).
+    pub risk: Risk,
+    pub why: &'static str,
+    /// The rest of argv is joined and run by a shell (`watch 'cmd'`).
+    pub joins_into_shell: bool,
+}
+
+const fn w(
+    names: &'static [&'static str],
+    value_opts: &'static [&'static str],
+    skip: usize,
+    risk: Risk,
+    why: &'static str,
+) -> Wrapper {
+    Wrapper { names, value_opts, skip_positionals: skip, risk, why, joins_into_shell: false }
+}
+
+#[rustfmt::skip]
+pub static WRAPPERS: &[Wrapper] = &[
+    w(
+        &["sudo"],
+        &[
+            "-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt",
+            "-r", "--role", "-t", "--type", "-U", "--other-user", "-T", "--command-timeout", "-R", "--chroot",
+        ],
+        0,
+        High,
+        "runs it as root (sudo)",
+    ),
+    w(&["doas"], &["-u", "-C"], 0, High, "runs it as root (doas)"),
+    w(&["pkexec"], &["--user"], 0, High, "runs it as root (pkexec)"),
+    w(&["runuser"], &["-u", "--user", "-g", "--group", "-G"], 0, High, "runs it as another user"),
+    w(
+        &["env"],
+        &[
+            "-u", "--unset", "-C", "--chdir", "-S", "--split-string", "--block-signal", "--default-signal",
+            "--ignore-signal", "-a", "--argv0",
+        ],
+        0,
+        Safe,
+        "runs it with a changed environment",
+    ),
+    w(&["nice"], &["-n", "--adjustment"], 0, Safe, "runs it at another priority"),
+    w(
+        &["ionice"],
+        &["-c", "--class", "-n", "--classdata", "-p", "-P", "-u"],
+        0,
+        Safe,
+        "runs it at another I/O priority",
+    ),
+    w(&["timeout", "gtimeout"], &["-s", "--signal", "-k", "--kill-after"], 1, Safe, "runs it with a time limit"),
+    w(&["nohup"], &[], 0, Safe, "runs it immune to hangups"),
+    w(&["time"], &["-f", "--format", "-o", "--output"], 0, Safe, "times it"),
+    w(&["stdbuf"], &["-i", "--input", "-o", "--output", "-e", "--error"], 0, Safe, "runs it with other buffering"),
+    w(&["command", "builtin"], &[], 0, Safe, "runs it bypassing shell functions"),
+    w(&["exec"], &["-a"], 0, Safe, "replaces the shell with it"),
+    w(
+        &[
+            "setsid", "unbuffer", "caffeinate", "catchsegv", "proxychains", "proxychains4", "torsocks", "firejail",
+            "faketime", "chronic", "ifne",
+        ],
+        &[],
+        0,
+        Safe,
+        "runs it",
+    ),
+    w(&["taskset"], &["-p", "--pid"], 1, Safe, "runs it on chosen CPUs"),
+    w(&["chrt"], &["-p", "--pid", "-T", "-P", "-D"], 1, Safe, "runs it with a scheduling policy"),
+    w(&["flock"], &["-w", "--timeout", "-E", "--conflict-exit-code"], 1, Safe, "runs it holding a lock"),
+    w(
+        &["xargs"],
+        &[
+            "-I", "-i", "-n", "--max-args", "-L", "-l", "--max-lines", "-P", "--max-procs", "-d", "--delimiter",
+            "-E", "-e", "--eof", "-s", "--max-chars", "-a", "--arg-file", "--process-slot-var",
+        ],
+        0,
+        Safe,
+        "runs it once per input line, with arguments from its input",
+    ),
+    w(&["strace", "ltrace"], &["-e", "-o", "-p", "-s", "-u", "-E"], 0, Moderate, "traces it"),
+    w(&["valgrind"], &["--tool", "--log-file"], 0, Moderate, "runs it under valgrind"),
+    w(&["gdb"], &["-ex", "-x", "-p"], 0, Moderate, "runs it under a debugger"),
+    w(&["dotenv", "direnv-exec", "with-contenv"], &[], 0, Moderate, "runs it with variables from a file"),
+    Wrapper {
+        names: &["watch"],
+        value_opts: &["-n", "--interval", "-d", "--differences", "-q", "--equexit", "--chgexit"],
+        skip_positionals: 0,
+        risk: Safe,
+        why: "runs it repeatedly",
+        joins_into_shell: true,
+    },
+];
+
+/// Shells: `-c STRING` is parsed and judged; reading a pipe cannot be judged.
+pub static SHELLS: &[&str] =
+    &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox", "rbash", "yash", "posh"];
+
+/// Environment variables that make an ordinary command run other code.
+#[rustfmt::skip]
+pub static DANGEROUS_ENV: &[&str] = &[
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "PATH", "BASH_ENV",
+    "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "IFS", "GIT_SSH", "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH",
+    "PAGER", "EDITOR", "VISUAL", "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS",
+    "LESSOPEN", "LESSCLOSE", "MANPAGER", "SYSTEMD_PAGER",
+];
+
+/// Directories whose recursive deletion or re-permissioning wrecks the machine.
+#[rustfmt::skip]
+pub static SYSTEM_DIRS: &[&str] = &[
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt", "/opt",
+    "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/usr", "/var", "/usr/bin", "/usr/sbin", "/usr/lib",
+    "/usr/lib64", "/usr/local", "/usr/local/bin", "/usr/local/lib", "/usr/share", "/usr/include", "/var/lib",
+    "/var/log", "/var/cache", "/var/spool", "/var/mail", "/var/www", "/etc/ssh", "/etc/systemd", "/System",
+    "/Library", "/Applications", "/Users", "/Volumes", "/private", "/private/etc", "/private/var", "/nix",
+    "/nix/store", "/efi", "/boot/efi",
+];
+
+/// Files whose change lets code run later or grants access: shell start-up files, SSH keys,
+/// scheduled jobs, sudoers.
+#[rustfmt::skip]
+pub static PERSISTENCE_PATHS: &[&str] = &[
+    "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc", "~/.zshenv",
+    "~/.zprofile", "~/.zlogin", "~/.config/fish/config.fish", "~/.ssh", "~/.gnupg", "~/.aws", "~/.kube",
+    "~/.docker/config.json", "~/.gitconfig", "~/.config/git", "~/.npmrc", "~/.pypirc", "~/.netrc",
+    "~/.config/systemd", "~/.config/autostart", "~/.local/bin", "~/.cargo/config", "~/.cargo/config.toml",
+    "~/.inputrc", "~/.vimrc", "~/.claude", "~/.codex", "~/.gemini", "/etc", "/var/spool/cron", "/usr/local/bin",
+];
+
+/// agentsh's own policy and record: changing them through the gate is forbidden.
+pub static SELF_PATHS: &[&str] =
+    &[".agents/terminal.json", ".agents", "~/.config/agentsh", "~/.local/state/agentsh", "~/.local/share/agentsh"];
+
+/// Reading these hands secrets to the agent.
+#[rustfmt::skip]
+pub static SECRET_PATHS: &[&str] = &[
+    "~/.ssh/", "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "~/.aws", "~/.netrc", "~/.pgpass",
+    "~/.docker/config.json", "~/.kube/config", "~/.gnupg", "~/.config/gh/hosts.yml", "~/.npmrc", "~/.pypirc",
+    "/proc/self/environ", "/proc/1/environ", "~/.git-credentials", "~/.my.cnf", "~/.vault-token",
+    "~/.claude/.credentials.json", "~/.config/gcloud", "~/.azure", "/etc/ssh/ssh_host_", "/etc/kubernetes",
+    "/var/run/secrets", "/run/secrets", "~/.password-store", "~/.local/share/keyrings",
+];
+
+/// Names that mark a file as holding secrets wherever it is (searched for, or read).
+pub static SECRET_NAMES: &[&str] = &[
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+    ".pem",
+    "wallet.dat",
+    ".git-credentials",
+    ".netrc",
+    "credentials",
+    ".vault-token",
+    "_authtoken",
+    ".pgpass",
+    "shadow",
+    ".p12",
+    ".pfx",
+    ".keystore",
+    "secring",
+];
+
+/// agentsh's own subcommands that only read: allowed through the gate. Every other one changes
+/// agentsh's policy or answers its prompts, which only a person may do.
+pub static SELF_READ_ONLY: &[&str] = &[
+    "check",
+    "log",
+    "stats",
+    "policy",
+    "status",
+    "doctor",
+    "help",
+    "--help",
+    "-h",
+    "--version",
+    "-V",
+    "approvals-json",
+];
+/// `agentsh whitelist` subcommands that only read.
+pub static SELF_WHITELIST_READ_ONLY: &[&str] = &["list", "ls"];
+
+/// Programs that are known, for the "unknown program" fallback.
+pub fn find_program(name: &str) -> Option<&'static Program> {
+    // Later entries refine earlier ones (e.g. `sort` appears in the big read-only row and again
+    // with its `-o` check): the last definition wins.
+    let exact = program_named;
+    exact(name)
+        // `mkfs.ext4` is `mkfs`, `python3.12` is `python3`, `pip3.11` is `pip3`.
+        .or_else(|| name.split_once('.').and_then(|(stem, _)| exact(stem)))
+        .or_else(|| exact(name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')))
+}
+
+/// The last program in the table that lists exactly this name. A walk through the table costs
+/// about 4,000 instructions for an unknown name (and `find_program` tries three): fine for a
+/// command's few lookups, most of the cost of a thousand custom rules with examples
+/// (docs/BENCHMARKS.md). After the first few lookups in a process, a sorted index is built.
+fn program_named(name: &str) -> Option<&'static Program> {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static LOOKUPS: AtomicUsize = AtomicUsize::new(0);
+    static INDEX: OnceLock<Vec<(&'static str, usize)>> = OnceLock::new();
+    let index = match INDEX.get() {
+        Some(index) => index,
+        None if LOOKUPS.fetch_add(1, Ordering::Relaxed) < 64 => return program_named_by_walking(name),
+        None => INDEX.get_or_init(program_index),
+    };
+    let at = index.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
+    Some(&PROGRAMS[index[at].1])
+}
+
+fn program_named_by_walking(name: &str) -> Option<&'static Program> {
+    // The first byte before the rest: most names differ there, without a call to `memcmp`.
+    let first = name.as_bytes().first();
+    PROGRAMS.iter().rev().find(|p| p.names.iter().any(|n| n.as_bytes().first() == first && *n == name))
+}
+
+/// Every name once, sorted, with the last program that lists it.
+fn program_index() -> Vec<(&'static str, usize)> {
+    let mut all: Vec<(&'static str, usize)> =
+        PROGRAMS.iter().enumerate().flat_map(|(i, p)| p.names.iter().map(move |n| (*n, i))).collect();
+    all.sort_unstable();
+    // Sorted by name, then place: of equal names keep the last (highest) place.
+    all.reverse();
+    all.dedup_by_key(|(n, _)| *n);
+    all.reverse();
+    all
+}
+
+pub fn find_wrapper(name: &str) -> Option<&'static Wrapper> {
+    WRAPPERS.iter().find(|w| w.names.contains(&name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_index_finds_what_walking_the_table_finds() {
+        let index = program_index();
+        let lookup = |name: &str| index.binary_search_by(|(n, _)| (*n).cmp(name)).ok().map(|at| &PROGRAMS[index[at].1]);
+        let mut names: Vec<&str> = PROGRAMS.iter().flat_map(|p| p.names.iter().copied()).collect();
+        names.extend(["", "prog1", "zzz", "a", "sortx", "mkfs.ext4", "python3.12"]);
+        for name in names {
+            let walked = program_named_by_walking(name);
+            assert_eq!(lookup(name).map(|p| p as *const Program), walked.map(|p| p as *const Program), "{name}");
+        }
+        // Names listed twice (e.g. `sort`) go to the later row, as walking from the end does.
+        let twice = PROGRAMS
+            .iter()
+            .flat_map(|p| p.names.iter())
+            .filter(|n| PROGRAMS.iter().filter(|p| p.names.contains(n)).count() > 1);
+        assert!(twice.count() > 0, "the table should have a refined name to test");
+        // And through the public function, before and after the index exists.
+        for _ in 0..100 {
+            assert_eq!(find_program("sort").map(|p| p.why), program_named_by_walking("sort").map(|p| p.why));
+            assert!(find_program("prog12345").is_none());
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The `sandbox` key of a config file (issue 15): `enabled`, `writable`, `denyRead` and
+//! `network`, validated with `file:line:col` warnings, and the settings in force after every
+//! file is merged. `run::sandbox` builds the kernel box from the result.
+//!
+//! What loosens the box (`enabled: false`, more `writable` roots) counts only from the user
+//! config or a trusted project file (`trust::strip_loosening`); what tightens it (`denyRead`,
+//! `network: "off"`) counts from any file. A value agentsh cannot read is taken the strict way.
+
+use serde_json::Value;
+
+/// The config key.
+pub const KEY: &str = "sandbox";
+const FIELDS: &[&str] = &["enabled", "writable", "denyRead", "network"];
+
+/// `sandbox.network`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Network {
+    #[default]
+    On,
+    Off,
+}
+
+impl Network {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Network::On => "on",
+            Network::Off => "off",
+        }
+    }
+}
+
+/// One file's `sandbox` object as written, after validation. `None` and empty: not set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileSandbox {
+    pub enabled: Option<bool>,
+    pub writable: Vec<String>,
+    pub deny_read: Vec<String>,
+    pub network: Option<Network>,
+}
+
+impl FileSandbox {
+    pub fn is_empty(&self) -> bool {
+        *self == FileSandbox::default()
+    }
+}
+
+/// The sandbox settings in force. Paths are as written (`~/` is expanded by `run::sandbox`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub enabled: bool,
+    pub writable: Vec<Sourced>,
+    pub deny_read: Vec<Sourced>,
+    pub network: Network,
+    /// The file that set each of `enabled` and `network`, when one did.
+    pub enabled_from: Option<String>,
+    pub network_from: Option<String>,
+}
+
+/// A path and the file that named it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sourced {
+    pub path: String,
+    pub source: String,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            enabled: true,
+            writable: Vec::new(),
+            deny_read: Vec::new(),
+            network: Network::On,
+            enabled_from: None,
+            network_from: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Takes one file's `sandbox` object; the stricter value wins where two files disagree.
+    /// Loosening values from an untrusted project file were already removed.
+    pub fn apply(&mut self, file: &FileSandbox, source: &str) {
+        if file.enabled == Some(false) {
+            self.enabled = false;
+            self.enabled_from = Some(source.to_string());
+        }
+        if file.network == Some(Network::Off) {
+            self.network = Network::Off;
+            self.network_from = Some(source.to_string());
+        }
+        let sourced = |p: &String| Sourced { path: p.clone(), source: source.to_string() };
+        self.writable.extend(file.writable.iter().map(sourced));
+        self.deny_read.extend(file.deny_read.iter().map(sourced));
+    }
+}
+
+/// Validates a file's `sandbox` value; `at` is its `file:line:col`.
+pub fn validate(value: &Value, at: &str, s: &mut FileSandbox, warnings: &mut Vec<String>) {
+    let Some(map) = value.as_object() else {
+        warnings.push(format!(
+            "{at}: sandbox must be an object like {{\"network\": \"off\"}}; the sandbox stays on, with the network off"
+        ));
+        s.network = Some(Network::Off);
+        return;
+    };
+    for (key, v) in map {
+        match key.as_str() {
+            "enabled" => match v {
+                Value::Bool(b) => s.enabled = Some(*b),
+                _ => warnings.push(format!("{at}: sandbox.enabled must be true or false; the sandbox stays on")),
+            },
+            "network" => match v.as_str() {
+                Some("on") => s.network = Some(Network::On),
+                Some("off") => s.network = Some(Network::Off),
+                _ => {
+                    warnings.push(format!("{at}: sandbox.network must be \"on\" or \"off\"; using \"off\""));
+                    s.network = Some(Network::Off);
+                }
+            },
+            "writable" => match paths(v) {
+                Some(p) => s.writable = p,
+                None => warnings.push(format!(
+                    "{at}: sandbox.writable must be a list of absolute or ~/ paths; ignored, so nothing more is writable"
+                )),
+            },
+            "denyRead" => match paths(v) {
+                Some(p) => s.deny_read = p,
+                None => {
+                    warnings.push(format!(
+                        "{at}: sandbox.denyRead must be a list of absolute or ~/ paths; since agentsh cannot tell \
+                         what to hide, the network is turned off"
+                    ));
+                    s.network = Some(Network::Off);
+                }
+            },
+            other => warnings.push(format!(
+                "{at}: unknown key \"sandbox.{other}\" is ignored (known keys: {})",
+                FIELDS.join(", ")
+            )),
+        }
+    }
+}
+
+/// A list of absolute or `~/` paths, or `None` when any item is not one.
+fn paths(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|p| p.as_str().filter(|p| p.starts_with('/') || p.starts_with("~/")).map(str::to_string))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &str) -> (FileSandbox, Vec<String>) {
+        let (mut s, mut w) = (FileSandbox::default(), Vec::new());
+        validate(&serde_json::from_str(json).unwrap(), "f:1:1", &mut s, &mut w);
+        (s, w)
+    }
+
+    #[test]
+    fn reads_every_field() {
+        let (s, w) =
+            read(r#"{"enabled": false, "writable": ["/srv/x", "~/data"], "denyRead": ["~/.vault"], "network": "off"}"#);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(s.enabled, Some(false));
+        assert_eq!(s.writable, ["/srv/x", "~/data"]);
+        assert_eq!(s.deny_read, ["~/.vault"]);
+        assert_eq!(s.network, Some(Network::Off));
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_taken_the_strict_way() {
+        let (s, w) = read(r#"{"enabled": "no", "network": "maybe", "writable": ["relative"], "colour": 1}"#);
+        assert_eq!((s.enabled, s.network), (None, Some(Network::Off)));
+        assert!(s.writable.is_empty());
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert!(w.iter().any(|m| m.contains("unknown key \"sandbox.colour\"")), "{w:?}");
+        let (s, _) = read(r#"{"denyRead": "~/.vault"}"#);
+        assert_eq!(s.network, Some(Network::Off));
+        let (s, _) = read(r#"true"#);
+        assert_eq!(s.network, Some(Network::Off));
+    }
+
+    #[test]
+    fn the_stricter_file_wins() {
+        let mut s = Settings::default();
+        s.apply(&FileSandbox { network: Some(Network::Off), ..FileSandbox::default() }, "user");
+        s.apply(
+            &FileSandbox { network: Some(Network::On), deny_read: vec!["~/x".into()], ..FileSandbox::default() },
+            "p",
+        );
+        assert_eq!(s.network, Network::Off);
+        assert_eq!(s.network_from.as_deref(), Some("user"));
+        assert_eq!(s.deny_read, [Sourced { path: "~/x".into(), source: "p".into() }]);
+        assert!(s.enabled);
+    }
+}

@@ -1,0 +1,890 @@
+//! The audit trail: one JSON line per gate decision, written before anything runs, each line
+//! carrying the SHA-256 of the line before it. This module owns the record format, the log's
+//! path, appending (locked, one write), rotation, verification and reading. It decides nothing:
+//! the gate tells it what happened, and it only writes that down.
+//!
+//! A line is `{...fields...,"prev":"<hash of the line before>","hash":"<sha256 of this line up
+//! to and including prev, closed with }>"}`. Both hashes sit at the end of the line, so the
+//! writer finds the previous hash by reading only the file's last 128 bytes.
+
+use crate::judge::decide::{DecidedBy, Verdict};
+use crate::model::{Category, Decision, Risk};
+pub use crate::policy::audit_settings::{OnFailure, Settings};
+use crate::policy::config::Config;
+use crate::policy::dirs::state_dir;
+use crate::text::sanitize::sanitize;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const LOG_FILE: &str = "audit.jsonl";
+/// The `prev` of the very first line.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The current audit log file; rotated files sit beside it as `audit.jsonl.1` (newest) to `.N`.
+pub fn log_path() -> Option<PathBuf> {
+    state_dir().map(|d| d.join(LOG_FILE))
+}
+
+// ---------------------------------------------------------------------------------------------
+// What happened, as the gate reports it
+
+/// How a decision ended. Only `Allowed`, `ApprovedOnce` and `ApprovedAlways` run the command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Allowed,
+    Denied,
+    ApprovedOnce,
+    /// Approved, and this whitelist entry was chosen.
+    ApprovedAlways(String),
+    Rejected,
+    TimedOut,
+    /// No one could be asked; why.
+    NoTerminal(String),
+    /// A signal ended the prompt; its name.
+    Interrupted(String),
+    /// Rejected in `agentsh approvals`, with the person's message to the agent.
+    RejectedWithMessage(String),
+    /// Refused while the person had taken over (`agentsh pause --deny`).
+    TakenOver,
+    /// `agentsh hook`: this decision was handed to the agent, which runs (or asks) itself.
+    Hook(Decision),
+}
+
+impl Outcome {
+    pub fn runs(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Allowed | Outcome::ApprovedOnce | Outcome::ApprovedAlways(_) | Outcome::Hook(Decision::Allow)
+        )
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Allowed => "allowed",
+            Outcome::Denied => "denied",
+            Outcome::ApprovedOnce => "approved_once",
+            Outcome::ApprovedAlways(_) => "approved_always",
+            Outcome::Rejected | Outcome::RejectedWithMessage(_) => "rejected",
+            Outcome::TakenOver => "taken_over",
+            Outcome::Hook(_) => "hook",
+            Outcome::TimedOut => "timed_out",
+            Outcome::NoTerminal(_) => "no_terminal",
+            Outcome::Interrupted(_) => "interrupted",
+        }
+    }
+}
+
+/// What settled the whole command, for the record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct By {
+    /// rule, whitelist, blacklist, forbidden, person, timeout, no_terminal, interrupted.
+    pub by: String,
+    pub detail: String,
+}
+
+fn decided_by(verdict: &Verdict, outcome: &Outcome, prompt_timeout: u64) -> By {
+    let by = |by: &str, detail: String| By { by: by.to_string(), detail };
+    match outcome {
+        Outcome::ApprovedOnce => by("person", "once".into()),
+        Outcome::ApprovedAlways(entry) => by("person", format!("always: {}", sanitize(entry))),
+        Outcome::Rejected => by("person", "rejected".into()),
+        Outcome::RejectedWithMessage(message) => by("person", format!("rejected: {}", sanitize(message))),
+        Outcome::TakenOver => by("person", "taken over (agentsh pause --deny)".into()),
+        Outcome::Hook(d) => by("hook", format!("told the agent: {d}")),
+        Outcome::TimedOut => by("timeout", format!("no answer in {prompt_timeout}s")),
+        Outcome::NoTerminal(why) => by("no_terminal", sanitize(why)),
+        Outcome::Interrupted(signal) => by("interrupted", sanitize(signal)),
+        Outcome::Denied => {
+            let blocking: Vec<_> = verdict.blocking_parts().collect();
+            if let Some(entry) = blocking.iter().find_map(|p| match &p.decided_by {
+                DecidedBy::Blacklist(e) => Some(e),
+                _ => None,
+            }) {
+                by("blacklist", sanitize(entry))
+            } else if let Some(hit) = blocking.iter().find_map(|p| match &p.decided_by {
+                DecidedBy::Rule(hit) => Some(hit),
+                _ => None,
+            }) {
+                by("custom_rule", format!("{} ({})", sanitize(&hit.pattern), sanitize(&hit.at)))
+            } else if let Some(hit) = blocking.iter().find_map(|p| match &p.decided_by {
+                DecidedBy::Level(hit) => Some(hit),
+                _ => None,
+            }) {
+                by("level", format!("{}: {} row", hit.level, hit.row))
+            } else {
+                by("forbidden", join_unique(blocking.iter().map(|p| p.assessment.rule.as_str())))
+            }
+        }
+        Outcome::Allowed => {
+            let entries = join_unique(verdict.parts.iter().filter_map(|p| match &p.decided_by {
+                DecidedBy::Whitelist(e) => Some(e.as_str()),
+                _ => None,
+            }));
+            if entries.is_empty() {
+                by("rule", join_unique(verdict.parts.iter().map(|p| p.assessment.rule.as_str())))
+            } else {
+                by("whitelist", sanitize(&entries))
+            }
+        }
+    }
+}
+
+fn join_unique<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for i in items {
+        if !seen.contains(&i) {
+            seen.push(i);
+        }
+    }
+    seen.join(", ")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The records
+
+#[derive(Serialize)]
+struct DecisionLine<'a> {
+    time: String,
+    id: &'a str,
+    event: &'static str,
+    decision: Decision,
+    outcome: &'static str,
+    ran: bool,
+    decided_by: By,
+    risk: Risk,
+    category: Category,
+    reasons: Vec<String>,
+    command: String,
+    parts: PartLines<'a>,
+    cwd: &'a str,
+    config_files: &'a [String],
+    parent: &'a Parent,
+    tty: &'a str,
+    user: &'a str,
+    uid: u32,
+    version: &'static str,
+    /// How long the person took to answer (asked commands only).
+    answer_ms: Option<u64>,
+    /// The entry added to the whitelist by "allow always".
+    whitelist_entry: Option<String>,
+    /// The whitelist entries the prompt offered, longest first: the last one is the broadest
+    /// entry that would stop this prompt (`agentsh stats` suggests it).
+    offered_entries: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct PartLine<'a> {
+    argv: Sanitized<'a>,
+    risk: Risk,
+    category: Category,
+    decision: Decision,
+    decided_by: &'a DecidedBy,
+    rule: &'a str,
+}
+
+/// The parts of a verdict, each written as a [`PartLine`] while the record is serialized: a
+/// 64 KiB script has thousands, and a copy of them all (sanitized) doubled the record's memory.
+struct PartLines<'a>(&'a [crate::judge::decide::Part]);
+
+impl Serialize for PartLines<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|p| PartLine {
+            argv: Sanitized(&p.assessment.argv),
+            risk: p.assessment.risk,
+            category: p.assessment.category,
+            decision: p.decision,
+            decided_by: &p.decided_by,
+            rule: &p.assessment.rule,
+        }))
+    }
+}
+
+/// Words, each sanitized as it is written.
+struct Sanitized<'a>(&'a [String]);
+
+impl Serialize for Sanitized<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|w| sanitize(w)))
+    }
+}
+
+/// The second line of a supervised (or failed-to-start) run: how it ended.
+#[derive(Serialize)]
+struct ExitLine<'a> {
+    time: String,
+    id: &'a str,
+    event: &'static str,
+    exit_status: i32,
+    duration_ms: u64,
+    /// Stopped by `commandTimeoutSeconds`.
+    timed_out: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct Parent {
+    pid: u32,
+    name: String,
+}
+
+/// The facts about this run that every record shares, gathered once.
+pub struct Trail {
+    path: Option<PathBuf>,
+    settings: Settings,
+    prompt_timeout: u64,
+    id: String,
+    cwd: String,
+    config_files: Vec<String>,
+    parent: Parent,
+    tty: String,
+    user: String,
+    uid: u32,
+    /// One warning per run is enough when syslog cannot be reached.
+    syslog_warned: std::cell::Cell<bool>,
+}
+
+impl Trail {
+    /// Gathers the context of a command run in `cwd` under `config`.
+    pub fn new(config: &Config, cwd: &Path) -> Trail {
+        let ppid = std::os::unix::process::parent_id();
+        let parent_name = fs::read_to_string(format!("/proc/{ppid}/comm")).unwrap_or_default();
+        let uid = nix::unistd::getuid();
+        let user = user_name(uid.as_raw())
+            .or_else(|| nix::unistd::User::from_uid(uid).ok().flatten().map(|u| u.name))
+            .unwrap_or_else(|| uid.to_string());
+        let tty = nix::unistd::ttyname(std::io::stdin()).map(|p| p.display().to_string()).unwrap_or("none".into());
+        Trail {
+            path: log_path(),
+            settings: config.audit.clone(),
+            prompt_timeout: config.confirmation_timeout,
+            id: format!("{:x}-{}", crate::record::clock::now_ms(), std::process::id()),
+            cwd: sanitize(&cwd.display().to_string()),
+            config_files: config.files.iter().map(|f| sanitize(&f.display().to_string())).collect(),
+            parent: Parent { pid: ppid, name: sanitize(parent_name.trim_end()) },
+            tty: sanitize(&tty),
+            user: sanitize(&user),
+            uid: uid.as_raw(),
+            syslog_warned: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Records a decision. `Err(status)` means: do not run the command (the record could not
+    /// be written and `auditFailure` is not "warn"); the message has been printed.
+    #[must_use = "a command whose record was not written must not run"]
+    pub fn record(
+        &self,
+        verdict: &Verdict,
+        outcome: &Outcome,
+        answer_time: Option<Duration>,
+        offered: &[String],
+    ) -> Result<(), i32> {
+        let by = decided_by(verdict, outcome, self.prompt_timeout);
+        let line = DecisionLine {
+            time: crate::record::clock::format_rfc3339(crate::record::clock::now_ms()),
+            id: &self.id,
+            event: "decision",
+            decision: verdict.decision,
+            outcome: outcome.name(),
+            ran: outcome.runs(),
+            decided_by: by.clone(),
+            risk: verdict.risk,
+            category: verdict.category,
+            reasons: verdict.reasons.iter().map(|r| sanitize(r)).collect(),
+            command: sanitize(&verdict.command),
+            parts: PartLines(&verdict.parts),
+            cwd: &self.cwd,
+            config_files: &self.config_files,
+            parent: &self.parent,
+            tty: &self.tty,
+            user: &self.user,
+            uid: self.uid,
+            version: env!("CARGO_PKG_VERSION"),
+            answer_ms: answer_time.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            whitelist_entry: match outcome {
+                Outcome::ApprovedAlways(e) => Some(sanitize(e)),
+                _ => None,
+            },
+            offered_entries: offered.iter().map(|e| sanitize(e)).collect(),
+        };
+        let payload = serde_json::to_string(&line).unwrap_or_default();
+        if self.settings.syslog {
+            let fields = [
+                ("DECISION", verdict.decision.as_str().to_string()),
+                ("OUTCOME", outcome.name().to_string()),
+                ("RISK", verdict.risk.as_str().to_string()),
+                ("BY", if by.detail.is_empty() { by.by.clone() } else { format!("{}: {}", by.by, by.detail) }),
+                ("ID", self.id.clone()),
+                ("COMMAND", line.command.clone()),
+            ];
+            self.syslog(!outcome.runs(), &fields);
+        }
+        match self.write(payload) {
+            Ok(()) => Ok(()),
+            Err(why) if !outcome.runs() => {
+                eprintln!("agentsh: warning: {}", sanitize(&why));
+                Ok(())
+            }
+            Err(why) if self.settings.on_failure == OnFailure::Warn => {
+                eprintln!("agentsh: warning: {}; running it anyway (auditFailure: \"warn\")", sanitize(&why));
+                Ok(())
+            }
+            Err(why) => {
+                eprintln!("agentsh: refused: {}", sanitize(&why));
+                eprintln!(
+                    "hint: nothing ran. Every command is recorded before it runs; make the audit log writable, \
+                     or set \"auditFailure\": \"warn\" in ~/.config/agentsh/config.json to run commands unrecorded"
+                );
+                Err(crate::model::exit::REFUSED)
+            }
+        }
+    }
+
+    /// Records how a run ended (a second line with the same id). Failure is only a warning:
+    /// the command has already run.
+    pub fn finished(&self, exit_status: i32, duration: Duration, timed_out: bool) {
+        let line = ExitLine {
+            time: crate::record::clock::format_rfc3339(crate::record::clock::now_ms()),
+            id: &self.id,
+            event: "exit",
+            exit_status,
+            duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            timed_out,
+        };
+        if self.settings.syslog {
+            let fields = [
+                ("ID", self.id.clone()),
+                ("EXIT", exit_status.to_string()),
+                ("DURATION_MS", line.duration_ms.to_string()),
+                ("TIMED_OUT", timed_out.to_string()),
+            ];
+            self.syslog(false, &fields);
+        }
+        if let Err(why) = self.write(serde_json::to_string(&line).unwrap_or_default()) {
+            eprintln!("agentsh: warning: {}", sanitize(&why));
+        }
+    }
+
+    fn write(&self, payload: String) -> Result<(), String> {
+        let Some(path) = &self.path else {
+            return Err("cannot record the command in the audit log: no home directory to keep it in".into());
+        };
+        append(path, payload, &self.settings)
+            .map_err(|e| format!("cannot record the command in the audit log {}: {e}", path.display()))
+    }
+
+    fn syslog(&self, refused: bool, fields: &[(&str, String)]) {
+        let msg = crate::record::syslog::message(refused, std::process::id(), &self.user, &self.tty, &self.cwd, fields);
+        if let Err(e) = crate::record::syslog::send(Path::new(crate::record::syslog::SOCKET), &msg)
+            && !self.syslog_warned.replace(true)
+        {
+            eprintln!(
+                "agentsh: warning: auditSyslog is on but syslog could not be reached at {}: {e}",
+                crate::record::syslog::SOCKET
+            );
+        }
+    }
+}
+
+/// The name of `uid` from /etc/passwd. Not `$USER`, which the agent sets; and not through NSS
+/// first, which costs milliseconds on every command (the caller falls back to it for users
+/// that only a directory service knows).
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        (fields.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Appending
+
+/// `line` (a JSON object) closed with `prev` and then its own hash, in place: a long
+/// script's record is a megabyte, and copies of it were most of a `-c` run's peak memory.
+fn chain(line: &mut String, prev: &str) {
+    if line.ends_with('}') {
+        line.pop();
+    }
+    line.push_str(",\"prev\":\"");
+    line.push_str(prev);
+    line.push_str("\"}");
+    let hash = sha256_hex(line.as_bytes());
+    line.pop();
+    line.push_str(",\"hash\":\"");
+    line.push_str(&hash);
+    line.push_str("\"}\n");
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Splits a stored line (without its newline) into (hashed body, prev, hash).
+fn split_line(line: &str) -> Option<(String, &str, &str)> {
+    const HASH_TAIL: usize = ",\"hash\":\"".len() + 64 + "\"}".len();
+    const PREV_TAIL: usize = ",\"prev\":\"".len() + 64 + "\"".len();
+    let cut = line.len().checked_sub(HASH_TAIL)?;
+    let (rest, tail) = (line.get(..cut)?, line.get(cut..)?);
+    let hash = tail.strip_prefix(",\"hash\":\"")?.strip_suffix("\"}")?;
+    let prev_at = rest.len().checked_sub(PREV_TAIL)?;
+    let prev = rest.get(prev_at..)?.strip_prefix(",\"prev\":\"")?.strip_suffix('"')?;
+    let hex = |h: &str| h.len() == 64 && h.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c));
+    (hex(hash) && hex(prev) && rest.starts_with('{')).then(|| (format!("{rest}}}"), prev, hash))
+}
+
+/// Appends one record. Protocol: open (append, create, 0600), take an exclusive lock, make
+/// sure the file is still the one at `path` (a rotation may have replaced it while we waited),
+/// read its last 128 bytes for the previous hash, rotate if the line would pass the size
+/// limit, then write the whole line with one `write()`. Concurrent writers therefore never
+/// interleave, and each line names the one before it.
+///
+/// No fsync: the line is in the page cache before the command runs, so it survives the
+/// command or agentsh being killed; only a kernel crash or power loss in the next seconds
+/// could lose it, and an fsync per command would cost milliseconds on every command. A trail
+/// that must survive the machine belongs in syslog (`auditSyslog`), shipped off the machine.
+pub fn append(path: &Path, payload: String, limits: &Settings) -> io::Result<()> {
+    // Chained in place on each try; `base` is where the payload ends.
+    let mut line = payload;
+    let base = line.len();
+    let open = || OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(path);
+    for _ in 0..16 {
+        // The directory is made only when missing: two system calls saved on every command.
+        let file = match open() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+                }
+                open()?
+            }
+            opened => opened?,
+        };
+        file.lock()?;
+        let meta = file.metadata()?;
+        match fs::metadata(path) {
+            Ok(now) if now.ino() == meta.ino() && now.dev() == meta.dev() => {}
+            _ => continue,
+        }
+        if meta.mode() & 0o077 != 0 {
+            // Someone widened it; the log names commands and paths, so it stays private.
+            let _ = file.set_permissions(fs::Permissions::from_mode(0o600));
+        }
+        let size = meta.len();
+        let (prev, needs_newline) = last_hash(&file, size)?;
+        line.truncate(base);
+        chain(&mut line, &prev);
+        if size > 0 && size + line.len() as u64 > limits.max_bytes {
+            return rotate(path, limits.keep, line.as_bytes());
+        }
+        if needs_newline {
+            line.insert(0, '\n');
+        }
+        return write_once(&file, size, line.as_bytes());
+        // The lock is released when `file` is closed.
+    }
+    Err(io::Error::other("the audit log kept being replaced while waiting for its lock"))
+}
+
+/// The hash at the end of the file, and whether the file lacks a final newline.
+fn last_hash(file: &File, size: u64) -> io::Result<(String, bool)> {
+    if size == 0 {
+        return Ok((GENESIS.to_string(), false));
+    }
+    let n = size.min(128);
+    let mut buf = vec![0; n as usize];
+    file.read_exact_at(&mut buf, size - n)?;
+    let needs_newline = buf.last() != Some(&b'\n');
+    let text = String::from_utf8_lossy(&buf);
+    let text = text.trim_end_matches('\n');
+    // A damaged last line (only an edit can make one) gets the genesis hash as its successor's
+    // prev; `agentsh log --verify` reports the damage itself.
+    let hash = text
+        .strip_suffix("\"}")
+        .and_then(|t| t.get(t.len().checked_sub(64)?..))
+        .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
+        .unwrap_or(GENESIS);
+    Ok((hash.to_string(), needs_newline))
+}
+
+/// One `write()`; a short write is undone, so no partial line stays in the file.
+fn write_once(file: &File, size: u64, bytes: &[u8]) -> io::Result<()> {
+    let mut f = file;
+    match f.write(bytes) {
+        Ok(n) if n == bytes.len() => Ok(()),
+        Ok(n) => {
+            let _ = file.set_len(size);
+            Err(io::Error::new(io::ErrorKind::WriteZero, format!("only {n} of {} bytes could be written", bytes.len())))
+        }
+        Err(e) => {
+            let _ = file.set_len(size);
+            Err(e)
+        }
+    }
+}
+
+/// `audit.jsonl.N`.
+fn rotated(path: &Path, n: u64) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
+}
+
+/// Called with the current file locked: the new file starts with `line` (which already chains
+/// to the old file's last hash), the old file becomes `.1`, older ones shift, the oldest goes.
+/// The new file is complete before it appears at `path`; a hard link keeps `path` present
+/// throughout.
+fn rotate(path: &Path, keep: u64, line: &[u8]) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_os_string();
+    tmp.push(".rotating");
+    let tmp = PathBuf::from(tmp);
+    let new = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+    write_once(&new, 0, line)?;
+    drop(new);
+    let keep = keep.max(1);
+    for n in (1..keep).rev() {
+        match fs::rename(rotated(path, n), rotated(path, n + 1)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    match fs::remove_file(rotated(path, 1)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    if fs::hard_link(path, rotated(path, 1)).is_err() {
+        fs::rename(path, rotated(path, 1))?;
+    }
+    fs::rename(&tmp, path)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading and verifying
+
+/// The log's files, oldest first: `audit.jsonl.N` ... `audit.jsonl.1`, `audit.jsonl`.
+pub fn files(path: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Vec::new();
+    };
+    let mut numbered: Vec<(u64, PathBuf)> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let file_name = e.file_name();
+            let n = file_name.to_str()?.strip_prefix(name)?.strip_prefix('.')?.parse().ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    numbered.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+    let mut out: Vec<PathBuf> = numbered.into_iter().map(|(_, p)| p).collect();
+    if path.exists() {
+        out.push(path.to_path_buf());
+    }
+    out
+}
+
+/// A decision line as read back. Every field is optional so that older or damaged lines still
+/// show; the stored line is kept verbatim for `--json`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Seen {
+    pub time: String,
+    pub id: String,
+    pub event: String,
+    pub decision: String,
+    pub outcome: String,
+    pub ran: bool,
+    pub decided_by: By,
+    pub risk: String,
+    pub category: String,
+    pub command: String,
+    pub cwd: String,
+    pub answer_ms: Option<u64>,
+    pub whitelist_entry: Option<String>,
+    pub offered_entries: Vec<String>,
+    pub exit_status: Option<i32>,
+    pub duration_ms: Option<u64>,
+    pub timed_out: bool,
+    #[serde(skip)]
+    pub raw: String,
+}
+
+/// A decision with the exit line of the same run, if there is one.
+#[derive(Clone, Debug, Default)]
+pub struct Entry {
+    pub decision: Seen,
+    pub exit: Option<Seen>,
+    /// Milliseconds since the epoch, from `time`.
+    pub at: i64,
+}
+
+/// Reads every file of the log into decisions joined with their exit lines, oldest first.
+/// Returns the entries and the number of lines that could not be read.
+pub fn read(path: &Path) -> io::Result<(Vec<Entry>, usize)> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut unreadable = 0;
+    for file in files(path) {
+        let text = match fs::read(&file) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", file.display()))),
+        };
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let Ok(mut seen) = serde_json::from_str::<Seen>(line) else {
+                unreadable += 1;
+                continue;
+            };
+            seen.raw = line.to_string();
+            match seen.event.as_str() {
+                "exit" => match index.get(&seen.id) {
+                    Some(&i) => entries[i].exit = Some(seen),
+                    None => unreadable += 1,
+                },
+                _ => {
+                    let at = crate::record::clock::parse_rfc3339(&seen.time).unwrap_or(0);
+                    index.insert(seen.id.clone(), entries.len());
+                    entries.push(Entry { decision: seen, exit: None, at });
+                }
+            }
+        }
+    }
+    Ok((entries, unreadable))
+}
+
+/// The result of `agentsh log --verify`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verified {
+    /// Every line's hash matches and each names the one before. `rotated_away` is true when
+    /// the oldest kept line follows lines that rotation has deleted.
+    Intact {
+        lines: usize,
+        files: usize,
+        rotated_away: bool,
+    },
+    Broken {
+        file: PathBuf,
+        line: usize,
+        why: String,
+    },
+}
+
+/// Checks every line of every file, oldest first, and stops at the first broken link.
+pub fn verify(path: &Path) -> io::Result<Verified> {
+    let files = files(path);
+    let mut expected: Option<String> = None;
+    let mut rotated_away = false;
+    let mut lines = 0;
+    for file in &files {
+        let bytes = fs::read(file).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let broken = |n: usize, why: String| Ok(Verified::Broken { file: file.clone(), line: n, why });
+        if !text.is_empty() && !text.ends_with('\n') {
+            let n = text.lines().count();
+            return broken(n, "the last line is incomplete (a write was cut off, or the file was edited)".into());
+        }
+        for (i, line) in text.lines().enumerate() {
+            let n = i + 1;
+            let Some((body, prev, hash)) = split_line(line) else {
+                return broken(n, "not an audit record: the line was edited or inserted by hand".into());
+            };
+            if sha256_hex(body.as_bytes()) != hash {
+                return broken(n, "the line was changed after it was written (its hash does not match)".into());
+            }
+            match &expected {
+                Some(want) if want != prev => {
+                    let why = if n == 1 {
+                        "it does not follow the last line of the previous file: lines were removed or files swapped"
+                    } else {
+                        "it does not follow the line before it: a line was removed, inserted or reordered here"
+                    };
+                    return broken(n, why.into());
+                }
+                None => rotated_away = prev != GENESIS,
+                _ => {}
+            }
+            expected = Some(hash.to_string());
+            lines += 1;
+        }
+    }
+    Ok(Verified::Intact { lines, files: files.len(), rotated_away })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::audit_settings::{FileSettings, MIN_MAX_BYTES, validate_key};
+    use serde_json::Value;
+
+    fn small(max_bytes: u64, keep: u64) -> Settings {
+        Settings { max_bytes, keep, ..Settings::default() }
+    }
+
+    #[test]
+    fn lines_chain_and_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/audit.jsonl");
+        for i in 0..5 {
+            append(&path, format!("{{\"n\":{i}}}"), &Settings::default()).unwrap();
+        }
+        assert_eq!(verify(&path).unwrap(), Verified::Intact { lines: 5, files: 1, rotated_away: false });
+        let text = fs::read_to_string(&path).unwrap();
+        let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(first["prev"], GENESIS);
+        let second: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(second["prev"], first["hash"]);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+
+    #[test]
+    fn verify_finds_the_first_broken_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        for i in 0..4 {
+            append(&path, format!("{{\"command\":\"cmd {i}\"}}"), &Settings::default()).unwrap();
+        }
+        let good = fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = good.lines().collect();
+        let broken_at = |text: String| {
+            fs::write(&path, text).unwrap();
+            match verify(&path).unwrap() {
+                Verified::Broken { line, why, .. } => (line, why),
+                v => panic!("not detected: {v:?}"),
+            }
+        };
+        // An edited command.
+        let (n, why) = broken_at(good.replace("cmd 2", "cmd X"));
+        assert_eq!(n, 3);
+        assert!(why.contains("changed"), "{why}");
+        // A removed line.
+        let (n, why) = broken_at(format!("{}\n{}\n{}\n", lines[0], lines[2], lines[3]));
+        assert_eq!(n, 2);
+        assert!(why.contains("does not follow"), "{why}");
+        // Reordered lines.
+        assert_eq!(broken_at(format!("{}\n{}\n{}\n{}\n", lines[0], lines[2], lines[1], lines[3])).0, 2);
+        // A hand-written line, and a cut-off one.
+        assert_eq!(broken_at(format!("{}\n{{\"command\":\"x\"}}\n", lines[0])).0, 2);
+        assert_eq!(broken_at(good[..good.len() - 10].to_string()).0, 4);
+        // Intact again: the check is not stuck on.
+        fs::write(&path, &good).unwrap();
+        assert!(matches!(verify(&path).unwrap(), Verified::Intact { lines: 4, .. }));
+    }
+
+    #[test]
+    fn rotation_keeps_n_files_and_the_chain_continues() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let payload = format!("{{\"pad\":\"{}\"}}", "x".repeat(300));
+        for _ in 0..40 {
+            append(&path, payload.clone(), &small(2000, 3)).unwrap();
+        }
+        let files = files(&path);
+        assert_eq!(files.len(), 4, "{files:?}"); // audit.jsonl.3 .2 .1 and audit.jsonl
+        assert!(files[0].ends_with("audit.jsonl.3"));
+        for f in &files {
+            assert!(fs::metadata(f).unwrap().len() <= 2000, "{}", f.display());
+        }
+        match verify(&path).unwrap() {
+            Verified::Intact { files: 4, rotated_away: true, lines } => assert!(lines < 40 && lines > 8),
+            v => panic!("{v:?}"),
+        }
+        // Swapping two rotated files breaks the chain at a file boundary.
+        fs::rename(&files[1], dir.path().join("t")).unwrap();
+        fs::rename(&files[2], &files[1]).unwrap();
+        fs::rename(dir.path().join("t"), &files[2]).unwrap();
+        assert!(matches!(verify(&path).unwrap(), Verified::Broken { line: 1, .. }));
+    }
+
+    #[test]
+    fn threads_never_interleave_or_fork_the_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let path = &path;
+                s.spawn(move || {
+                    for i in 0..50 {
+                        let payload = format!("{{\"t\":{t},\"i\":{i},\"pad\":\"{}\"}}", "y".repeat(i * 40));
+                        append(path, payload.clone(), &small(MIN_MAX_BYTES, 50)).unwrap();
+                    }
+                });
+            }
+        });
+        assert!(matches!(verify(&path).unwrap(), Verified::Intact { lines: 400, rotated_away: false, .. }));
+    }
+
+    #[test]
+    fn a_missing_final_newline_does_not_swallow_the_next_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        fs::write(&path, "{\"partial\":").unwrap();
+        append(&path, "{\"n\":1}".to_string(), &Settings::default()).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("{\"partial\":\n{\"n\":1,"), "{text}");
+        assert!(matches!(verify(&path).unwrap(), Verified::Broken { line: 1, .. }));
+    }
+
+    #[test]
+    fn project_files_cannot_weaken_the_trail() {
+        let mut warnings = Vec::new();
+        let mut s = Settings::default();
+        let weak = FileSettings {
+            on_failure: Some(OnFailure::Warn),
+            syslog: Some(false),
+            max_bytes: Some(MIN_MAX_BYTES),
+            keep: Some(1),
+        };
+        s.apply(&weak, false, "p.json", &mut warnings);
+        assert_eq!(s, Settings::default());
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        s.apply(&FileSettings { syslog: Some(true), ..FileSettings::default() }, false, "p.json", &mut warnings);
+        assert!(s.syslog);
+        s.apply(&weak, true, "u.json", &mut warnings);
+        assert_eq!((s.on_failure, s.syslog, s.max_bytes, s.keep), (OnFailure::Warn, true, MIN_MAX_BYTES, 1));
+        // A project's "refuse" tightens a user's "warn".
+        s.apply(
+            &FileSettings { on_failure: Some(OnFailure::Refuse), ..FileSettings::default() },
+            false,
+            "p",
+            &mut warnings,
+        );
+        assert_eq!(s.on_failure, OnFailure::Refuse);
+    }
+
+    #[test]
+    fn keys_are_validated() {
+        let mut s = FileSettings::default();
+        let mut w = Vec::new();
+        validate_key("auditFailure", &Value::from("warn"), "f:1:1", &mut s, &mut w);
+        validate_key("auditSyslog", &Value::from(true), "f:1:1", &mut s, &mut w);
+        validate_key("auditKeep", &Value::from(3), "f:1:1", &mut s, &mut w);
+        validate_key("auditMaxBytes", &Value::from(1_000_000), "f:1:1", &mut s, &mut w);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            s,
+            FileSettings {
+                on_failure: Some(OnFailure::Warn),
+                syslog: Some(true),
+                max_bytes: Some(1_000_000),
+                keep: Some(3)
+            }
+        );
+        validate_key("auditFailure", &Value::from("ignore"), "f:2:3", &mut s, &mut w);
+        assert_eq!(s.on_failure, Some(OnFailure::Refuse));
+        validate_key("auditKeep", &Value::from(0), "f:1:1", &mut s, &mut w);
+        validate_key("auditMaxBytes", &Value::from(10), "f:1:1", &mut s, &mut w);
+        validate_key("auditSyslog", &Value::from("yes"), "f:1:1", &mut s, &mut w);
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert!(w[0].starts_with("f:2:3: auditFailure"), "{w:?}");
+    }
+}

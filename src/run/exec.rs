@@ -1,0 +1,404 @@
+//! Running an allowed command: exec it directly when it is one plain simple command, else exec
+//! a real shell with the original text; or supervise it when `commandTimeoutSeconds` is set.
+//! It must only be reached with an allow or a person's approval (see `gate`).
+
+use crate::judge::parse::Script;
+use crate::run::invocation::{ShellArgs, Source};
+use std::convert::Infallible;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::Command;
+use std::time::Duration;
+
+/// How the allowed text will run.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// One simple command with literal words: exec it with no shell in between.
+    Direct(Vec<String>),
+    /// Anything else: a real shell runs the original text.
+    Shell { program: String, args: Vec<String> },
+}
+
+impl Plan {
+    fn into_program_and_args(self) -> (String, Vec<String>) {
+        match self {
+            Plan::Direct(argv) => {
+                let mut it = argv.into_iter();
+                (it.next().unwrap_or_default(), it.collect())
+            }
+            Plan::Shell { program, args } => (program, args),
+        }
+    }
+}
+
+/// Shell builtins and keywords: they only exist inside a shell.
+const BUILTINS: &[&str] = &[
+    "cd",
+    "exit",
+    "export",
+    "set",
+    "unset",
+    "source",
+    ".",
+    "eval",
+    "exec",
+    "alias",
+    "unalias",
+    "read",
+    "return",
+    "shift",
+    "trap",
+    "wait",
+    "ulimit",
+    "umask",
+    "type",
+    "command",
+    "builtin",
+    "hash",
+    "jobs",
+    "fg",
+    "bg",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "let",
+    "times",
+    "getopts",
+    "history",
+    "shopt",
+    "enable",
+    "help",
+    "logout",
+    "mapfile",
+    "readarray",
+    "pushd",
+    "popd",
+    "dirs",
+    "disown",
+    "suspend",
+    "caller",
+    "compgen",
+    "complete",
+    "fc",
+    "break",
+    "continue",
+    ":",
+];
+
+/// Chooses how to run `text`. Pure but for `bash_available`, asked only when bash is wanted
+/// (most commands are exec'd directly, and need no look at the file system).
+pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: impl Fn() -> bool) -> Plan {
+    let shell_opts_matter = opts.login || opts.xtrace || !opts.options.is_empty() || opts.noprofile || opts.norc;
+    if let (Source::Text { .. }, [only], false, true, true, false) = (
+        source,
+        script.commands.as_slice(),
+        shell_opts_matter,
+        script.opaque.is_empty(),
+        script.functions.is_empty(),
+        script.needs_bash,
+    ) {
+        let plain = only.redirects.is_empty()
+            && only.assignments.is_empty()
+            && !only.background
+            && only.depth == 0
+            && !only.words.is_empty()
+            // Words the shell would expand (`~`, `$HOME`, globs, braces) are judged by their
+            // meaning but must still be expanded by a shell.
+            && only.words.iter().all(|w| w.lit.is_some() && !w.raw.contains(['$', '~', '*', '?', '[', '{', '`']))
+            && !BUILTINS.contains(&only.words[0].text());
+        if plain {
+            return Plan::Direct(only.argv());
+        }
+    }
+    let wants_bash = script.needs_bash
+        || opts.login
+        || opts.noprofile
+        || opts.norc
+        || opts.options.iter().any(|o| o != "errexit" && o != "nounset" && o != "xtrace");
+    let bash = wants_bash && bash_available();
+    let mut args = Vec::new();
+    if bash {
+        if opts.noprofile {
+            args.push("--noprofile".to_string());
+        }
+        if opts.norc {
+            args.push("--norc".to_string());
+        }
+    }
+    if opts.login {
+        args.push("-l".to_string());
+    }
+    for (on, flag) in [(opts.errexit, "-e"), (opts.nounset, "-u"), (opts.xtrace, "-x")] {
+        if on {
+            args.push(flag.to_string());
+        }
+    }
+    for o in &opts.options {
+        args.push("-o".to_string());
+        args.push(o.clone());
+    }
+    match source {
+        Source::Text { text, argv0, args: rest } => {
+            args.push("-c".to_string());
+            args.push(text.clone());
+            args.push(argv0.clone().unwrap_or_else(|| "agentsh".to_string()));
+            args.extend(rest.iter().cloned());
+        }
+        Source::Script { path, args: rest } => {
+            args.push(path.clone());
+            args.extend(rest.iter().cloned());
+        }
+        Source::Stdin => unreachable!("stdin scripts are turned into text before planning"),
+    }
+    let program = if bash { "/bin/bash" } else { "/bin/sh" }.to_string();
+    Plan::Shell { program, args }
+}
+
+pub use crate::model::NEW_SESSION_MARKER;
+
+/// Whether the command may need the terminal's input: agentsh's stdin is a terminal, so an
+/// editor, a pager or an interactive program can be expected. Such commands keep the
+/// terminal's session (and so could still use TIOCSTI where the kernel allows it); every other
+/// command runs in a session of its own, without a controlling terminal, so nothing it leaves
+/// running in the background can push keystrokes into a later prompt.
+pub fn needs_terminal() -> bool {
+    nix::unistd::isatty(std::io::stdin()).unwrap_or(false)
+}
+
+/// Replaces this process with the command. Returns only on failure, with the exit status to use
+/// (127 not found, 126 not executable), after printing an sh-like message.
+///
+/// Unless the command needs the terminal, it first leaves the terminal's session: `setsid()`
+/// here, or, when agentsh leads its process group (where `setsid` is refused, e.g. started by
+/// an interactive shell), through a child agentsh that calls `setsid` and execs, while this
+/// process waits and passes on signals. No `fork`/`pre_exec`: the crate forbids `unsafe`.
+pub fn exec(plan: Plan) -> i32 {
+    let (program, args) = plan.into_program_and_args();
+    if !needs_terminal() && nix::unistd::setsid().is_err() {
+        return run_child(new_session_child(&program, &args), &program, None);
+    }
+    exec_program(&program, &args)
+}
+
+fn exec_program(program: &str, args: &[String]) -> i32 {
+    // std's exec resets SIGPIPE to its default, so `yes | head -1` ends quietly as in a shell.
+    let err = Command::new(program).args(args).exec();
+    exec_error(program, &err)
+}
+
+/// `agentsh NEW_SESSION_MARKER PROGRAM ARGS..`: the child half of [`exec`]. Fails closed: if
+/// the new session cannot be made, nothing runs.
+pub fn exec_in_new_session(argv: &[String]) -> i32 {
+    let Some((program, args)) = argv.split_first() else { return 126 };
+    if let Err(e) = nix::unistd::setsid() {
+        eprintln!("agentsh: cannot start a new session for the command: {e}");
+        return 126;
+    }
+    exec_program(program, args)
+}
+
+fn new_session_child(program: &str, args: &[String]) -> Command {
+    let me = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
+    let mut cmd = Command::new(me);
+    cmd.arg(NEW_SESSION_MARKER).arg(program).args(args);
+    cmd
+}
+
+fn exec_error(program: &str, err: &std::io::Error) -> i32 {
+    let shown = crate::text::sanitize::sanitize(program);
+    match err.kind() {
+        std::io::ErrorKind::NotFound => {
+            if program.contains('/') {
+                eprintln!("agentsh: {shown}: No such file or directory");
+            } else {
+                eprintln!("agentsh: {shown}: command not found");
+            }
+            127
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            eprintln!("agentsh: {shown}: Permission denied");
+            126
+        }
+        _ => {
+            eprintln!("agentsh: {shown}: {err}");
+            126
+        }
+    }
+}
+
+/// Runs the command as a child with a time limit. On timeout its whole process group is
+/// killed and the status is 124, as timeout(1) does. Signals to agentsh are passed on.
+pub fn supervise(plan: Plan, limit: Duration) -> Result<i32, Infallible> {
+    let (program, args) = plan.into_program_and_args();
+    let cmd = if needs_terminal() {
+        let mut cmd = Command::new(&program);
+        cmd.args(&args).process_group(0);
+        cmd
+    } else {
+        // setsid in the child makes its own process group too.
+        new_session_child(&program, &args)
+    };
+    Ok(run_child(cmd, &program, Some(limit)))
+}
+
+/// Spawns `cmd` (which puts itself in its own process group), passes on the signals agentsh
+/// gets, waits for it (at most `limit`), and returns its status as a shell would.
+fn run_child(mut cmd: Command, program: &str, limit: Option<Duration>) -> i32 {
+    use nix::sys::signal::{SigSet, Signal, kill, killpg};
+    use nix::unistd::Pid;
+    use std::sync::mpsc;
+
+    // Block the signals a person or harness sends, so a thread can forward them to the
+    // child's process group; std resets the mask in the child.
+    let mut forwarded = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT] {
+        forwarded.add(s);
+    }
+    let _ = forwarded.thread_block();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = forwarded.thread_unblock();
+            return exec_error(program, &e);
+        }
+    };
+    let pgid = Pid::from_raw(child.id() as i32);
+    // Before the child has its own group (a new-session child calls setsid first), signal it alone.
+    let signal_child = move |sig| {
+        if killpg(pgid, sig).is_err() {
+            let _ = kill(pgid, sig);
+        }
+    };
+    std::thread::spawn(move || {
+        while let Ok(sig) = forwarded.wait() {
+            signal_child(sig);
+        }
+    });
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let received = match limit {
+        Some(limit) => rx.recv_timeout(limit).ok(),
+        None => rx.recv().ok(),
+    };
+    let Some(status) = received else {
+        let limit = limit.unwrap_or_default();
+        eprintln!("agentsh: the command ran longer than commandTimeoutSeconds ({}s) and was stopped", limit.as_secs());
+        signal_child(Signal::SIGTERM);
+        if rx.recv_timeout(Duration::from_secs(2)).is_err() {
+            signal_child(Signal::SIGKILL);
+            let _ = rx.recv_timeout(Duration::from_secs(2));
+        }
+        return 124;
+    };
+    match status {
+        Ok(s) => {
+            if let Some(code) = s.code() {
+                code
+            } else if let Some(sig) = s.signal() {
+                let name = Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_default();
+                let _ = SigSet::all().thread_unblock();
+                crate::ask::tty::reraise(&name)
+            } else {
+                1
+            }
+        }
+        Err(e) => {
+            eprintln!("agentsh: waiting for the command failed: {e}");
+            126
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::parse::parse;
+
+    fn text(t: &str) -> Source {
+        Source::Text { text: t.to_string(), argv0: None, args: vec![] }
+    }
+
+    fn plan_for(t: &str, opts: &ShellArgs) -> Plan {
+        plan(&parse(t).unwrap(), &text(t), opts, || true)
+    }
+
+    #[test]
+    fn plain_commands_are_execed_directly() {
+        let o = ShellArgs::default();
+        assert_eq!(plan_for("ls -la 'a b'", &o), Plan::Direct(vec!["ls".into(), "-la".into(), "a b".into()]));
+        assert_eq!(plan_for("/bin/true", &o), Plan::Direct(vec!["/bin/true".into()]));
+    }
+
+    #[test]
+    fn everything_else_goes_to_a_real_shell() {
+        let o = ShellArgs::default();
+        for t in [
+            "ls | wc",
+            "exit 7",
+            "ls ~",
+            "ls *.rs",
+            "echo $HOME",
+            "cd x && ls",
+            "echo $HOME",
+            "ls > f",
+            "A=1 env",
+            "sleep 1 &",
+        ] {
+            match plan_for(t, &o) {
+                Plan::Shell { program, args } => {
+                    assert_eq!(program, "/bin/sh", "{t}");
+                    assert_eq!(args, ["-c", t, "agentsh"], "{t}");
+                }
+                p => panic!("{t}: {p:?}"),
+            }
+        }
+        match plan_for("[[ -f x ]] && ls", &o) {
+            Plan::Shell { program, .. } => assert_eq!(program, "/bin/bash"),
+            p => panic!("{p:?}"),
+        }
+    }
+
+    #[test]
+    fn shell_options_are_carried() {
+        let o = ShellArgs { login: true, errexit: true, options: vec!["pipefail".into()], ..ShellArgs::default() };
+        match plan_for("a | b", &o) {
+            Plan::Shell { program, args } => {
+                assert_eq!(program, "/bin/bash");
+                assert_eq!(args, ["-l", "-e", "-o", "pipefail", "-c", "a | b", "agentsh"]);
+            }
+            p => panic!("{p:?}"),
+        }
+        let src = Source::Text { text: "echo $0 $1".into(), argv0: Some("me".into()), args: vec!["x".into()] };
+        match plan(&parse("echo $0 $1").unwrap(), &src, &ShellArgs::default(), || true) {
+            Plan::Shell { args, .. } => assert_eq!(args, ["-c", "echo $0 $1", "me", "x"]),
+            p => panic!("{p:?}"),
+        }
+    }
+
+    #[test]
+    fn the_plan_from_parse_for_plan_is_the_plan_from_the_whole_parse() {
+        let long = "echo word$i && ls -la dir | grep x; ".repeat(200);
+        for text in [
+            "ls -la 'a b'",
+            "/bin/true",
+            "ls > out",
+            "echo $(ls)",
+            "echo a; echo b",
+            "f() { :; }",
+            "[[ -f x ]] && ls",
+            "a=1",
+            "echo ${x:-$(rm -rf /)}",
+            "time ls",
+            "cd dir",
+            long.as_str(),
+        ] {
+            let source = Source::Text { text: text.to_string(), argv0: None, args: vec![] };
+            let plan = |s: &Script| plan(s, &source, &ShellArgs::default(), || true);
+            let (shape, whole) = (crate::judge::parse::parse_for_plan(text).unwrap(), parse(text).unwrap());
+            assert!(shape.commands.len() <= 2, "{text:?}");
+            assert_eq!(plan(&shape), plan(&whole), "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! The pipeline for one command: invocation -> parse/assess/decide -> approve -> exec.
+//! It reads like a table of contents; every step lives in its own module. Only this module
+//! and `exec` act on a verdict, and they do so by matching on it, never by default.
+
+use crate::ask::prompt::{self, Answer, PartSummary, PromptRequest};
+use crate::judge::decide::{DecidedBy, Part, RunsIn, Verdict};
+use crate::judge::parse;
+use crate::model::Decision;
+use crate::policy::config::{self, Config};
+use crate::record::audit;
+use crate::run::exec;
+use crate::run::explain;
+use crate::run::invocation::{ShellArgs, Source};
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub use crate::model::exit::{REFUSED, USAGE};
+
+/// Runs shell text through the gate. Returns the exit status to use (the command's own when
+/// it was supervised; otherwise this process is replaced by the command).
+pub fn run(source: Source, options: ShellArgs) -> i32 {
+    let source = match read_source(source) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let text = match &source {
+        Source::Text { text, .. } => text.clone(),
+        Source::Script { path, .. } => match read_script(path) {
+            Ok(t) => t,
+            Err(code) => return code,
+        },
+        Source::Stdin => unreachable!("read_source turns stdin into text"),
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let mut config = config::load(&cwd);
+    explain::print_warnings(&config.warnings);
+    // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
+    config.policy.force_ask = ask_requested(options.ask);
+
+    // Shared with the judging thread, not copied (see `decide::bounded`).
+    let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
+    let trail = match admit(&verdict, &config, &cwd) {
+        Ok(trail) => trail,
+        Err(code) => return code,
+    };
+    let script = parse::parse_for_plan(&text).unwrap_or_default();
+    let plan = exec::plan(&script, &source, &options, || Path::new("/bin/bash").exists());
+    let started = Instant::now();
+    if config.command_timeout > 0 {
+        let limit = Duration::from_secs(config.command_timeout);
+        let code = exec::supervise(plan, limit).unwrap_or(REFUSED);
+        // supervise stops a command at the limit with 124, as timeout(1) does.
+        let took = started.elapsed();
+        trail.finished(code, took, code == 124 && took >= limit);
+        return code;
+    }
+    let code = exec::exec(plan);
+    // Only reached when exec failed (not found, not executable).
+    trail.finished(code, started.elapsed(), false);
+    code
+}
+
+/// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.
+pub fn ask_requested(flag: bool) -> bool {
+    flag || env_flag("AGENTSH_ASK")
+}
+
+/// Decides whether a judged command may run: records the decision in the audit log (before
+/// anything runs), waits out a pause, and asks the person when needed. `Ok` means run it.
+/// Shared by the gate and by the interactive shells' line gate (`check --prompt`).
+pub(crate) fn admit(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<audit::Trail, i32> {
+    // Every decision is recorded before anything runs (see `audit`).
+    let trail = audit::Trail::new(config, cwd);
+    // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
+    let held = match verdict.decision {
+        Decision::Deny => None,
+        _ => crate::ask::approval::while_paused(|| prompt_request(verdict, config, cwd)),
+    };
+    match verdict.decision {
+        Decision::Deny => {
+            let _ = trail.record(verdict, &audit::Outcome::Denied, None, &[]);
+            explain::print_denial(verdict);
+            return Err(REFUSED);
+        }
+        _ if held.is_some() => {
+            let answer = held.unwrap_or(Answer::TakenOver);
+            trail.record(verdict, &audit::Outcome::of(&answer), None, &[])?;
+            act_on_answer(answer, verdict, cwd)?;
+        }
+        Decision::Allow => {
+            trail.record(verdict, &audit::Outcome::Allowed, None, &[])?;
+        }
+        Decision::Ask => {
+            let asked = Instant::now();
+            let answer = approve(verdict, config, cwd);
+            let answered_in = asked.elapsed();
+            let offered = always_entries(&verdict.blocking_parts().collect::<Vec<_>>());
+            trail.record(verdict, &audit::Outcome::of(&answer), Some(answered_in), &offered)?;
+            act_on_answer(answer, verdict, cwd)?;
+        }
+    }
+    Ok(trail)
+}
+
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false" | "no"))
+}
+
+/// Stdin scripts become text; a terminal on stdin is a mistake, not a script.
+fn read_source(source: Source) -> Result<Source, i32> {
+    if source != Source::Stdin {
+        return Ok(source);
+    }
+    if nix::unistd::isatty(std::io::stdin()).unwrap_or(false) {
+        eprintln!("agentsh: no command given, and agentsh is not an interactive shell");
+        eprintln!("hint: run `agentsh -c 'COMMAND'`, or see `agentsh --help`");
+        return Err(USAGE);
+    }
+    let mut text = String::new();
+    let limit = parse::MAX_INPUT_BYTES as u64 + 1;
+    if let Err(e) = std::io::stdin().take(limit).read_to_string(&mut text) {
+        eprintln!("agentsh: cannot read the script from standard input: {e}");
+        return Err(REFUSED);
+    }
+    Ok(Source::Text { text, argv0: None, args: Vec::new() })
+}
+
+fn read_script(path: &str) -> Result<String, i32> {
+    let shown = crate::text::sanitize::sanitize(path);
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("agentsh: {shown}: No such file or directory");
+            return Err(127);
+        }
+        Err(e) => {
+            eprintln!("agentsh: {shown}: {e}");
+            return Err(REFUSED);
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if let Some(first) = text.lines().next().and_then(|l| l.strip_prefix("#!")) {
+        let interpreter =
+            first.split_whitespace().map(crate::judge::assess::basename).find(|w| *w != "env").unwrap_or("");
+        if !matches!(interpreter, "sh" | "bash" | "dash" | "zsh" | "ksh") {
+            // Judge what will really run: the interpreter with the file, not shell text.
+            return Ok(format!(
+                "{} {}",
+                shlex::try_quote(interpreter).unwrap_or_default(),
+                shlex::try_quote(path).unwrap_or_default()
+            ));
+        }
+    }
+    Ok(text)
+}
+
+/// Asks the person, on the terminal or in the approval queue. Never reads stdin, arguments or
+/// environment for the answer.
+pub(crate) fn approve(verdict: &Verdict, config: &Config, cwd: &Path) -> Answer {
+    match prompt_request(verdict, config, cwd) {
+        Ok(req) => crate::ask::approval::ask(&req, config.approval_queue),
+        Err(answer) => answer,
+    }
+}
+
+/// What the person is shown about a verdict.
+fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<PromptRequest, Answer> {
+    let asking: Vec<&Part> = verdict.blocking_parts().collect();
+    let code = match prompt::random_code() {
+        Ok(c) => c,
+        Err(e) => return Err(Answer::NoTerminal(format!("cannot make an approval code: {e}"))),
+    };
+    let notice = crate::ask::tty::tiocsti_notice();
+    let req = PromptRequest {
+        command: verdict.command.clone(),
+        cwd: cwd.display().to_string(),
+        risk: verdict.risk,
+        category: verdict.category,
+        reasons: verdict.reasons.clone(),
+        parts: if asking.len() > 1 || verdict.parts.len() > 1 {
+            asking
+                .iter()
+                .map(|p| PartSummary {
+                    text: p.assessment.text(),
+                    risk: p.assessment.risk,
+                    reasons: p.assessment.reasons.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+        always_entries: always_entries(&asking),
+        timeout: Duration::from_secs(config.confirmation_timeout),
+        code,
+        notice,
+        sandbox: approval_runs(verdict),
+    };
+    Ok(req)
+}
+
+/// Where a person's yes runs the command, in the prompt's words.
+fn approval_runs(verdict: &Verdict) -> String {
+    match verdict.runs_in {
+        RunsIn::Sandbox => "if approved, in the sandbox (it can write only inside the workspace)".to_string(),
+        RunsIn::Unconfined => format!("if approved, OUTSIDE the sandbox: {}", verdict.runs_in_why),
+    }
+}
+
+/// Whitelist entries a person may choose for "always": the part's whole command and shorter
+/// prefixes, but never a bare interpreter, shell or wrapper, which would allow anything.
+pub fn always_entries(asking: &[&Part]) -> Vec<String> {
+    // With several asking parts one entry cannot cover them all: approve once instead.
+    let [only] = asking else { return Vec::new() };
+    // An ask rule is not lifted by the whitelist, so an entry for it would do nothing.
+    if matches!(
+        only.decided_by,
+        DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk | DecidedBy::BrokenRules(_) | DecidedBy::Rule(_)
+    ) || only.assessment.argv.is_empty()
+    {
+        return Vec::new();
+    }
+    if only.assessment.rule == "redirect" || only.assessment.rule == "parse" || only.assessment.rule == "opaque" {
+        return Vec::new();
+    }
+    let argv = &only.assessment.argv;
+    // `bash`, `exec` or `sudo` alone as the whole command would still become an entry that
+    // matches `bash -c '...'`, `exec rm ...`: anything at all.
+    if argv.len() == 1 && NEVER_ALONE.contains(&crate::judge::assess::basename(&argv[0])) {
+        return Vec::new();
+    }
+    let mut out = vec![crate::judge::assess::quote_argv(argv)];
+    for n in (1..argv.len().min(3)).rev() {
+        let prefix = &argv[..n];
+        if n == 1 && NEVER_ALONE.contains(&crate::judge::assess::basename(&prefix[0])) {
+            continue;
+        }
+        if n == 2 && NEVER_ALONE.contains(&crate::judge::assess::basename(&prefix[0])) && prefix[1].starts_with('-') {
+            // `bash -c`, `python -c`, `node -e`: still anything at all.
+            continue;
+        }
+        if prefix.iter().any(|w| w.starts_with('-')) {
+            continue;
+        }
+        out.push(crate::judge::assess::quote_argv(prefix));
+    }
+    out.dedup();
+    out
+}
+
+/// Programs that can run anything: never whitelisted on their own.
+const NEVER_ALONE: &[&str] = &[
+    "python", "python2", "python3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "bash", "sh", "zsh",
+    "dash", "ksh", "fish", "env", "sudo", "doas", "su", "xargs", "git", "npx", "npm", "pnpm", "yarn", "cargo", "go",
+    "make", "docker", "kubectl", "eval", "exec", "command", "nohup", "timeout", "nice", "time", "watch", "find", "awk",
+    "sed", "ssh", "curl", "wget", "rm", "chmod", "chown", "pip", "pip3", "uv", "agentsh",
+];
+
+/// Turns the person's answer into "run" or a refusal; records "always" in the whitelist.
+pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
+    match answer {
+        Answer::Once => Ok(()),
+        Answer::Always(entry) => {
+            let path = config::project_file_for_writing(cwd);
+            match crate::policy::whitelist::add_entry(&path, &entry) {
+                Ok(_) => eprintln!(
+                    "agentsh: added `{}` to the whitelist in {}",
+                    crate::text::sanitize::sanitize(&entry),
+                    crate::text::sanitize::sanitize(&path.display().to_string())
+                ),
+                // The person approved this run; only remembering failed.
+                Err(e) => eprintln!("agentsh: warning: could not save the whitelist entry: {e:#}"),
+            }
+            Ok(())
+        }
+        Answer::Rejected => Err(explain::print_not_approved(verdict, "rejected by the person at the terminal", None)),
+        Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no one answered", None)),
+        Answer::NoTerminal(why) => {
+            // A whitelist entry lifts only risk-based asks; say what would really help.
+            let liftable = verdict.blocking_parts().all(|p| {
+                matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
+            });
+            let hint = if liftable {
+                "approval needs a person: at this terminal, or in `agentsh approvals` open in another \
+                 terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
+            } else {
+                "approval needs a person at this terminal; a whitelist entry cannot lift this ask \
+                 (it comes from --ask, an ask rule or a config file that cannot be read): run it \
+                 where a person can answer, or change that setting (see `agentsh policy`)"
+            };
+            Err(explain::print_not_approved(verdict, &format!("no one to ask: {why}"), Some(hint)))
+        }
+        Answer::Denied(message) => {
+            let hint =
+                message.map(|m| format!("nothing ran. The person says: {}", crate::text::sanitize::sanitize(&m)));
+            Err(explain::print_not_approved(verdict, "rejected by the person in `agentsh approvals`", hint.as_deref()))
+        }
+        Answer::TakenOver => Err(explain::print_not_approved(
+            verdict,
+            "the person has taken over (agentsh pause --deny)",
+            Some("nothing ran. Wait until the person runs `agentsh resume`; do not retry the command until then"),
+        )),
+        Answer::Interrupted(signal) => {
+            let code = explain::print_not_approved(verdict, &format!("interrupted by {signal}"), None);
+            if matches!(signal.as_str(), "SIGTERM" | "SIGHUP" | "SIGQUIT") {
+                crate::ask::tty::reraise(&signal);
+            }
+            Err(code)
+        }
+    }
+}

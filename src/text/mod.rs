@@ -1,0 +1,9 @@
+//! Text: small shared pieces (the sanitizer, string lists, positions, JSON strings).
+//!
+//! Small shared pieces of text handling: the one sanitizer, compact string lists, positions in
+//! a file, borrowed JSON strings. They import nothing from the rest of agentsh.
+
+pub mod json;
+pub mod line_index;
+pub mod sanitize;
+pub mod strlist;
