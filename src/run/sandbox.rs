@@ -2,8 +2,8 @@
 //! mount namespace) that every command agentsh runs enters just before exec. It owns what the box
 //! allows and how it is set up; it must not judge commands, read agentsh's config or write records.
 //!
-//! Self-contained (std, landlock, nix and serde only): the caller passes in every fact about the
-//! machine ([`Place`]) and agentsh's own directories, so this module can move and be tested alone.
+//! The caller passes in the settings (`policy::sandbox_settings`), every fact about the machine
+//! ([`Place`]) and agentsh's own directories, so the spec can be built and tested without them.
 //!
 //! The three steps, each with one job:
 //! - [`BoxSpec::build`] (pure): settings + place -> what the box allows, with where each part
@@ -22,6 +22,7 @@
 //!
 //! What the box does not hold, and why, is in SECURITY.md ("The sandbox").
 
+pub use crate::policy::sandbox_settings::{Network, Settings};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, Ruleset,
     RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
@@ -36,38 +37,6 @@ pub const MIN_ABI: u8 = 3;
 
 /// The newest ABI this module asks for. Features of later ABIs are not used until tested.
 const TARGET: ABI = ABI::V7;
-
-// ---------------------------------------------------------------------------------------------
-// Settings: the user config's `sandbox` object
-
-/// The user config's `sandbox` object, as written (camelCase keys; every key optional).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Settings {
-    /// `false` runs every command unconfined, as before the box existed.
-    pub enabled: bool,
-    /// More hierarchies a command may write (absolute, or `~/...`).
-    pub writable: Vec<PathBuf>,
-    /// More paths a command may neither read nor write (absolute, or `~/...`).
-    pub deny_read: Vec<PathBuf>,
-    pub network: Network,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings { enabled: true, writable: Vec::new(), deny_read: Vec::new(), network: Network::On }
-    }
-}
-
-/// `"on"`: the box leaves the network alone. `"off"`: no TCP connect or bind (Landlock ABI 4; UDP
-/// and unix sockets are not covered by Landlock).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Network {
-    #[default]
-    On,
-    Off,
-}
 
 // ---------------------------------------------------------------------------------------------
 // Place: the facts about this machine and this run that the spec is built from
@@ -209,6 +178,15 @@ pub enum Origin {
 pub struct Root {
     pub path: PathBuf,
     pub from: Origin,
+    /// The config file that named it (`Origin::Setting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Root {
+    fn new(path: impl Into<PathBuf>, from: Origin) -> Root {
+        Root { path: path.into(), from, source: None }
+    }
 }
 
 /// A path a command may neither read nor write.
@@ -216,6 +194,9 @@ pub struct Root {
 pub struct Denied {
     pub path: PathBuf,
     pub from: Origin,
+    /// The config file that named it (`Origin::Setting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     /// Names inside it that stay readable (`*.pub`, `known_hosts` in `~/.ssh`): exact, or `*` and
     /// a suffix.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -265,8 +246,8 @@ pub struct BoxSpec {
 /// person's own tools load code or settings from (`~/.cargo/bin`, `~/.cargo/config.toml`,
 /// `~/.rustup`, `~/.gradle/init.d`, `~/.m2/settings.xml`).
 const HOME_CACHES: &[&str] = &[
-    ".npm",               // npm's cache and its _logs (written on every run)
-    ".yarn/berry",        // yarn 2+ global cache
+    ".npm",        // npm's cache and its _logs (written on every run)
+    ".yarn/berry", // yarn 2+ global cache
     ".local/share/pnpm/store",
     ".m2/repository",     // maven
     ".bun/install/cache", // bun
@@ -328,41 +309,48 @@ impl BoxSpec {
     pub fn build(settings: &Settings, place: &Place, own: &[PathBuf]) -> BoxSpec {
         let home = place.home.clone();
         let in_home = |rel: &str| home.as_ref().map(|h| h.join(rel));
+        let cargo_home = place.cargo_home.clone().or_else(|| in_home(".cargo"));
         let mut refused = Vec::new();
         let mut write = Vec::new();
 
-        // A root that is `/`, a top-level directory, a system tree, or home or one of its
-        // ancestors would let a command rewrite `~/.bashrc` or the system: not granted.
-        let too_broad = |p: &Path| -> Option<String> {
-            if p.parent().is_none_or(|d| d.parent().is_none()) {
-                return Some("it is / or a top-level directory".into());
-            }
-            if SYSTEM_TREES.iter().any(|s| p.starts_with(s)) {
-                return Some("it is a system directory".into());
+        // A workspace that is `/`, a top-level directory or a system tree would let a command
+        // rewrite the system; any root that is home or holds it, `~/.bashrc`: not granted.
+        let too_broad = |p: &Path, workspace: bool| -> Option<String> {
+            if p.parent().is_none() {
+                return Some("it is /".into());
             }
             if home.as_ref().is_some_and(|h| h.starts_with(p)) {
                 return Some("it is the home directory or holds it".into());
             }
+            if workspace && p.parent().is_some_and(|d| d.parent().is_none()) {
+                return Some("it is a top-level directory".into());
+            }
+            if workspace && SYSTEM_TREES.iter().any(|s| p.starts_with(s)) {
+                return Some("it is a system directory".into());
+            }
             None
         };
-        let mut grant = |path: PathBuf, from: Origin, refused: &mut Vec<Refused>| match too_broad(&path) {
+        let grant = |path: PathBuf, from: Origin, write: &mut Vec<Root>, refused: &mut Vec<Refused>| match too_broad(
+            &path,
+            matches!(from, Origin::Workspace | Origin::GitDir),
+        ) {
             Some(why) => refused.push(Refused { path, why }),
             None => {
                 if !write.iter().any(|r: &Root| r.path == path) {
-                    write.push(Root { path, from });
+                    write.push(Root::new(path, from));
                 }
             }
         };
 
         let ws = &place.workspace;
-        let workspace_ok = too_broad(&ws.root).is_none();
-        grant(ws.root.clone(), Origin::Workspace, &mut refused);
+        let workspace_ok = too_broad(&ws.root, true).is_none();
+        grant(ws.root.clone(), Origin::Workspace, &mut write, &mut refused);
         let mut read_only = Vec::new();
         if workspace_ok {
             // git writes objects, refs and the index into a worktree's git directories.
             for dir in [&ws.git_dir, &ws.common_dir].into_iter().flatten() {
                 if !dir.starts_with(&ws.root) {
-                    grant(dir.clone(), Origin::GitDir, &mut refused);
+                    grant(dir.clone(), Origin::GitDir, &mut write, &mut refused);
                 }
             }
             // What the person's own git runs later, unconfined: a confined command must not plant it.
@@ -370,84 +358,89 @@ impl BoxSpec {
                 for name in ["hooks", "config"] {
                     let path = dir.join(name);
                     if !read_only.iter().any(|r: &Root| r.path == path) {
-                        read_only.push(Root { path, from: Origin::CodePath });
+                        read_only.push(Root::new(path, Origin::CodePath));
                     }
                 }
             }
-            read_only.push(Root { path: ws.root.join(".agents"), from: Origin::CodePath });
+            read_only.push(Root::new(ws.root.join(".agents"), Origin::CodePath));
         }
 
         for t in [place.tmpdir.clone(), Some("/tmp".into()), Some("/var/tmp".into())].into_iter().flatten() {
-            grant(t, Origin::Temp, &mut refused);
+            grant(t, Origin::Temp, &mut write, &mut refused);
         }
-        write.push(Root { path: "/dev/shm".into(), from: Origin::Temp });
+        write.push(Root::new("/dev/shm", Origin::Temp));
 
         let cache_home = place.xdg_cache_home.clone().or_else(|| in_home(".cache"));
-        let cargo_home = place.cargo_home.clone().or_else(|| in_home(".cargo"));
         let gopath = place.gopath.clone().or_else(|| in_home("go"));
         let gomodcache = place.gomodcache.clone().or_else(|| gopath.as_ref().map(|g| g.join("pkg/mod")));
         let gradle = place.gradle_user_home.clone().or_else(|| in_home(".gradle"));
         let mut caches: Vec<PathBuf> = Vec::new();
         caches.extend(cache_home);
         caches.extend(HOME_CACHES.iter().filter_map(|c| in_home(c)));
-        caches.extend(cargo_home.iter().flat_map(|c| CARGO_CACHES.iter().map(move |n| c.join(n))));
+        caches.extend(cargo_home.iter().flat_map(|c| CARGO_CACHES.iter().map(|n| c.join(n))));
         caches.extend(gomodcache);
         caches.extend(gopath.map(|g| g.join("pkg/sumdb")));
         caches.extend(gradle.iter().flat_map(|g| GRADLE_CACHES.iter().map(move |n| g.join(n))));
         for c in caches {
-            grant(c, Origin::Cache, &mut refused);
+            grant(c, Origin::Cache, &mut write, &mut refused);
         }
 
-        for p in &settings.writable {
-            match expand(p, home.as_deref()) {
-                // The person asked for it: only `/` is refused (every deny would be a split of it).
-                Some(p) if p.parent().is_some() => {
-                    if !write.iter().any(|r| r.path == p) {
-                        write.push(Root { path: p, from: Origin::Setting });
+        for w in &settings.writable {
+            let source = Some(w.source.clone());
+            match expand(Path::new(&w.path), home.as_deref()) {
+                // The person asked for it: only `/` is refused (every denied path would split it).
+                Some(path) if path.parent().is_some() => {
+                    if !write.iter().any(|r| r.path == path) {
+                        write.push(Root { path, from: Origin::Setting, source });
                     }
                 }
-                Some(p) => refused.push(Refused { path: p, why: "sandbox.writable cannot be /".into() }),
+                Some(path) => refused.push(Refused { path, why: "sandbox.writable cannot be /".into() }),
                 None => refused.push(Refused {
-                    path: p.clone(),
+                    path: w.path.clone().into(),
                     why: "sandbox.writable entries must be absolute or start with ~/".into(),
                 }),
             }
         }
 
-        let mut deny: Vec<Denied> = own.iter().map(|p| Denied { path: p.clone(), from: Origin::Agentsh, except: vec![] }).collect();
+        let denied = |path: PathBuf, from: Origin| Denied { path, from, source: None, except: vec![] };
+        let mut deny: Vec<Denied> = own.iter().map(|p| denied(p.clone(), Origin::Agentsh)).collect();
         for c in CREDENTIALS {
             let Some(path) = in_home(c) else { continue };
-            let except = if *c == ".ssh" { SSH_READABLE.iter().map(|s| s.to_string()).collect() } else { vec![] };
-            deny.push(Denied { path, from: Origin::Credential, except });
+            let mut d = denied(path, Origin::Credential);
+            if *c == ".ssh" {
+                d.except = SSH_READABLE.iter().map(|s| s.to_string()).collect();
+            }
+            deny.push(d);
         }
+        // crates.io tokens.
         for c in ["credentials.toml", "credentials"] {
-            if let Some(cargo) = place.cargo_home.clone().or_else(|| in_home(".cargo")) {
-                deny.push(Denied { path: cargo.join(c), from: Origin::Credential, except: vec![] });
+            if let Some(cargo) = &cargo_home {
+                deny.push(denied(cargo.join(c), Origin::Credential));
             }
         }
-        for p in &settings.deny_read {
-            match expand(p, home.as_deref()) {
-                Some(path) => deny.push(Denied { path, from: Origin::Setting, except: vec![] }),
+        for d in &settings.deny_read {
+            match expand(Path::new(&d.path), home.as_deref()) {
+                Some(path) => deny.push(Denied { source: Some(d.source.clone()), ..denied(path, Origin::Setting) }),
                 None => refused.push(Refused {
-                    path: p.clone(),
+                    path: d.path.clone().into(),
                     why: "sandbox.denyRead entries must be absolute or start with ~/ (not applied)".into(),
                 }),
             }
         }
 
-        let mut devices: Vec<Root> = DEVICES.iter().map(|d| Root { path: d.into(), from: Origin::Device }).collect();
+        let mut devices: Vec<Root> = DEVICES.iter().map(|d| Root::new(*d, Origin::Device)).collect();
         if place.keep_terminal {
-            devices.extend(TERMINAL.iter().map(|d| Root { path: d.into(), from: Origin::Terminal }));
+            devices.extend(TERMINAL.iter().map(|d| Root::new(*d, Origin::Terminal)));
         }
         let outputs = if place.keep_terminal {
             Vec::new()
         } else {
-            place.output_ttys.iter().map(|p| Root { path: p.clone(), from: Origin::Output }).collect()
+            place.output_ttys.iter().map(|p| Root::new(p.clone(), Origin::Output)).collect()
         };
 
         BoxSpec {
             workspace: ws.root.clone(),
-            read: vec![Root { path: "/".into(), from: Origin::System }],
+            read: vec![Root::new("/", Origin::System)],
             write,
             devices,
             outputs,
@@ -527,11 +520,8 @@ pub(crate) fn plan(spec: &BoxSpec) -> Result<Vec<Rule>, BoxError> {
             planner.root(&r.path, all, &cuts);
         }
         if planner.found.iter().all(|c| cuts.contains(c)) {
-            let mut rules: Vec<Rule> = planner
-                .rules
-                .into_iter()
-                .map(|(path, (access, follow))| Rule { path, access, follow })
-                .collect();
+            let mut rules: Vec<Rule> =
+                planner.rules.into_iter().map(|(path, (access, follow))| Rule { path, access, follow }).collect();
             // Listing works everywhere (`ls ~`, `find /`): names only, not contents.
             rules.push(Rule { path: "/".into(), access: AccessFs::ReadDir.into(), follow: true });
             let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
@@ -566,10 +556,8 @@ struct Planner {
 
 impl Planner {
     fn root(&mut self, root: &Path, access: BitFlags<AccessFs>, cuts: &[Cut]) {
-        let relevant: Vec<&Cut> = cuts
-            .iter()
-            .filter(|c| !c.from_above_only || (c.path.starts_with(root) && c.path != root))
-            .collect();
+        let relevant: Vec<&Cut> =
+            cuts.iter().filter(|c| !c.from_above_only || (c.path.starts_with(root) && c.path != root)).collect();
         self.walk(root, access, &relevant, true);
     }
 
@@ -612,8 +600,11 @@ impl Planner {
                 except.extend(c.except.iter().cloned());
             }
         }
-        let below: Vec<&Cut> =
-            cuts.iter().copied().filter(|c| c.path.starts_with(path) && c.path != path && !(c.removes & left).is_empty()).collect();
+        let below: Vec<&Cut> = cuts
+            .iter()
+            .copied()
+            .filter(|c| c.path.starts_with(path) && c.path != path && !(c.removes & left).is_empty())
+            .collect();
         if !except.is_empty() {
             // `~/.ssh`: its public keys stay readable.
             let keep = access & read_access();
@@ -635,7 +626,9 @@ impl Planner {
         // not granted at all: less access, never more.
         let Some(entries) = self.list(path) else { return };
         // Cuts below that do not exist (no `~/.aws` here) need no split.
-        let next = |c: &Cut| c.path.strip_prefix(path).ok().and_then(|r| r.components().next()).map(|n| n.as_os_str().to_os_string());
+        let next = |c: &Cut| {
+            c.path.strip_prefix(path).ok().and_then(|r| r.components().next()).map(|n| n.as_os_str().to_os_string())
+        };
         if !below.iter().any(|c| next(c).is_some_and(|n| entries.iter().any(|(e, _)| *e == n))) {
             self.add(path, left, follow);
             return;
@@ -706,7 +699,7 @@ impl Support {
 }
 
 pub fn probe() -> Support {
-    Support { landlock_abi: landlock_abi(), namespaces: namespaces() }
+    Support { landlock_abi: landlock_abi(), namespaces: probe_namespaces() }
 }
 
 /// Whether the kernel has Landlock at [`MIN_ABI`] or later: one system call, for every command.
@@ -741,7 +734,8 @@ pub fn landlock_abi() -> Option<u8> {
     None
 }
 
-fn namespaces() -> Namespaces {
+/// Whether a user and mount namespace can be made, as far as the system's settings tell.
+pub fn probe_namespaces() -> Namespaces {
     let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
     if read("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
         return Namespaces::Unavailable("user.max_user_namespaces is 0".into());
@@ -913,7 +907,10 @@ fn namespaces_step(spec: &BoxSpec) -> Result<(), String> {
             Ok(_) => protect.push(r.path.clone()),
             // A repository without hooks: make the directory, or a command could create
             // `.git/hooks/pre-commit` (git itself makes it on `git init`).
-            Err(_) if r.path.ends_with("hooks") && r.path.parent().is_some_and(|p| p.join("HEAD").exists() || p.join("config").exists()) => {
+            Err(_)
+                if r.path.ends_with("hooks")
+                    && r.path.parent().is_some_and(|p| p.join("HEAD").exists() || p.join("config").exists()) =>
+            {
                 if std::fs::create_dir(&r.path).is_ok() {
                     protect.push(r.path.clone());
                 }
@@ -930,10 +927,9 @@ fn namespaces_step(spec: &BoxSpec) -> Result<(), String> {
     }
     unshare_alone(flags).map_err(|e| format!("unshare: {e}"))?;
     let write = |file: &str, text: String| std::fs::write(file, text).map_err(|e| format!("{file}: {e}"));
-    if !uid.is_root() {
-        // Required before gid_map without CAP_SETGID in the parent namespace.
-        write("/proc/self/setgroups", "deny".into())?;
-    }
+    // Required before gid_map: once in the new namespace, this process has no CAP_SETGID in
+    // the parent one, root included.
+    write("/proc/self/setgroups", "deny".into())?;
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     for p in &protect {
@@ -968,7 +964,9 @@ fn unshare_alone(flags: nix::sched::CloneFlags) -> nix::Result<()> {
     let threads = || std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(1);
     for _ in 0..200 {
         match nix::sched::unshare(flags) {
-            Err(nix::errno::Errno::EINVAL) if threads() > 1 => std::thread::sleep(std::time::Duration::from_micros(250)),
+            Err(nix::errno::Errno::EINVAL) if threads() > 1 => {
+                std::thread::sleep(std::time::Duration::from_micros(250))
+            }
             r => return r,
         }
     }
@@ -993,23 +991,12 @@ mod tests {
     }
 
     #[test]
-    fn settings_deserialize_from_the_config_object() {
-        let s: Settings =
-            serde_json::from_str(r#"{"writable": ["~/data"], "denyRead": ["/srv/secrets"], "network": "off"}"#).unwrap();
-        assert!(s.enabled);
-        assert_eq!(s.writable, [PathBuf::from("~/data")]);
-        assert_eq!(s.deny_read, [PathBuf::from("/srv/secrets")]);
-        assert_eq!(s.network, Network::Off);
-        assert_eq!(serde_json::from_str::<Settings>("{}").unwrap(), Settings::default());
-        assert!(serde_json::from_str::<Settings>(r#"{"network": "maybe"}"#).is_err());
-    }
-
-    #[test]
     fn the_workspace_temp_and_caches_are_writable_and_own_dirs_denied() {
         let own = [PathBuf::from("/h/.config/agentsh"), PathBuf::from("/run/user/1/agentsh")];
         let s = BoxSpec::build(&Settings::default(), &place("/h/p", "/h"), &own);
         let w = paths(&s.write);
-        for p in ["/h/p", "/tmp", "/var/tmp", "/dev/shm", "/h/.cache", "/h/.cargo/registry", "/h/.npm", "/h/go/pkg/mod"] {
+        for p in ["/h/p", "/tmp", "/var/tmp", "/dev/shm", "/h/.cache", "/h/.cargo/registry", "/h/.npm", "/h/go/pkg/mod"]
+        {
             assert!(w.contains(&Path::new(p)), "{p} not in {w:?}");
         }
         // What the person's own tools run code from, later and unconfined.
@@ -1020,7 +1007,10 @@ mod tests {
         for p in ["/h/.config/agentsh", "/run/user/1/agentsh", "/h/.ssh", "/h/.aws", "/h/.cargo/credentials.toml"] {
             assert!(d.contains(&Path::new(p)), "{p} not in {d:?}");
         }
-        assert_eq!(s.deny.iter().find(|d| d.path.ends_with(".ssh")).unwrap().except, ["*.pub", "known_hosts", "known_hosts.old"]);
+        assert_eq!(
+            s.deny.iter().find(|d| d.path.ends_with(".ssh")).unwrap().except,
+            ["*.pub", "known_hosts", "known_hosts.old"]
+        );
         assert_eq!(paths(&s.read), [Path::new("/")]);
         assert!(s.read_only.iter().any(|r| r.path == Path::new("/h/p/.agents")));
     }
@@ -1071,13 +1061,16 @@ mod tests {
 
     #[test]
     fn settings_add_roots_and_denials() {
+        use crate::policy::sandbox_settings::Sourced;
+        let src = |p: &str| Sourced { path: p.into(), source: "~/.config/agentsh/config.json".into() };
         let settings = Settings {
-            writable: vec!["~/data".into(), "rel".into(), "/".into()],
-            deny_read: vec!["/srv/secret".into()],
+            writable: vec![src("~/data"), src("rel"), src("/")],
+            deny_read: vec![src("/srv/secret")],
             ..Settings::default()
         };
         let s = BoxSpec::build(&settings, &place("/h/p", "/h"), &[]);
-        assert!(s.write.iter().any(|r| r.path == Path::new("/h/data") && r.from == Origin::Setting));
+        let data = s.write.iter().find(|r| r.path == Path::new("/h/data")).unwrap();
+        assert_eq!((data.from, data.source.as_deref()), (Origin::Setting, Some("~/.config/agentsh/config.json")));
         assert!(s.deny.iter().any(|d| d.path == Path::new("/srv/secret") && d.from == Origin::Setting));
         assert_eq!(s.refused.len(), 2, "{:?}", s.refused);
     }
@@ -1123,9 +1116,13 @@ mod tests {
         }
         std::os::unix::fs::symlink(home.join("dotfiles/aws"), home.join(".aws")).unwrap();
         let own = [home.join(".config/agentsh")];
-        let mut spec = BoxSpec::build(&Settings::default(), &place(home.join("proj").to_str().unwrap(), home.to_str().unwrap()), &own);
+        let mut spec = BoxSpec::build(
+            &Settings::default(),
+            &place(home.join("proj").to_str().unwrap(), home.to_str().unwrap()),
+            &own,
+        );
         // Plan only this tree, not the whole machine.
-        spec.read = vec![Root { path: home.clone(), from: Origin::System }];
+        spec.read = vec![Root::new(home.clone(), Origin::System)];
         spec.write.retain(|w| w.path.starts_with(&home));
         spec.devices.clear();
         let rules = plan(&spec).unwrap();
@@ -1137,11 +1134,15 @@ mod tests {
         assert_eq!(get(".cache"), Some(all_access()));
         assert_eq!(get(".ssh/id_ed25519.pub"), Some(read));
         assert_eq!(get(".ssh/known_hosts"), Some(read));
-        for denied in [".ssh", ".ssh/id_ed25519", ".config", ".config/agentsh", "", ".aws", "dotfiles/aws", "dotfiles"] {
+        for denied in [".ssh", ".ssh/id_ed25519", ".config", ".config/agentsh", "", ".aws", "dotfiles/aws", "dotfiles"]
+        {
             assert_eq!(get(denied), None, "{denied:?} granted: {rules:#?}");
         }
         // Home itself is split, never granted; the link's target is denied where it lives.
-        assert!(rules.iter().any(|x| x.path == home.join("dotfiles")) || !rules.iter().any(|x| x.path.starts_with(home.join("dotfiles/aws"))));
+        assert!(
+            rules.iter().any(|x| x.path == home.join("dotfiles"))
+                || !rules.iter().any(|x| x.path.starts_with(home.join("dotfiles/aws")))
+        );
     }
 
     /// A write root holding home (`/tmp` while home is `/tmp/h`) grants nothing inside home but
@@ -1158,10 +1159,10 @@ mod tests {
         let spec = BoxSpec {
             workspace: t.join("other"),
             read: vec![],
-            write: vec![Root { path: t.clone(), from: Origin::Temp }, Root { path: home.join(".cache"), from: Origin::Cache }],
+            write: vec![Root::new(t.clone(), Origin::Temp), Root::new(home.join(".cache"), Origin::Cache)],
             devices: vec![],
             outputs: vec![],
-            deny: vec![Denied { path: home.join(".ssh"), from: Origin::Credential, except: vec![] }],
+            deny: vec![Denied { path: home.join(".ssh"), from: Origin::Credential, source: None, except: vec![] }],
             read_only: vec![],
             network: Network::On,
             keep_terminal: false,
