@@ -313,13 +313,14 @@ impl BoxSpec {
         let mut refused = Vec::new();
         let mut write = Vec::new();
 
-        // A workspace that is `/`, a top-level directory or a system tree would let a command
-        // rewrite the system; any root that is home or holds it, `~/.bashrc`: not granted.
+        // A workspace that is `/`, a top-level directory, a system tree, or home or what holds
+        // it would let a command rewrite the system or `~/.bashrc`: not granted. A temp
+        // directory may hold home (`/tmp/h` in CI): home is cut out of it (see `plan`).
         let too_broad = |p: &Path, workspace: bool| -> Option<String> {
             if p.parent().is_none() {
                 return Some("it is /".into());
             }
-            if home.as_ref().is_some_and(|h| h.starts_with(p)) {
+            if home.as_ref().is_some_and(|h| h == p || (workspace && h.starts_with(p))) {
                 return Some("it is the home directory or holds it".into());
             }
             if workspace && p.parent().is_some_and(|d| d.parent().is_none()) {
@@ -494,8 +495,9 @@ pub(crate) struct Rule {
     pub follow: bool,
 }
 
-/// The rules for a spec. Lists the directories it must split; changes nothing.
-pub(crate) fn plan(spec: &BoxSpec) -> Result<Vec<Rule>, BoxError> {
+/// What the spec takes away from its roots: denied paths, home from any root that holds it, and
+/// `/dev` from `/`.
+fn cuts(spec: &BoxSpec) -> Vec<Cut> {
     let all = all_access();
     let mut cuts: Vec<Cut> = spec
         .deny
@@ -507,17 +509,98 @@ pub(crate) fn plan(spec: &BoxSpec) -> Result<Vec<Rule>, BoxError> {
     }
     // Raw disks, /dev/mem and the person's terminals: only the devices listed are granted.
     cuts.push(Cut { path: "/dev".into(), removes: all, from_above_only: true, except: vec![] });
+    cuts
+}
 
-    let mut planner = Planner { listings: BTreeMap::new(), rules: BTreeMap::new(), found: Vec::new() };
+/// Whether `c` takes something away inside the root `root` (strictly beneath it).
+fn cuts_inside(c: &Cut, root: &Path) -> bool {
+    c.path.starts_with(root) && c.path != root
+}
+
+/// Cuts inside a writable root, hidden with mounts rather than split out with Landlock: a split
+/// root loses the right to create entries in itself, and `/tmp` must keep it (home or agentsh's
+/// directories under `/tmp`, as in CI or test setups). Only paths that exist.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Hide {
+    /// Home, bind-mounted read-only; the writable roots inside it are bound writable again.
+    pub home: Option<PathBuf>,
+    pub rebind: Vec<PathBuf>,
+    /// Denied directories, covered with an empty read-only tmpfs.
+    pub dirs: Vec<PathBuf>,
+    /// Denied files, covered with an unopenable /dev/null (nodev).
+    pub files: Vec<PathBuf>,
+}
+
+impl Hide {
+    fn is_empty(&self) -> bool {
+        *self == Hide::default()
+    }
+    fn paths(&self) -> Vec<PathBuf> {
+        self.home.iter().chain(&self.dirs).chain(&self.files).cloned().collect()
+    }
+}
+
+fn hideable(spec: &BoxSpec) -> Hide {
+    let mut hide = Hide::default();
+    for c in cuts(spec) {
+        if !spec.write.iter().any(|w| cuts_inside(&c, &w.path)) {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(&c.path) else { continue };
+        if c.from_above_only {
+            if spec.home.as_ref() == Some(&c.path) {
+                hide.home = Some(c.path.clone());
+            }
+        } else if meta.is_dir() {
+            hide.dirs.push(c.path.clone());
+        } else {
+            hide.files.push(c.path.clone());
+        }
+    }
+    if let Some(home) = &hide.home {
+        hide.rebind = spec
+            .write
+            .iter()
+            .filter(|w| w.path.starts_with(home) && w.path != *home && w.path.exists())
+            .map(|w| w.path.clone())
+            .collect();
+    }
+    hide
+}
+
+/// The rules for a spec. Lists the directories it must split; changes nothing. `hidden`: cuts
+/// already made by mounts, which writable roots then need not split for.
+pub(crate) fn plan(spec: &BoxSpec, hidden: &[PathBuf]) -> Result<Vec<Rule>, BoxError> {
+    let all = all_access();
+    let mut cuts = cuts(spec);
+    let mut planner =
+        Planner { listings: BTreeMap::new(), rules: BTreeMap::new(), found: Vec::new(), covered: Vec::new() };
     // Denied paths reached through a symbolic link are denied at the link's target too; a new
     // target can change what earlier roots had to split, so plan again (bounded).
     for _ in 0..8 {
         planner.rules.clear();
+        // A cut inside a writable root splits it, and a split root loses the right to create
+        // entries in itself: only for paths that exist (a missing one cannot be created: its
+        // parent is cut or read-only too).
+        let inside_write = |c: &Cut| spec.write.iter().any(|w| cuts_inside(c, &w.path));
+        let write_cuts: Vec<Cut> = cuts
+            .iter()
+            .filter(|c| !hidden.contains(&c.path) && (!inside_write(c) || std::fs::symlink_metadata(&c.path).is_ok()))
+            .cloned()
+            .collect();
+        // Writable roots granted whole: reading them needs no rules of its own.
+        planner.covered = spec
+            .write
+            .iter()
+            .map(|w| w.path.clone())
+            .filter(|w| !write_cuts.iter().any(|c| cuts_inside(c, w) || (!c.from_above_only && w.starts_with(&c.path))))
+            .collect();
         for r in &spec.read {
             planner.root(&r.path, read_access(), &cuts);
         }
+        planner.covered.clear();
         for r in &spec.write {
-            planner.root(&r.path, all, &cuts);
+            planner.root(&r.path, all, &write_cuts);
         }
         if planner.found.iter().all(|c| cuts.contains(c)) {
             let mut rules: Vec<Rule> =
@@ -552,6 +635,8 @@ struct Planner {
     rules: BTreeMap<PathBuf, (BitFlags<AccessFs>, bool)>,
     /// Cuts discovered behind symbolic links during this pass.
     found: Vec<Cut>,
+    /// Writable roots granted whole, during the read pass.
+    covered: Vec<PathBuf>,
 }
 
 impl Planner {
@@ -592,6 +677,9 @@ impl Planner {
     }
 
     fn walk(&mut self, path: &Path, access: BitFlags<AccessFs>, cuts: &[&Cut], follow: bool) {
+        if self.covered.iter().any(|c| c == path) {
+            return;
+        }
         let mut left = access;
         let mut except: Vec<String> = Vec::new();
         for c in cuts.iter().filter(|c| path.starts_with(&c.path)) {
@@ -769,6 +857,8 @@ pub struct Entered {
     pub ioctl_restricted: bool,
     /// Code paths made read-only.
     pub read_only: Vec<PathBuf>,
+    /// Denied paths inside writable roots, covered by mounts (see `Hide`).
+    pub hidden: Vec<PathBuf>,
     /// `None`: the command runs in its own user (and, for `read_only`, mount) namespace, or
     /// needs none. `Some(why)`: it was needed but could not be made.
     pub namespaces: Option<String>,
@@ -799,10 +889,10 @@ pub enum Confinement {
     Unconfined,
 }
 
-/// Confines this process for good: namespaces and read-only bind mounts where needed, then the
-/// Landlock domain with `no_new_privs`. Call it just before exec, when the process is single-
-/// threaded (a user namespace cannot be made otherwise). Fails closed: on `Err` the caller must
-/// not run the command (the process may be half set up).
+/// Confines this process for good: namespaces and bind mounts where needed, then the Landlock
+/// domain with `no_new_privs`. Call it just before exec, when the process is single-threaded (a
+/// user namespace cannot be made otherwise). Fails closed: on `Err` the caller must not run the
+/// command (the process may be half set up).
 pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
     if !available() {
         return Err(BoxError::Unsupported(match landlock_abi() {
@@ -815,8 +905,25 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
             return Err(BoxError::Failed(format!("{} is not an absolute path", p.display())));
         }
     }
-    let rules = plan(spec)?;
     let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
+
+    // Namespaces first: whether the mounts hide what a split would otherwise take out changes
+    // the Landlock rules. Nothing here touches agentsh's own files.
+    let hide = hideable(spec);
+    let protect = code_paths(spec);
+    let uid = nix::unistd::geteuid();
+    let (namespaces, hidden, read_only) = if protect.is_empty() && hide.is_empty() && !uid.is_root() {
+        (None, Vec::new(), Vec::new())
+    } else {
+        match namespaces_step(&protect, &hide) {
+            Ok(()) => (None, hide.paths(), protect),
+            Err(why) if spec.require_namespaces => {
+                return Err(BoxError::Failed(format!("cannot make the namespaces for read-only code paths: {why}")));
+            }
+            Err(why) => (Some(why), Vec::new(), Vec::new()),
+        }
+    };
+    let rules = plan(spec, &hidden)?;
 
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
@@ -844,23 +951,10 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         }
         // Missing paths (a cache never made, a device this machine lacks) grant nothing; so does
         // an entry that turned into a link since it was listed (ELOOP).
-        let fd = match nix::fcntl::open(&rule.path, flags, nix::sys::stat::Mode::empty()) {
-            Ok(fd) => fd,
-            Err(_) => continue,
-        };
+        let Ok(fd) = nix::fcntl::open(&rule.path, flags, nix::sys::stat::Mode::empty()) else { continue };
         created = created.add_rule(PathBeneath::new(fd, rule.access)).map_err(|e| failed("Landlock", &e))?;
         count += 1;
     }
-
-    let namespaces = match namespaces_step(spec) {
-        Ok(()) => None,
-        Err(why) if spec.require_namespaces => {
-            return Err(BoxError::Failed(format!("cannot make the namespaces for read-only code paths: {why}")));
-        }
-        Err(why) => Some(why),
-    };
-    let read_only = if namespaces.is_none() { existing(&spec.read_only) } else { Vec::new() };
-
     let status = created.restrict_self().map_err(|e| failed("Landlock", &e))?;
     if status.ruleset == RulesetStatus::NotEnforced || !status.no_new_privs {
         return Err(BoxError::Failed("the kernel did not enforce the Landlock ruleset".into()));
@@ -876,6 +970,7 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         scoped: abi >= 6,
         ioctl_restricted: abi >= 5,
         read_only,
+        hidden,
         namespaces,
     })
 }
@@ -884,45 +979,37 @@ fn abi_number(abi: ABI) -> u8 {
     abi.to_string().parse().unwrap_or(0)
 }
 
-fn existing(roots: &[Root]) -> Vec<PathBuf> {
-    roots.iter().filter(|r| std::fs::symlink_metadata(&r.path).is_ok()).map(|r| r.path.clone()).collect()
+/// The code paths of the spec that exist. A git directory without `hooks` gets an empty one
+/// (as `git init` makes), or a command could create `.git/hooks/pre-commit`.
+fn code_paths(spec: &BoxSpec) -> Vec<PathBuf> {
+    let missing_hooks = |p: &Path| {
+        p.ends_with("hooks")
+            && p.parent().is_some_and(|git| git.join("HEAD").is_file())
+            && std::fs::create_dir(p).is_ok()
+    };
+    spec.read_only
+        .iter()
+        .filter(|r| std::fs::symlink_metadata(&r.path).is_ok() || missing_hooks(&r.path))
+        .map(|r| r.path.clone())
+        .collect()
 }
 
-/// A user namespace (mapping this user to itself) when there are code paths to protect or the
-/// user is root, and a mount namespace with those paths bind-mounted read-only.
+/// A user namespace mapping this user to itself, and, for any mount, a mount namespace of its
+/// own: `hide`'s paths covered, then `protect` bind-mounted read-only.
 ///
-/// Root keeps every capability in the initial namespace (loading kernel modules, creating device
-/// nodes, raw I/O), none of which Landlock restricts; in a user namespace of its own it has
-/// them only over that namespace. Mounts made in the new namespace never propagate back: a mount
-/// namespace owned by a less privileged user namespace receives shared mounts as slaves. The
-/// command cannot undo the bind mounts: Landlock forbids mount and umount to a confined process.
-fn namespaces_step(spec: &BoxSpec) -> Result<(), String> {
-    use nix::mount::{MsFlags, mount};
+/// Root needs the user namespace even without mounts: in the initial one it keeps every
+/// capability (loading kernel modules, creating device nodes, raw I/O, TIOCSTI into any
+/// terminal), none of which Landlock restricts; in a namespace of its own it has them only over
+/// that namespace. Mounts made here never propagate back: a mount namespace owned by a less
+/// privileged user namespace receives shared mounts as slaves, so no `MS_PRIVATE` pass is needed.
+/// The command cannot undo them: Landlock refuses mount and umount to a confined process.
+fn namespaces_step(protect: &[PathBuf], hide: &Hide) -> Result<(), String> {
+    use nix::mount::MsFlags;
     use nix::sched::CloneFlags;
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
-    let mut protect = Vec::new();
-    for r in &spec.read_only {
-        match std::fs::symlink_metadata(&r.path) {
-            Ok(_) => protect.push(r.path.clone()),
-            // A repository without hooks: make the directory, or a command could create
-            // `.git/hooks/pre-commit` (git itself makes it on `git init`).
-            Err(_)
-                if r.path.ends_with("hooks")
-                    && r.path.parent().is_some_and(|p| p.join("HEAD").exists() || p.join("config").exists()) =>
-            {
-                if std::fs::create_dir(&r.path).is_ok() {
-                    protect.push(r.path.clone());
-                }
-            }
-            Err(_) => {}
-        }
-    }
-    if protect.is_empty() && !uid.is_root() {
-        return Ok(());
-    }
     let mut flags = CloneFlags::CLONE_NEWUSER;
-    if !protect.is_empty() {
+    if !protect.is_empty() || !hide.is_empty() {
         flags |= CloneFlags::CLONE_NEWNS;
     }
     unshare_alone(flags).map_err(|e| format!("unshare: {e}"))?;
@@ -932,30 +1019,62 @@ fn namespaces_step(spec: &BoxSpec) -> Result<(), String> {
     write("/proc/self/setgroups", "deny".into())?;
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
-    for p in &protect {
-        // A remount must keep the flags the mount already has: in a namespace of its own,
-        // nosuid, nodev and noexec are locked, and dropping them is refused.
-        let kept = nix::sys::statvfs::statvfs(p).map_err(|e| format!("{}: {e}", p.display()))?.flags();
-        let mut ro = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
-        use nix::sys::statvfs::FsFlags;
-        for (f, m) in [
-            (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
-            (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
-            (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
-            (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
-            (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
-            (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
-        ] {
-            if kept.contains(f) {
-                ro |= m;
-            }
+
+    let none: Option<&str> = None;
+    let mounted = |what: &str, p: &Path, r: nix::Result<()>| r.map_err(|e| format!("{what} {}: {e}", p.display()));
+    if let Some(home) = &hide.home {
+        bind(home, MsFlags::MS_RDONLY)?;
+        for p in &hide.rebind {
+            bind(p, MsFlags::empty())?;
         }
-        let none: Option<&str> = None;
-        mount(Some(p.as_path()), p.as_path(), none, MsFlags::MS_BIND, none)
-            .and_then(|()| mount(none, p.as_path(), none, ro, none))
-            .map_err(|e| format!("read-only bind mount of {}: {e}", p.display()))?;
+    }
+    let sealed = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    let mut first: Option<&PathBuf> = None;
+    for d in &hide.dirs {
+        let r = match first {
+            None => nix::mount::mount(Some("tmpfs"), d.as_path(), Some("tmpfs"), sealed, Some("size=4k,mode=000")),
+            // One empty tmpfs, bound everywhere: a bind costs less than a new file system.
+            Some(f) => nix::mount::mount(Some(f.as_path()), d.as_path(), none, MsFlags::MS_BIND, none),
+        };
+        mounted("cover", d, r)?;
+        first = first.or(Some(d));
+    }
+    for f in &hide.files {
+        let r = nix::mount::mount(Some("/dev/null"), f.as_path(), none, MsFlags::MS_BIND, none).and_then(|()| {
+            nix::mount::mount(none, f.as_path(), none, MsFlags::MS_BIND | MsFlags::MS_REMOUNT | sealed, none)
+        });
+        mounted("cover", f, r)?;
+    }
+    for p in protect {
+        bind(p, MsFlags::MS_RDONLY)?;
     }
     Ok(())
+}
+
+/// Binds `p` on itself, then remounts it with `extra` (read-only, or writable again inside a
+/// read-only home). The remount keeps the flags the mount already has: in a namespace of its
+/// own nosuid, nodev and noexec are locked, and dropping them is refused.
+fn bind(p: &Path, extra: nix::mount::MsFlags) -> Result<(), String> {
+    use nix::mount::MsFlags;
+    use nix::sys::statvfs::FsFlags;
+    let kept = nix::sys::statvfs::statvfs(p).map_err(|e| format!("{}: {e}", p.display()))?.flags();
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | extra;
+    for (f, m) in [
+        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+    ] {
+        if kept.contains(f) {
+            flags |= m;
+        }
+    }
+    let none: Option<&str> = None;
+    nix::mount::mount(Some(p), p, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
+        .and_then(|()| nix::mount::mount(none, p, none, flags, none))
+        .map_err(|e| format!("bind mount of {}: {e}", p.display()))
 }
 
 /// `unshare(CLONE_NEWUSER)` fails with EINVAL in a multithreaded process. agentsh judges some
@@ -1125,7 +1244,7 @@ mod tests {
         spec.read = vec![Root::new(home.clone(), Origin::System)];
         spec.write.retain(|w| w.path.starts_with(&home));
         spec.devices.clear();
-        let rules = plan(&spec).unwrap();
+        let rules = plan(&spec, &[]).unwrap();
         let get = |rel: &str| rules.iter().find(|x| x.path == home.join(rel)).map(|x| x.access);
         let read = read_access();
         assert_eq!(get(".bashrc"), Some(read), "{rules:#?}");
@@ -1170,7 +1289,7 @@ mod tests {
             refused: vec![],
             home: Some(home.clone()),
         };
-        let rules = plan(&spec).unwrap();
+        let rules = plan(&spec, &[]).unwrap();
         let get = |p: &Path| rules.iter().find(|x| x.path == p).map(|x| x.access);
         assert_eq!(get(&t.join("other")), Some(all_access()), "{rules:#?}");
         assert_eq!(get(&home.join(".cache")), Some(all_access()));
