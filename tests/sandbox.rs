@@ -27,11 +27,7 @@ struct World {
 /// A world, or `None` (with the reason printed) where the kernel cannot box.
 fn world() -> Option<World> {
     if !agentsh::run::sandbox::available() {
-        let why = "this kernel has no Landlock ABI >= 3";
-        if std::env::var_os("AGENTSH_REQUIRE_SANDBOX").is_some_and(|v| v == "1") {
-            panic!("{why}, and AGENTSH_REQUIRE_SANDBOX=1");
-        }
-        eprintln!("skipped: {why}");
+        skip("this kernel has no Landlock ABI >= 3");
         return None;
     }
     let home = tempfile::Builder::new().prefix("home").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -49,6 +45,14 @@ fn world() -> Option<World> {
     let out = w.run("true");
     assert!(out.status.success(), "{}", text(&out.stderr));
     Some(w)
+}
+
+/// Says why a test does not run here; where CI requires the sandbox, fails instead.
+fn skip(why: &str) {
+    if std::env::var_os("AGENTSH_REQUIRE_SANDBOX").is_some_and(|v| v == "1") {
+        panic!("{why}, and AGENTSH_REQUIRE_SANDBOX=1");
+    }
+    eprintln!("skipped: {why}");
 }
 
 impl World {
@@ -264,7 +268,7 @@ fn signals_cannot_reach_outside_the_box() {
 fn code_paths_of_the_workspace_are_read_only() {
     let Some(w) = world() else { return };
     if agentsh::run::sandbox::probe_namespaces() != agentsh::run::sandbox::Namespaces::Available {
-        eprintln!("skipped: user namespaces are not available here, so code paths stay writable");
+        skip("user namespaces are not available here, so code paths stay writable");
         return;
     }
     let w = w.git();
@@ -429,7 +433,7 @@ fn pytest() {
 fn npm_test() {
     let Some(w) = world() else { return };
     if Command::new("npm").arg("--version").output().is_err() {
-        eprintln!("skipped: npm is not installed");
+        skip("npm is not installed");
         return;
     }
     w.write("package.json", r#"{"name": "fixture", "version": "1.0.0", "scripts": {"test": "node test.js"}}"#);

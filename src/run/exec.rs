@@ -167,8 +167,18 @@ pub fn needs_terminal() -> bool {
     nix::unistd::isatty(std::io::stdin()).unwrap_or(false)
 }
 
-/// Replaces this process with the command. Returns only on failure, with the exit status to use
-/// (127 not found, 126 not executable or no sandbox), after printing an sh-like message.
+/// Why [`exec`] returned instead of becoming the command.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NotRun {
+    /// The exit status to use: 127 not found, 126 not executable or no sandbox; or, when a child
+    /// agentsh ran it, the command's own.
+    pub code: i32,
+    /// The box had closed around this process: agentsh can no longer write its own files.
+    pub boxed: bool,
+}
+
+/// Replaces this process with the command. Returns only on failure, after printing an sh-like
+/// message.
 ///
 /// Unless the command needs the terminal, it first leaves the terminal's session: `setsid()`
 /// here, or, when agentsh leads its process group (where `setsid` is refused, e.g. started by
@@ -177,24 +187,26 @@ pub fn needs_terminal() -> bool {
 ///
 /// A boxed command enters the sandbox last, right before exec: after that, agentsh can no longer
 /// write its own files, so the gate records the decision first.
-pub fn exec(plan: Plan, confinement: &Confinement) -> i32 {
+pub fn exec(plan: Plan, confinement: &Confinement) -> NotRun {
     let (program, args) = plan.into_program_and_args();
+    let not_run = |code| NotRun { code, boxed: false };
     if !needs_terminal() && nix::unistd::setsid().is_err() {
-        return match internal_child(&program, &args, Session::New, confinement) {
+        return not_run(match internal_child(&program, &args, Session::New, confinement) {
             Ok(cmd) => run_child(cmd, &program, None),
             Err(code) => code,
-        };
+        });
     }
     if let Confinement::Boxed(spec) = confinement {
         // Found before the box closes, so a missing program still gets its exit record.
         if !findable(&program) {
-            return exec_error(&program, &std::io::ErrorKind::NotFound.into());
+            return not_run(exec_error(&program, &std::io::ErrorKind::NotFound.into()));
         }
         if let Err(code) = confine(spec) {
-            return code;
+            return not_run(code);
         }
+        return NotRun { code: exec_program(&program, &args), boxed: true };
     }
-    exec_program(&program, &args)
+    not_run(exec_program(&program, &args))
 }
 
 fn exec_program(program: &str, args: &[String]) -> i32 {

@@ -65,11 +65,13 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         trail.finished(code, took, code == 124 && took >= limit);
         return code;
     }
-    let code = exec::exec(plan, &confinement);
-    // Only reached when exec failed (not found, not executable, no sandbox). A boxed command
-    // that fails after the box closed cannot be recorded: agentsh's files are outside it.
-    trail.finished(code, started.elapsed(), false);
-    code
+    // Only reached when exec failed (not found, not executable, no sandbox). After the box
+    // closed, agentsh's files are outside it: that failure cannot be recorded.
+    let failed = exec::exec(plan, &confinement);
+    if !failed.boxed {
+        trail.finished(failed.code, started.elapsed(), false);
+    }
+    failed.code
 }
 
 /// Whether commands run in the sandbox here, and what the judge is told of it: the one place
