@@ -296,14 +296,14 @@ impl Trail {
         }
     }
 
-    /// Records a decision. `Err(status)` means: do not run the command (the record could not
-    /// be written and `auditFailure` is not "warn"); the message has been printed.
-    #[must_use = "a command whose record was not written must not run"]
     /// Names the box the command will run in, for every record of this run.
     pub fn set_sandbox(&mut self, line: BoxLine) {
         self.sandbox = line;
     }
 
+    /// Records a decision. `Err(status)` means: do not run the command (the record could not
+    /// be written and `auditFailure` is not "warn"); the message has been printed.
+    #[must_use = "a command whose record was not written must not run"]
     pub fn record(
         &self,
         verdict: &Verdict,
