@@ -99,8 +99,65 @@ const ARTEFACTS: &[&str] = &[
     "cmake-build-release",
 ];
 
-/// Programs agentsh has no rule for that log in to or copy to other machines.
-const REMOTE: &[&str] = &["sshpass", "ssh-copy-id", "rcp", "rsh", "mosh", "autossh", "sshfs"];
+/// Programs agentsh has no rule for that log in to other machines, or act on services, data
+/// stores and accounts elsewhere: what they change is outside any box on this machine.
+const REMOTE: &[&str] = &[
+    "sshpass",
+    "ssh-copy-id",
+    "rcp",
+    "rsh",
+    "mosh",
+    "autossh",
+    "sshfs",
+    // databases and their restore tools
+    "sqlcmd",
+    "pg_restore",
+    "pg_dump",
+    "pg_dumpall",
+    "dropdb",
+    "createdb",
+    "mongorestore",
+    "mongodump",
+    "mongoimport",
+    "influx",
+    "clickhouse-client",
+    "cockroach",
+    "bq",
+    "snowsql",
+    "databricks",
+    // clusters, backups, messaging, secrets, CI and hosting services
+    "velero",
+    "argocd",
+    "flux",
+    "istioctl",
+    "eksctl",
+    "minikube",
+    "kind",
+    "nomad",
+    "consul",
+    "restic",
+    "borg",
+    "kopia",
+    "rclone",
+    "kafka-topics",
+    "kafka-configs",
+    "kafka-console-producer",
+    "rabbitmqctl",
+    "rabbitmqadmin",
+    "nats",
+    "vault",
+    "op",
+    "doppler",
+    "infisical",
+    "circleci",
+    "railway",
+    "render",
+    "supabase",
+    "stripe",
+    "sentry-cli",
+    "npm-publish",
+    "ansible-vault",
+];
 
 /// Package-manager subcommands that publish or change an account on a registry.
 const PUBLISH: &[&str] = &[
@@ -186,6 +243,12 @@ fn file_write(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
 fn file_delete(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
     if let Some(e) = write_edge(view, args.positionals.iter().copied()) {
         return Some(e);
+    }
+    if program == "find" && args.flags.iter().any(|f| *f == "-delete") {
+        return edge(
+            EdgeKind::Destroys,
+            "deletes every file it finds; the sandbox does not protect the workspace from itself",
+        );
     }
     if matches!(program, "shred" | "srm" | "wipe") {
         return edge(EdgeKind::Destroys, "overwrites files so they cannot be recovered");
@@ -278,6 +341,15 @@ fn git(args: &Argv, risk: Risk) -> Option<Edge> {
             return edge(EdgeKind::Destroys, discards);
         }
         Some("switch") if args.has_long("--discard-changes") || args.has_short('f') || args.has_long("--force") => {
+            return edge(EdgeKind::Destroys, discards);
+        }
+        Some("stash") if rest.first().is_some_and(|s| matches!(*s, "drop" | "clear")) => {
+            return edge(
+                EdgeKind::Destroys,
+                "deletes stashed changes; the sandbox does not protect the workspace from itself",
+            );
+        }
+        Some("merge" | "cherry-pick" | "rebase" | "revert" | "am") if args.has_long("--abort") => {
             return edge(EdgeKind::Destroys, discards);
         }
         _ => {}
@@ -645,6 +717,9 @@ mod tests {
             "git restore setup.py",
             "git restore --staged --worktree x",
             "git switch --discard-changes main",
+            "git stash drop",
+            "git merge --abort",
+            "find . -name '*.pyc' -delete",
             "shred secret.txt",
         ] {
             assert_eq!(kind(t), Some(EdgeKind::Destroys), "{t}");
@@ -674,6 +749,8 @@ mod tests {
             "aws s3 rm s3://bucket/x",
             "gh pr create --fill",
             "sshpass -p secret git push -u origin main",
+            "sqlcmd -S prod -Q 'DELETE FROM orders'",
+            "velero restore create --from-backup nightly",
             "psql -c 'drop table x'",
         ] {
             assert_eq!(kind(t), Some(EdgeKind::World), "{t}");
