@@ -244,7 +244,7 @@ fn file_delete(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
     if let Some(e) = write_edge(view, args.positionals.iter().copied()) {
         return Some(e);
     }
-    if program == "find" && args.flags.iter().any(|f| *f == "-delete") {
+    if program == "find" && args.flags.contains(&"-delete") {
         return edge(
             EdgeKind::Destroys,
             "deletes every file it finds; the sandbox does not protect the workspace from itself",
