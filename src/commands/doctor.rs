@@ -446,7 +446,8 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
             Some("use Linux 6.2 or later"),
         )),
         Some(abi) => {
-            let has = |n: u8, what: &str| if abi >= n { format!("{what}: yes") } else { format!("{what}: no (ABI {n})") };
+            let has =
+                |n: u8, what: &str| if abi >= n { format!("{what}: yes") } else { format!("{what}: no (ABI {n})") };
             out.push(finding(
                 "sandbox",
                 Level::Ok,
@@ -462,7 +463,8 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
                 out.push(finding(
                     "sandbox",
                     Level::Info,
-                    "this kernel cannot scope signals (ABI 6): a confined command can signal your other processes".into(),
+                    "this kernel cannot scope signals (ABI 6): a confined command can signal your other processes"
+                        .into(),
                     None,
                 ));
             }
