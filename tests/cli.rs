@@ -17,7 +17,14 @@ struct Run {
 }
 
 impl Test {
+    /// A test of the judge's and the config's machinery, as without the sandbox (which would
+    /// contain, and so allow, most of the commands these tests ask about); the box itself is
+    /// tested in tests/sandbox.rs and tests/bypass.rs.
     fn new() -> Test {
+        Test::boxed().unboxed()
+    }
+    /// With the sandbox, as agentsh runs by default.
+    fn boxed() -> Test {
         Test {
             dir: tempfile::tempdir().unwrap(),
             home: tempfile::tempdir().unwrap(),
@@ -229,7 +236,7 @@ fn signals_and_missing_programs_look_as_in_sh() {
     assert_eq!(r.out.status.signal(), Some(15), "{:?}", r.out.status);
     sh("no-such-program-xyz").unboxed().run().status(126).stderr_has("not a program agentsh knows");
     // The sandbox contains what agentsh does not know: it runs, there, and is not found.
-    sh("no-such-program-xyz").run().status(127).stderr_has("command not found");
+    Test::boxed().args(&["-c", "no-such-program-xyz"]).run().status(127).stderr_has("command not found");
     // A known-safe name that does not exist on PATH: allowed, then 127 like sh.
     let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["no-such-program-xyz"]}"#);
     t.args(&["-c", "no-such-program-xyz"]).run().status(127).stderr_has("command not found");
@@ -368,8 +375,10 @@ fn whitelist_add_list_rm_clear() {
         .stderr_has("`agentsh whitelist add npm test` loosens the policy, so a person must confirm it at the terminal")
         .stderr_has("hint: run it yourself in a terminal");
     assert!(!p.t.path(".agents/terminal.json").exists());
+    let user = p.t.home.path().join(".config/agentsh/config.json");
+    let before = std::fs::read(&user).ok();
     p.run(&["whitelist", "add", "--user", "make"]).status(1).stderr_has("a person must confirm");
-    assert!(!p.t.home.path().join(".config/agentsh/config.json").exists());
+    assert_eq!(std::fs::read(&user).ok(), before, "the user config is untouched");
     p.run(&["whitelist", "add"]).status(2);
 
     // Listing and removing (tightening) need no one. (Adding with a person: tests/prompt_pty.rs.)
@@ -1121,10 +1130,12 @@ fn unsafe_config_and_trust_files_cannot_loosen() {
     t.trust();
     t.exec(&["check", "touch x"]).status(10).stderr_has("is a symbolic link");
     // A user config others can write.
+    // (A write outside the workspace, which needs a person with or without the sandbox: an
+    // unsafe file's `sandbox.enabled: false` is ignored like its whitelist.)
     let t = Test::new().user_config(r#"{"commandWhitelist": ["touch"]}"#);
-    t.exec(&["check", "touch x"]).status(0);
+    t.exec(&["check", "touch /etc/x"]).status(0);
     mode(t.home.path().join(".config/agentsh/config.json"), 0o620);
-    t.exec(&["check", "touch x"]).status(10).stderr_has("config.json is writable by group or others");
+    t.exec(&["check", "touch /etc/x"]).status(10).stderr_has("config.json is writable by group or others");
     // A trust store others can write trusts nothing.
     let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["touch"]}"#);
     mode(t.home.path().join(".local/share/agentsh/trust.json"), 0o666);
