@@ -151,9 +151,22 @@ impl World {
         if !self.landlock_only {
             return self.run("sh probe.sh");
         }
-        let spec = serde_json::to_string(&self.spec()).unwrap();
-        let marker = agentsh::model::NEW_SESSION_MARKER;
-        self.command(&[marker, "new", &spec, "sh", "probe.sh"]).output().unwrap()
+        self.internal(&[]).output().unwrap()
+    }
+    /// agentsh's internal child running `sh probe.sh` in this test's box, with Landlock alone;
+    /// `outputs`: terminals agentsh's output goes to.
+    fn internal(&self, outputs: &[PathBuf]) -> Command {
+        let mut spec = self.spec();
+        spec.outputs = outputs
+            .iter()
+            .map(|p| agentsh::run::sandbox::Root {
+                path: p.clone(),
+                from: agentsh::run::sandbox::Origin::Output,
+                source: None,
+            })
+            .collect();
+        let spec = serde_json::to_string(&spec).unwrap();
+        self.command(&[agentsh::model::NEW_SESSION_MARKER, "new", &spec, "sh", "probe.sh"])
     }
     /// The box the gate would set up here, with Landlock alone.
     fn spec(&self) -> agentsh::run::sandbox::BoxSpec {
@@ -375,10 +388,15 @@ fn the_network_off_means_no_tcp() {
 /// it has no CAP_SYS_ADMIN in its own user namespace).
 #[test]
 fn a_confined_job_cannot_inject_keystrokes() {
-    let Some(w) = world(false) else { return };
+    for w in worlds() {
+        cannot_inject(&w);
+    }
+}
+
+fn cannot_inject(w: &World) {
     let pty = nix::pty::openpty(None, None).unwrap();
     let tty = nix::unistd::ttyname(&pty.slave).unwrap();
-    // Each attempt prints where it stopped: `opened`, `injected`, or the errno.
+    // Each attempt prints where it stopped: `open` or `ioctl` with the errno, or `injected`.
     let inject = format!(
         r#"{py} - <<'EOF'
 import fcntl, os, termios
@@ -400,14 +418,15 @@ EOF
         tty = tty.display()
     );
     // A background job, left behind, with agentsh's stderr on the terminal (as an agent's can be).
+    let body = format!("( {inject} ) > job.out &\nwait\n");
     let job = |unboxed: bool| -> String {
-        let body = format!("( {inject} ) > job.out &\nwait\n");
         w.write("probe.sh", &body);
-        let mut c = w.command(&["-c", "sh probe.sh"]);
-        c.stderr(Stdio::from(pty.slave.try_clone().unwrap()));
         if unboxed {
             return text(&w.unboxed(&body).stdout) + &std::fs::read_to_string(w.path("job.out")).unwrap_or_default();
         }
+        let mut c =
+            if w.landlock_only { w.internal(std::slice::from_ref(&tty)) } else { w.command(&["-c", "sh probe.sh"]) };
+        c.stderr(Stdio::from(pty.slave.try_clone().unwrap()));
         let out = c.output().unwrap();
         assert!(out.status.success(), "{}", text(&out.stdout));
         std::fs::read_to_string(w.path("job.out")).unwrap()
@@ -422,10 +441,23 @@ EOF
         nix::unistd::read(&pty.slave, &mut buf).map(|n| buf[..n].to_vec()).unwrap_or_default()
     };
     let inside = job(false);
+    if w.landlock_only {
+        // The terminal agentsh writes to may be reopened for writing, never for ioctls
+        // (Landlock ABI 5: EACCES).
+        assert!(inside.contains("reopened ioctl 13\n"), "{inside}");
+        if nix::unistd::geteuid().is_root() {
+            // Without a user namespace root keeps CAP_SYS_ADMIN, which TIOCSTI honours on an
+            // inherited terminal: a known limit of this fallback (SECURITY.md).
+            let _ = typed();
+            return;
+        }
+    } else {
+        // The person's terminal cannot be reopened (/dev/pts is nodev in the box's mount
+        // namespace, and Landlock grants no write there).
+        assert!(inside.contains("reopened open 13\n"), "{inside}");
+    }
     // The inherited descriptor: EPERM (no controlling terminal, and no CAP_SYS_ADMIN, root
-    // included), or EIO where legacy TIOCSTI is off.
-    // The person's terminal cannot be reopened (/dev/pts is nodev in the box's mount namespace).
-    assert!(inside.contains("reopened open 13\n"), "{inside}");
+    // included in its user namespace), or EIO where legacy TIOCSTI is off.
     assert!(inside.contains("inherited ioctl 1\n") || inside.contains("inherited ioctl 5\n"), "{inside}");
     assert!(typed().is_empty(), "input reached the terminal");
     // Without the box the same job gets as far as the ioctl, and where the kernel lets it (as
