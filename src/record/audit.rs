@@ -175,6 +175,27 @@ struct DecisionLine<'a> {
     /// The whitelist entries the prompt offered, longest first: the last one is the broadest
     /// entry that would stop this prompt (`agentsh stats` suggests it).
     offered_entries: Vec<String>,
+    sandbox: &'a BoxLine,
+}
+
+/// The box a command runs in, as the audit record names it (issue 15): filled by `run`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoxLine {
+    /// `sandbox` or `unconfined`.
+    pub runs_in: String,
+    /// Why it runs unconfined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abi: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// The roots it may write.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
+    /// Code paths inside them kept read-only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -245,6 +266,8 @@ pub struct Trail {
     uid: u32,
     /// One warning per run is enough when syslog cannot be reached.
     syslog_warned: std::cell::Cell<bool>,
+    /// The box the command runs in.
+    sandbox: BoxLine,
 }
 
 impl Trail {
@@ -269,7 +292,13 @@ impl Trail {
             user: sanitize(&user),
             uid: uid.as_raw(),
             syslog_warned: std::cell::Cell::new(false),
+            sandbox: BoxLine::default(),
         }
+    }
+
+    /// Names the box the command will run in, for every record of this run.
+    pub fn set_sandbox(&mut self, line: BoxLine) {
+        self.sandbox = line;
     }
 
     /// Records a decision. `Err(status)` means: do not run the command (the record could not
@@ -309,6 +338,7 @@ impl Trail {
                 _ => None,
             },
             offered_entries: offered.iter().map(|e| sanitize(e)).collect(),
+            sandbox: &self.sandbox,
         };
         let payload = serde_json::to_string(&line).unwrap_or_default();
         if self.settings.syslog {

@@ -44,7 +44,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
-    let trail = match admit(&verdict, &config, &cwd) {
+    let trail = match admit(&verdict, &config, &cwd, box_line(&verdict, &boxed)) {
         Ok(trail) => trail,
         Err(code) => return code,
     };
@@ -99,6 +99,27 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
     (Confinement::Boxed(Box::new(spec)), Sandbox::On(view))
 }
 
+/// The box as the audit record names it: where the command runs, and for the box its roots,
+/// Landlock ABI and network.
+fn box_line(verdict: &Verdict, boxed: &Confinement) -> audit::BoxLine {
+    let text = |r: &sandbox::Root| r.path.display().to_string();
+    match (verdict.runs_in, boxed) {
+        (RunsIn::Sandbox, Confinement::Boxed(spec)) => audit::BoxLine {
+            runs_in: "sandbox".into(),
+            why: None,
+            abi: sandbox::landlock_abi(),
+            network: Some(spec.network.as_str().into()),
+            writable: spec.write.iter().map(text).collect(),
+            read_only: spec.read_only.iter().map(text).collect(),
+        },
+        _ => audit::BoxLine {
+            runs_in: "unconfined".into(),
+            why: Some(verdict.runs_in_why.clone()),
+            ..audit::BoxLine::default()
+        },
+    }
+}
+
 /// agentsh's own directories: config, data, state, cache, runtime and the approval queue.
 fn own_dirs() -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
@@ -136,9 +157,15 @@ pub fn ask_requested(flag: bool) -> bool {
 /// Decides whether a judged command may run: records the decision in the audit log (before
 /// anything runs), waits out a pause, and asks the person when needed. `Ok` means run it.
 /// Shared by the gate and by the interactive shells' line gate (`check --prompt`).
-pub(crate) fn admit(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<audit::Trail, i32> {
+pub(crate) fn admit(
+    verdict: &Verdict,
+    config: &Config,
+    cwd: &Path,
+    sandbox: audit::BoxLine,
+) -> Result<audit::Trail, i32> {
     // Every decision is recorded before anything runs (see `audit`).
-    let trail = audit::Trail::new(config, cwd);
+    let mut trail = audit::Trail::new(config, cwd);
+    trail.set_sandbox(sandbox);
     // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
     let held = match verdict.decision {
         Decision::Deny => None,
@@ -348,10 +375,10 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
                 matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
             });
             let hint = if liftable {
-                "approval needs a person: at this terminal, or in `agentsh approvals` open in another \
+                "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
                  terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
             } else {
-                "approval needs a person at this terminal; a whitelist entry cannot lift this ask \
+                "approval needs a person at their own terminal; a whitelist entry cannot lift this ask \
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
                  where a person can answer, or change that setting (see `agentsh policy`)"
             };
