@@ -585,7 +585,7 @@ fn a_supervised_command_is_boxed_too() {
 /// why it ran unconfined.
 #[test]
 fn the_audit_record_names_the_box() {
-    let Some(w) = world() else { return };
+    let Some(w) = world(false) else { return };
     let w = w.git().sandbox(serde_json::json!({"network": "off"}));
     let last = |w: &World| -> serde_json::Value {
         let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();
