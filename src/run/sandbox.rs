@@ -1,19 +1,24 @@
-//! The box: the Landlock domain (plus, where it is needed and the kernel allows it, a user and
-//! mount namespace) that every command agentsh runs enters just before exec. It owns what the box
-//! allows and how it is set up; it must not judge commands, read agentsh's config or write records.
+//! The box: the Landlock domain, carried where the kernel allows it by a user and mount
+//! namespace of its own, that every command agentsh runs enters just before exec. It owns what
+//! the box allows and how it is set up; it must not judge commands, read agentsh's config or
+//! write records.
 //!
 //! The caller passes in the settings (`policy::sandbox_settings`), every fact about the machine
 //! ([`Place`]) and agentsh's own directories, so the spec can be built and tested without them.
 //!
-//! The three steps, each with one job:
+//! The steps, each with one job:
 //! - [`BoxSpec::build`] (pure): settings + place -> what the box allows, with where each part
 //!   comes from (for `agentsh policy`, `check` and the audit record).
-//! - `plan` (reads directories, changes nothing): the spec -> Landlock rules. Landlock grants by
-//!   hierarchy and cannot take a subdirectory back out of a granted one, so a hierarchy that holds a
-//!   denied path is granted entry by entry, leaving that path out ("every sibling except").
-//! - [`enter`] (irreversible): namespaces and read-only bind mounts, then the Landlock domain with
-//!   `no_new_privs`. After it, this process cannot write agentsh's own files (the audit log): call it
-//!   right before exec.
+//! - [`enter`] (irreversible), right before exec: after it this process cannot write agentsh's
+//!   own files (the audit log).
+//!   - `mount_box`: a user and mount namespace that cover every denied path with a mount, make
+//!     `/dev` unopenable but for the granted devices, and bind the code paths (`.git/hooks`, ...)
+//!     read-only. Landlock then needs one rule per root (about a dozen): this is the fast path.
+//!   - Where the kernel refuses the namespaces, `plan` makes the same cuts with Landlock alone.
+//!     Landlock grants by hierarchy and cannot take a subdirectory back, so a hierarchy that
+//!     holds a denied path is granted entry by entry, leaving that path out ("every sibling
+//!     except"): it lists directories, and costs a rule per sibling (a home of 80 entries: ~180).
+//!   - The Landlock domain, with `no_new_privs`.
 //!
 //! Minimum Landlock ABI: [`MIN_ABI`] (3, Linux 6.2). Below it `truncate(2)` is not restricted, and a
 //! confined command could empty agentsh's config, trust records or audit log. Later features are
@@ -230,6 +235,10 @@ pub struct BoxSpec {
     pub devices: Vec<Root>,
     /// Terminals agentsh writes to: write only, no ioctls.
     pub outputs: Vec<Root>,
+    /// Fixed when the box is entered: a denied path made later (a new `~/.aws`, a new key in
+    /// `~/.ssh`) is not covered in a box already running, and in the Landlock-only fallback a new
+    /// entry of a split parent (`~/.newtool`) is not readable in it; the next command's box
+    /// covers both. A running box cannot make either: home is read-only inside it.
     pub deny: Vec<Denied>,
     /// Inside `write`, made read-only with bind mounts in a private mount namespace.
     pub read_only: Vec<Root>,
