@@ -54,7 +54,8 @@ impl Fixture {
     fn with_queue() -> Fixture {
         let f = Fixture::new();
         std::fs::create_dir_all(f.tmp.path().join("xdg/agentsh")).unwrap();
-        std::fs::write(f.tmp.path().join("xdg/agentsh/config.json"), "{\"approvalQueue\": true}\n").unwrap();
+        let config = "{\"approvalQueue\": true, \"sandbox\": {\"enabled\": false}}\n";
+        std::fs::write(f.tmp.path().join("xdg/agentsh/config.json"), config).unwrap();
         f
     }
 

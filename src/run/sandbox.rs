@@ -1,19 +1,24 @@
-//! The box: the Landlock domain (plus, where it is needed and the kernel allows it, a user and
-//! mount namespace) that every command agentsh runs enters just before exec. It owns what the box
-//! allows and how it is set up; it must not judge commands, read agentsh's config or write records.
+//! The box: the Landlock domain, carried where the kernel allows it by a user and mount
+//! namespace of its own, that every command agentsh runs enters just before exec. It owns what
+//! the box allows and how it is set up; it must not judge commands, read agentsh's config or
+//! write records.
 //!
 //! The caller passes in the settings (`policy::sandbox_settings`), every fact about the machine
 //! ([`Place`]) and agentsh's own directories, so the spec can be built and tested without them.
 //!
-//! The three steps, each with one job:
+//! The steps, each with one job:
 //! - [`BoxSpec::build`] (pure): settings + place -> what the box allows, with where each part
 //!   comes from (for `agentsh policy`, `check` and the audit record).
-//! - `plan` (reads directories, changes nothing): the spec -> Landlock rules. Landlock grants by
-//!   hierarchy and cannot take a subdirectory back out of a granted one, so a hierarchy that holds a
-//!   denied path is granted entry by entry, leaving that path out ("every sibling except").
-//! - [`enter`] (irreversible): namespaces and read-only bind mounts, then the Landlock domain with
-//!   `no_new_privs`. After it, this process cannot write agentsh's own files (the audit log): call it
-//!   right before exec.
+//! - [`enter`] (irreversible), right before exec: after it this process cannot write agentsh's
+//!   own files (the audit log).
+//!   - `mount_box`: a user and mount namespace that cover every denied path with a mount, make
+//!     `/dev` unopenable but for the granted devices, and bind the code paths (`.git/hooks`, ...)
+//!     read-only. Landlock then needs one rule per root (about a dozen): this is the fast path.
+//!   - Where the kernel refuses the namespaces, `plan` makes the same cuts with Landlock alone.
+//!     Landlock grants by hierarchy and cannot take a subdirectory back, so a hierarchy that
+//!     holds a denied path is granted entry by entry, leaving that path out ("every sibling
+//!     except"): it lists directories, and costs a rule per sibling (a home of 80 entries: ~180).
+//!   - The Landlock domain, with `no_new_privs`.
 //!
 //! Minimum Landlock ABI: [`MIN_ABI`] (3, Linux 6.2). Below it `truncate(2)` is not restricted, and a
 //! confined command could empty agentsh's config, trust records or audit log. Later features are
@@ -80,8 +85,11 @@ impl Place {
     pub fn current(cwd: &Path, keep_terminal: bool) -> Place {
         let abs = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
         let mut output_ttys = Vec::new();
-        for fd in [1, 2] {
-            if let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+        for (fd, out) in [(1, nix::unistd::isatty(stdout)), (2, nix::unistd::isatty(stderr))] {
+            // isatty first: an ioctl costs less than a readlink through /proc.
+            if out.unwrap_or(false)
+                && let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
                 && link.starts_with("/dev/pts/")
                 && !output_ttys.contains(&link)
             {
@@ -227,6 +235,10 @@ pub struct BoxSpec {
     pub devices: Vec<Root>,
     /// Terminals agentsh writes to: write only, no ioctls.
     pub outputs: Vec<Root>,
+    /// Fixed when the box is entered: a denied path made later (a new `~/.aws`, a new key in
+    /// `~/.ssh`) is not covered in a box already running, and in the Landlock-only fallback a new
+    /// entry of a split parent (`~/.newtool`) is not readable in it; the next command's box
+    /// covers both. A running box cannot make either: home is read-only inside it.
     pub deny: Vec<Denied>,
     /// Inside `write`, made read-only with bind mounts in a private mount namespace.
     pub read_only: Vec<Root>,
@@ -235,6 +247,10 @@ pub struct BoxSpec {
     /// Refuse to run when the namespaces cannot be made (set it when the judge counts on
     /// `read_only`). Otherwise their absence is reported in [`Entered::namespaces`].
     pub require_namespaces: bool,
+    /// Landlock alone, as where the kernel refuses the namespaces: for the tests of that
+    /// fallback, which hand agentsh's internal child a spec with it set.
+    #[serde(default)]
+    pub landlock_only: bool,
     pub refused: Vec<Refused>,
     /// `$HOME`: never writable through a root that holds it (the workspace or temp directory
     /// being `/tmp` while home is `/tmp/h`).
@@ -307,9 +323,11 @@ impl BoxSpec {
     /// What the box allows for a command run at `place` with `settings`. Pure: it reads nothing.
     /// `own` are agentsh's own directories (config, state, data, runtime, the approval queue).
     pub fn build(settings: &Settings, place: &Place, own: &[PathBuf]) -> BoxSpec {
-        let home = place.home.clone();
+        // Normalized, as the planner compares paths byte-wise.
+        let norm = |p: &Option<PathBuf>| p.as_deref().map(normalize);
+        let home = norm(&place.home);
         let in_home = |rel: &str| home.as_ref().map(|h| h.join(rel));
-        let cargo_home = place.cargo_home.clone().or_else(|| in_home(".cargo"));
+        let cargo_home = norm(&place.cargo_home).or_else(|| in_home(".cargo"));
         let mut refused = Vec::new();
         let mut write = Vec::new();
 
@@ -343,7 +361,11 @@ impl BoxSpec {
             }
         };
 
-        let ws = &place.workspace;
+        let ws = &Workspace {
+            root: normalize(&place.workspace.root),
+            git_dir: norm(&place.workspace.git_dir),
+            common_dir: norm(&place.workspace.common_dir),
+        };
         let workspace_ok = too_broad(&ws.root, true).is_none();
         grant(ws.root.clone(), Origin::Workspace, &mut write, &mut refused);
         let mut read_only = Vec::new();
@@ -366,15 +388,15 @@ impl BoxSpec {
             read_only.push(Root::new(ws.root.join(".agents"), Origin::CodePath));
         }
 
-        for t in [place.tmpdir.clone(), Some("/tmp".into()), Some("/var/tmp".into())].into_iter().flatten() {
+        for t in [norm(&place.tmpdir), Some("/tmp".into()), Some("/var/tmp".into())].into_iter().flatten() {
             grant(t, Origin::Temp, &mut write, &mut refused);
         }
         write.push(Root::new("/dev/shm", Origin::Temp));
 
-        let cache_home = place.xdg_cache_home.clone().or_else(|| in_home(".cache"));
-        let gopath = place.gopath.clone().or_else(|| in_home("go"));
-        let gomodcache = place.gomodcache.clone().or_else(|| gopath.as_ref().map(|g| g.join("pkg/mod")));
-        let gradle = place.gradle_user_home.clone().or_else(|| in_home(".gradle"));
+        let cache_home = norm(&place.xdg_cache_home).or_else(|| in_home(".cache"));
+        let gopath = norm(&place.gopath).or_else(|| in_home("go"));
+        let gomodcache = norm(&place.gomodcache).or_else(|| gopath.as_ref().map(|g| g.join("pkg/mod")));
+        let gradle = norm(&place.gradle_user_home).or_else(|| in_home(".gradle"));
         let mut caches: Vec<PathBuf> = Vec::new();
         caches.extend(cache_home);
         caches.extend(HOME_CACHES.iter().filter_map(|c| in_home(c)));
@@ -404,7 +426,7 @@ impl BoxSpec {
         }
 
         let denied = |path: PathBuf, from: Origin| Denied { path, from, source: None, except: vec![] };
-        let mut deny: Vec<Denied> = own.iter().map(|p| denied(p.clone(), Origin::Agentsh)).collect();
+        let mut deny: Vec<Denied> = own.iter().map(|p| denied(normalize(p), Origin::Agentsh)).collect();
         for c in CREDENTIALS {
             let Some(path) = in_home(c) else { continue };
             let mut d = denied(path, Origin::Credential);
@@ -450,6 +472,7 @@ impl BoxSpec {
             network: settings.network,
             keep_terminal: place.keep_terminal,
             require_namespaces: false,
+            landlock_only: false,
             refused,
             home,
         }
@@ -459,7 +482,7 @@ impl BoxSpec {
 /// `~/x` -> home/x; absolute paths as they are; anything else `None`.
 fn expand(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
     if let Ok(rest) = p.strip_prefix("~") {
-        return home.map(|h| h.join(rest));
+        return home.map(|h| normalize(&h.join(rest)));
     }
     p.is_absolute().then(|| normalize(p))
 }
@@ -505,10 +528,10 @@ fn cuts(spec: &BoxSpec) -> Vec<Cut> {
     let mut cuts: Vec<Cut> = spec
         .deny
         .iter()
-        .map(|d| Cut { path: d.path.clone(), removes: all, from_above_only: false, except: d.except.clone() })
+        .map(|d| Cut { path: normalize(&d.path), removes: all, from_above_only: false, except: d.except.clone() })
         .collect();
     if let Some(home) = &spec.home {
-        cuts.push(Cut { path: home.clone(), removes: all & !read_access(), from_above_only: true, except: vec![] });
+        cuts.push(Cut { path: normalize(home), removes: all & !read_access(), from_above_only: true, except: vec![] });
     }
     // Raw disks, /dev/mem and the person's terminals: only the devices listed are granted.
     cuts.push(Cut { path: "/dev".into(), removes: all, from_above_only: true, except: vec![] });
@@ -517,67 +540,23 @@ fn cuts(spec: &BoxSpec) -> Vec<Cut> {
 
 /// Whether `c` takes something away inside the root `root` (strictly beneath it).
 fn cuts_inside(c: &Cut, root: &Path) -> bool {
-    c.path.starts_with(root) && c.path != root
+    within(&c.path, root) && c.path != root
 }
 
-/// Cuts inside a writable root, hidden with mounts rather than split out with Landlock: a split
-/// root loses the right to create entries in itself, and `/tmp` must keep it (home or agentsh's
-/// directories under `/tmp`, as in CI or test setups). Only paths that exist.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Hide {
-    /// Home, bind-mounted read-only; the writable roots inside it are bound writable again.
-    pub home: Option<PathBuf>,
-    pub rebind: Vec<PathBuf>,
-    /// Denied directories, covered with an empty read-only tmpfs.
-    pub dirs: Vec<PathBuf>,
-    /// Denied files, covered with an unopenable /dev/null (nodev).
-    pub files: Vec<PathBuf>,
-}
-
-impl Hide {
-    fn is_empty(&self) -> bool {
-        *self == Hide::default()
-    }
-    fn paths(&self) -> Vec<PathBuf> {
-        self.home.iter().chain(&self.dirs).chain(&self.files).cloned().collect()
-    }
-}
-
-fn hideable(spec: &BoxSpec) -> Hide {
-    let mut hide = Hide::default();
-    for c in cuts(spec) {
-        if !spec.write.iter().any(|w| cuts_inside(&c, &w.path)) {
-            continue;
-        }
-        let Ok(meta) = std::fs::metadata(&c.path) else { continue };
-        if c.from_above_only {
-            if spec.home.as_ref() == Some(&c.path) {
-                hide.home = Some(c.path.clone());
-            }
-        } else if meta.is_dir() {
-            hide.dirs.push(c.path.clone());
-        } else {
-            hide.files.push(c.path.clone());
-        }
-    }
-    if let Some(home) = &hide.home {
-        hide.rebind = spec
-            .write
-            .iter()
-            .filter(|w| w.path.starts_with(home) && w.path != *home && w.path.exists())
-            .map(|w| w.path.clone())
-            .collect();
-    }
-    hide
-}
-
-/// The rules for a spec. Lists the directories it must split; changes nothing. `hidden`: cuts
-/// already made by mounts, which writable roots then need not split for.
-pub(crate) fn plan(spec: &BoxSpec, hidden: &[PathBuf]) -> Result<Vec<Rule>, BoxError> {
+/// The Landlock rules for a spec; changes nothing. `mounted`: [`mount_box`] made the cuts
+/// (denied paths covered, home read-only, devices other than the granted ones unopenable), so
+/// every root is one rule. Otherwise the cuts are made by splitting: this lists directories.
+pub(crate) fn plan(spec: &BoxSpec, mounted: bool) -> Result<Vec<Rule>, BoxError> {
     let all = all_access();
+    let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+    let devices = spec.devices.iter().map(|d| Rule { path: d.path.clone(), access: device, follow: true });
+    if mounted {
+        let read = spec.read.iter().map(|r| Rule { path: r.path.clone(), access: read_access(), follow: true });
+        let write = spec.write.iter().map(|r| Rule { path: r.path.clone(), access: all, follow: true });
+        return Ok(read.chain(write).chain(devices).collect());
+    }
     let mut cuts = cuts(spec);
-    let mut planner =
-        Planner { listings: BTreeMap::new(), rules: BTreeMap::new(), found: Vec::new(), covered: Vec::new() };
+    let mut planner = Planner { listings: BTreeMap::new(), rules: Vec::new(), found: Vec::new(), covered: Vec::new() };
     // Denied paths reached through a symbolic link are denied at the link's target too; a new
     // target can change what earlier roots had to split, so plan again (bounded).
     for _ in 0..8 {
@@ -586,17 +565,14 @@ pub(crate) fn plan(spec: &BoxSpec, hidden: &[PathBuf]) -> Result<Vec<Rule>, BoxE
         // entries in itself: only for paths that exist (a missing one cannot be created: its
         // parent is cut or read-only too).
         let inside_write = |c: &Cut| spec.write.iter().any(|w| cuts_inside(c, &w.path));
-        let write_cuts: Vec<Cut> = cuts
-            .iter()
-            .filter(|c| !hidden.contains(&c.path) && (!inside_write(c) || std::fs::symlink_metadata(&c.path).is_ok()))
-            .cloned()
-            .collect();
+        let write_cuts: Vec<Cut> =
+            cuts.iter().filter(|c| !inside_write(c) || std::fs::symlink_metadata(&c.path).is_ok()).cloned().collect();
         // Writable roots granted whole: reading them needs no rules of its own.
         planner.covered = spec
             .write
             .iter()
             .map(|w| w.path.clone())
-            .filter(|w| !write_cuts.iter().any(|c| cuts_inside(c, w) || (!c.from_above_only && w.starts_with(&c.path))))
+            .filter(|w| !write_cuts.iter().any(|c| cuts_inside(c, w) || (!c.from_above_only && within(w, &c.path))))
             .collect();
         for r in &spec.read {
             planner.root(&r.path, read_access(), &cuts);
@@ -606,12 +582,10 @@ pub(crate) fn plan(spec: &BoxSpec, hidden: &[PathBuf]) -> Result<Vec<Rule>, BoxE
             planner.root(&r.path, all, &write_cuts);
         }
         if planner.found.iter().all(|c| cuts.contains(c)) {
-            let mut rules: Vec<Rule> =
-                planner.rules.into_iter().map(|(path, (access, follow))| Rule { path, access, follow }).collect();
+            let mut rules = std::mem::take(&mut planner.rules);
             // Listing works everywhere (`ls ~`, `find /`): names only, not contents.
             rules.push(Rule { path: "/".into(), access: AccessFs::ReadDir.into(), follow: true });
-            let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-            rules.extend(spec.devices.iter().map(|d| Rule { path: d.path.clone(), access: device, follow: true }));
+            rules.extend(devices);
             rules.extend(spec.outputs.iter().map(|d| Rule {
                 path: d.path.clone(),
                 access: AccessFs::WriteFile.into(),
@@ -635,7 +609,7 @@ enum Kind {
 struct Planner {
     /// Directory listings, kept across re-plans. `None`: could not be listed.
     listings: BTreeMap<PathBuf, Option<Vec<(OsString, Kind)>>>,
-    rules: BTreeMap<PathBuf, (BitFlags<AccessFs>, bool)>,
+    rules: Vec<Rule>,
     /// Cuts discovered behind symbolic links during this pass.
     found: Vec<Cut>,
     /// Writable roots granted whole, during the read pass.
@@ -644,15 +618,14 @@ struct Planner {
 
 impl Planner {
     fn root(&mut self, root: &Path, access: BitFlags<AccessFs>, cuts: &[Cut]) {
-        let relevant: Vec<&Cut> =
-            cuts.iter().filter(|c| !c.from_above_only || (c.path.starts_with(root) && c.path != root)).collect();
+        let relevant: Vec<&Cut> = cuts.iter().filter(|c| !c.from_above_only || cuts_inside(c, root)).collect();
         self.walk(root, access, &relevant, true);
     }
 
+    /// A path granted twice (read through `/`, write as a root) is two rules: Landlock joins
+    /// them, and that costs less than keeping a map.
     fn add(&mut self, path: &Path, access: BitFlags<AccessFs>, follow: bool) {
-        let e = self.rules.entry(path.to_path_buf()).or_insert((BitFlags::EMPTY, follow));
-        e.0 |= access;
-        e.1 &= follow;
+        self.rules.push(Rule { path: path.to_path_buf(), access, follow });
     }
 
     fn list(&mut self, dir: &Path) -> Option<Vec<(OsString, Kind)>> {
@@ -680,22 +653,20 @@ impl Planner {
     }
 
     fn walk(&mut self, path: &Path, access: BitFlags<AccessFs>, cuts: &[&Cut], follow: bool) {
+        use std::os::unix::ffi::OsStrExt;
         if self.covered.iter().any(|c| c == path) {
             return;
         }
         let mut left = access;
         let mut except: Vec<String> = Vec::new();
-        for c in cuts.iter().filter(|c| path.starts_with(&c.path)) {
+        for c in cuts.iter().filter(|c| within(path, &c.path)) {
             left &= !c.removes;
             if c.path == path {
                 except.extend(c.except.iter().cloned());
             }
         }
-        let below: Vec<&Cut> = cuts
-            .iter()
-            .copied()
-            .filter(|c| c.path.starts_with(path) && c.path != path && !(c.removes & left).is_empty())
-            .collect();
+        let below: Vec<&Cut> =
+            cuts.iter().copied().filter(|c| cuts_inside(c, path) && !(c.removes & left).is_empty()).collect();
         if !except.is_empty() {
             // `~/.ssh`: its public keys stay readable.
             let keep = access & read_access();
@@ -716,40 +687,57 @@ impl Planner {
         // Grant every entry but the way to what is cut. A directory that cannot be listed is
         // not granted at all: less access, never more.
         let Some(entries) = self.list(path) else { return };
+        let leads: Vec<&[u8]> = below.iter().filter_map(|c| next_name(&c.path, path)).collect();
         // Cuts below that do not exist (no `~/.aws` here) need no split.
-        let next = |c: &Cut| {
-            c.path.strip_prefix(path).ok().and_then(|r| r.components().next()).map(|n| n.as_os_str().to_os_string())
-        };
-        if !below.iter().any(|c| next(c).is_some_and(|n| entries.iter().any(|(e, _)| *e == n))) {
+        if !entries.iter().any(|(n, _)| leads.contains(&n.as_bytes())) {
             self.add(path, left, follow);
             return;
         }
         for (name, kind) in entries {
             let child = path.join(&name);
-            let leads_to_cut = below.iter().any(|c| c.path.starts_with(&child));
+            let leads_to_cut = leads.contains(&name.as_bytes());
             match kind {
                 // A link is not followed: what it points to is governed where it is. A link on
                 // the way to a cut (`~/.ssh -> dotfiles/ssh`) moves that cut to its target.
                 Kind::Link => {
                     if leads_to_cut && let Ok(target) = std::fs::canonicalize(&child) {
-                        for c in below.iter().filter(|c| c.path.starts_with(&child)) {
+                        for c in below.iter().filter(|c| within(&c.path, &child)) {
                             let rest = c.path.strip_prefix(&child).unwrap_or(Path::new(""));
-                            let moved = Cut { path: target.join(rest), ..(*c).clone() };
+                            let moved = Cut { path: normalize(&target.join(rest)), ..(*c).clone() };
                             if !below.iter().any(|b| **b == moved) && !self.found.contains(&moved) {
                                 self.found.push(moved);
                             }
                         }
                     }
                 }
-                Kind::Dir if leads_to_cut => self.walk(&child, left, &below, false),
-                _ if leads_to_cut => {
-                    // A file that is itself cut (`~/.netrc`): apply the cut.
-                    self.walk(&child, left, &below, false)
-                }
+                // A directory on the way to a cut, or a file that is itself cut (`~/.netrc`).
+                _ if leads_to_cut => self.walk(&child, left, &below, false),
+                // A writable root granted whole already grants reading it.
+                _ if self.covered.contains(&child) => {}
                 _ => self.add(&child, left, false),
             }
         }
     }
+}
+
+/// `p` is `root` or beneath it. Byte-wise, for normalized absolute paths (see [`normalize`]):
+/// `Path::starts_with` parses components, and the planner asks this for every entry it lists.
+fn within(p: &Path, root: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, r) = (p.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    p.starts_with(r) && (p.len() == r.len() || r == b"/" || p[r.len()] == b'/')
+}
+
+/// The name of the first component of `p` beneath `root`, when `p` is strictly beneath it.
+fn next_name<'a>(p: &'a Path, root: &Path) -> Option<&'a [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    let (pb, r) = (p.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    if !within(p, root) || pb.len() == r.len() {
+        return None;
+    }
+    let rest = &pb[r.len()..];
+    let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+    rest.split(|b| *b == b'/').next()
 }
 
 /// `*.pub` matches by suffix; anything else exactly.
@@ -860,10 +848,11 @@ pub struct Entered {
     pub ioctl_restricted: bool,
     /// Code paths made read-only.
     pub read_only: Vec<PathBuf>,
-    /// Denied paths inside writable roots, covered by mounts (see `Hide`).
-    pub hidden: Vec<PathBuf>,
-    /// `None`: the command runs in its own user (and, for `read_only`, mount) namespace, or
-    /// needs none. `Some(why)`: it was needed but could not be made.
+    /// The namespaces carry the cuts (see [`mount_box`]); `false`: Landlock alone, by splitting.
+    pub mounted: bool,
+    /// `None`: the command runs in its own user and mount namespace. `Some(why)`: they could
+    /// not be made (the box then holds with Landlock alone, but code paths stay writable, and
+    /// root keeps its capabilities).
     pub namespaces: Option<String>,
 }
 
@@ -910,23 +899,19 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
     }
     let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
 
-    // Namespaces first: whether the mounts hide what a split would otherwise take out changes
-    // the Landlock rules. Nothing here touches agentsh's own files.
-    let hide = hideable(spec);
+    // The namespaces first: whether the mounts made the cuts decides the Landlock rules.
+    // Nothing here touches agentsh's own files until they are covered, last.
     let protect = code_paths(spec);
-    let uid = nix::unistd::geteuid();
-    let (namespaces, hidden, read_only) = if protect.is_empty() && hide.is_empty() && !uid.is_root() {
-        (None, Vec::new(), Vec::new())
-    } else {
-        match namespaces_step(&protect, &hide) {
-            Ok(()) => (None, hide.paths(), protect),
-            Err(why) if spec.require_namespaces => {
-                return Err(BoxError::Failed(format!("cannot make the namespaces for read-only code paths: {why}")));
-            }
-            Err(why) => (Some(why), Vec::new(), Vec::new()),
+    let made = if spec.landlock_only { Err("not used (landlock_only)".to_string()) } else { mount_box(spec, &protect) };
+    let (namespaces, mounted, read_only) = match made {
+        Ok(()) => (None, true, protect),
+        Err(why) if spec.require_namespaces => {
+            return Err(BoxError::Failed(format!("cannot make the sandbox's namespaces: {why}")));
         }
+        // Landlock alone holds the box, at more rules; `.git/hooks` and the rest stay writable.
+        Err(why) => (Some(why), false, Vec::new()),
     };
-    let rules = plan(spec, &hidden)?;
+    let rules = plan(spec, mounted)?;
 
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
@@ -973,7 +958,7 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         scoped: abi >= 6,
         ioctl_restricted: abi >= 5,
         read_only,
-        hidden,
+        mounted,
         namespaces,
     })
 }
@@ -997,25 +982,29 @@ fn code_paths(spec: &BoxSpec) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A user namespace mapping this user to itself, and, for any mount, a mount namespace of its
-/// own: `hide`'s paths covered, then `protect` bind-mounted read-only.
+/// The user and mount namespace that carry most of the box where the kernel allows them, so
+/// that Landlock needs one rule per root instead of one per sibling of every denied path:
+/// - this user mapped to itself. Root needs this even without mounts: in the initial namespace
+///   it keeps every capability (loading kernel modules, raw I/O, TIOCSTI into any terminal),
+///   none of which Landlock restricts; in a namespace of its own it has them only over it;
+/// - home read-only where a writable root holds it (`/tmp/h`), its own writable roots
+///   (caches) bound writable again;
+/// - `/dev` (and `/dev/pts`, unless the command keeps the terminal) `nodev`, the granted devices
+///   bound on themselves first: raw disks and the person's terminals cannot be opened;
+/// - each denied path covered: directories with an empty read-only tmpfs, files with an
+///   unopenable `/dev/null`; in `~/.ssh`, each entry but the public keys;
+/// - the code paths (`.git/hooks`, ...) bound read-only.
 ///
-/// Root needs the user namespace even without mounts: in the initial one it keeps every
-/// capability (loading kernel modules, creating device nodes, raw I/O, TIOCSTI into any
-/// terminal), none of which Landlock restricts; in a namespace of its own it has them only over
-/// that namespace. Mounts made here never propagate back: a mount namespace owned by a less
-/// privileged user namespace receives shared mounts as slaves, so no `MS_PRIVATE` pass is needed.
-/// The command cannot undo them: Landlock refuses mount and umount to a confined process.
-fn namespaces_step(protect: &[PathBuf], hide: &Hide) -> Result<(), String> {
+/// Mounts made here never propagate back: a mount namespace owned by a less privileged user
+/// namespace receives shared mounts as slaves. The command cannot undo them: Landlock refuses
+/// mount and umount to a confined process, and it cannot reach the uncovered tree through
+/// `/proc/PID/root` of a process outside (Landlock's ptrace scoping).
+fn mount_box(spec: &BoxSpec, protect: &[PathBuf]) -> Result<(), String> {
     use nix::mount::MsFlags;
     use nix::sched::CloneFlags;
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
-    let mut flags = CloneFlags::CLONE_NEWUSER;
-    if !protect.is_empty() || !hide.is_empty() {
-        flags |= CloneFlags::CLONE_NEWNS;
-    }
-    unshare_alone(flags).map_err(|e| format!("unshare: {e}"))?;
+    unshare_alone(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(|e| format!("unshare: {e}"))?;
     let write = |file: &str, text: String| std::fs::write(file, text).map_err(|e| format!("{file}: {e}"));
     // Required before gid_map: once in the new namespace, this process has no CAP_SETGID in
     // the parent one, root included.
@@ -1023,35 +1012,88 @@ fn namespaces_step(protect: &[PathBuf], hide: &Hide) -> Result<(), String> {
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
 
-    let none: Option<&str> = None;
-    let mounted = |what: &str, p: &Path, r: nix::Result<()>| r.map_err(|e| format!("{what} {}: {e}", p.display()));
-    if let Some(home) = &hide.home {
+    if let Some(home) = &spec.home
+        && spec.write.iter().any(|w| within(home, &w.path) && *home != w.path)
+        && home.is_dir()
+    {
         bind(home, MsFlags::MS_RDONLY)?;
-        for p in &hide.rebind {
-            bind(p, MsFlags::empty())?;
+        for w in spec.write.iter().filter(|w| within(&w.path, home) && w.path != *home && w.path.exists()) {
+            bind(&w.path, MsFlags::empty())?;
         }
     }
-    let sealed = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
-    let mut first: Option<&PathBuf> = None;
-    for d in &hide.dirs {
-        let r = match first {
-            None => nix::mount::mount(Some("tmpfs"), d.as_path(), Some("tmpfs"), sealed, Some("size=4k,mode=000")),
-            // One empty tmpfs, bound everywhere: a bind costs less than a new file system.
-            Some(f) => nix::mount::mount(Some(f.as_path()), d.as_path(), none, MsFlags::MS_BIND, none),
-        };
-        mounted("cover", d, r)?;
-        first = first.or(Some(d));
+
+    let none: Option<&str> = None;
+    for d in &spec.devices {
+        match nix::mount::mount(Some(d.path.as_path()), d.path.as_path(), none, MsFlags::MS_BIND, none) {
+            Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
+            Err(e) => return Err(format!("bind mount of {}: {e}", d.path.display())),
+        }
     }
-    for f in &hide.files {
-        let r = nix::mount::mount(Some("/dev/null"), f.as_path(), none, MsFlags::MS_BIND, none).and_then(|()| {
-            nix::mount::mount(none, f.as_path(), none, MsFlags::MS_BIND | MsFlags::MS_REMOUNT | sealed, none)
-        });
-        mounted("cover", f, r)?;
+    bind(Path::new("/dev"), MsFlags::MS_NODEV)?;
+    if !spec.keep_terminal && Path::new("/dev/pts").is_dir() {
+        bind(Path::new("/dev/pts"), MsFlags::MS_NODEV)?;
+    }
+
+    let mut cover = Cover::default();
+    for d in &spec.deny {
+        if d.except.is_empty() {
+            cover.cover(&d.path)?;
+            continue;
+        }
+        // `~/.ssh`: every entry but the public keys.
+        let Ok(entries) = std::fs::read_dir(&d.path) else { continue };
+        for e in entries.flatten() {
+            if !d.except.iter().any(|pat| matches(pat, &e.file_name().to_string_lossy())) {
+                cover.cover(&e.path())?;
+            }
+        }
     }
     for p in protect {
         bind(p, MsFlags::MS_RDONLY)?;
     }
     Ok(())
+}
+
+/// Covers denied paths. The first directory gets an empty read-only tmpfs and the first file
+/// a sealed `/dev/null` (read-only, nodev: opening it fails); the rest are bound from those,
+/// and a bind keeps its source's mount flags: one system call each.
+#[derive(Default)]
+struct Cover {
+    dir: Option<PathBuf>,
+    file: Option<PathBuf>,
+}
+
+impl Cover {
+    /// One system call for a path that does not exist (most of the default list), found by
+    /// trying: mounting a directory on a file fails with ENOTDIR, and then it is a file.
+    fn cover(&mut self, p: &Path) -> Result<(), String> {
+        use nix::errno::Errno;
+        use nix::mount::{MsFlags, mount};
+        let none: Option<&str> = None;
+        let sealed = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+        // Mounts follow links: a denied `~/.aws -> dotfiles/aws` covers its target.
+        let as_dir = match &self.dir {
+            Some(src) => mount(Some(src.as_path()), p, none, MsFlags::MS_BIND, none),
+            None => mount(Some("tmpfs"), p, Some("tmpfs"), sealed, Some("size=4k,mode=000")),
+        };
+        match as_dir {
+            Ok(()) => {
+                self.dir.get_or_insert_with(|| p.to_path_buf());
+                return Ok(());
+            }
+            Err(Errno::ENOENT) => return Ok(()),
+            Err(Errno::ENOTDIR) => {}
+            Err(e) => return Err(format!("covering {}: {e}", p.display())),
+        }
+        let as_file = match &self.file {
+            Some(src) => mount(Some(src.as_path()), p, none, MsFlags::MS_BIND, none),
+            None => mount(Some("/dev/null"), p, none, MsFlags::MS_BIND, none)
+                .and_then(|()| mount(none, p, none, MsFlags::MS_BIND | MsFlags::MS_REMOUNT | sealed, none)),
+        };
+        as_file.map_err(|e| format!("covering {}: {e}", p.display()))?;
+        self.file.get_or_insert_with(|| p.to_path_buf());
+        Ok(())
+    }
 }
 
 /// Binds `p` on itself, then remounts it with `extra` (read-only, or writable again inside a
@@ -1247,8 +1289,9 @@ mod tests {
         spec.read = vec![Root::new(home.clone(), Origin::System)];
         spec.write.retain(|w| w.path.starts_with(&home));
         spec.devices.clear();
-        let rules = plan(&spec, &[]).unwrap();
-        let get = |rel: &str| rules.iter().find(|x| x.path == home.join(rel)).map(|x| x.access);
+        let rules = plan(&spec, false).unwrap();
+        // A path granted twice is two rules, which Landlock joins.
+        let get = |rel: &str| rules.iter().filter(|x| x.path == home.join(rel)).map(|x| x.access).reduce(|a, b| a | b);
         let read = read_access();
         assert_eq!(get(".bashrc"), Some(read), "{rules:#?}");
         assert_eq!(get(".config/git"), Some(read));
@@ -1289,11 +1332,12 @@ mod tests {
             network: Network::On,
             keep_terminal: false,
             require_namespaces: false,
+            landlock_only: true,
             refused: vec![],
             home: Some(home.clone()),
         };
-        let rules = plan(&spec, &[]).unwrap();
-        let get = |p: &Path| rules.iter().find(|x| x.path == p).map(|x| x.access);
+        let rules = plan(&spec, false).unwrap();
+        let get = |p: &Path| rules.iter().filter(|x| x.path == p).map(|x| x.access).reduce(|a, b| a | b);
         assert_eq!(get(&t.join("other")), Some(all_access()), "{rules:#?}");
         assert_eq!(get(&home.join(".cache")), Some(all_access()));
         assert_eq!(get(&t), None);
