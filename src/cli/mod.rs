@@ -410,10 +410,47 @@ pub fn parse_args(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
     if let Some(shell) = crate::cli::fast_path::shell_form(&argv) {
         return Ok(shell);
     }
+    let argv = if invoked_as_shell(&argv) { shell_only(argv) } else { argv };
     if let Some(check) = crate::cli::fast_path::check_form(&argv) {
         return Ok(check);
     }
     parse_with_clap(argv)
+}
+
+/// Names under which agentsh stands in for a shell (`agentsh init` links `bash` to it for the
+/// agents that only run a shell by that name).
+const SHELL_NAMES: &[&str] = &["bash", "sh"];
+
+/// Whether argv[0] is a shell's name: then agentsh takes only a shell's arguments.
+pub fn invoked_as_shell(argv: &[OsString]) -> bool {
+    argv.first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| SHELL_NAMES.contains(&n))
+}
+
+/// As `bash`, a first word is a script, never a subcommand: `bash approve ID` (or a script
+/// named `check` on PATH) must not reach agentsh's management commands, which an agent could
+/// use to answer its own request. A `--` goes before the first operand.
+fn shell_only(mut argv: Vec<OsString>) -> Vec<OsString> {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].to_string_lossy();
+        if a == "--" {
+            return argv;
+        }
+        if a == "-o" || a == "+o" {
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            i += 1;
+            continue;
+        }
+        argv.insert(i, OsString::from("--"));
+        return argv;
+    }
+    argv
 }
 
 /// The full clap parse: every form, `--help`, `--version` and every usage error.
@@ -521,6 +558,27 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(shell(&["./check"]).0, Source::Script { path: "./check".into(), args: vec![] });
+    }
+
+    #[test]
+    fn as_bash_a_first_word_is_a_script_never_a_subcommand() {
+        let parse = |args: &[&str]| parse_args(args.iter().map(OsString::from).collect()).unwrap();
+        for (argv0, args) in [
+            ("bash", &["approve", "0123456789ab"][..]),
+            ("/home/u/.local/share/agentsh/bin/bash", &["whitelist", "add", "x"]),
+            ("sh", &["-l", "check", "ls"]),
+            ("bash", &["-o", "pipefail", "deny", "x"]),
+        ] {
+            let argv: Vec<&str> = std::iter::once(argv0).chain(args.iter().copied()).collect();
+            match parse(&argv) {
+                Invocation::Shell { source: Source::Script { path, .. }, .. } => {
+                    assert!(["approve", "whitelist", "check", "deny"].contains(&path.as_str()), "{argv:?}")
+                }
+                other => panic!("{argv:?} parsed as {other:?}"),
+            }
+        }
+        assert!(matches!(parse(&["bash", "-c", "ls"]), Invocation::Shell { .. }));
+        assert!(matches!(parse(&["agentsh", "approve", "0123456789ab"]), Invocation::Manage(_)));
     }
 
     #[test]

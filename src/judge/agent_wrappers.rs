@@ -47,6 +47,10 @@ pub struct Env {
     pub claude_dirs: Vec<PathBuf>,
     /// Temporary directories the cwd file may be in (`/tmp`, `$TMPDIR`).
     pub temp_dirs: Vec<PathBuf>,
+    /// `$HOME`: the agents' start-up scripts name it (`judge::startup`).
+    pub home: Option<PathBuf>,
+    /// Codex home directories (`$CODEX_HOME`, `~/.codex`): its shell snapshots live there.
+    pub codex_dirs: Vec<PathBuf>,
 }
 
 /// A recognized wrapper.
@@ -85,6 +89,41 @@ pub fn unwrap(text: &str, env: &Env) -> Option<Wrapped> {
     let cwd_file = cwd_path(cwd.strip_prefix(CWD_PREFIX)?, env)?;
     let inner = single_quoted(word)?;
     Some(Wrapped { agent: "Claude Code", inner, snapshot, cwd_file })
+}
+
+/// Gemini CLI 0.61's wrapper (`shellExecutionService` + `wrapCommandForBackgroundPIDs`): a
+/// `shopt` guard, the background-pid file, the command in a subshell with an EXIT trap that
+/// writes `jobs -p` to that file, and its status passed on. The command sits in the text as
+/// written (not quoted), trimmed by Gemini.
+const GEMINI_PREFIX: &str = "shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=";
+const GEMINI_OPEN: &str = "\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n";
+const GEMINI_CLOSE: &str = "\n)\n__code=$?\nexit $__code";
+/// The pid file: `<tmp>/gemini-shell-<random>/bgpids.tmp` (`mkdtemp`).
+const GEMINI_DIR_START: &str = "gemini-shell-";
+const GEMINI_FILE: &str = "bgpids.tmp";
+
+/// Recognizes Gemini CLI's wrapper and returns the command inside it. The command must stand
+/// on its own: it may not name the pid-file variable (the trap writes wherever it points, so
+/// `_bgpids_file=~/.bashrc` inside would truncate that file when the subshell exits), and it
+/// may not end in a backslash (Gemini adds a space after one, so that `)` stays a line of its
+/// own). It is judged alone; a command that does not parse alone is judged as the error it is.
+pub fn unwrap_gemini(text: &str, env: &Env) -> Option<String> {
+    let rest = text.strip_prefix(GEMINI_PREFIX)?;
+    let (file, rest) = rest.split_once(GEMINI_OPEN)?;
+    let inner = rest.strip_suffix(GEMINI_CLOSE)?;
+    if !plain_path(file) || file.contains("/../") || file.contains("/./") {
+        return None;
+    }
+    let path = Path::new(file);
+    let dir = path.parent()?;
+    let ok_dir = dir.parent().is_some_and(|t| env.temp_dirs.iter().any(|d| t == d))
+        && dir.file_name()?.to_str()?.strip_prefix(GEMINI_DIR_START).is_some_and(|r| !r.is_empty());
+    let ok_inner = !inner.is_empty()
+        && inner.trim() == inner
+        && !inner.ends_with('\\')
+        && !inner.contains("_bgpids_file")
+        && !inner.contains("__code");
+    (ok_dir && path.file_name()? == GEMINI_FILE && ok_inner).then(|| inner.to_string())
 }
 
 /// `rest` starting with `piece` + ` && `; returns what follows and the snapshot word if any.
@@ -139,7 +178,7 @@ fn cwd_path(word: &str, env: &Env) -> Option<PathBuf> {
 
 /// Decodes a word made only of `'...'` pieces joined by `"'"` or `\'` (how Claude Code quotes
 /// the command). Any other quoting, or an expansion, is not recognized.
-fn single_quoted(word: &str) -> Option<String> {
+pub fn single_quoted(word: &str) -> Option<String> {
     let mut out = String::new();
     let mut rest = word;
     if rest.is_empty() {
@@ -228,15 +267,68 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The verdict on command text as agentsh receives it: a recognized wrapper is judged by the
-/// command inside it. The environment and the snapshot inspection are passed in
-/// (`run::judging` gives the real ones).
+/// Names a snapshot must not redefine for Codex's wrapper to do what it says: it sources the
+/// snapshot and then runs these (a function named `exec` would run instead of the builtin).
+const CODEX_WRAPPER_BUILTINS: &[&str] = &["exec", "builtin", "command", "export", "unset", "[", "test", "."];
+
+/// The verdict on command text as agentsh receives it: an agent's start-up script is allowed
+/// when it is exactly a known one (`startup`), and a recognized wrapper is judged by the command
+/// inside it. The environment, the snapshot inspection and "is this path agentsh itself" are
+/// passed in (`run::judging` gives the real ones).
 pub fn judge_with(
     text: &str,
     policy: &Policy,
     env: &Env,
     inspect: &dyn Fn(&Path) -> Result<Definitions, String>,
+    is_agentsh: &dyn Fn(&Path) -> bool,
 ) -> Verdict {
+    if let Some(form) = crate::judge::startup::recognize(text, env) {
+        let mut v = decide::decide(text, vec![startup_assessment(form.agent, form.what)], policy);
+        v.harness =
+            Some(format!("{} {} recognized (an agent start-up command); it runs as written", form.agent, form.what));
+        return v;
+    }
+    if let Some(w) = crate::judge::startup::codex_wrapper(text, env) {
+        let defs = match inspect(&w.snapshot) {
+            Ok(d) => d,
+            Err(why) => {
+                let mut v = decide::judge(text, policy);
+                v.harness =
+                    Some(format!("Codex command wrapper found but not trusted ({why}); the whole script is judged"));
+                return v;
+            }
+        };
+        if let Some(name) = defs.iter().find(|d| CODEX_WRAPPER_BUILTINS.contains(&d.as_str())) {
+            let mut v = decide::judge(text, policy);
+            v.harness = Some(format!(
+                "Codex command wrapper found, but its snapshot redefines `{name}`; the whole script is judged"
+            ));
+            return v;
+        }
+        if is_agentsh(&w.shell) {
+            // The wrapper ends by exec'ing agentsh with the command, which judges it (and asks,
+            // once) there: judging it here too would ask twice.
+            let mut v = decide::decide(text, vec![startup_assessment("Codex", "command wrapper")], policy);
+            v.harness = Some(format!(
+                "Codex command wrapper recognized, snapshot {}; the command inside is judged by the agentsh it runs ({})",
+                w.snapshot.display(),
+                w.shell.display()
+            ));
+            return v;
+        }
+        let mut v = with_redefinitions(&w.inner, &defs, policy);
+        v.command = w.inner;
+        v.harness = Some(format!(
+            "Codex command wrapper recognized, snapshot {}; judging the command inside it",
+            w.snapshot.display()
+        ));
+        return v;
+    }
+    if let Some(inner) = unwrap_gemini(text, env) {
+        let mut v = decide::judge(&inner, policy);
+        v.harness = Some("Gemini CLI shell wrapper recognized; judging the command inside it".into());
+        return v;
+    }
     let Some(w) = unwrap(text, env) else {
         return decide::judge(text, policy);
     };
@@ -249,36 +341,56 @@ pub fn judge_with(
             return v;
         }
     };
-    let inner = decide::judge(&w.inner, policy);
+    let mut v = with_redefinitions(&w.inner, &defs, policy);
+    let snap = w.snapshot.as_ref().map(|s| format!(", snapshot {}", s.display())).unwrap_or_default();
+    v.harness = Some(format!("{} shell wrapper recognized{snap}; judging the command inside it", w.agent));
+    v
+}
+
+/// A start-up script: safe, and named so the record says whose it was. No argv, so no
+/// whitelist entry is ever offered or matched for it.
+fn startup_assessment(agent: &str, what: &str) -> Assessment {
+    Assessment {
+        argv: Vec::new(),
+        program: String::new(),
+        inner_argv: Vec::new(),
+        inner_is_argv: false,
+        risk: Risk::Safe,
+        category: Category::Shell,
+        reasons: vec![format!("{agent}'s own {what}, recognized exactly")],
+        rule: "agent_startup".to_string(),
+        context: format!("({agent} {what})"),
+    }
+}
+
+/// The verdict on `inner`, where a command the snapshot redefines asks (no whitelist lifts it).
+fn with_redefinitions(inner_text: &str, defs: &Definitions, policy: &Policy) -> Verdict {
+    let inner = decide::judge(inner_text, policy);
     let redefined: Vec<&String> = defs
         .iter()
         .filter(|d| inner.parts.iter().any(|p| p.assessment.argv.first().map(|a| a == *d).unwrap_or(false)))
         .collect();
-    let mut v = if redefined.is_empty() {
-        inner
-    } else {
-        let mut assessments: Vec<Assessment> = inner.parts.into_iter().map(|p| p.assessment).collect();
-        for name in redefined {
-            assessments.push(Assessment {
-                // No argv: a whitelist entry must not lift this.
-                argv: Vec::new(),
-                program: name.clone(),
-                inner_argv: Vec::new(),
-                inner_is_argv: false,
-                risk: Risk::High,
-                category: Category::Shell,
-                reasons: vec![format!(
-                    "the shell snapshot redefines `{name}` (alias or function), so agentsh cannot tell what it runs"
-                )],
-                rule: "harness".to_string(),
-                context: format!("({name} redefined by the snapshot)"),
-            });
-        }
-        decide::decide(&w.inner, assessments, policy)
-    };
-    let snap = w.snapshot.as_ref().map(|s| format!(", snapshot {}", s.display())).unwrap_or_default();
-    v.harness = Some(format!("{} shell wrapper recognized{snap}; judging the command inside it", w.agent));
-    v
+    if redefined.is_empty() {
+        return inner;
+    }
+    let mut assessments: Vec<Assessment> = inner.parts.into_iter().map(|p| p.assessment).collect();
+    for name in redefined {
+        assessments.push(Assessment {
+            // No argv: a whitelist entry must not lift this.
+            argv: Vec::new(),
+            program: name.clone(),
+            inner_argv: Vec::new(),
+            inner_is_argv: false,
+            risk: Risk::High,
+            category: Category::Shell,
+            reasons: vec![format!(
+                "the shell snapshot redefines `{name}` (alias or function), so agentsh cannot tell what it runs"
+            )],
+            rule: "harness".to_string(),
+            context: format!("({name} redefined by the snapshot)"),
+        });
+    }
+    decide::decide(inner_text, assessments, policy)
 }
 
 #[cfg(test)]
@@ -287,7 +399,12 @@ mod tests {
     use crate::model::Decision;
 
     fn env() -> Env {
-        Env { claude_dirs: vec![PathBuf::from("/home/u/.claude")], temp_dirs: vec![PathBuf::from("/tmp")] }
+        Env {
+            claude_dirs: vec![PathBuf::from("/home/u/.claude")],
+            temp_dirs: vec![PathBuf::from("/tmp")],
+            home: Some(PathBuf::from("/home/u")),
+            codex_dirs: vec![PathBuf::from("/home/u/.codex")],
+        }
     }
     const SNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-bash-1785137321325-37gn94.sh";
     const ZSNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-zsh-1790170079498-sk852w.sh";
@@ -387,23 +504,26 @@ mod tests {
     #[test]
     fn the_inner_command_decides() {
         let p = Policy::default();
-        let v = judge_with(&claude("'git status'"), &p, &env(), &trusted);
+        let v = judge_with(&claude("'git status'"), &p, &env(), &trusted, &|_| false);
         assert_eq!(v.decision, Decision::Allow);
         assert_eq!(v.command, "git status");
         assert!(v.harness.as_deref().unwrap().contains("recognized"));
-        assert_eq!(judge_with(&claude("'rm -rf ~'"), &p, &env(), &trusted).decision, Decision::Deny);
-        assert_eq!(judge_with(&claude("'npm install x'"), &p, &env(), &trusted).decision, Decision::Ask);
+        assert_eq!(judge_with(&claude("'rm -rf ~'"), &p, &env(), &trusted, &|_| false).decision, Decision::Deny);
+        assert_eq!(judge_with(&claude("'npm install x'"), &p, &env(), &trusted, &|_| false).decision, Decision::Ask);
         // Hidden commands inside still count.
-        assert_eq!(judge_with(&claude("'echo $(rm -rf /)'"), &p, &env(), &trusted).decision, Decision::Deny);
+        assert_eq!(
+            judge_with(&claude("'echo $(rm -rf /)'"), &p, &env(), &trusted, &|_| false).decision,
+            Decision::Deny
+        );
         // Unrecognized: the source of a file cannot be judged.
-        let v = judge_with("source ./x.sh && git status", &p, &env(), &trusted);
+        let v = judge_with("source ./x.sh && git status", &p, &env(), &trusted, &|_| false);
         assert_eq!((v.decision, v.harness), (Decision::Ask, None));
     }
 
     #[test]
     fn an_untrusted_snapshot_judges_the_whole_script() {
         let untrusted = |_: &Path| -> Result<Definitions, String> { Err("it is a symbolic link".into()) };
-        let v = judge_with(&claude("'git status'"), &Policy::default(), &env(), &untrusted);
+        let v = judge_with(&claude("'git status'"), &Policy::default(), &env(), &untrusted, &|_| false);
         assert_eq!(v.decision, Decision::Ask);
         assert!(v.harness.as_deref().unwrap().contains("not trusted"), "{:?}", v.harness);
     }
@@ -411,10 +531,10 @@ mod tests {
     #[test]
     fn a_command_the_snapshot_redefines_asks_and_the_whitelist_cannot_lift_it() {
         let p = Policy { whitelist: decide::Entry::new("ll", "test").into_iter().collect(), ..Policy::default() };
-        let v = judge_with(&claude("'ll'"), &p, &env(), &trusted);
+        let v = judge_with(&claude("'ll'"), &p, &env(), &trusted, &|_| false);
         assert_eq!(v.decision, Decision::Ask);
         assert!(v.reasons.iter().any(|r| r.contains("redefines `ll`")), "{:?}", v.reasons);
-        assert_eq!(judge_with(&claude("'ls -la'"), &p, &env(), &trusted).decision, Decision::Allow);
+        assert_eq!(judge_with(&claude("'ls -la'"), &p, &env(), &trusted, &|_| false).decision, Decision::Allow);
     }
 
     #[test]
@@ -424,5 +544,49 @@ mod tests {
             eval \"$(echo 'Z3MgKCkgCnsgCiAgICBnaXQgc3RhdHVzCn0K' | base64 -d)\" > /dev/null 2>&1\n\
             shopt -s expand_aliases\nalias -- ll='ls -l'\nalias la='ls -A'\nmyfn() {\n  :\n}\nexport PATH=/usr/bin\n";
         assert_eq!(definitions(snapshot), ["gs", "ll", "la", "myfn"]);
+    }
+
+    fn gemini(cmd: &str) -> String {
+        format!(
+            "shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=/tmp/gemini-shell-5Girzm/bgpids.tmp\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n{cmd}\n)\n__code=$?\nexit $__code"
+        )
+    }
+
+    #[test]
+    fn gemini_cli_wrapper_is_judged_by_the_command_inside() {
+        // Captured from Gemini CLI 0.61.0 (issue 14).
+        let p = Policy::default();
+        let j = |t: &str| judge_with(t, &p, &env(), &trusted, &|_| false);
+        let v = j(&gemini("ls -la && echo hello"));
+        assert_eq!((v.decision, v.command.as_str()), (Decision::Allow, "ls -la && echo hello"));
+        assert!(v.harness.as_deref().unwrap().contains("Gemini CLI"));
+        assert_eq!(j(&gemini("rm -rf ~")).decision, Decision::Deny);
+        assert_eq!(j(&gemini("chmod 600 notes.txt")).decision, Decision::Ask);
+        assert_eq!(unwrap_gemini(&gemini("cat <<EOF\nx\nEOF"), &env()).as_deref(), Some("cat <<EOF\nx\nEOF"));
+    }
+
+    #[test]
+    fn gemini_look_alikes_are_judged_whole() {
+        let bad = [
+            // The trap writes to wherever the variable points when the subshell exits.
+            gemini("_bgpids_file=/home/u/.bashrc; sleep 1 &"),
+            gemini("ls \\"),
+            gemini(" ls"),
+            gemini("ls").replace("/tmp/gemini-shell-5Girzm/bgpids.tmp", "/home/u/.bashrc"),
+            gemini("ls").replace("/tmp/gemini-shell-5Girzm/bgpids.tmp", "$HOME/x/bgpids.tmp"),
+            gemini("ls").replace("/tmp/gemini-shell-5Girzm/", "/tmp/other/"),
+            gemini("ls") + "; rm -rf ~",
+            format!("rm -rf ~; {}", gemini("ls")),
+            gemini("ls").replace("trap 'jobs -p", "trap 'rm -rf ~; jobs -p"),
+        ];
+        for b in &bad {
+            assert_eq!(unwrap_gemini(b, &env()), None, "{b}");
+        }
+        // Unrecognized, the scaffolding is judged too: not a silent allow.
+        let v = judge_with(&bad[0], &Policy::default(), &env(), &trusted, &|_| false);
+        assert_ne!(v.decision, Decision::Allow);
+        // A command that closes the subshell early does not parse alone: never allowed.
+        let v = judge_with(&gemini("ls\n)\nrm -rf x\n(\n:"), &Policy::default(), &env(), &trusted, &|_| false);
+        assert_ne!(v.decision, Decision::Allow);
     }
 }
