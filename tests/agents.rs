@@ -278,7 +278,15 @@ fn hook_decisions_are_audited_and_an_unwritable_log_blocks() {
     let lines: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2, "{log}");
     assert_eq!((lines[0]["outcome"].as_str(), lines[0]["decision"].as_str()), (Some("hook"), Some("allow")));
-    assert_eq!(lines[1]["decided_by"]["detail"], "told the agent: deny");
+    // Issue 14: the record names the agent whose hook asked and its tool.
+    assert_eq!(lines[1]["decided_by"]["detail"], "told Claude Code (Bash): deny");
+    assert_eq!((lines[1]["agent"].as_str(), lines[1]["tool"].as_str()), (Some("Claude Code"), Some("Bash")));
+    let gemini = serde_json::json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+        "tool_input": {"command": "ls"}});
+    e.run(&["hook", "gemini"], Some(&gemini.to_string()));
+    let log = std::fs::read_to_string(e.home.path().join(".local/state/agentsh/audit.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!((last["agent"].as_str(), last["tool"].as_str()), (Some("Gemini CLI"), Some("run_shell_command")));
     // Nothing is allowed unrecorded.
     let state = e.home.path().join(".local/state");
     std::fs::remove_dir_all(state.join("agentsh")).unwrap();

@@ -91,7 +91,10 @@ pub fn run(args: HookArgs) -> Result<i32> {
     let mut input = Vec::new();
     let read = std::io::stdin().take(MAX_INPUT_BYTES + 1).read_to_end(&mut input);
     let reply = match read {
-        Ok(_) => respond(protocol(proto), &input, &judge_in),
+        Ok(_) => {
+            let p = protocol(proto);
+            respond(p, &input, &|command, cwd| judge_in(p, command, cwd))
+        }
         Err(e) => Reply::block(format!("agentsh: cannot read the hook input: {e}; the command is blocked")),
     };
     if let Some(out) = &reply.stdout {
@@ -105,11 +108,11 @@ pub fn run(args: HookArgs) -> Result<i32> {
 
 /// Loads the config for `cwd` and judges, exactly as the gate does.
 /// The decision is recorded in the audit log; if that fails, nothing is allowed.
-fn judge_in(command: &str, cwd: &Path) -> Verdict {
+fn judge_in(p: &Protocol, command: &str, cwd: &Path) -> Verdict {
     let mut config = crate::policy::config::load(cwd);
     crate::run::explain::print_warnings(&config.warnings);
     let mut v = crate::run::judging::judge_once(command, std::mem::take(&mut config.policy));
-    let trail = crate::record::audit::Trail::new(&config, cwd);
+    let trail = crate::record::audit::Trail::new(&config, cwd).for_hook(p.agent, p.tool);
     if trail.record(&v, &crate::record::audit::Outcome::Hook(v.decision), None, &[]).is_err() {
         v.decision = Decision::Deny;
         v.reasons.push("the audit log cannot be written, and every command is recorded before it runs".into());
