@@ -470,17 +470,30 @@ fn approval_queue(_: &Facts) -> Vec<Finding> {
 }
 
 fn terminal(_: &Facts) -> Vec<Finding> {
-    vec![match crate::ask::tty::Tty::open() {
-        Ok(_) => {
-            finding("terminal", Level::Ok, "a controlling terminal is available for approval prompts".into(), None)
-        }
+    let found = match crate::ask::tty::Tty::open() {
         Err(e) => finding(
             "terminal",
             Level::Info,
             format!("{e}: commands that need approval are refused here"),
             Some("run the agent from a terminal, use a hook (the agent asks), or whitelist the commands it needs"),
         ),
-    }]
+        // Prompts are drawn only on a person's terminal: say whose this one is.
+        Ok(_) => match crate::ask::approval::persons_terminal() {
+            Ok(t) => finding(
+                "terminal",
+                Level::Ok,
+                format!("approval prompts are drawn on this terminal, a person's: {}", t.served_by),
+                None,
+            ),
+            Err(why) => finding(
+                "terminal",
+                Level::Info,
+                format!("no approval prompt is drawn here: {why}"),
+                Some("answer in `agentsh approvals`, open in the person's own terminal"),
+            ),
+        },
+    };
+    vec![found]
 }
 
 fn tiocsti(_: &Facts) -> Vec<Finding> {

@@ -281,10 +281,10 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
                 matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
             });
             let hint = if liftable {
-                "approval needs a person: at this terminal, or in `agentsh approvals` open in another \
+                "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
                  terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
             } else {
-                "approval needs a person at this terminal; a whitelist entry cannot lift this ask \
+                "approval needs a person at their own terminal; a whitelist entry cannot lift this ask \
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
                  where a person can answer, or change that setting (see `agentsh policy`)"
             };
