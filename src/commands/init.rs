@@ -43,7 +43,7 @@ pub fn run(args: InitArgs) -> Result<i32> {
         InitTarget::Codex => {
             let code = json_target(&CODEX, codex_hooks()?, &bin, args.write)?;
             codex_trust(&bin, args.write)?;
-            codex_shell_note(&bin);
+            codex_shell_note(&bin, args.write)?;
             Ok(code)
         }
         InitTarget::Gemini => {
@@ -161,12 +161,14 @@ fn gemini_shell(bin: &str, write: bool) -> Result<()> {
     Ok(())
 }
 
-fn codex_shell_note(bin: &str) {
-    let _ = bin;
+fn codex_shell_note(bin: &str, write: bool) -> Result<()> {
+    let link = bash_link(bin, write)?;
+    println!("# Codex's shell route: make the login shell agentsh's bash link:  chsh -s {}", link.display());
     println!(
         "# Codex runs the login shell from the passwd entry (by its file name: bash, zsh or sh), and the model \
          chooses exec_command's shell, so the shell route alone is not a gate for Codex; the hook is."
     );
+    Ok(())
 }
 
 /// Codex 0.169 runs a hook only after the person trusts it: `[hooks.state."<file>:pre_tool_use:

@@ -316,7 +316,7 @@ pub fn judge_with(
             ));
             return v;
         }
-        let mut v = with_redefinitions(&w.inner, &defs, policy);
+        let mut v = with_redefinitions(&w.inner, &defs, policy, is_agentsh);
         v.command = w.inner;
         v.harness = Some(format!(
             "Codex command wrapper recognized, snapshot {}; judging the command inside it",
@@ -324,8 +324,19 @@ pub fn judge_with(
         ));
         return v;
     }
-    if let Some(inner) = unwrap_gemini(text, env) {
+    if let Some(inner) = hook_rewrite(text, is_agentsh) {
         let mut v = decide::judge(&inner, policy);
+        v.harness = Some("agentsh hook's rewrite recognized (this agentsh -c COMMAND); judging the command".into());
+        return v;
+    }
+    if let Some(agent) = hook_call(text, is_agentsh) {
+        let mut v =
+            decide::decide(text, vec![startup_assessment(agent, "hook (agentsh hook, run through its shell)")], policy);
+        v.harness = Some(format!("{agent} running agentsh's hook through its shell; the hook judges the tool call"));
+        return v;
+    }
+    if let Some(inner) = unwrap_gemini(text, env) {
+        let mut v = judge_inner(&inner, policy, is_agentsh);
         v.harness = Some("Gemini CLI shell wrapper recognized; judging the command inside it".into());
         return v;
     }
@@ -341,10 +352,51 @@ pub fn judge_with(
             return v;
         }
     };
-    let mut v = with_redefinitions(&w.inner, &defs, policy);
+    let mut v = with_redefinitions(&w.inner, &defs, policy, is_agentsh);
     let snap = w.snapshot.as_ref().map(|s| format!(", snapshot {}", s.display())).unwrap_or_default();
     v.harness = Some(format!("{} shell wrapper recognized{snap}; judging the command inside it", w.agent));
     v
+}
+
+/// `'<this agentsh>' -c '<command>'`, exactly as `agentsh hook` hands an allowed command back
+/// (`commands::hook::through_agentsh`): the command inside. Judged as written, the path of a
+/// user-installed agentsh (outside the system directories) would ask, so every hook-allowed
+/// command would ask again when the agent's shell is agentsh too.
+pub fn hook_rewrite(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<String> {
+    let words = shlex::split(text)?;
+    let [path, flag, inner] = words.as_slice() else { return None };
+    let canonical = shlex::try_join([path.as_str(), "-c", inner.as_str()]).ok()?;
+    (flag == "-c" && canonical == text && path.starts_with('/') && is_agentsh(Path::new(path))).then(|| inner.clone())
+}
+
+/// `'<this agentsh>' hook <protocol>`, exactly as `agentsh init` writes the hook command: Gemini
+/// CLI 0.61 runs hook commands with `bash -c`, and with agentsh as its `bash` the gate would
+/// otherwise refuse the hook itself (a management command). `agentsh hook` only judges the tool
+/// call on its stdin and records it; it changes no setting and answers no request.
+pub fn hook_call(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<&'static str> {
+    let words = shlex::split(text)?;
+    let [path, hook, proto] = words.as_slice() else { return None };
+    let agent = match proto.as_str() {
+        "claude-code" => "Claude Code",
+        "codex" => "Codex",
+        "gemini" => "Gemini CLI",
+        _ => return None,
+    };
+    let canonical = shlex::try_join([path.as_str(), "hook", proto.as_str()]).ok()?;
+    (hook == "hook" && canonical == text && path.starts_with('/') && is_agentsh(Path::new(path))).then_some(agent)
+}
+
+/// The command inside an agent's wrapper, judged; the hook's own rewrite inside it too (the
+/// hook route and the shell route together: the agent's shell runs `agentsh -c '<command>'`).
+fn judge_inner(inner: &str, policy: &Policy, is_agentsh: &dyn Fn(&Path) -> bool) -> Verdict {
+    match hook_rewrite(inner, is_agentsh) {
+        Some(cmd) => {
+            let mut v = decide::judge(&cmd, policy);
+            v.command = inner.to_string();
+            v
+        }
+        None => decide::judge(inner, policy),
+    }
 }
 
 /// A start-up script: safe, and named so the record says whose it was. No argv, so no
@@ -364,8 +416,13 @@ fn startup_assessment(agent: &str, what: &str) -> Assessment {
 }
 
 /// The verdict on `inner`, where a command the snapshot redefines asks (no whitelist lifts it).
-fn with_redefinitions(inner_text: &str, defs: &Definitions, policy: &Policy) -> Verdict {
-    let inner = decide::judge(inner_text, policy);
+fn with_redefinitions(
+    inner_text: &str,
+    defs: &Definitions,
+    policy: &Policy,
+    is_agentsh: &dyn Fn(&Path) -> bool,
+) -> Verdict {
+    let inner = judge_inner(inner_text, policy, is_agentsh);
     let redefined: Vec<&String> = defs
         .iter()
         .filter(|d| inner.parts.iter().any(|p| p.assessment.argv.first().map(|a| a == *d).unwrap_or(false)))
@@ -588,5 +645,42 @@ mod tests {
         // A command that closes the subshell early does not parse alone: never allowed.
         let v = judge_with(&gemini("ls\n)\nrm -rf x\n(\n:"), &Policy::default(), &env(), &trusted, &|_| false);
         assert_ne!(v.decision, Decision::Allow);
+    }
+
+    #[test]
+    fn the_hooks_own_rewrite_is_judged_by_the_command_inside() {
+        let me = |p: &Path| p == Path::new("/opt/a b/agentsh");
+        let p = Policy::default();
+        let j = |t: &str| judge_with(t, &p, &env(), &trusted, &me);
+        let v = j("'/opt/a b/agentsh' -c 'ls -la && exit 3'");
+        assert_eq!((v.decision, v.command.as_str()), (Decision::Allow, "ls -la && exit 3"));
+        assert_eq!(j("'/opt/a b/agentsh' -c 'rm -rf ~'").decision, Decision::Deny);
+        // Another program, another spelling, or more after it: judged as written.
+        assert_eq!(hook_rewrite("/opt/evil -c ls", &me), None);
+        assert_eq!(hook_rewrite("'/opt/a b/agentsh' -c ls; rm -rf x", &me), None);
+        assert_eq!(hook_rewrite("'/opt/a b/agentsh'  -c ls", &me), None);
+        assert_eq!(hook_rewrite("'/opt/a b/agentsh' -c ls x", &me), None);
+    }
+
+    #[test]
+    fn an_agent_running_agentshs_hook_through_its_shell_is_allowed_and_nothing_else() {
+        let me = |p: &Path| p == Path::new("/opt/agentsh");
+        assert_eq!(hook_call("/opt/agentsh hook gemini", &me), Some("Gemini CLI"));
+        let v = judge_with("/opt/agentsh hook gemini", &Policy::default(), &env(), &trusted, &me);
+        assert_eq!(v.decision, Decision::Allow);
+        for bad in [
+            "/opt/agentsh hook gemini x",
+            "/opt/agentsh approve 0123456789ab",
+            "/opt/other hook gemini",
+            "/opt/agentsh hook gemini; rm -rf ~",
+            "agentsh hook gemini",
+            "/opt/agentsh hook bogus",
+        ] {
+            assert_eq!(hook_call(bad, &me), None, "{bad}");
+        }
+        assert_ne!(
+            judge_with("/opt/agentsh approve 0123456789ab", &Policy::default(), &env(), &trusted, &me).decision,
+            Decision::Allow
+        );
     }
 }
