@@ -24,7 +24,7 @@ Examples:
   agentsh check --json -- 'git push'  the same, as JSON for scripts
   agentsh whitelist add 'npm test'    let a command run without asking
   agentsh log --since 1h              what ran, was asked about or denied in the last hour
-  SHELL=$(command -v agentsh) my-agent   make an agent's commands go through agentsh
+  agentsh init claude-code --write    put agentsh in front of Claude Code (codex, gemini too)
 
 Exit status:
   the command's own      when it ran
@@ -130,10 +130,11 @@ Examples:
 
 const INIT_AFTER_HELP: &str = "\
 Examples:
-  agentsh init claude-code            print the hook settings for ~/.claude/settings.json
-  agentsh init claude-code --write    merge them in (shows the diff, keeps a backup)
-  agentsh init codex --write          ~/.codex/hooks.json
-  agentsh init gemini --write         ~/.gemini/settings.json
+  agentsh init claude-code            print the settings for ~/.claude/settings.json
+  agentsh init claude-code --write    merge the hook and CLAUDE_CODE_SHELL in (shows the diff,
+                                      keeps a backup), link ~/.local/share/agentsh/bin/bash
+  agentsh init codex --write          ~/.codex/hooks.json, its trust record in config.toml, the link
+  agentsh init gemini --write         ~/.gemini/settings.json and the link (run gemini with it on PATH)
   eval \"$(agentsh init bash)\"         gate this interactive bash (add it to ~/.bashrc)
   agentsh init zsh --write            add that line to ~/.zshrc
 
@@ -227,11 +228,11 @@ pub struct HookArgs {
 /// What `agentsh init` wires agentsh into.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitTarget {
-    /// A PreToolUse hook in ~/.claude/settings.json
+    /// A PreToolUse hook and CLAUDE_CODE_SHELL in ~/.claude/settings.json, and a bash link to agentsh
     ClaudeCode,
-    /// A PreToolUse hook in ~/.codex/hooks.json
+    /// A PreToolUse hook in ~/.codex/hooks.json with its trust record, and a bash link to agentsh
     Codex,
-    /// A BeforeTool hook in ~/.gemini/settings.json
+    /// A BeforeTool hook in ~/.gemini/settings.json, and a bash link to agentsh
     Gemini,
     /// A hook that gates each command line of an interactive bash (~/.bashrc)
     Bash,
