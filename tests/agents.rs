@@ -11,8 +11,18 @@ struct Env {
 }
 
 impl Env {
-    fn new() -> Env {
+    /// With the sandbox on, as agentsh runs by default.
+    fn boxed() -> Env {
         Env { home: tempfile::tempdir().unwrap(), project: tempfile::tempdir().unwrap() }
+    }
+    fn new() -> Env {
+        let e = Env::boxed();
+        // Judged as without the sandbox: these tests are about the wrappers, and use commands
+        // (`chmod 777 x`) that the sandbox would run without asking.
+        let dir = e.home.path().join(".config/agentsh");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.json"), r#"{"sandbox": {"enabled": false}}"#).unwrap();
+        e
     }
     fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let mut c = Command::new(env!("CARGO_BIN_EXE_agentsh"));
@@ -70,7 +80,7 @@ fn cwd_file(tag: &str) -> String {
 
 #[test]
 fn claude_code_wrapper_runs_the_inner_command_and_passes_output_through() {
-    let e = Env::new();
+    let e = Env::boxed();
     let snap = e.snapshot("# Snapshot file\nunalias -a 2>/dev/null || true\nshopt -s expand_aliases\n");
     let cwd = cwd_file("run");
     let script = claude_script(&snap, "echo 'it ran' && exit 3", &cwd);

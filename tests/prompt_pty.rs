@@ -42,6 +42,10 @@ impl Fixture {
         }
         let settings = format!("{{\"confirmationTimeoutSeconds\": {CONFIRM_SECS}}}\n");
         std::fs::write(tmp.path().join("proj/.agents/terminal.json"), settings).unwrap();
+        // These tests are about the prompt: judged as without the sandbox, which would run
+        // their commands (`touch ran`) without asking.
+        std::fs::create_dir_all(tmp.path().join("xdg/agentsh")).unwrap();
+        std::fs::write(tmp.path().join("xdg/agentsh/config.json"), r#"{"sandbox": {"enabled": false}}"#).unwrap();
         Fixture { tmp }
     }
 

@@ -3,7 +3,7 @@
 //! it must not judge commands, decide what an answer means, or draw anything.
 //!
 //! The protocol (README, "Approving from another terminal"):
-//! - The directory is `$XDG_RUNTIME_DIR/agentsh`, else `/tmp/agentsh-UID`. It is created 0700 and
+//! - The directory is `$XDG_RUNTIME_DIR/agentsh`, else `~/.local/state/agentsh/queue`. It is created 0700 and
 //!   refused when it is a symlink, not owned by this user, or open to the group or others.
 //! - A waiting agentsh writes `ID.json` (0600): a temp file it has already locked (flock,
 //!   exclusive) is renamed into place, and the lock is held until the wait ends. A request whose
@@ -104,14 +104,20 @@ pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+/// Where the queue is: `$XDG_RUNTIME_DIR/agentsh`, else `queue` in agentsh's state directory.
+/// Never in /tmp, which sandboxed commands may write (run/sandbox.rs denies this directory).
+pub fn path() -> Option<PathBuf> {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| Path::new(v).is_absolute()) {
+        Some(run) => Some(PathBuf::from(run).join("agentsh")),
+        None => crate::policy::dirs::state_dir().map(|s| s.join("queue")),
+    }
+}
+
 /// The queue directory, created if missing and checked. `Err` says why it cannot be used.
 pub fn dir() -> Result<PathBuf, String> {
     let uid = nix::unistd::geteuid().as_raw();
-    let path = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| Path::new(v).is_absolute()) {
-        Some(run) => PathBuf::from(run).join("agentsh"),
-        None => PathBuf::from(format!("/tmp/agentsh-{uid}")),
-    };
-    match fs::DirBuilder::new().mode(0o700).create(&path) {
+    let path = path().ok_or("no runtime or home directory to keep it in")?;
+    match fs::DirBuilder::new().recursive(true).mode(0o700).create(&path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(format!("cannot create {}: {e}", path.display())),

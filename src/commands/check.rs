@@ -34,6 +34,8 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     crate::run::explain::print_warnings(&config.warnings);
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = crate::run::gate::ask_requested(args.ask);
+    // What the gate would do here: judged with the box it would run the command in.
+    config.policy.sandbox = crate::run::gate::sandbox_for(&config.sandbox, &cwd).1;
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));

@@ -3,7 +3,8 @@
 //! and `exec` act on a verdict, and they do so by matching on it, never by default.
 
 use crate::ask::prompt::{self, Answer, PartSummary, PromptRequest};
-use crate::judge::decide::{DecidedBy, Part, RunsIn, Verdict};
+use crate::judge::containment::BoxView;
+use crate::judge::decide::{DecidedBy, Part, RunsIn, Sandbox, Verdict};
 use crate::judge::parse;
 use crate::model::Decision;
 use crate::policy::config::{self, Config};
@@ -11,6 +12,7 @@ use crate::record::audit;
 use crate::run::exec;
 use crate::run::explain;
 use crate::run::invocation::{ShellArgs, Source};
+use crate::run::sandbox::{self, Confinement};
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -37,6 +39,8 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     explain::print_warnings(&config.warnings);
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = ask_requested(options.ask);
+    let (boxed, judged_with) = sandbox_for(&config.sandbox, &cwd);
+    config.policy.sandbox = judged_with;
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
@@ -44,21 +48,86 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Ok(trail) => trail,
         Err(code) => return code,
     };
+    // What cannot work inside the box runs outside it on a person's word (a yes, their
+    // whitelist); the judge only says `Sandbox` when it was told of a box.
+    let confinement = match verdict.runs_in {
+        RunsIn::Sandbox => boxed,
+        RunsIn::Unconfined => Confinement::Unconfined,
+    };
     let script = parse::parse_for_plan(&text).unwrap_or_default();
     let plan = exec::plan(&script, &source, &options, || Path::new("/bin/bash").exists());
     let started = Instant::now();
     if config.command_timeout > 0 {
         let limit = Duration::from_secs(config.command_timeout);
-        let code = exec::supervise(plan, limit).unwrap_or(REFUSED);
+        let code = exec::supervise(plan, &confinement, limit).unwrap_or(REFUSED);
         // supervise stops a command at the limit with 124, as timeout(1) does.
         let took = started.elapsed();
         trail.finished(code, took, code == 124 && took >= limit);
         return code;
     }
-    let code = exec::exec(plan);
-    // Only reached when exec failed (not found, not executable).
-    trail.finished(code, started.elapsed(), false);
-    code
+    // Only reached when exec failed (not found, not executable, no sandbox). After the box
+    // closed, agentsh's files are outside it: that failure cannot be recorded.
+    let failed = exec::exec(plan, &confinement);
+    if !failed.boxed {
+        trail.finished(failed.code, started.elapsed(), false);
+    }
+    failed.code
+}
+
+/// Whether commands run in the sandbox here, and what the judge is told of it: the one place
+/// that decides it (issue 15), so the judge never counts on a box that exec will not set up.
+/// In the box when `sandbox.enabled` is not false and the kernel has Landlock at
+/// `sandbox::MIN_ABI` or later; otherwise unconfined, judged as without a box. `check` shows
+/// what the gate would do by calling this too.
+pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sandbox) {
+    if !settings.enabled {
+        let from = settings.enabled_from.as_deref().unwrap_or("the config");
+        return (Confinement::Unconfined, Sandbox::Off(format!("sandbox.enabled is false in {from}")));
+    }
+    if !sandbox::available() {
+        let why = match sandbox::landlock_abi() {
+            Some(abi) => format!("this kernel's Landlock ABI is {abi}; the sandbox needs {}", sandbox::MIN_ABI),
+            None => "this kernel has no Landlock".to_string(),
+        };
+        return (Confinement::Unconfined, Sandbox::Off(why));
+    }
+    let place = sandbox::Place::current(cwd, exec::needs_terminal());
+    let mut spec = sandbox::BoxSpec::build(settings, &place, &own_dirs());
+    // The judge counts on `.git/hooks` and the rest being read-only: where the kernel should
+    // allow the namespaces that does it, failing to make them stops the command.
+    spec.require_namespaces =
+        !spec.read_only.is_empty() && sandbox::probe_namespaces() == sandbox::Namespaces::Available;
+    let view = box_view(&spec, cwd);
+    (Confinement::Boxed(Box::new(spec)), Sandbox::On(view))
+}
+
+/// agentsh's own directories: config, data, state, cache, runtime and the approval queue.
+fn own_dirs() -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Some(d) = crate::policy::dirs::project() {
+        out.extend([d.config_dir(), d.data_dir(), d.data_local_dir(), d.cache_dir()].map(Path::to_path_buf));
+        out.extend(d.state_dir().map(Path::to_path_buf));
+        out.extend(d.runtime_dir().map(Path::to_path_buf));
+    }
+    out.extend(crate::ask::queue::path());
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What the judge knows of the box (`judge::containment`).
+fn box_view(spec: &sandbox::BoxSpec, cwd: &Path) -> BoxView {
+    let text = |p: &Path| p.display().to_string();
+    let in_workspace =
+        |p: &Path| spec.write.iter().any(|r| r.from == sandbox::Origin::Workspace && p.starts_with(&r.path));
+    BoxView {
+        cwd: text(cwd),
+        home: spec.home.as_deref().map(text).unwrap_or_default(),
+        writable: spec.write.iter().chain(&spec.devices).chain(&spec.outputs).map(|r| text(&r.path)).collect(),
+        read_only: spec.read_only.iter().map(|r| text(&r.path)).collect(),
+        network: spec.network == sandbox::Network::On,
+        python_env_inside: std::env::var_os("VIRTUAL_ENV").is_some_and(|v| in_workspace(Path::new(&v))),
+    }
 }
 
 /// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.
