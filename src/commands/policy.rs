@@ -140,7 +140,8 @@ fn view(config: &Config, files: &[(PathBuf, FileSettings)]) -> Value {
 fn sandbox_view(config: &Config, cwd: &Path) -> Value {
     use crate::run::sandbox::{self, Confinement};
     let support = sandbox::probe();
-    let kernel = json!({"landlock_abi": support.landlock_abi, "min_abi": sandbox::MIN_ABI, "namespaces": support.namespaces});
+    let kernel =
+        json!({"landlock_abi": support.landlock_abi, "min_abi": sandbox::MIN_ABI, "namespaces": support.namespaces});
     let settings = &config.sandbox;
     let from = |f: &Option<String>| f.clone().unwrap_or_else(|| "built-in".to_string());
     let (confinement, judged) = crate::run::gate::sandbox_for(settings, cwd);

@@ -15,7 +15,7 @@
 
 use crate::judge::assess::Assessment;
 use crate::judge::decide::{self, Policy, Verdict};
-use crate::model::{Category, Risk};
+use crate::model::{Category, Decision, Risk};
 use std::path::{Path, PathBuf};
 
 /// Placeholder for the snapshot path inside a setup piece.
@@ -309,6 +309,7 @@ pub fn judge_with(
             // The wrapper ends by exec'ing agentsh with the command, which judges it (and asks,
             // once) there: judging it here too would ask twice.
             let mut v = decide::decide(text, vec![startup_assessment("Codex", "command wrapper")], policy);
+            runs_agentsh(&mut v);
             v.harness = Some(format!(
                 "Codex command wrapper recognized, snapshot {}; the command inside is judged by the agentsh it runs ({})",
                 w.snapshot.display(),
@@ -324,14 +325,13 @@ pub fn judge_with(
         ));
         return v;
     }
-    if let Some(inner) = hook_rewrite(text, is_agentsh) {
-        let mut v = decide::judge(&inner, policy);
-        v.harness = Some("agentsh hook's rewrite recognized (this agentsh -c COMMAND); judging the command".into());
-        return v;
+    if hook_rewrite(text, is_agentsh).is_some() {
+        return judge_inner(text, policy, is_agentsh);
     }
     if let Some(agent) = hook_call(text, is_agentsh) {
         let mut v =
             decide::decide(text, vec![startup_assessment(agent, "hook (agentsh hook, run through its shell)")], policy);
+        runs_agentsh(&mut v);
         v.harness = Some(format!("{agent} running agentsh's hook through its shell; the hook judges the tool call"));
         return v;
     }
@@ -388,14 +388,30 @@ pub fn hook_call(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<&'sta
 
 /// The command inside an agent's wrapper, judged; the hook's own rewrite inside it too (the
 /// hook route and the shell route together: the agent's shell runs `agentsh -c '<command>'`).
+/// The rewrite runs this agentsh, which judges (and asks, once), records and confines the
+/// command itself: here only a denial is told at once, and the rest is allowed to reach it.
 fn judge_inner(inner: &str, policy: &Policy, is_agentsh: &dyn Fn(&Path) -> bool) -> Verdict {
-    match hook_rewrite(inner, is_agentsh) {
-        Some(cmd) => {
-            let mut v = decide::judge(&cmd, policy);
-            v.command = inner.to_string();
-            v
-        }
-        None => decide::judge(inner, policy),
+    let Some(cmd) = hook_rewrite(inner, is_agentsh) else { return decide::judge(inner, policy) };
+    let v = decide::judge(&cmd, policy);
+    if v.decision == Decision::Deny {
+        return v;
+    }
+    let mut v =
+        decide::decide(inner, vec![startup_assessment("agentsh", "hook's rewrite (agentsh -c COMMAND)")], policy);
+    runs_agentsh(&mut v);
+    v.harness = Some(
+        "agentsh hook's rewrite recognized (this agentsh -c COMMAND); the agentsh it runs judges the command".into(),
+    );
+    v
+}
+
+/// What runs is agentsh itself, which judges, records and boxes the command on its own: inside
+/// this agentsh's box it could not write its audit log (the box keeps agentsh's files from the
+/// agent), and it would refuse everything.
+fn runs_agentsh(v: &mut Verdict) {
+    if v.decision == Decision::Allow {
+        v.runs_in = crate::judge::decide::RunsIn::Unconfined;
+        v.runs_in_why = "it runs agentsh itself, which judges, records and confines the command".into();
     }
 }
 
@@ -453,7 +469,6 @@ fn with_redefinitions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Decision;
 
     fn env() -> Env {
         Env {
@@ -653,7 +668,10 @@ mod tests {
         let p = Policy::default();
         let j = |t: &str| judge_with(t, &p, &env(), &trusted, &me);
         let v = j("'/opt/a b/agentsh' -c 'ls -la && exit 3'");
-        assert_eq!((v.decision, v.command.as_str()), (Decision::Allow, "ls -la && exit 3"));
+        assert_eq!(v.decision, Decision::Allow);
+        assert_eq!(v.runs_in, crate::judge::decide::RunsIn::Unconfined, "the agentsh inside confines it");
+        // What needs a person is asked once, by the agentsh inside.
+        assert_eq!(j("'/opt/a b/agentsh' -c 'git push'").decision, Decision::Allow);
         assert_eq!(j("'/opt/a b/agentsh' -c 'rm -rf ~'").decision, Decision::Deny);
         // Another program, another spelling, or more after it: judged as written.
         assert_eq!(hook_rewrite("/opt/evil -c ls", &me), None);

@@ -8,7 +8,7 @@ Every wiring README.md documents, for every agent, runs these cases with a scrip
   safe       `ls -la && echo hello && exit 3`: allowed; the listing, `hello` and status 3 reach
              the model unchanged; none of the agent's start-up commands asked
   forbidden  writes agentsh's project config: denied, nothing written, the model reads why
-  ask        `chmod 600 notes.txt` with no one to ask: refused at once, the model reads why
+  ask        `git push` (to a scratch remote) with no one to ask: refused at once, the model reads why
   queue      the same while the person answers through the queue: `agentsh approve ID`
              from the test; the command runs (shell routes; a hook route has no queue)
   pty        (Codex) the model asks for a terminal and types `y` (or the code) into agentsh's
@@ -43,9 +43,11 @@ TIMEOUT = 90
 CASES = {
     "safe": "ls -la && echo hello && exit 3",
     "forbidden": "mkdir -p .agents && echo '{\"commandWhitelist\":[\"chmod\"]}' > .agents/terminal.json",
-    "ask": "chmod 600 notes.txt",
-    "queue": "chmod 600 notes.txt",
-    "pty": "chmod 600 notes.txt",
+    # A push to a (local) remote: it acts outside the workspace, so even with agentsh's sandbox
+    # on it needs a person. It ran when the remote has the branch.
+    "ask": "git push -q origin HEAD:refs/heads/e2e",
+    "queue": "git push -q origin HEAD:refs/heads/e2e",
+    "pty": "git push -q origin HEAD:refs/heads/e2e",
 }
 
 # The wirings README.md documents ("Wiring it into an agent"), by agent. Each is set up with
@@ -76,6 +78,10 @@ class Run:
         with open(os.path.join(proj, "notes.txt"), "w") as f:
             f.write("notes\n")
         os.chmod(os.path.join(proj, "notes.txt"), 0o644)
+        sh("git", "add", ".", cwd=proj)
+        sh("git", "-c", "user.email=e2e@example.invalid", "-c", "user.name=e2e", "commit", "-qm", "e2e", cwd=proj)
+        sh("git", "init", "-q", "--bare", self.p("remote.git"))
+        sh("git", "remote", "add", "origin", self.p("remote.git"), cwd=proj)
         self.env = {
             "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin",
             "HOME": self.p("home"),
@@ -136,8 +142,8 @@ class Run:
         path = self.p("out", "result.txt")
         return open(path).read() if os.path.exists(path) else ""
 
-    def mode(self):
-        return oct(os.stat(self.p("proj", "notes.txt")).st_mode & 0o777)[2:]
+    def pushed(self):
+        return sh("git", "--git-dir", self.p("remote.git"), "rev-parse", "-q", "--verify", "refs/heads/e2e").returncode == 0
 
     def passwd(self):
         lines = []
@@ -320,14 +326,14 @@ def evaluate(run, rc, wall, answered):
         checks["the model read why"] = "denied" in res
     elif case == "ask":
         checks["asked"] = "ask" in decisions
-        checks["did not run"] = run.mode() == "644"
+        checks["did not run"] = not run.pushed()
         checks["refused at once (< 30 s)"] = wall < 30
         checks["the model read why"] = "approv" in res.lower()
     elif case == "queue":
         checks["approved in the queue"] = "approved_once" in outcomes
-        checks["ran"] = run.mode() == "600"
+        checks["ran"] = run.pushed()
     elif case == "pty":
-        checks["did not run"] = run.mode() == "644"
+        checks["did not run"] = not run.pushed()
         checks["not approved by the model"] = not any(o.startswith("approved") for o in outcomes)
         if run.wiring == "shell":
             typed = os.path.exists(run.p("out", "model.log")) and "write_stdin" in open(run.p("out", "model.log")).read()
