@@ -95,8 +95,11 @@ class Scratch:
     (WORKSPACE_FILES); otherwise it is empty.
     """
 
-    def __init__(self, workspace=False):
+    def __init__(self, workspace=False, sandbox=True):
         self.workspace = workspace
+        # `sandbox=False` writes a user config with `"sandbox": {"enabled": false}`: the judge
+        # alone, as on a machine without Landlock.
+        self.sandbox = sandbox
 
     def __enter__(self):
         self._tmp = tempfile.TemporaryDirectory(prefix=f"agentsh-{prog()}-")
@@ -119,6 +122,10 @@ class Scratch:
         }
         if self.workspace:
             self._make_workspace()
+        if not self.sandbox:
+            config = xdg["XDG_CONFIG_HOME"] / "agentsh"
+            config.mkdir(parents=True, exist_ok=True)
+            (config / "config.json").write_text('{"sandbox": {"enabled": false}}\n')
         return self
 
     def __exit__(self, *exc):

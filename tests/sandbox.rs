@@ -477,3 +477,28 @@ fn a_supervised_command_is_boxed_too() {
     let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();
     assert!(log.lines().last().unwrap().contains("\"event\":\"exit\""), "{log}");
 }
+
+/// Every audit record names the box its command ran in: its roots, the ABI and the network; or
+/// why it ran unconfined.
+#[test]
+fn the_audit_record_names_the_box() {
+    let Some(w) = world() else { return };
+    let w = w.git().sandbox(serde_json::json!({"network": "off"}));
+    let last = |w: &World| -> serde_json::Value {
+        let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();
+        serde_json::from_str(log.lines().last().unwrap()).unwrap()
+    };
+    assert!(w.run("echo x > out.txt").status.success());
+    let b = &last(&w)["sandbox"];
+    assert_eq!(b["runs_in"], "sandbox", "{b}");
+    assert_eq!(b["network"], "off", "{b}");
+    assert!(b["abi"].as_u64().is_some_and(|a| a >= 3), "{b}");
+    let ws = w.ws.path().canonicalize().unwrap().display().to_string();
+    assert!(b["writable"].as_array().unwrap().iter().any(|r| r.as_str() == Some(ws.as_str())), "{b}");
+    assert!(b["read_only"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().ends_with(".git/hooks")), "{b}");
+    let w = w.sandbox(serde_json::json!({"enabled": false}));
+    assert!(w.run("true").status.success());
+    let b = &last(&w)["sandbox"];
+    assert_eq!(b["runs_in"], "unconfined", "{b}");
+    assert!(b["why"].as_str().unwrap().contains("sandbox.enabled is false"), "{b}");
+}

@@ -42,6 +42,7 @@ pub const CHECKS: &[Check] = &[
     Check { name: "queue", run: approval_queue },
     Check { name: "terminal", run: terminal },
     Check { name: "tiocsti", run: tiocsti },
+    Check { name: "sandbox", run: sandbox },
 ];
 
 /// What the checks look at, gathered once.
@@ -514,6 +515,80 @@ fn tiocsti(_: &Facts) -> Vec<Finding> {
             None,
         ),
     }]
+}
+
+/// The kernel box (issue 15): Landlock's ABI, each feature by the ABI that brings it, and the
+/// namespaces that keep the workspace's code paths read-only.
+fn sandbox(f: &Facts) -> Vec<Finding> {
+    use crate::run::sandbox::{self, MIN_ABI, Namespaces};
+    let config = crate::policy::config::load(&f.cwd);
+    let support = sandbox::probe();
+    let mut out = Vec::new();
+    if !config.sandbox.enabled {
+        let from = config.sandbox.enabled_from.as_deref().unwrap_or("the config");
+        out.push(finding(
+            "sandbox",
+            Level::Info,
+            format!("off: sandbox.enabled is false in {from}; commands run unconfined and only what the judge allows runs unasked"),
+            None,
+        ));
+    }
+    match support.landlock_abi {
+        None => out.push(finding(
+            "sandbox",
+            Level::Problem,
+            "this kernel has no Landlock: commands run unconfined, and everything the box would contain asks".into(),
+            Some("use Linux 6.2 or later with Landlock enabled (CONFIG_SECURITY_LANDLOCK, and landlock in lsm=)"),
+        )),
+        Some(abi) if abi < MIN_ABI => out.push(finding(
+            "sandbox",
+            Level::Problem,
+            format!("Landlock ABI {abi} is older than the {MIN_ABI} the box needs: commands run unconfined"),
+            Some("use Linux 6.2 or later"),
+        )),
+        Some(abi) => {
+            let has =
+                |n: u8, what: &str| if abi >= n { format!("{what}: yes") } else { format!("{what}: no (ABI {n})") };
+            out.push(finding(
+                "sandbox",
+                Level::Ok,
+                format!(
+                    "Landlock ABI {abi}: files: yes; {}; {}; {}",
+                    has(4, "network off"),
+                    has(5, "terminal ioctls (TIOCSTI)"),
+                    has(6, "signals and abstract sockets scoped")
+                ),
+                None,
+            ));
+            if abi < 6 {
+                out.push(finding(
+                    "sandbox",
+                    Level::Info,
+                    "this kernel cannot scope signals (ABI 6): a confined command can signal your other processes"
+                        .into(),
+                    None,
+                ));
+            }
+        }
+    }
+    match support.namespaces {
+        Namespaces::Available => out.push(finding(
+            "sandbox",
+            Level::Ok,
+            "user and mount namespaces: .git/hooks, .git/config and .agents are read-only inside the box".into(),
+            None,
+        )),
+        Namespaces::Unavailable(why) | Namespaces::Unknown(why) => out.push(finding(
+            "sandbox",
+            Level::Info,
+            format!(
+                "no user and mount namespaces ({why}): .git/hooks, .git/config and .agents stay writable inside the box; \
+                 only the writes to them that agentsh sees in a command's text ask"
+            ),
+            Some("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor setting)"),
+        )),
+    }
+    out
 }
 
 #[cfg(test)]

@@ -180,6 +180,27 @@ struct DecisionLine<'a> {
     agent: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool: Option<&'a str>,
+    sandbox: &'a BoxLine,
+}
+
+/// The box a command runs in, as the audit record names it (issue 15): filled by `run`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoxLine {
+    /// `sandbox` or `unconfined`.
+    pub runs_in: String,
+    /// Why it runs unconfined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abi: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// The roots it may write.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
+    /// Code paths inside them kept read-only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -252,6 +273,8 @@ pub struct Trail {
     syslog_warned: std::cell::Cell<bool>,
     /// Set by [`Trail::for_hook`]: (agent, tool).
     hook: Option<(String, String)>,
+    /// The box the command runs in.
+    sandbox: BoxLine,
 }
 
 impl Trail {
@@ -277,6 +300,7 @@ impl Trail {
             uid: uid.as_raw(),
             syslog_warned: std::cell::Cell::new(false),
             hook: None,
+            sandbox: BoxLine::default(),
         }
     }
 
@@ -284,6 +308,11 @@ impl Trail {
     pub fn for_hook(mut self, agent: &str, tool: &str) -> Trail {
         self.hook = Some((sanitize(agent), sanitize(tool)));
         self
+    }
+
+    /// Names the box the command will run in, for every record of this run.
+    pub fn set_sandbox(&mut self, line: BoxLine) {
+        self.sandbox = line;
     }
 
     /// Records a decision. `Err(status)` means: do not run the command (the record could not
@@ -328,6 +357,7 @@ impl Trail {
             offered_entries: offered.iter().map(|e| sanitize(e)).collect(),
             agent: self.hook.as_ref().map(|h| h.0.as_str()),
             tool: self.hook.as_ref().map(|h| h.1.as_str()),
+            sandbox: &self.sandbox,
         };
         let payload = serde_json::to_string(&line).unwrap_or_default();
         if self.settings.syslog {

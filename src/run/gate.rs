@@ -44,7 +44,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
-    let trail = match admit(&verdict, &config, &cwd) {
+    let trail = match admit(&verdict, &config, &cwd, box_line(&verdict, &boxed)) {
         Ok(trail) => trail,
         Err(code) => return code,
     };
@@ -101,6 +101,27 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
     (Confinement::Boxed(Box::new(spec)), Sandbox::On(view))
 }
 
+/// The box as the audit record names it: where the command runs, and for the box its roots,
+/// Landlock ABI and network.
+fn box_line(verdict: &Verdict, boxed: &Confinement) -> audit::BoxLine {
+    let text = |r: &sandbox::Root| r.path.display().to_string();
+    match (verdict.runs_in, boxed) {
+        (RunsIn::Sandbox, Confinement::Boxed(spec)) => audit::BoxLine {
+            runs_in: "sandbox".into(),
+            why: None,
+            abi: sandbox::landlock_abi(),
+            network: Some(spec.network.as_str().into()),
+            writable: spec.write.iter().map(text).collect(),
+            read_only: spec.read_only.iter().map(text).collect(),
+        },
+        _ => audit::BoxLine {
+            runs_in: "unconfined".into(),
+            why: Some(verdict.runs_in_why.clone()),
+            ..audit::BoxLine::default()
+        },
+    }
+}
+
 /// agentsh's own directories: config, data, state, cache, runtime and the approval queue.
 fn own_dirs() -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
@@ -138,9 +159,15 @@ pub fn ask_requested(flag: bool) -> bool {
 /// Decides whether a judged command may run: records the decision in the audit log (before
 /// anything runs), waits out a pause, and asks the person when needed. `Ok` means run it.
 /// Shared by the gate and by the interactive shells' line gate (`check --prompt`).
-pub(crate) fn admit(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<audit::Trail, i32> {
+pub(crate) fn admit(
+    verdict: &Verdict,
+    config: &Config,
+    cwd: &Path,
+    sandbox: audit::BoxLine,
+) -> Result<audit::Trail, i32> {
     // Every decision is recorded before anything runs (see `audit`).
-    let trail = audit::Trail::new(config, cwd);
+    let mut trail = audit::Trail::new(config, cwd);
+    trail.set_sandbox(sandbox);
     // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
     let held = match verdict.decision {
         Decision::Deny => None,

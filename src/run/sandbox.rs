@@ -471,8 +471,11 @@ fn read_access() -> BitFlags<AccessFs> {
     AccessFs::Execute | AccessFs::ReadFile | AccessFs::ReadDir
 }
 
+/// Every right but making device files: no build needs one, and a block device made in the
+/// workspace by a process that still holds CAP_MKNOD (root, where no namespace was made) would
+/// open the disk itself.
 fn all_access() -> BitFlags<AccessFs> {
-    AccessFs::from_all(TARGET)
+    AccessFs::from_all(TARGET) & !(AccessFs::MakeBlock | AccessFs::MakeChar)
 }
 
 /// A part of a granted hierarchy that loses some rights.
