@@ -55,7 +55,7 @@ def main():
 def parse_args():
     p = argparse.ArgumentParser(description="Score `agentsh check` against the peer corpus.")
     p.add_argument("--corpus", help=f"the corpus (default: {DEFAULT_CORPUS})")
-    p.add_argument("--bin", help="the agentsh binary (default: the newer of target/release and target/debug)")
+    p.add_argument("--bin", help="the agentsh binary (default: the newer of the release and debug builds)")
     p.add_argument("--misses", type=int, default=0, metavar="N", help="list up to N risky commands allowed")
     p.add_argument("--false-alarms", type=int, default=0, metavar="N",
                    help="list up to N safe commands asked about or denied")

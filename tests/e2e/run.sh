@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # agentsh with the real agent CLIs, end to end (tests/e2e/agents.py says what is checked).
 # usage: tests/e2e/run.sh [--agents claude,codex,gemini] [--wirings hook,shell,init] [--cases ...]
-# env:   AGENTSH_BIN   the agentsh to test (default: cargo build --release, then target/release)
+# env:   AGENTSH_BIN   the agentsh to test (default: cargo build --release, the binary it reports)
 #        E2E_NPM       where the pinned CLIs are installed once (default /var/tmp/agentsh-e2e-npm;
 #                      not under /root or /home, which each run hides)
 #        E2E_ROOT      scratch for the runs (default /tmp/agentsh-e2e)
@@ -42,9 +42,11 @@ if ! installed; then
 fi
 
 if [ -z "${AGENTSH_BIN:-}" ]; then
-  (cd "$REPO" && cargo build --release --quiet)
-  target=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-  AGENTSH_BIN=$target/release/agentsh
+  # Where Cargo puts it (target/<host>/release/agentsh with .cargo/config.toml's target).
+  AGENTSH_BIN=$(cd "$REPO" && cargo build --release --quiet --message-format=json | python3 -c '
+import json, sys
+print([m["executable"] for m in map(json.loads, sys.stdin)
+       if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "agentsh" and m.get("executable")][-1])')
 fi
 mkdir -p "$E2E_ROOT/bin"
 cp "$AGENTSH_BIN" "$E2E_ROOT/bin/agentsh.new" && mv -f "$E2E_ROOT/bin/agentsh.new" "$E2E_ROOT/bin/agentsh"
