@@ -980,6 +980,29 @@ fn a_killed_waiter_leaves_only_an_expired_request() {
     assert_eq!(listed[0]["state"], "expired");
     assert_eq!(t.also(&["approvals", "--json"]).json(), serde_json::json!([]));
     t.also(&["approve", &id]).status(1).stderr_has("no pending request");
+    // Issue 14: the trail says it was asked about and never ran, once.
+    let log = t.also(&["log", "--json", "-n", "0"]).status(0).stdout();
+    let abandoned: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["outcome"] == "abandoned")
+        .collect();
+    assert_eq!(abandoned.len(), 1, "{log}");
+    assert_eq!(abandoned[0]["command"], "chmod 644 f && echo ran");
+    assert_eq!(abandoned[0]["request"], id.as_str());
+    assert_eq!((abandoned[0]["ran"].as_bool(), abandoned[0]["decision"].as_str()), (Some(false), Some("ask")));
+    t.also(&["log", "--verify"]).status(0);
+}
+
+#[test]
+fn a_killed_waiter_is_recorded_as_abandoned_by_the_next_agentsh_log() {
+    let t = queued("chmod 644 f && echo ran");
+    let mut waiter = t.spawn();
+    t.pending(1);
+    waiter.kill().unwrap();
+    waiter.wait().unwrap();
+    // No `agentsh approvals` was opened: `log` itself finds the dead request.
+    t.also(&["log", "--json", "-n", "0"]).status(0).stdout_has("\"outcome\":\"abandoned\"");
 }
 
 #[test]
