@@ -297,7 +297,11 @@ fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<Prom
 fn approval_runs(verdict: &Verdict) -> String {
     match verdict.runs_in {
         RunsIn::Sandbox => "if approved, in the sandbox (it can write only inside the workspace)".to_string(),
-        RunsIn::Unconfined => format!("if approved, OUTSIDE the sandbox: {}", verdict.runs_in_why),
+        RunsIn::Unconfined => {
+            // `runs_in_why` is "outside the sandbox, <when>: it <why>" (or "no sandbox: <why>").
+            let why = verdict.runs_in_why.split_once(": ").map_or(verdict.runs_in_why.as_str(), |(_, w)| w);
+            format!("if approved, OUTSIDE the sandbox: {why}")
+        }
     }
 }
 
