@@ -355,6 +355,11 @@ fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<A
                 f.context = format!("run by {name}");
                 return nested_text(&text, input.depth + 1, &f, out, name);
             }
+            // Bare `env` (or `env -0`, `env -u X`) only prints the environment, as `printenv`
+            // does (issue 16 §6).
+            Unwrapped::Itself if name == "env" => {
+                return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "prints the environment", name);
+            }
             Unwrapped::Itself => break,
             Unwrapped::LookupOnly => {
                 return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only looks a command up", name);
@@ -406,15 +411,34 @@ fn unwrap(w: &rules::Wrapper, name: &str, rest: &[Word]) -> Unwrapped {
             i += 1;
             continue;
         }
-        if (name == "env")
-            && (t == "-S" || t == "--split-string" || t.starts_with("-S") || t.starts_with("--split-string="))
-        {
-            let value = if t == "-S" || t == "--split-string" {
+        // `-S` may close a cluster of flags that take no value (`-vS`, `-iS`, `-0vS'..'`;
+        // issue 16 §4); after `-u` or `-C` the rest of the cluster is their value.
+        let env_s = (name == "env")
+            .then(|| t.strip_prefix('-').filter(|c| !c.starts_with('-')))
+            .flatten()
+            .and_then(|c| c.split_once('S'))
+            .filter(|(before, _)| before.chars().all(|f| matches!(f, 'i' | '0' | 'v')));
+        if let Some((_, after)) = env_s.filter(|_| !t.starts_with("--")) {
+            let value =
+                if after.is_empty() { rest.get(i + 1).and_then(|w| w.lit.clone()) } else { Some(after.to_string()) };
+            let consumed = if after.is_empty() { 2 } else { 1 };
+            let Some(value) = value else {
+                return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
+            };
+            let split: Vec<Word> = shlex::split(&value)
+                .unwrap_or_else(|| value.split_whitespace().map(str::to_string).collect())
+                .iter()
+                .map(|s| Word::literal(s))
+                .collect();
+            return Unwrapped::Inner { skip: i + consumed, replace: Some(split) };
+        }
+        if (name == "env") && (t == "--split-string" || t.starts_with("--split-string=")) {
+            let value = if t == "--split-string" {
                 rest.get(i + 1).and_then(|w| w.lit.clone())
             } else {
-                t.split_once('=').map(|(_, v)| v.to_string()).or_else(|| t.strip_prefix("-S").map(str::to_string))
+                t.split_once('=').map(|(_, v)| v.to_string())
             };
-            let consumed = if t == "-S" || t == "--split-string" { 2 } else { 1 };
+            let consumed = if t == "--split-string" { 2 } else { 1 };
             let Some(value) = value else {
                 return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
             };
@@ -804,6 +828,9 @@ fn when_matches(when: &When, args: &Args) -> bool {
 }
 
 fn judge_table(program: &Program, name: &str, words: &[Word], input: &Input) -> Assessment {
+    if rules::version_query(name, words.iter().map(Word::text)) {
+        return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only prints help or a version", name);
+    }
     let args = Args::new(name, words, program.value_opts, input.piped_stdin, input.here_body.is_some());
     let matched: Vec<&Check> = program.checks.iter().filter(|c| when_matches(&c.when, &args)).collect();
     let (risk, category, reasons) = if matched.is_empty() {
@@ -983,6 +1010,16 @@ fn is_block_device(path: &str) -> bool {
 
 pub fn only_help_or_version(a: &Args) -> bool {
     !a.all.is_empty() && a.all.iter().all(|t| matches!(*t, "--help" | "-h" | "--version" | "-V" | "version" | "help"))
+}
+
+/// `rm -r` of anything but the working directory's build output (`rm -rf build`).
+pub fn rm_recursive_beyond_build_output(a: &Args) -> bool {
+    let build_output = |p: &str| {
+        let p = p.strip_prefix("./").unwrap_or(p);
+        rules::BUILD_OUTPUT_DIRS.contains(&p.strip_suffix('/').unwrap_or(p))
+    };
+    a.has_any_flag(&["-r", "-R", "--recursive"])
+        && (a.positionals.is_empty() || !a.positionals.iter().all(|p| build_output(p)))
 }
 
 pub fn tee_to_null_only(a: &Args) -> bool {
@@ -1490,8 +1527,24 @@ mod tests {
             ("git -c core.pager=sh log", Risk::High),
             ("git diff --output=x", Risk::Moderate),
             ("rm file.txt", Risk::Moderate),
-            ("rm -r build", Risk::High),
-            ("rm -rf node_modules", Risk::High),
+            ("rm -r build", Risk::Moderate),
+            // Build output the build makes again (issue 16 §6); anything else stays high.
+            ("rm -rf node_modules", Risk::Moderate),
+            ("rm -rf ./build/ dist target __pycache__", Risk::Moderate),
+            ("rm -rf build src", Risk::High),
+            ("rm -rf ../build", Risk::High),
+            ("rm -rf build*", Risk::High),
+            ("rm -rf $D", Risk::High),
+            ("node -v", Risk::Safe),
+            ("gcc --version", Risk::Safe),
+            ("rustc --version", Risk::Safe),
+            ("make --version", Risk::Safe),
+            ("python3 -V", Risk::Safe),
+            ("python3 -v", Risk::Moderate),
+            ("gcc --version x.c", Risk::Moderate),
+            ("env", Risk::Safe),
+            ("env -0", Risk::Safe),
+            ("env FOO=1 rm -rf src", Risk::High),
             ("rm /etc/passwd", Risk::High),
             ("chmod -R 777 /", Risk::Forbidden),
             ("chown -R me /", Risk::Forbidden),
