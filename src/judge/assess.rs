@@ -782,12 +782,32 @@ impl<'a> Args<'a> {
     /// `-r` matches `-r`, `-rf`, `-fr`; `--force` matches `--force` and `--force=1`;
     /// `-delete` (several letters after one dash) matches itself.
     pub fn has_flag(&self, spec: &str) -> bool {
-        self.flags.iter().any(|f| flag_matches(f, spec))
+        let value_letters = rules::cluster_value_letters(self.program);
+        self.flags.iter().any(|f| flag_matches(f, spec) && !in_attached_value(f, spec, value_letters))
     }
 
     pub fn has_any_flag(&self, specs: &[&str]) -> bool {
         specs.iter().any(|s| self.has_flag(s))
     }
+}
+
+/// Whether the letter of a short `spec` is found in `arg` only after a letter whose value is
+/// the rest of the cluster (`git status -uno` is `-u` with the value `no`, not `-o`).
+fn in_attached_value(arg: &str, spec: &str, value_letters: &str) -> bool {
+    let (Some(cluster), Some(letter)) = (arg.strip_prefix('-'), spec.strip_prefix('-')) else { return false };
+    if cluster.starts_with('-') || letter.len() != 1 {
+        return false;
+    }
+    let letter = letter.chars().next().unwrap_or_default();
+    for c in cluster.chars() {
+        if c == letter {
+            return false;
+        }
+        if value_letters.contains(c) {
+            return true;
+        }
+    }
+    false
 }
 
 fn flag_matches(arg: &str, spec: &str) -> bool {
@@ -1535,6 +1555,8 @@ mod tests {
             ("rm -rf ../build", Risk::High),
             ("rm -rf build*", Risk::High),
             ("rm -rf $D", Risk::High),
+            ("git status -uno", Risk::Safe),
+            ("git status -ou", Risk::Moderate),
             ("node -v", Risk::Safe),
             ("gcc --version", Risk::Safe),
             ("rustc --version", Risk::Safe),
@@ -1641,6 +1663,10 @@ mod tests {
     #[test]
     fn flag_clusters() {
         assert!(flag_matches("-rf", "-r"));
+        // Issue 16 §6: `-uno` is `-u no` to git, not `-o`; the same cluster to rm is three flags.
+        assert!(in_attached_value("-uno", "-o", rules::cluster_value_letters("git")));
+        assert!(!in_attached_value("-ou", "-o", rules::cluster_value_letters("git")));
+        assert!(!in_attached_value("-uno", "-o", rules::cluster_value_letters("rm")));
         assert!(flag_matches("-fr", "-r"));
         assert!(flag_matches("--force=1", "--force"));
         assert!(!flag_matches("--forced", "--force"));

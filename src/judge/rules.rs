@@ -1064,6 +1064,19 @@ pub static SELF_WHITELIST_READ_ONLY: &[&str] = &["list", "ls"];
 /// (issue 16 §6). Named only as themselves in the working directory (`build`, `./build/`).
 pub static BUILD_OUTPUT_DIRS: &[&str] = &["build", "dist", "target", "node_modules", "__pycache__"];
 
+/// Short options whose value is the rest of their flag cluster, per program: letters after
+/// one of these are its value, not flags (`git status -uno`, `git log -Sfoo`). Programs not
+/// listed read every letter of a cluster as a flag, the cautious reading.
+#[rustfmt::skip]
+pub static CLUSTER_VALUE_LETTERS: &[(&str, &str)] = &[
+    // status/commit -u<mode>, log -S<string> -G<regex> -L<range>.
+    ("git", "uSGL"),
+];
+
+pub fn cluster_value_letters(program: &str) -> &'static str {
+    CLUSTER_VALUE_LETTERS.iter().find(|(p, _)| *p == program).map_or("", |(_, l)| l)
+}
+
 /// Short flags that only print a version, per program. `--version` and `--help` alone mean
 /// that for every program in the table; a short flag only for the programs listed, since
 /// `-v`, `-V` and `-h` mean other things elsewhere (`python -v` reads code, `shutdown -h`
