@@ -239,6 +239,8 @@ fn flag_spellings_and_git_global_options() {
             ("chmod -R 777 /", Deny),
             ("chown -R nobody /", Deny),
             ("dd if=/dev/zero of=/dev/sda", Deny),
+            ("dd if=/dev/urandom of=/dev/nvme0n1p1 bs=1M", Deny),
+            ("dd of=/dev/sda < /dev/zero", Deny),
             ("mkfs.ext4 /dev/sda1", Deny),
             ("cat /dev/urandom > /dev/sda", Deny),
             (":(){ :|:& };:", Deny),

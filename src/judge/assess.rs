@@ -1337,14 +1337,6 @@ pub fn has_device_arg(a: &Args) -> bool {
     a.positionals.iter().any(|p| is_block_device(&normalize_path(p)))
 }
 
-pub fn dd_without_if(a: &Args) -> bool {
-    !a.all.iter().any(|t| t.starts_with("if="))
-}
-
-pub fn dd_with_if(a: &Args) -> bool {
-    a.all.iter().any(|t| t.starts_with("if="))
-}
-
 pub fn dd_to_device(a: &Args) -> bool {
     a.all.iter().any(|t| t.strip_prefix("of=").is_some_and(|p| is_block_device(&normalize_path(p))))
 }
@@ -1375,7 +1367,10 @@ mod tests {
         let cases = [
             ("rm -rf /", Risk::Forbidden),
             ("dd if=/dev/zero of=/dev/sda", Risk::Forbidden),
-            ("dd if=a.img of=b.img", Risk::Forbidden),
+            ("dd if=a.img of=b.img", Risk::High),
+            ("dd if=disk.img bs=512 count=1", Risk::High),
+            ("dd if=x of=/dev/nvme0n1", Risk::Forbidden),
+            ("dd of=/dev/sdb", Risk::Forbidden),
             ("mkfs.ext4 /dev/sdb1", Risk::Forbidden),
             ("mkfs /dev/sdb1", Risk::Forbidden),
             (":(){ :|:& };:", Risk::Forbidden),

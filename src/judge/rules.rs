@@ -787,16 +787,12 @@ pub static PROGRAMS: &[Program] = &[
     pc(
         &["dd"],
         System,
-        Forbidden,
-        "copies raw bytes, and can overwrite a whole disk (the specification forbids `dd if=`)",
+        High,
+        "copies raw bytes",
         &[
-            c(When::Custom(crate::judge::assess::dd_without_if), High, "copies raw bytes"),
+            // Only `of=` a device overwrites a disk; `dd if=FILE` to stdout or a project file
+            // is a copy (issue 16 §6).
             c(When::Custom(crate::judge::assess::dd_to_device), Forbidden, "writes raw bytes onto a disk device"),
-            c(
-                When::Custom(crate::judge::assess::dd_with_if),
-                Forbidden,
-                "`dd if=` is forbidden by the specification: it can overwrite a whole disk",
-            ),
         ],
     ),
     p(&["iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "pfctl"], System, High, "changes the firewall"),
