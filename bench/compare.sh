@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Whole-process benchmarks of agentsh against dash and bash (and shellfirm / dcg when they are
-# installed), with peak RSS. Writes the results into docs/BENCHMARKS.md between its
-# "compare.sh" markers and prints them. A benchmark, not a test: it never fails on slow numbers.
+# installed), with peak RSS, the cost of the sandbox itself and bubblewrap's for comparison.
+# Writes the results into docs/BENCHMARKS.md between its "compare.sh" markers and prints them.
+# A benchmark, not a test: it never fails on slow numbers.
 #
-#   apt-get install -y hyperfine time     # once (valgrind is optional: instruction counts)
-#   bench/compare.sh                       # builds both release binaries, runs everything
+#   apt-get install -y hyperfine time bubblewrap   # once (valgrind is optional: instruction counts)
+#   bench/compare.sh                       # installs agentsh as README says, runs everything
 #   bench/compare.sh --quick               # fewer runs, for a first look
+#   bench/compare.sh --dynamic             # also a dynamically linked build, for comparison
 #   AGENTSH=/path/to/agentsh bench/compare.sh   # time a binary you built yourself
 #
-# It times two builds: the static one that README's "Performance" section recommends
-# installing (glibc linked in: no dynamic loader work at start), which the targets are judged
-# on, and the default `cargo build --release` one, for comparison.
+# The targets are judged on the binary README's install command gives, `cargo install --path .`
+# (into a scratch root; it builds in target/ like `cargo build --release`). .cargo/config.toml
+# makes that build static on Linux with glibc: no dynamic loader work at start.
 # Every ratio is taken within one run from interleaved rounds; medians are reported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,46 +20,59 @@ repo=$(pwd)
 
 runs=300
 warmup=1
+dynamic=0
 for arg in "$@"; do
     case "$arg" in
         --quick) runs=50 warmup=1 ;;
+        --dynamic) dynamic=1 ;;
         -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
         *) echo "compare.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
 
-for tool in hyperfine python3 dash bash; do
-    command -v "$tool" >/dev/null || { echo "compare.sh: $tool is missing (apt-get install -y hyperfine time dash)" >&2; exit 1; }
+for tool in hyperfine python3 dash bash bwrap; do
+    command -v "$tool" >/dev/null ||
+        { echo "compare.sh: $tool is missing (apt-get install -y hyperfine time dash bubblewrap)" >&2; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "compare.sh: /usr/bin/time is missing (apt-get install -y time)" >&2; exit 1; }
-
-target_dir=$(cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-if [ -z "${AGENTSH:-}" ]; then
-    host=$(rustc -vV | sed -n 's/^host: //p')
-    echo "building the default and the static release binaries..." >&2
-    cargo build --release --quiet
-    AGENTSH_DYNAMIC="$target_dir/release/agentsh"
-    RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --quiet --target "$host"
-    AGENTSH="$target_dir/$host/release/agentsh"
-fi
-[ -x "$AGENTSH" ] || { echo "compare.sh: $AGENTSH is not an executable" >&2; exit 1; }
-AGENTSH_DYNAMIC=${AGENTSH_DYNAMIC:-}
 
 # A scratch world: no user config, no project config, so the built-in policy applies.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 
+# The path of the agentsh executable that `cargo build "$@"` makes, as Cargo reports it.
+build() {
+    cargo build --release --quiet --message-format=json "$@" | python3 -c '
+import json, sys
+print([m["executable"] for m in map(json.loads, sys.stdin)
+       if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "agentsh" and m.get("executable")][-1])'
+}
 # Timed as installed: `cargo install` (and `install`) copy the binary, and a copied file runs
 # about 0.15 ms faster per start than the linker's own output file (same bytes; the linker
 # writes its output piecemeal, and the kernel then maps it into processes in smaller pieces:
-# about 12 page faults more per start, measured here). The table names the built file.
-BUILT=$AGENTSH BUILT_DYNAMIC=${AGENTSH_DYNAMIC:-}
+# about 12 page faults more per start, measured here).
 mkdir -p "$work/bin"
-install -m 755 "$AGENTSH" "$work/bin/agentsh"
+if [ -z "${AGENTSH:-}" ]; then
+    echo "installing agentsh as README says (cargo install --path .)..." >&2
+    cargo install --quiet --path . --root "$work/install" 2>&1 | grep -v "to your PATH" >&2 || true
+    [ -x "$work/install/bin/agentsh" ] || { echo "compare.sh: cargo install --path . failed" >&2; exit 1; }
+    BUILT="cargo install --path ."
+    install -m 755 "$work/install/bin/agentsh" "$work/bin/agentsh"
+else
+    [ -x "$AGENTSH" ] || { echo "compare.sh: $AGENTSH is not an executable" >&2; exit 1; }
+    BUILT=$AGENTSH
+    install -m 755 "$AGENTSH" "$work/bin/agentsh"
+fi
 AGENTSH="$work/bin/agentsh"
-if [ -n "${AGENTSH_DYNAMIC:-}" ]; then
-    install -m 755 "$AGENTSH_DYNAMIC" "$work/bin/agentsh-dynamic"
+# --dynamic: the same code linked dynamically (in its own target directory, so the static
+# build's files stay as they are).
+AGENTSH_DYNAMIC="" BUILT_DYNAMIC=""
+if [ "$dynamic" = 1 ]; then
+    echo "building a dynamically linked release binary..." >&2
+    BUILT_DYNAMIC=$(RUSTFLAGS="-C target-feature=-crt-static" build --target-dir "$target_dir/dynamic")
+    install -m 755 "$BUILT_DYNAMIC" "$work/bin/agentsh-dynamic"
     AGENTSH_DYNAMIC="$work/bin/agentsh-dynamic"
 fi
 export HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" NO_COLOR=1
@@ -122,16 +137,46 @@ results="$work/results"
 mkdir -p "$results"
 # Cases are registered first and timed in interleaved rounds (every case once per round), so a
 # burst of load on this shared machine hits agentsh and the shell it is compared with alike.
-names=() dirs=() cmds=()
+# A case runs in its directory with the variables in $case_env (assignments, quoted) exported.
+names=() dirs=() cmds=() envs=()
+case_env=""
 case_() {
     local name=$1 dir=$2
     shift 2
-    names+=("$name") dirs+=("$dir") cmds+=("$(printf '%q ' "$@")")
+    names+=("$name") dirs+=("$dir") cmds+=("$(printf '%q ' "$@")") envs+=("$case_env")
+}
+# Runs case $1's command line ($2, which names the command as "$cmd") where and as the case runs.
+in_case() {
+    local i=$1
+    (cd "${dirs[$i]}" && { [ -z "${envs[$i]}" ] || eval "export ${envs[$i]}"; } && cmd=${cmds[$i]} && eval "$2")
 }
 case_ bare_true "$work/plain" /bin/true
+# The normal path: the command runs in the sandbox (the built-in policy turns it on).
 case_ true_agentsh "$work/plain" "$AGENTSH" -c /bin/true
 case_ true_dash "$work/plain" dash -c /bin/true
 case_ true_bash "$work/plain" bash -c /bin/true
+# The box's own cost: the same command with the sandbox turned on and off in a private user
+# config (a scratch $HOME each). Both read a config file of the same size, so the difference is
+# the box alone. Twice: with $HOME in /tmp, like the other cases (/tmp is writable in the box, so
+# agentsh's own directories there are hidden with mounts), and with $HOME outside every writable
+# root, as /home/you is (the box then leaves agentsh's directories out with Landlock rules, by
+# granting every sibling on the way down from / instead: its cost grows with those directories).
+# The second $HOME is under target/ of this checkout.
+outside=$(mktemp -d -p "$target_dir" compare-home.XXXXXX)
+trap 'rm -rf "$work" "$outside"' EXIT
+for where in tmp outside; do
+    for on in true false; do
+        home="$work/box-$on"
+        [ "$where" = tmp ] || home="$outside/box-$on"
+        mkdir -p "$home/.config/agentsh"
+        printf '{"sandbox": {"enabled": %-5s}}\n' "$on" >"$home/.config/agentsh/config.json"
+        case_env="HOME=$(printf %q "$home") XDG_CONFIG_HOME=$(printf %q "$home/.config")"
+        case_ "true_box_${on}_$where" "$work/plain" "$AGENTSH" -c /bin/true
+    done
+done
+case_env=""
+# Bubblewrap's lightest box of the same command, for comparison.
+case_ true_bwrap "$work/plain" bwrap --ro-bind / / --dev /dev --proc /proc /bin/true
 if [ -n "$AGENTSH_DYNAMIC" ]; then
     case_ true_dynamic "$work/plain" "$AGENTSH_DYNAMIC" -c /bin/true
     case_ check_dynamic "$work/plain" "$AGENTSH_DYNAMIC" check --json -- "$CHECK"
@@ -159,20 +204,33 @@ if command -v dcg >/dev/null; then
     case_ deny_dcg "$work/plain" dcg test --dialect posix --format json "$DENY"
 fi
 
+# Whether each `-c /bin/true` case really enters a Landlock domain (strace sees
+# landlock_restrict_self), so the box row compares a boxed run with an unboxed one.
+boxed=""
+if command -v strace >/dev/null; then
+    for i in "${!names[@]}"; do
+        case "${names[$i]}" in true_agentsh | true_box_* | true_dynamic) ;; *) continue ;; esac
+        in_case "$i" 'eval "strace -f -qq -e trace=landlock_restrict_self -o \"\$work/strace\" $cmd"' >/dev/null 2>&1 </dev/null || true
+        n=$(grep -c "landlock_restrict_self(.*= 0" "$work/strace" 2>/dev/null || true)
+        boxed="$boxed ${names[$i]}=${n:-0}"
+    done
+    echo "Landlock domains entered (strace):$boxed" >&2
+fi
+
 # Short rounds: a burst of load then lands on every command alike instead of on one of them.
 rounds=$((runs / 10))
 per_round=10
 echo "timing ${#names[@]} commands: $rounds interleaved rounds of $per_round runs each..." >&2
 for round in $(seq "$rounds"); do
     for i in "${!names[@]}"; do
-        (cd "${dirs[$i]}" && hyperfine -N -i --style none --warmup "$warmup" --runs "$per_round" \
-            --export-json "$results/${names[$i]}.$round.json" "${cmds[$i]}" >/dev/null 2>&1 </dev/null) ||
+        in_case "$i" 'hyperfine -N -i --style none --warmup "$warmup" --runs "$per_round" \
+            --export-json "$results/${names[$i]}.$round.json" "$cmd" >/dev/null 2>&1 </dev/null' ||
             echo "compare.sh: could not time ${names[$i]}" >&2
     done
 done
 # Peak RSS (KiB) from /usr/bin/time -v, once per command.
 for i in "${!names[@]}"; do
-    (cd "${dirs[$i]}" && eval "/usr/bin/time -v ${cmds[$i]}" >/dev/null 2>"$results/${names[$i]}.rss" </dev/null) || true
+    in_case "$i" 'eval "/usr/bin/time -v $cmd" >/dev/null 2>"$results/${names[$i]}.rss" </dev/null' || true
 done
 
 # `-c` of the longest script, for its peak RSS only: it really runs the script (about 5,000
@@ -187,16 +245,18 @@ if command -v valgrind >/dev/null; then
     counted=" true_agentsh check_agentsh whitelist_agentsh examples_agentsh long_1 long_8 long_32 long_63 true_dash true_dynamic check_dynamic "
     for i in "${!names[@]}"; do
         case "$counted" in *" ${names[$i]} "*) ;; *) continue ;; esac
-        (cd "${dirs[$i]}" && eval "valgrind --tool=callgrind --dump-before=execvp \
-            --callgrind-out-file=\"\$results/${names[$i]}.cg\" ${cmds[$i]}" >/dev/null 2>&1 </dev/null) || true
+        in_case "$i" 'eval "valgrind --tool=callgrind --dump-before=execvp \
+            --callgrind-out-file=\"\$results/${names[$i]}.cg\" $cmd" >/dev/null 2>"$results/${names[$i]}.vg" </dev/null' || true
     done
 fi
 
-python3 - "$results" "$repo/docs/BENCHMARKS.md" "$BUILT" "$runs" "$CUSTOM_RULES" "$peers" "$COMPOUND" "$CHECK" "$DENY" \
-    "$BUILT_DYNAMIC" <<'PY'
+python3 - "$results" "$repo/docs/BENCHMARKS.md" "$AGENTSH" "$runs" "$CUSTOM_RULES" "$peers" "$COMPOUND" "$CHECK" "$DENY" \
+    "$BUILT_DYNAMIC" "$BUILT" "$boxed" <<'PY'
 import glob, json, os, platform, re, subprocess, sys, datetime
 results, doc, binary, runs, custom_rules, peers = sys.argv[1:7]
-compound, check, deny, dynamic = sys.argv[7:11]
+compound, check, deny, dynamic, built, boxed = sys.argv[7:13]
+boxed = dict(b.split("=") for b in boxed.split())
+built_by = f"`{built}`" if built.startswith("cargo ") else f"`{os.path.relpath(built)}`"
 
 def all_times(name):
     times = []
@@ -245,6 +305,14 @@ def instructions(name):
                 total += int(line.split()[1])
     return total or None
 
+def linkage(path):
+    """Static or dynamic, from `file`: a static-pie binary has no program interpreter."""
+    try:
+        out = subprocess.run(["file", "-bL", path], capture_output=True, text=True).stdout
+    except OSError:
+        return "linkage unknown"
+    return "statically linked" if "static" in out else "dynamically linked" if "dynamic" in out else "linkage unknown"
+
 def ms(v):
     return "n/a" if v is None else f"{v:.2f} ms"
 
@@ -264,15 +332,41 @@ comp = ratio(t.get("compound_agentsh"), t.get("compound_bash"))
 peak = max([v for v in (rss(n) for n in t if n.endswith("_agentsh")) if v] or [0]) or None
 peak_long = rss("long_63")
 
+def paired(a, b):
+    """Median over rounds of (a's median - b's median) in that round: both ran within the same
+    second or so, so a burst of load that hits one round hits both."""
+    diffs = []
+    for path in glob.glob(f"{results}/{a}.*.json"):
+        other = path.replace(f"/{a}.", f"/{b}.")
+        try:
+            x, y = (sorted(json.load(open(f))["results"][0]["times"]) for f in (path, other))
+        except (OSError, KeyError, IndexError, ValueError):
+            continue
+        diffs.append((x[len(x) // 2] - y[len(y) // 2]) * 1000)
+    diffs.sort()
+    return diffs[len(diffs) // 2] if diffs else None
+
+def box(where):
+    on, off = f"true_box_true_{where}", f"true_box_false_{where}"
+    d, c = paired(on, off), None if cpu(on) is None or cpu(off) is None else cpu(on) - cpu(off)
+    return f"{ms(t.get(on))} vs {ms(t.get(off))}: {ms(d)} (CPU time: {ms(c)})", verdict(None if d is None else d <= 0.1)
+bwrap_dash = ratio(t.get("true_bwrap"), t.get("true_dash"))
 rows = [
-    ("`agentsh -c /bin/true` vs `dash -c /bin/true`", "<= 1.0x", f"{ms(t.get('true_agentsh'))} vs {ms(t.get('true_dash'))}",
+    ("`agentsh -c /bin/true` (in the sandbox) vs `dash -c /bin/true`", "<= 1.0x",
+     f"{ms(t.get('true_agentsh'))} vs {ms(t.get('true_dash'))}",
      "n/a" if true_dash is None else f"{true_dash:.2f}x", verdict(None if true_dash is None else true_dash <= 1.0)),
     ("`agentsh -c /bin/true` vs `bash -c /bin/true`", "<= 0.8x", f"{ms(t.get('true_agentsh'))} vs {ms(t.get('true_bash'))}",
      "n/a" if true_bash is None else f"{true_bash:.2f}x", verdict(None if true_bash is None else true_bash <= 0.8)),
+    ("the box itself: `agentsh -c /bin/true` with `sandbox.enabled` true minus false in the user config, "
+     "$HOME in /tmp (median of the rounds' differences; CPU time: difference of means)", "<= 0.1 ms",
+     box("tmp")[0], "", box("tmp")[1]),
+    ("same, $HOME outside the writable roots (as /home/you)", "<= 0.1 ms", box("outside")[0], "", box("outside")[1]),
+    ("`bwrap --ro-bind / / --dev /dev --proc /proc /bin/true` vs `dash -c /bin/true`", "(for comparison)",
+     f"{ms(t.get('true_bwrap'))} vs {ms(t.get('true_dash'))}", "n/a" if bwrap_dash is None else f"{bwrap_dash:.2f}x", ""),
 ]
 if dynamic:
     r = ratio(t.get("true_dynamic"), t.get("true_dash"))
-    rows.append(("same, default (dynamic) build, vs `dash -c /bin/true`", "<= 1.0x",
+    rows.append(("same, dynamically linked build (`--dynamic`), vs `dash -c /bin/true`", "<= 1.0x",
                  f"{ms(t.get('true_dynamic'))} vs {ms(t.get('true_dash'))}", "n/a" if r is None else f"{r:.2f}x",
                  verdict(None if r is None else r <= 1.0)))
 rows += [
@@ -297,33 +391,17 @@ for peer in peers.split():
                      f"{ms(t.get(f'{case}_{peer}'))} vs {ms(t.get(f'{case}_agentsh'))}",
                      "n/a" if r is None else f"{r:.1f}x", verdict(None if r is None else r >= 5)))
 
-out = ["<!-- compare.sh:begin (generated by bench/compare.sh; edits here are overwritten) -->", ""]
-cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-load = os.getloadavg()[0]
-out += [
-    f"Run on {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}: {cpu_model}, {os.cpu_count()} cores, "
-    f"Linux {platform.release()}, load average {load:.1f} at the end; {runs} runs per command in interleaved rounds of 10 "
-    "(hyperfine -N), median.",
-    f"Binary: `{os.path.relpath(binary)}`, {os.path.getsize(binary) / 1024:.0f} KiB"
-    + ("" if not dynamic else f"; default build `{os.path.relpath(dynamic)}`, {os.path.getsize(dynamic) / 1024:.0f} KiB")
-    + "; each timed as an installed copy (`install -m 755`).",
-    "",
-    "| target | goal | measured (median) | ratio | |",
-    "|---|---|---|---|---|",
-]
-out += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
-if not peers.split():
-    out += ["", "Neither shellfirm nor dcg is installed here, so they are not compared (`cargo install shellfirm`)."]
-
-out += ["", "Every timed command: median wall time; fastest run and mean CPU time (user + system), which",
-        "waiting for a busy CPU does not inflate; peak RSS:", "",
-        "| command | median | fastest | CPU time | peak RSS |", "|---|---|---|---|---|"]
 labels = {
-    "bare_true": "`/bin/true`", "true_agentsh": "`agentsh -c /bin/true`", "true_dash": "`dash -c /bin/true`",
+    "bare_true": "`/bin/true`", "true_agentsh": "`agentsh -c /bin/true` (in the sandbox)", "true_dash": "`dash -c /bin/true`",
     "true_bash": "`bash -c /bin/true`", "compound_agentsh": "`agentsh -c COMPOUND`", "compound_bash": "`bash -c COMPOUND`",
     "check_agentsh": "`agentsh check --json -- CHECK`", "deny_agentsh": "`agentsh check --json -- DENY`",
-    "true_dynamic": "`agentsh -c /bin/true`, default (dynamic) build",
-    "check_dynamic": "`agentsh check --json -- CHECK`, default (dynamic) build",
+    "true_box_true_tmp": "`agentsh -c /bin/true`, `sandbox.enabled: true` in the user config, $HOME in /tmp",
+    "true_box_false_tmp": "`agentsh -c /bin/true`, `sandbox.enabled: false` in the user config, $HOME in /tmp",
+    "true_box_true_outside": "`agentsh -c /bin/true`, `sandbox.enabled: true`, $HOME outside the writable roots",
+    "true_box_false_outside": "`agentsh -c /bin/true`, `sandbox.enabled: false`, $HOME outside the writable roots",
+    "true_bwrap": "`bwrap --ro-bind / / --dev /dev --proc /proc /bin/true`",
+    "true_dynamic": "`agentsh -c /bin/true`, dynamically linked build",
+    "check_dynamic": "`agentsh check --json -- CHECK`, dynamically linked build",
     "whitelist_agentsh": "`agentsh check --json -- CHECK`, 10,000 whitelist entries + 1,000 rules",
     "examples_agentsh": "same, every rule with a `match` and a `notMatch` example",
     "check_shellfirm": "`shellfirm check --format json --command CHECK`", "deny_shellfirm": "`shellfirm check --format json --command DENY`",
@@ -332,6 +410,31 @@ labels = {
 }
 for k in ["1", "8", "32", "63"]:
     labels[f"long_{k}"] = f"`agentsh check --json` of a {k} KiB script"
+
+out = ["<!-- compare.sh:begin (generated by bench/compare.sh; edits here are overwritten) -->", ""]
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+load = os.getloadavg()[0]
+out += [
+    f"Run on {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}: {cpu_model}, {os.cpu_count()} cores, "
+    f"Linux {platform.release()}, load average {load:.1f} at the end; {runs} runs per command in interleaved rounds of 10 "
+    "(hyperfine -N), median.",
+    f"Binary: {built_by}, {os.path.getsize(binary) / 1024:.0f} KiB, {linkage(binary)}"
+    + ("" if not dynamic else f"; dynamically linked build `{os.path.relpath(dynamic)}`, {os.path.getsize(dynamic) / 1024:.0f} KiB")
+    + "; each timed as an installed copy (`install -m 755`).",
+    "",
+    "| target | goal | measured (median) | ratio | |",
+    "|---|---|---|---|---|",
+]
+out += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
+if boxed:
+    out += ["", "Landlock domains entered by one run (`strace -f -e trace=landlock_restrict_self`): "
+            + ", ".join(f"{labels.get(n, n)}: {c}" for n, c in boxed.items()) + "."]
+if not peers.split():
+    out += ["", "Neither shellfirm nor dcg is installed here, so they are not compared (`cargo install shellfirm`)."]
+
+out += ["", "Every timed command: median wall time; fastest run and mean CPU time (user + system), which",
+        "waiting for a busy CPU does not inflate; peak RSS:", "",
+        "| command | median | fastest | CPU time | peak RSS |", "|---|---|---|---|---|"]
 for name, label in labels.items():
     if name in t:
         out.append(f"| {label} | {ms(t[name])} | {ms(fastest(name))} | {ms(cpu(name))} | {mb(rss(name))} |")
@@ -356,6 +459,9 @@ if any(counts.values()):
     for name, n in counts.items():
         if n:
             out.append(f"| {labels[name]} | {n:,} |")
+    if any("syscall: 444" in open(p, errors="replace").read() for p in glob.glob(f"{results}/*.vg")):
+        out += ["", "This valgrind does not know Landlock's system calls (444-446): under it the box cannot be set",
+                "up, so the `-c` counts above are of the path without it; the times are not."]
 
 out += ["", f"COMPOUND = `{compound}`  ", f"CHECK = `{check}`  ", f"DENY = `{deny}`", "",
         "<!-- compare.sh:end -->"]

@@ -48,10 +48,22 @@ def fail(message, hint=None):
     sys.exit(2)
 
 
-def find_binary():
-    """The most recently built of the release and debug binaries, so a stale one is never scored."""
+def build_dirs(profiles=("release", "debug")):
+    """Where Cargo puts the binary of each profile: target/<host tuple>/<profile> (the default
+    build names the host as its target: see .cargo/config.toml), then target/<profile> (a build
+    without a target, such as one with its own RUSTFLAGS and --config)."""
     target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
-    built = [b for b in (target / "release" / "agentsh", target / "debug" / "agentsh") if b.is_file()]
+    try:
+        host = subprocess.run(["rustc", "--print", "host-tuple"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        host = None
+    return [d for p in profiles for d in ([target / host / p] if host else []) + [target / p]]
+
+
+def find_binary(profiles=("release", "debug")):
+    """The most recently built binary of these profiles, so a stale one is never scored."""
+    built = [d / "agentsh" for d in build_dirs(profiles) if (d / "agentsh").is_file()]
     return max(built, key=lambda b: b.stat().st_mtime, default=None)
 
 
@@ -61,7 +73,7 @@ def binary(arg, default=None):
     `arg` is --bin; without it `default` is used, or else the newest build (find_binary)."""
     path = Path(arg) if arg else default if default is not None else find_binary()
     if path is None or not os.access(path, os.X_OK):
-        shown = path or "target/{release,debug}/agentsh"
+        shown = path or "target/[<host>/]{release,debug}/agentsh"
         fail(f"no agentsh binary at {shown}", "build it with `cargo build --release`, or pass --bin PATH")
     return path.resolve()
 
@@ -95,8 +107,11 @@ class Scratch:
     (WORKSPACE_FILES); otherwise it is empty.
     """
 
-    def __init__(self, workspace=False):
+    def __init__(self, workspace=False, sandbox=True):
         self.workspace = workspace
+        # `sandbox=False` writes a user config with `"sandbox": {"enabled": false}`: the judge
+        # alone, as on a machine without Landlock.
+        self.sandbox = sandbox
 
     def __enter__(self):
         self._tmp = tempfile.TemporaryDirectory(prefix=f"agentsh-{prog()}-")
@@ -119,6 +134,10 @@ class Scratch:
         }
         if self.workspace:
             self._make_workspace()
+        if not self.sandbox:
+            config = xdg["XDG_CONFIG_HOME"] / "agentsh"
+            config.mkdir(parents=True, exist_ok=True)
+            (config / "config.json").write_text('{"sandbox": {"enabled": false}}\n')
         return self
 
     def __exit__(self, *exc):

@@ -24,14 +24,14 @@ corpus or binary is unusable.
 import argparse
 import collections
 import json
-import os
 import random
 import re
 import sys
 import time
 from pathlib import Path
 
-from common import ROOT, SHARED_EVAL, Scratch, binary, check_all, default_jobs, fail, oneline, read_corpus
+from common import (SHARED_EVAL, Scratch, binary, build_dirs, check_all, default_jobs, fail, find_binary, oneline,
+                    read_corpus)
 
 DEFAULT_CORPUS = SHARED_EVAL / "friction" / "agent-corpus.jsonl"
 LABELS = ("benign", "risky", "unclear")
@@ -44,8 +44,7 @@ def main():
     if not corpus.is_file():
         fail(f"no corpus at {corpus}",
              "it sits at ../shared/eval/friction/agent-corpus.jsonl beside the checkout; pass --corpus PATH")
-    target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
-    bin_path = binary(args.bin, default=target / "release" / "agentsh")
+    bin_path = binary(args.bin, default=find_binary(("release",)) or build_dirs(("release",))[0] / "agentsh")
     rows = read_corpus(corpus, LABELS)
     if args.label:
         rows = [r for r in rows if r["label"] == args.label]
@@ -71,7 +70,7 @@ def main():
 
 def parse_args():
     p = argparse.ArgumentParser(description="Score the friction of `agentsh check` on real agents' commands.")
-    p.add_argument("--bin", help="the agentsh binary (default: target/release/agentsh)")
+    p.add_argument("--bin", help="the agentsh binary (default: the release build, target/<host>/release/agentsh)")
     p.add_argument("--corpus", help=f"the corpus (default: {DEFAULT_CORPUS})")
     p.add_argument("--label", choices=LABELS, help="judge only the commands with this label")
     p.add_argument("--limit", type=int, metavar="N", help="judge only the first N commands (after --label)")

@@ -3,7 +3,8 @@
 # 100 ms and a few MB). A benchmark, not a test: run it by hand on a release build.
 #   cargo build --release && sh eval/pathological.sh [path/to/agentsh]
 set -eu
-bin=${1:-${CARGO_TARGET_DIR:-target}/release/agentsh}
+# The default build names the host as its target (.cargo/config.toml): target/<host>/release.
+bin=${1:-${CARGO_TARGET_DIR:-target}/$(rustc --print host-tuple)/release/agentsh}
 [ -x "$bin" ] || { echo "no agentsh binary at $bin (build with cargo build --release)" >&2; exit 2; }
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
 rep() { printf "%${2}s" '' | sed "s/ /$1/g"; }

@@ -30,13 +30,13 @@ def main():
     rows = read_corpus(corpus, ("risky", "safe"))
 
     started = time.monotonic()
-    # In empty directories with a private HOME, so no config can apply.
-    with Scratch() as scratch:
+    # In empty directories with a private HOME, so no config of the person's can apply.
+    with Scratch(sandbox=args.sandbox == "on") as scratch:
         results = check_all(bin_path, [row["command"] for row in rows], scratch, args.jobs, args.timeout)
     for row, (verdict, error) in zip(rows, results):
         reasons = [r for seg in (verdict or {}).get("segments") or [] for r in seg.get("reasons") or []]
         row.update(decision=verdict and verdict["decision"], reason=str(reasons[0]) if reasons else None,
-                   error=error)
+                   error=error, runs_in=(verdict or {}).get("runs_in", "unconfined"))
     print(f"score: judged {len(rows)} commands with {bin_path} in {time.monotonic() - started:.1f}s",
           file=sys.stderr)
 
@@ -46,19 +46,28 @@ def main():
         print()
     else:
         print_report(summary)
-    sys.exit(0 if summary["risky"]["recall"] >= args.min_recall else 1)
+    ok = summary["risky"]["recall"] >= args.min_recall
+    if args.max_risky_unconfined is not None:
+        ok = ok and summary["risky"]["allowed_unconfined"] <= args.max_risky_unconfined
+    sys.exit(0 if ok else 1)
 
 
 def parse_args():
     p = argparse.ArgumentParser(description="Score `agentsh check` against the peer corpus.")
     p.add_argument("--corpus", help=f"the corpus (default: {DEFAULT_CORPUS})")
-    p.add_argument("--bin", help="the agentsh binary (default: the newer of target/release and target/debug)")
+    p.add_argument("--bin", help="the agentsh binary (default: the newer of the release and debug builds)")
     p.add_argument("--misses", type=int, default=0, metavar="N", help="list up to N risky commands allowed")
     p.add_argument("--false-alarms", type=int, default=0, metavar="N",
                    help="list up to N safe commands asked about or denied")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--min-recall", type=float, default=99.0, metavar="PCT",
                    help="exit 1 below this recall on risky commands (default: 99.0)")
+    p.add_argument("--sandbox", choices=("off", "on"), default="off",
+                   help="off (default): the judge alone, as on a machine without Landlock, which is what "
+                        "recall measures; on: as the gate judges here, where what the box contains is "
+                        "allowed in it")
+    p.add_argument("--max-risky-unconfined", type=int, metavar="N",
+                   help="exit 1 when more than N risky commands would run unconfined without asking")
     p.add_argument("--jobs", type=int, default=default_jobs(),
                    help="commands judged in parallel (default: twice the CPUs)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECS",
@@ -78,6 +87,10 @@ def summarize(rows, args, bin_path, corpus):
             "rate": round(100.0 * blocked / len(these), 2) if these else 0.0,
         }
     summary["risky"]["recall"] = summary["risky"].pop("rate")
+    summary["sandbox"] = args.sandbox
+    summary["risky"]["allowed_in_sandbox"] = sum(
+        1 for r in rows if r["label"] == "risky" and r["decision"] == "allow" and r["runs_in"] == "sandbox")
+    summary["risky"]["allowed_unconfined"] = summary["risky"]["allow"] - summary["risky"]["allowed_in_sandbox"]
     summary["safe"]["false_alarm_rate"] = summary["safe"].pop("rate")
 
     errors = collections.Counter(r["error"] for r in rows if r["error"])
@@ -107,8 +120,11 @@ def summarize(rows, args, bin_path, corpus):
 
 def print_report(s):
     risky, safe = s["risky"], s["safe"]
+    print(f"sandbox: {s['sandbox']}")
     print(f"recall on risky:     {risky['recall']:.2f}% ({risky['blocked']}/{risky['total']} blocked: "
           f"{risky['ask']} ask, {risky['deny']} deny; {risky['allow']} allowed, {risky['errors']} errors)")
+    print(f"risky allowed unconfined: {risky['allowed_unconfined']} "
+          f"(and {risky['allowed_in_sandbox']} allowed inside the sandbox)")
     print(f"false alarms (safe): {safe['false_alarm_rate']:.2f}% ({safe['blocked']}/{safe['total']}: "
           f"{safe['ask']} ask, {safe['deny']} deny; {safe['allow']} allowed, {safe['errors']} errors)")
     if s["errors"]:

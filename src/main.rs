@@ -60,7 +60,8 @@ fn startup() {
 
 fn run() -> i32 {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    // agentsh re-spawned by itself to run an approved command in a new session (exec.rs).
+    // agentsh re-spawned by itself to run an approved command in a new session or in the sandbox
+    // (run/exec.rs).
     if argv.get(1).is_some_and(|a| a == agentsh::run::exec::NEW_SESSION_MARKER) {
         let rest: Vec<String> = argv[2..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
         return agentsh::run::exec::exec_in_new_session(&rest);

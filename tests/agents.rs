@@ -11,8 +11,18 @@ struct Env {
 }
 
 impl Env {
-    fn new() -> Env {
+    /// With the sandbox on, as agentsh runs by default.
+    fn boxed() -> Env {
         Env { home: tempfile::tempdir().unwrap(), project: tempfile::tempdir().unwrap() }
+    }
+    fn new() -> Env {
+        let e = Env::boxed();
+        // Judged as without the sandbox: these tests are about the wrappers, and use commands
+        // (`chmod 777 x`) that the sandbox would run without asking.
+        let dir = e.home.path().join(".config/agentsh");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.json"), r#"{"sandbox": {"enabled": false}}"#).unwrap();
+        e
     }
     fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let mut c = Command::new(env!("CARGO_BIN_EXE_agentsh"));
@@ -70,7 +80,7 @@ fn cwd_file(tag: &str) -> String {
 
 #[test]
 fn claude_code_wrapper_runs_the_inner_command_and_passes_output_through() {
-    let e = Env::new();
+    let e = Env::boxed();
     let snap = e.snapshot("# Snapshot file\nunalias -a 2>/dev/null || true\nshopt -s expand_aliases\n");
     let cwd = cwd_file("run");
     let script = claude_script(&snap, "echo 'it ran' && exit 3", &cwd);
@@ -230,10 +240,73 @@ fn doctor_reports_an_unwired_agent_as_a_problem() {
     assert_eq!(claude["level"], "ok", "{claude}");
 }
 
+/// Issue 14: what each agent really uses, set up by init, and doctor telling the truth.
+#[test]
+fn init_sets_up_each_agents_real_wiring_and_doctor_checks_it() {
+    let e = Env::new();
+    let findings = |out: &Output| -> Vec<serde_json::Value> {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["findings"].as_array().unwrap().clone()
+    };
+    let about = |fs: &[serde_json::Value], check: &str, agent: &str| -> serde_json::Value {
+        fs.iter()
+            .find(|f| f["check"] == check && f["message"].as_str().unwrap().starts_with(agent))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {check} finding for {agent}: {fs:?}"))
+    };
+    // Claude Code: the hook, a `bash` link to agentsh, and CLAUDE_CODE_SHELL pointing at it.
+    let out = e.run(&["init", "claude-code", "--write"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let link = e.home.path().join(".local/share/agentsh/bin/bash");
+    assert_eq!(std::fs::canonicalize(&link).unwrap(), std::fs::canonicalize(env!("CARGO_BIN_EXE_agentsh")).unwrap());
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(e.home.path().join(".claude/settings.json")).unwrap()).unwrap();
+    assert_eq!(settings["env"]["CLAUDE_CODE_SHELL"], link.display().to_string());
+    let fs = findings(&e.run(&["doctor", "--json"], None));
+    assert_eq!(about(&fs, "shell", "Claude Code")["level"], "ok", "{fs:?}");
+    // The link behaves as bash: it runs shell text, and `bash approve ID` is a script, not agentsh's approve.
+    let as_bash = || {
+        let mut c = Command::new(&link);
+        c.current_dir(e.project.path())
+            .env("HOME", e.home.path())
+            .env("XDG_STATE_HOME", e.home.path().join(".local/state"))
+            .env("XDG_RUNTIME_DIR", e.home.path())
+            .stdin(Stdio::null());
+        c
+    };
+    let out = as_bash().args(["-c", "echo via-bash"]).output().unwrap();
+    assert_eq!(text(&out.stdout), "via-bash\n");
+    let out = as_bash().args(["approve", "0123456789ab"]).output().unwrap();
+    assert!(!text(&out.stdout).contains("allowed once"), "{}", text(&out.stdout));
+
+    // Codex: the hook and its trust record; without the record, doctor says Codex skips it.
+    let codex = e.home.path().join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(codex.join("config.toml"), "model = \"x\"\n").unwrap();
+    let out = e.run(&["init", "codex", "--write"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let config = std::fs::read_to_string(codex.join("config.toml")).unwrap();
+    assert!(config.starts_with("model = \"x\"\n"), "{config}");
+    let key = format!("[hooks.state.\"{}:pre_tool_use:0:0\"]", codex.join("hooks.json").display());
+    assert!(config.contains(&key), "{config}");
+    assert!(config.contains("trusted_hash = \"sha256:"), "{config}");
+    assert_eq!(about(&findings(&e.run(&["doctor", "--json"], None)), "hooks", "Codex")["level"], "ok");
+    // Twice is once.
+    e.run(&["init", "codex", "--write"], None);
+    assert_eq!(std::fs::read_to_string(codex.join("config.toml")).unwrap(), config);
+    std::fs::write(codex.join("config.toml"), "model = \"x\"\n").unwrap();
+    let f = about(&findings(&e.run(&["doctor", "--json"], None)), "hooks", "Codex");
+    assert_eq!(f["level"], "problem", "{f}");
+    assert!(f["message"].as_str().unwrap().contains("not trusted"), "{f}");
+}
+
 fn claude_finding(out: &Output) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let found =
-        v["findings"].as_array().unwrap().iter().find(|f| f["message"].as_str().unwrap().starts_with("Claude Code"));
+    let found = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "hooks" && f["message"].as_str().unwrap().starts_with("Claude Code"));
     found.cloned().unwrap_or_else(|| panic!("{v}"))
 }
 
@@ -278,7 +351,15 @@ fn hook_decisions_are_audited_and_an_unwritable_log_blocks() {
     let lines: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2, "{log}");
     assert_eq!((lines[0]["outcome"].as_str(), lines[0]["decision"].as_str()), (Some("hook"), Some("allow")));
-    assert_eq!(lines[1]["decided_by"]["detail"], "told the agent: deny");
+    // Issue 14: the record names the agent whose hook asked and its tool.
+    assert_eq!(lines[1]["decided_by"]["detail"], "told Claude Code (Bash): deny");
+    assert_eq!((lines[1]["agent"].as_str(), lines[1]["tool"].as_str()), (Some("Claude Code"), Some("Bash")));
+    let gemini = serde_json::json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+        "tool_input": {"command": "ls"}});
+    e.run(&["hook", "gemini"], Some(&gemini.to_string()));
+    let log = std::fs::read_to_string(e.home.path().join(".local/state/agentsh/audit.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!((last["agent"].as_str(), last["tool"].as_str()), (Some("Gemini CLI"), Some("run_shell_command")));
     // Nothing is allowed unrecorded.
     let state = e.home.path().join(".local/state");
     std::fs::remove_dir_all(state.join("agentsh")).unwrap();

@@ -1,15 +1,21 @@
-//! End-to-end tests of the approval prompt in real pseudo-terminals.
+//! End-to-end tests of the approval prompt in real terminals, and of where it must not appear.
 //!
-//! Each test spawns agentsh (or `sh -c` around it) with rexpect, which gives the child its own
-//! session with the pty as controlling terminal, so `/dev/tty` is the pty and agentsh is in
-//! its foreground: exactly what a person's terminal looks like. Keys are written to the pty
-//! master; the prompt and the command's output are read back from it. Whether a command ran
-//! is checked by the file it creates, never by its output alone.
+//! - **A person's terminal** is a tmux pane: tmux's server holds the pty's other side, as it does
+//!   for a person. Keys are sent with `tmux send-keys`, the screen is read with `capture-pane`.
+//! - **A pty the agent made** is modelled twice (issue 14: Codex's `exec_command` with `tty: true`
+//!   plus `write_stdin`): headless, with rexpect, where this test process holds the master; and
+//!   sitting in a terminal itself, with `script` run inside a tmux pane. Neither may see a prompt.
+//!
+//! Whether a command ran is checked by the file it creates, never by its output alone.
+//!
+//! tmux must be installed (`.ci/run` installs it). Without it these tests fail when `CI` is set,
+//! and are skipped with a note otherwise.
 
 use rexpect::process::WaitStatus;
 use rexpect::session::{Options, PtySession, spawn_with_options};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
@@ -21,6 +27,7 @@ const CONFIRM_SECS: u64 = 10;
 const EXPECT_MS: u64 = 8_000;
 const PROMPT: &str = "agentsh: approve this command?";
 const NOT_APPROVED: &str = "Error: Command was not approved (rejected or timed out).";
+const WAITING: &str = "agentsh: waiting for approval";
 
 /// A scratch HOME, XDG_CONFIG_HOME and project directory, so no real config is read or written.
 struct Fixture {
@@ -35,7 +42,21 @@ impl Fixture {
         }
         let settings = format!("{{\"confirmationTimeoutSeconds\": {CONFIRM_SECS}}}\n");
         std::fs::write(tmp.path().join("proj/.agents/terminal.json"), settings).unwrap();
+        // These tests are about the prompt: judged as without the sandbox, which would run
+        // their commands (`touch ran`) without asking.
+        std::fs::create_dir_all(tmp.path().join("xdg/agentsh")).unwrap();
+        std::fs::write(tmp.path().join("xdg/agentsh/config.json"), r#"{"sandbox": {"enabled": false}}"#).unwrap();
         Fixture { tmp }
+    }
+
+    /// With `approvalQueue: true` in the user config: a request with no person's terminal waits
+    /// in the queue instead of being refused at once.
+    fn with_queue() -> Fixture {
+        let f = Fixture::new();
+        std::fs::create_dir_all(f.tmp.path().join("xdg/agentsh")).unwrap();
+        let config = "{\"approvalQueue\": true, \"sandbox\": {\"enabled\": false}}\n";
+        std::fs::write(f.tmp.path().join("xdg/agentsh/config.json"), config).unwrap();
+        f
     }
 
     /// A path inside the project directory (the commands' cwd).
@@ -43,33 +64,76 @@ impl Fixture {
         self.tmp.path().join("proj").join(name)
     }
 
-    /// `program args` in the project directory with the scratch environment; `$AGENTSH` names
-    /// the binary for shell scripts.
+    /// The scratch environment; `$AGENTSH` names the binary for shell scripts.
+    fn env(&self) -> Vec<(&'static str, PathBuf)> {
+        let t = self.tmp.path();
+        vec![
+            ("HOME", t.join("home")),
+            ("XDG_CONFIG_HOME", t.join("xdg")),
+            ("XDG_STATE_HOME", t.join("state")),
+            // A private approval queue and pause state, never the person's real ones.
+            ("XDG_RUNTIME_DIR", t.to_path_buf()),
+            ("XDG_DATA_HOME", t.join("home/.local/share")),
+            ("AGENTSH", BIN.into()),
+            ("NO_COLOR", "1".into()),
+        ]
+    }
+
+    /// `program args` in the project directory with the scratch environment.
     fn command(&self, program: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new(program);
-        cmd.args(args)
-            .current_dir(self.path(""))
-            .env("HOME", self.tmp.path().join("home"))
-            .env("XDG_CONFIG_HOME", self.tmp.path().join("xdg"))
-            .env("XDG_STATE_HOME", self.tmp.path().join("state"))
-            // A private approval queue and pause state, never the person's real ones.
-            .env("XDG_RUNTIME_DIR", self.tmp.path())
-            .env("XDG_DATA_HOME", self.tmp.path().join("home/.local/share"))
-            .env("AGENTSH", BIN)
-            .env("NO_COLOR", "1")
-            .env("TERM", "xterm")
-            .env_remove("AGENTSH_ASK");
+        cmd.args(args).current_dir(self.path("")).envs(self.env()).env("TERM", "xterm").env_remove("AGENTSH_ASK");
         cmd
     }
 
-    /// `agentsh -c TEXT` on a fresh pty.
-    fn agentsh(&self, text: &str) -> PtySession {
+    /// `agentsh -c TEXT` on a fresh pty that this test process holds: an agent's pty.
+    fn agentsh_on_agent_pty(&self, text: &str) -> PtySession {
         pty(self.command(BIN, &["-c", text]), EXPECT_MS)
     }
 
-    /// `sh -c SCRIPT` on a fresh pty, for pipes, sleeps and `stty` around agentsh.
-    fn sh(&self, script: &str) -> PtySession {
+    /// `sh -c SCRIPT` on a fresh pty that this test process holds.
+    fn sh_on_agent_pty(&self, script: &str) -> PtySession {
         pty(self.command("sh", &["-c", script]), EXPECT_MS)
+    }
+
+    /// A tmux server of this test's own: the person's terminals. `None` (after a note) when tmux
+    /// is missing outside CI.
+    fn tmux(&self) -> Option<Tmux> {
+        Tmux::start(self)
+    }
+
+    /// The live request ids in the queue, once there are `n`.
+    fn pending(&self, n: usize) -> Vec<String> {
+        for _ in 0..200 {
+            let out = self.command(BIN, &["approvals", "--json"]).stdin(Stdio::null()).output().unwrap();
+            let listed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            let ids: Vec<String> = listed
+                .iter()
+                .filter(|r| r["state"] == "pending")
+                .filter_map(|r| r["id"].as_str().map(str::to_string))
+                .collect();
+            if ids.len() >= n {
+                return ids;
+            }
+            sleep(Duration::from_millis(50));
+        }
+        panic!("no {n} pending requests appeared");
+    }
+
+    /// The request file as the approvals UI reads it (with the high-risk code).
+    fn request_file(&self, id: &str) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.tmp.path().join("agentsh").join(format!("{id}.json"))).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// `agentsh approve ID [--code CODE]`, as the person in another terminal.
+    fn approve(&self, id: &str, code: Option<&str>) {
+        let mut args = vec!["approve", id];
+        if let Some(c) = code {
+            args.extend(["--code", c]);
+        }
+        let out = self.command(BIN, &args).stdin(Stdio::null()).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
     }
 }
 
@@ -78,23 +142,8 @@ fn pty(cmd: Command, expect_ms: u64) -> PtySession {
     spawn_with_options(cmd, options).expect("spawn on a pty")
 }
 
-/// Waits until the prompt is drawn and waiting for keys; returns the screen up to then.
-fn await_prompt(p: &mut PtySession) -> String {
-    let before = p.exp_string(PROMPT).expect("the prompt appears");
-    let block = p.exp_string("time left:").expect("the prompt's status line appears");
-    // The dialog flushes type-ahead right after drawing: let that happen before typing, as a
-    // person's reaction time always does.
-    sleep(Duration::from_millis(150));
-    format!("{before}{PROMPT}{block}")
-}
-
-fn keys(p: &mut PtySession, keys: &str) {
-    p.send(keys).expect("write to the pty");
-    p.flush().expect("flush the pty");
-}
-
-/// Reads to the end and returns the exit status and what was left on the screen.
-fn finish(p: &mut PtySession) -> (i32, String) {
+/// Reads a rexpect session to the end: the exit status and what was left on the screen.
+fn finish_pty(p: &mut PtySession) -> (i32, String) {
     let rest = p.exp_eof().expect("the program ends");
     match p.process().wait().expect("wait for the child") {
         WaitStatus::Exited(_, code) => (code, rest),
@@ -108,129 +157,146 @@ fn assert_rejected(status: i32, screen: &str, reason: &str) {
     assert!(screen.contains(reason), "want {reason:?}; screen:\n{screen}");
 }
 
-#[test]
-fn y_approves_and_the_exit_status_comes_through() {
-    let f = Fixture::new();
-    let mut p = f.agentsh("touch ran.txt; exit 3");
-    let screen = await_prompt(&mut p);
-    assert!(screen.contains("y: allow once"), "{screen}");
-    assert!(!f.path("ran.txt").exists(), "ran before it was approved");
-    keys(&mut p, "y");
-    let (status, rest) = finish(&mut p);
-    assert!(rest.contains("agentsh: allowed once"), "{rest}");
-    assert_eq!(status, 3, "{rest}");
-    assert!(f.path("ran.txt").exists(), "approved but did not run:\n{rest}");
+/// Nothing of a prompt: no dialog, no code, no key help.
+fn assert_no_prompt(screen: &str) {
+    for shown in [PROMPT, "type the code", "time left:", "y: allow once"] {
+        assert!(!screen.contains(shown), "{shown:?} was drawn on a terminal that is not the person's:\n{screen}");
+    }
 }
 
-#[test]
-fn n_rejects_and_nothing_runs() {
-    let f = Fixture::new();
-    let mut p = f.agentsh("touch ran.txt");
-    await_prompt(&mut p);
-    keys(&mut p, "n");
-    let (status, rest) = finish(&mut p);
-    assert_rejected(status, &rest, "rejected by the person at the terminal");
-    assert!(!f.path("ran.txt").exists());
+// ---------------------------------------------------------------------------------------------
+// tmux: the person's terminal
+
+/// A tmux server on a socket of the test's own, started with the fixture's environment (every
+/// pane inherits it). Killed on drop.
+struct Tmux {
+    socket: PathBuf,
+    cwd: PathBuf,
 }
 
-#[test]
-fn no_answer_times_out_on_time() {
-    let f = Fixture::new();
-    let start = Instant::now();
-    let mut p = pty(f.command(BIN, &["-c", "touch ran.txt"]), (CONFIRM_SECS + 10) * 1000);
-    await_prompt(&mut p);
-    let (status, rest) = finish(&mut p);
-    let elapsed = start.elapsed();
-    assert_rejected(status, &rest, "timed out: no one answered");
-    assert!(rest.contains(&format!("agentsh: timed out after {CONFIRM_SECS}s")), "{rest}");
-    let secs = elapsed.as_secs_f64();
-    assert!((9.0..15.0).contains(&secs), "took {secs:.1}s for a {CONFIRM_SECS}s timeout");
-    assert!(!f.path("ran.txt").exists());
+impl Tmux {
+    fn start(f: &Fixture) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            let why = "tmux is not installed (apt-get install -y tmux)";
+            assert!(std::env::var_os("CI").is_none(), "{why}: the prompt tests need it in CI");
+            eprintln!("note: skipped: {why}");
+            return None;
+        }
+        let socket = f.tmp.path().join("tmux.sock");
+        let out = Command::new("tmux")
+            .args(["-u", "-S"])
+            .arg(&socket)
+            .args(["-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "160", "-y", "50", "sleep 100000"])
+            .current_dir(f.path(""))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("SHELL", "/bin/sh")
+            .env("LANG", "C.UTF-8")
+            .envs(f.env())
+            .output()
+            .expect("run tmux");
+        assert!(out.status.success(), "tmux did not start: {out:?}");
+        Some(Tmux { socket, cwd: f.path("") })
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().expect("run tmux")
+    }
+
+    /// A new pane (in a session of its own, so tests may open them from several threads) running
+    /// `sh -c SCRIPT`, which prints `[exit N]` when it ends and then stays.
+    fn window(&self, script: &str) -> Pane<'_> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!("w{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let wrapped = format!("{script}\necho \"[exit $?]\"; exec sleep 100000");
+        let cwd = self.cwd.display().to_string();
+        let out = self.run(&[
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-s",
+            &name,
+            "-x",
+            "160",
+            "-y",
+            "50",
+            "-c",
+            &cwd,
+            "sh",
+            "-c",
+            &wrapped,
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        Pane { tmux: self, id: String::from_utf8_lossy(&out.stdout).trim().to_string() }
+    }
 }
 
-#[test]
-fn ctrl_c_rejects_and_restores_the_terminal() {
-    let f = Fixture::new();
-    let mut p = f.sh(r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt'; echo $? > status; stty -g > after"#);
-    await_prompt(&mut p);
-    p.send_control('c').unwrap();
-    let (status, rest) = finish(&mut p);
-    assert_eq!(status, 0, "the shell went on after agentsh:\n{rest}");
-    assert_rejected(126, &rest, "rejected by the person at the terminal");
-    let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
-    assert_eq!(read("status").trim(), "126");
-    assert!(!read("before").trim().is_empty());
-    assert_eq!(read("before"), read("after"), "terminal settings changed");
-    assert!(!f.path("ran.txt").exists());
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
 }
 
-#[test]
-fn sigterm_while_asking_rejects_and_restores_the_terminal() {
-    let f = Fixture::new();
-    // Without job control the background job stays in the foreground process group.
-    let mut p = f.sh(
-        r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt' & echo $! > pid; wait $!; echo $? > status; stty -g > after"#,
-    );
-    await_prompt(&mut p);
-    let pid = std::fs::read_to_string(f.path("pid")).unwrap();
-    assert!(Command::new("kill").args(["-TERM", pid.trim()]).status().unwrap().success());
-    let (status, rest) = finish(&mut p);
-    assert_eq!(status, 0, "the shell went on after agentsh:\n{rest}");
-    assert_rejected(126, &rest, "interrupted by SIGTERM");
-    let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
-    assert_eq!(read("status").trim(), "143", "agentsh did not die of the SIGTERM it was sent");
-    assert_eq!(read("before"), read("after"), "terminal settings changed");
-    assert!(!f.path("ran.txt").exists());
+/// One pane of the person's tmux.
+struct Pane<'a> {
+    tmux: &'a Tmux,
+    id: String,
 }
 
-#[test]
-fn a_y_piped_to_stdin_does_not_approve() {
-    let f = Fixture::new();
-    let mut p = f.sh(r#"yes y | head -n 100 | "$AGENTSH" -c 'touch ran.txt'"#);
-    await_prompt(&mut p);
-    assert!(!f.path("ran.txt").exists(), "stdin approved it");
-    keys(&mut p, "n");
-    let (status, rest) = finish(&mut p);
-    assert_rejected(status, &rest, "rejected by the person at the terminal");
-    assert!(!f.path("ran.txt").exists());
-}
+impl Pane<'_> {
+    /// Everything on the pane, its history included.
+    fn screen(&self) -> String {
+        let out = self.tmux.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", &self.id]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
 
-#[test]
-fn keys_typed_before_the_prompt_are_discarded() {
-    let f = Fixture::new();
-    let mut p = f.sh(r#"sleep 1; "$AGENTSH" -c 'touch ran.txt'"#);
-    // Typed while the shell sleeps: queued on the terminal before agentsh has started.
-    sleep(Duration::from_millis(300));
-    keys(&mut p, "y");
-    await_prompt(&mut p);
-    assert!(!f.path("ran.txt").exists(), "type-ahead approved it");
-    keys(&mut p, "n");
-    let (status, rest) = finish(&mut p);
-    assert_rejected(status, &rest, "rejected by the person at the terminal");
-    assert!(!f.path("ran.txt").exists());
-}
+    /// Waits until `text` is on the pane `times` times; returns the screen.
+    fn wait_for_n(&self, text: &str, times: usize, ms: u64) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.matches(text).count() >= times {
+                return screen;
+            }
+            assert!(start.elapsed() < Duration::from_millis(ms), "no {text:?} (x{times}) on the pane:\n{screen}");
+            sleep(Duration::from_millis(50));
+        }
+    }
 
-#[test]
-fn high_risk_needs_the_code() {
-    let f = Fixture::new();
-    let text = "rm -rf ./build && touch ran";
-    std::fs::create_dir(f.path("build")).unwrap();
+    fn wait_for(&self, text: &str) -> String {
+        self.wait_for_n(text, 1, EXPECT_MS)
+    }
 
-    let mut p = f.agentsh(text);
-    let screen = await_prompt(&mut p);
-    assert!(screen.contains("HIGH"), "{screen}");
-    keys(&mut p, "y\r");
-    let (status, rest) = finish(&mut p);
-    assert_rejected(status, &rest, "rejected by the person at the terminal");
-    assert!(f.path("build").exists() && !f.path("ran").exists());
+    /// Waits until the prompt is drawn and waiting for keys; returns the screen.
+    fn await_prompt(&self) -> String {
+        self.wait_for_n("time left:", 1, EXPECT_MS);
+        // The dialog flushes type-ahead right after drawing: let that happen before typing, as a
+        // person's reaction time always does.
+        sleep(Duration::from_millis(150));
+        self.screen()
+    }
 
-    let mut p = f.agentsh(text);
-    let screen = await_prompt(&mut p);
-    let code = code_on(&screen);
-    keys(&mut p, &format!("{code}\r"));
-    let (status, rest) = finish(&mut p);
-    assert_eq!(status, 0, "{rest}");
-    assert!(!f.path("build").exists() && f.path("ran").exists(), "{rest}");
+    /// Types `text` as it is.
+    fn keys(&self, text: &str) {
+        let out = self.tmux.run(&["send-keys", "-t", &self.id, "-l", text]);
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    /// Presses a named key (`Enter`, `C-c`).
+    fn press(&self, key: &str) {
+        let out = self.tmux.run(&["send-keys", "-t", &self.id, key]);
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    /// Waits for the script to end; its exit status and the whole screen.
+    fn finish(&self, ms: u64) -> (i32, String) {
+        let screen = self.wait_for_n("[exit ", 1, ms);
+        let after = screen.rsplit("[exit ").next().unwrap_or_default();
+        let code = after.split(']').next().and_then(|n| n.parse().ok());
+        (code.unwrap_or_else(|| panic!("no exit status on the pane:\n{screen}")), screen)
+    }
 }
 
 /// The approval code shown in "type the code NNNN then Enter".
@@ -241,24 +307,154 @@ fn code_on(screen: &str) -> String {
     code
 }
 
+// ---------------------------------------------------------------------------------------------
+// The prompt on the person's terminal
+
+#[test]
+fn y_approves_and_the_exit_status_comes_through() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#""$AGENTSH" -c 'touch ran.txt; exit 3'"#);
+    let screen = pane.await_prompt();
+    assert!(screen.contains(PROMPT) && screen.contains("y: allow once"), "{screen}");
+    assert!(!f.path("ran.txt").exists(), "ran before it was approved");
+    pane.keys("y");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert!(screen.contains("agentsh: allowed once"), "{screen}");
+    assert_eq!(status, 3, "{screen}");
+    assert!(f.path("ran.txt").exists(), "approved but did not run:\n{screen}");
+}
+
+#[test]
+fn n_rejects_and_nothing_runs() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#""$AGENTSH" -c 'touch ran.txt'"#);
+    pane.await_prompt();
+    pane.keys("n");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_rejected(status, &screen, "rejected by the person at the terminal");
+    assert!(!f.path("ran.txt").exists());
+}
+
+#[test]
+fn no_answer_times_out_on_time() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let start = Instant::now();
+    let pane = tmux.window(r#""$AGENTSH" -c 'touch ran.txt'"#);
+    pane.await_prompt();
+    let (status, screen) = pane.finish((CONFIRM_SECS + 10) * 1000);
+    let secs = start.elapsed().as_secs_f64();
+    assert_rejected(status, &screen, "timed out: no one answered");
+    assert!(screen.contains(&format!("agentsh: timed out after {CONFIRM_SECS}s")), "{screen}");
+    assert!((9.0..15.0).contains(&secs), "took {secs:.1}s for a {CONFIRM_SECS}s timeout");
+    assert!(!f.path("ran.txt").exists());
+}
+
+#[test]
+fn ctrl_c_rejects_and_restores_the_terminal() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt'; echo $? > status; stty -g > after"#);
+    pane.await_prompt();
+    pane.press("C-c");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 0, "the shell went on after agentsh:\n{screen}");
+    assert_rejected(126, &screen, "rejected by the person at the terminal");
+    let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
+    assert_eq!(read("status").trim(), "126");
+    assert!(!read("before").trim().is_empty());
+    assert_eq!(read("before"), read("after"), "terminal settings changed");
+    assert!(!f.path("ran.txt").exists());
+}
+
+#[test]
+fn sigterm_while_asking_rejects_and_restores_the_terminal() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    // Without job control the background job stays in the foreground process group.
+    let pane = tmux.window(
+        r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt' & echo $! > pid; wait $!; echo $? > status; stty -g > after"#,
+    );
+    pane.await_prompt();
+    let pid = std::fs::read_to_string(f.path("pid")).unwrap();
+    assert!(Command::new("kill").args(["-TERM", pid.trim()]).status().unwrap().success());
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 0, "the shell went on after agentsh:\n{screen}");
+    assert_rejected(126, &screen, "interrupted by SIGTERM");
+    let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
+    assert_eq!(read("status").trim(), "143", "agentsh did not die of the SIGTERM it was sent");
+    assert_eq!(read("before"), read("after"), "terminal settings changed");
+    assert!(!f.path("ran.txt").exists());
+}
+
+#[test]
+fn a_y_piped_to_stdin_does_not_approve() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#"yes y | head -n 100 | "$AGENTSH" -c 'touch ran.txt'"#);
+    pane.await_prompt();
+    assert!(!f.path("ran.txt").exists(), "stdin approved it");
+    pane.keys("n");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_rejected(status, &screen, "rejected by the person at the terminal");
+    assert!(!f.path("ran.txt").exists());
+}
+
+#[test]
+fn keys_typed_before_the_prompt_are_discarded() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#"sleep 1; "$AGENTSH" -c 'touch ran.txt'"#);
+    // Typed while the shell sleeps: queued on the terminal before agentsh has started.
+    sleep(Duration::from_millis(300));
+    pane.keys("y");
+    pane.await_prompt();
+    assert!(!f.path("ran.txt").exists(), "type-ahead approved it");
+    pane.keys("n");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_rejected(status, &screen, "rejected by the person at the terminal");
+    assert!(!f.path("ran.txt").exists());
+}
+
+#[test]
+fn high_risk_needs_the_code() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let run = r#""$AGENTSH" -c 'rm -rf ./build && touch ran'"#;
+    std::fs::create_dir(f.path("build")).unwrap();
+
+    let pane = tmux.window(run);
+    let screen = pane.await_prompt();
+    assert!(screen.contains("HIGH"), "{screen}");
+    pane.keys("y");
+    pane.press("Enter");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_rejected(status, &screen, "rejected by the person at the terminal");
+    assert!(f.path("build").exists() && !f.path("ran").exists());
+
+    let pane = tmux.window(run);
+    let screen = pane.await_prompt();
+    pane.keys(&code_on(&screen));
+    pane.press("Enter");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 0, "{screen}");
+    assert!(!f.path("build").exists() && f.path("ran").exists(), "{screen}");
+}
+
 #[test]
 fn always_saves_the_entry_and_the_next_run_does_not_ask() {
     let f = Fixture::new();
-    let mut p = f.agentsh("touch ran.txt");
-    await_prompt(&mut p);
-    keys(&mut p, "a");
-    let (_, seen) = p
-        .exp_any(vec![
-            rexpect::ReadUntil::String("always allow which rule?".into()),
-            rexpect::ReadUntil::String("allowed, and always".into()),
-        ])
-        .expect("always is offered");
-    if seen.contains("which rule") {
-        p.exp_string("1. touch ran.txt").expect("the whole command is the first choice");
-        keys(&mut p, "1");
-    }
-    let (status, rest) = finish(&mut p);
-    assert_eq!(status, 0, "{rest}");
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#""$AGENTSH" -c 'touch ran.txt'"#);
+    pane.await_prompt();
+    pane.keys("a");
+    let screen = pane.wait_for("1. touch ran.txt");
+    assert!(screen.contains("always allow which rule?"), "{screen}");
+    pane.keys("1");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 0, "{screen}");
     assert!(f.path("ran.txt").exists());
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(f.path(".agents/terminal.json")).unwrap()).unwrap();
@@ -266,63 +462,47 @@ fn always_saves_the_entry_and_the_next_run_does_not_ask() {
     assert_eq!(json["confirmationTimeoutSeconds"], CONFIRM_SECS, "other settings were lost: {json}");
 
     std::fs::remove_file(f.path("ran.txt")).unwrap();
-    let mut p = f.agentsh("touch ran.txt");
-    let (status, screen) = finish(&mut p);
+    let pane = tmux.window(r#""$AGENTSH" -c 'touch ran.txt'"#);
+    let (status, screen) = pane.finish(EXPECT_MS);
     assert_eq!(status, 0, "{screen}");
     assert!(!screen.contains(PROMPT), "asked again:\n{screen}");
     assert!(f.path("ran.txt").exists());
 }
 
-#[test]
-fn no_terminal_refuses_at_once() {
-    let f = Fixture::new();
-    let start = Instant::now();
-    // setsid(1): a new session has no controlling terminal, so /dev/tty cannot be opened.
-    let out = f
-        .command("setsid", &[BIN, "-c", "touch ran.txt"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run setsid (util-linux)");
-    let elapsed = start.elapsed();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_rejected(out.status.code().unwrap_or(-1), &stderr, "no one to ask");
-    assert!(stderr.contains("no controlling terminal"), "{stderr}");
-    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
-    assert!(!f.path("ran.txt").exists());
-}
-
-/// Runs a loosening management command on a pty and confirms it with the code shown.
-fn confirm_on_pty(f: &Fixture, args: &[&str]) -> (i32, String) {
-    let mut p = pty(f.command(BIN, args), EXPECT_MS);
-    let screen = await_prompt(&mut p);
-    keys(&mut p, &format!("{}\r", code_on(&screen)));
-    let (status, rest) = finish(&mut p);
-    (status, format!("{screen}{rest}"))
+/// Runs a loosening management command in a tmux window and confirms it with the code shown.
+fn confirm_in(tmux: &Tmux, args: &str) -> (i32, String) {
+    let pane = tmux.window(&format!("\"$AGENTSH\" {args}"));
+    let screen = pane.await_prompt();
+    pane.keys(&code_on(&screen));
+    pane.press("Enter");
+    pane.finish(EXPECT_MS)
 }
 
 #[test]
 fn whitelist_add_needs_the_person_and_concurrent_adds_lose_nothing() {
-    // Each `whitelist add` is confirmed on its own pty, 8 writers at once: every entry survives,
-    // and agentsh's own writes keep the project file trusted.
+    // Each `whitelist add` is confirmed in its own window, 8 writers at once: every entry
+    // survives, and agentsh's own writes keep the project file trusted.
     const WRITERS: usize = 8;
     const EACH: usize = 5;
     let f = Fixture::new();
-    let mut p = pty(f.command(BIN, &["whitelist", "add", "touch"]), EXPECT_MS);
-    let screen = await_prompt(&mut p);
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#""$AGENTSH" whitelist add touch"#);
+    let screen = pane.await_prompt();
     assert!(screen.contains("adds `touch` to the whitelist"), "{screen}");
-    keys(&mut p, "y\r");
-    let (status, rest) = finish(&mut p);
-    assert_eq!(status, 1, "{rest}");
-    assert!(rest.contains("not confirmed: rejected"), "{rest}");
+    pane.keys("y");
+    pane.press("Enter");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 1, "{screen}");
+    assert!(screen.contains("not confirmed: rejected"), "{screen}");
     let unchanged = std::fs::read_to_string(f.path(".agents/terminal.json")).unwrap();
     assert!(!unchanged.contains("touch"), "{unchanged}");
 
     std::thread::scope(|s| {
         for w in 0..WRITERS {
-            let f = &f;
+            let tmux = &tmux;
             s.spawn(move || {
                 for i in 0..EACH {
-                    let (status, screen) = confirm_on_pty(f, &["whitelist", "add", &format!("cmd-{w}-{i}")]);
+                    let (status, screen) = confirm_in(tmux, &format!("whitelist add cmd-{w}-{i}"));
                     assert_eq!(status, 0, "{screen}");
                 }
             });
@@ -344,6 +524,7 @@ fn whitelist_add_needs_the_person_and_concurrent_adds_lose_nothing() {
 #[test]
 fn trust_shows_the_loosening_parts_and_needs_the_code() {
     let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
     std::fs::write(
         f.path(".agents/terminal.json"),
         format!("{{\"confirmationTimeoutSeconds\": {CONFIRM_SECS}, \"commandWhitelist\": [\"touch\"]}}\n"),
@@ -351,7 +532,7 @@ fn trust_shows_the_loosening_parts_and_needs_the_code() {
     .unwrap();
     let check = || f.command(BIN, &["check", "touch ran.txt"]).stdin(Stdio::null()).output().unwrap().status.code();
     assert_eq!(check(), Some(10), "an untrusted whitelist applied");
-    let (status, screen) = confirm_on_pty(&f, &["trust"]);
+    let (status, screen) = confirm_in(&tmux, "trust");
     assert_eq!(status, 0, "{screen}");
     assert!(screen.contains("whitelist entry `touch`"), "{screen}");
     assert!(screen.contains("trusted "), "{screen}");
@@ -362,31 +543,15 @@ fn trust_shows_the_loosening_parts_and_needs_the_code() {
 }
 
 #[test]
-fn commands_that_do_not_need_the_terminal_cannot_reach_it() {
-    // A command whose stdin is not the terminal runs in its own session: it cannot open
-    // /dev/tty, so nothing it leaves behind can push keystrokes (TIOCSTI) into a later prompt.
-    let f = Fixture::new();
-    let probe = "if true </dev/tty 2>/dev/null; then echo has-tty; else echo no-tty; fi";
-    let mut p = f.sh(&format!("\"$AGENTSH\" -c '{probe}' < /dev/null"));
-    let (status, screen) = finish(&mut p);
-    assert_eq!(status, 0, "{screen}");
-    assert!(screen.contains("no-tty"), "{screen}");
-    // With the terminal on stdin (an editor, a pager), it keeps the terminal.
-    let mut p = f.agentsh(probe);
-    let (status, screen) = finish(&mut p);
-    assert_eq!(status, 0, "{screen}");
-    assert!(screen.contains("has-tty"), "{screen}");
-}
-
-#[test]
 fn the_audit_log_records_the_persons_answers() {
     let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
     for key in ["y", "n"] {
-        let mut p = f.agentsh("touch answered.txt");
-        await_prompt(&mut p);
+        let pane = tmux.window(r#""$AGENTSH" -c 'touch answered.txt'"#);
+        pane.await_prompt();
         sleep(Duration::from_millis(200));
-        keys(&mut p, key);
-        finish(&mut p);
+        pane.keys(key);
+        pane.finish(EXPECT_MS);
     }
     let log = std::fs::read_to_string(f.tmp.path().join("state/agentsh/audit.jsonl")).expect("the audit log");
     let records: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -406,18 +571,212 @@ fn the_audit_log_records_the_persons_answers() {
 #[test]
 fn an_answer_from_the_queue_ends_the_prompt_and_restores_the_terminal() {
     let f = Fixture::new();
-    let mut p = f.sh(r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt'; echo $? > status; stty -g > after"#);
-    await_prompt(&mut p);
-    let out = f.command(BIN, &["approvals", "--json"]).output().unwrap();
-    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = listed[0]["id"].as_str().expect("the prompt's request is in the queue").to_string();
-    let approved = f.command(BIN, &["approve", &id]).output().unwrap();
-    assert!(approved.status.success(), "{approved:?}");
-    let (status, rest) = finish(&mut p);
-    assert_eq!(status, 0, "{rest}");
-    assert!(rest.contains("answered in `agentsh approvals`: allowed once"), "screen:\n{rest}");
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#"stty -g > before; "$AGENTSH" -c 'touch ran.txt'; echo $? > status; stty -g > after"#);
+    pane.await_prompt();
+    let ids = f.pending(1);
+    f.approve(&ids[0], None);
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("answered in `agentsh approvals`: allowed once"), "screen:\n{screen}");
     let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
     assert_eq!(read("status").trim(), "0");
     assert_eq!(read("before"), read("after"), "terminal settings changed");
     assert!(f.path("ran.txt").exists());
+}
+
+/// Claude Code's start-up ran two commands at once and both prompted on one terminal: the
+/// person's `y` approved the one they were not reading. One prompt at a time, each whole.
+#[test]
+fn two_prompts_never_share_a_terminal() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    // Both in the terminal's foreground (no job control in `sh -c`), started together.
+    let pane = tmux.window(r#""$AGENTSH" -c 'touch a.txt' & "$AGENTSH" -c 'touch b.txt'; wait"#);
+    let first = pane.await_prompt();
+    // The second has registered and is waiting its turn: still one prompt on the screen.
+    f.pending(2);
+    sleep(Duration::from_millis(1500));
+    let screen = pane.screen();
+    assert_eq!(screen.matches(PROMPT).count(), 1, "two prompts at once:\n{screen}");
+    let (asked, other) = if first.contains("touch a.txt") { ("a.txt", "b.txt") } else { ("b.txt", "a.txt") };
+    pane.keys("y");
+    // Then the second prompt, for the other command, whole and on its own.
+    pane.wait_for_n(PROMPT, 2, EXPECT_MS);
+    // The first prompt's status line became its outcome; the second has its own.
+    let start = Instant::now();
+    let screen = loop {
+        let screen = pane.screen();
+        let after = screen.split("agentsh: allowed once").nth(1).unwrap_or_default();
+        if after.contains("time left:") {
+            break screen;
+        }
+        assert!(start.elapsed() < Duration::from_millis(EXPECT_MS), "no second prompt:\n{screen}");
+        sleep(Duration::from_millis(50));
+    };
+    sleep(Duration::from_millis(150));
+    let second = &screen[screen.find("agentsh: allowed once").expect("the first was answered")..];
+    assert!(second.contains(&format!("touch {other}")), "{screen}");
+    assert!(f.path(asked).exists(), "the `y` did not approve the command on the screen:\n{screen}");
+    pane.keys("n");
+    let (_, screen) = pane.finish(EXPECT_MS);
+    assert!(!f.path(other).exists(), "{screen}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A pty the agent made: no prompt, the request goes to the person's channel
+
+/// Headless: this test process holds the master, as Codex does for `exec_command` with
+/// `tty: true`. With no `agentsh approvals` open, the agent reads why it was refused, at once.
+#[test]
+fn an_agents_pty_gets_no_prompt_and_the_agent_reads_why() {
+    let f = Fixture::new();
+    let start = Instant::now();
+    let mut p = f.agentsh_on_agent_pty("touch ran.txt");
+    let (status, screen) = finish_pty(&mut p);
+    assert_no_prompt(&screen);
+    assert_rejected(status, &screen, "is not a person's terminal");
+    assert!(screen.contains("which is not a terminal program"), "{screen}");
+    assert!(start.elapsed() < Duration::from_secs(3), "took {:?}", start.elapsed());
+    assert!(!f.path("ran.txt").exists());
+}
+
+/// The live probe of issue 14 (`../shared/live/README.md`, "Manual probes"), made harder: the
+/// agent types `y` and the right code into its pty. The request waits in the queue, the agent
+/// reads one line saying so, and only the person's answer there runs it.
+#[test]
+fn on_an_agents_pty_the_request_waits_in_the_queue_and_typing_cannot_answer_it() {
+    let f = Fixture::with_queue();
+    std::fs::create_dir(f.path("build")).unwrap();
+    let mut p = f.agentsh_on_agent_pty("rm -rf ./build && touch ran");
+    let (mut before, _) = p.exp_regex(r"request [0-9a-f]{12}").expect("the waiting line");
+    let ids = f.pending(1);
+    let code = f.request_file(&ids[0])["code"].as_str().expect("a high-risk code in the queue").to_string();
+    // Everything agentsh shows on the pty before the agent types (the pty echoes what it types).
+    let until = Instant::now() + Duration::from_millis(700);
+    while Instant::now() < until {
+        match p.try_read() {
+            Some(c) => before.push(c),
+            None => sleep(Duration::from_millis(20)),
+        }
+    }
+    assert_no_prompt(&before);
+    assert!(!before.contains(&code), "the code reached the agent's pty:\n{before}");
+    // The agent types everything it could: y, a, the code (as if it had read it somewhere).
+    p.send(&format!("y\ra1\r{code}\r")).unwrap();
+    p.flush().unwrap();
+    sleep(Duration::from_millis(500));
+    assert!(f.path("build").exists() && !f.path("ran").exists(), "typing into its own pty approved it");
+    f.approve(&ids[0], Some(&code));
+    let (status, rest) = finish_pty(&mut p);
+    let screen = format!("{before}{rest}");
+    assert_eq!(status, 0, "{screen}");
+    assert!(!f.path("build").exists() && f.path("ran").exists(), "{screen}");
+    assert_no_prompt(&screen);
+    let waiting: Vec<&str> = before.lines().filter(|l| l.starts_with("agentsh:")).collect();
+    assert_eq!(waiting.len(), 1, "{screen}");
+    assert!(waiting[0].starts_with(WAITING), "{screen}");
+}
+
+/// `script` sits in the person's tmux pane and makes a pty for what it runs, as an agent's UI in
+/// the person's terminal does. agentsh on that pty must not draw on it, though a person is
+/// typing into the pane above it.
+#[test]
+fn a_pty_made_by_a_program_in_the_persons_terminal_gets_no_prompt() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#"script -qec '"$AGENTSH" -c "touch ran.txt"' /dev/null"#);
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_no_prompt(&screen);
+    assert_rejected(status, &screen, "its other side is held by `script`");
+    assert!(!f.path("ran.txt").exists());
+
+    // With the queue on: it waits there; keys typed into the pane reach only `script`'s pty.
+    let f = Fixture::with_queue();
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#"script -qec '"$AGENTSH" -c "touch ran.txt"' /dev/null"#);
+    pane.wait_for(WAITING);
+    let ids = f.pending(1);
+    pane.keys("y");
+    sleep(Duration::from_millis(500));
+    assert!(!f.path("ran.txt").exists(), "a key typed into the pty approved it");
+    f.approve(&ids[0], None);
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 0, "{screen}");
+    assert_no_prompt(&screen);
+    assert!(f.path("ran.txt").exists(), "{screen}");
+}
+
+/// A tmux pane is the person's only while every terminal tmux shows it on is: here the agent has
+/// attached a client from a pty it holds, so it can read the pane and type into it.
+#[test]
+fn the_persons_tmux_attached_from_an_agents_pty_is_not_the_persons() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let mut client = pty(
+        {
+            let mut c = Command::new("tmux");
+            c.arg("-S").arg(&tmux.socket).args(["attach", "-t", "t"]).env("TERM", "xterm");
+            c
+        },
+        EXPECT_MS,
+    );
+    // Attached once tmux lists a client.
+    let start = Instant::now();
+    while String::from_utf8_lossy(&tmux.run(&["list-clients"]).stdout).trim().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(5), "the client did not attach");
+        sleep(Duration::from_millis(50));
+    }
+    let pane = tmux.window(r#""$AGENTSH" -c 'touch ran.txt'"#);
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_no_prompt(&screen);
+    assert_rejected(status, &screen, "also shows it on");
+    assert!(!f.path("ran.txt").exists());
+    let _ = client.send_control('b');
+    drop(client);
+}
+
+#[test]
+fn the_approvals_ui_refuses_an_agents_pty() {
+    // It shows the codes of high-risk requests and answers requests.
+    let f = Fixture::new();
+    let mut p = pty(f.command(BIN, &["approvals"]), EXPECT_MS);
+    let (status, screen) = finish_pty(&mut p);
+    assert_ne!(status, 0, "{screen}");
+    assert!(screen.contains("the approvals UI needs a person's terminal"), "{screen}");
+}
+
+#[test]
+fn no_terminal_refuses_at_once() {
+    let f = Fixture::new();
+    let start = Instant::now();
+    // setsid(1): a new session has no controlling terminal, so /dev/tty cannot be opened.
+    let out = f
+        .command("setsid", &[BIN, "-c", "touch ran.txt"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run setsid (util-linux)");
+    let elapsed = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_rejected(out.status.code().unwrap_or(-1), &stderr, "no one to ask");
+    assert!(stderr.contains("no controlling terminal"), "{stderr}");
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+    assert!(!f.path("ran.txt").exists());
+}
+
+#[test]
+fn commands_that_do_not_need_the_terminal_cannot_reach_it() {
+    // A command whose stdin is not the terminal runs in its own session: it cannot open
+    // /dev/tty, so nothing it leaves behind can push keystrokes (TIOCSTI) into a later prompt.
+    let f = Fixture::new();
+    let probe = "if true </dev/tty 2>/dev/null; then echo has-tty; else echo no-tty; fi";
+    let mut p = f.sh_on_agent_pty(&format!("\"$AGENTSH\" -c '{probe}' < /dev/null"));
+    let (status, screen) = finish_pty(&mut p);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("no-tty"), "{screen}");
+    // With the terminal on stdin (an editor, a pager), it keeps the terminal.
+    let mut p = f.agentsh_on_agent_pty(probe);
+    let (status, screen) = finish_pty(&mut p);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("has-tty"), "{screen}");
 }

@@ -2,6 +2,10 @@
 //! and holds commands while the person has paused the agent. It turns queue replies into
 //! prompt answers; it must never take an answer from stdin, arguments or the environment.
 //!
+//! The prompt is drawn only on a person's terminal (`terminal_owner`): a pty the agent made is
+//! treated as no terminal, and nothing of the prompt, above all not the code, is written there.
+//! One prompt at a time per terminal (`terminal_turn`).
+//!
 //! When there is no terminal, agentsh waits in the queue only when someone could answer: an
 //! `agentsh approvals` UI is open, or the user config (never the project's, which the agent can
 //! edit) sets `approvalQueue: true`. Otherwise it refuses at once, as before.
@@ -9,6 +13,8 @@
 use crate::ask::pause::{self, Mode};
 use crate::ask::prompt::{self, Answer, KeyEvent, Keys, PromptRequest};
 use crate::ask::queue::{self, Parent, Pending, Reply, Request, Verdict};
+use crate::ask::terminal_owner::{self, Owner};
+use crate::ask::terminal_turn::{self, Turn};
 use crate::ask::tty::{Quiet, Tty};
 use crate::text::sanitize::sanitize;
 use std::io;
@@ -17,7 +23,7 @@ use std::time::{Duration, Instant};
 /// Asks the person: on the terminal when agentsh has one, and in the queue when it is wanted.
 /// `queue_setting` is the user config's `approvalQueue`.
 pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
-    let tty = Tty::open().and_then(|t| t.check_foreground().map(|()| t));
+    let tty = persons_terminal();
     let dir = queue::dir();
     let wanted = match (&tty, &dir) {
         (Ok(_), Ok(_)) => true,
@@ -42,7 +48,7 @@ pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
         );
     }
     match (tty, pending) {
-        (Ok(tty), pending) => on_terminal(&tty, pending.as_ref(), req),
+        (Ok(tty), pending) => in_turn(&tty, pending.as_ref(), req),
         (Err(_), Some(p)) => in_queue(&p, req, Some(Instant::now() + req.timeout)).unwrap_or(Answer::TimedOut),
         (Err(why), None) => {
             let queue = match dir {
@@ -57,9 +63,76 @@ pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
 /// Asks on the controlling terminal only, never in the queue: for agentsh's own loosening
 /// management commands (`whitelist add`, `trust`), which a person confirms where they typed them.
 pub fn ask_on_terminal(req: &PromptRequest) -> Answer {
-    match Tty::open().and_then(|t| t.check_foreground().map(|()| t)) {
-        Ok(tty) => on_terminal(&tty, None, req),
+    match persons_terminal() {
+        Ok(tty) => in_turn(&tty, None, req),
         Err(why) => Answer::NoTerminal(why.to_string()),
+    }
+}
+
+/// The controlling terminal, established to be the person's.
+pub struct PersonsTerminal {
+    pub tty: Tty,
+    /// What serves it, e.g. "tmux (pid 12)".
+    pub served_by: String,
+    /// The device, for the one-prompt-at-a-time lock.
+    key: String,
+}
+
+/// The controlling terminal, when agentsh is in its foreground and it is a person's, not a pty
+/// the agent made (`terminal_owner`); `Err` says why nothing may be drawn there. The /proc
+/// reading runs only here, when a prompt is about to be drawn.
+pub fn persons_terminal() -> Result<PersonsTerminal, String> {
+    let tty = Tty::open()?;
+    tty.check_foreground()?;
+    match terminal_owner::check() {
+        (Owner::Person(served_by), Some(key)) => Ok(PersonsTerminal { tty, served_by, key }),
+        (Owner::Person(_), None) => Err("cannot tell which terminal device this is".to_string()),
+        (Owner::NotPerson(why), _) => Err(why),
+    }
+}
+
+/// The prompt on the person's terminal once no other prompt is drawn there (`terminal_turn`).
+/// The wait counts against the prompt's timeout, and an answer from the queue ends it.
+fn in_turn(terminal: &PersonsTerminal, pending: Option<&Pending>, req: &PromptRequest) -> Answer {
+    let deadline = Instant::now() + req.timeout;
+    let turn = match wait_for_turn(&terminal.key, pending, req, deadline) {
+        Ok(turn) => turn,
+        Err(answer) => return answer,
+    };
+    let left = PromptRequest { timeout: deadline.saturating_duration_since(Instant::now()), ..req.clone() };
+    let answer = on_terminal(&terminal.tty, pending, &left);
+    drop(turn);
+    answer
+}
+
+/// Waits until no other prompt holds the terminal `key`, polling every 100 ms; `Err` is the
+/// answer that ended the wait (from the queue, the deadline, a signal).
+fn wait_for_turn(key: &str, pending: Option<&Pending>, req: &PromptRequest, deadline: Instant) -> Result<Turn, Answer> {
+    let cannot = |e: String| Answer::NoTerminal(format!("cannot take turns on the terminal: {e}"));
+    let dir = queue::dir().map_err(cannot)?;
+    let mut quiet = None;
+    let wake = pending.and_then(|p| p.wake_fd().ok());
+    loop {
+        match terminal_turn::try_take(&dir, key) {
+            Ok(Some(turn)) => return Ok(turn),
+            Ok(None) => {}
+            Err(e) => return Err(cannot(e.to_string())),
+        }
+        if let Some(reply) = pending.and_then(Pending::take_reply) {
+            return Err(to_answer(&reply, req));
+        }
+        let Some(left) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
+            return Err(Answer::TimedOut);
+        };
+        if quiet.is_none() {
+            quiet = Some(Quiet::block().map_err(|e| cannot(format!("cannot wait for signals: {e}")))?);
+        }
+        let waited = quiet.as_ref().map(|q| q.wait(wake.as_ref(), left.min(Duration::from_millis(100))));
+        match waited {
+            Some(Ok(KeyEvent::Signal(name))) => return Err(Answer::Interrupted(name)),
+            Some(Err(e)) => return Err(cannot(format!("cannot wait: {e}"))),
+            _ => {}
+        }
     }
 }
 

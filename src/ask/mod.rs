@@ -8,4 +8,6 @@ pub mod approval;
 pub mod pause;
 pub mod prompt;
 pub mod queue;
+pub mod terminal_owner;
+pub mod terminal_turn;
 pub mod tty;

@@ -3,7 +3,7 @@
 //! it must not judge commands, decide what an answer means, or draw anything.
 //!
 //! The protocol (README, "Approving from another terminal"):
-//! - The directory is `$XDG_RUNTIME_DIR/agentsh`, else `/tmp/agentsh-UID`. It is created 0700 and
+//! - The directory is `$XDG_RUNTIME_DIR/agentsh`, else `~/.local/state/agentsh/queue`. It is created 0700 and
 //!   refused when it is a symlink, not owned by this user, or open to the group or others.
 //! - A waiting agentsh writes `ID.json` (0600): a temp file it has already locked (flock,
 //!   exclusive) is renamed into place, and the lock is held until the wait ends. A request whose
@@ -104,14 +104,20 @@ pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+/// Where the queue is: `$XDG_RUNTIME_DIR/agentsh`, else `queue` in agentsh's state directory.
+/// Never in /tmp, which sandboxed commands may write (run/sandbox.rs denies this directory).
+pub fn path() -> Option<PathBuf> {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| Path::new(v).is_absolute()) {
+        Some(run) => Some(PathBuf::from(run).join("agentsh")),
+        None => crate::policy::dirs::state_dir().map(|s| s.join("queue")),
+    }
+}
+
 /// The queue directory, created if missing and checked. `Err` says why it cannot be used.
 pub fn dir() -> Result<PathBuf, String> {
     let uid = nix::unistd::geteuid().as_raw();
-    let path = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| Path::new(v).is_absolute()) {
-        Some(run) => PathBuf::from(run).join("agentsh"),
-        None => PathBuf::from(format!("/tmp/agentsh-{uid}")),
-    };
-    match fs::DirBuilder::new().mode(0o700).create(&path) {
+    let path = path().ok_or("no runtime or home directory to keep it in")?;
+    match fs::DirBuilder::new().recursive(true).mode(0o700).create(&path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
@@ -208,6 +214,7 @@ pub struct Pending {
 impl Pending {
     /// Registers `request` under a fresh id (the `id` field is replaced).
     pub fn register(dir: &Path, mut request: Request) -> Result<Pending, String> {
+        reap_stale(dir);
         request.id = new_id().map_err(|e| format!("cannot make a request id: {e}"))?;
         // Watch before the request is visible, so no answer can slip in unseen.
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)
@@ -257,6 +264,11 @@ impl Drop for Pending {
 /// Every request in the queue, oldest first. Stale requests (their waiter is gone) are
 /// returned once with `live: false` and removed.
 pub fn list(dir: &Path) -> io::Result<Vec<Listed>> {
+    list_with(dir, &record_abandoned)
+}
+
+/// [`list`], with what to do for each abandoned request it reaps.
+fn list_with(dir: &Path, abandoned: &dyn Fn(&Request)) -> io::Result<Vec<Listed>> {
     let mut out = Vec::new();
     for entry in fs::read_dir(dir)? {
         let name = entry?.file_name();
@@ -274,14 +286,59 @@ pub fn list(dir: &Path) -> io::Result<Vec<Listed>> {
             Err(fs::TryLockError::WouldBlock) => true,
             Err(fs::TryLockError::Error(_)) => continue,
         };
-        if !live {
-            let _ = fs::remove_file(dir.join(format!("{id}.answer")));
-            let _ = fs::remove_file(&path);
+        if !live && !reap(dir, &path, &request, abandoned) {
+            // Someone else reaped it first: it is theirs to report.
+            continue;
         }
         out.push(Listed { request, live });
     }
     out.sort_by(|a, b| (a.request.time, &a.request.id).cmp(&(b.request.time, &b.request.id)));
     Ok(out)
+}
+
+/// Claims a request whose waiter is gone (only one of several concurrent listers can rename it
+/// away), has its "abandoned" audit record written, and removes it. Returns false when another
+/// process claimed it first. Issue 14: a waiter killed by SIGKILL writes nothing itself, so
+/// without this the trail would not show that the command was asked about.
+fn reap(dir: &Path, path: &Path, request: &Request, abandoned: &dyn Fn(&Request)) -> bool {
+    let claimed = dir.join(format!(".{}.reaped.{}", request.id, std::process::id()));
+    if fs::rename(path, &claimed).is_err() {
+        return false;
+    }
+    abandoned(request);
+    let _ = fs::remove_file(dir.join(format!("{}.answer", request.id)));
+    let _ = fs::remove_file(&claimed);
+    true
+}
+
+/// The audit record of an abandoned request.
+fn record_abandoned(request: &Request) {
+    let record = crate::record::audit::AbandonedRequest {
+        request_id: &request.id,
+        command: &request.command,
+        cwd: &request.cwd,
+        risk: &request.risk,
+        category: &request.category,
+        reasons: &request.reasons,
+        pid: request.pid,
+        parent_pid: request.parent.pid,
+        parent_name: &request.parent.name,
+        asked: request.time,
+    };
+    if let Err(why) = crate::record::audit::abandoned(&record) {
+        eprintln!(
+            "agentsh: warning: cannot record abandoned request {}: {}",
+            request.id,
+            crate::text::sanitize::sanitize(&why)
+        );
+    }
+}
+
+/// Reaps requests whose waiter is gone (see [`reap`]): every agentsh that registers a request,
+/// and `agentsh log`, do it, so an abandoned request is recorded without anyone opening
+/// `agentsh approvals`.
+pub fn reap_stale(dir: &Path) {
+    let _ = list(dir);
 }
 
 /// The live request `id`, or why it cannot be answered.
@@ -408,11 +465,16 @@ mod tests {
         r.id = "0123456789ab".into();
         // Written as a killed waiter leaves it: in place, with no lock held.
         fs::write(d.path().join("0123456789ab.json"), serde_json::to_vec(&r).unwrap()).unwrap();
-        let listed = list(d.path()).unwrap();
+        let seen = std::cell::RefCell::new(Vec::new());
+        let record = |r: &Request| seen.borrow_mut().push(r.id.clone());
+        let listed = list_with(d.path(), &record).unwrap();
         assert_eq!(listed.len(), 1);
         assert!(!listed[0].live);
-        assert!(find(d.path(), "0123456789ab").is_err());
-        assert!(list(d.path()).unwrap().is_empty());
+        // Recorded once as abandoned (issue 14), then gone for every later reader.
+        assert_eq!(*seen.borrow(), ["0123456789ab"]);
+        assert!(list_with(d.path(), &record).unwrap().is_empty());
+        assert_eq!(seen.borrow().len(), 1);
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -24,7 +24,7 @@ Examples:
   agentsh check --json -- 'git push'  the same, as JSON for scripts
   agentsh whitelist add 'npm test'    let a command run without asking
   agentsh log --since 1h              what ran, was asked about or denied in the last hour
-  SHELL=$(command -v agentsh) my-agent   make an agent's commands go through agentsh
+  agentsh init claude-code --write    put agentsh in front of Claude Code (codex, gemini too)
 
 Exit status:
   the command's own      when it ran
@@ -130,10 +130,11 @@ Examples:
 
 const INIT_AFTER_HELP: &str = "\
 Examples:
-  agentsh init claude-code            print the hook settings for ~/.claude/settings.json
-  agentsh init claude-code --write    merge them in (shows the diff, keeps a backup)
-  agentsh init codex --write          ~/.codex/hooks.json
-  agentsh init gemini --write         ~/.gemini/settings.json
+  agentsh init claude-code            print the settings for ~/.claude/settings.json
+  agentsh init claude-code --write    merge the hook and CLAUDE_CODE_SHELL in (shows the diff,
+                                      keeps a backup), link ~/.local/share/agentsh/bin/bash
+  agentsh init codex --write          ~/.codex/hooks.json, its trust record in config.toml, the link
+  agentsh init gemini --write         ~/.gemini/settings.json and the link (run gemini with it on PATH)
   eval \"$(agentsh init bash)\"         gate this interactive bash (add it to ~/.bashrc)
   agentsh init zsh --write            add that line to ~/.zshrc
 
@@ -227,11 +228,11 @@ pub struct HookArgs {
 /// What `agentsh init` wires agentsh into.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitTarget {
-    /// A PreToolUse hook in ~/.claude/settings.json
+    /// A PreToolUse hook and CLAUDE_CODE_SHELL in ~/.claude/settings.json, and a bash link to agentsh
     ClaudeCode,
-    /// A PreToolUse hook in ~/.codex/hooks.json
+    /// A PreToolUse hook in ~/.codex/hooks.json with its trust record, and a bash link to agentsh
     Codex,
-    /// A BeforeTool hook in ~/.gemini/settings.json
+    /// A BeforeTool hook in ~/.gemini/settings.json, and a bash link to agentsh
     Gemini,
     /// A hook that gates each command line of an interactive bash (~/.bashrc)
     Bash,
@@ -410,10 +411,47 @@ pub fn parse_args(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
     if let Some(shell) = crate::cli::fast_path::shell_form(&argv) {
         return Ok(shell);
     }
+    let argv = if invoked_as_shell(&argv) { shell_only(argv) } else { argv };
     if let Some(check) = crate::cli::fast_path::check_form(&argv) {
         return Ok(check);
     }
     parse_with_clap(argv)
+}
+
+/// Names under which agentsh stands in for a shell (`agentsh init` links `bash` to it for the
+/// agents that only run a shell by that name).
+const SHELL_NAMES: &[&str] = &["bash", "sh"];
+
+/// Whether argv[0] is a shell's name: then agentsh takes only a shell's arguments.
+pub fn invoked_as_shell(argv: &[OsString]) -> bool {
+    argv.first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| SHELL_NAMES.contains(&n))
+}
+
+/// As `bash`, a first word is a script, never a subcommand: `bash approve ID` (or a script
+/// named `check` on PATH) must not reach agentsh's management commands, which an agent could
+/// use to answer its own request. A `--` goes before the first operand.
+fn shell_only(mut argv: Vec<OsString>) -> Vec<OsString> {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].to_string_lossy();
+        if a == "--" {
+            return argv;
+        }
+        if a == "-o" || a == "+o" {
+            i += 2;
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            i += 1;
+            continue;
+        }
+        argv.insert(i, OsString::from("--"));
+        return argv;
+    }
+    argv
 }
 
 /// The full clap parse: every form, `--help`, `--version` and every usage error.
@@ -521,6 +559,27 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(shell(&["./check"]).0, Source::Script { path: "./check".into(), args: vec![] });
+    }
+
+    #[test]
+    fn as_bash_a_first_word_is_a_script_never_a_subcommand() {
+        let parse = |args: &[&str]| parse_args(args.iter().map(OsString::from).collect()).unwrap();
+        for (argv0, args) in [
+            ("bash", &["approve", "0123456789ab"][..]),
+            ("/home/u/.local/share/agentsh/bin/bash", &["whitelist", "add", "x"]),
+            ("sh", &["-l", "check", "ls"]),
+            ("bash", &["-o", "pipefail", "deny", "x"]),
+        ] {
+            let argv: Vec<&str> = std::iter::once(argv0).chain(args.iter().copied()).collect();
+            match parse(&argv) {
+                Invocation::Shell { source: Source::Script { path, .. }, .. } => {
+                    assert!(["approve", "whitelist", "check", "deny"].contains(&path.as_str()), "{argv:?}")
+                }
+                other => panic!("{argv:?} parsed as {other:?}"),
+            }
+        }
+        assert!(matches!(parse(&["bash", "-c", "ls"]), Invocation::Shell { .. }));
+        assert!(matches!(parse(&["agentsh", "approve", "0123456789ab"]), Invocation::Manage(_)));
     }
 
     #[test]

@@ -5,7 +5,6 @@
 
 use crate::ask::prompt::{KeyEvent, Keys, Style};
 use crate::ask::queue::{self, Listed, Reply};
-use crate::ask::tty::Tty;
 use crate::cli::ApprovalsArgs;
 use crate::commands::queue::{approval, print_json, rejection};
 use crate::text::sanitize::sanitize;
@@ -22,9 +21,11 @@ pub fn run(args: ApprovalsArgs) -> Result<i32> {
         return print_json();
     }
     let dir = queue::dir().map_err(|e| anyhow!("the approval queue is unavailable: {e}"))?;
-    let tty = Tty::open()
-        .and_then(|t| t.check_foreground().map(|()| t))
-        .map_err(|e| anyhow!("the approvals UI needs a terminal ({e}); scripts can use `agentsh approvals --json`"))?;
+    // It shows approval codes and answers requests: only on a person's terminal, never on a pty
+    // an agent made (issue 14).
+    let tty = crate::ask::approval::persons_terminal().map(|t| t.tty).map_err(|e| {
+        anyhow!("the approvals UI needs a person's terminal ({e}); scripts can use `agentsh approvals --json`")
+    })?;
     // While this is held, a headless agentsh waits here instead of refusing at once.
     let _watching = queue::watch(&dir).context("cannot mark the queue as watched")?;
     let changes = queue::watch_changes(&dir).context("cannot watch the queue")?;

@@ -34,6 +34,14 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     crate::run::explain::print_warnings(&config.warnings);
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = crate::run::gate::ask_requested(args.ask);
+    // What the gate would do here: judged with the box it would run the command in. An
+    // interactive shell (`--prompt`) runs the line itself, unconfined: nothing is allowed there
+    // because a box would have contained it.
+    config.policy.sandbox = if args.prompt {
+        crate::judge::decide::Sandbox::Off("an interactive shell runs the line itself, outside the sandbox".into())
+    } else {
+        crate::run::gate::sandbox_for(&config.sandbox, &cwd).1
+    };
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));
@@ -74,7 +82,13 @@ fn admit(
     cwd: &std::path::Path,
 ) -> i32 {
     // The same decision, pause, prompt and audit record as the gate itself.
-    match crate::run::gate::admit(verdict, config, cwd) {
+    // An interactive shell runs the line itself, unconfined.
+    let sandbox = crate::record::audit::BoxLine {
+        runs_in: "unconfined".into(),
+        why: Some("checked for an interactive shell, which runs it itself".into()),
+        ..Default::default()
+    };
+    match crate::run::gate::admit(verdict, config, cwd, sandbox) {
         Ok(_) => ALLOW,
         Err(_) => DENY,
     }

@@ -42,6 +42,7 @@ pub const CHECKS: &[Check] = &[
     Check { name: "queue", run: approval_queue },
     Check { name: "terminal", run: terminal },
     Check { name: "tiocsti", run: tiocsti },
+    Check { name: "sandbox", run: sandbox },
 ];
 
 /// What the checks look at, gathered once.
@@ -105,31 +106,120 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
     Ok(if ok { 0 } else { 1 })
 }
 
+/// Whether each agent's shell route reaches agentsh, by what each version really uses
+/// (measured live, issue 14): Claude Code 2.1 `CLAUDE_CODE_SHELL` (environment or settings.json
+/// `env`), else `$SHELL`, and only a path containing `bash` or `zsh`; Codex 0.169 the login
+/// shell of the passwd entry (by file name), never `$SHELL`; Gemini CLI 0.61 `bash` from PATH.
 fn shell_route(f: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
-    for var in ["SHELL", "CLAUDE_CODE_SHELL"] {
-        let msg = match (f.env)(var) {
-            Some(v) if f.reaches_agentsh(&v) => {
-                let note = if var == "SHELL" {
-                    " (Claude Code ignores it: its path has neither bash nor zsh; set CLAUDE_CODE_SHELL)"
-                } else {
-                    ""
-                };
-                finding("shell", Level::Ok, format!("{var}={v} reaches agentsh{note}"), None)
+    // Claude Code.
+    let settings_env = claude_settings_file(f)
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v["env"]["CLAUDE_CODE_SHELL"].as_str().map(str::to_string));
+    let claude = (f.env)("CLAUDE_CODE_SHELL")
+        .map(|v| (v, "CLAUDE_CODE_SHELL"))
+        .or(settings_env.map(|v| (v, "settings.json env.CLAUDE_CODE_SHELL")))
+        .or((f.env)("SHELL").map(|v| (v, "SHELL")));
+    out.push(match claude {
+        Some((v, from)) if !(v.contains("bash") || v.contains("zsh")) => finding(
+            "shell",
+            if f.reaches_agentsh(&v) { Level::Problem } else { Level::Info },
+            format!("Claude Code: {from}={v} is ignored (Claude Code takes only a path containing bash or zsh)"),
+            Some("agentsh init claude-code --write (links ~/.local/share/agentsh/bin/bash and sets CLAUDE_CODE_SHELL)"),
+        ),
+        Some((v, from)) if f.reaches_agentsh(&v) => {
+            finding("shell", Level::Ok, format!("Claude Code: {from}={v} is agentsh"), None)
+        }
+        Some((v, from)) => finding(
+            "shell",
+            Level::Info,
+            format!("Claude Code: {from}={v} is not agentsh"),
+            Some("agentsh init claude-code --write"),
+        ),
+        None => finding("shell", Level::Info, "Claude Code: no CLAUDE_CODE_SHELL or SHELL".into(), None),
+    });
+    // Codex: the passwd entry's shell, by file name.
+    let login = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten().map(|u| u.shell);
+    out.push(match login {
+        Some(sh) if f.reaches_agentsh(&sh.display().to_string()) => {
+            let named = sh.file_name().and_then(|n| n.to_str()).is_some_and(|n| ["bash", "zsh", "sh"].contains(&n));
+            if named {
+                finding(
+                    "shell",
+                    Level::Ok,
+                    format!("Codex: the login shell {} is agentsh (the model can still choose another shell: the hook is the gate)", sh.display()),
+                    None,
+                )
+            } else {
+                finding(
+                    "shell",
+                    Level::Problem,
+                    format!("Codex: the login shell {} is agentsh, but Codex only runs one named bash, zsh or sh", sh.display()),
+                    Some("chsh -s ~/.local/share/agentsh/bin/bash (after agentsh init codex --write)"),
+                )
             }
-            Some(v) => finding(
-                "shell",
-                Level::Info,
-                format!(
-                    "{var}={v} does not reach agentsh: agents using it run commands unjudged unless a hook is installed"
-                ),
-                Some(&format!("{var}=$(command -v agentsh) your-agent, or install a hook (agentsh init claude-code)")),
-            ),
-            None => finding("shell", Level::Info, format!("{var} is not set"), None),
-        };
-        out.push(msg);
+        }
+        Some(sh) => finding(
+            "shell",
+            Level::Info,
+            format!("Codex: the login shell {} is not agentsh (Codex ignores $SHELL); its hook is the gate", sh.display()),
+            None,
+        ),
+        None => finding("shell", Level::Info, "Codex: no passwd entry for this user".into(), None),
+    });
+    // Gemini CLI: bash from PATH.
+    out.push(if f.reaches_agentsh("bash") {
+        finding("shell", Level::Ok, "Gemini CLI: `bash` on this PATH is agentsh".into(), None)
+    } else {
+        finding(
+            "shell",
+            Level::Info,
+            "Gemini CLI: `bash` on this PATH is not agentsh".into(),
+            Some("start Gemini CLI as PATH=~/.local/share/agentsh/bin:\"$PATH\" gemini (agentsh init gemini --write links it)"),
+        )
+    });
+    if let Some(v) = (f.env)("SHELL").filter(|v| f.reaches_agentsh(v)) {
+        out.push(finding(
+            "shell",
+            Level::Info,
+            format!("SHELL={v} is agentsh, but none of Claude Code 2.1 (without bash in the path), Codex 0.169 or Gemini CLI 0.61 runs $SHELL"),
+            None,
+        ));
     }
     out
+}
+
+fn claude_settings_file(f: &Facts) -> Option<PathBuf> {
+    (f.env)("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| f.home.as_ref().map(|h| h.join(".claude")))
+        .map(|d| d.join("settings.json"))
+}
+
+/// Codex skips a hook nobody trusted, silently: the trust record must be in config.toml and
+/// match the hook as it is now (an edit to the hook revokes it).
+fn codex_trusted(hooks_file: &Path) -> Result<(), String> {
+    let Some((key, hash)) = crate::commands::init::codex_expected_trust(hooks_file) else {
+        return Err("cannot read the agentsh hook's place in hooks.json".into());
+    };
+    let config = hooks_file.with_file_name("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap_or_default();
+    let header = format!("[hooks.state.{}]", Value::String(key.clone()));
+    let mut lines = text.lines().skip_while(|l| l.trim() != header);
+    if lines.next().is_none() {
+        return Err(format!("no trust record [hooks.state.\"{key}\"] in {}", config.display()));
+    }
+    let recorded = lines.take_while(|l| !l.trim_start().starts_with('[')).find_map(|l| {
+        l.trim()
+            .strip_prefix("trusted_hash")
+            .map(|r| r.trim().trim_start_matches('=').trim().trim_matches('"').to_string())
+    });
+    match recorded {
+        Some(h) if h == hash => Ok(()),
+        Some(h) => Err(format!("its trust record in {} is for another version of the hook ({h})", config.display())),
+        None => Err(format!("no trusted_hash under {header} in {}", config.display())),
+    }
 }
 
 /// The agents agentsh can hook, as data: config directory, settings file, hook marker.
@@ -208,7 +298,19 @@ fn agent_hooks(f: &Facts) -> Vec<Finding> {
         match hook {
             Some(cmd) => {
                 let program = shlex::split(&cmd).and_then(|w| w.into_iter().next()).unwrap_or_default();
-                if f.reaches_agentsh(&program) {
+                let untrusted = if a.protocol == "codex" { codex_trusted(&file).err() } else { None };
+                if let (true, Some(why)) = (f.reaches_agentsh(&program), untrusted) {
+                    out.push(finding(
+                        "hooks",
+                        Level::Problem,
+                        format!(
+                            "{}: the hook in {} is not trusted, so Codex skips it silently: {why}",
+                            a.agent,
+                            file.display()
+                        ),
+                        Some("agentsh init codex --write (writes the trust record), or trust it in Codex's /hooks"),
+                    ));
+                } else if f.reaches_agentsh(&program) {
                     out.push(finding(
                         "hooks",
                         Level::Ok,
@@ -369,17 +471,30 @@ fn approval_queue(_: &Facts) -> Vec<Finding> {
 }
 
 fn terminal(_: &Facts) -> Vec<Finding> {
-    vec![match crate::ask::tty::Tty::open() {
-        Ok(_) => {
-            finding("terminal", Level::Ok, "a controlling terminal is available for approval prompts".into(), None)
-        }
+    let found = match crate::ask::tty::Tty::open() {
         Err(e) => finding(
             "terminal",
             Level::Info,
             format!("{e}: commands that need approval are refused here"),
             Some("run the agent from a terminal, use a hook (the agent asks), or whitelist the commands it needs"),
         ),
-    }]
+        // Prompts are drawn only on a person's terminal: say whose this one is.
+        Ok(_) => match crate::ask::approval::persons_terminal() {
+            Ok(t) => finding(
+                "terminal",
+                Level::Ok,
+                format!("approval prompts are drawn on this terminal, a person's: {}", t.served_by),
+                None,
+            ),
+            Err(why) => finding(
+                "terminal",
+                Level::Info,
+                format!("no approval prompt is drawn here: {why}"),
+                Some("answer in `agentsh approvals`, open in the person's own terminal"),
+            ),
+        },
+    };
+    vec![found]
 }
 
 fn tiocsti(_: &Facts) -> Vec<Finding> {
@@ -400,6 +515,80 @@ fn tiocsti(_: &Facts) -> Vec<Finding> {
             None,
         ),
     }]
+}
+
+/// The kernel box (issue 15): Landlock's ABI, each feature by the ABI that brings it, and the
+/// namespaces that keep the workspace's code paths read-only.
+fn sandbox(f: &Facts) -> Vec<Finding> {
+    use crate::run::sandbox::{self, MIN_ABI, Namespaces};
+    let config = crate::policy::config::load(&f.cwd);
+    let support = sandbox::probe();
+    let mut out = Vec::new();
+    if !config.sandbox.enabled {
+        let from = config.sandbox.enabled_from.as_deref().unwrap_or("the config");
+        out.push(finding(
+            "sandbox",
+            Level::Info,
+            format!("off: sandbox.enabled is false in {from}; commands run unconfined and only what the judge allows runs unasked"),
+            None,
+        ));
+    }
+    match support.landlock_abi {
+        None => out.push(finding(
+            "sandbox",
+            Level::Problem,
+            "this kernel has no Landlock: commands run unconfined, and everything the box would contain asks".into(),
+            Some("use Linux 6.2 or later with Landlock enabled (CONFIG_SECURITY_LANDLOCK, and landlock in lsm=)"),
+        )),
+        Some(abi) if abi < MIN_ABI => out.push(finding(
+            "sandbox",
+            Level::Problem,
+            format!("Landlock ABI {abi} is older than the {MIN_ABI} the box needs: commands run unconfined"),
+            Some("use Linux 6.2 or later"),
+        )),
+        Some(abi) => {
+            let has =
+                |n: u8, what: &str| if abi >= n { format!("{what}: yes") } else { format!("{what}: no (ABI {n})") };
+            out.push(finding(
+                "sandbox",
+                Level::Ok,
+                format!(
+                    "Landlock ABI {abi}: files: yes; {}; {}; {}",
+                    has(4, "network off"),
+                    has(5, "terminal ioctls (TIOCSTI)"),
+                    has(6, "signals and abstract sockets scoped")
+                ),
+                None,
+            ));
+            if abi < 6 {
+                out.push(finding(
+                    "sandbox",
+                    Level::Info,
+                    "this kernel cannot scope signals (ABI 6): a confined command can signal your other processes"
+                        .into(),
+                    None,
+                ));
+            }
+        }
+    }
+    match support.namespaces {
+        Namespaces::Available => out.push(finding(
+            "sandbox",
+            Level::Ok,
+            "user and mount namespaces: .git/hooks, .git/config and .agents are read-only inside the box".into(),
+            None,
+        )),
+        Namespaces::Unavailable(why) | Namespaces::Unknown(why) => out.push(finding(
+            "sandbox",
+            Level::Info,
+            format!(
+                "no user and mount namespaces ({why}): .git/hooks, .git/config and .agents stay writable inside the box; \
+                 only the writes to them that agentsh sees in a command's text ask"
+            ),
+            Some("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor setting)"),
+        )),
+    }
+    out
 }
 
 #[cfg(test)]

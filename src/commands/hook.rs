@@ -91,7 +91,13 @@ pub fn run(args: HookArgs) -> Result<i32> {
     let mut input = Vec::new();
     let read = std::io::stdin().take(MAX_INPUT_BYTES + 1).read_to_end(&mut input);
     let reply = match read {
-        Ok(_) => respond(protocol(proto), &input, &judge_in),
+        Ok(_) => {
+            let p = protocol(proto);
+            // The allowed command is handed back as `agentsh -c '<command>'`, so it runs through
+            // agentsh (and its sandbox) rather than the agent's own shell.
+            let me = std::env::current_exe().ok().and_then(|p| p.to_str().map(str::to_string));
+            respond(p, &input, &|command, cwd| judge_in(p, command, cwd), me.as_deref())
+        }
         Err(e) => Reply::block(format!("agentsh: cannot read the hook input: {e}; the command is blocked")),
     };
     if let Some(out) = &reply.stdout {
@@ -105,11 +111,11 @@ pub fn run(args: HookArgs) -> Result<i32> {
 
 /// Loads the config for `cwd` and judges, exactly as the gate does.
 /// The decision is recorded in the audit log; if that fails, nothing is allowed.
-fn judge_in(command: &str, cwd: &Path) -> Verdict {
+fn judge_in(p: &Protocol, command: &str, cwd: &Path) -> Verdict {
     let mut config = crate::policy::config::load(cwd);
     crate::run::explain::print_warnings(&config.warnings);
     let mut v = crate::run::judging::judge_once(command, std::mem::take(&mut config.policy));
-    let trail = crate::record::audit::Trail::new(&config, cwd);
+    let trail = crate::record::audit::Trail::new(&config, cwd).for_hook(p.agent, p.tool);
     if trail.record(&v, &crate::record::audit::Outcome::Hook(v.decision), None, &[]).is_err() {
         v.decision = Decision::Deny;
         v.reasons.push("the audit log cannot be written, and every command is recorded before it runs".into());
@@ -135,7 +141,7 @@ impl Reply {
 }
 
 /// The answer to one event. `judge` is given the command and the working directory.
-pub fn respond(p: &Protocol, input: &[u8], judge: &dyn Fn(&str, &Path) -> Verdict) -> Reply {
+pub fn respond(p: &Protocol, input: &[u8], judge: &dyn Fn(&str, &Path) -> Verdict, agentsh: Option<&str>) -> Reply {
     let malformed = |why: &str| {
         Reply::block(format!("agentsh: the {} hook input is malformed ({why}), so the command is blocked", p.agent))
     };
@@ -170,22 +176,64 @@ pub fn respond(p: &Protocol, input: &[u8], judge: &dyn Fn(&str, &Path) -> Verdic
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
     let v = judge(command, &cwd);
-    answer(p, &v)
+    // Only an allowed command is rewritten. An `ask` goes to the agent's own prompt (Claude
+    // Code) as written: rewritten, the agentsh inside would judge it again and, with no
+    // terminal, refuse what the person just approved. So the person is asked once.
+    let rewritten = match (v.decision, agentsh) {
+        (Decision::Allow, Some(me)) => obj.get("tool_input").cloned().map(|mut input| {
+            input["command"] = Value::String(through_agentsh(me, command));
+            input
+        }),
+        _ => None,
+    };
+    answer(p, &v, rewritten)
 }
 
-fn answer(p: &Protocol, v: &Verdict) -> Reply {
+/// `'<agentsh>' -c '<command>'`: the command, unchanged, run by agentsh.
+pub fn through_agentsh(agentsh: &str, command: &str) -> String {
+    let q = |s: &str| {
+        shlex::try_quote(s).map(|q| q.into_owned()).unwrap_or_else(|_| format!("'{}'", s.replace('\'', r"'\''")))
+    };
+    format!("{} -c {}", q(agentsh), q(command))
+}
+
+/// The reply in each agent's protocol. `rewritten` (allowed commands only) is the tool input
+/// with the command run through agentsh; all three agents (at the versions in docs/agents.md)
+/// take a replacement input from a PreToolUse/BeforeTool hook.
+fn answer(p: &Protocol, v: &Verdict, rewritten: Option<Value>) -> Reply {
     let reason = reason_text(v);
     match (p.name, v.decision) {
-        ("claude-code", d) => Reply::json(json!({
-            "hookSpecificOutput": {
+        ("claude-code", d) => {
+            let mut out = json!({
                 "hookEventName": p.event,
                 "permissionDecision": d.as_str(),
                 "permissionDecisionReason": reason,
+            });
+            if let Some(input) = rewritten {
+                out["updatedInput"] = input;
             }
-        })),
-        ("codex", Decision::Allow) => Reply::json(json!({})),
+            Reply::json(json!({ "hookSpecificOutput": out }))
+        }
+        // Codex 0.169 takes `updatedInput` only with `permissionDecision: allow`.
+        ("codex", Decision::Allow) => Reply::json(match rewritten {
+            Some(input) => json!({
+                "hookSpecificOutput": {
+                    "hookEventName": p.event,
+                    "permissionDecision": "allow",
+                    "permissionDecisionReason": reason,
+                    "updatedInput": input,
+                }
+            }),
+            None => json!({}),
+        }),
         ("codex", _) => Reply::block(reason),
-        (_, Decision::Allow) => Reply::json(json!({ "decision": "allow", "reason": reason })),
+        (_, Decision::Allow) => {
+            let mut out = json!({ "decision": "allow", "reason": reason });
+            if let Some(input) = rewritten {
+                out["hookSpecificOutput"] = json!({ "hookEventName": p.event, "tool_input": input });
+            }
+            Reply::json(out)
+        }
         (_, _) => Reply::json(json!({ "decision": "deny", "reason": reason })),
     }
 }
@@ -230,7 +278,7 @@ mod tests {
     }
 
     fn reply(proto: &str, input: &str) -> Reply {
-        respond(p(proto), input.as_bytes(), &|c, _| judge(c, &Policy::default()))
+        respond(p(proto), input.as_bytes(), &|c, _| judge(c, &Policy::default()), None)
     }
 
     fn bash(cmd: &str) -> String {
@@ -313,5 +361,32 @@ mod tests {
         assert_eq!(out(reply("gemini", &ev("rm -rf ~")))["decision"], "deny");
         // A Claude Code event sent to the Gemini hook is the wrong event: blocked.
         assert_eq!(reply("gemini", &bash("ls")).code, BLOCK);
+    }
+
+    #[test]
+    fn allowed_commands_are_handed_back_to_run_through_agentsh_and_asks_are_not() {
+        let r = |proto: &str, input: &str| {
+            let out = respond(p(proto), input.as_bytes(), &|c, _| judge(c, &Policy::default()), Some("/a b/agentsh"));
+            serde_json::from_str::<Value>(&out.stdout.unwrap_or_default()).unwrap_or(Value::Null)
+        };
+        let v = r("claude-code", &bash("ls -la && echo 'hi'"));
+        let out = &v["hookSpecificOutput"];
+        assert_eq!(out["permissionDecision"], "allow");
+        let words = shlex::split(out["updatedInput"]["command"].as_str().unwrap()).unwrap();
+        assert_eq!(words, ["/a b/agentsh", "-c", "ls -la && echo 'hi'"], "the command, unchanged, one word");
+        assert_eq!(out["updatedInput"]["description"], "d", "the other fields are kept");
+        // Ask: the person answers Claude Code's prompt once; nothing is rewritten.
+        let v = r("claude-code", &bash("chmod 600 x"));
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
+        assert!(v["hookSpecificOutput"].get("updatedInput").is_none());
+        let v = r("codex", &bash("ls"));
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+        assert_eq!(v["hookSpecificOutput"]["updatedInput"]["command"], "'/a b/agentsh' -c ls");
+        let ev =
+            json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "ls"}});
+        let v = r("gemini", &ev.to_string());
+        assert_eq!(v["hookSpecificOutput"]["tool_input"]["command"], "'/a b/agentsh' -c ls");
+        let ev = json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "rm -rf ~"}});
+        assert!(r("gemini", &ev.to_string()).get("hookSpecificOutput").is_none());
     }
 }

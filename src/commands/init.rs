@@ -35,9 +35,22 @@ const GEMINI: HookSpec = HookSpec {
 pub fn run(args: InitArgs) -> Result<i32> {
     let bin = agentsh_path();
     match args.target {
-        InitTarget::ClaudeCode => json_target(&CLAUDE, claude_settings()?, &bin, args.write),
-        InitTarget::Codex => json_target(&CODEX, codex_hooks()?, &bin, args.write),
-        InitTarget::Gemini => json_target(&GEMINI, home()?.join(".gemini/settings.json"), &bin, args.write),
+        InitTarget::ClaudeCode => {
+            let code = json_target(&CLAUDE, claude_settings()?, &bin, args.write)?;
+            claude_shell(&bin, args.write)?;
+            Ok(code)
+        }
+        InitTarget::Codex => {
+            let code = json_target(&CODEX, codex_hooks()?, &bin, args.write)?;
+            codex_trust(&bin, args.write)?;
+            codex_shell_note(&bin, args.write)?;
+            Ok(code)
+        }
+        InitTarget::Gemini => {
+            let code = json_target(&GEMINI, home()?.join(".gemini/settings.json"), &bin, args.write)?;
+            gemini_shell(&bin, args.write)?;
+            Ok(code)
+        }
         InitTarget::Bash => shell_target("bash", BASH_HOOK, home()?.join(".bashrc"), &bin, args.write),
         InitTarget::Zsh => shell_target("zsh", ZSH_HOOK, zdotdir()?.join(".zshrc"), &bin, args.write),
     }
@@ -76,6 +89,188 @@ fn zdotdir() -> Result<PathBuf> {
         Some(d) => Ok(d),
         None => home(),
     }
+}
+
+/// The directory whose `bash` is agentsh: `~/.local/share/agentsh/bin` (`$XDG_DATA_HOME`).
+/// Claude Code takes a shell only when its path says `bash` or `zsh`; Gemini CLI runs `bash`
+/// from PATH; Codex runs the login shell by its file name. agentsh behaves as a shell under
+/// that name (no subcommands: `cli::invoked_as_shell`).
+pub fn shell_dir() -> Result<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    Ok(data.unwrap_or(home()?.join(".local/share")).join("agentsh/bin"))
+}
+
+/// `<shell_dir>/bash` -> this agentsh, created (or corrected) with --write.
+fn bash_link(bin: &str, write: bool) -> Result<PathBuf> {
+    let dir = shell_dir()?;
+    let link = dir.join("bash");
+    if !write {
+        println!(
+            "# and a shell named bash that is agentsh:
+#   mkdir -p {0} && ln -sfn {1} {0}/bash",
+            quote(&dir.display().to_string()),
+            quote(bin)
+        );
+        return Ok(link);
+    }
+    let current = std::fs::read_link(&link).ok();
+    if current.as_deref() == Some(Path::new(bin)) {
+        println!("agentsh: {} -> {bin} already", link.display());
+        return Ok(link);
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if std::fs::symlink_metadata(&link).is_ok() {
+        std::fs::remove_file(&link).with_context(|| format!("cannot replace {}", link.display()))?;
+    }
+    std::os::unix::fs::symlink(bin, &link).with_context(|| format!("cannot link {}", link.display()))?;
+    println!("agentsh: linked {} -> {bin}", link.display());
+    Ok(link)
+}
+
+/// Claude Code 2.1: `CLAUDE_CODE_SHELL` in settings.json `env`, pointing at the `bash` link.
+fn claude_shell(bin: &str, write: bool) -> Result<()> {
+    let link = bash_link(bin, write)?;
+    let value = link.display().to_string();
+    if !write {
+        println!("# and in the same settings file: {{\"env\": {{\"CLAUDE_CODE_SHELL\": {}}}}}", Value::String(value));
+        return Ok(());
+    }
+    let path = claude_settings()?;
+    let changed = crate::policy::atomic_file::update(&path, |m| {
+        let env = m.entry("env").or_insert_with(|| json!({}));
+        let Some(env) = env.as_object_mut() else { bail!("\"env\" is not an object; fix the file first") };
+        let changed = env.get("CLAUDE_CODE_SHELL").and_then(Value::as_str) != Some(value.as_str());
+        env.insert("CLAUDE_CODE_SHELL".into(), Value::String(value.clone()));
+        Ok(changed)
+    })?;
+    if changed {
+        println!("agentsh: set env.CLAUDE_CODE_SHELL={value} in {}", path.display());
+    }
+    Ok(())
+}
+
+/// Gemini CLI 0.61 runs `bash` from PATH: the person starts it with the link directory first.
+fn gemini_shell(bin: &str, write: bool) -> Result<()> {
+    let link = bash_link(bin, write)?;
+    let dir = link.parent().unwrap_or(Path::new(".")).display().to_string();
+    println!(
+        "# Gemini CLI runs `bash` from PATH: start it as  PATH={}:\"$PATH\" gemini  (e.g. alias gemini='PATH={}:\"$PATH\" gemini')",
+        quote(&dir),
+        quote(&dir)
+    );
+    Ok(())
+}
+
+fn codex_shell_note(bin: &str, write: bool) -> Result<()> {
+    let link = bash_link(bin, write)?;
+    println!("# Codex's shell route: make the login shell agentsh's bash link:  chsh -s {}", link.display());
+    println!(
+        "# Codex runs the login shell from the passwd entry (by its file name: bash, zsh or sh), and the model \
+         chooses exec_command's shell, so the shell route alone is not a gate for Codex; the hook is."
+    );
+    Ok(())
+}
+
+/// Codex 0.169 runs a hook only after the person trusts it: `[hooks.state."<file>:pre_tool_use:
+/// <group>:<handler>"] trusted_hash = "sha256:<hex>"` in config.toml, the hex being SHA-256 of the
+/// hook's identity as compact JSON with sorted keys (`event_name`, `hooks` with `async`,
+/// `command`, `timeout`, `type`, then `matcher`). Checked live: with this record `codex exec`
+/// runs the hook without `--dangerously-bypass-hook-trust`.
+pub fn codex_trust_record(
+    hooks_file: &Path,
+    group: usize,
+    matcher: &str,
+    command: &str,
+    timeout: u64,
+) -> (String, String) {
+    use sha2::Digest;
+    let identity = json!({
+        "event_name": "pre_tool_use",
+        "hooks": [{ "async": false, "command": command, "timeout": timeout, "type": "command" }],
+        "matcher": matcher,
+    });
+    // serde_json keeps insertion order (preserve_order); the keys above are already sorted.
+    let canonical = serde_json::to_string(&identity).unwrap_or_default();
+    let hex: String = sha2::Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    (format!("{}:pre_tool_use:{group}:0", hooks_file.display()), format!("sha256:{hex}"))
+}
+
+/// The agentsh hook's place in hooks.json and its trust record.
+pub fn codex_expected_trust(hooks_file: &Path) -> Option<(String, String)> {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(hooks_file).ok()?).ok()?;
+    let groups = v["hooks"]["PreToolUse"].as_array()?;
+    groups.iter().enumerate().find_map(|(i, g)| {
+        let h = g["hooks"].as_array()?.first()?;
+        let cmd = h["command"].as_str()?;
+        (cmd.contains("agentsh") && cmd.ends_with("hook codex")).then(|| {
+            codex_trust_record(
+                hooks_file,
+                i,
+                g["matcher"].as_str().unwrap_or(""),
+                cmd,
+                h["timeout"].as_u64().unwrap_or(600),
+            )
+        })
+    })
+}
+
+fn codex_config() -> Result<PathBuf> {
+    Ok(codex_hooks()?.with_file_name("config.toml"))
+}
+
+/// Writes (or corrects) the trust record of the agentsh hook in Codex's config.toml.
+fn codex_trust(bin: &str, write: bool) -> Result<()> {
+    let hooks = codex_hooks()?;
+    let config = codex_config()?;
+    let (key, hash) = match codex_expected_trust(&hooks) {
+        Some(t) => t,
+        None => {
+            let cmd = hook_command(&CODEX, bin);
+            codex_trust_record(&hooks, 0, CODEX.matcher, &cmd, 30)
+        }
+    };
+    let table = format!("[hooks.state.{}]", Value::String(key.clone()));
+    let line = format!("trusted_hash = {}", Value::String(hash.clone()));
+    if !write {
+        println!(
+            "# and trust it in {} (Codex skips an untrusted hook silently):
+{table}
+{line}",
+            config.display()
+        );
+        return Ok(());
+    }
+    let before = read_existing(&config)?.unwrap_or_default();
+    let mut lines: Vec<String> = before.lines().map(str::to_string).collect();
+    match lines.iter().position(|l| l.trim() == table) {
+        Some(at) => {
+            // Replace the table's trusted_hash line (or add one right under the header).
+            let end = lines[at + 1..]
+                .iter()
+                .position(|l| l.trim_start().starts_with('['))
+                .map_or(lines.len(), |e| at + 1 + e);
+            match lines[at + 1..end].iter().position(|l| l.trim_start().starts_with("trusted_hash")) {
+                Some(i) if lines[at + 1 + i] == line => {
+                    println!("agentsh: the hook is already trusted in {}", config.display());
+                    return Ok(());
+                }
+                Some(i) => lines[at + 1 + i] = line,
+                None => lines.insert(at + 1, line),
+            }
+        }
+        None => {
+            if lines.last().is_some_and(|l| !l.trim().is_empty()) {
+                lines.push(String::new());
+            }
+            lines.push(table);
+            lines.push(line);
+        }
+    }
+    let after = lines.join("\n") + "\n";
+    let backup = backup(&config, (!before.is_empty()).then_some(before.as_str()))?;
+    crate::policy::atomic_file::write_text(&config, after.as_bytes())?;
+    print_change(&config, &before, &after, backup.as_deref());
+    Ok(())
 }
 
 fn hook_command(spec: &HookSpec, bin: &str) -> String {
@@ -295,5 +490,20 @@ mod tests {
         let d = diff("a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nX\ne\nf\ng\n");
         assert_eq!(d, "...\n b\n c\n-d\n+X\n e\n f\n...\n");
         assert_eq!(diff("", "x\n"), "+x\n");
+    }
+
+    #[test]
+    fn codex_trust_record_matches_what_codex_0_169_accepted() {
+        // Observed live (issue 14): with this record in config.toml, `codex exec` ran the hook
+        // without --dangerously-bypass-hook-trust.
+        let (key, hash) = codex_trust_record(
+            Path::new("/tmp/cap/c2/codex/hooks.json"),
+            0,
+            "Bash",
+            "/work/wt-agents/target/debug/agentsh hook codex",
+            30,
+        );
+        assert_eq!(key, "/tmp/cap/c2/codex/hooks.json:pre_tool_use:0:0");
+        assert_eq!(hash, "sha256:17bf86976c608c3a1a4f3219c98e1f655976499afdb0212027bb75902266a06b");
     }
 }

@@ -61,6 +61,10 @@ pub fn read(path: &Path) -> Result<Vec<Entry>> {
 }
 
 pub fn run(args: LogArgs) -> Result<i32> {
+    // A request whose agentsh was killed is recorded as abandoned when someone looks.
+    if let Ok(dir) = crate::ask::queue::dir() {
+        crate::ask::queue::reap_stale(&dir);
+    }
     let path = path()?;
     if args.verify {
         return verify(&path);

@@ -23,7 +23,8 @@ pub fn run(args: PolicyArgs) -> Result<i32> {
     let config = config::load(&cwd);
     crate::run::explain::print_warnings(&config.warnings);
     let files: Vec<(PathBuf, FileSettings)> = config.files.iter().map(|f| (f.clone(), config::read_file(f))).collect();
-    let view = view(&config, &files);
+    let mut view = view(&config, &files);
+    view["sandbox"] = sandbox_view(&config, &cwd);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&view).context("cannot serialize the policy")?);
     } else {
@@ -135,6 +136,77 @@ fn view(config: &Config, files: &[(PathBuf, FileSettings)]) -> Value {
     })
 }
 
+/// The box commands run in from here (issue 15), and where each of its parts comes from.
+fn sandbox_view(config: &Config, cwd: &Path) -> Value {
+    use crate::run::sandbox::{self, Confinement};
+    let support = sandbox::probe();
+    let kernel =
+        json!({"landlock_abi": support.landlock_abi, "min_abi": sandbox::MIN_ABI, "namespaces": support.namespaces});
+    let settings = &config.sandbox;
+    let from = |f: &Option<String>| f.clone().unwrap_or_else(|| "built-in".to_string());
+    let (confinement, judged) = crate::run::gate::sandbox_for(settings, cwd);
+    match confinement {
+        Confinement::Unconfined => {
+            let why = match judged {
+                crate::judge::decide::Sandbox::Off(w) => w,
+                crate::judge::decide::Sandbox::On(_) => String::new(),
+            };
+            json!({"on": false, "why": why, "kernel": kernel, "enabled_source": from(&settings.enabled_from)})
+        }
+        Confinement::Boxed(spec) => json!({
+            "on": true,
+            "kernel": kernel,
+            "workspace": spec.workspace,
+            "network": {"value": spec.network.as_str(), "source": from(&settings.network_from)},
+            "write": spec.write,
+            "devices": spec.devices,
+            "read_only": spec.read_only,
+            "deny": spec.deny,
+            "refused": spec.refused,
+        }),
+    }
+}
+
+fn sandbox_text(v: &Value) -> String {
+    let mut out = String::new();
+    let k = &v["kernel"];
+    let abi = k["landlock_abi"].as_u64().map(|a| a.to_string()).unwrap_or_else(|| "none".into());
+    let ns = s(&k["namespaces"]["state"]);
+    if v["on"] != json!(true) {
+        let _ = writeln!(out, "\nsandbox: off ({})", s(&v["why"]));
+        let _ = writeln!(out, "  kernel: Landlock ABI {abi} (needs {}); namespaces {ns}", k["min_abi"]);
+        let _ = writeln!(out, "  commands run unconfined, and only what the judge allows runs without a person");
+        return out;
+    }
+    let _ = writeln!(out, "\nsandbox: on (Landlock ABI {abi}; user and mount namespaces {ns})");
+    let _ = writeln!(out, "  workspace: {}", s(&v["workspace"]));
+    let _ = writeln!(out, "  network: {} ({})", s(&v["network"]["value"]), s(&v["network"]["source"]));
+    let root = |r: &Value| {
+        let source = r["source"].as_str().map(|x| format!(", {}", sanitize(x))).unwrap_or_default();
+        format!("{} ({}{source})", s(&r["path"]), s(&r["from"]))
+    };
+    for (key, title) in [
+        ("write", "writable (everything else is read-only)"),
+        ("read_only", "read-only inside the workspace (code the person's own tools run)"),
+        ("deny", "neither readable nor writable"),
+    ] {
+        let items = v[key].as_array().cloned().unwrap_or_default();
+        let _ = writeln!(out, "  {title}:");
+        if items.is_empty() {
+            let _ = writeln!(out, "    (none)");
+        }
+        for r in &items {
+            let except: Vec<String> = r["except"].as_array().into_iter().flatten().map(s).collect();
+            let except = if except.is_empty() { String::new() } else { format!(", except {}", except.join(" ")) };
+            let _ = writeln!(out, "    {}{except}", root(r));
+        }
+    }
+    for r in v["refused"].as_array().into_iter().flatten() {
+        let _ = writeln!(out, "  not granted: {}: {}", s(&r["path"]), s(&r["why"]));
+    }
+    out
+}
+
 fn s(v: &Value) -> String {
     sanitize(v.as_str().unwrap_or(""))
 }
@@ -186,6 +258,7 @@ fn text(v: &Value) -> String {
         };
         let _ = writeln!(out, "{}  {what}", line.trim_end());
     }
+    out.push_str(&sandbox_text(&v["sandbox"]));
     let _ = writeln!(out, "\nsettings:");
     for (key, setting) in v["settings"].as_object().into_iter().flatten() {
         let _ = writeln!(out, "  {key}: {} ({})", setting["value"], s(&setting["source"]));

@@ -15,7 +15,7 @@
 
 use crate::judge::assess::Assessment;
 use crate::judge::decide::{self, Policy, Verdict};
-use crate::model::{Category, Risk};
+use crate::model::{Category, Decision, Risk};
 use std::path::{Path, PathBuf};
 
 /// Placeholder for the snapshot path inside a setup piece.
@@ -47,6 +47,10 @@ pub struct Env {
     pub claude_dirs: Vec<PathBuf>,
     /// Temporary directories the cwd file may be in (`/tmp`, `$TMPDIR`).
     pub temp_dirs: Vec<PathBuf>,
+    /// `$HOME`: the agents' start-up scripts name it (`judge::startup`).
+    pub home: Option<PathBuf>,
+    /// Codex home directories (`$CODEX_HOME`, `~/.codex`): its shell snapshots live there.
+    pub codex_dirs: Vec<PathBuf>,
 }
 
 /// A recognized wrapper.
@@ -85,6 +89,41 @@ pub fn unwrap(text: &str, env: &Env) -> Option<Wrapped> {
     let cwd_file = cwd_path(cwd.strip_prefix(CWD_PREFIX)?, env)?;
     let inner = single_quoted(word)?;
     Some(Wrapped { agent: "Claude Code", inner, snapshot, cwd_file })
+}
+
+/// Gemini CLI 0.61's wrapper (`shellExecutionService` + `wrapCommandForBackgroundPIDs`): a
+/// `shopt` guard, the background-pid file, the command in a subshell with an EXIT trap that
+/// writes `jobs -p` to that file, and its status passed on. The command sits in the text as
+/// written (not quoted), trimmed by Gemini.
+const GEMINI_PREFIX: &str = "shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=";
+const GEMINI_OPEN: &str = "\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n";
+const GEMINI_CLOSE: &str = "\n)\n__code=$?\nexit $__code";
+/// The pid file: `<tmp>/gemini-shell-<random>/bgpids.tmp` (`mkdtemp`).
+const GEMINI_DIR_START: &str = "gemini-shell-";
+const GEMINI_FILE: &str = "bgpids.tmp";
+
+/// Recognizes Gemini CLI's wrapper and returns the command inside it. The command must stand
+/// on its own: it may not name the pid-file variable (the trap writes wherever it points, so
+/// `_bgpids_file=~/.bashrc` inside would truncate that file when the subshell exits), and it
+/// may not end in a backslash (Gemini adds a space after one, so that `)` stays a line of its
+/// own). It is judged alone; a command that does not parse alone is judged as the error it is.
+pub fn unwrap_gemini(text: &str, env: &Env) -> Option<String> {
+    let rest = text.strip_prefix(GEMINI_PREFIX)?;
+    let (file, rest) = rest.split_once(GEMINI_OPEN)?;
+    let inner = rest.strip_suffix(GEMINI_CLOSE)?;
+    if !plain_path(file) || file.contains("/../") || file.contains("/./") {
+        return None;
+    }
+    let path = Path::new(file);
+    let dir = path.parent()?;
+    let ok_dir = dir.parent().is_some_and(|t| env.temp_dirs.iter().any(|d| t == d))
+        && dir.file_name()?.to_str()?.strip_prefix(GEMINI_DIR_START).is_some_and(|r| !r.is_empty());
+    let ok_inner = !inner.is_empty()
+        && inner.trim() == inner
+        && !inner.ends_with('\\')
+        && !inner.contains("_bgpids_file")
+        && !inner.contains("__code");
+    (ok_dir && path.file_name()? == GEMINI_FILE && ok_inner).then(|| inner.to_string())
 }
 
 /// `rest` starting with `piece` + ` && `; returns what follows and the snapshot word if any.
@@ -139,7 +178,7 @@ fn cwd_path(word: &str, env: &Env) -> Option<PathBuf> {
 
 /// Decodes a word made only of `'...'` pieces joined by `"'"` or `\'` (how Claude Code quotes
 /// the command). Any other quoting, or an expansion, is not recognized.
-fn single_quoted(word: &str) -> Option<String> {
+pub fn single_quoted(word: &str) -> Option<String> {
     let mut out = String::new();
     let mut rest = word;
     if rest.is_empty() {
@@ -228,15 +267,79 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The verdict on command text as agentsh receives it: a recognized wrapper is judged by the
-/// command inside it. The environment and the snapshot inspection are passed in
-/// (`run::judging` gives the real ones).
+/// Names a snapshot must not redefine for Codex's wrapper to do what it says: it sources the
+/// snapshot and then runs these (a function named `exec` would run instead of the builtin).
+const CODEX_WRAPPER_BUILTINS: &[&str] = &["exec", "builtin", "command", "export", "unset", "[", "test", "."];
+
+/// The verdict on command text as agentsh receives it: an agent's start-up script is allowed
+/// when it is exactly a known one (`startup`), and a recognized wrapper is judged by the command
+/// inside it. The environment, the snapshot inspection and "is this path agentsh itself" are
+/// passed in (`run::judging` gives the real ones).
 pub fn judge_with(
     text: &str,
     policy: &Policy,
     env: &Env,
     inspect: &dyn Fn(&Path) -> Result<Definitions, String>,
+    is_agentsh: &dyn Fn(&Path) -> bool,
 ) -> Verdict {
+    if let Some(form) = crate::judge::startup::recognize(text, env) {
+        let mut v = decide::decide(text, vec![startup_assessment(form.agent, form.what)], policy);
+        v.harness =
+            Some(format!("{} {} recognized (an agent start-up command); it runs as written", form.agent, form.what));
+        return v;
+    }
+    if let Some(w) = crate::judge::startup::codex_wrapper(text, env) {
+        let defs = match inspect(&w.snapshot) {
+            Ok(d) => d,
+            Err(why) => {
+                let mut v = decide::judge(text, policy);
+                v.harness =
+                    Some(format!("Codex command wrapper found but not trusted ({why}); the whole script is judged"));
+                return v;
+            }
+        };
+        if let Some(name) = defs.iter().find(|d| CODEX_WRAPPER_BUILTINS.contains(&d.as_str())) {
+            let mut v = decide::judge(text, policy);
+            v.harness = Some(format!(
+                "Codex command wrapper found, but its snapshot redefines `{name}`; the whole script is judged"
+            ));
+            return v;
+        }
+        if is_agentsh(&w.shell) {
+            // The wrapper ends by exec'ing agentsh with the command, which judges it (and asks,
+            // once) there: judging it here too would ask twice.
+            let mut v = decide::decide(text, vec![startup_assessment("Codex", "command wrapper")], policy);
+            runs_agentsh(&mut v);
+            v.harness = Some(format!(
+                "Codex command wrapper recognized, snapshot {}; the command inside is judged by the agentsh it runs ({})",
+                w.snapshot.display(),
+                w.shell.display()
+            ));
+            return v;
+        }
+        let mut v = with_redefinitions(&w.inner, &defs, policy, is_agentsh);
+        v.command = w.inner;
+        v.harness = Some(format!(
+            "Codex command wrapper recognized, snapshot {}; judging the command inside it",
+            w.snapshot.display()
+        ));
+        return v;
+    }
+    if hook_rewrite(text, is_agentsh).is_some() {
+        return judge_inner(text, policy, is_agentsh);
+    }
+    if let Some(agent) = hook_call(text, is_agentsh) {
+        let mut v =
+            decide::decide(text, vec![startup_assessment(agent, "hook (agentsh hook, run through its shell)")], policy);
+        runs_agentsh(&mut v);
+        v.harness = Some(format!("{agent} running agentsh's hook through its shell; the hook judges the tool call"));
+        return v;
+    }
+    if let Some(inner) = unwrap_gemini(text, env) {
+        let mut v = judge_inner(&inner, policy, is_agentsh);
+        v.harness = Some("Gemini CLI shell wrapper recognized; judging the command inside it".into());
+        return v;
+    }
     let Some(w) = unwrap(text, env) else {
         return decide::judge(text, policy);
     };
@@ -249,45 +352,131 @@ pub fn judge_with(
             return v;
         }
     };
-    let inner = decide::judge(&w.inner, policy);
-    let redefined: Vec<&String> = defs
-        .iter()
-        .filter(|d| inner.parts.iter().any(|p| p.assessment.argv.first().map(|a| a == *d).unwrap_or(false)))
-        .collect();
-    let mut v = if redefined.is_empty() {
-        inner
-    } else {
-        let mut assessments: Vec<Assessment> = inner.parts.into_iter().map(|p| p.assessment).collect();
-        for name in redefined {
-            assessments.push(Assessment {
-                // No argv: a whitelist entry must not lift this.
-                argv: Vec::new(),
-                program: name.clone(),
-                inner_argv: Vec::new(),
-                inner_is_argv: false,
-                risk: Risk::High,
-                category: Category::Shell,
-                reasons: vec![format!(
-                    "the shell snapshot redefines `{name}` (alias or function), so agentsh cannot tell what it runs"
-                )],
-                rule: "harness".to_string(),
-                context: format!("({name} redefined by the snapshot)"),
-            });
-        }
-        decide::decide(&w.inner, assessments, policy)
-    };
+    let mut v = with_redefinitions(&w.inner, &defs, policy, is_agentsh);
     let snap = w.snapshot.as_ref().map(|s| format!(", snapshot {}", s.display())).unwrap_or_default();
     v.harness = Some(format!("{} shell wrapper recognized{snap}; judging the command inside it", w.agent));
     v
 }
 
+/// `'<this agentsh>' -c '<command>'`, exactly as `agentsh hook` hands an allowed command back
+/// (`commands::hook::through_agentsh`): the command inside. Judged as written, the path of a
+/// user-installed agentsh (outside the system directories) would ask, so every hook-allowed
+/// command would ask again when the agent's shell is agentsh too.
+pub fn hook_rewrite(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<String> {
+    let words = shlex::split(text)?;
+    let [path, flag, inner] = words.as_slice() else { return None };
+    let canonical = shlex::try_join([path.as_str(), "-c", inner.as_str()]).ok()?;
+    (flag == "-c" && canonical == text && path.starts_with('/') && is_agentsh(Path::new(path))).then(|| inner.clone())
+}
+
+/// `'<this agentsh>' hook <protocol>`, exactly as `agentsh init` writes the hook command: Gemini
+/// CLI 0.61 runs hook commands with `bash -c`, and with agentsh as its `bash` the gate would
+/// otherwise refuse the hook itself (a management command). `agentsh hook` only judges the tool
+/// call on its stdin and records it; it changes no setting and answers no request.
+pub fn hook_call(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<&'static str> {
+    let words = shlex::split(text)?;
+    let [path, hook, proto] = words.as_slice() else { return None };
+    let agent = match proto.as_str() {
+        "claude-code" => "Claude Code",
+        "codex" => "Codex",
+        "gemini" => "Gemini CLI",
+        _ => return None,
+    };
+    let canonical = shlex::try_join([path.as_str(), "hook", proto.as_str()]).ok()?;
+    (hook == "hook" && canonical == text && path.starts_with('/') && is_agentsh(Path::new(path))).then_some(agent)
+}
+
+/// The command inside an agent's wrapper, judged; the hook's own rewrite inside it too (the
+/// hook route and the shell route together: the agent's shell runs `agentsh -c '<command>'`).
+/// The rewrite runs this agentsh, which judges (and asks, once), records and confines the
+/// command itself: here only a denial is told at once, and the rest is allowed to reach it.
+fn judge_inner(inner: &str, policy: &Policy, is_agentsh: &dyn Fn(&Path) -> bool) -> Verdict {
+    let Some(cmd) = hook_rewrite(inner, is_agentsh) else { return decide::judge(inner, policy) };
+    let v = decide::judge(&cmd, policy);
+    if v.decision == Decision::Deny {
+        return v;
+    }
+    let mut v =
+        decide::decide(inner, vec![startup_assessment("agentsh", "hook's rewrite (agentsh -c COMMAND)")], policy);
+    runs_agentsh(&mut v);
+    v.harness = Some(
+        "agentsh hook's rewrite recognized (this agentsh -c COMMAND); the agentsh it runs judges the command".into(),
+    );
+    v
+}
+
+/// What runs is agentsh itself, which judges, records and boxes the command on its own: inside
+/// this agentsh's box it could not write its audit log (the box keeps agentsh's files from the
+/// agent), and it would refuse everything.
+fn runs_agentsh(v: &mut Verdict) {
+    if v.decision == Decision::Allow {
+        v.runs_in = crate::judge::decide::RunsIn::Unconfined;
+        v.runs_in_why = "it runs agentsh itself, which judges, records and confines the command".into();
+    }
+}
+
+/// A start-up script: safe, and named so the record says whose it was. No argv, so no
+/// whitelist entry is ever offered or matched for it.
+fn startup_assessment(agent: &str, what: &str) -> Assessment {
+    Assessment {
+        argv: Vec::new(),
+        program: String::new(),
+        inner_argv: Vec::new(),
+        inner_is_argv: false,
+        risk: Risk::Safe,
+        category: Category::Shell,
+        reasons: vec![format!("{agent}'s own {what}, recognized exactly")],
+        rule: "agent_startup".to_string(),
+        context: format!("({agent} {what})"),
+    }
+}
+
+/// The verdict on `inner`, where a command the snapshot redefines asks (no whitelist lifts it).
+fn with_redefinitions(
+    inner_text: &str,
+    defs: &Definitions,
+    policy: &Policy,
+    is_agentsh: &dyn Fn(&Path) -> bool,
+) -> Verdict {
+    let inner = judge_inner(inner_text, policy, is_agentsh);
+    let redefined: Vec<&String> = defs
+        .iter()
+        .filter(|d| inner.parts.iter().any(|p| p.assessment.argv.first().map(|a| a == *d).unwrap_or(false)))
+        .collect();
+    if redefined.is_empty() {
+        return inner;
+    }
+    let mut assessments: Vec<Assessment> = inner.parts.into_iter().map(|p| p.assessment).collect();
+    for name in redefined {
+        assessments.push(Assessment {
+            // No argv: a whitelist entry must not lift this.
+            argv: Vec::new(),
+            program: name.clone(),
+            inner_argv: Vec::new(),
+            inner_is_argv: false,
+            risk: Risk::High,
+            category: Category::Shell,
+            reasons: vec![format!(
+                "the shell snapshot redefines `{name}` (alias or function), so agentsh cannot tell what it runs"
+            )],
+            rule: "harness".to_string(),
+            context: format!("({name} redefined by the snapshot)"),
+        });
+    }
+    decide::decide(inner_text, assessments, policy)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Decision;
 
     fn env() -> Env {
-        Env { claude_dirs: vec![PathBuf::from("/home/u/.claude")], temp_dirs: vec![PathBuf::from("/tmp")] }
+        Env {
+            claude_dirs: vec![PathBuf::from("/home/u/.claude")],
+            temp_dirs: vec![PathBuf::from("/tmp")],
+            home: Some(PathBuf::from("/home/u")),
+            codex_dirs: vec![PathBuf::from("/home/u/.codex")],
+        }
     }
     const SNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-bash-1785137321325-37gn94.sh";
     const ZSNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-zsh-1790170079498-sk852w.sh";
@@ -387,23 +576,26 @@ mod tests {
     #[test]
     fn the_inner_command_decides() {
         let p = Policy::default();
-        let v = judge_with(&claude("'git status'"), &p, &env(), &trusted);
+        let v = judge_with(&claude("'git status'"), &p, &env(), &trusted, &|_| false);
         assert_eq!(v.decision, Decision::Allow);
         assert_eq!(v.command, "git status");
         assert!(v.harness.as_deref().unwrap().contains("recognized"));
-        assert_eq!(judge_with(&claude("'rm -rf ~'"), &p, &env(), &trusted).decision, Decision::Deny);
-        assert_eq!(judge_with(&claude("'npm install x'"), &p, &env(), &trusted).decision, Decision::Ask);
+        assert_eq!(judge_with(&claude("'rm -rf ~'"), &p, &env(), &trusted, &|_| false).decision, Decision::Deny);
+        assert_eq!(judge_with(&claude("'npm install x'"), &p, &env(), &trusted, &|_| false).decision, Decision::Ask);
         // Hidden commands inside still count.
-        assert_eq!(judge_with(&claude("'echo $(rm -rf /)'"), &p, &env(), &trusted).decision, Decision::Deny);
+        assert_eq!(
+            judge_with(&claude("'echo $(rm -rf /)'"), &p, &env(), &trusted, &|_| false).decision,
+            Decision::Deny
+        );
         // Unrecognized: the source of a file cannot be judged.
-        let v = judge_with("source ./x.sh && git status", &p, &env(), &trusted);
+        let v = judge_with("source ./x.sh && git status", &p, &env(), &trusted, &|_| false);
         assert_eq!((v.decision, v.harness), (Decision::Ask, None));
     }
 
     #[test]
     fn an_untrusted_snapshot_judges_the_whole_script() {
         let untrusted = |_: &Path| -> Result<Definitions, String> { Err("it is a symbolic link".into()) };
-        let v = judge_with(&claude("'git status'"), &Policy::default(), &env(), &untrusted);
+        let v = judge_with(&claude("'git status'"), &Policy::default(), &env(), &untrusted, &|_| false);
         assert_eq!(v.decision, Decision::Ask);
         assert!(v.harness.as_deref().unwrap().contains("not trusted"), "{:?}", v.harness);
     }
@@ -411,10 +603,10 @@ mod tests {
     #[test]
     fn a_command_the_snapshot_redefines_asks_and_the_whitelist_cannot_lift_it() {
         let p = Policy { whitelist: decide::Entry::new("ll", "test").into_iter().collect(), ..Policy::default() };
-        let v = judge_with(&claude("'ll'"), &p, &env(), &trusted);
+        let v = judge_with(&claude("'ll'"), &p, &env(), &trusted, &|_| false);
         assert_eq!(v.decision, Decision::Ask);
         assert!(v.reasons.iter().any(|r| r.contains("redefines `ll`")), "{:?}", v.reasons);
-        assert_eq!(judge_with(&claude("'ls -la'"), &p, &env(), &trusted).decision, Decision::Allow);
+        assert_eq!(judge_with(&claude("'ls -la'"), &p, &env(), &trusted, &|_| false).decision, Decision::Allow);
     }
 
     #[test]
@@ -424,5 +616,89 @@ mod tests {
             eval \"$(echo 'Z3MgKCkgCnsgCiAgICBnaXQgc3RhdHVzCn0K' | base64 -d)\" > /dev/null 2>&1\n\
             shopt -s expand_aliases\nalias -- ll='ls -l'\nalias la='ls -A'\nmyfn() {\n  :\n}\nexport PATH=/usr/bin\n";
         assert_eq!(definitions(snapshot), ["gs", "ll", "la", "myfn"]);
+    }
+
+    fn gemini(cmd: &str) -> String {
+        format!(
+            "shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=/tmp/gemini-shell-5Girzm/bgpids.tmp\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n{cmd}\n)\n__code=$?\nexit $__code"
+        )
+    }
+
+    #[test]
+    fn gemini_cli_wrapper_is_judged_by_the_command_inside() {
+        // Captured from Gemini CLI 0.61.0 (issue 14).
+        let p = Policy::default();
+        let j = |t: &str| judge_with(t, &p, &env(), &trusted, &|_| false);
+        let v = j(&gemini("ls -la && echo hello"));
+        assert_eq!((v.decision, v.command.as_str()), (Decision::Allow, "ls -la && echo hello"));
+        assert!(v.harness.as_deref().unwrap().contains("Gemini CLI"));
+        assert_eq!(j(&gemini("rm -rf ~")).decision, Decision::Deny);
+        assert_eq!(j(&gemini("chmod 600 notes.txt")).decision, Decision::Ask);
+        assert_eq!(unwrap_gemini(&gemini("cat <<EOF\nx\nEOF"), &env()).as_deref(), Some("cat <<EOF\nx\nEOF"));
+    }
+
+    #[test]
+    fn gemini_look_alikes_are_judged_whole() {
+        let bad = [
+            // The trap writes to wherever the variable points when the subshell exits.
+            gemini("_bgpids_file=/home/u/.bashrc; sleep 1 &"),
+            gemini("ls \\"),
+            gemini(" ls"),
+            gemini("ls").replace("/tmp/gemini-shell-5Girzm/bgpids.tmp", "/home/u/.bashrc"),
+            gemini("ls").replace("/tmp/gemini-shell-5Girzm/bgpids.tmp", "$HOME/x/bgpids.tmp"),
+            gemini("ls").replace("/tmp/gemini-shell-5Girzm/", "/tmp/other/"),
+            gemini("ls") + "; rm -rf ~",
+            format!("rm -rf ~; {}", gemini("ls")),
+            gemini("ls").replace("trap 'jobs -p", "trap 'rm -rf ~; jobs -p"),
+        ];
+        for b in &bad {
+            assert_eq!(unwrap_gemini(b, &env()), None, "{b}");
+        }
+        // Unrecognized, the scaffolding is judged too: not a silent allow.
+        let v = judge_with(&bad[0], &Policy::default(), &env(), &trusted, &|_| false);
+        assert_ne!(v.decision, Decision::Allow);
+        // A command that closes the subshell early does not parse alone: never allowed.
+        let v = judge_with(&gemini("ls\n)\nrm -rf x\n(\n:"), &Policy::default(), &env(), &trusted, &|_| false);
+        assert_ne!(v.decision, Decision::Allow);
+    }
+
+    #[test]
+    fn the_hooks_own_rewrite_is_judged_by_the_command_inside() {
+        let me = |p: &Path| p == Path::new("/opt/a b/agentsh");
+        let p = Policy::default();
+        let j = |t: &str| judge_with(t, &p, &env(), &trusted, &me);
+        let v = j("'/opt/a b/agentsh' -c 'ls -la && exit 3'");
+        assert_eq!(v.decision, Decision::Allow);
+        assert_eq!(v.runs_in, crate::judge::decide::RunsIn::Unconfined, "the agentsh inside confines it");
+        // What needs a person is asked once, by the agentsh inside.
+        assert_eq!(j("'/opt/a b/agentsh' -c 'git push'").decision, Decision::Allow);
+        assert_eq!(j("'/opt/a b/agentsh' -c 'rm -rf ~'").decision, Decision::Deny);
+        // Another program, another spelling, or more after it: judged as written.
+        assert_eq!(hook_rewrite("/opt/evil -c ls", &me), None);
+        assert_eq!(hook_rewrite("'/opt/a b/agentsh' -c ls; rm -rf x", &me), None);
+        assert_eq!(hook_rewrite("'/opt/a b/agentsh'  -c ls", &me), None);
+        assert_eq!(hook_rewrite("'/opt/a b/agentsh' -c ls x", &me), None);
+    }
+
+    #[test]
+    fn an_agent_running_agentshs_hook_through_its_shell_is_allowed_and_nothing_else() {
+        let me = |p: &Path| p == Path::new("/opt/agentsh");
+        assert_eq!(hook_call("/opt/agentsh hook gemini", &me), Some("Gemini CLI"));
+        let v = judge_with("/opt/agentsh hook gemini", &Policy::default(), &env(), &trusted, &me);
+        assert_eq!(v.decision, Decision::Allow);
+        for bad in [
+            "/opt/agentsh hook gemini x",
+            "/opt/agentsh approve 0123456789ab",
+            "/opt/other hook gemini",
+            "/opt/agentsh hook gemini; rm -rf ~",
+            "agentsh hook gemini",
+            "/opt/agentsh hook bogus",
+        ] {
+            assert_eq!(hook_call(bad, &me), None, "{bad}");
+        }
+        assert_ne!(
+            judge_with("/opt/agentsh approve 0123456789ab", &Policy::default(), &env(), &trusted, &me).decision,
+            Decision::Allow
+        );
     }
 }

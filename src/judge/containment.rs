@@ -99,6 +99,66 @@ const ARTEFACTS: &[&str] = &[
     "cmake-build-release",
 ];
 
+/// Programs agentsh has no rule for that log in to other machines, or act on services, data
+/// stores and accounts elsewhere: what they change is outside any box on this machine.
+const REMOTE: &[&str] = &[
+    "sshpass",
+    "ssh-copy-id",
+    "rcp",
+    "rsh",
+    "mosh",
+    "autossh",
+    "sshfs",
+    // databases and their restore tools
+    "sqlcmd",
+    "pg_restore",
+    "pg_dump",
+    "pg_dumpall",
+    "dropdb",
+    "createdb",
+    "mongorestore",
+    "mongodump",
+    "mongoimport",
+    "influx",
+    "clickhouse-client",
+    "cockroach",
+    "bq",
+    "snowsql",
+    "databricks",
+    // clusters, backups, messaging, secrets, CI and hosting services
+    "velero",
+    "argocd",
+    "flux",
+    "istioctl",
+    "eksctl",
+    "minikube",
+    "kind",
+    "nomad",
+    "consul",
+    "restic",
+    "borg",
+    "kopia",
+    "rclone",
+    "kafka-topics",
+    "kafka-configs",
+    "kafka-console-producer",
+    "rabbitmqctl",
+    "rabbitmqadmin",
+    "nats",
+    "vault",
+    "op",
+    "doppler",
+    "infisical",
+    "circleci",
+    "railway",
+    "render",
+    "supabase",
+    "stripe",
+    "sentry-cli",
+    "npm-publish",
+    "ansible-vault",
+];
+
 /// Package-manager subcommands that publish or change an account on a registry.
 const PUBLISH: &[&str] = &[
     "publish",
@@ -145,7 +205,11 @@ pub fn edge_of(a: &Assessment, view: &BoxView) -> Option<Edge> {
     let args = Argv::new(&argv[1..]);
     match a.category {
         Category::FileRead | Category::Shell | Category::Blocked => None,
-        // Unknown programs run inside the box; a few publishers agentsh has no rule for do not.
+        // Unknown programs run inside the box; a few that reach other machines or publish,
+        // which agentsh has no rule for, do not.
+        Category::Unknown if REMOTE.contains(&program) => {
+            edge(EdgeKind::World, format!("`{program}` connects to another machine"))
+        }
         Category::Unknown => build_tools(program, &args, view),
         Category::FileWrite => file_write(program, &args, view),
         Category::FileDelete => file_delete(program, &args, view),
@@ -157,6 +221,9 @@ pub fn edge_of(a: &Assessment, view: &BoxView) -> Option<Edge> {
 }
 
 fn file_write(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+    if program == "mknod" {
+        return edge(EdgeKind::Outside, "creates device files, which cannot work inside the sandbox");
+    }
     if program == "truncate" {
         return edge(EdgeKind::Destroys, "truncates files, which the sandbox cannot undo");
     }
@@ -176,6 +243,12 @@ fn file_write(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
 fn file_delete(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
     if let Some(e) = write_edge(view, args.positionals.iter().copied()) {
         return Some(e);
+    }
+    if program == "find" && args.flags.contains(&"-delete") {
+        return edge(
+            EdgeKind::Destroys,
+            "deletes every file it finds; the sandbox does not protect the workspace from itself",
+        );
     }
     if matches!(program, "shred" | "srm" | "wipe") {
         return edge(EdgeKind::Destroys, "overwrites files so they cannot be recovered");
@@ -248,6 +321,36 @@ fn git(args: &Argv, risk: Risk) -> Option<Edge> {
         }
         Some("submodule") if rest.first().is_some_and(|s| matches!(*s, "add" | "init" | "set-url" | "set-branch")) => {
             return edge(EdgeKind::Outside, "changes .git/config, which is read-only inside the sandbox");
+        }
+        _ => {}
+    }
+    let discards = "discards uncommitted changes to files; the sandbox does not protect the workspace from itself";
+    match sub {
+        // `git checkout BRANCH` switches; `git checkout [REV] [--] PATH...` overwrites files.
+        Some("checkout") if !args.flags.iter().any(|f| matches!(*f, "-b" | "-B" | "--orphan")) => {
+            let paths = args.words.contains(&"--")
+                || rest.len() >= 2
+                || rest.first().is_some_and(|p| *p == "." || p.contains(['.', '*']) || p.ends_with('/'))
+                || args.has_short('f')
+                || args.has_long("--force");
+            if paths {
+                return edge(EdgeKind::Destroys, discards);
+            }
+        }
+        Some("restore") if !(args.has_long("--staged") && !args.has_long("--worktree") && !args.has_short('W')) => {
+            return edge(EdgeKind::Destroys, discards);
+        }
+        Some("switch") if args.has_long("--discard-changes") || args.has_short('f') || args.has_long("--force") => {
+            return edge(EdgeKind::Destroys, discards);
+        }
+        Some("stash") if rest.first().is_some_and(|s| matches!(*s, "drop" | "clear")) => {
+            return edge(
+                EdgeKind::Destroys,
+                "deletes stashed changes; the sandbox does not protect the workspace from itself",
+            );
+        }
+        Some("merge" | "cherry-pick" | "rebase" | "revert" | "am") if args.has_long("--abort") => {
+            return edge(EdgeKind::Destroys, discards);
         }
         _ => {}
     }
@@ -559,6 +662,8 @@ mod tests {
             "git add -A",
             "git commit -m 'fix: x'",
             "git checkout -b feature",
+            "git checkout main",
+            "git restore --staged src/app.py",
             "git stash",
             "git pull",
             "mkdir -p build/out",
@@ -604,6 +709,17 @@ mod tests {
             "git branch -D feature",
             "git stash clear",
             "truncate -s 0 src/main.rs",
+            "git checkout src/app.py",
+            "git checkout HEAD~1 src/app.py tests/test_app.py",
+            "git checkout -- src",
+            "git checkout .",
+            "git checkout -f main",
+            "git restore setup.py",
+            "git restore --staged --worktree x",
+            "git switch --discard-changes main",
+            "git stash drop",
+            "git merge --abort",
+            "find . -name '*.pyc' -delete",
             "shred secret.txt",
         ] {
             assert_eq!(kind(t), Some(EdgeKind::Destroys), "{t}");
@@ -632,6 +748,9 @@ mod tests {
             "terraform apply",
             "aws s3 rm s3://bucket/x",
             "gh pr create --fill",
+            "sshpass -p secret git push -u origin main",
+            "sqlcmd -S prod -Q 'DELETE FROM orders'",
+            "velero restore create --from-backup nightly",
             "psql -c 'drop table x'",
         ] {
             assert_eq!(kind(t), Some(EdgeKind::World), "{t}");
@@ -662,6 +781,7 @@ mod tests {
             "pkill -f server",
             "chmod 600 ~/.ssh/config",
             "touch ~alice/x",
+            "mknod dev/sda b 8 0",
         ] {
             assert_eq!(kind(t), Some(EdgeKind::Outside), "{t}");
         }

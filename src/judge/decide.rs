@@ -524,8 +524,12 @@ fn runs_in(parts: &[Part], policy: &Policy) -> (RunsIn, String) {
         _ => p.decision == Decision::Ask,
     };
     let outside = parts.iter().find(|p| persons_word(p) && p.edge.as_ref().is_some_and(|e| e.kind.runs_outside()));
-    match outside.and_then(|p| p.edge.as_ref()) {
-        Some(e) => (RunsIn::Unconfined, format!("outside the sandbox, on a person's word: it {}", e.why)),
+    match outside {
+        Some(p) => {
+            let word = if p.decision == Decision::Ask { "if a person approves" } else { "as the person's list allows" };
+            let why = p.edge.as_ref().map(|e| e.why.as_str()).unwrap_or_default();
+            (RunsIn::Unconfined, format!("outside the sandbox, {word}: it {why}"))
+        }
         None => (RunsIn::Sandbox, "in the sandbox".to_string()),
     }
 }

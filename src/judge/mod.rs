@@ -15,3 +15,4 @@ pub mod long_text;
 pub mod parse;
 pub mod plain_words;
 pub mod rules;
+pub mod startup;

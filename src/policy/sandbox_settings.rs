@@ -12,8 +12,9 @@ use serde_json::Value;
 pub const KEY: &str = "sandbox";
 const FIELDS: &[&str] = &["enabled", "writable", "denyRead", "network"];
 
-/// `sandbox.network`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// `sandbox.network`. Serialized as written (`"on"`, `"off"`): the box's spec carries it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Network {
     #[default]
     On,

@@ -175,6 +175,32 @@ struct DecisionLine<'a> {
     /// The whitelist entries the prompt offered, longest first: the last one is the broadest
     /// entry that would stop this prompt (`agentsh stats` suggests it).
     offered_entries: Vec<String>,
+    /// `agentsh hook`: the agent whose hook asked, and the tool it was about to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    sandbox: &'a BoxLine,
+}
+
+/// The box a command runs in, as the audit record names it (issue 15): filled by `run`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoxLine {
+    /// `sandbox` or `unconfined`.
+    pub runs_in: String,
+    /// Why it runs unconfined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abi: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// The roots it may write.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
+    /// Code paths inside them kept read-only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -245,6 +271,10 @@ pub struct Trail {
     uid: u32,
     /// One warning per run is enough when syslog cannot be reached.
     syslog_warned: std::cell::Cell<bool>,
+    /// Set by [`Trail::for_hook`]: (agent, tool).
+    hook: Option<(String, String)>,
+    /// The box the command runs in.
+    sandbox: BoxLine,
 }
 
 impl Trail {
@@ -269,7 +299,20 @@ impl Trail {
             user: sanitize(&user),
             uid: uid.as_raw(),
             syslog_warned: std::cell::Cell::new(false),
+            hook: None,
+            sandbox: BoxLine::default(),
         }
+    }
+
+    /// Records name the agent whose hook asked and its tool (`agentsh hook`).
+    pub fn for_hook(mut self, agent: &str, tool: &str) -> Trail {
+        self.hook = Some((sanitize(agent), sanitize(tool)));
+        self
+    }
+
+    /// Names the box the command will run in, for every record of this run.
+    pub fn set_sandbox(&mut self, line: BoxLine) {
+        self.sandbox = line;
     }
 
     /// Records a decision. `Err(status)` means: do not run the command (the record could not
@@ -282,7 +325,10 @@ impl Trail {
         answer_time: Option<Duration>,
         offered: &[String],
     ) -> Result<(), i32> {
-        let by = decided_by(verdict, outcome, self.prompt_timeout);
+        let mut by = decided_by(verdict, outcome, self.prompt_timeout);
+        if let (Outcome::Hook(d), Some((agent, tool))) = (outcome, &self.hook) {
+            by.detail = format!("told {agent} ({tool}): {d}");
+        }
         let line = DecisionLine {
             time: crate::record::clock::format_rfc3339(crate::record::clock::now_ms()),
             id: &self.id,
@@ -309,6 +355,9 @@ impl Trail {
                 _ => None,
             },
             offered_entries: offered.iter().map(|e| sanitize(e)).collect(),
+            agent: self.hook.as_ref().map(|h| h.0.as_str()),
+            tool: self.hook.as_ref().map(|h| h.1.as_str()),
+            sandbox: &self.sandbox,
         };
         let payload = serde_json::to_string(&line).unwrap_or_default();
         if self.settings.syslog {
@@ -387,6 +436,79 @@ impl Trail {
             );
         }
     }
+}
+
+/// A request whose waiting agentsh ended (killed) before anyone answered: written by whoever
+/// finds it in the queue (`ask::queue::list`), once, so the trail shows the command was asked
+/// about and never ran.
+#[derive(Serialize)]
+struct AbandonedLine<'a> {
+    time: String,
+    id: String,
+    event: &'static str,
+    decision: Decision,
+    outcome: &'static str,
+    ran: bool,
+    decided_by: By,
+    risk: &'a str,
+    category: &'a str,
+    reasons: Vec<String>,
+    command: String,
+    cwd: String,
+    parent: Parent,
+    request: &'a str,
+    asked: String,
+    user: String,
+    uid: u32,
+    version: &'static str,
+}
+
+/// What [`abandoned`] needs from the request.
+pub struct AbandonedRequest<'a> {
+    pub request_id: &'a str,
+    pub command: &'a str,
+    pub cwd: &'a str,
+    pub risk: &'a str,
+    pub category: &'a str,
+    pub reasons: &'a [String],
+    pub pid: u32,
+    pub parent_pid: u32,
+    pub parent_name: &'a str,
+    /// When it was asked, seconds since the epoch.
+    pub asked: u64,
+}
+
+/// Appends the "abandoned" record of a request whose waiter is gone.
+pub fn abandoned(r: &AbandonedRequest) -> Result<(), String> {
+    let Some(path) = log_path() else { return Err("no home directory for the audit log".into()) };
+    let uid = nix::unistd::getuid();
+    let user = user_name(uid.as_raw()).unwrap_or_else(|| uid.to_string());
+    let asked = crate::record::clock::format_rfc3339(i64::try_from(r.asked).unwrap_or(0).saturating_mul(1000));
+    let line = AbandonedLine {
+        time: crate::record::clock::format_rfc3339(crate::record::clock::now_ms()),
+        id: format!("{:x}-{}", r.asked.saturating_mul(1000), r.pid),
+        event: "decision",
+        decision: Decision::Ask,
+        outcome: "abandoned",
+        ran: false,
+        decided_by: By {
+            by: "abandoned".into(),
+            detail: format!("the waiting agentsh (pid {}) ended before an answer; nothing ran", r.pid),
+        },
+        risk: r.risk,
+        category: r.category,
+        reasons: r.reasons.iter().map(|x| sanitize(x)).collect(),
+        command: sanitize(r.command),
+        cwd: sanitize(r.cwd),
+        parent: Parent { pid: r.parent_pid, name: sanitize(r.parent_name) },
+        request: r.request_id,
+        asked,
+        user: sanitize(&user),
+        uid: uid.as_raw(),
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let payload = serde_json::to_string(&line).map_err(|e| e.to_string())?;
+    append(&path, payload, &Settings::default()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The name of `uid` from /etc/passwd. Not `$USER`, which the agent sets; and not through NSS

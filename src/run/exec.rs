@@ -4,8 +4,10 @@
 
 use crate::judge::parse::Script;
 use crate::run::invocation::{ShellArgs, Source};
+use crate::run::sandbox::{self, BoxSpec, Confinement};
 use std::convert::Infallible;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -164,19 +166,46 @@ pub fn needs_terminal() -> bool {
     nix::unistd::isatty(std::io::stdin()).unwrap_or(false)
 }
 
-/// Replaces this process with the command. Returns only on failure, with the exit status to use
-/// (127 not found, 126 not executable), after printing an sh-like message.
+/// Why [`exec`] returned instead of becoming the command.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NotRun {
+    /// The exit status to use: 127 not found, 126 not executable or no sandbox; or, when a child
+    /// agentsh ran it, the command's own.
+    pub code: i32,
+    /// The box had closed around this process: agentsh can no longer write its own files.
+    pub boxed: bool,
+}
+
+/// Replaces this process with the command. Returns only on failure, after printing an sh-like
+/// message.
 ///
 /// Unless the command needs the terminal, it first leaves the terminal's session: `setsid()`
 /// here, or, when agentsh leads its process group (where `setsid` is refused, e.g. started by
 /// an interactive shell), through a child agentsh that calls `setsid` and execs, while this
 /// process waits and passes on signals. No `fork`/`pre_exec`: the crate forbids `unsafe`.
-pub fn exec(plan: Plan) -> i32 {
+///
+/// A boxed command enters the sandbox last, right before exec: after that, agentsh can no longer
+/// write its own files, so the gate records the decision first.
+pub fn exec(plan: Plan, confinement: &Confinement) -> NotRun {
     let (program, args) = plan.into_program_and_args();
+    let not_run = |code| NotRun { code, boxed: false };
     if !needs_terminal() && nix::unistd::setsid().is_err() {
-        return run_child(new_session_child(&program, &args), &program, None);
+        return not_run(match internal_child(&program, &args, Session::New, confinement) {
+            Ok(cmd) => run_child(cmd, &program, None),
+            Err(code) => code,
+        });
     }
-    exec_program(&program, &args)
+    if let Confinement::Boxed(spec) = confinement {
+        // Found before the box closes, so a missing program still gets its exit record.
+        if !findable(&program) {
+            return not_run(exec_error(&program, &std::io::ErrorKind::NotFound.into()));
+        }
+        if let Err(code) = confine(spec) {
+            return not_run(code);
+        }
+        return NotRun { code: exec_program(&program, &args), boxed: true };
+    }
+    not_run(exec_program(&program, &args))
 }
 
 fn exec_program(program: &str, args: &[String]) -> i32 {
@@ -185,22 +214,89 @@ fn exec_program(program: &str, args: &[String]) -> i32 {
     exec_error(program, &err)
 }
 
-/// `agentsh NEW_SESSION_MARKER PROGRAM ARGS..`: the child half of [`exec`]. Fails closed: if
-/// the new session cannot be made, nothing runs.
+/// Enters the sandbox, or says why it cannot and returns the status: nothing may run then.
+fn confine(spec: &BoxSpec) -> Result<(), i32> {
+    match sandbox::enter(spec) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            eprintln!("agentsh: cannot set up the sandbox: {}", crate::text::sanitize::sanitize(&e.to_string()));
+            eprintln!(
+                "hint: nothing ran. `agentsh doctor` shows what this kernel supports; the person can turn \
+                 the sandbox off with \"sandbox\": {{\"enabled\": false}} in ~/.config/agentsh/config.json"
+            );
+            Err(126)
+        }
+    }
+}
+
+/// Whether `execvp` can find `program`: a path that exists, or a name in a `$PATH` directory.
+fn findable(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).exists();
+    }
+    match std::env::var_os("PATH") {
+        Some(path) => std::env::split_paths(&path).any(|dir| dir.join(program).is_file()),
+        None => true,
+    }
+}
+
+/// Whether agentsh's internal child makes a session of its own, or keeps the terminal's.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Session {
+    New,
+    Keep,
+}
+
+/// `agentsh NEW_SESSION_MARKER SESSION BOX PROGRAM ARGS..`: the child half of [`exec`] and
+/// [`supervise`]. SESSION is `new` (call `setsid`) or `keep`; BOX is the sandbox spec as JSON, or
+/// `-` to run unconfined. Fails closed: if the session or the box cannot be made, nothing runs.
 pub fn exec_in_new_session(argv: &[String]) -> i32 {
-    let Some((program, args)) = argv.split_first() else { return 126 };
-    if let Err(e) = nix::unistd::setsid() {
-        eprintln!("agentsh: cannot start a new session for the command: {e}");
+    let [session, boxed, program, args @ ..] = argv else {
+        eprintln!("agentsh: internal error: {NEW_SESSION_MARKER} needs a session, a sandbox and a command");
         return 126;
+    };
+    match session.as_str() {
+        "new" => {
+            if let Err(e) = nix::unistd::setsid() {
+                eprintln!("agentsh: cannot start a new session for the command: {e}");
+                return 126;
+            }
+        }
+        "keep" => {}
+        other => {
+            eprintln!("agentsh: internal error: unknown session {}", crate::text::sanitize::sanitize(other));
+            return 126;
+        }
+    }
+    if boxed != "-" {
+        let spec: BoxSpec = match serde_json::from_str(boxed) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("agentsh: cannot set up the sandbox: its description does not read: {e}");
+                return 126;
+            }
+        };
+        if let Err(code) = confine(&spec) {
+            return code;
+        }
     }
     exec_program(program, args)
 }
 
-fn new_session_child(program: &str, args: &[String]) -> Command {
+/// agentsh re-spawned to run the command (see [`exec_in_new_session`]).
+fn internal_child(program: &str, args: &[String], session: Session, confinement: &Confinement) -> Result<Command, i32> {
+    let boxed = match confinement {
+        Confinement::Boxed(spec) => serde_json::to_string(spec).map_err(|e| {
+            eprintln!("agentsh: cannot set up the sandbox: {e}");
+            126
+        })?,
+        Confinement::Unconfined => "-".to_string(),
+    };
     let me = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
     let mut cmd = Command::new(me);
-    cmd.arg(NEW_SESSION_MARKER).arg(program).args(args);
-    cmd
+    let session_arg = if session == Session::New { "new" } else { "keep" };
+    cmd.arg(NEW_SESSION_MARKER).arg(session_arg).arg(boxed).arg(program).args(args);
+    Ok(cmd)
 }
 
 fn exec_error(program: &str, err: &std::io::Error) -> i32 {
@@ -232,17 +328,29 @@ fn exec_error(program: &str, err: &std::io::Error) -> i32 {
 
 /// Runs the command as a child with a time limit. On timeout its whole process group is
 /// killed and the status is 124, as timeout(1) does. Signals to agentsh are passed on.
-pub fn supervise(plan: Plan, limit: Duration) -> Result<i32, Infallible> {
+///
+/// A boxed command's child is agentsh itself, which enters the box and execs: this process
+/// stays outside, to record how the command ended.
+pub fn supervise(plan: Plan, confinement: &Confinement, limit: Duration) -> Result<i32, Infallible> {
     let (program, args) = plan.into_program_and_args();
-    let cmd = if needs_terminal() {
+    let keep = needs_terminal();
+    let cmd = if keep && *confinement == Confinement::Unconfined {
         let mut cmd = Command::new(&program);
         cmd.args(&args).process_group(0);
-        cmd
+        Ok(cmd)
+    } else if keep {
+        internal_child(&program, &args, Session::Keep, confinement).map(|mut cmd| {
+            cmd.process_group(0);
+            cmd
+        })
     } else {
         // setsid in the child makes its own process group too.
-        new_session_child(&program, &args)
+        internal_child(&program, &args, Session::New, confinement)
     };
-    Ok(run_child(cmd, &program, Some(limit)))
+    Ok(match cmd {
+        Ok(cmd) => run_child(cmd, &program, Some(limit)),
+        Err(code) => code,
+    })
 }
 
 /// Spawns `cmd` (which puts itself in its own process group), passes on the signals agentsh

@@ -3,7 +3,8 @@
 //! and `exec` act on a verdict, and they do so by matching on it, never by default.
 
 use crate::ask::prompt::{self, Answer, PartSummary, PromptRequest};
-use crate::judge::decide::{DecidedBy, Part, RunsIn, Verdict};
+use crate::judge::containment::BoxView;
+use crate::judge::decide::{DecidedBy, Part, RunsIn, Sandbox, Verdict};
 use crate::judge::parse;
 use crate::model::Decision;
 use crate::policy::config::{self, Config};
@@ -11,6 +12,7 @@ use crate::record::audit;
 use crate::run::exec;
 use crate::run::explain;
 use crate::run::invocation::{ShellArgs, Source};
+use crate::run::sandbox::{self, Confinement};
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -37,28 +39,114 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     explain::print_warnings(&config.warnings);
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = ask_requested(options.ask);
+    let (boxed, judged_with) = sandbox_for(&config.sandbox, &cwd);
+    config.policy.sandbox = judged_with;
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
-    let trail = match admit(&verdict, &config, &cwd) {
+    let trail = match admit(&verdict, &config, &cwd, box_line(&verdict, &boxed)) {
         Ok(trail) => trail,
         Err(code) => return code,
+    };
+    // What cannot work inside the box runs outside it on a person's word (a yes, their
+    // whitelist); the judge only says `Sandbox` when it was told of a box.
+    let confinement = match verdict.runs_in {
+        RunsIn::Sandbox => boxed,
+        RunsIn::Unconfined => Confinement::Unconfined,
     };
     let script = parse::parse_for_plan(&text).unwrap_or_default();
     let plan = exec::plan(&script, &source, &options);
     let started = Instant::now();
     if config.command_timeout > 0 {
         let limit = Duration::from_secs(config.command_timeout);
-        let code = exec::supervise(plan, limit).unwrap_or(REFUSED);
+        let code = exec::supervise(plan, &confinement, limit).unwrap_or(REFUSED);
         // supervise stops a command at the limit with 124, as timeout(1) does.
         let took = started.elapsed();
         trail.finished(code, took, code == 124 && took >= limit);
         return code;
     }
-    let code = exec::exec(plan);
-    // Only reached when exec failed (not found, not executable).
-    trail.finished(code, started.elapsed(), false);
-    code
+    // Only reached when exec failed (not found, not executable, no sandbox). After the box
+    // closed, agentsh's files are outside it: that failure cannot be recorded.
+    let failed = exec::exec(plan, &confinement);
+    if !failed.boxed {
+        trail.finished(failed.code, started.elapsed(), false);
+    }
+    failed.code
+}
+
+/// Whether commands run in the sandbox here, and what the judge is told of it: the one place
+/// that decides it (issue 15), so the judge never counts on a box that exec will not set up.
+/// In the box when `sandbox.enabled` is not false and the kernel has Landlock at
+/// `sandbox::MIN_ABI` or later; otherwise unconfined, judged as without a box. `check` shows
+/// what the gate would do by calling this too.
+pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sandbox) {
+    if !settings.enabled {
+        let from = settings.enabled_from.as_deref().unwrap_or("the config");
+        return (Confinement::Unconfined, Sandbox::Off(format!("sandbox.enabled is false in {from}")));
+    }
+    if !sandbox::available() {
+        let why = match sandbox::landlock_abi() {
+            Some(abi) => format!("this kernel's Landlock ABI is {abi}; the sandbox needs {}", sandbox::MIN_ABI),
+            None => "this kernel has no Landlock".to_string(),
+        };
+        return (Confinement::Unconfined, Sandbox::Off(why));
+    }
+    let place = sandbox::Place::current(cwd, exec::needs_terminal());
+    // Where the kernel refuses the namespaces, `.git/hooks` and the rest stay writable and the
+    // box says so (`Entered::namespaces`); `spec.require_namespaces` would refuse to run instead.
+    let spec = sandbox::BoxSpec::build(settings, &place, &own_dirs());
+    let view = box_view(&spec, cwd);
+    (Confinement::Boxed(Box::new(spec)), Sandbox::On(view))
+}
+
+/// The box as the audit record names it: where the command runs, and for the box its roots,
+/// Landlock ABI and network.
+fn box_line(verdict: &Verdict, boxed: &Confinement) -> audit::BoxLine {
+    let text = |r: &sandbox::Root| r.path.display().to_string();
+    match (verdict.runs_in, boxed) {
+        (RunsIn::Sandbox, Confinement::Boxed(spec)) => audit::BoxLine {
+            runs_in: "sandbox".into(),
+            why: None,
+            abi: sandbox::landlock_abi(),
+            network: Some(spec.network.as_str().into()),
+            writable: spec.write.iter().map(text).collect(),
+            read_only: spec.read_only.iter().map(text).collect(),
+        },
+        _ => audit::BoxLine {
+            runs_in: "unconfined".into(),
+            why: Some(verdict.runs_in_why.clone()),
+            ..audit::BoxLine::default()
+        },
+    }
+}
+
+/// agentsh's own directories: config, data, state, cache, runtime and the approval queue.
+fn own_dirs() -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Some(d) = crate::policy::dirs::project() {
+        out.extend([d.config_dir(), d.data_dir(), d.data_local_dir(), d.cache_dir()].map(Path::to_path_buf));
+        out.extend(d.state_dir().map(Path::to_path_buf));
+        out.extend(d.runtime_dir().map(Path::to_path_buf));
+    }
+    out.extend(crate::ask::queue::path());
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What the judge knows of the box (`judge::containment`).
+fn box_view(spec: &sandbox::BoxSpec, cwd: &Path) -> BoxView {
+    let text = |p: &Path| p.display().to_string();
+    let in_workspace =
+        |p: &Path| spec.write.iter().any(|r| r.from == sandbox::Origin::Workspace && p.starts_with(&r.path));
+    BoxView {
+        cwd: text(cwd),
+        home: spec.home.as_deref().map(text).unwrap_or_default(),
+        writable: spec.write.iter().chain(&spec.devices).chain(&spec.outputs).map(|r| text(&r.path)).collect(),
+        read_only: spec.read_only.iter().map(|r| text(&r.path)).collect(),
+        network: spec.network == sandbox::Network::On,
+        python_env_inside: std::env::var_os("VIRTUAL_ENV").is_some_and(|v| in_workspace(Path::new(&v))),
+    }
 }
 
 /// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.
@@ -69,9 +157,15 @@ pub fn ask_requested(flag: bool) -> bool {
 /// Decides whether a judged command may run: records the decision in the audit log (before
 /// anything runs), waits out a pause, and asks the person when needed. `Ok` means run it.
 /// Shared by the gate and by the interactive shells' line gate (`check --prompt`).
-pub(crate) fn admit(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<audit::Trail, i32> {
+pub(crate) fn admit(
+    verdict: &Verdict,
+    config: &Config,
+    cwd: &Path,
+    sandbox: audit::BoxLine,
+) -> Result<audit::Trail, i32> {
     // Every decision is recorded before anything runs (see `audit`).
-    let trail = audit::Trail::new(config, cwd);
+    let mut trail = audit::Trail::new(config, cwd);
+    trail.set_sandbox(sandbox);
     // The person paused the agent: whatever could run waits for `agentsh resume` (or is refused).
     let held = match verdict.decision {
         Decision::Deny => None,
@@ -281,10 +375,10 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
                 matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
             });
             let hint = if liftable {
-                "approval needs a person: at this terminal, or in `agentsh approvals` open in another \
+                "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
                  terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
             } else {
-                "approval needs a person at this terminal; a whitelist entry cannot lift this ask \
+                "approval needs a person at their own terminal; a whitelist entry cannot lift this ask \
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
                  where a person can answer, or change that setting (see `agentsh policy`)"
             };

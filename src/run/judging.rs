@@ -14,13 +14,17 @@ const MAX_SNAPSHOT_BYTES: u64 = 4 * 1024 * 1024;
 /// Where the agent's files may legitimately be, read from this process's environment.
 pub fn wrapper_env() -> Env {
     let abs = |v: Option<std::ffi::OsString>| v.map(PathBuf::from).filter(|p| p.is_absolute());
+    let home = abs(std::env::var_os("HOME"));
     let mut claude_dirs: Vec<PathBuf> = abs(std::env::var_os("CLAUDE_CONFIG_DIR")).into_iter().collect();
-    if let Some(home) = abs(std::env::var_os("HOME")) {
+    let mut codex_dirs: Vec<PathBuf> = abs(std::env::var_os("CODEX_HOME")).into_iter().collect();
+    if let Some(home) = &home {
         claude_dirs.push(home.join(".claude"));
+        codex_dirs.push(home.join(".codex"));
     }
     let mut temp_dirs = vec![PathBuf::from("/tmp")];
+    // Gemini CLI's os.tmpdir() drops a trailing slash; so does PathBuf's comparison.
     temp_dirs.extend(abs(std::env::var_os("TMPDIR")));
-    Env { claude_dirs, temp_dirs }
+    Env { claude_dirs, temp_dirs, home, codex_dirs }
 }
 
 /// Looks at a snapshot file: it must be Claude Code's own, by the only marks agentsh can see.
@@ -59,7 +63,14 @@ pub fn inspect_snapshot(path: &Path) -> Result<Definitions, String> {
 /// by the command inside it. Reads the environment and inspects the snapshot file. `gate`,
 /// `check` and `hook` all call this, so they agree.
 pub fn judge(text: &str, policy: &Policy) -> Verdict {
-    agent_wrappers::judge_with(text, policy, &wrapper_env(), &inspect_snapshot)
+    agent_wrappers::judge_with(text, policy, &wrapper_env(), &inspect_snapshot, &is_agentsh)
+}
+
+/// Whether `path` is this agentsh binary (Codex's wrapper execs its login shell, which may be
+/// agentsh under the name `bash`).
+pub fn is_agentsh(path: &Path) -> bool {
+    let me = std::env::current_exe().ok().and_then(|p| p.canonicalize().ok());
+    me.is_some() && path.canonicalize().ok() == me
 }
 
 /// [`judge`] within a time budget, panics contained: what the binary's edges call (see

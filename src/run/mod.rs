@@ -9,3 +9,4 @@ pub mod explain;
 pub mod gate;
 pub mod invocation;
 pub mod judging;
+pub mod sandbox;

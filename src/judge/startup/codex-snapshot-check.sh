@@ -1,0 +1,1 @@
+set -e; . "@@codex_snapshot_tmp@@"

@@ -1,0 +1,1348 @@
+//! The box: the Landlock domain, carried where the kernel allows it by a user and mount
+//! namespace of its own, that every command agentsh runs enters just before exec. It owns what
+//! the box allows and how it is set up; it must not judge commands, read agentsh's config or
+//! write records.
+//!
+//! The caller passes in the settings (`policy::sandbox_settings`), every fact about the machine
+//! ([`Place`]) and agentsh's own directories, so the spec can be built and tested without them.
+//!
+//! The steps, each with one job:
+//! - [`BoxSpec::build`] (pure): settings + place -> what the box allows, with where each part
+//!   comes from (for `agentsh policy`, `check` and the audit record).
+//! - [`enter`] (irreversible), right before exec: after it this process cannot write agentsh's
+//!   own files (the audit log).
+//!   - `mount_box`: a user and mount namespace that cover every denied path with a mount, make
+//!     `/dev` unopenable but for the granted devices, and bind the code paths (`.git/hooks`, ...)
+//!     read-only. Landlock then needs one rule per root (about a dozen): this is the fast path.
+//!   - Where the kernel refuses the namespaces, `plan` makes the same cuts with Landlock alone.
+//!     Landlock grants by hierarchy and cannot take a subdirectory back, so a hierarchy that
+//!     holds a denied path is granted entry by entry, leaving that path out ("every sibling
+//!     except"): it lists directories, and costs a rule per sibling (a home of 80 entries: ~180).
+//!   - The Landlock domain, with `no_new_privs`.
+//!
+//! Minimum Landlock ABI: [`MIN_ABI`] (3, Linux 6.2). Below it `truncate(2)` is not restricted, and a
+//! confined command could empty agentsh's config, trust records or audit log. Later features are
+//! used where the kernel has them and reported in [`Entered`]: ABI 4 TCP (required when the network
+//! is off), 5 device ioctls, 6 signal and abstract-socket scoping.
+//!
+//! What the box does not hold, and why, is in SECURITY.md ("The sandbox").
+
+pub use crate::policy::sandbox_settings::{Network, Settings};
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The oldest Landlock ABI the box runs on (see the module documentation).
+pub const MIN_ABI: u8 = 3;
+
+/// The newest ABI this module asks for. Features of later ABIs are not used until tested.
+const TARGET: ABI = ABI::V7;
+
+// ---------------------------------------------------------------------------------------------
+// Place: the facts about this machine and this run that the spec is built from
+
+/// Everything [`BoxSpec::build`] needs to know about the machine. [`Place::current`] gathers it;
+/// tests write it out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    pub cwd: PathBuf,
+    pub workspace: Workspace,
+    /// `$HOME`, when absolute.
+    pub home: Option<PathBuf>,
+    /// `$TMPDIR`, when absolute.
+    pub tmpdir: Option<PathBuf>,
+    /// Environment overrides of cache locations (each absolute, or ignored).
+    pub xdg_cache_home: Option<PathBuf>,
+    pub cargo_home: Option<PathBuf>,
+    pub gopath: Option<PathBuf>,
+    pub gomodcache: Option<PathBuf>,
+    pub gradle_user_home: Option<PathBuf>,
+    /// The command keeps the terminal (agentsh's stdin is one): it may use it, ioctls included.
+    pub keep_terminal: bool,
+    /// Terminals that agentsh's stdout or stderr are (`/dev/pts/N`): the command may reopen them
+    /// for writing (`echo x > /dev/stderr`), never read them.
+    pub output_ttys: Vec<PathBuf>,
+}
+
+/// Where the command's project is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Workspace {
+    /// The git top-level containing the cwd, else the cwd.
+    pub root: PathBuf,
+    /// The git directory (`.git`, or where a worktree's or submodule's `.git` file points).
+    pub git_dir: Option<PathBuf>,
+    /// A linked worktree's common git directory (`commondir`): objects, refs, config, hooks.
+    pub common_dir: Option<PathBuf>,
+}
+
+impl Place {
+    /// Reads the environment and walks up from `cwd` for `.git`. A handful of system calls.
+    pub fn current(cwd: &Path, keep_terminal: bool) -> Place {
+        let abs = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let mut output_ttys = Vec::new();
+        let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+        for (fd, out) in [(1, nix::unistd::isatty(stdout)), (2, nix::unistd::isatty(stderr))] {
+            // isatty first: an ioctl costs less than a readlink through /proc.
+            if out.unwrap_or(false)
+                && let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                && link.starts_with("/dev/pts/")
+                && !output_ttys.contains(&link)
+            {
+                output_ttys.push(link);
+            }
+        }
+        Place {
+            cwd: cwd.to_path_buf(),
+            workspace: Workspace::find(cwd),
+            home: abs("HOME"),
+            tmpdir: abs("TMPDIR"),
+            xdg_cache_home: abs("XDG_CACHE_HOME"),
+            cargo_home: abs("CARGO_HOME"),
+            gopath: abs("GOPATH"),
+            gomodcache: abs("GOMODCACHE"),
+            gradle_user_home: abs("GRADLE_USER_HOME"),
+            keep_terminal,
+            output_ttys,
+        }
+    }
+}
+
+impl Workspace {
+    /// The git top-level containing `cwd` (found by walking up for `.git`, a directory or a
+    /// worktree's `gitdir:` file), else `cwd` itself.
+    pub fn find(cwd: &Path) -> Workspace {
+        for dir in cwd.ancestors() {
+            let dot_git = dir.join(".git");
+            let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { continue };
+            if meta.is_dir() {
+                return Workspace { root: dir.to_path_buf(), git_dir: Some(dot_git), common_dir: None };
+            }
+            if meta.is_file() {
+                // A linked worktree or a submodule: `gitdir: PATH`, relative to `dir`.
+                let git_dir = std::fs::read_to_string(&dot_git)
+                    .ok()
+                    .and_then(|t| t.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(|p| dir.join(p.trim())));
+                let common_dir = git_dir.as_ref().and_then(|g| {
+                    let rel = std::fs::read_to_string(g.join("commondir")).ok()?;
+                    Some(normalize(&g.join(rel.trim())))
+                });
+                return Workspace { root: dir.to_path_buf(), git_dir: git_dir.map(|g| normalize(&g)), common_dir };
+            }
+        }
+        Workspace { root: cwd.to_path_buf(), git_dir: None, common_dir: None }
+    }
+}
+
+/// `a/b/../c` -> `a/c`, lexically (for paths read from git's files).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// BoxSpec: what the box allows
+
+/// Why a path is in the box. Shown by `agentsh policy`, `check` and the audit record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// Read and execute everywhere, less what is denied.
+    System,
+    Workspace,
+    /// The git directory of a linked worktree or submodule, outside the workspace.
+    GitDir,
+    Temp,
+    Cache,
+    Device,
+    /// The terminal a command that keeps it may use (ioctls included).
+    Terminal,
+    /// The terminal agentsh's output goes to: reopened for writing only.
+    Output,
+    /// `sandbox.writable` / `sandbox.denyRead`.
+    Setting,
+    /// agentsh's own config, state, data and runtime directories.
+    Agentsh,
+    /// A default credential store.
+    Credential,
+    /// A place the person's own tools run code from (`.git/hooks`, `.git/config`, `.agents`).
+    CodePath,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Root {
+    pub path: PathBuf,
+    pub from: Origin,
+    /// The config file that named it (`Origin::Setting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Root {
+    fn new(path: impl Into<PathBuf>, from: Origin) -> Root {
+        Root { path: path.into(), from, source: None }
+    }
+}
+
+/// A path a command may neither read nor write.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denied {
+    pub path: PathBuf,
+    pub from: Origin,
+    /// The config file that named it (`Origin::Setting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Names inside it that stay readable (`*.pub`, `known_hosts` in `~/.ssh`): exact, or `*` and
+    /// a suffix.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub except: Vec<String>,
+}
+
+/// A path the box does not grant although it would have, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refused {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// What the box allows. Built by [`BoxSpec::build`]; serializable, so agentsh can hand it to the
+/// child it re-spawns to run a supervised command (one argv string).
+///
+/// Paths that do not exist when the box is entered are skipped; nothing is created but a missing
+/// `.git/hooks`, which would otherwise be free to create.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoxSpec {
+    /// The workspace, granted unless it is in `refused`.
+    pub workspace: PathBuf,
+    /// Read and execute (`/`), less `deny` and `/dev`.
+    pub read: Vec<Root>,
+    /// Every access right, less `deny`; a root that holds `$HOME` does not grant inside it.
+    pub write: Vec<Root>,
+    /// Devices: read, write and device ioctls.
+    pub devices: Vec<Root>,
+    /// Terminals agentsh writes to: write only, no ioctls.
+    pub outputs: Vec<Root>,
+    /// Fixed when the box is entered: a denied path made later (a new `~/.aws`, a new key in
+    /// `~/.ssh`) is not covered in a box already running, and in the Landlock-only fallback a new
+    /// entry of a split parent (`~/.newtool`) is not readable in it; the next command's box
+    /// covers both. A running box cannot make either: home is read-only inside it.
+    pub deny: Vec<Denied>,
+    /// Inside `write`, made read-only with bind mounts in a private mount namespace.
+    pub read_only: Vec<Root>,
+    pub network: Network,
+    pub keep_terminal: bool,
+    /// Refuse to run when the namespaces cannot be made (set it when the judge counts on
+    /// `read_only`). Otherwise their absence is reported in [`Entered::namespaces`].
+    pub require_namespaces: bool,
+    /// Landlock alone, as where the kernel refuses the namespaces: for the tests of that
+    /// fallback, which hand agentsh's internal child a spec with it set.
+    #[serde(default)]
+    pub landlock_only: bool,
+    pub refused: Vec<Refused>,
+    /// `$HOME`: never writable through a root that holds it (the workspace or temp directory
+    /// being `/tmp` while home is `/tmp/h`).
+    pub home: Option<PathBuf>,
+}
+
+/// Per-user caches that build and package tools write, relative to home unless an environment
+/// variable moves them. Chosen from what the tools write on a first build; never a directory the
+/// person's own tools load code or settings from (`~/.cargo/bin`, `~/.cargo/config.toml`,
+/// `~/.rustup`, `~/.gradle/init.d`, `~/.m2/settings.xml`).
+const HOME_CACHES: &[&str] = &[
+    ".npm",        // npm's cache and its _logs (written on every run)
+    ".yarn/berry", // yarn 2+ global cache
+    ".local/share/pnpm/store",
+    ".m2/repository",     // maven
+    ".bun/install/cache", // bun
+    ".nuget/packages",    // dotnet
+    ".ccache",            // ccache before 4.0 (later: ~/.cache/ccache)
+];
+
+/// Under `$CARGO_HOME` (`~/.cargo`): downloads and their locks. Not `bin/` or `config.toml`.
+const CARGO_CACHES: &[&str] = &["registry", "git", ".package-cache", ".package-cache-mutate", ".global-cache"];
+
+/// Under `$GRADLE_USER_HOME` (`~/.gradle`). Not `gradle.properties` (credentials) or `init.d`.
+const GRADLE_CACHES: &[&str] = &["caches", "wrapper", "daemon", "native", ".tmp"];
+
+/// Default credential stores, relative to home. Neither readable nor writable in the box.
+const CREDENTIALS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gh",
+    ".docker/config.json",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".config/gcloud",
+    ".azure",
+    ".password-store",
+    ".local/share/keyrings",
+    ".pgpass",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".gradle/gradle.properties",
+    ".m2/settings-security.xml",
+    // Browser profiles: cookies and saved passwords.
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+];
+
+/// What stays readable in `~/.ssh`: public keys and host keys are not secrets, and ssh and git
+/// read `known_hosts`.
+const SSH_READABLE: &[&str] = &["*.pub", "known_hosts", "known_hosts.old"];
+
+/// Devices every command may read, write and ioctl.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+
+/// The terminal, for a command that keeps it (an editor, a pager, a REPL, `script`).
+const TERMINAL: &[&str] = &["/dev/tty", "/dev/ptmx", "/dev/pts"];
+
+/// Never a workspace or temp directory: writing there is writing the system.
+const SYSTEM_TREES: &[&str] = &["/etc", "/dev", "/proc", "/sys", "/boot", "/run", "/usr", "/bin", "/sbin", "/lib"];
+
+impl BoxSpec {
+    /// What the box allows for a command run at `place` with `settings`. Pure: it reads nothing.
+    /// `own` are agentsh's own directories (config, state, data, runtime, the approval queue).
+    pub fn build(settings: &Settings, place: &Place, own: &[PathBuf]) -> BoxSpec {
+        // Normalized, as the planner compares paths byte-wise.
+        let norm = |p: &Option<PathBuf>| p.as_deref().map(normalize);
+        let home = norm(&place.home);
+        let in_home = |rel: &str| home.as_ref().map(|h| h.join(rel));
+        let cargo_home = norm(&place.cargo_home).or_else(|| in_home(".cargo"));
+        let mut refused = Vec::new();
+        let mut write = Vec::new();
+
+        // A workspace that is `/`, a top-level directory, a system tree, or home or what holds
+        // it would let a command rewrite the system or `~/.bashrc`: not granted. A temp
+        // directory may hold home (`/tmp/h` in CI): home is cut out of it (see `plan`).
+        let too_broad = |p: &Path, workspace: bool| -> Option<String> {
+            if p.parent().is_none() {
+                return Some("it is /".into());
+            }
+            if home.as_ref().is_some_and(|h| h == p || (workspace && h.starts_with(p))) {
+                return Some("it is the home directory or holds it".into());
+            }
+            if workspace && p.parent().is_some_and(|d| d.parent().is_none()) {
+                return Some("it is a top-level directory".into());
+            }
+            if workspace && SYSTEM_TREES.iter().any(|s| p.starts_with(s)) {
+                return Some("it is a system directory".into());
+            }
+            None
+        };
+        let grant = |path: PathBuf, from: Origin, write: &mut Vec<Root>, refused: &mut Vec<Refused>| match too_broad(
+            &path,
+            matches!(from, Origin::Workspace | Origin::GitDir),
+        ) {
+            Some(why) => refused.push(Refused { path, why }),
+            None => {
+                if !write.iter().any(|r: &Root| r.path == path) {
+                    write.push(Root::new(path, from));
+                }
+            }
+        };
+
+        let ws = &Workspace {
+            root: normalize(&place.workspace.root),
+            git_dir: norm(&place.workspace.git_dir),
+            common_dir: norm(&place.workspace.common_dir),
+        };
+        let workspace_ok = too_broad(&ws.root, true).is_none();
+        grant(ws.root.clone(), Origin::Workspace, &mut write, &mut refused);
+        let mut read_only = Vec::new();
+        if workspace_ok {
+            // git writes objects, refs and the index into a worktree's git directories.
+            for dir in [&ws.git_dir, &ws.common_dir].into_iter().flatten() {
+                if !dir.starts_with(&ws.root) {
+                    grant(dir.clone(), Origin::GitDir, &mut write, &mut refused);
+                }
+            }
+            // What the person's own git runs later, unconfined: a confined command must not plant it.
+            for dir in [&ws.git_dir, &ws.common_dir].into_iter().flatten() {
+                for name in ["hooks", "config"] {
+                    let path = dir.join(name);
+                    if !read_only.iter().any(|r: &Root| r.path == path) {
+                        read_only.push(Root::new(path, Origin::CodePath));
+                    }
+                }
+            }
+            read_only.push(Root::new(ws.root.join(".agents"), Origin::CodePath));
+        }
+
+        for t in [norm(&place.tmpdir), Some("/tmp".into()), Some("/var/tmp".into())].into_iter().flatten() {
+            grant(t, Origin::Temp, &mut write, &mut refused);
+        }
+        write.push(Root::new("/dev/shm", Origin::Temp));
+
+        let cache_home = norm(&place.xdg_cache_home).or_else(|| in_home(".cache"));
+        let gopath = norm(&place.gopath).or_else(|| in_home("go"));
+        let gomodcache = norm(&place.gomodcache).or_else(|| gopath.as_ref().map(|g| g.join("pkg/mod")));
+        let gradle = norm(&place.gradle_user_home).or_else(|| in_home(".gradle"));
+        let mut caches: Vec<PathBuf> = Vec::new();
+        caches.extend(cache_home);
+        caches.extend(HOME_CACHES.iter().filter_map(|c| in_home(c)));
+        caches.extend(cargo_home.iter().flat_map(|c| CARGO_CACHES.iter().map(|n| c.join(n))));
+        caches.extend(gomodcache);
+        caches.extend(gopath.map(|g| g.join("pkg/sumdb")));
+        caches.extend(gradle.iter().flat_map(|g| GRADLE_CACHES.iter().map(move |n| g.join(n))));
+        for c in caches {
+            grant(c, Origin::Cache, &mut write, &mut refused);
+        }
+
+        for w in &settings.writable {
+            let source = Some(w.source.clone());
+            match expand(Path::new(&w.path), home.as_deref()) {
+                // The person asked for it: only `/` is refused (every denied path would split it).
+                Some(path) if path.parent().is_some() => {
+                    if !write.iter().any(|r| r.path == path) {
+                        write.push(Root { path, from: Origin::Setting, source });
+                    }
+                }
+                Some(path) => refused.push(Refused { path, why: "sandbox.writable cannot be /".into() }),
+                None => refused.push(Refused {
+                    path: w.path.clone().into(),
+                    why: "sandbox.writable entries must be absolute or start with ~/".into(),
+                }),
+            }
+        }
+
+        let denied = |path: PathBuf, from: Origin| Denied { path, from, source: None, except: vec![] };
+        let mut deny: Vec<Denied> = own.iter().map(|p| denied(normalize(p), Origin::Agentsh)).collect();
+        for c in CREDENTIALS {
+            let Some(path) = in_home(c) else { continue };
+            let mut d = denied(path, Origin::Credential);
+            if *c == ".ssh" {
+                d.except = SSH_READABLE.iter().map(|s| s.to_string()).collect();
+            }
+            deny.push(d);
+        }
+        // crates.io tokens.
+        for c in ["credentials.toml", "credentials"] {
+            if let Some(cargo) = &cargo_home {
+                deny.push(denied(cargo.join(c), Origin::Credential));
+            }
+        }
+        for d in &settings.deny_read {
+            match expand(Path::new(&d.path), home.as_deref()) {
+                Some(path) => deny.push(Denied { source: Some(d.source.clone()), ..denied(path, Origin::Setting) }),
+                None => refused.push(Refused {
+                    path: d.path.clone().into(),
+                    why: "sandbox.denyRead entries must be absolute or start with ~/ (not applied)".into(),
+                }),
+            }
+        }
+
+        let mut devices: Vec<Root> = DEVICES.iter().map(|d| Root::new(*d, Origin::Device)).collect();
+        if place.keep_terminal {
+            devices.extend(TERMINAL.iter().map(|d| Root::new(*d, Origin::Terminal)));
+        }
+        let outputs = if place.keep_terminal {
+            Vec::new()
+        } else {
+            place.output_ttys.iter().map(|p| Root::new(p.clone(), Origin::Output)).collect()
+        };
+
+        BoxSpec {
+            workspace: ws.root.clone(),
+            read: vec![Root::new("/", Origin::System)],
+            write,
+            devices,
+            outputs,
+            deny,
+            read_only,
+            network: settings.network,
+            keep_terminal: place.keep_terminal,
+            require_namespaces: false,
+            landlock_only: false,
+            refused,
+            home,
+        }
+    }
+}
+
+/// `~/x` -> home/x; absolute paths as they are; anything else `None`.
+fn expand(p: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    if let Ok(rest) = p.strip_prefix("~") {
+        return home.map(|h| normalize(&h.join(rest)));
+    }
+    p.is_absolute().then(|| normalize(p))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plan: the spec as Landlock rules
+
+fn read_access() -> BitFlags<AccessFs> {
+    AccessFs::Execute | AccessFs::ReadFile | AccessFs::ReadDir
+}
+
+/// Every right but making device files: no build needs one, and a block device made in the
+/// workspace by a process that still holds CAP_MKNOD (root, where no namespace was made) would
+/// open the disk itself.
+fn all_access() -> BitFlags<AccessFs> {
+    AccessFs::from_all(TARGET) & !(AccessFs::MakeBlock | AccessFs::MakeChar)
+}
+
+/// A part of a granted hierarchy that loses some rights.
+#[derive(Clone, Debug, PartialEq)]
+struct Cut {
+    path: PathBuf,
+    removes: BitFlags<AccessFs>,
+    /// Applies only to roots that strictly hold it (home is not writable through `/tmp`, but
+    /// `~/.cache` is).
+    from_above_only: bool,
+    except: Vec<String>,
+}
+
+/// One Landlock rule: a path and the rights beneath it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Rule {
+    pub path: PathBuf,
+    pub access: BitFlags<AccessFs>,
+    /// Open following symbolic links (roots from the spec) or not (entries found by listing).
+    pub follow: bool,
+}
+
+/// What the spec takes away from its roots: denied paths, home from any root that holds it, and
+/// `/dev` from `/`.
+fn cuts(spec: &BoxSpec) -> Vec<Cut> {
+    let all = all_access();
+    let mut cuts: Vec<Cut> = spec
+        .deny
+        .iter()
+        .map(|d| Cut { path: normalize(&d.path), removes: all, from_above_only: false, except: d.except.clone() })
+        .collect();
+    if let Some(home) = &spec.home {
+        cuts.push(Cut { path: normalize(home), removes: all & !read_access(), from_above_only: true, except: vec![] });
+    }
+    // Raw disks, /dev/mem and the person's terminals: only the devices listed are granted.
+    cuts.push(Cut { path: "/dev".into(), removes: all, from_above_only: true, except: vec![] });
+    cuts
+}
+
+/// Whether `c` takes something away inside the root `root` (strictly beneath it).
+fn cuts_inside(c: &Cut, root: &Path) -> bool {
+    within(&c.path, root) && c.path != root
+}
+
+/// The Landlock rules for a spec; changes nothing. `mounted`: [`mount_box`] made the cuts
+/// (denied paths covered, home read-only, devices other than the granted ones unopenable), so
+/// every root is one rule. Otherwise the cuts are made by splitting: this lists directories.
+pub(crate) fn plan(spec: &BoxSpec, mounted: bool) -> Result<Vec<Rule>, BoxError> {
+    let all = all_access();
+    let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+    let devices = spec.devices.iter().map(|d| Rule { path: d.path.clone(), access: device, follow: true });
+    if mounted {
+        let read = spec.read.iter().map(|r| Rule { path: r.path.clone(), access: read_access(), follow: true });
+        let write = spec.write.iter().map(|r| Rule { path: r.path.clone(), access: all, follow: true });
+        return Ok(read.chain(write).chain(devices).collect());
+    }
+    let mut cuts = cuts(spec);
+    let mut planner = Planner { listings: BTreeMap::new(), rules: Vec::new(), found: Vec::new(), covered: Vec::new() };
+    // Denied paths reached through a symbolic link are denied at the link's target too; a new
+    // target can change what earlier roots had to split, so plan again (bounded).
+    for _ in 0..8 {
+        planner.rules.clear();
+        // A cut inside a writable root splits it, and a split root loses the right to create
+        // entries in itself: only for paths that exist (a missing one cannot be created: its
+        // parent is cut or read-only too).
+        let inside_write = |c: &Cut| spec.write.iter().any(|w| cuts_inside(c, &w.path));
+        let write_cuts: Vec<Cut> =
+            cuts.iter().filter(|c| !inside_write(c) || std::fs::symlink_metadata(&c.path).is_ok()).cloned().collect();
+        // Writable roots granted whole: reading them needs no rules of its own.
+        planner.covered = spec
+            .write
+            .iter()
+            .map(|w| w.path.clone())
+            .filter(|w| !write_cuts.iter().any(|c| cuts_inside(c, w) || (!c.from_above_only && within(w, &c.path))))
+            .collect();
+        for r in &spec.read {
+            planner.root(&r.path, read_access(), &cuts);
+        }
+        planner.covered.clear();
+        for r in &spec.write {
+            planner.root(&r.path, all, &write_cuts);
+        }
+        if planner.found.iter().all(|c| cuts.contains(c)) {
+            let mut rules = std::mem::take(&mut planner.rules);
+            // Listing works everywhere (`ls ~`, `find /`): names only, not contents.
+            rules.push(Rule { path: "/".into(), access: AccessFs::ReadDir.into(), follow: true });
+            rules.extend(devices);
+            rules.extend(spec.outputs.iter().map(|d| Rule {
+                path: d.path.clone(),
+                access: AccessFs::WriteFile.into(),
+                follow: true,
+            }));
+            return Ok(rules);
+        }
+        let new: Vec<Cut> = planner.found.drain(..).filter(|c| !cuts.contains(c)).collect();
+        cuts.extend(new);
+    }
+    Err(BoxError::Failed("too many symbolic links lead into denied paths".into()))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    Link,
+    Other,
+}
+
+struct Planner {
+    /// Directory listings, kept across re-plans. `None`: could not be listed.
+    listings: BTreeMap<PathBuf, Option<Vec<(OsString, Kind)>>>,
+    rules: Vec<Rule>,
+    /// Cuts discovered behind symbolic links during this pass.
+    found: Vec<Cut>,
+    /// Writable roots granted whole, during the read pass.
+    covered: Vec<PathBuf>,
+}
+
+impl Planner {
+    fn root(&mut self, root: &Path, access: BitFlags<AccessFs>, cuts: &[Cut]) {
+        let relevant: Vec<&Cut> = cuts.iter().filter(|c| !c.from_above_only || cuts_inside(c, root)).collect();
+        self.walk(root, access, &relevant, true);
+    }
+
+    /// A path granted twice (read through `/`, write as a root) is two rules: Landlock joins
+    /// them, and that costs less than keeping a map.
+    fn add(&mut self, path: &Path, access: BitFlags<AccessFs>, follow: bool) {
+        self.rules.push(Rule { path: path.to_path_buf(), access, follow });
+    }
+
+    fn list(&mut self, dir: &Path) -> Option<Vec<(OsString, Kind)>> {
+        self.listings
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                let entries = std::fs::read_dir(dir).ok()?;
+                let mut out = Vec::new();
+                for e in entries {
+                    let e = e.ok()?;
+                    // d_type from getdents; std falls back to lstat only where the fs gives none.
+                    let t = e.file_type().ok()?;
+                    let kind = if t.is_symlink() {
+                        Kind::Link
+                    } else if t.is_dir() {
+                        Kind::Dir
+                    } else {
+                        Kind::Other
+                    };
+                    out.push((e.file_name(), kind));
+                }
+                Some(out)
+            })
+            .clone()
+    }
+
+    fn walk(&mut self, path: &Path, access: BitFlags<AccessFs>, cuts: &[&Cut], follow: bool) {
+        use std::os::unix::ffi::OsStrExt;
+        if self.covered.iter().any(|c| c == path) {
+            return;
+        }
+        let mut left = access;
+        let mut except: Vec<String> = Vec::new();
+        for c in cuts.iter().filter(|c| within(path, &c.path)) {
+            left &= !c.removes;
+            if c.path == path {
+                except.extend(c.except.iter().cloned());
+            }
+        }
+        let below: Vec<&Cut> =
+            cuts.iter().copied().filter(|c| cuts_inside(c, path) && !(c.removes & left).is_empty()).collect();
+        if !except.is_empty() {
+            // `~/.ssh`: its public keys stay readable.
+            let keep = access & read_access();
+            for (name, kind) in self.list(path).unwrap_or_default() {
+                let n = name.to_string_lossy();
+                if kind != Kind::Link && except.iter().any(|pat| matches(pat, &n)) {
+                    self.add(&path.join(&name), keep, false);
+                }
+            }
+        }
+        if left.is_empty() {
+            return;
+        }
+        if below.is_empty() {
+            self.add(path, left, follow);
+            return;
+        }
+        // Grant every entry but the way to what is cut. A directory that cannot be listed is
+        // not granted at all: less access, never more.
+        let Some(entries) = self.list(path) else { return };
+        let leads: Vec<&[u8]> = below.iter().filter_map(|c| next_name(&c.path, path)).collect();
+        // Cuts below that do not exist (no `~/.aws` here) need no split.
+        if !entries.iter().any(|(n, _)| leads.contains(&n.as_bytes())) {
+            self.add(path, left, follow);
+            return;
+        }
+        for (name, kind) in entries {
+            let child = path.join(&name);
+            let leads_to_cut = leads.contains(&name.as_bytes());
+            match kind {
+                // A link is not followed: what it points to is governed where it is. A link on
+                // the way to a cut (`~/.ssh -> dotfiles/ssh`) moves that cut to its target.
+                Kind::Link => {
+                    if leads_to_cut && let Ok(target) = std::fs::canonicalize(&child) {
+                        for c in below.iter().filter(|c| within(&c.path, &child)) {
+                            let rest = c.path.strip_prefix(&child).unwrap_or(Path::new(""));
+                            let moved = Cut { path: normalize(&target.join(rest)), ..(*c).clone() };
+                            if !below.iter().any(|b| **b == moved) && !self.found.contains(&moved) {
+                                self.found.push(moved);
+                            }
+                        }
+                    }
+                }
+                // A directory on the way to a cut, or a file that is itself cut (`~/.netrc`).
+                _ if leads_to_cut => self.walk(&child, left, &below, false),
+                // A writable root granted whole already grants reading it.
+                _ if self.covered.contains(&child) => {}
+                _ => self.add(&child, left, false),
+            }
+        }
+    }
+}
+
+/// `p` is `root` or beneath it. Byte-wise, for normalized absolute paths (see [`normalize`]):
+/// `Path::starts_with` parses components, and the planner asks this for every entry it lists.
+fn within(p: &Path, root: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, r) = (p.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    p.starts_with(r) && (p.len() == r.len() || r == b"/" || p[r.len()] == b'/')
+}
+
+/// The name of the first component of `p` beneath `root`, when `p` is strictly beneath it.
+fn next_name<'a>(p: &'a Path, root: &Path) -> Option<&'a [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    let (pb, r) = (p.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    if !within(p, root) || pb.len() == r.len() {
+        return None;
+    }
+    let rest = &pb[r.len()..];
+    let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+    rest.split(|b| *b == b'/').next()
+}
+
+/// `*.pub` matches by suffix; anything else exactly.
+fn matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_prefix('*') {
+        Some(suffix) => name.ends_with(suffix) && name.len() > suffix.len(),
+        None => pattern == name,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Probe, enter
+
+/// What this kernel offers the box. Cheap: a few system calls and small /proc reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Support {
+    /// The Landlock ABI, `None` without Landlock (not built in, or not enabled at boot).
+    pub landlock_abi: Option<u8>,
+    /// Whether an unprivileged user plus mount namespace can be made (for read-only code paths,
+    /// and for root to shed its capabilities).
+    pub namespaces: Namespaces,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", content = "why", rename_all = "lowercase")]
+pub enum Namespaces {
+    Available,
+    Unavailable(String),
+    /// A seccomp filter is in force: it may refuse `unshare`; only trying tells.
+    Unknown(String),
+}
+
+impl Support {
+    /// Whether the box can be entered here at all.
+    pub fn boxable(&self) -> bool {
+        self.landlock_abi.is_some_and(|a| a >= MIN_ABI)
+    }
+}
+
+pub fn probe() -> Support {
+    Support { landlock_abi: landlock_abi(), namespaces: probe_namespaces() }
+}
+
+/// Whether the kernel has Landlock at [`MIN_ABI`] or later: one system call, for every command.
+pub fn available() -> bool {
+    has(|r| r.handle_access(AccessFs::from_all(ABI::V3)))
+}
+
+fn has(f: impl FnOnce(Ruleset) -> Result<Ruleset, landlock::RulesetError>) -> bool {
+    f(Ruleset::default().set_compatibility(CompatLevel::HardRequirement)).is_ok()
+}
+
+/// The kernel's Landlock ABI, up to 7, found by asking for each ABI's newest feature.
+pub fn landlock_abi() -> Option<u8> {
+    // ABI 7 brought no access right, only restrict-self flags; asking for one needs no ruleset.
+    let v7 = || {
+        use landlock::RestrictSelfAttr;
+        landlock::RestrictSelf::default().set_compatibility(CompatLevel::HardRequirement).log_subdomains(false).is_ok()
+    };
+    let checks: [(u8, &dyn Fn() -> bool); 6] = [
+        (6, &|| has(|r| r.scope(Scope::Signal))),
+        (5, &|| has(|r| r.handle_access(AccessFs::IoctlDev))),
+        (4, &|| has(|r| r.handle_access(AccessNet::BindTcp))),
+        (3, &|| has(|r| r.handle_access(AccessFs::Truncate))),
+        (2, &|| has(|r| r.handle_access(AccessFs::Refer))),
+        (1, &|| has(|r| r.handle_access(AccessFs::Execute))),
+    ];
+    for (abi, check) in checks {
+        if check() {
+            return Some(if abi == 6 && v7() { 7 } else { abi });
+        }
+    }
+    None
+}
+
+/// Whether a user and mount namespace can be made, as far as the system's settings tell.
+pub fn probe_namespaces() -> Namespaces {
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    if read("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+        return Namespaces::Unavailable("user.max_user_namespaces is 0".into());
+    }
+    if !nix::unistd::geteuid().is_root() {
+        if read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+            return Namespaces::Unavailable("kernel.unprivileged_userns_clone is 0".into());
+        }
+        if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1") {
+            return Namespaces::Unavailable("AppArmor restricts unprivileged user namespaces".into());
+        }
+    }
+    let seccomp = read("/proc/self/status")
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Seccomp:").map(|v| v.trim().to_string())));
+    if seccomp.as_deref() == Some("2") {
+        return Namespaces::Unknown("a seccomp filter is in force (containers often refuse unshare)".into());
+    }
+    Namespaces::Available
+}
+
+/// What [`enter`] applied, for the audit record and tests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Entered {
+    /// The Landlock ABI in force.
+    pub abi: u8,
+    pub rules: usize,
+    pub network: Network,
+    /// Signals and abstract unix sockets cannot reach outside the box (ABI 6).
+    pub scoped: bool,
+    /// Device ioctls are restricted to the devices granted (ABI 5).
+    pub ioctl_restricted: bool,
+    /// Code paths made read-only.
+    pub read_only: Vec<PathBuf>,
+    /// The namespaces carry the cuts (see [`mount_box`]); `false`: Landlock alone, by splitting.
+    pub mounted: bool,
+    /// `None`: the command runs in its own user and mount namespace. `Some(why)`: they could
+    /// not be made (the box then holds with Landlock alone, but code paths stay writable, and
+    /// root keeps its capabilities).
+    pub namespaces: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoxError {
+    /// The kernel lacks what the box needs.
+    Unsupported(String),
+    /// Setting it up failed; nothing may run.
+    Failed(String),
+}
+
+impl std::fmt::Display for BoxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoxError::Unsupported(m) | BoxError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for BoxError {}
+
+/// Whether a command runs in the box. Decided by the gate, carried by the plan to exec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Confinement {
+    Boxed(Box<BoxSpec>),
+    Unconfined,
+}
+
+/// Confines this process for good: namespaces and bind mounts where needed, then the Landlock
+/// domain with `no_new_privs`. Call it just before exec, when the process is single-threaded (a
+/// user namespace cannot be made otherwise). Fails closed: on `Err` the caller must not run the
+/// command (the process may be half set up).
+pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
+    if !available() {
+        return Err(BoxError::Unsupported(match landlock_abi() {
+            Some(abi) => format!("this kernel's Landlock ABI is {abi}; the sandbox needs {MIN_ABI} (Linux 6.2)"),
+            None => "this kernel has no Landlock (not built in, or not enabled at boot: lsm=)".into(),
+        }));
+    }
+    for p in spec.write.iter().chain(&spec.read).map(|r| &r.path).chain(spec.deny.iter().map(|d| &d.path)) {
+        if !p.is_absolute() {
+            return Err(BoxError::Failed(format!("{} is not an absolute path", p.display())));
+        }
+    }
+    let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
+
+    // The namespaces first: whether the mounts made the cuts decides the Landlock rules.
+    // Nothing here touches agentsh's own files until they are covered, last.
+    let protect = code_paths(spec);
+    let made = if spec.landlock_only { Err("not used (landlock_only)".to_string()) } else { mount_box(spec, &protect) };
+    let (namespaces, mounted, read_only) = match made {
+        Ok(()) => (None, true, protect),
+        Err(why) if spec.require_namespaces => {
+            return Err(BoxError::Failed(format!("cannot make the sandbox's namespaces: {why}")));
+        }
+        // Landlock alone holds the box, at more rules; `.git/hooks` and the rest stay writable.
+        Err(why) => (Some(why), false, Vec::new()),
+    };
+    let rules = plan(spec, mounted)?;
+
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V3))
+        .and_then(|r| r.set_compatibility(CompatLevel::BestEffort).handle_access(all_access()))
+        .map_err(|e| failed("Landlock", &e))?;
+    if spec.network == Network::Off {
+        ruleset = ruleset
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessNet::from_all(ABI::V4))
+            .map_err(|_| BoxError::Unsupported("sandbox.network \"off\" needs Landlock ABI 4 (Linux 6.7)".into()))?
+            .set_compatibility(CompatLevel::BestEffort);
+    }
+    let mut created = ruleset
+        .scope(Scope::from_all(TARGET))
+        .and_then(|r| r.create())
+        .map_err(|e| failed("Landlock", &e))?
+        .set_compatibility(CompatLevel::BestEffort);
+    let mut count = 0;
+    for rule in &rules {
+        use nix::fcntl::OFlag;
+        let mut flags = OFlag::O_PATH | OFlag::O_CLOEXEC;
+        if !rule.follow {
+            flags |= OFlag::O_NOFOLLOW;
+        }
+        // Missing paths (a cache never made, a device this machine lacks) grant nothing; so does
+        // an entry that turned into a link since it was listed (ELOOP).
+        let Ok(fd) = nix::fcntl::open(&rule.path, flags, nix::sys::stat::Mode::empty()) else { continue };
+        created = created.add_rule(PathBeneath::new(fd, rule.access)).map_err(|e| failed("Landlock", &e))?;
+        count += 1;
+    }
+    let status = created.restrict_self().map_err(|e| failed("Landlock", &e))?;
+    if status.ruleset == RulesetStatus::NotEnforced || !status.no_new_privs {
+        return Err(BoxError::Failed("the kernel did not enforce the Landlock ruleset".into()));
+    }
+    let abi = match status.landlock {
+        LandlockStatus::Available { effective_abi, .. } => abi_number(effective_abi),
+        _ => 0,
+    };
+    Ok(Entered {
+        abi,
+        rules: count,
+        network: if abi >= 4 { spec.network } else { Network::On },
+        scoped: abi >= 6,
+        ioctl_restricted: abi >= 5,
+        read_only,
+        mounted,
+        namespaces,
+    })
+}
+
+fn abi_number(abi: ABI) -> u8 {
+    abi.to_string().parse().unwrap_or(0)
+}
+
+/// The code paths of the spec that exist. A git directory without `hooks` gets an empty one
+/// (as `git init` makes), or a command could create `.git/hooks/pre-commit`.
+fn code_paths(spec: &BoxSpec) -> Vec<PathBuf> {
+    let missing_hooks = |p: &Path| {
+        p.ends_with("hooks")
+            && p.parent().is_some_and(|git| git.join("HEAD").is_file())
+            && std::fs::create_dir(p).is_ok()
+    };
+    spec.read_only
+        .iter()
+        .filter(|r| std::fs::symlink_metadata(&r.path).is_ok() || missing_hooks(&r.path))
+        .map(|r| r.path.clone())
+        .collect()
+}
+
+/// The user and mount namespace that carry most of the box where the kernel allows them, so
+/// that Landlock needs one rule per root instead of one per sibling of every denied path:
+/// - this user mapped to itself. Root needs this even without mounts: in the initial namespace
+///   it keeps every capability (loading kernel modules, raw I/O, TIOCSTI into any terminal),
+///   none of which Landlock restricts; in a namespace of its own it has them only over it;
+/// - home read-only where a writable root holds it (`/tmp/h`), its own writable roots
+///   (caches) bound writable again;
+/// - `/dev` (and `/dev/pts`, unless the command keeps the terminal) `nodev`, the granted devices
+///   bound on themselves first: raw disks and the person's terminals cannot be opened;
+/// - each denied path covered: directories with an empty read-only tmpfs, files with an
+///   unopenable `/dev/null`; in `~/.ssh`, each entry but the public keys;
+/// - the code paths (`.git/hooks`, ...) bound read-only.
+///
+/// Mounts made here never propagate back: a mount namespace owned by a less privileged user
+/// namespace receives shared mounts as slaves. The command cannot undo them: Landlock refuses
+/// mount and umount to a confined process, and it cannot reach the uncovered tree through
+/// `/proc/PID/root` of a process outside (Landlock's ptrace scoping).
+fn mount_box(spec: &BoxSpec, protect: &[PathBuf]) -> Result<(), String> {
+    use nix::mount::MsFlags;
+    use nix::sched::CloneFlags;
+    let uid = nix::unistd::geteuid();
+    let gid = nix::unistd::getegid();
+    unshare_alone(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(|e| format!("unshare: {e}"))?;
+    let write = |file: &str, text: String| std::fs::write(file, text).map_err(|e| format!("{file}: {e}"));
+    // Required before gid_map: once in the new namespace, this process has no CAP_SETGID in
+    // the parent one, root included.
+    write("/proc/self/setgroups", "deny".into())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+
+    if let Some(home) = &spec.home
+        && spec.write.iter().any(|w| within(home, &w.path) && *home != w.path)
+        && home.is_dir()
+    {
+        bind(home, MsFlags::MS_RDONLY)?;
+        for w in spec.write.iter().filter(|w| within(&w.path, home) && w.path != *home && w.path.exists()) {
+            bind(&w.path, MsFlags::empty())?;
+        }
+    }
+
+    let none: Option<&str> = None;
+    for d in &spec.devices {
+        match nix::mount::mount(Some(d.path.as_path()), d.path.as_path(), none, MsFlags::MS_BIND, none) {
+            Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
+            Err(e) => return Err(format!("bind mount of {}: {e}", d.path.display())),
+        }
+    }
+    bind(Path::new("/dev"), MsFlags::MS_NODEV)?;
+    if !spec.keep_terminal && Path::new("/dev/pts").is_dir() {
+        bind(Path::new("/dev/pts"), MsFlags::MS_NODEV)?;
+    }
+
+    let mut cover = Cover::default();
+    for d in &spec.deny {
+        if d.except.is_empty() {
+            cover.cover(&d.path)?;
+            continue;
+        }
+        // `~/.ssh`: every entry but the public keys.
+        let Ok(entries) = std::fs::read_dir(&d.path) else { continue };
+        for e in entries.flatten() {
+            if !d.except.iter().any(|pat| matches(pat, &e.file_name().to_string_lossy())) {
+                cover.cover(&e.path())?;
+            }
+        }
+    }
+    for p in protect {
+        bind(p, MsFlags::MS_RDONLY)?;
+    }
+    Ok(())
+}
+
+/// Covers denied paths. The first directory gets an empty read-only tmpfs and the first file
+/// a sealed `/dev/null` (read-only, nodev: opening it fails); the rest are bound from those,
+/// and a bind keeps its source's mount flags: one system call each.
+#[derive(Default)]
+struct Cover {
+    dir: Option<PathBuf>,
+    file: Option<PathBuf>,
+}
+
+impl Cover {
+    /// One system call for a path that does not exist (most of the default list), found by
+    /// trying: mounting a directory on a file fails with ENOTDIR, and then it is a file.
+    fn cover(&mut self, p: &Path) -> Result<(), String> {
+        use nix::errno::Errno;
+        use nix::mount::{MsFlags, mount};
+        let none: Option<&str> = None;
+        let sealed = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+        // Mounts follow links: a denied `~/.aws -> dotfiles/aws` covers its target.
+        let as_dir = match &self.dir {
+            Some(src) => mount(Some(src.as_path()), p, none, MsFlags::MS_BIND, none),
+            None => mount(Some("tmpfs"), p, Some("tmpfs"), sealed, Some("size=4k,mode=000")),
+        };
+        match as_dir {
+            Ok(()) => {
+                self.dir.get_or_insert_with(|| p.to_path_buf());
+                return Ok(());
+            }
+            Err(Errno::ENOENT) => return Ok(()),
+            Err(Errno::ENOTDIR) => {}
+            Err(e) => return Err(format!("covering {}: {e}", p.display())),
+        }
+        let as_file = match &self.file {
+            Some(src) => mount(Some(src.as_path()), p, none, MsFlags::MS_BIND, none),
+            None => mount(Some("/dev/null"), p, none, MsFlags::MS_BIND, none)
+                .and_then(|()| mount(none, p, none, MsFlags::MS_BIND | MsFlags::MS_REMOUNT | sealed, none)),
+        };
+        as_file.map_err(|e| format!("covering {}: {e}", p.display()))?;
+        self.file.get_or_insert_with(|| p.to_path_buf());
+        Ok(())
+    }
+}
+
+/// Binds `p` on itself, then remounts it with `extra` (read-only, or writable again inside a
+/// read-only home). The remount keeps the flags the mount already has: in a namespace of its
+/// own nosuid, nodev and noexec are locked, and dropping them is refused.
+fn bind(p: &Path, extra: nix::mount::MsFlags) -> Result<(), String> {
+    use nix::mount::MsFlags;
+    use nix::sys::statvfs::FsFlags;
+    let kept = nix::sys::statvfs::statvfs(p).map_err(|e| format!("{}: {e}", p.display()))?.flags();
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | extra;
+    for (f, m) in [
+        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+    ] {
+        if kept.contains(f) {
+            flags |= m;
+        }
+    }
+    let none: Option<&str> = None;
+    nix::mount::mount(Some(p), p, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
+        .and_then(|()| nix::mount::mount(none, p, none, flags, none))
+        .map_err(|e| format!("bind mount of {}: {e}", p.display()))
+}
+
+/// `unshare(CLONE_NEWUSER)` fails with EINVAL in a multithreaded process. agentsh judges some
+/// commands on a helper thread that ends right after sending its verdict: wait for it briefly.
+fn unshare_alone(flags: nix::sched::CloneFlags) -> nix::Result<()> {
+    let threads = || std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(1);
+    for _ in 0..200 {
+        match nix::sched::unshare(flags) {
+            Err(nix::errno::Errno::EINVAL) if threads() > 1 => {
+                std::thread::sleep(std::time::Duration::from_micros(250))
+            }
+            r => return r,
+        }
+    }
+    nix::sched::unshare(flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(cwd: &str, home: &str) -> Place {
+        Place {
+            cwd: cwd.into(),
+            workspace: Workspace { root: cwd.into(), git_dir: None, common_dir: None },
+            home: Some(home.into()),
+            ..Place::default()
+        }
+    }
+
+    fn paths(roots: &[Root]) -> Vec<&Path> {
+        roots.iter().map(|r| r.path.as_path()).collect()
+    }
+
+    #[test]
+    fn the_workspace_temp_and_caches_are_writable_and_own_dirs_denied() {
+        let own = [PathBuf::from("/h/.config/agentsh"), PathBuf::from("/run/user/1/agentsh")];
+        let s = BoxSpec::build(&Settings::default(), &place("/h/p", "/h"), &own);
+        let w = paths(&s.write);
+        for p in ["/h/p", "/tmp", "/var/tmp", "/dev/shm", "/h/.cache", "/h/.cargo/registry", "/h/.npm", "/h/go/pkg/mod"]
+        {
+            assert!(w.contains(&Path::new(p)), "{p} not in {w:?}");
+        }
+        // What the person's own tools run code from, later and unconfined.
+        for p in ["/h/.cargo/bin", "/h/.cargo", "/h/.rustup", "/h/.gradle/init.d", "/h", "/h/.config"] {
+            assert!(!w.contains(&Path::new(p)), "{p} in {w:?}");
+        }
+        let d: Vec<&Path> = s.deny.iter().map(|d| d.path.as_path()).collect();
+        for p in ["/h/.config/agentsh", "/run/user/1/agentsh", "/h/.ssh", "/h/.aws", "/h/.cargo/credentials.toml"] {
+            assert!(d.contains(&Path::new(p)), "{p} not in {d:?}");
+        }
+        assert_eq!(
+            s.deny.iter().find(|d| d.path.ends_with(".ssh")).unwrap().except,
+            ["*.pub", "known_hosts", "known_hosts.old"]
+        );
+        assert_eq!(paths(&s.read), [Path::new("/")]);
+        assert!(s.read_only.iter().any(|r| r.path == Path::new("/h/p/.agents")));
+    }
+
+    #[test]
+    fn environment_overrides_move_the_caches() {
+        let mut p = place("/h/p", "/h");
+        p.cargo_home = Some("/opt/cargo".into());
+        p.xdg_cache_home = Some("/var/cache/u".into());
+        p.tmpdir = Some("/h/tmp".into());
+        let s = BoxSpec::build(&Settings::default(), &p, &[]);
+        let w = paths(&s.write);
+        assert!(w.contains(&Path::new("/opt/cargo/registry")) && w.contains(&Path::new("/var/cache/u")));
+        assert!(w.contains(&Path::new("/h/tmp")));
+        assert!(!w.contains(&Path::new("/h/.cargo/registry")));
+        assert!(s.deny.iter().any(|d| d.path == Path::new("/opt/cargo/credentials.toml")));
+    }
+
+    #[test]
+    fn too_broad_workspaces_are_refused() {
+        // Home, its ancestors, `/`, a top-level directory and system trees.
+        for cwd in ["/h", "/", "/srv", "/etc/nginx", "/usr/lib/x"] {
+            let s = BoxSpec::build(&Settings::default(), &place(cwd, "/h"), &[]);
+            assert!(!s.write.iter().any(|r| r.from == Origin::Workspace), "{cwd}");
+            assert!(s.refused.iter().any(|r| r.path == Path::new(cwd)), "{cwd}: {:?}", s.refused);
+            assert!(s.read_only.is_empty(), "{cwd}");
+        }
+        let s = BoxSpec::build(&Settings::default(), &place("/srv/site", "/h"), &[]);
+        assert!(s.write.iter().any(|r| r.path == Path::new("/srv/site") && r.from == Origin::Workspace));
+    }
+
+    #[test]
+    fn git_dirs_of_a_worktree_are_writable_and_their_code_paths_read_only() {
+        let mut p = place("/w/wt/src", "/h");
+        p.workspace = Workspace {
+            root: "/w/wt".into(),
+            git_dir: Some("/w/main/.git/worktrees/wt".into()),
+            common_dir: Some("/w/main/.git".into()),
+        };
+        let s = BoxSpec::build(&Settings::default(), &p, &[]);
+        let w = paths(&s.write);
+        assert!(w.contains(&Path::new("/w/main/.git/worktrees/wt")) && w.contains(&Path::new("/w/main/.git")));
+        let ro = paths(&s.read_only);
+        for want in ["/w/main/.git/hooks", "/w/main/.git/config", "/w/wt/.agents"] {
+            assert!(ro.contains(&Path::new(want)), "{want}: {ro:?}");
+        }
+    }
+
+    #[test]
+    fn settings_add_roots_and_denials() {
+        use crate::policy::sandbox_settings::Sourced;
+        let src = |p: &str| Sourced { path: p.into(), source: "~/.config/agentsh/config.json".into() };
+        let settings = Settings {
+            writable: vec![src("~/data"), src("rel"), src("/")],
+            deny_read: vec![src("/srv/secret")],
+            ..Settings::default()
+        };
+        let s = BoxSpec::build(&settings, &place("/h/p", "/h"), &[]);
+        let data = s.write.iter().find(|r| r.path == Path::new("/h/data")).unwrap();
+        assert_eq!((data.from, data.source.as_deref()), (Origin::Setting, Some("~/.config/agentsh/config.json")));
+        assert!(s.deny.iter().any(|d| d.path == Path::new("/srv/secret") && d.from == Origin::Setting));
+        assert_eq!(s.refused.len(), 2, "{:?}", s.refused);
+    }
+
+    #[test]
+    fn the_terminal_is_granted_only_to_commands_that_keep_it() {
+        let mut p = place("/h/p", "/h");
+        p.output_ttys = vec!["/dev/pts/3".into()];
+        let s = BoxSpec::build(&Settings::default(), &p, &[]);
+        assert!(!s.devices.iter().any(|d| d.path.starts_with("/dev/pts") || d.path == Path::new("/dev/tty")));
+        assert_eq!(paths(&s.outputs), [Path::new("/dev/pts/3")]);
+        p.keep_terminal = true;
+        let s = BoxSpec::build(&Settings::default(), &p, &[]);
+        assert!(paths(&s.devices).contains(&Path::new("/dev/pts")) && s.outputs.is_empty());
+    }
+
+    #[test]
+    fn the_spec_survives_a_round_trip_through_json() {
+        let s = BoxSpec::build(&Settings::default(), &place("/h/p", "/h"), &[PathBuf::from("/h/.config/agentsh")]);
+        let back: BoxSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn patterns() {
+        assert!(matches("*.pub", "id_ed25519.pub"));
+        assert!(!matches("*.pub", ".pub"));
+        assert!(!matches("*.pub", "id_ed25519"));
+        assert!(matches("known_hosts", "known_hosts"));
+    }
+
+    /// A home with a credential, agentsh's config and a link into a denied path, planned for real.
+    #[test]
+    fn a_denied_path_is_left_out_by_granting_its_siblings() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path().canonicalize().unwrap();
+        let home = r.join("home");
+        for d in ["proj", ".ssh", ".config/agentsh", ".config/git", ".cache", "dotfiles/aws"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        for f in [".bashrc", ".ssh/id_ed25519", ".ssh/id_ed25519.pub", ".ssh/known_hosts"] {
+            std::fs::write(home.join(f), "x").unwrap();
+        }
+        std::os::unix::fs::symlink(home.join("dotfiles/aws"), home.join(".aws")).unwrap();
+        let own = [home.join(".config/agentsh")];
+        let mut spec = BoxSpec::build(
+            &Settings::default(),
+            &place(home.join("proj").to_str().unwrap(), home.to_str().unwrap()),
+            &own,
+        );
+        // Plan only this tree, not the whole machine.
+        spec.read = vec![Root::new(home.clone(), Origin::System)];
+        spec.write.retain(|w| w.path.starts_with(&home));
+        spec.devices.clear();
+        let rules = plan(&spec, false).unwrap();
+        // A path granted twice is two rules, which Landlock joins.
+        let get = |rel: &str| rules.iter().filter(|x| x.path == home.join(rel)).map(|x| x.access).reduce(|a, b| a | b);
+        let read = read_access();
+        assert_eq!(get(".bashrc"), Some(read), "{rules:#?}");
+        assert_eq!(get(".config/git"), Some(read));
+        assert_eq!(get("proj"), Some(all_access()));
+        assert_eq!(get(".cache"), Some(all_access()));
+        assert_eq!(get(".ssh/id_ed25519.pub"), Some(read));
+        assert_eq!(get(".ssh/known_hosts"), Some(read));
+        for denied in [".ssh", ".ssh/id_ed25519", ".config", ".config/agentsh", "", ".aws", "dotfiles/aws", "dotfiles"]
+        {
+            assert_eq!(get(denied), None, "{denied:?} granted: {rules:#?}");
+        }
+        // Home itself is split, never granted; the link's target is denied where it lives.
+        assert!(
+            rules.iter().any(|x| x.path == home.join("dotfiles"))
+                || !rules.iter().any(|x| x.path.starts_with(home.join("dotfiles/aws")))
+        );
+    }
+
+    /// A write root holding home (`/tmp` while home is `/tmp/h`) grants nothing inside home but
+    /// the caches, and is itself split.
+    #[test]
+    fn a_root_holding_home_does_not_make_home_writable() {
+        let root = tempfile::tempdir().unwrap();
+        let t = root.path().canonicalize().unwrap();
+        let home = t.join("h");
+        for d in ["h/.cache", "h/.ssh", "other"] {
+            std::fs::create_dir_all(t.join(d)).unwrap();
+        }
+        std::fs::write(home.join(".bashrc"), "x").unwrap();
+        let spec = BoxSpec {
+            workspace: t.join("other"),
+            read: vec![],
+            write: vec![Root::new(t.clone(), Origin::Temp), Root::new(home.join(".cache"), Origin::Cache)],
+            devices: vec![],
+            outputs: vec![],
+            deny: vec![Denied { path: home.join(".ssh"), from: Origin::Credential, source: None, except: vec![] }],
+            read_only: vec![],
+            network: Network::On,
+            keep_terminal: false,
+            require_namespaces: false,
+            landlock_only: true,
+            refused: vec![],
+            home: Some(home.clone()),
+        };
+        let rules = plan(&spec, false).unwrap();
+        let get = |p: &Path| rules.iter().filter(|x| x.path == p).map(|x| x.access).reduce(|a, b| a | b);
+        assert_eq!(get(&t.join("other")), Some(all_access()), "{rules:#?}");
+        assert_eq!(get(&home.join(".cache")), Some(all_access()));
+        assert_eq!(get(&t), None);
+        assert_eq!(get(&home), None);
+        assert!(get(&home.join(".bashrc")).is_none_or(|a| (a & AccessFs::WriteFile).is_empty()));
+        assert_eq!(get(&home.join(".ssh")), None);
+    }
+}
