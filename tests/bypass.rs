@@ -239,6 +239,8 @@ fn flag_spellings_and_git_global_options() {
             ("chmod -R 777 /", Deny),
             ("chown -R nobody /", Deny),
             ("dd if=/dev/zero of=/dev/sda", Deny),
+            ("dd if=/dev/urandom of=/dev/nvme0n1p1 bs=1M", Deny),
+            ("dd of=/dev/sda < /dev/zero", Deny),
             ("mkfs.ext4 /dev/sda1", Deny),
             ("cat /dev/urandom > /dev/sda", Deny),
             (":(){ :|:& };:", Deny),
@@ -324,6 +326,34 @@ fn unparseable_or_hostile_input_never_runs() {
             ("echo 'unterminated", Gate),
             ("rm -rf / \0", Deny),
             ("( (chmod -R 755 /etc) )", Gate),
+        ],
+        &default(),
+    );
+}
+
+/// Issue 16 §6 narrowed some false alarms (version queries, bare `env`, `rm -rf build`); an
+/// attacker leans on exactly those shapes to carry something else.
+#[test]
+fn false_alarm_fixes_carry_nothing_else() {
+    check(
+        &[
+            ("node -v -e \"require('child_process').execSync('id')\"", Gate),
+            ("node --version --eval 'process.exit()'", Gate),
+            ("python3 -v", Gate),
+            ("python3 -V -c 'import os'", Gate),
+            ("gcc --version -wrapper /tmp/x", Gate),
+            ("env sh -c 'rm -rf src'", Gate),
+            ("env -0 bash -c 'rm -rf src'", Gate),
+            ("env -iS 'rm -rf src'", Gate),
+            ("env -0vS'rm -rf /'", Deny),
+            ("env --version; rm -rf src", Gate),
+            ("rm -rf build src", Gate),
+            ("rm -rf ./build ~/.ssh", Gate),
+            ("rm -rf ../build", Gate),
+            ("rm -rf node_modules/../..", Gate),
+            ("rm -rf build /", Deny),
+            ("env -i rm -rf /", Deny),
+            ("env -vS 'rm -rf /'", Deny),
         ],
         &default(),
     );

@@ -277,7 +277,7 @@ fn check_reports_verdicts_with_exit_statuses() {
     Test::new().args(&["check", "ls -la"]).run().status(0).stdout_has_allow();
     Test::new().args(&["check", "--", "git", "push", "--force"]).run().status(10);
     Test::new().args(&["check", "--", "rm -rf /"]).run().status(11);
-    let r = Test::new().args(&["check", "--json", "--", "ls && rm -rf build"]).run().status(10);
+    let r = Test::new().args(&["check", "--json", "--", "ls && rm -rf src"]).run().status(10);
     let v = r.json();
     assert_eq!(v["decision"], "ask");
     assert_eq!(v["risk"], "high");

@@ -355,6 +355,11 @@ fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<A
                 f.context = format!("run by {name}");
                 return nested_text(&text, input.depth + 1, &f, out, name);
             }
+            // Bare `env` (or `env -0`, `env -u X`) only prints the environment, as `printenv`
+            // does (issue 16 §6).
+            Unwrapped::Itself if name == "env" => {
+                return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "prints the environment", name);
+            }
             Unwrapped::Itself => break,
             Unwrapped::LookupOnly => {
                 return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only looks a command up", name);
@@ -406,15 +411,34 @@ fn unwrap(w: &rules::Wrapper, name: &str, rest: &[Word]) -> Unwrapped {
             i += 1;
             continue;
         }
-        if (name == "env")
-            && (t == "-S" || t == "--split-string" || t.starts_with("-S") || t.starts_with("--split-string="))
-        {
-            let value = if t == "-S" || t == "--split-string" {
+        // `-S` may close a cluster of flags that take no value (`-vS`, `-iS`, `-0vS'..'`;
+        // issue 16 §4); after `-u` or `-C` the rest of the cluster is their value.
+        let env_s = (name == "env")
+            .then(|| t.strip_prefix('-').filter(|c| !c.starts_with('-')))
+            .flatten()
+            .and_then(|c| c.split_once('S'))
+            .filter(|(before, _)| before.chars().all(|f| matches!(f, 'i' | '0' | 'v')));
+        if let Some((_, after)) = env_s.filter(|_| !t.starts_with("--")) {
+            let value =
+                if after.is_empty() { rest.get(i + 1).and_then(|w| w.lit.clone()) } else { Some(after.to_string()) };
+            let consumed = if after.is_empty() { 2 } else { 1 };
+            let Some(value) = value else {
+                return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
+            };
+            let split: Vec<Word> = shlex::split(&value)
+                .unwrap_or_else(|| value.split_whitespace().map(str::to_string).collect())
+                .iter()
+                .map(|s| Word::literal(s))
+                .collect();
+            return Unwrapped::Inner { skip: i + consumed, replace: Some(split) };
+        }
+        if (name == "env") && (t == "--split-string" || t.starts_with("--split-string=")) {
+            let value = if t == "--split-string" {
                 rest.get(i + 1).and_then(|w| w.lit.clone())
             } else {
-                t.split_once('=').map(|(_, v)| v.to_string()).or_else(|| t.strip_prefix("-S").map(str::to_string))
+                t.split_once('=').map(|(_, v)| v.to_string())
             };
-            let consumed = if t == "-S" || t == "--split-string" { 2 } else { 1 };
+            let consumed = if t == "--split-string" { 2 } else { 1 };
             let Some(value) = value else {
                 return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
             };
@@ -758,12 +782,32 @@ impl<'a> Args<'a> {
     /// `-r` matches `-r`, `-rf`, `-fr`; `--force` matches `--force` and `--force=1`;
     /// `-delete` (several letters after one dash) matches itself.
     pub fn has_flag(&self, spec: &str) -> bool {
-        self.flags.iter().any(|f| flag_matches(f, spec))
+        let value_letters = rules::cluster_value_letters(self.program);
+        self.flags.iter().any(|f| flag_matches(f, spec) && !in_attached_value(f, spec, value_letters))
     }
 
     pub fn has_any_flag(&self, specs: &[&str]) -> bool {
         specs.iter().any(|s| self.has_flag(s))
     }
+}
+
+/// Whether the letter of a short `spec` is found in `arg` only after a letter whose value is
+/// the rest of the cluster (`git status -uno` is `-u` with the value `no`, not `-o`).
+fn in_attached_value(arg: &str, spec: &str, value_letters: &str) -> bool {
+    let (Some(cluster), Some(letter)) = (arg.strip_prefix('-'), spec.strip_prefix('-')) else { return false };
+    if cluster.starts_with('-') || letter.len() != 1 {
+        return false;
+    }
+    let letter = letter.chars().next().unwrap_or_default();
+    for c in cluster.chars() {
+        if c == letter {
+            return false;
+        }
+        if value_letters.contains(c) {
+            return true;
+        }
+    }
+    false
 }
 
 fn flag_matches(arg: &str, spec: &str) -> bool {
@@ -804,6 +848,9 @@ fn when_matches(when: &When, args: &Args) -> bool {
 }
 
 fn judge_table(program: &Program, name: &str, words: &[Word], input: &Input) -> Assessment {
+    if rules::version_query(name, words.iter().map(Word::text)) {
+        return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only prints help or a version", name);
+    }
     let args = Args::new(name, words, program.value_opts, input.piped_stdin, input.here_body.is_some());
     let matched: Vec<&Check> = program.checks.iter().filter(|c| when_matches(&c.when, &args)).collect();
     let (risk, category, reasons) = if matched.is_empty() {
@@ -983,6 +1030,16 @@ fn is_block_device(path: &str) -> bool {
 
 pub fn only_help_or_version(a: &Args) -> bool {
     !a.all.is_empty() && a.all.iter().all(|t| matches!(*t, "--help" | "-h" | "--version" | "-V" | "version" | "help"))
+}
+
+/// `rm -r` of anything but the working directory's build output (`rm -rf build`).
+pub fn rm_recursive_beyond_build_output(a: &Args) -> bool {
+    let build_output = |p: &str| {
+        let p = p.strip_prefix("./").unwrap_or(p);
+        rules::BUILD_OUTPUT_DIRS.contains(&p.strip_suffix('/').unwrap_or(p))
+    };
+    a.has_any_flag(&["-r", "-R", "--recursive"])
+        && (a.positionals.is_empty() || !a.positionals.iter().all(|p| build_output(p)))
 }
 
 pub fn tee_to_null_only(a: &Args) -> bool {
@@ -1280,14 +1337,6 @@ pub fn has_device_arg(a: &Args) -> bool {
     a.positionals.iter().any(|p| is_block_device(&normalize_path(p)))
 }
 
-pub fn dd_without_if(a: &Args) -> bool {
-    !a.all.iter().any(|t| t.starts_with("if="))
-}
-
-pub fn dd_with_if(a: &Args) -> bool {
-    a.all.iter().any(|t| t.starts_with("if="))
-}
-
 pub fn dd_to_device(a: &Args) -> bool {
     a.all.iter().any(|t| t.strip_prefix("of=").is_some_and(|p| is_block_device(&normalize_path(p))))
 }
@@ -1318,7 +1367,10 @@ mod tests {
         let cases = [
             ("rm -rf /", Risk::Forbidden),
             ("dd if=/dev/zero of=/dev/sda", Risk::Forbidden),
-            ("dd if=a.img of=b.img", Risk::Forbidden),
+            ("dd if=a.img of=b.img", Risk::High),
+            ("dd if=disk.img bs=512 count=1", Risk::High),
+            ("dd if=x of=/dev/nvme0n1", Risk::Forbidden),
+            ("dd of=/dev/sdb", Risk::Forbidden),
             ("mkfs.ext4 /dev/sdb1", Risk::Forbidden),
             ("mkfs /dev/sdb1", Risk::Forbidden),
             (":(){ :|:& };:", Risk::Forbidden),
@@ -1490,8 +1542,26 @@ mod tests {
             ("git -c core.pager=sh log", Risk::High),
             ("git diff --output=x", Risk::Moderate),
             ("rm file.txt", Risk::Moderate),
-            ("rm -r build", Risk::High),
-            ("rm -rf node_modules", Risk::High),
+            ("rm -r build", Risk::Moderate),
+            // Build output the build makes again (issue 16 §6); anything else stays high.
+            ("rm -rf node_modules", Risk::Moderate),
+            ("rm -rf ./build/ dist target __pycache__", Risk::Moderate),
+            ("rm -rf build src", Risk::High),
+            ("rm -rf ../build", Risk::High),
+            ("rm -rf build*", Risk::High),
+            ("rm -rf $D", Risk::High),
+            ("git status -uno", Risk::Safe),
+            ("git status -ou", Risk::Moderate),
+            ("node -v", Risk::Safe),
+            ("gcc --version", Risk::Safe),
+            ("rustc --version", Risk::Safe),
+            ("make --version", Risk::Safe),
+            ("python3 -V", Risk::Safe),
+            ("python3 -v", Risk::Moderate),
+            ("gcc --version x.c", Risk::Moderate),
+            ("env", Risk::Safe),
+            ("env -0", Risk::Safe),
+            ("env FOO=1 rm -rf src", Risk::High),
             ("rm /etc/passwd", Risk::High),
             ("chmod -R 777 /", Risk::Forbidden),
             ("chown -R me /", Risk::Forbidden),
@@ -1588,6 +1658,10 @@ mod tests {
     #[test]
     fn flag_clusters() {
         assert!(flag_matches("-rf", "-r"));
+        // Issue 16 §6: `-uno` is `-u no` to git, not `-o`; the same cluster to rm is three flags.
+        assert!(in_attached_value("-uno", "-o", rules::cluster_value_letters("git")));
+        assert!(!in_attached_value("-ou", "-o", rules::cluster_value_letters("git")));
+        assert!(!in_attached_value("-uno", "-o", rules::cluster_value_letters("rm")));
         assert!(flag_matches("-fr", "-r"));
         assert!(flag_matches("--force=1", "--force"));
         assert!(!flag_matches("--forced", "--force"));

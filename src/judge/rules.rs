@@ -281,7 +281,16 @@ pub static PROGRAMS: &[Program] = &[
         Moderate,
         "deletes files",
         &[
-            c(When::Flag(&["-r", "-R", "--recursive"]), High, "deletes directories recursively"),
+            c(
+                When::Custom(crate::judge::assess::rm_recursive_beyond_build_output),
+                High,
+                "deletes directories recursively",
+            ),
+            c(
+                When::Flag(&["-r", "-R", "--recursive"]),
+                Moderate,
+                "deletes build output that the build makes again",
+            ),
             c(When::Custom(crate::judge::assess::rm_wide_glob), High, "deletes everything a wildcard matches"),
             c(When::Custom(crate::judge::assess::targets_system_path), High, "deletes system files"),
             c(When::Flag(&["--no-preserve-root"]), Forbidden, "turns off rm's protection of the root directory"),
@@ -778,16 +787,12 @@ pub static PROGRAMS: &[Program] = &[
     pc(
         &["dd"],
         System,
-        Forbidden,
-        "copies raw bytes, and can overwrite a whole disk (the specification forbids `dd if=`)",
+        High,
+        "copies raw bytes",
         &[
-            c(When::Custom(crate::judge::assess::dd_without_if), High, "copies raw bytes"),
+            // Only `of=` a device overwrites a disk; `dd if=FILE` to stdout or a project file
+            // is a copy (issue 16 §6).
             c(When::Custom(crate::judge::assess::dd_to_device), Forbidden, "writes raw bytes onto a disk device"),
-            c(
-                When::Custom(crate::judge::assess::dd_with_if),
-                Forbidden,
-                "`dd if=` is forbidden by the specification: it can overwrite a whole disk",
-            ),
         ],
     ),
     p(&["iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "pfctl"], System, High, "changes the firewall"),
@@ -1050,6 +1055,45 @@ pub static SELF_READ_ONLY: &[&str] = &[
 ];
 /// `agentsh whitelist` subcommands that only read.
 pub static SELF_WHITELIST_READ_ONLY: &[&str] = &["list", "ls"];
+
+/// Directories a build makes again: deleting them recursively is moderate, not high
+/// (issue 16 §6). Named only as themselves in the working directory (`build`, `./build/`).
+pub static BUILD_OUTPUT_DIRS: &[&str] = &["build", "dist", "target", "node_modules", "__pycache__"];
+
+/// Short options whose value is the rest of their flag cluster, per program: letters after
+/// one of these are its value, not flags (`git status -uno`, `git log -Sfoo`). Programs not
+/// listed read every letter of a cluster as a flag, the cautious reading.
+#[rustfmt::skip]
+pub static CLUSTER_VALUE_LETTERS: &[(&str, &str)] = &[
+    // status/commit -u<mode>, log -S<string> -G<regex> -L<range>.
+    ("git", "uSGL"),
+];
+
+pub fn cluster_value_letters(program: &str) -> &'static str {
+    CLUSTER_VALUE_LETTERS.iter().find(|(p, _)| *p == program).map_or("", |(_, l)| l)
+}
+
+/// Short flags that only print a version, per program. `--version` and `--help` alone mean
+/// that for every program in the table; a short flag only for the programs listed, since
+/// `-v`, `-V` and `-h` mean other things elsewhere (`python -v` reads code, `shutdown -h`
+/// halts). Issue 16 §6: `node -v`, `gcc --version` asked.
+#[rustfmt::skip]
+pub static SHORT_VERSION_FLAGS: &[(&[&str], &[&str])] = &[
+    (&["node", "nodejs", "npm", "pnpm", "yarn", "bun", "gcc", "g++", "clang", "clang++"], &["-v"]),
+    (&["python", "python2", "python3", "pip", "pip3", "rustc", "cargo", "rustup"], &["-V"]),
+    (&["make", "gmake"], &["-v"]),
+];
+
+/// Whether a known program's arguments only ask for its version or help (`gcc --version`,
+/// `node -v`): one or more such flags and nothing else.
+pub fn version_query<'a>(name: &str, mut words: impl Iterator<Item = &'a str>) -> bool {
+    let short: &[&str] = SHORT_VERSION_FLAGS.iter().find(|(n, _)| n.contains(&name)).map_or(&[], |(_, f)| f);
+    let mut any = false;
+    words.all(|w| {
+        any = true;
+        matches!(w, "--version" | "--help") || short.contains(&w)
+    }) && any
+}
 
 /// Programs that are known, for the "unknown program" fallback.
 pub fn find_program(name: &str) -> Option<&'static Program> {

@@ -87,9 +87,17 @@ const BUILTINS: &[&str] = &[
     ":",
 ];
 
-/// Chooses how to run `text`. Pure but for `bash_available`, asked only when bash is wanted
-/// (most commands are exec'd directly, and need no look at the file system).
-pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: impl Fn() -> bool) -> Plan {
+/// The one shell that runs judged text: bash, whose grammar the judge parsed it with.
+/// Never `/bin/sh`: on Debian and Ubuntu that is dash, which reads some text differently
+/// (`echo "${x:-'}"; rm -rf ~; echo "'}"` is one `echo` to bash and an `rm -rf ~` to dash;
+/// issue 16 §1). Where bash is missing there is no fallback: exec fails with 127 and a
+/// message saying so, and nothing runs (fail closed: text judged as bash is never handed to
+/// another shell).
+pub const SHELL: &str = "/bin/bash";
+
+/// Chooses how to run `text`: exec'd directly when it is one plain simple command, else by
+/// [`SHELL`]. Pure.
+pub fn plan(script: &Script, source: &Source, opts: &ShellArgs) -> Plan {
     let shell_opts_matter = opts.login || opts.xtrace || !opts.options.is_empty() || opts.noprofile || opts.norc;
     if let (Source::Text { .. }, [only], false, true, true, false) = (
         source,
@@ -112,20 +120,12 @@ pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: 
             return Plan::Direct(only.argv());
         }
     }
-    let wants_bash = script.needs_bash
-        || opts.login
-        || opts.noprofile
-        || opts.norc
-        || opts.options.iter().any(|o| o != "errexit" && o != "nounset" && o != "xtrace");
-    let bash = wants_bash && bash_available();
     let mut args = Vec::new();
-    if bash {
-        if opts.noprofile {
-            args.push("--noprofile".to_string());
-        }
-        if opts.norc {
-            args.push("--norc".to_string());
-        }
+    if opts.noprofile {
+        args.push("--noprofile".to_string());
+    }
+    if opts.norc {
+        args.push("--norc".to_string());
     }
     if opts.login {
         args.push("-l".to_string());
@@ -152,8 +152,7 @@ pub fn plan(script: &Script, source: &Source, opts: &ShellArgs, bash_available: 
         }
         Source::Stdin => unreachable!("stdin scripts are turned into text before planning"),
     }
-    let program = if bash { "/bin/bash" } else { "/bin/sh" }.to_string();
-    Plan::Shell { program, args }
+    Plan::Shell { program: SHELL.to_string(), args }
 }
 
 pub use crate::model::NEW_SESSION_MARKER;
@@ -304,7 +303,12 @@ fn exec_error(program: &str, err: &std::io::Error) -> i32 {
     let shown = crate::text::sanitize::sanitize(program);
     match err.kind() {
         std::io::ErrorKind::NotFound => {
-            if program.contains('/') {
+            if program == SHELL {
+                eprintln!("agentsh: {shown}: No such file or directory");
+                eprintln!(
+                    "hint: agentsh runs commands with bash, the grammar it judges them by, and never falls back to another shell; install bash"
+                );
+            } else if program.contains('/') {
                 eprintln!("agentsh: {shown}: No such file or directory");
             } else {
                 eprintln!("agentsh: {shown}: command not found");
@@ -429,7 +433,7 @@ mod tests {
     }
 
     fn plan_for(t: &str, opts: &ShellArgs) -> Plan {
-        plan(&parse(t).unwrap(), &text(t), opts, || true)
+        plan(&parse(t).unwrap(), &text(t), opts)
     }
 
     #[test]
@@ -456,7 +460,8 @@ mod tests {
         ] {
             match plan_for(t, &o) {
                 Plan::Shell { program, args } => {
-                    assert_eq!(program, "/bin/sh", "{t}");
+                    // Not /bin/sh (dash): the shell that runs is the grammar that judged.
+                    assert_eq!(program, "/bin/bash", "{t}");
                     assert_eq!(args, ["-c", t, "agentsh"], "{t}");
                 }
                 p => panic!("{t}: {p:?}"),
@@ -479,7 +484,7 @@ mod tests {
             p => panic!("{p:?}"),
         }
         let src = Source::Text { text: "echo $0 $1".into(), argv0: Some("me".into()), args: vec!["x".into()] };
-        match plan(&parse("echo $0 $1").unwrap(), &src, &ShellArgs::default(), || true) {
+        match plan(&parse("echo $0 $1").unwrap(), &src, &ShellArgs::default()) {
             Plan::Shell { args, .. } => assert_eq!(args, ["-c", "echo $0 $1", "me", "x"]),
             p => panic!("{p:?}"),
         }
@@ -503,7 +508,7 @@ mod tests {
             long.as_str(),
         ] {
             let source = Source::Text { text: text.to_string(), argv0: None, args: vec![] };
-            let plan = |s: &Script| plan(s, &source, &ShellArgs::default(), || true);
+            let plan = |s: &Script| plan(s, &source, &ShellArgs::default());
             let (shape, whole) = (crate::judge::parse::parse_for_plan(text).unwrap(), parse(text).unwrap());
             assert!(shape.commands.len() <= 2, "{text:?}");
             assert_eq!(plan(&shape), plan(&whole), "{text:?}");

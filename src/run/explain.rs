@@ -14,7 +14,8 @@ pub fn print_warnings(warnings: &[String]) {
 
 fn part_line(p: &Part) -> String {
     let text = if p.assessment.argv.is_empty() { "(empty)".to_string() } else { p.assessment.text() };
-    let mut line = format!("  {} ({}, {})", sanitize(&text), p.assessment.risk, p.assessment.category);
+    // Capped: an oversized command is one part holding all of it (issue 16 §7).
+    let mut line = format!("  {} ({}, {})", sanitize(&one_line(&text)), p.assessment.risk, p.assessment.category);
     if !p.assessment.context.is_empty() {
         let _ = write!(line, " {}", sanitize(&p.assessment.context));
     }
@@ -59,9 +60,34 @@ pub fn denial_hint(verdict: &Verdict) -> String {
             None => format!("nothing ran. No level allows `{}` commands; do the task another way", hit.row),
         };
     }
-    "nothing ran. Forbidden commands cannot be allowed by any setting; do the task another way \
-     (for example, delete the specific directory you mean: rm -rf ./build)"
-        .into()
+    forbidden_hint(&blocking).into()
+}
+
+/// The hint for a built-in forbidden rule: one that fits the rule that denied (issue 16 §7:
+/// every refusal once ended with an `rm -rf ./build` example, nudging agents towards `rm`).
+fn forbidden_hint(blocking: &[&Part]) -> &'static str {
+    let first = blocking[0];
+    let a = &first.assessment;
+    let says = |w: &str| a.reasons.iter().any(|r| r.contains(w));
+    if a.rule == "parse" && says("-byte limit") {
+        return "nothing ran. Text this long is not judged; write it to a script file with your file tools and run that file (`bash FILE`), or split it into smaller commands";
+    }
+    if a.rule == "parse" {
+        return "nothing ran. agentsh could not read this text as bash; simplify it, or write it to a script file and run that file";
+    }
+    if says("fork bomb") {
+        return "nothing ran. A function that calls itself in the background exhausts the machine; do the task another way";
+    }
+    if a.rule == "agentsh" || says("agentsh") {
+        return "nothing ran. Only the person changes agentsh's policy, whitelist, log or answers, from their own shell; ask them in your reply if it is needed";
+    }
+    if says("disk") || says("device") {
+        return "nothing ran. Writing onto a disk device is never allowed; write to a file in the project instead";
+    }
+    if a.rule == "rm" {
+        return "nothing ran. Deleting the root, a home or a system directory is never allowed; delete the specific directory you mean (for example: rm -rf ./build)";
+    }
+    "nothing ran. Forbidden commands cannot be allowed by any setting; do the task another way"
 }
 
 pub fn print_denial(verdict: &Verdict) {
@@ -125,5 +151,44 @@ fn one_line(text: &str) -> String {
         format!("{cut}… ({} more characters)", flat.chars().count() - MAX)
     } else {
         flat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::decide::{Policy, judge};
+
+    fn hint(text: &str) -> String {
+        let v = judge(text, &Policy::default());
+        assert_eq!(v.decision, Decision::Deny, "{text}");
+        denial_hint(&v)
+    }
+
+    /// Issue 16 §7: each forbidden refusal's hint fits its rule; only `rm` is told about `rm`.
+    #[test]
+    fn every_forbidden_hint_fits_its_rule() {
+        assert!(hint("rm -rf /").contains("rm -rf ./build"));
+        for (text, wanted) in [
+            ("dd if=/dev/zero of=/dev/sda", "disk device"),
+            (":(){ :|:& };:", "calls itself"),
+            ("agentsh whitelist add 'rm -rf /'", "Only the person"),
+        ] {
+            let h = hint(text);
+            assert!(h.contains(wanted) && !h.contains("rm -rf"), "{text}: {h}");
+        }
+    }
+
+    /// Oversized input: its real size, a script-file hint, and not the whole text echoed back.
+    #[test]
+    fn oversized_input_is_told_its_size_and_not_echoed() {
+        let text = format!("echo {}", "a".repeat(100_000));
+        let v = judge(&text, &Policy::default());
+        let h = denial_hint(&v);
+        assert!(h.contains("script file") && !h.contains("rm -rf"), "{h}");
+        let mut out = String::new();
+        describe_parts(&v, &mut out);
+        assert!(out.contains("100005 bytes"), "{out}");
+        assert!(out.len() < 2_000, "{} bytes echoed", out.len());
     }
 }

@@ -55,7 +55,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         RunsIn::Unconfined => Confinement::Unconfined,
     };
     let script = parse::parse_for_plan(&text).unwrap_or_default();
-    let plan = exec::plan(&script, &source, &options, || Path::new("/bin/bash").exists());
+    let plan = exec::plan(&script, &source, &options);
     let started = Instant::now();
     if config.command_timeout > 0 {
         let limit = Duration::from_secs(config.command_timeout);

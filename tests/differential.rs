@@ -1,0 +1,154 @@
+//! Differential property test (issue 16 §1): what agentsh lists as the simple commands of a
+//! text against what bash actually runs when it is given the same text. Every command bash
+//! runs must be one agentsh judged. bash is asked through functions and
+//! `command_not_found_handle` defined before the text, which write each command's argv to a
+//! file: a word that agentsh read as data but bash runs as a command name shows up there.
+//!
+//! A few hundred cases by default; `AGENTSH_DIFFERENTIAL_CASES=N` runs N.
+
+use agentsh::judge::parse::{Script, parse};
+use agentsh::run::exec::SHELL;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use std::process::Command;
+
+/// Words whose value agentsh and bash must agree on; several are read differently by dash
+/// (`"${x:-'}"`) or look like syntax when misquoted.
+const WORDS: &[&str] = &[
+    "a",
+    "'b c'",
+    "\"d e\"",
+    "f\\ g",
+    "$'\\x41'",
+    "\"${x:-'}\"",
+    "\"'\"",
+    "'\"'",
+    "\\;",
+    "'#'",
+    "x#y",
+    "'$(z)'",
+    "\"\\$(z)\"",
+    "\\`z\\`",
+    "--",
+    "-rf",
+    "'a;b'",
+    "\"a&&b\"",
+    "\"$(p s)\"",
+    "\"`q t`\"",
+];
+
+const NAMES: &[&str] = &["p", "q", "r", "unknown_cmd"];
+
+fn simple() -> impl Strategy<Value = String> {
+    (prop::sample::select(NAMES), prop::collection::vec(prop::sample::select(WORDS), 0..4))
+        .prop_map(|(n, ws)| std::iter::once(n).chain(ws).collect::<Vec<_>>().join(" "))
+}
+
+fn script() -> impl Strategy<Value = String> {
+    simple().prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            (inner.clone(), prop::sample::select(&[" ; ", " && ", " || ", " | ", "\n"][..]), inner.clone())
+                .prop_map(|(a, op, b)| format!("{a}{op}{b}")),
+            inner.clone().prop_map(|a| format!("( {a} )")),
+            inner.clone().prop_map(|a| format!("{{ {a}; }}")),
+            inner.clone().prop_map(|a| format!("p \"$({a})\"")),
+            inner.clone().prop_map(|a| format!("if p; then {a}; fi")),
+            inner.clone().prop_map(|a| format!("for i in 1 2; do {a}; done")),
+            inner.clone().prop_map(|a| format!("case x in x) {a} ;; esac")),
+            inner.clone().prop_map(|a| format!("{a} # q hidden")),
+            inner.clone().prop_map(|a| format!("q <<'EOF'\n$(r body) {a}\nEOF\n")),
+            inner.clone().prop_map(|a| format!("q <<EOF\n$(r body)\nEOF\n{a}")),
+            inner.clone().prop_map(|a| format!("p \"$(q <<EOF\nbody\nEOF\n)\"; {a}")),
+            inner.prop_map(|a| format!("echo \"${{x:-'}}\"; {a}; echo \"'}}\"")),
+        ]
+    })
+}
+
+/// The argv of every command bash ran, in order.
+fn bash_runs(text: &str) -> Vec<Vec<String>> {
+    let dir = std::env::temp_dir().join(format!("agentsh-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let out = dir.join(format!("trace{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    let preamble = r#"exec 3>>"$TRACE"
+_rec() { printf '%s\037' "$@" >&3; printf '\036' >&3; }
+p() { _rec p "$@"; }
+q() { _rec q "$@"; }
+r() { _rec r "$@"; }
+command_not_found_handle() { _rec "$@"; }
+"#;
+    // The shell agentsh runs judged text with, so this test fails if that ever changes.
+    let status = Command::new(SHELL)
+        .arg("-c")
+        .arg(format!("{preamble}{text}"))
+        .env("TRACE", &out)
+        .env_remove("BASH_ENV")
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let _ = status;
+    let trace = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    trace
+        .split('\u{1e}')
+        .filter(|c| !c.is_empty())
+        .map(|c| c.split('\u{1f}').map(str::to_string).collect::<Vec<_>>())
+        .map(|mut v| {
+            v.pop(); // the empty field after the last separator
+            v
+        })
+        .collect()
+}
+
+/// Whether agentsh judged a command that matches what bash ran: same name, same number of
+/// words, and the same value for every word whose value agentsh knows.
+fn judged(script: &Script, ran: &[String]) -> bool {
+    script.commands.iter().any(|c| {
+        c.words.len() == ran.len()
+            && c.words.iter().zip(ran).all(|(w, r)| match &w.lit {
+                Some(v) => v == r,
+                None => true,
+            })
+            && c.words.first().and_then(|w| w.lit.as_deref()) == ran.first().map(String::as_str)
+    })
+}
+
+fn check(text: &str) -> Result<(), TestCaseError> {
+    // Text agentsh cannot parse is never run (it is refused or asked about as a whole).
+    let Ok(script) = parse(text) else { return Ok(()) };
+    // Constructs agentsh cannot see into make it ask about the text as a whole.
+    if !script.opaque.is_empty() {
+        return Ok(());
+    }
+    for ran in bash_runs(text) {
+        prop_assert!(judged(&script, &ran), "bash ran {ran:?}, which agentsh did not judge, in {text:?}\n{script:#?}");
+    }
+    Ok(())
+}
+
+#[test]
+fn every_command_bash_runs_is_one_agentsh_judged() {
+    if !std::path::Path::new(SHELL).exists() {
+        return;
+    }
+    let cases = std::env::var("AGENTSH_DIFFERENTIAL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    runner.run(&script(), |t| check(&t)).unwrap();
+}
+
+/// Known disagreements between the grammars, each a case found by a red team.
+#[test]
+fn the_known_dialect_cases_agree_with_bash() {
+    for text in [
+        // One `echo` to bash; to dash an `rm -rf ~` between two echos.
+        "echo \"${x:-'}\"; p -rf x; echo \"'}\"",
+        // bash ends this here-document at `EOF)` inside `$(..)`.
+        "p \"$(q <<EOF\nbody\nEOF\n)\"; r after",
+        "p $(q <<EOF\nEOF)\nr after",
+    ] {
+        check(text).unwrap();
+    }
+}
