@@ -902,7 +902,12 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
     // The namespaces first: whether the mounts made the cuts decides the Landlock rules.
     // Nothing here touches agentsh's own files until they are covered, last.
     let protect = code_paths(spec);
-    let made = if spec.landlock_only { Err("not used (landlock_only)".to_string()) } else { mount_box(spec, &protect) };
+    let names = spec.home.as_deref().and_then(HomeNames::list);
+    let made = if spec.landlock_only {
+        Err("not used (landlock_only)".to_string())
+    } else {
+        mount_box(spec, &protect, &names)
+    };
     let (namespaces, mounted, read_only) = match made {
         Ok(()) => (None, true, protect),
         Err(why) if spec.require_namespaces => {
@@ -933,6 +938,9 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
     let mut count = 0;
     for rule in &rules {
         use nix::fcntl::OFlag;
+        if names.as_ref().is_some_and(|n| n.absent(&rule.path)) {
+            continue;
+        }
         let mut flags = OFlag::O_PATH | OFlag::O_CLOEXEC;
         if !rule.follow {
             flags |= OFlag::O_NOFOLLOW;
@@ -999,7 +1007,7 @@ fn code_paths(spec: &BoxSpec) -> Vec<PathBuf> {
 /// namespace receives shared mounts as slaves. The command cannot undo them: Landlock refuses
 /// mount and umount to a confined process, and it cannot reach the uncovered tree through
 /// `/proc/PID/root` of a process outside (Landlock's ptrace scoping).
-fn mount_box(spec: &BoxSpec, protect: &[PathBuf]) -> Result<(), String> {
+fn mount_box(spec: &BoxSpec, protect: &[PathBuf], names: &Option<HomeNames>) -> Result<(), String> {
     use nix::mount::MsFlags;
     use nix::sched::CloneFlags;
     let uid = nix::unistd::geteuid();
@@ -1029,13 +1037,16 @@ fn mount_box(spec: &BoxSpec, protect: &[PathBuf]) -> Result<(), String> {
             Err(e) => return Err(format!("bind mount of {}: {e}", d.path.display())),
         }
     }
-    bind(Path::new("/dev"), MsFlags::MS_NODEV)?;
+    remount(Path::new("/dev"), MsFlags::MS_NODEV)?;
     if !spec.keep_terminal && Path::new("/dev/pts").is_dir() {
-        bind(Path::new("/dev/pts"), MsFlags::MS_NODEV)?;
+        remount(Path::new("/dev/pts"), MsFlags::MS_NODEV)?;
     }
 
     let mut cover = Cover::default();
     for d in &spec.deny {
+        if names.as_ref().is_some_and(|n| n.absent(&d.path)) {
+            continue;
+        }
         if d.except.is_empty() {
             cover.cover(&d.path)?;
             continue;
@@ -1052,6 +1063,26 @@ fn mount_box(spec: &BoxSpec, protect: &[PathBuf]) -> Result<(), String> {
         bind(p, MsFlags::MS_RDONLY)?;
     }
     Ok(())
+}
+
+/// The names in home, listed once: most denied paths and caches are `~/.x`, and a missing first
+/// component answers for each of them without a system call of its own.
+struct HomeNames {
+    home: PathBuf,
+    names: std::collections::HashSet<OsString>,
+}
+
+impl HomeNames {
+    fn list(home: &Path) -> Option<HomeNames> {
+        let names = std::fs::read_dir(home).ok()?.map(|e| e.map(|e| e.file_name())).collect::<Result<_, _>>().ok()?;
+        Some(HomeNames { home: home.to_path_buf(), names })
+    }
+
+    /// `p` is beneath home, and its first component there does not exist.
+    fn absent(&self, p: &Path) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        next_name(p, &self.home).is_some_and(|n| !self.names.contains(std::ffi::OsStr::from_bytes(n)))
+    }
 }
 
 /// Covers denied paths. The first directory gets an empty read-only tmpfs and the first file
@@ -1097,13 +1128,36 @@ impl Cover {
 }
 
 /// Binds `p` on itself, then remounts it with `extra` (read-only, or writable again inside a
-/// read-only home). The remount keeps the flags the mount already has: in a namespace of its
-/// own nosuid, nodev and noexec are locked, and dropping them is refused.
+/// read-only home).
 fn bind(p: &Path, extra: nix::mount::MsFlags) -> Result<(), String> {
+    use nix::mount::MsFlags;
+    let flags = kept_flags(p)? | MsFlags::MS_BIND | MsFlags::MS_REMOUNT | extra;
+    let none: Option<&str> = None;
+    nix::mount::mount(Some(p), p, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
+        .and_then(|()| nix::mount::mount(none, p, none, flags, none))
+        .map_err(|e| format!("bind mount of {}: {e}", p.display()))
+}
+
+/// Adds `extra` to the mount at `p` (this namespace's copy of it), or, where `p` is not a mount
+/// point (EINVAL), to a bind of it: one mount fewer for the namespace to make and to tear down.
+fn remount(p: &Path, extra: nix::mount::MsFlags) -> Result<(), String> {
+    use nix::mount::MsFlags;
+    let flags = kept_flags(p)? | MsFlags::MS_BIND | MsFlags::MS_REMOUNT | extra;
+    let none: Option<&str> = None;
+    match nix::mount::mount(none, p, none, flags, none) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::EINVAL) => bind(p, extra),
+        Err(e) => Err(format!("remount of {}: {e}", p.display())),
+    }
+}
+
+/// The flags a remount of `p` must keep: in a namespace of its own nosuid, nodev, noexec and the
+/// atime flags are locked, and a remount that drops them is refused.
+fn kept_flags(p: &Path) -> Result<nix::mount::MsFlags, String> {
     use nix::mount::MsFlags;
     use nix::sys::statvfs::FsFlags;
     let kept = nix::sys::statvfs::statvfs(p).map_err(|e| format!("{}: {e}", p.display()))?.flags();
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | extra;
+    let mut flags = MsFlags::empty();
     for (f, m) in [
         (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
         (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
@@ -1116,10 +1170,7 @@ fn bind(p: &Path, extra: nix::mount::MsFlags) -> Result<(), String> {
             flags |= m;
         }
     }
-    let none: Option<&str> = None;
-    nix::mount::mount(Some(p), p, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
-        .and_then(|()| nix::mount::mount(none, p, none, flags, none))
-        .map_err(|e| format!("bind mount of {}: {e}", p.display()))
+    Ok(flags)
 }
 
 /// `unshare(CLONE_NEWUSER)` fails with EINVAL in a multithreaded process. agentsh judges some
