@@ -422,8 +422,8 @@ fn keys_typed_before_the_prompt_are_discarded() {
 fn high_risk_needs_the_code() {
     let f = Fixture::new();
     let Some(tmux) = f.tmux() else { return };
-    let run = r#""$AGENTSH" -c 'rm -rf ./build && touch ran'"#;
-    std::fs::create_dir(f.path("build")).unwrap();
+    let run = r#""$AGENTSH" -c 'rm -rf ./docs && touch ran'"#;
+    std::fs::create_dir(f.path("docs")).unwrap();
 
     let pane = tmux.window(run);
     let screen = pane.await_prompt();
@@ -432,7 +432,7 @@ fn high_risk_needs_the_code() {
     pane.press("Enter");
     let (status, screen) = pane.finish(EXPECT_MS);
     assert_rejected(status, &screen, "rejected by the person at the terminal");
-    assert!(f.path("build").exists() && !f.path("ran").exists());
+    assert!(f.path("docs").exists() && !f.path("ran").exists());
 
     let pane = tmux.window(run);
     let screen = pane.await_prompt();
@@ -440,7 +440,7 @@ fn high_risk_needs_the_code() {
     pane.press("Enter");
     let (status, screen) = pane.finish(EXPECT_MS);
     assert_eq!(status, 0, "{screen}");
-    assert!(!f.path("build").exists() && f.path("ran").exists(), "{screen}");
+    assert!(!f.path("docs").exists() && f.path("ran").exists(), "{screen}");
 }
 
 #[test]
@@ -647,8 +647,8 @@ fn an_agents_pty_gets_no_prompt_and_the_agent_reads_why() {
 #[test]
 fn on_an_agents_pty_the_request_waits_in_the_queue_and_typing_cannot_answer_it() {
     let f = Fixture::with_queue();
-    std::fs::create_dir(f.path("build")).unwrap();
-    let mut p = f.agentsh_on_agent_pty("rm -rf ./build && touch ran");
+    std::fs::create_dir(f.path("docs")).unwrap();
+    let mut p = f.agentsh_on_agent_pty("rm -rf ./docs && touch ran");
     let (mut before, _) = p.exp_regex(r"request [0-9a-f]{12}").expect("the waiting line");
     let ids = f.pending(1);
     let code = f.request_file(&ids[0])["code"].as_str().expect("a high-risk code in the queue").to_string();
@@ -666,12 +666,12 @@ fn on_an_agents_pty_the_request_waits_in_the_queue_and_typing_cannot_answer_it()
     p.send(&format!("y\ra1\r{code}\r")).unwrap();
     p.flush().unwrap();
     sleep(Duration::from_millis(500));
-    assert!(f.path("build").exists() && !f.path("ran").exists(), "typing into its own pty approved it");
+    assert!(f.path("docs").exists() && !f.path("ran").exists(), "typing into its own pty approved it");
     f.approve(&ids[0], Some(&code));
     let (status, rest) = finish_pty(&mut p);
     let screen = format!("{before}{rest}");
     assert_eq!(status, 0, "{screen}");
-    assert!(!f.path("build").exists() && f.path("ran").exists(), "{screen}");
+    assert!(!f.path("docs").exists() && f.path("ran").exists(), "{screen}");
     assert_no_prompt(&screen);
     let waiting: Vec<&str> = before.lines().filter(|l| l.starts_with("agentsh:")).collect();
     assert_eq!(waiting.len(), 1, "{screen}");
