@@ -39,13 +39,30 @@ fn worlds() -> Vec<World> {
     vec![world(false).unwrap(), world(true).unwrap()]
 }
 
+/// Where the private homes go: outside the temp directories, as a real home is. Cargo's
+/// target directory is used unless the checkout itself is in one (a clone in /tmp): then a home
+/// inside /tmp would make Landlock alone split /tmp, and nothing could be created in it.
+fn home_base() -> PathBuf {
+    let temp = |p: &Path| {
+        ["/tmp", "/var/tmp", "/dev/shm"].iter().any(|t| p.starts_with(t)) || p.starts_with(std::env::temp_dir())
+    };
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !temp(&target) {
+        return target;
+    }
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute() && !temp(h))
+        .expect("a HOME outside the temp directories")
+}
+
 /// A world as agentsh runs commands here, or `None` where the kernel cannot box.
 fn world(landlock_only: bool) -> Option<World> {
     if !agentsh::run::sandbox::available() {
         skip("this kernel has no Landlock ABI >= 3");
         return None;
     }
-    let home = tempfile::Builder::new().prefix("home").tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = tempfile::Builder::new().prefix(".agentsh-test-home").tempdir_in(home_base()).unwrap();
     let ws = tempfile::tempdir().unwrap();
     let w = World { home, ws, sandbox: serde_json::json!({}), landlock_only };
     for d in ["run", ".ssh", ".cache"] {
