@@ -381,17 +381,23 @@ pub fn watched(dir: &Path) -> bool {
     matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
 }
 
-/// Marks the queue as watched for as long as the returned file is open.
-pub fn watch(dir: &Path) -> io::Result<File> {
-    let path = dir.join(WATCHER);
-    let file = OpenOptions::new()
+/// A lock file of the queue directory, opened read-write (created 0600 if missing), never
+/// through a symbolic link.
+pub(crate) fn open_lock_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(0o600)
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(&path)?;
+        .open(path)
+}
+
+/// Marks the queue as watched for as long as the returned file is open.
+pub fn watch(dir: &Path) -> io::Result<File> {
+    let path = dir.join(WATCHER);
+    let file = open_lock_file(&path)?;
     file.lock_shared()?;
     Ok(file)
 }

@@ -4,9 +4,9 @@
 //! its terminal's lock file in agentsh's runtime directory while it is drawn. It owns the lock
 //! files only; it must not draw or decide anything.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// The turn on one terminal: held until dropped (or until exec, which closes it).
@@ -24,14 +24,7 @@ pub fn try_take(dir: &Path, key: &str) -> io::Result<Option<Turn>> {
     if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a terminal key"));
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(dir.join(format!("turn-{key}.lock")))?;
+    let file = crate::ask::queue::open_lock_file(&dir.join(format!("turn-{key}.lock")))?;
     let meta = file.metadata()?;
     if !meta.is_file() || meta.uid() != nix::unistd::geteuid().as_raw() {
         return Err(io::Error::new(io::ErrorKind::PermissionDenied, "the terminal's lock file is not this user's"));

@@ -466,17 +466,24 @@ fn with_redefinitions(
     decide::decide(inner_text, assessments, policy)
 }
 
+/// The environment of a user `u` with a home in `/home/u`, for the tests of the wrappers and
+/// the start-up scripts.
+#[cfg(test)]
+pub(crate) fn sample_env() -> Env {
+    Env {
+        claude_dirs: vec![PathBuf::from("/home/u/.claude")],
+        temp_dirs: vec![PathBuf::from("/tmp")],
+        home: Some(PathBuf::from("/home/u")),
+        codex_dirs: vec![PathBuf::from("/home/u/.codex")],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn env() -> Env {
-        Env {
-            claude_dirs: vec![PathBuf::from("/home/u/.claude")],
-            temp_dirs: vec![PathBuf::from("/tmp")],
-            home: Some(PathBuf::from("/home/u")),
-            codex_dirs: vec![PathBuf::from("/home/u/.codex")],
-        }
+        sample_env()
     }
     const SNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-bash-1785137321325-37gn94.sh";
     const ZSNAP: &str = "/home/u/.claude/shell-snapshots/snapshot-zsh-1790170079498-sk852w.sh";

@@ -422,15 +422,7 @@ fn unwrap(w: &rules::Wrapper, name: &str, rest: &[Word]) -> Unwrapped {
             let value =
                 if after.is_empty() { rest.get(i + 1).and_then(|w| w.lit.clone()) } else { Some(after.to_string()) };
             let consumed = if after.is_empty() { 2 } else { 1 };
-            let Some(value) = value else {
-                return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
-            };
-            let split: Vec<Word> = shlex::split(&value)
-                .unwrap_or_else(|| value.split_whitespace().map(str::to_string).collect())
-                .iter()
-                .map(|s| Word::literal(s))
-                .collect();
-            return Unwrapped::Inner { skip: i + consumed, replace: Some(split) };
+            return split_string(rest, i, value, consumed);
         }
         if (name == "env") && (t == "--split-string" || t.starts_with("--split-string=")) {
             let value = if t == "--split-string" {
@@ -439,15 +431,7 @@ fn unwrap(w: &rules::Wrapper, name: &str, rest: &[Word]) -> Unwrapped {
                 t.split_once('=').map(|(_, v)| v.to_string())
             };
             let consumed = if t == "--split-string" { 2 } else { 1 };
-            let Some(value) = value else {
-                return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
-            };
-            let split: Vec<Word> = shlex::split(&value)
-                .unwrap_or_else(|| value.split_whitespace().map(str::to_string).collect())
-                .iter()
-                .map(|s| Word::literal(s))
-                .collect();
-            return Unwrapped::Inner { skip: i + consumed, replace: Some(split) };
+            return split_string(rest, i, value, consumed);
         }
         if (name == "command") && (t == "-v" || t == "-V") {
             return Unwrapped::LookupOnly;
@@ -1344,6 +1328,20 @@ pub fn dd_to_device(a: &Args) -> bool {
 pub fn interpreter_reads_pipe(a: &Args) -> bool {
     let script = a.positionals.first();
     (a.piped_stdin || a.here_input) && (script.is_none() || script == Some(&"-"))
+}
+
+/// `env -S VALUE` / `--split-string=VALUE`: the words it splits into run as the command; a
+/// value only known at run time makes the rest opaque shell text.
+fn split_string(rest: &[Word], i: usize, value: Option<String>, consumed: usize) -> Unwrapped {
+    let Some(value) = value else {
+        return Unwrapped::Shell(rest[i..].iter().map(|w| w.raw.clone()).collect::<Vec<_>>().join(" "));
+    };
+    let split: Vec<Word> = shlex::split(&value)
+        .unwrap_or_else(|| value.split_whitespace().map(str::to_string).collect())
+        .iter()
+        .map(|s| Word::literal(s))
+        .collect();
+    Unwrapped::Inner { skip: i + consumed, replace: Some(split) }
 }
 
 #[cfg(test)]

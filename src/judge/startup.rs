@@ -179,12 +179,7 @@ mod tests {
     use super::*;
 
     fn env() -> Env {
-        Env {
-            claude_dirs: vec![PathBuf::from("/home/u/.claude")],
-            temp_dirs: vec![PathBuf::from("/tmp")],
-            home: Some(PathBuf::from("/home/u")),
-            codex_dirs: vec![PathBuf::from("/home/u/.codex")],
-        }
+        crate::judge::agent_wrappers::sample_env()
     }
 
     fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
