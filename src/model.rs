@@ -107,3 +107,7 @@ pub mod exit {
 /// `run::exec`). The judge treats it as forbidden (`judge::assess`), like every other way of
 /// calling agentsh that is not read-only.
 pub const NEW_SESSION_MARKER: &str = "--agentsh-internal-new-session";
+
+/// The first argument of agentsh re-spawned to keep the sandbox's namespaces for later commands
+/// (see `run::kept`). Forbidden to the agent like [`NEW_SESSION_MARKER`].
+pub const HOLD_MARKER: &str = "--agentsh-internal-hold-box";

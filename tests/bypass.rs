@@ -522,9 +522,12 @@ mod in_the_box {
                 (Some(o), Some(n)) => n.starts_with(o),
                 _ => false,
             };
+            // agentsh also records, before exec, the namespaces it keeps for the next command
+            // (src/run/kept.rs). The box cannot reach that directory (tests/sandbox.rs).
+            let kept = scene.home.path().join(".local/state/agentsh/box");
             let differs = |f: &(PathBuf, Option<Vec<u8>>)| {
                 let old = before.iter().find(|(p, _)| *p == f.0).map(|(_, c)| c.clone()).unwrap_or(None);
-                if f.0 == audit { !appended(&old, &f.1) } else { old != f.1 }
+                if f.0 == audit { !appended(&old, &f.1) } else { !f.0.starts_with(&kept) && old != f.1 }
             };
             let gone = before.iter().filter(|(p, _)| !after.iter().any(|(q, _)| q == p));
             if after.iter().any(differs) || gone.clone().next().is_some() {

@@ -79,6 +79,16 @@ fn world(landlock_only: bool) -> Option<World> {
     Some(w)
 }
 
+/// Whether user namespaces can be made here; says why a test does not run where not (`why`: what
+/// that means for it).
+fn namespaces(why: &str) -> bool {
+    let ok = agentsh::run::sandbox::probe_namespaces() == agentsh::run::sandbox::Namespaces::Available;
+    if !ok {
+        skip(&format!("user namespaces are not available here, {why}"));
+    }
+    ok
+}
+
 /// Says why a test does not run here; where CI requires the sandbox, fails instead.
 fn skip(why: &str) {
     if std::env::var_os("AGENTSH_REQUIRE_SANDBOX").is_some_and(|v| v == "1") {
@@ -360,8 +370,7 @@ fn signals_cannot_reach_outside_the_box() {
 #[test]
 fn code_paths_of_the_workspace_are_read_only() {
     let Some(w) = world(false) else { return };
-    if agentsh::run::sandbox::probe_namespaces() != agentsh::run::sandbox::Namespaces::Available {
-        skip("user namespaces are not available here, so code paths stay writable");
+    if !namespaces("so code paths stay writable") {
         return;
     }
     let w = w.git();
@@ -381,6 +390,98 @@ fn code_paths_of_the_workspace_are_read_only() {
     std::fs::remove_dir_all(w.path(".git/hooks")).unwrap();
     refused_by_box(&w.script("set -e\nmkdir -p .git/hooks && echo x > .git/hooks/pre-commit\n"), "create .git/hooks");
     assert!(!w.path(".git/hooks/pre-commit").exists());
+}
+
+/// Each command's namespaces are kept for the next ones (run/kept.rs): a later command joins
+/// them while nothing their mounts were made from has changed, and gets new ones as soon as
+/// something has: a credential store or a private key made since, `.git/config` rewritten by
+/// the person's git (by rename, which detaches a mount on the old file).
+#[test]
+fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
+    let Some(w) = world(false) else { return };
+    if !namespaces("so there are none to keep") {
+        return;
+    }
+    let w = w.git();
+    let ns = |w: &World| {
+        let out = w.script("readlink /proc/self/ns/mnt\n");
+        succeeded(&out, "readlink /proc/self/ns/mnt");
+        text(&out.stdout)
+    };
+    let first = ns(&w);
+    assert_eq!(ns(&w), first, "a second command joins the first one's namespaces");
+
+    std::fs::create_dir(w.home(".aws")).unwrap();
+    w.write_home(".aws/credentials", "SECRET\n");
+    refused_by_box(&w.script("set -e\ncat ~/.aws/credentials\n"), "a credential store made since");
+    let second = ns(&w);
+    assert_ne!(second, first, "new namespaces cover what appeared");
+
+    w.write_home(".ssh/id_rsa", "PRIVATE KEY\n");
+    refused_by_box(&w.script("set -e\ncat ~/.ssh/id_rsa\n"), "a private key made since");
+
+    let git = Command::new("git").args(["config", "test.key", "1"]).current_dir(w.ws.path()).status().unwrap();
+    assert!(git.success());
+    refused_by_box(&w.script("set -e\necho '[core] fsmonitor = x' >> .git/config\n"), "a .git/config replaced since");
+    assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"));
+}
+
+/// A working directory inside a hidden path (`~/.ssh`) does not reach behind the mount that hides
+/// it: the command is refused (126) rather than run there, both when the namespaces are made and
+/// when they are joined.
+#[test]
+fn a_working_directory_inside_a_hidden_path_is_refused() {
+    let Some(w) = world(false) else { return };
+    if !namespaces("so there are none to keep") {
+        return;
+    }
+    std::fs::create_dir(w.home(".aws")).unwrap();
+    w.write_home(".aws/credentials", "SECRET\n");
+    w.write_home(".aws/probe.sh", "cat credentials\n");
+    for round in ["made", "joined"] {
+        let out = w.command(&["-c", "sh probe.sh"]).current_dir(w.home(".aws")).output().unwrap();
+        assert!(!text(&out.stdout).contains("SECRET"), "{round}: read a credential through the working directory");
+        // Refused by agentsh (126) where the cover cannot be entered, or run in the empty cover
+        // (root owns it in its namespace), where the script is not found.
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{round}: {err}");
+        assert!(err.contains("is hidden inside the sandbox") || err.contains("probe.sh"), "{round}: {err}");
+    }
+}
+
+/// The process that keeps the namespaces holds nothing of the agent's: agentsh's output ends
+/// when the command does (an agent reads it to the end), although the holder lives on.
+#[test]
+fn the_namespace_holder_keeps_no_file_of_the_agent() {
+    let Some(w) = world(false) else { return };
+    // No record yet: this command makes the namespaces and leaves a holder.
+    let records = w.home(".local/state/agentsh/box");
+    let _ = std::fs::remove_dir_all(&records);
+    w.write("probe.sh", "echo ran\n");
+    let child = w.command(&["-c", "sh probe.sh"]).spawn().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let out = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("agentsh's output stayed open after the command ended: the holder kept it")
+        .unwrap();
+    succeeded(&out, "sh probe.sh");
+    assert_eq!(text(&out.stdout), "ran\n");
+    if agentsh::run::sandbox::probe_namespaces() != agentsh::run::sandbox::Namespaces::Available {
+        return;
+    }
+    // The holder: alive, in a session of its own, with no file open beyond its standard ones
+    // (which are /dev/null).
+    let record = std::fs::read_dir(&records).unwrap().flatten().next().expect("a record of the kept namespaces");
+    let text_ = std::fs::read_to_string(record.path()).unwrap();
+    let pid: u32 = text_.split_whitespace().next().unwrap().parse().unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
+    assert_eq!(fields[3], pid.to_string(), "the holder leads a session of its own: {stat}");
+    for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
+        let target = std::fs::read_link(fd.path()).unwrap();
+        assert_eq!(target, Path::new("/dev/null"), "the holder keeps {}", target.display());
+    }
 }
 
 #[test]

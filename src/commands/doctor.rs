@@ -575,7 +575,11 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
         Namespaces::Available => out.push(finding(
             "sandbox",
             Level::Ok,
-            "user and mount namespaces: .git/hooks, .git/config and .agents are read-only inside the box".into(),
+            format!(
+                "user and mount namespaces: .git/hooks, .git/config and .agents are read-only inside the box; \
+                 each box's namespaces are kept for {} s by a holder process for the next commands",
+                crate::run::kept::LIFETIME.as_secs()
+            ),
             None,
         )),
         Namespaces::Unavailable(why) | Namespaces::Unknown(why) => out.push(finding(

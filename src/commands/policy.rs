@@ -179,6 +179,10 @@ fn sandbox_text(v: &Value) -> String {
         return out;
     }
     let _ = writeln!(out, "\nsandbox: on (Landlock ABI {abi}; user and mount namespaces {ns})");
+    if ns == "available" {
+        let secs = crate::run::kept::LIFETIME.as_secs();
+        let _ = writeln!(out, "  namespaces: kept {secs} s after each command for the next ones (a holder process)");
+    }
     let _ = writeln!(out, "  workspace: {}", s(&v["workspace"]));
     let _ = writeln!(out, "  network: {} ({})", s(&v["network"]["value"]), s(&v["network"]["source"]));
     let root = |r: &Value| {

@@ -650,7 +650,7 @@ fn judge_shell(name: &str, args: &[Word], input: &Input, floor: &mut Floor, out:
 fn judge_self(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
     let first = args.first().map(|w| w.text()).unwrap_or("");
     let second = args.get(1).map(|w| w.text()).unwrap_or("");
-    if first == crate::model::NEW_SESSION_MARKER {
+    if first == crate::model::NEW_SESSION_MARKER || first == crate::model::HOLD_MARKER {
         // agentsh's internal "exec this in a new session": it runs its arguments unjudged.
         return Assessment::new(
             Vec::new(),

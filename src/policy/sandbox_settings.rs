@@ -13,7 +13,7 @@ pub const KEY: &str = "sandbox";
 const FIELDS: &[&str] = &["enabled", "writable", "denyRead", "network"];
 
 /// `sandbox.network`. Serialized as written (`"on"`, `"off"`): the box's spec carries it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Network {
     #[default]

@@ -9,4 +9,5 @@ pub mod explain;
 pub mod gate;
 pub mod invocation;
 pub mod judging;
+pub mod kept;
 pub mod sandbox;

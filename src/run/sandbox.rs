@@ -27,6 +27,7 @@
 //!
 //! What the box does not hold, and why, is in SECURITY.md ("The sandbox").
 
+use super::kept::Kept;
 pub use crate::policy::sandbox_settings::{Network, Settings};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, Ruleset,
@@ -157,7 +158,7 @@ fn normalize(p: &Path) -> PathBuf {
 // BoxSpec: what the box allows
 
 /// Why a path is in the box. Shown by `agentsh policy`, `check` and the audit record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Origin {
     /// Read and execute everywhere, less what is denied.
@@ -182,7 +183,7 @@ pub enum Origin {
     CodePath,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Root {
     pub path: PathBuf,
     pub from: Origin,
@@ -198,7 +199,7 @@ impl Root {
 }
 
 /// A path a command may neither read nor write.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Denied {
     pub path: PathBuf,
     pub from: Origin,
@@ -212,7 +213,7 @@ pub struct Denied {
 }
 
 /// A path the box does not grant although it would have, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Refused {
     pub path: PathBuf,
     pub why: String,
@@ -223,7 +224,7 @@ pub struct Refused {
 ///
 /// Paths that do not exist when the box is entered are skipped; nothing is created but a missing
 /// `.git/hooks`, which would otherwise be free to create.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct BoxSpec {
     /// The workspace, granted unless it is in `refused`.
     pub workspace: PathBuf,
@@ -255,6 +256,10 @@ pub struct BoxSpec {
     /// `$HOME`: never writable through a root that holds it (the workspace or temp directory
     /// being `/tmp` while home is `/tmp/h`).
     pub home: Option<PathBuf>,
+    /// Where the records of kept namespaces go (agentsh's state directory, `box/`): see
+    /// [`super::kept`]. `None`: every command makes its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<PathBuf>,
 }
 
 /// Per-user caches that build and package tools write, relative to home unless an environment
@@ -338,13 +343,14 @@ impl BoxSpec {
             if p.parent().is_none() {
                 return Some("it is /".into());
             }
-            if home.as_ref().is_some_and(|h| h == p || (workspace && h.starts_with(p))) {
+            // Byte-wise (normalized paths): `Path`'s comparisons parse components, for each root.
+            if home.as_ref().is_some_and(|h| h.as_os_str() == p.as_os_str() || (workspace && within(h, p))) {
                 return Some("it is the home directory or holds it".into());
             }
             if workspace && p.parent().is_some_and(|d| d.parent().is_none()) {
                 return Some("it is a top-level directory".into());
             }
-            if workspace && SYSTEM_TREES.iter().any(|s| p.starts_with(s)) {
+            if workspace && SYSTEM_TREES.iter().any(|s| within(p, Path::new(s))) {
                 return Some("it is a system directory".into());
             }
             None
@@ -355,7 +361,7 @@ impl BoxSpec {
         ) {
             Some(why) => refused.push(Refused { path, why }),
             None => {
-                if !write.iter().any(|r: &Root| r.path == path) {
+                if !write.iter().any(|r: &Root| r.path.as_os_str() == path.as_os_str()) {
                     write.push(Root::new(path, from));
                 }
             }
@@ -380,7 +386,7 @@ impl BoxSpec {
             for dir in [&ws.git_dir, &ws.common_dir].into_iter().flatten() {
                 for name in ["hooks", "config"] {
                     let path = dir.join(name);
-                    if !read_only.iter().any(|r: &Root| r.path == path) {
+                    if !read_only.iter().any(|r: &Root| r.path.as_os_str() == path.as_os_str()) {
                         read_only.push(Root::new(path, Origin::CodePath));
                     }
                 }
@@ -413,7 +419,7 @@ impl BoxSpec {
             match expand(Path::new(&w.path), home.as_deref()) {
                 // The person asked for it: only `/` is refused (every denied path would split it).
                 Some(path) if path.parent().is_some() => {
-                    if !write.iter().any(|r| r.path == path) {
+                    if !write.iter().any(|r| r.path.as_os_str() == path.as_os_str()) {
                         write.push(Root { path, from: Origin::Setting, source });
                     }
                 }
@@ -475,6 +481,7 @@ impl BoxSpec {
             landlock_only: false,
             refused,
             home,
+            keep: None,
         }
     }
 }
@@ -553,7 +560,15 @@ pub(crate) fn plan(spec: &BoxSpec, mounted: bool) -> Result<Vec<Rule>, BoxError>
     if mounted {
         let read = spec.read.iter().map(|r| Rule { path: r.path.clone(), access: read_access(), follow: true });
         let write = spec.write.iter().map(|r| Rule { path: r.path.clone(), access: all, follow: true });
-        return Ok(read.chain(write).chain(devices).collect());
+        // `/dev` is mounted nodev but for the granted devices, bound on themselves first: no
+        // other device there can be opened, so one rule grants them all (one rule instead of
+        // five: each costs four system calls).
+        let in_dev = |d: &&Root| within(&d.path, Path::new("/dev"));
+        let dev =
+            spec.devices.iter().any(|d| in_dev(&d)).then(|| Rule { path: "/dev".into(), access: device, follow: true });
+        let others = spec.devices.iter().filter(|d| !in_dev(d));
+        let others = others.map(|d| Rule { path: d.path.clone(), access: device, follow: true });
+        return Ok(read.chain(write).chain(dev).chain(others).collect());
     }
     let mut cuts = cuts(spec);
     let mut planner = Planner { listings: BTreeMap::new(), rules: Vec::new(), found: Vec::new(), covered: Vec::new() };
@@ -661,7 +676,7 @@ impl Planner {
         let mut except: Vec<String> = Vec::new();
         for c in cuts.iter().filter(|c| within(path, &c.path)) {
             left &= !c.removes;
-            if c.path == path {
+            if c.path.as_os_str() == path.as_os_str() {
                 except.extend(c.except.iter().cloned());
             }
         }
@@ -850,6 +865,9 @@ pub struct Entered {
     pub read_only: Vec<PathBuf>,
     /// The namespaces carry the cuts (see [`mount_box`]); `false`: Landlock alone, by splitting.
     pub mounted: bool,
+    /// The namespaces were joined from an earlier command's holder instead of made
+    /// (`super::kept`).
+    pub kept: bool,
     /// `None`: the command runs in its own user and mount namespace. `Some(why)`: they could
     /// not be made (the box then holds with Landlock alone, but code paths stay writable, and
     /// root keeps its capabilities).
@@ -903,10 +921,40 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
     // Nothing here touches agentsh's own files until they are covered, last.
     let protect = code_paths(spec);
     let names = spec.home.as_deref().and_then(HomeNames::list);
+    // Namespaces kept by an earlier command with this box (see `kept`), joined only while what
+    // their mounts were made from is unchanged: the denied paths, the code paths, and where home
+    // is bound read-only, home and the caches bound writable again inside it.
+    let kept = if spec.landlock_only {
+        None
+    } else {
+        let denied = spec.deny.iter().map(|d| (d.path.as_path(), !d.except.is_empty()));
+        let code = spec.read_only.iter().map(|r| (r.path.as_path(), false));
+        let bound = spec.home.as_deref().filter(|_| home_bound(spec));
+        let caches = bound.into_iter().flat_map(|home| {
+            let inside = spec.write.iter().filter(move |w| within(&w.path, home) && w.path != home);
+            std::iter::once((home, false)).chain(inside.map(|w| (w.path.as_path(), false)))
+        });
+        Kept::new(spec, denied.chain(code).chain(caches), |p| names.as_ref().is_some_and(|n| n.absent(p)))
+    };
+    // Joining moves the working directory to `/`, and making the namespaces keeps it on the
+    // directory as it was before the mounts: both change back by path, so it is looked up in
+    // the new mounts (a working directory inside a covered path would reach what it hides).
+    let cwd = std::env::current_dir().ok();
+    let mut joined = false;
     let made = if spec.landlock_only {
         Err("not used (landlock_only)".to_string())
+    } else if let Some(k) = kept.as_ref().filter(|_| cwd.is_some())
+        && k.join()
+    {
+        joined = true;
+        Ok(())
     } else {
-        mount_box(spec, &protect, &names)
+        let store = kept.as_ref().and_then(Kept::store);
+        mount_box(spec, &protect, &names).inspect(|()| {
+            if let (Some(k), Some(store)) = (&kept, store) {
+                k.keep(store);
+            }
+        })
     };
     let (namespaces, mounted, read_only) = match made {
         Ok(()) => (None, true, protect),
@@ -916,6 +964,15 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         // Landlock alone holds the box, at more rules; `.git/hooks` and the rest stay writable.
         Err(why) => (Some(why), false, Vec::new()),
     };
+    if let (true, Some(cwd)) = (mounted, &cwd) {
+        nix::unistd::chdir(cwd).map_err(|e| {
+            BoxError::Failed(format!(
+                "the working directory {} is hidden inside the sandbox ({e}): it is one of agentsh's own \
+                 directories or a credential store; run the command from another directory",
+                cwd.display()
+            ))
+        })?;
+    }
     let rules = plan(spec, mounted)?;
 
     let mut ruleset = Ruleset::default()
@@ -967,6 +1024,7 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         ioctl_restricted: abi >= 5,
         read_only,
         mounted,
+        kept: joined,
         namespaces,
     })
 }
@@ -1020,10 +1078,7 @@ fn mount_box(spec: &BoxSpec, protect: &[PathBuf], names: &Option<HomeNames>) -> 
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
 
-    if let Some(home) = &spec.home
-        && spec.write.iter().any(|w| within(home, &w.path) && *home != w.path)
-        && home.is_dir()
-    {
+    if let Some(home) = spec.home.as_deref().filter(|_| home_bound(spec)) {
         bind(home, MsFlags::MS_RDONLY)?;
         for w in spec.write.iter().filter(|w| within(&w.path, home) && w.path != *home && w.path.exists()) {
             bind(&w.path, MsFlags::empty())?;
@@ -1063,6 +1118,14 @@ fn mount_box(spec: &BoxSpec, protect: &[PathBuf], names: &Option<HomeNames>) -> 
         bind(p, MsFlags::MS_RDONLY)?;
     }
     Ok(())
+}
+
+/// Whether home is inside a writable root (`/tmp/h`): the namespace then binds it read-only, and
+/// its caches writable again.
+fn home_bound(spec: &BoxSpec) -> bool {
+    spec.home
+        .as_deref()
+        .is_some_and(|home| spec.write.iter().any(|w| within(home, &w.path) && home != w.path) && home.is_dir())
 }
 
 /// The names in home, listed once: most denied paths and caches are `~/.x`, and a missing first
@@ -1176,16 +1239,22 @@ fn kept_flags(p: &Path) -> Result<nix::mount::MsFlags, String> {
 /// `unshare(CLONE_NEWUSER)` fails with EINVAL in a multithreaded process. agentsh judges some
 /// commands on a helper thread that ends right after sending its verdict: wait for it briefly.
 fn unshare_alone(flags: nix::sched::CloneFlags) -> nix::Result<()> {
+    alone(|| nix::sched::unshare(flags))
+}
+
+/// Runs `f`, a user namespace change, and tries again while it fails because this process still
+/// has another thread (EINVAL), for up to 50 ms.
+pub(super) fn alone(f: impl Fn() -> nix::Result<()>) -> nix::Result<()> {
     let threads = || std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(1);
     for _ in 0..200 {
-        match nix::sched::unshare(flags) {
+        match f() {
             Err(nix::errno::Errno::EINVAL) if threads() > 1 => {
                 std::thread::sleep(std::time::Duration::from_micros(250))
             }
             r => return r,
         }
     }
-    nix::sched::unshare(flags)
+    f()
 }
 
 #[cfg(test)]
@@ -1386,6 +1455,7 @@ mod tests {
             landlock_only: true,
             refused: vec![],
             home: Some(home.clone()),
+            keep: None,
         };
         let rules = plan(&spec, false).unwrap();
         let get = |p: &Path| rules.iter().filter(|x| x.path == p).map(|x| x.access).reduce(|a, b| a | b);
