@@ -1280,3 +1280,26 @@ fn a_settled_trusted_file_is_known_by_its_stat_and_any_edit_still_revokes_it() {
     std::thread::sleep(agentsh::policy::trust::SETTLED + std::time::Duration::from_millis(200));
     t.exec(&["check", "curl! x"]).status(10).stderr_has("changed since you trusted it");
 }
+
+/// Issue 17, item 11: typos get "did you mean", for subcommands, options and config keys; a
+/// real script of that name still runs, and as `bash` a first word is always a script.
+#[test]
+fn typos_get_suggestions() {
+    Test::new().args(&["whitelst"]).run().status(2).stderr_has("did you mean 'agentsh whitelist'?");
+    Test::new().args(&["help"]).run().status(2).stderr_has("did you mean 'agentsh --help'?");
+    Test::new().args(&["--versoin"]).run().status(2).stderr_has("did you mean '--version'?");
+    Test::new().args(&["whitelist", "lst"]).run().status(2).stderr_has("similar subcommands exist: 'ls', 'list'");
+    Test::new().args(&["nosuchscript"]).run().status(127).stderr_has("No such file or directory");
+    let t = Test::new();
+    std::fs::write(t.path("whitelst"), "echo a script\n").unwrap();
+    t.args(&["whitelst"]).run().status(0).stdout_is("a script\n");
+    Test::new().args(&["--", "whitelst"]).run().status(127);
+    Test::new()
+        .user_config(r#"{"requireCommandConfirmaton": false, "sandbox": {"netwrk": "off"}}"#)
+        .args(&["-c", "true"])
+        .run()
+        .stderr_has(
+            "unknown key \"requireCommandConfirmaton\" is ignored; did you mean \"requireCommandConfirmation\"?",
+        )
+        .stderr_has("did you mean \"sandbox.network\"?");
+}

@@ -456,24 +456,56 @@ fn shell_only(mut argv: Vec<OsString>) -> Vec<OsString> {
 
 /// The full clap parse: every form, `--help`, `--version` and every usage error.
 pub fn parse_with_clap(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
+    // After `--` (which `bash` as argv[0] gets first, see `shell_only`) a first word is a script.
+    let dashdash = argv.iter().skip(1).any(|a| a == "--");
     let cli = Cli::try_parse_from(argv)?;
     if let Some(cmd) = cli.command {
         return Ok(Invocation::Manage(cmd));
     }
     let mut shell = cli.shell;
     let mut all = std::mem::take(&mut shell.args);
+    let script_only = dashdash;
     match all.first().map(String::as_str) {
         Some("--") => {
             all.remove(0);
         }
         Some(first) if first.starts_with('-') && first.len() > 1 => {
             use clap::CommandFactory;
-            return Err(Cli::command().error(
-                clap::error::ErrorKind::UnknownArgument,
-                format!("unknown option '{first}' (agentsh takes the options bash takes: -c -l -i -e -u -x -o)"),
-            ));
+            let longs: Vec<String> = Cli::command()
+                .get_arguments()
+                .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+                .chain(["--help".to_string(), "--version".to_string()])
+                .collect();
+            let hint = match crate::text::similar::closest(first, longs.iter().map(String::as_str)) {
+                Some(near) => format!("; did you mean '{near}'?"),
+                None => " (agentsh takes the options bash takes: -c -l -i -e -u -x -o)".to_string(),
+            };
+            return Err(Cli::command()
+                .error(clap::error::ErrorKind::UnknownArgument, format!("unknown option '{first}'{hint}")));
         }
         _ => {}
+    }
+    // `agentsh whitelst`: a script that does not exist, named like a subcommand. As `bash`, or
+    // after `--`, a first word is always a script.
+    if !shell.command_mode
+        && !script_only
+        && let Some(first) = all.first()
+        && !first.contains('/')
+        && !std::path::Path::new(first).exists()
+    {
+        let names = subcommand_names();
+        let near = if first == "help" {
+            Some("--help")
+        } else {
+            crate::text::similar::closest(first, names.iter().map(String::as_str))
+        };
+        if let Some(near) = near {
+            use clap::CommandFactory;
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::InvalidSubcommand,
+                format!("'{first}' is neither a subcommand nor a script here; did you mean 'agentsh {near}'?"),
+            ));
+        }
     }
     let mut args = all.into_iter();
     let source = if shell.command_mode {

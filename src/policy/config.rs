@@ -411,11 +411,10 @@ pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut
                 Value::Bool(b) => s.approval_queue = Some(*b),
                 _ => s.warnings.push(format!("{}: approvalQueue must be true or false; ignored", at(key))),
             },
-            other => s.warnings.push(format!(
-                "{}: unknown key \"{other}\" is ignored (known keys: {})",
-                at(other),
-                KEYS.join(", ")
-            )),
+            other => s.warnings.push(match crate::text::similar::closest(other, KEYS.iter().copied()) {
+                Some(near) => format!("{}: unknown key \"{other}\" is ignored; did you mean \"{near}\"?", at(other)),
+                None => format!("{}: unknown key \"{other}\" is ignored (known keys: {})", at(other), KEYS.join(", ")),
+            }),
         }
     }
 }

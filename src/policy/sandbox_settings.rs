@@ -134,10 +134,10 @@ pub fn validate(value: &Value, at: &str, s: &mut FileSandbox, warnings: &mut Vec
                     s.network = Some(Network::Off);
                 }
             },
-            other => warnings.push(format!(
-                "{at}: unknown key \"sandbox.{other}\" is ignored (known keys: {})",
-                FIELDS.join(", ")
-            )),
+            other => warnings.push(match crate::text::similar::closest(other, FIELDS.iter().copied()) {
+                Some(near) => format!("{at}: unknown key \"sandbox.{other}\" is ignored; did you mean \"sandbox.{near}\"?"),
+                None => format!("{at}: unknown key \"sandbox.{other}\" is ignored (known keys: {})", FIELDS.join(", ")),
+            }),
         }
     }
 }

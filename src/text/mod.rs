@@ -1,4 +1,4 @@
-//! Text: small shared pieces (the sanitizer, string lists, positions, JSON strings).
+//! Text: small shared pieces (the sanitizer, string lists, positions, JSON strings, typos).
 //!
 //! Small shared pieces of text handling: the one sanitizer, compact string lists, positions in
 //! a file, borrowed JSON strings. They import nothing from the rest of agentsh.
@@ -6,4 +6,5 @@
 pub mod json;
 pub mod line_index;
 pub mod sanitize;
+pub mod similar;
 pub mod strlist;
