@@ -234,7 +234,8 @@ fn signals_and_missing_programs_look_as_in_sh() {
     let t = Test::new().trusted_project_config(r#"{"commandWhitelist": ["kill"]}"#);
     let r = t.args(&["-c", "kill -TERM $$"]).run();
     assert_eq!(r.out.status.signal(), Some(15), "{:?}", r.out.status);
-    sh("no-such-program-xyz").unboxed().run().status(126).stderr_has("not a program agentsh knows");
+    // Unboxed, a program that does not exist is not found, without a prompt (issue 16, §7).
+    sh("no-such-program-xyz").unboxed().run().status(127).stderr_has("command not found");
     // The sandbox contains what agentsh does not know: it runs, there, and is not found.
     Test::boxed().args(&["-c", "no-such-program-xyz"]).run().status(127).stderr_has("command not found");
     // A known-safe name that does not exist on PATH: allowed, then 127 like sh.
@@ -1302,4 +1303,23 @@ fn typos_get_suggestions() {
             "unknown key \"requireCommandConfirmaton\" is ignored; did you mean \"requireCommandConfirmation\"?",
         )
         .stderr_has("did you mean \"sandbox.network\"?");
+}
+
+/// Issue 16, §7: a program that does not exist gets bash's answer (127, "command not found"),
+/// never a prompt: nobody should approve a typo. A program that exists still asks.
+#[test]
+fn a_missing_program_is_not_found_without_a_prompt() {
+    let run = sh("pyhton3 x.py").run().status(127).stderr_has("agentsh: pyhton3: command not found");
+    assert!(run.stderr().contains("did you mean `python3`?"), "{}", run.stderr());
+    assert!(!run.stderr().contains("not approved"), "{}", run.stderr());
+    // Inside a wrapper, or one of several commands, it is judged as usual.
+    sh("sudo pyhton3 x.py").run().status(126).stderr_has("not approved");
+    sh("pyhton3 x.py || true").run().status(126).stderr_has("not approved");
+    // An unknown program that exists is not a typo.
+    let t = Test::new();
+    std::fs::create_dir(t.path("bin")).unwrap();
+    std::fs::write(t.path("bin/frobnicate"), "#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(t.path("bin/frobnicate"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", t.path("bin").display(), std::env::var("PATH").unwrap());
+    t.env("PATH", &path).args(&["-c", "frobnicate"]).run().status(126).stderr_has("not approved");
 }

@@ -230,13 +230,31 @@ fn confine(spec: &BoxSpec) -> Result<(), i32> {
 }
 
 /// Whether `execvp` can find `program`: a path that exists, or a name in a `$PATH` directory.
-fn findable(program: &str) -> bool {
+pub(crate) fn findable(program: &str) -> bool {
     if program.contains('/') {
         return Path::new(program).exists();
     }
     match std::env::var_os("PATH") {
         Some(path) => std::env::split_paths(&path).any(|dir| dir.join(program).is_file()),
         None => true,
+    }
+}
+
+/// `agentsh: NAME: command not found`, with the closest program on `$PATH` when it looks like a
+/// typo of one (`pyhton` -> `python3`... or `python`). Lists `$PATH` only on this error path.
+pub(crate) fn not_found(program: &str) {
+    let shown = crate::text::sanitize::sanitize(program);
+    eprintln!("agentsh: {shown}: command not found");
+    let names: Vec<String> = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .filter_map(|d| std::fs::read_dir(d).ok())
+                .flat_map(|d| d.flatten().filter_map(|e| e.file_name().into_string().ok()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(near) = crate::text::similar::closest(program, names.iter().map(String::as_str)) {
+        eprintln!("hint: did you mean `{}`?", crate::text::sanitize::sanitize(near));
     }
 }
 
@@ -311,7 +329,7 @@ fn exec_error(program: &str, err: &std::io::Error) -> i32 {
             } else if program.contains('/') {
                 eprintln!("agentsh: {shown}: No such file or directory");
             } else {
-                eprintln!("agentsh: {shown}: command not found");
+                not_found(program);
             }
             127
         }

@@ -44,6 +44,12 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
+    // A typo (`pyhton x.py`) that would ask: nobody should approve a program that does not
+    // exist. Bash's answer, without a prompt.
+    if let Some(program) = missing_program(&verdict) {
+        exec::not_found(program);
+        return 127;
+    }
     let trail = match admit(&verdict, &config, &cwd, box_line(&verdict, &boxed)) {
         Ok(trail) => trail,
         Err(code) => return code,
@@ -72,6 +78,21 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         trail.finished(failed.code, started.elapsed(), false);
     }
     failed.code
+}
+
+/// The program of a command that would ask only because it is unknown, when it is a single
+/// simple command whose name (a literal, no path, not a wrapper's) names nothing on `$PATH`.
+fn missing_program(verdict: &Verdict) -> Option<&str> {
+    let [part] = verdict.parts.as_slice() else { return None };
+    let a = &part.assessment;
+    let name = a.argv.first()?.as_str();
+    let literal = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c));
+    (verdict.decision == Decision::Ask
+        && a.rule == "unknown"
+        && (a.program.is_empty() || a.program == name)
+        && literal
+        && !exec::findable(name))
+    .then_some(name)
 }
 
 /// Whether commands run in the sandbox here, and what the judge is told of it: the one place
