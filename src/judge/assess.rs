@@ -86,6 +86,7 @@ pub fn quote_argv(argv: &[String]) -> String {
 
 /// Judges every simple command in a parsed script.
 pub fn assess(script: &Script) -> Vec<Assessment> {
+    KNOWN.with(|k| k.borrow_mut().clear());
     let mut out = Vec::new();
     assess_into(script, &Floor::default(), &mut out);
     out
@@ -111,21 +112,195 @@ struct Floor {
 /// [`assess`], handing each part to `each` as it is judged, and freeing each command's words
 /// once they are: a long script's words and its parts are never all held at once (issue 9).
 pub fn assess_each(mut script: Script, mut each: impl FnMut(Assessment)) {
+    KNOWN.with(|k| k.borrow_mut().clear());
     let commands = std::mem::take(&mut script.commands);
     let floor = Floor::default();
     let mut out = Vec::new();
     assess_hidden(&script, &floor, &mut out);
     out.drain(..).for_each(&mut each);
+    let mut before: Option<SimpleCommand> = None;
     for cmd in commands {
-        assess_command(&cmd, &floor, &mut out);
+        assess_command(&cmd, piped_text(before.as_ref(), &cmd).as_deref(), &floor, &mut out);
         out.drain(..).for_each(&mut each);
+        // Only what the next command needs: a literal echo or printf feeding a pipe.
+        before = (cmd.piped_stdout && literal_output(&cmd).is_some()).then_some(cmd);
     }
 }
 
 fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
     assess_hidden(script, floor, out);
+    let mut before = None;
     for cmd in &script.commands {
-        assess_command(cmd, floor, out);
+        assess_command(cmd, piped_text(before, cmd).as_deref(), floor, out);
+        before = Some(cmd);
+    }
+}
+
+/// Code bash evaluates later, where the parser sees only text: a command substitution in an
+/// array subscript (`a[$(cmd)]=1`, `${a[$(cmd)]}`, `[[ -v 'a[$(cmd)]' ]]`, `let`, `printf -v`,
+/// `declare -n`, `read`, `wait -p`, and a variable holding one for `$((x))`), and `${x@P}`,
+/// which expands prompt escapes. The code found is judged as a script (a forbidden one is
+/// denied); the place itself needs a person.
+fn late_code(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>) {
+    let texts = cmd
+        .assignments
+        .iter()
+        .flat_map(|(name, value)| [name.as_str(), value.raw.as_str()])
+        .chain(cmd.words.iter().map(|w| w.raw.as_str()));
+    for text in texts {
+        let mut found = false;
+        for code in subscript_code(text) {
+            found = true;
+            let mut nested = nested_text(&code, cmd.depth + 1, floor, out, "an array subscript");
+            nested.risk = nested.risk.max(Risk::High);
+            nested.argv = vec![text.to_string()];
+            nested.reasons = vec![format!("bash runs `{code}` when it evaluates the array subscript in {text}")];
+            out.push(nested);
+        }
+        if !found && text.contains("@P}") {
+            let mut a = Assessment::new(
+                vec![text.to_string()],
+                Risk::High,
+                Category::Shell,
+                format!("{text} expands prompt escapes, which run the command substitutions the value holds"),
+                "shell",
+            );
+            apply_floor(&mut a, floor);
+            out.push(a);
+        }
+    }
+}
+
+/// The command substitutions (`$(..)`, backticks) inside `[...]` in `text`.
+fn subscript_code(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b'$' if depth > 0 && b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') => {
+                let start = i + 2;
+                let mut level = 1;
+                let mut j = start;
+                while j < b.len() && level > 0 {
+                    match b[j] {
+                        b'(' => level += 1,
+                        b')' => level -= 1,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                out.push(text[start..j.saturating_sub(1).max(start)].to_string());
+                i = j;
+                continue;
+            }
+            b'`' if depth > 0 => {
+                let end = text[i + 1..].find('`').map(|e| i + 1 + e).unwrap_or(b.len());
+                out.push(text[i + 1..end].to_string());
+                i = end + 1;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+thread_local! {
+    /// Variables given a literal value earlier in the text being judged (`d=.ssh; cat ~/$d/x`),
+    /// so that a path built from them is judged as what it names. Reset per judged text.
+    static KNOWN: std::cell::RefCell<Vec<(String, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// At most this many variables are remembered: enough for the paths commands build, and a
+/// bound for a long script.
+const KNOWN_MAX: usize = 64;
+
+fn remember(assignments: &[(String, Word)]) {
+    KNOWN.with(|k| {
+        let mut k = k.borrow_mut();
+        for (name, value) in assignments {
+            k.retain(|(n, _)| n != name);
+            if let Some(v) = &value.lit
+                && k.len() < KNOWN_MAX
+            {
+                k.push((name.clone(), v.clone()));
+            }
+        }
+    });
+}
+
+/// A word only known when it runs, with the variables whose values are known put in (`$HOME`
+/// is `~`, `$USER` any user), or `None` when something unknown is left.
+fn expand_known(raw: &str) -> Option<String> {
+    let mut text = unquoted(raw);
+    for home in ["${HOME}", "$HOME"] {
+        text = text.replace(home, "~");
+    }
+    for user in ["${USER}", "$USER", "${LOGNAME}", "$LOGNAME", "$(whoami)", "`whoami`"] {
+        text = text.replace(user, "user");
+    }
+    KNOWN.with(|k| {
+        for (name, value) in k.borrow().iter() {
+            text = text.replace(&format!("${{{name}}}"), value).replace(&format!("${name}"), value);
+        }
+    });
+    (!text.contains('$') && !text.contains('`')).then_some(text)
+}
+
+/// A value as written, without its quotes: `"$PATH:x"` -> `$PATH:x`.
+fn unquoted(text: &str) -> String {
+    text.chars().filter(|c| !matches!(c, '"' | '\'')).collect()
+}
+
+/// The text a command reads on a pipe when the command before it in the pipeline prints only
+/// literal text (`echo 'rm -rf /' | sh`): known text, judged as the script it is.
+fn piped_text(before: Option<&SimpleCommand>, cmd: &SimpleCommand) -> Option<String> {
+    let b = before?;
+    (cmd.piped_stdin && b.piped_stdout && b.depth == cmd.depth && b.nesting == cmd.nesting)
+        .then(|| literal_output(b))
+        .flatten()
+}
+
+/// What `echo` or `printf` with literal arguments print, where that is plain to tell.
+fn literal_output(cmd: &SimpleCommand) -> Option<String> {
+    let words: Vec<&str> = cmd.words.iter().map(|w| w.lit.as_deref()).collect::<Option<_>>()?;
+    let (&name, args) = words.split_first()?;
+    let unescape = |t: &str| t.replace("\\n", "\n").replace("\\t", "\t");
+    match name {
+        "echo" => {
+            let flags = args.iter().take_while(|a| matches!(**a, "-n" | "-e" | "-E" | "-ne" | "-en")).count();
+            let text = args[flags..].join(" ");
+            Some(if args[..flags].iter().any(|f| f.contains('e')) { unescape(&text) } else { text })
+        }
+        "printf" => {
+            let (format, rest) = args.split_first()?;
+            let format = unescape(format).replace("%%", "\u{0}");
+            if format.matches('%').count() != format.matches("%s").count() {
+                return None;
+            }
+            let mut out = String::new();
+            let mut rest = rest.iter();
+            loop {
+                let mut line = String::new();
+                for (i, piece) in format.split("%s").enumerate() {
+                    if i > 0 {
+                        line.push_str(rest.next().copied().unwrap_or(""));
+                    }
+                    line.push_str(piece);
+                }
+                out.push_str(&line);
+                if rest.len() == 0 {
+                    break;
+                }
+            }
+            Some(out.replace('\u{0}', "%"))
+        }
+        _ => None,
     }
 }
 
@@ -180,7 +355,7 @@ fn nesting_context(n: Nesting) -> &'static str {
     }
 }
 
-fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>) {
+fn assess_command(cmd: &SimpleCommand, piped: Option<&str>, floor: &Floor, out: &mut Vec<Assessment>) {
     let mut floor = floor.clone();
     if floor.context.is_empty() {
         floor.context = nesting_context(cmd.nesting).to_string();
@@ -192,7 +367,9 @@ fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>)
         }
     }
     let argv: Vec<String> = cmd.argv();
+    late_code(cmd, &floor, out);
     if cmd.words.is_empty() {
+        remember(&cmd.assignments);
         for (name, value) in &cmd.assignments {
             if let Some(v) = value.lit.as_deref().filter(|v| mentions_secret(&normalize_path(v))) {
                 let mut a = Assessment::new(
@@ -205,12 +382,12 @@ fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>)
                 apply_floor(&mut a, &floor);
                 out.push(a);
             }
-            if rules::DANGEROUS_ENV.contains(&name.as_str()) {
+            if let Some(why) = rules::code_env(name, Some(&unquoted(value.text()))) {
                 let mut a = Assessment::new(
                     vec![format!("{name}=..")],
                     Risk::Moderate,
                     Category::Shell,
-                    format!("sets {name} for the commands after it, which changes what they run"),
+                    format!("sets {name} for the commands after it: it {why}"),
                     "env",
                 );
                 apply_floor(&mut a, &floor);
@@ -219,14 +396,40 @@ fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>)
         }
         return;
     }
-    for (name, _) in &cmd.assignments {
-        if rules::DANGEROUS_ENV.contains(&name.as_str()) {
+    for (name, value) in &cmd.assignments {
+        if let Some(why) = rules::code_env(name, Some(&unquoted(value.text()))) {
             floor.risk = floor.risk.max(Some(Risk::High));
-            floor.reasons.push(format!("sets {name}, which can make the command run other code"));
+            floor.reasons.push(format!("sets {name}, which {why}"));
+        }
+    }
+    // `export VAR=x`, `declare -x`, `readonly`, `typeset`, `local`, `env VAR=x cmd`: the same
+    // variables, set for the commands after it (or for the command `env` runs).
+    if let Some(first) = cmd.words.first().and_then(|w| w.lit.as_deref())
+        && matches!(first, "export" | "declare" | "typeset" | "readonly" | "local" | "env")
+    {
+        for w in &cmd.words[1..] {
+            let text = w.text();
+            let Some((name, value)) = text.split_once('=') else { continue };
+            if name.is_empty() || name.starts_with('-') || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            if let Some(why) = rules::code_env(name, Some(&unquoted(value))) {
+                let mut a = Assessment::new(
+                    vec![first.to_string(), format!("{name}=..")],
+                    Risk::High,
+                    Category::Shell,
+                    format!("sets {name}, which {why}"),
+                    "env",
+                );
+                apply_floor(&mut a, &floor);
+                out.push(a);
+            }
         }
     }
     let input = Input {
         piped_stdin: cmd.piped_stdin,
+        piped_text: piped.map(str::to_string),
         here_body: cmd
             .redirects
             .iter()
@@ -244,6 +447,8 @@ fn assess_command(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>)
 /// What feeds a command's standard input, for shells and interpreters.
 struct Input {
     piped_stdin: bool,
+    /// What the pipe carries, when it is known text ([`piped_text`]).
+    piped_text: Option<String>,
     here_body: Option<Word>,
     depth: usize,
 }
@@ -634,6 +839,16 @@ fn judge_shell(name: &str, args: &[Word], input: &Input, floor: &mut Floor, out:
         };
     }
     if input.piped_stdin {
+        // Known text is judged as the script it is, and never counts for less than any pipe into a
+        // shell: the judge may pair a pipe with the wrong writer only to be stricter.
+        if let Some(text) = &input.piped_text {
+            let mut a = nested_text(text, input.depth + 1, floor, out, &format!("text piped to {name}"));
+            if a.risk < Risk::High {
+                a.risk = Risk::High;
+                a.reasons = vec![format!("pipes text into {name} as a script")];
+            }
+            return a;
+        }
         return Assessment::new(
             Vec::new(),
             Risk::High,
@@ -701,8 +916,12 @@ fn judge_find(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Ass
                 let mut f = floor.clone();
                 f.context = format!("run by find {t}");
                 f.reasons.push("find runs it once for every file it matches".to_string());
-                let mut a =
-                    judge_words(inner, &Input { piped_stdin: false, here_body: None, depth: input.depth }, &mut f, out);
+                let mut a = judge_words(
+                    inner,
+                    &Input { piped_stdin: false, piped_text: None, here_body: None, depth: input.depth },
+                    &mut f,
+                    out,
+                );
                 a.argv = inner.iter().map(|w| w.text().to_string()).collect();
                 a.share_inner();
                 apply_floor(&mut a, &f);
@@ -866,11 +1085,30 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
         }
     }
     let writes = matches!(a.category, Category::FileWrite | Category::FileDelete | Category::System);
+    // Text, not paths: what `echo` prints, and the pattern a search looks for.
+    if matches!(name, "echo" | "printf") {
+        return;
+    }
+    let pattern_first = matches!(name, "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" | "zgrep")
+        && !args.iter().any(|w| matches!(w.text(), "-e" | "-f" | "--regexp" | "--file"));
+    let mut positionals = 0;
     for w in args {
-        let Some(text) = w.lit.as_deref() else {
-            continue;
+        let expanded;
+        let text = match w.lit.as_deref() {
+            Some(t) => t,
+            None => match expand_known(w.text()) {
+                Some(t) => {
+                    expanded = t;
+                    expanded.as_str()
+                }
+                None => continue,
+            },
         };
         if text.starts_with('-') {
+            continue;
+        }
+        positionals += 1;
+        if pattern_first && positionals == 1 {
             continue;
         }
         let path = normalize_path(text);
@@ -878,7 +1116,7 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
             a.risk = Risk::High;
             a.reasons.push(format!("changes {text}, which runs code at login or grants access"));
         }
-        if safe && mentions_secret(&path) {
+        if safe && (mentions_secret(&path) || glob_names_secret(text)) {
             a.risk = Risk::Moderate;
             a.reasons = vec![format!("reads or searches for {text}, which holds secrets")];
         }
@@ -888,6 +1126,20 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
 /// True when a path or name points at credentials: SSH keys, cloud tokens, password files.
 pub fn mentions_secret(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
+    // Any user's home is a home: `/home/$USER/.ssh`, `/root/.aws`.
+    let lower = match lower.strip_prefix("/home/").and_then(|r| r.split_once('/')) {
+        Some((_, rest)) => format!("~/{rest}"),
+        None => lower.strip_prefix("/root/").map(|rest| format!("~/{rest}")).unwrap_or(lower),
+    };
+    // Every process's environment, and `.env` files (not their committed examples).
+    let file = lower.rsplit('/').next().unwrap_or("");
+    if (lower.starts_with("/proc/") && lower.ends_with("/environ"))
+        || file == ".env"
+        || (file.starts_with(".env.")
+            && !["example", "sample", "template", "dist", "defaults"].iter().any(|x| file.ends_with(x)))
+    {
+        return true;
+    }
     let home_relative = lower.strip_prefix('~').map(|rest| match rest.find('/') {
         // `~alice/.ssh` is someone's home too.
         Some(i) => format!("~{}", &rest[i..]),
@@ -897,6 +1149,57 @@ pub fn mentions_secret(path: &str) -> bool {
     rules::SECRET_PATHS.iter().any(|s| p.starts_with(s) || (s.ends_with('/') && p == s.trim_end_matches('/')))
         || rules::SECRET_NAMES.iter().any(|n| lower.contains(n))
         || lower.ends_with(".key")
+}
+
+/// True when a glob (`~/.ss?/id_*`, `~/.aw?/cred*`, `/proc/*/environ`) can match a secret
+/// path: each of its components against the secret's, as the shell matches them (`*` and `?`
+/// do not match a leading dot), over the length they share.
+pub fn glob_names_secret(text: &str) -> bool {
+    if !text.contains(['*', '?', '[']) {
+        return false;
+    }
+    let pattern = text.strip_prefix("$HOME").map(|r| format!("~{r}")).unwrap_or_else(|| text.to_string());
+    let pattern: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
+    let secrets = rules::SECRET_PATHS.iter().copied().chain(["/proc/*/environ"]);
+    secrets.into_iter().any(|s| {
+        let secret: Vec<&str> = s.split('/').filter(|c| !c.is_empty()).collect();
+        let shared = pattern.len().min(secret.len());
+        shared > 1 && pattern[..shared].iter().zip(&secret[..shared]).all(|(p, s)| glob_match(p, s) || *s == "*")
+    }) || pattern.last().is_some_and(|last| {
+        // A name spelled in part (`id_*`, `cred*`), not a bare `*`, which matches any file.
+        last.chars().filter(|c| !"*?[]".contains(*c)).count() >= 2
+            && rules::SECRET_NAMES.iter().any(|n| glob_match(last, n.trim_start_matches('_')))
+    })
+}
+
+/// Shell pattern matching of one path component: `*`, `?` and `[...]` (not a leading dot).
+fn glob_match(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char], start: bool) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => {
+                if start && n.first() == Some(&'.') {
+                    return false;
+                }
+                (0..=n.len()).any(|i| go(&p[1..], &n[i..], false))
+            }
+            Some('?') => !(n.is_empty() || (start && n[0] == '.')) && go(&p[1..], &n[1..], false),
+            Some('[') => {
+                let Some(end) = p.iter().position(|c| *c == ']') else {
+                    return n.first() == Some(&'[') && go(&p[1..], &n[1..], false);
+                };
+                let set = &p[1..end];
+                let (negate, set) = match set.first() {
+                    Some('!' | '^') => (true, &set[1..]),
+                    _ => (false, set),
+                };
+                !n.is_empty() && (set.contains(&n[0]) != negate) && go(&p[end + 1..], &n[1..], false)
+            }
+            Some(c) => n.first() == Some(c) && go(&p[1..], &n[1..], false),
+        }
+    }
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    go(&p, &n, true)
 }
 
 /// True when `text` names agentsh's own config, whitelist, trust or log files.

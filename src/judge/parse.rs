@@ -543,7 +543,16 @@ impl Walker<'_> {
                 self.test_expr(b, ctx)
             }
             T::Not(a) | T::Parenthesized(a) => self.test_expr(a, ctx),
-            T::UnaryTest(_, w) => self.word(w, ctx, false).map(|_| ()),
+            T::UnaryTest(_, w) => {
+                // `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the subscript of the quoted name, so
+                // its substitutions run although they are quoted.
+                if w.value.contains('[') && (w.value.contains("$(") || w.value.contains('`')) {
+                    let unquoted: String = w.value.replace("\\$", "$").replace("\\`", "`");
+                    let unquoted: String = unquoted.chars().filter(|c| !matches!(c, '\'' | '"')).collect();
+                    self.embedded_text(&unquoted, ctx)?;
+                }
+                self.word(w, ctx, false).map(|_| ())
+            }
             T::BinaryTest(_, a, b) => {
                 self.word(a, ctx, false)?;
                 self.word(b, ctx, false).map(|_| ())
@@ -630,7 +639,11 @@ impl Walker<'_> {
                     if in_prefix && cmd.words.is_empty() {
                         let name = match &a.name {
                             ast::AssignmentName::VariableName(n) => n.clone(),
-                            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                            // The subscript is arithmetic: its substitutions run (`a[$(cmd)]=1`).
+                            ast::AssignmentName::ArrayElementName(n, index) => {
+                                self.arithmetic(index, ctx)?;
+                                format!("{n}[{index}]")
+                            }
                         };
                         cmd.assignments.push((name, value));
                     } else {

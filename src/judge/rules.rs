@@ -135,7 +135,53 @@ pub static PROGRAMS: &[Program] = &[
         FileWrite,
         Moderate,
         "writes its input to files",
-        &[cc(When::Custom(crate::judge::assess::tee_to_null_only), Safe, FileRead, "copies output to the terminal only")],
+        &[
+            cc(When::Custom(crate::judge::assess::tee_to_null_only), Safe, FileRead, "copies output to the terminal only"),
+            c(When::Custom(crate::judge::assess::has_device_arg), Forbidden, "writes over a disk device"),
+        ],
+    ),
+    // "Read-only" programs with an operand or option that writes a file or runs a program.
+    pc(
+        &["uniq", "ptx"],
+        FileRead,
+        Safe,
+        "reads or inspects without changing anything",
+        &[cc(When::Custom(crate::judge::assess::two_positionals), Moderate, FileWrite, "writes its output to the file named second")],
+    ),
+    pc(
+        &["shuf"],
+        FileRead,
+        Safe,
+        "shuffles lines",
+        &[cc(When::Flag(&["-o", "--output"]), Moderate, FileWrite, "writes its output to a file")],
+    ),
+    pc(
+        &["mapfile", "readarray"],
+        FileRead,
+        Safe,
+        "reads lines into an array",
+        &[c(When::Flag(&["-C"]), High, "runs its -C callback as code for every few lines")],
+    ),
+    pc(
+        &["hash"],
+        FileRead,
+        Safe,
+        "shows where commands are found",
+        &[c(When::Flag(&["-p"]), High, "makes a command name run another program")],
+    ),
+    pc(
+        &["man"],
+        FileRead,
+        Safe,
+        "shows a manual page",
+        &[c(When::Flag(&["-P", "--pager", "-H", "--html"]), High, "runs the program it is given as the pager or browser")],
+    ),
+    pc(
+        &["dc"],
+        FileRead,
+        Safe,
+        "calculates",
+        &[c(When::ArgPrefix(&["!", "-e!", "--expression=!"]), High, "`!` runs a shell command")],
     ),
     pc(
         &["xxd"],
@@ -223,6 +269,7 @@ pub static PROGRAMS: &[Program] = &[
             ),
             cc(When::Custom(crate::judge::assess::awk_writes_files), Moderate, FileWrite, "its program writes to files"),
             cc(When::Flag(&["-i"]), Moderate, FileWrite, "edits files in place"),
+            c(When::Flag(&["-f", "--file"]), High, "runs an awk program from a file agentsh does not read"),
         ],
     ),
     pc(
@@ -259,7 +306,7 @@ pub static PROGRAMS: &[Program] = &[
         "writes files",
     ),
     // ---- Writing files -------------------------------------------------------------------------
-    p(
+    pc(
         &[
             "cp", "mv", "mkdir", "touch", "install", "rsync", "truncate", "mkfifo", "mknod", "rename", "chattr",
             "setfacl",
@@ -267,6 +314,7 @@ pub static PROGRAMS: &[Program] = &[
         FileWrite,
         Moderate,
         "creates, copies, moves or changes files",
+        &[c(When::Custom(crate::judge::assess::has_device_arg), Forbidden, "writes over a disk device")],
     ),
     p(
         &["vi", "vim", "nvim", "nano", "emacs", "ed", "code", "subl", "pico", "micro", "hx", "kak"],
@@ -302,7 +350,13 @@ pub static PROGRAMS: &[Program] = &[
         ],
     ),
     pc(&["rmdir", "unlink", "trash", "trash-put", "gio"], FileDelete, Moderate, "deletes files", &[]),
-    pc(&["shred", "srm", "wipe"], FileDelete, High, "destroys file contents beyond recovery", &[]),
+    pc(
+        &["shred", "srm", "wipe"],
+        FileDelete,
+        High,
+        "destroys file contents beyond recovery",
+        &[c(When::Custom(crate::judge::assess::has_device_arg), Forbidden, "overwrites a disk device")],
+    ),
     // ---- Permissions and processes -------------------------------------------------------------
     pc(
         &["chmod", "chown", "chgrp"],
@@ -970,15 +1024,116 @@ pub static WRAPPERS: &[Wrapper] = &[
 pub static SHELLS: &[&str] =
     &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox", "rbash", "yash", "posh"];
 
-/// Environment variables that make an ordinary command run other code.
+/// Variables that make a program run code, or read a config the person did not write: a name,
+/// or a prefix ending in `*`, and what setting it does. Set in any way (`VAR=x cmd`, `export`,
+/// `declare -x`, `env VAR=x`, `env -S`), one needs a person ([`code_env`]).
 #[rustfmt::skip]
-pub static DANGEROUS_ENV: &[&str] = &[
-    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "PATH", "BASH_ENV",
-    "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "IFS", "GIT_SSH", "GIT_SSH_COMMAND",
-    "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH",
-    "PAGER", "EDITOR", "VISUAL", "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS",
-    "LESSOPEN", "LESSCLOSE", "MANPAGER", "SYSTEMD_PAGER",
+pub static CODE_ENV: &[(&str, &str)] = &[
+    ("LD_*", "makes every program load the libraries it names"),
+    ("DYLD_*", "makes every program load the libraries it names"),
+    ("BASH_ENV", "makes every bash script run the file it names first"),
+    ("ENV", "makes every sh started run the file it names first"),
+    ("BASH_FUNC_*", "defines a function every child bash runs in place of a command"),
+    ("PROMPT_COMMAND", "runs its value as a command before each prompt"),
+    ("PS4", "runs the command substitutions in it while tracing"),
+    ("BASH_CMDS*", "makes a command name run another program"),
+    ("BASH_ALIASES*", "makes a command name run other text"),
+    ("SHELLOPTS", "turns on shell options in every child shell"),
+    ("BASHOPTS", "turns on shell options in every child shell"),
+    ("IFS", "changes how every later command's words are split"),
+    ("PATH", "puts a directory of its own before the system's: a program of that name there runs instead"),
+    ("HOME", "makes programs read their configuration (and hooks) from another home"),
+    ("XDG_CONFIG_HOME", "makes programs read their configuration from another directory"),
+    ("GIT_SSH", "makes git run that program to connect"),
+    ("GIT_SSH_COMMAND", "makes git run that command to connect"),
+    ("GIT_PROXY_COMMAND", "makes git run that command to connect"),
+    ("GIT_EXTERNAL_DIFF", "makes git run that program for every diff"),
+    ("GIT_PAGER", "makes git run that program as its pager"),
+    ("GIT_EDITOR", "makes git run that program as its editor"),
+    ("GIT_SEQUENCE_EDITOR", "makes git run that program as its editor"),
+    ("GIT_ASKPASS", "makes git run that program for passwords"),
+    ("SSH_ASKPASS", "makes ssh run that program for passwords"),
+    ("GIT_EXEC_PATH", "makes git run its subcommands from another directory"),
+    ("GIT_TEMPLATE_DIR", "makes git copy hooks from another directory into new repositories"),
+    ("GIT_CONFIG", "makes git read another config, which can name programs to run"),
+    ("GIT_CONFIG_GLOBAL", "makes git read another config, which can name programs to run"),
+    ("GIT_CONFIG_SYSTEM", "makes git read another config, which can name programs to run"),
+    ("GIT_CONFIG_PARAMETERS", "sets git config, which can name programs to run"),
+    ("GIT_CONFIG_COUNT", "sets git config, which can name programs to run"),
+    ("GIT_CONFIG_KEY_*", "sets git config, which can name programs to run"),
+    ("GIT_CONFIG_VALUE_*", "sets git config, which can name programs to run"),
+    ("GIT_DIR", "points git at another repository, with its own hooks and config"),
+    ("GIT_WORK_TREE", "points git at another work tree"),
+    ("PAGER", "makes programs run that program as their pager"),
+    ("MANPAGER", "makes man run that program as its pager"),
+    ("SYSTEMD_PAGER", "makes systemctl run that program as its pager"),
+    ("LESSOPEN", "makes less run that command on every file it opens"),
+    ("LESSCLOSE", "makes less run that command on every file it closes"),
+    ("EDITOR", "makes programs run that program as their editor"),
+    ("VISUAL", "makes programs run that program as their editor"),
+    ("PYTHONPATH", "makes python import modules from another directory first"),
+    ("PYTHONSTARTUP", "makes python run that file first"),
+    ("PYTHONUSERBASE", "makes python load site packages from another directory"),
+    ("PYTHONHOME", "makes python load its standard library from another directory"),
+    ("NODE_OPTIONS", "passes options such as --require to every node process"),
+    ("NODE_PATH", "makes node load modules from another directory"),
+    ("RUBYOPT", "passes options such as -r to every ruby process"),
+    ("RUBYLIB", "makes ruby load libraries from another directory first"),
+    ("PERL5OPT", "passes options such as -M to every perl process"),
+    ("PERL5LIB", "makes perl load modules from another directory first"),
+    ("PERLLIB", "makes perl load modules from another directory first"),
+    ("KUBECONFIG", "makes kubectl read another config, whose exec plugins run programs"),
+    ("KUBECTL_EXTERNAL_DIFF", "makes kubectl run that program for every diff"),
+    ("DOCKER_HOST", "points docker at another daemon"),
+    ("DOCKER_CONFIG", "makes docker read another config, with its credential helpers"),
+    ("npm_config_*", "sets npm config, which can name scripts, registries and a shell to run"),
+    ("NPM_CONFIG_*", "sets npm config, which can name scripts, registries and a shell to run"),
+    ("PIP_INDEX_URL", "makes pip download packages, whose install scripts run, from another index"),
+    ("PIP_EXTRA_INDEX_URL", "makes pip download packages, whose install scripts run, from another index"),
+    ("PIP_CONFIG_FILE", "makes pip read another config"),
+    ("UV_INDEX_URL", "makes uv download packages from another index"),
+    ("CARGO_HOME", "makes cargo read another config and run binaries from another directory"),
+    ("CARGO_TARGET_*", "can name a runner or linker cargo runs"),
+    ("CARGO_BUILD_RUSTC_WRAPPER", "makes cargo run that program around every compile"),
+    ("CARGO_BUILD_RUSTC", "makes cargo run that program as the compiler"),
+    ("RUSTC_WRAPPER", "makes cargo run that program around every compile"),
+    ("RUSTC", "makes cargo run that program as the compiler"),
+    ("CARGO_REGISTRIES_*", "makes cargo download crates from another registry"),
+    ("CARGO_REGISTRY_*", "makes cargo download crates from another registry"),
+    ("GOFLAGS", "passes flags such as -toolexec to every go command"),
+    ("GOPROXY", "makes go download modules from another proxy"),
+    ("CC", "makes builds run that program as the C compiler"),
+    ("CXX", "makes builds run that program as the C++ compiler"),
+    ("MAKEFLAGS", "passes options to every make"),
 ];
+
+/// Programs a pager or editor variable may name and stay quiet: they only show or accept text.
+const QUIET_VALUES: &[&str] =
+    &["cat", "less", "more", "true", ":", "head", "tail", "less -R", "less -FRX", "vim", "vi", "nano"];
+
+/// Why setting `name` (to `value`, where known) needs a person, or `None` when it does not.
+pub fn code_env(name: &str, value: Option<&str>) -> Option<&'static str> {
+    let why = CODE_ENV.iter().find_map(|(pat, why)| match pat.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix).then_some(*why),
+        None => (*pat == name).then_some(*why),
+    })?;
+    let pager_or_editor =
+        matches!(name, "GIT_PAGER" | "PAGER" | "MANPAGER" | "SYSTEMD_PAGER" | "GIT_EDITOR" | "EDITOR" | "VISUAL");
+    if pager_or_editor && value.is_some_and(|v| QUIET_VALUES.contains(&v.trim())) {
+        return None;
+    }
+    if name == "PATH" && value.is_some_and(path_keeps_system_first) {
+        return None;
+    }
+    Some(why)
+}
+
+/// `PATH=$PATH:x`, or a system directory in front: what runs by name stays what ran before.
+fn path_keeps_system_first(value: &str) -> bool {
+    let first = value.split(':').next().unwrap_or("");
+    matches!(first, "$PATH" | "${PATH}")
+        || ["/usr/", "/bin", "/sbin", "/opt/", "/snap/bin"].iter().any(|p| first.starts_with(p))
+}
 
 /// Directories whose recursive deletion or re-permissioning wrecks the machine.
 #[rustfmt::skip]
