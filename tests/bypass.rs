@@ -667,3 +667,34 @@ fn secret_paths_without_their_names() {
         assert_eq!(v.decision, Decision::Allow, "{text}: {:?}", v.reasons);
     }
 }
+
+// Issue 16 §6: false alarms on real agents' commands, fixed without letting their neighbours by.
+#[test]
+fn read_only_subcommands_and_quoted_here_documents() {
+    let notes: String = (0..60).map(|i| format!("Use `x{i}` here\n")).collect();
+    let heredoc = format!("cat > notes.md <<'EOF'\n{notes}EOF");
+    // Real nesting past the limit is still refused.
+    let deep = format!("echo {}x{}", "$(".repeat(70), ")".repeat(70));
+    for quiet in [
+        "kubectl config current-context",
+        "kubectl config get-contexts",
+        "docker compose ps",
+        "docker compose logs web",
+    ] {
+        let v = judge(quiet, &default());
+        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
+    }
+    let v = judge(&heredoc, &default());
+    assert_ne!(v.decision, Decision::Deny, "a quoted here-document with 60 backtick spans: {:?}", v.reasons);
+    check(
+        &[
+            ("kubectl config view --raw", Gate),
+            ("kubectl config use-context prod", Gate),
+            ("kubectl get pods --kubeconfig /tmp/evil", Gate),
+            ("docker compose run web ps", Gate),
+            ("docker compose up -d", Gate),
+            (deep.as_str(), Deny),
+        ],
+        &default(),
+    );
+}

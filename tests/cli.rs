@@ -1323,3 +1323,22 @@ fn a_missing_program_is_not_found_without_a_prompt() {
     let path = format!("{}:{}", t.path("bin").display(), std::env::var("PATH").unwrap());
     t.env("PATH", &path).args(&["-c", "frobnicate"]).run().status(126).stderr_has("not approved");
 }
+
+/// Issue 16, §6: `npx` of a tool installed in the project runs the project's own tool; a
+/// download stays a download.
+#[test]
+fn npx_of_a_project_tool_is_not_a_download() {
+    let t = Test::new();
+    std::fs::create_dir_all(t.path("node_modules/.bin")).unwrap();
+    std::fs::write(t.path("node_modules/.bin/eslint"), "#!/bin/sh\n").unwrap();
+    std::fs::create_dir(t.path("src")).unwrap();
+    let reason = |args: &[&str], dir: &str| {
+        let out = t.command_with(args).current_dir(t.path(dir)).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["segments"][0]["reasons"][0].as_str().unwrap_or_default().to_string()
+    };
+    assert!(reason(&["check", "--json", "npx eslint ."], "src").contains("project's own `eslint`"));
+    for download in ["npx --yes eslint", "npx eslint@9 .", "npx cowsay hi"] {
+        assert!(reason(&["check", "--json", download], ".").contains("downloads"), "{download}");
+    }
+}

@@ -42,6 +42,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     } else {
         crate::run::gate::sandbox_for(&config.sandbox, &cwd).1
     };
+    config.policy.local_bins = crate::run::gate::local_bins(&text, &cwd);
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));

@@ -1612,6 +1612,13 @@ pub fn changes_network(a: &Args) -> bool {
     a.all.iter().any(|t| CHANGES.contains(t)) || (a.program == "ifconfig" && a.positionals.len() > 1)
 }
 
+/// `docker compose ps` and the other read-only compose subcommands (the word right after
+/// `compose`, not any later one: `docker compose run web ps` runs a container).
+pub fn compose_reads_only(a: &Args) -> bool {
+    const READS: &[&str] = &["ps", "logs", "config", "ls", "images", "top", "version", "port"];
+    a.positionals.first() == Some(&"compose") && a.positionals.get(1).is_some_and(|s| READS.contains(s))
+}
+
 pub fn reads_k8s_secret(a: &Args) -> bool {
     a.positionals.iter().any(|p| p.starts_with("secret"))
 }

@@ -298,6 +298,10 @@ pub struct Policy {
     pub rules_broken: Option<String>,
     /// Whether the command will run in the kernel box, and what the judge knows of it.
     pub sandbox: Sandbox,
+    /// The programs installed in the project's `node_modules/.bin` (from the working directory
+    /// up to the workspace root), found by the gate when the command uses `npx`: `npx eslint`
+    /// then runs the project's own tool, not a download.
+    pub local_bins: Vec<String>,
 }
 
 /// The box a judged command would run in (issue 15). Off by default: only the gate, which
@@ -534,7 +538,8 @@ fn runs_in(parts: &[Part], policy: &Policy) -> (RunsIn, String) {
     }
 }
 
-fn decide_part(a: Assessment, policy: &Policy) -> Part {
+fn decide_part(mut a: Assessment, policy: &Policy) -> Part {
+    local_tool(&mut a, &policy.local_bins);
     let (runs, edge) = match &policy.sandbox {
         Sandbox::Off(_) => (Runs::Unconfined, None),
         Sandbox::On(view) => match containment::edge_of(&a, view) {
@@ -544,6 +549,22 @@ fn decide_part(a: Assessment, policy: &Policy) -> Part {
     };
     let (decision, decided_by) = decide_one(&a, policy, runs == Runs::Sandbox);
     Part { assessment: a, decision, decided_by, runs, edge }
+}
+
+/// `npx TOOL ...` where TOOL is installed in the project (`node_modules/.bin`) and nothing asks
+/// for a download (`--yes`, `--package`, `TOOL@version`): the project's own tool, judged as the
+/// project's code is.
+fn local_tool(a: &mut Assessment, local_bins: &[String]) {
+    if local_bins.is_empty() || !matches!(a.rule.as_str(), "npx" | "pnpx" | "bunx") {
+        return;
+    }
+    let Some(tool) = a.inner().get(1).cloned() else { return };
+    if tool.starts_with('-') || tool.contains('@') || !local_bins.contains(&tool) {
+        return;
+    }
+    a.risk = Risk::Moderate;
+    a.category = crate::model::Category::BuildTools;
+    a.reasons = vec![format!("runs the project's own `{tool}` from node_modules/.bin (project code runs)")];
 }
 
 /// `contained`: the part runs in the box, which holds whatever it does; only the person's own

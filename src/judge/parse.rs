@@ -224,17 +224,27 @@ fn precheck(text: &str, depth: usize) -> Result<(), ParseError> {
         return Err(ParseError::Nul);
     }
     // Counting every opener, quoted or not, over-estimates depth; that only refuses more.
+    // A backtick closes the one before it (`a` `b` is two spans, not two levels); only an
+    // escaped one, which nests, counts as an opener.
     let mut level = depth;
     let mut max = depth;
+    let mut in_tick = false;
+    let mut prev = 0u8;
     for b in text.bytes() {
         match b {
+            b'`' if in_tick && prev != b'\\' => {
+                level = level.saturating_sub(1);
+                in_tick = false;
+            }
             b'(' | b'{' | b'`' => {
                 level += 1;
                 max = max.max(level);
+                in_tick |= b == b'`' && prev != b'\\';
             }
             b')' | b'}' => level = level.saturating_sub(1),
             _ => {}
         }
+        prev = b;
     }
     if max > MAX_DEPTH + 16 {
         return Err(ParseError::TooDeep);

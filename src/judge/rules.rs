@@ -666,6 +666,11 @@ pub static PROGRAMS: &[Program] = &[
                 "only shows container information",
             ),
             c(
+                When::Custom(crate::judge::assess::compose_reads_only),
+                Safe,
+                "only shows container information",
+            ),
+            c(
                 When::Flag(&["--privileged", "--cap-add", "--pid", "--ipc", "--userns", "--device", "--security-opt"]),
                 High,
                 "gives a container control of the host",
@@ -704,6 +709,13 @@ pub static PROGRAMS: &[Program] = &[
                 "only reads cluster state",
             ),
             c(When::Custom(crate::judge::assess::reads_k8s_secret), Moderate, "reads secrets from the cluster"),
+            c(
+                When::SubArg(&["config"], &["current-context", "get-contexts", "get-clusters", "get-users", "view"]),
+                Safe,
+                "only shows the local kubeconfig",
+            ),
+            c(When::SubFlag(&["config"], &["--raw"]), Moderate, "shows the kubeconfig with its credentials"),
+            c(When::Flag(&["--kubeconfig"]), High, "reads another kubeconfig, whose exec plugins run programs"),
             c(
                 When::Sub(&["delete", "drain", "cordon", "taint", "replace"]),
                 High,

@@ -41,6 +41,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     config.policy.force_ask = ask_requested(options.ask);
     let (boxed, judged_with) = sandbox_for(&config.sandbox, &cwd);
     config.policy.sandbox = judged_with;
+    config.policy.local_bins = local_bins(&text, &cwd);
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
@@ -78,6 +79,25 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         trail.finished(failed.code, started.elapsed(), false);
     }
     failed.code
+}
+
+/// The names in the nearest `node_modules/.bin` above `cwd` (up to the git top-level), when the
+/// text uses a package runner (`npx`, `pnpx`, `bunx`); nothing is read otherwise.
+pub fn local_bins(text: &str, cwd: &Path) -> Vec<String> {
+    if !["npx", "pnpx", "bunx"].iter().any(|r| text.contains(r)) {
+        return Vec::new();
+    }
+    // The nearest `node_modules/.bin`, as npm finds it; never above the git top-level.
+    let ws = sandbox::Workspace::find(cwd);
+    for dir in cwd.ancestors() {
+        if let Ok(entries) = std::fs::read_dir(dir.join("node_modules/.bin")) {
+            return entries.flatten().filter_map(|e| e.file_name().into_string().ok()).collect();
+        }
+        if ws.git_dir.is_some() && dir == ws.root {
+            break;
+        }
+    }
+    Vec::new()
 }
 
 /// The program of a command that would ask only because it is unknown, when it is a single
