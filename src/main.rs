@@ -72,6 +72,10 @@ fn run() -> i32 {
     }
     let code = match cli::parse_args(argv) {
         Ok(Invocation::Shell { source, options }) => agentsh::run::gate::run(source, options),
+        Ok(Invocation::Refused(why)) => {
+            eprintln!("agentsh: denied: {why}");
+            agentsh::model::exit::REFUSED
+        }
         Ok(Invocation::Manage(cmd)) => {
             quiet_broken_pipe();
             agentsh::commands::run(cmd)

@@ -391,6 +391,9 @@ fn whitelist_add_list_rm_clear() {
     assert_eq!(v[1]["entry"], "git log");
     p.run(&["check", "git log --oneline"]).status(0);
     p.run(&["whitelist", "rm", "1"]).status(0).stderr_has("removed `npm test`");
+    // Issue 17, item 13: the write's lock file is agentsh's, not left in the project.
+    let left: Vec<_> = std::fs::read_dir(p.t.path(".agents")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, ["terminal.json"], "only the config is left in .agents");
     // agentsh's own write keeps the trust: the rest of the whitelist still applies, silently.
     p.run(&["check", "git log --oneline"]).status(0).stderr_is_empty();
     p.run(&["whitelist", "rm", "git log"]).status(0);
@@ -1341,4 +1344,30 @@ fn npx_of_a_project_tool_is_not_a_download() {
     for download in ["npx --yes eslint", "npx eslint@9 .", "npx cowsay hi"] {
         assert!(reason(&["check", "--json", download], ".").contains("downloads"), "{download}");
     }
+}
+
+/// Issue 17, item 13: counts agree with their nouns ("1 record", not "1 records").
+#[test]
+fn one_of_a_thing_is_singular() {
+    let t = Test::new();
+    t.exec(&["-c", "true"]);
+    let out = t.exec(&["log", "--verify"]);
+    assert!(out.stdout().starts_with("ok: 1 record in 1 file,"), "{}", out.stdout());
+    let t = Test::new().user_config(r#"{"commandWhitelist": ["ls"]}"#);
+    let out = t.exec(&["whitelist", "rm", "--user", "9"]);
+    assert!(out.stderr().contains("shows 1 entry"), "{}", out.stderr());
+}
+
+/// Issue 17, item 13: bytes that are not UTF-8 in a command are refused (126) with the reason,
+/// not a usage error.
+#[test]
+fn bytes_that_are_not_utf8_are_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Test::new();
+    let bad = std::ffi::OsStr::from_bytes(b"echo \xff");
+    let out = t.command_with(&[std::ffi::OsStr::new("-c"), bad]).output().unwrap();
+    assert_eq!(out.status.code(), Some(126), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("agentsh: denied: argument 2") && err.contains("not UTF-8"), "{err}");
+    assert!(out.stdout.is_empty());
 }

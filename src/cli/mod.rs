@@ -403,11 +403,22 @@ pub enum Invocation {
     Shell { source: Source, options: ShellArgs },
     /// A management subcommand.
     Manage(Command),
+    /// Arguments agentsh cannot judge (bytes that are not UTF-8): refused, with why.
+    Refused(String),
 }
 
 /// Parses argv the way `sh` would for the shell forms, and with clap for subcommands, `--help`
 /// and `--version`. A clap error (usage, help, version) is returned for the caller to print.
 pub fn parse_args(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
+    // Not a usage error: a command with such bytes is refused like any other it cannot judge.
+    if let Some((i, bad)) = argv.iter().enumerate().skip(1).find(|(_, a)| a.to_str().is_none()) {
+        let shown = crate::text::sanitize::sanitize(&bad.to_string_lossy());
+        return Ok(Invocation::Refused(format!(
+            "argument {i} ({shown}) holds bytes that are not UTF-8: agentsh judges text, \
+             and cannot judge these bytes, so nothing ran\nhint: write the bytes with printf escapes in the \
+             command (printf '\\377'), or put the command in a script file"
+        )));
+    }
     if let Some(shell) = crate::cli::fast_path::shell_form(&argv) {
         return Ok(shell);
     }

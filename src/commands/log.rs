@@ -122,8 +122,11 @@ fn verify(path: &Path) -> Result<i32> {
             Ok(0)
         }
         Verified::Intact { lines, files, rotated_away } => {
-            let s = if files == 1 { "" } else { "s" };
-            println!("ok: {lines} records in {files} file{s}, every hash and link intact ({shown})");
+            println!(
+                "ok: {} in {}, every hash and link intact ({shown})",
+                crate::text::count(lines, "record", "records"),
+                crate::text::count(files, "file", "files")
+            );
             if rotated_away {
                 println!("note: the oldest record follows records that rotation has removed (auditKeep)");
             }

@@ -41,7 +41,11 @@ pub fn run(cmd: WhitelistCommand) -> Result<i32> {
                 list.clear();
                 Ok(n)
             })?;
-            eprintln!("removed {n} entries from {}", sanitize(&path.display().to_string()));
+            eprintln!(
+                "removed {} from {}",
+                crate::text::count(n, "entry", "entries"),
+                sanitize(&path.display().to_string())
+            );
             Ok(0)
         }
     }
@@ -115,7 +119,10 @@ fn remove(path: &Path, what: &str) -> Result<i32> {
         let index = match what.parse::<usize>() {
             Ok(n) if n >= 1 && n <= list.len() => Some(n - 1),
             Ok(n) if !list.iter().any(|e| e.as_str() == Some(what.as_str())) => {
-                bail!("there is no entry number {n}; `agentsh whitelist list` shows {} entries", list.len())
+                bail!(
+                    "there is no entry number {n}; `agentsh whitelist list` shows {}",
+                    crate::text::count(list.len(), "entry", "entries")
+                )
             }
             _ => {
                 let wanted = normalize_words(&what);

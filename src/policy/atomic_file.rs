@@ -12,7 +12,21 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The lock file of `path`: in agentsh's state directory (`locks/`, named by a hash of the file's
+/// absolute path), so that none is left beside a project's `.agents/terminal.json`; beside the
+/// file only where there is no state directory. Every writer of one file finds the same lock.
 fn lock_path(path: &Path) -> PathBuf {
+    use sha2::Digest;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let absolute = fs::canonicalize(dir).map(|d| d.join(path.file_name().unwrap_or_default()));
+    if let (Some(state), Ok(absolute)) = (crate::policy::dirs::state_dir(), absolute) {
+        let locks = state.join("locks");
+        if std::fs::DirBuilder::new().recursive(true).create(&locks).is_ok() {
+            let digest = sha2::Sha256::digest(absolute.as_os_str().as_encoded_bytes());
+            let name: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+            return locks.join(format!("{name}.lock"));
+        }
+    }
     let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
     name.push(".lock");
     path.with_file_name(name)

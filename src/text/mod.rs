@@ -8,3 +8,8 @@ pub mod line_index;
 pub mod sanitize;
 pub mod similar;
 pub mod strlist;
+
+/// `1 entry`, `2 entries`: a count with its noun in the right number.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
