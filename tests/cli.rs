@@ -1019,8 +1019,18 @@ fn high_risk_approvals_need_the_code() {
     t.also(&["approve", id]).status(1).stderr_has("--code");
     let code = t.request_file(id)["code"].as_str().unwrap().to_string();
     let wrong = if code == "0000" { "1111" } else { "0000" };
-    t.also(&["approve", id, "--code", wrong]).status(1).stderr_has("wrong code");
-    finish(waiter).status(126).stderr_has("the approval code was wrong");
+    // Issue 17, item 4: a wrong code is one of three tries; the request stays pending.
+    t.also(&["approve", id, "--code", wrong]).status(1).stderr_has("Sorry, try again").stderr_has("2 of 3 tries left");
+    assert_eq!(t.pending(1)[0]["id"], id, "still pending after a wrong code");
+    t.also(&["approve", id, "--code", wrong]).status(1).stderr_has("1 of 3 tries left");
+    t.also(&["approve", id, "--code", wrong]).status(1).stderr_has("wrong code, 3 times");
+    // The agent is told what happened: not that the person said no.
+    let out = finish(waiter).status(126);
+    assert!(out.stderr().contains("the approval code was not entered correctly (3 tries)"), "{}", out.stderr());
+    assert!(!out.stderr().contains("The person says"), "{}", out.stderr());
+    // And the log says why.
+    let log = t.also(&["log", "--json"]);
+    assert!(log.stdout().contains("wrong_code"), "{}", log.stdout());
 }
 
 #[test]

@@ -27,6 +27,8 @@ const CONFIRM_SECS: u64 = 10;
 const EXPECT_MS: u64 = 8_000;
 const PROMPT: &str = "agentsh: approve this command?";
 const NOT_APPROVED: &str = "Error: Command was not approved (rejected or timed out).";
+/// The first line when there was no one to ask (issue 17, item 8): not "rejected or timed out".
+const NOT_RUN: &str = "Error: Command was not run: no one was there to approve it.";
 const WAITING: &str = "agentsh: waiting for approval";
 
 /// A scratch HOME, XDG_CONFIG_HOME and project directory, so no real config is read or written.
@@ -153,7 +155,8 @@ fn finish_pty(p: &mut PtySession) -> (i32, String) {
 
 fn assert_rejected(status: i32, screen: &str, reason: &str) {
     assert_eq!(status, 126, "screen:\n{screen}");
-    assert!(screen.contains(NOT_APPROVED), "screen:\n{screen}");
+    let header = if screen.contains("not approved: no one to ask") { NOT_RUN } else { NOT_APPROVED };
+    assert!(screen.contains(header), "want {header:?}; screen:\n{screen}");
     assert!(screen.contains(reason), "want {reason:?}; screen:\n{screen}");
 }
 
@@ -425,14 +428,34 @@ fn high_risk_needs_the_code() {
     let run = r#""$AGENTSH" -c 'rm -rf ./docs && touch ran'"#;
     std::fs::create_dir(f.path("docs")).unwrap();
 
+    // Issue 17, item 4: three tries, as sudo gives; then the agent is told the code was wrong.
     let pane = tmux.window(run);
     let screen = pane.await_prompt();
     assert!(screen.contains("HIGH"), "{screen}");
     pane.keys("y");
     pane.press("Enter");
+    pane.wait_for("Sorry, try again");
+    pane.keys("0000");
+    pane.press("Enter");
+    pane.keys("1");
+    pane.press("Enter");
     let (status, screen) = pane.finish(EXPECT_MS);
-    assert_rejected(status, &screen, "rejected by the person at the terminal");
+    assert_rejected(status, &screen, "the approval code was not entered correctly (3 tries)");
     assert!(f.path("docs").exists() && !f.path("ran").exists());
+
+    // A typo, then the code: approved.
+    let pane = tmux.window(run);
+    let screen = pane.await_prompt();
+    pane.keys("9");
+    pane.press("Enter");
+    pane.wait_for("Sorry, try again");
+    pane.keys(&code_on(&screen));
+    pane.press("Enter");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 0, "{screen}");
+    assert!(!f.path("docs").exists() && f.path("ran").exists(), "{screen}");
+    std::fs::create_dir(f.path("docs")).unwrap();
+    std::fs::remove_file(f.path("ran")).unwrap();
 
     let pane = tmux.window(run);
     let screen = pane.await_prompt();
@@ -491,6 +514,7 @@ fn whitelist_add_needs_the_person_and_concurrent_adds_lose_nothing() {
     assert!(screen.contains("adds `touch` to the whitelist"), "{screen}");
     pane.keys("y");
     pane.press("Enter");
+    pane.press("Escape");
     let (status, screen) = pane.finish(EXPECT_MS);
     assert_eq!(status, 1, "{screen}");
     assert!(screen.contains("not confirmed: rejected"), "{screen}");
@@ -779,4 +803,28 @@ fn commands_that_do_not_need_the_terminal_cannot_reach_it() {
     let (status, screen) = finish_pty(&mut p);
     assert_eq!(status, 0, "{screen}");
     assert!(screen.contains("has-tty"), "{screen}");
+}
+
+/// Issue 17, item 12: a dumb terminal gets no escape sequence: the countdown is not redrawn
+/// every second, and the rest is plain text. The bytes are taken from the pane as agentsh wrote
+/// them (`pipe-pane`), not from tmux's rendering.
+#[test]
+fn term_dumb_gets_no_escape_sequences() {
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let raw = f.path("raw.bytes");
+    let pane = tmux.window(r#"sleep 0.5; TERM=dumb "$AGENTSH" -c 'touch ran.txt'"#);
+    let out = tmux.run(&["pipe-pane", "-t", &pane.id, "-O", &format!("cat >> '{}'", raw.display())]);
+    assert!(out.status.success(), "{out:?}");
+    pane.await_prompt();
+    // Several seconds of countdown, then a rejection.
+    sleep(Duration::from_millis(2500));
+    pane.press("n");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_rejected(status, &screen, "rejected by the person at the terminal");
+    let bytes = std::fs::read(&raw).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains("time left:"), "{text:?}");
+    assert!(!bytes.contains(&0x1b), "an escape sequence on a dumb terminal: {text:?}");
+    assert_eq!(text.matches("time left:").count(), 1, "the countdown is drawn once: {text:?}");
 }

@@ -242,6 +242,7 @@ fn to_answer(reply: &Reply, req: &PromptRequest) -> Answer {
     let high = req.risk != crate::model::Risk::Moderate;
     let code_ok = !high || reply.code.as_deref() == Some(req.code.as_str()) && req.code.len() >= 4;
     match reply.answer {
+        Verdict::Deny if reply.message.as_deref() == Some(crate::ask::prompt::WRONG_CODE) => Answer::WrongCode,
         Verdict::Deny => Answer::Denied(reply.message.clone().filter(|m| !m.trim().is_empty())),
         _ if !code_ok => Answer::Denied(Some("the approval code was wrong".to_string())),
         Verdict::Once => Answer::Once,

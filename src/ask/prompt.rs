@@ -65,7 +65,15 @@ pub enum Answer {
     Denied(Option<String>),
     /// The person paused the agent with `agentsh pause --deny`.
     TakenOver,
+    /// The approval code was mistyped [`CODE_TRIES`] times.
+    WrongCode,
 }
+
+/// Tries at a high-risk command's approval code, as sudo gives for a password.
+pub const CODE_TRIES: u32 = 3;
+
+/// The message a rejection by wrong codes carries through the queue.
+pub const WRONG_CODE: &str = "the approval code was not entered correctly";
 
 /// What waiting for a key produced.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,10 +98,12 @@ pub trait Keys {
     fn discard_typeahead(&mut self) -> io::Result<()>;
 }
 
-/// Whether the risk label may be coloured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What the terminal may be sent: colour, and escape sequences at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Style {
     pub color: bool,
+    /// `TERM=dumb`: no escape sequence of any kind (no colour, no line redrawn in place).
+    pub dumb: bool,
 }
 
 impl Style {
@@ -101,7 +111,12 @@ impl Style {
     pub fn from_env() -> Style {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-        Style { color: !no_color && !dumb }
+        Style { color: !no_color && !dumb, dumb }
+    }
+
+    /// Goes back to the start of the line and clears it; on a dumb terminal, a new line.
+    fn clear_line(&self) -> &'static str {
+        if self.dumb { "\r\n" } else { "\r\x1b[2K" }
     }
 }
 
@@ -150,6 +165,8 @@ pub fn dialog_with_style(
         hint: "",
         secs_left: secs_ceil(req.timeout),
         elsewhere: false,
+        wrong_codes: 0,
+        last_status: std::cell::RefCell::new(None),
     };
     let answer = run(&mut d, keys, out, &now, deadline);
     if !matches!(answer, Answer::NoTerminal(_)) {
@@ -175,7 +192,8 @@ fn run(
     deadline: Instant,
 ) -> Answer {
     let io_lost = |what: &str, e: io::Error| Answer::NoTerminal(format!("{what} the terminal: {e}"));
-    let mut screen = d.block();
+    // The bell once, as the prompt appears: the person may be looking elsewhere.
+    let mut screen = format!("\x07{}", d.block());
     screen.push_str(&d.status());
     if let Err(e) = put(out, &screen) {
         return io_lost("writing to", e);
@@ -253,6 +271,11 @@ struct Dialog<'a> {
     secs_left: u64,
     /// The answer came from the approval queue, not from a key.
     elsewhere: bool,
+    /// Codes typed wrong so far (high risk).
+    wrong_codes: u32,
+    /// On a terminal that cannot redraw a line (`TERM=dumb`): the last status written without
+    /// its countdown, so a new line is written only when something else changes.
+    last_status: std::cell::RefCell<Option<String>>,
 }
 
 const ESC: u8 = 0x1b;
@@ -317,8 +340,14 @@ impl Dialog<'_> {
                 {
                     self.always()
                 } else {
-                    // A wrong code is a no, not a retry: guessing must cost the guesser.
-                    Step::Done(Answer::Rejected)
+                    // Three tries, as sudo gives: a typo is not a no, but guessing still ends.
+                    self.wrong_codes += 1;
+                    if self.wrong_codes >= CODE_TRIES {
+                        Step::Done(Answer::WrongCode)
+                    } else {
+                        self.hint = "Sorry, try again";
+                        Step::Status
+                    }
                 }
             }
             0x7f | 0x08 => {
@@ -362,7 +391,7 @@ impl Dialog<'_> {
             [only] => Step::Done(Answer::Always(only.clone())),
             many => {
                 self.picking = true;
-                let mut s = String::from("\r\x1b[2K  always allow which rule?\r\n");
+                let mut s = format!("{}  always allow which rule?\r\n", self.style.clear_line());
                 for (i, entry) in many.iter().take(9).enumerate() {
                     let _ = write!(s, "    {}. {}\r\n", i + 1, clip(entry, DETAIL_CLIP));
                 }
@@ -375,7 +404,7 @@ impl Dialog<'_> {
 
     fn toggle_view(&mut self) -> Step {
         self.full_view = !self.full_view;
-        Step::Screen(format!("\r\x1b[2K\r\n{}", self.block()))
+        Step::Screen(format!("{}\r\n{}", self.style.clear_line(), self.block()))
     }
 
     /// A code too short or unprintable cannot be typed safely: nothing approves then.
@@ -458,14 +487,21 @@ impl Dialog<'_> {
 
     /// The one line that changes: countdown, typed code, hint. Redrawn in place.
     fn status(&self) -> String {
-        let mut s = format!("\r\x1b[2K  time left: {}s", self.secs_left);
+        let mut rest = String::new();
         if self.high && !self.picking {
-            let _ = write!(s, "   code: {}", self.typed);
+            let _ = write!(rest, "   code: {}", self.typed);
         }
         if !self.hint.is_empty() {
-            let _ = write!(s, "   ({})", self.hint);
+            let _ = write!(rest, "   ({})", self.hint);
         }
-        s
+        if self.style.dumb {
+            // No line can be redrawn: a new one only when more than the countdown changed.
+            if self.last_status.borrow().as_deref() == Some(rest.as_str()) {
+                return String::new();
+            }
+            *self.last_status.borrow_mut() = Some(rest.clone());
+        }
+        format!("{}  time left: {}s{rest}", self.style.clear_line(), self.secs_left)
     }
 
     fn outcome(&self, answer: &Answer) -> String {
@@ -480,8 +516,9 @@ impl Dialog<'_> {
             Answer::NoTerminal(why) => format!("{}: rejected", sanitize(why)),
             Answer::Denied(_) => "rejected".to_string(),
             Answer::TakenOver => "the person has taken over: rejected".to_string(),
+            Answer::WrongCode => format!("{WRONG_CODE} ({CODE_TRIES} tries): rejected"),
         };
-        format!("\r\x1b[2K  agentsh: {what}\r\n")
+        format!("{}  agentsh: {what}\r\n", self.style.clear_line())
     }
 }
 
@@ -510,6 +547,7 @@ impl Outcome {
             Answer::Denied(None) => Outcome::Rejected,
             Answer::Denied(Some(message)) => Outcome::RejectedWithMessage(message.clone()),
             Answer::TakenOver => Outcome::TakenOver,
+            Answer::WrongCode => Outcome::WrongCode,
         }
     }
 }
@@ -608,7 +646,7 @@ mod tests {
             waits: Vec::new(),
         };
         let mut out = Vec::new();
-        let answer = dialog_with_style(&mut keys, &mut out, req, || clock.get(), Style { color });
+        let answer = dialog_with_style(&mut keys, &mut out, req, || clock.get(), Style { color, dumb: false });
         (answer, String::from_utf8(out).unwrap(), keys.waits)
     }
 
@@ -664,18 +702,21 @@ mod tests {
     #[test]
     fn high_risk_needs_the_code() {
         let h = req(Risk::High);
-        let cases: [(&[u8], Answer); 14] = [
-            (b"y", Answer::TimedOut), // a single stray key never approves
-            (b"y\r", Answer::Rejected),
+        let cases: [(&[u8], Answer); 17] = [
+            (b"y", Answer::TimedOut),   // a single stray key never approves
+            (b"y\r", Answer::TimedOut), // a wrong code is one of three tries
             (b"\r", Answer::Rejected),
             (b"4821\r", Answer::Once),
             (b"4821\n", Answer::Once),
-            (b"4822\r", Answer::Rejected),
-            (b"48210\r", Answer::Rejected),
+            (b"4822\r", Answer::TimedOut),
+            (b"4822\r4821\r", Answer::Once), // "Sorry, try again"
+            (b"4822\r1111\r4821\r", Answer::Once),
+            (b"4822\r1111\r2222\r", Answer::WrongCode), // the third wrong code ends it
+            (b"48210\r", Answer::TimedOut),
             (b"4821", Answer::TimedOut), // no Enter, no approval
             (b"a4821\r", Answer::Always("git push origin main".into())),
             (b"A4821\r", Answer::Always("git push origin main".into())),
-            (b"x4821\r", Answer::Rejected), // only `a` asks for always
+            (b"x4821\r", Answer::TimedOut), // only `a` asks for always
             (b"4829\x7f1\r", Answer::Once), // backspace edits
             (b"n", Answer::Rejected),
             (b"48\x1b", Answer::Rejected),
@@ -690,7 +731,8 @@ mod tests {
     fn high_risk_always_needs_entries_and_a_usable_code() {
         let mut h = req(Risk::High);
         h.always_entries.clear();
-        assert_eq!(run(&h, b"a4821\r"), Answer::Rejected);
+        assert_eq!(run(&h, b"a4821\r"), Answer::TimedOut);
+        assert_eq!(run(&h, b"a4821\ra4821\ra4821\r"), Answer::WrongCode);
         let mut h = req(Risk::High);
         h.code = String::new(); // caller bug: nothing may approve
         assert_eq!(run(&h, b"\r"), Answer::Rejected);
@@ -756,6 +798,8 @@ mod tests {
         m.always_entries = vec!["e\u{2066}ntry".into(), "x\x1b[5m".into()];
         m.notice = Some("note\x1b[31m".into());
         let (_, out, _) = run_full(&m, steps(b"a\x1b"), &[], true);
+        // The bell rings once, first; none of the text may ring it.
+        let out = out.strip_prefix('\u{7}').expect("the bell first");
         for raw in ["\x1b[31mred", "\x1b]0", "\x07", "\x1b[2J", "\x1b[1mart", "\x1b[5m"] {
             assert!(!out.contains(raw), "raw {raw:?} in {out:?}");
         }

@@ -255,6 +255,7 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
+        let _ = fs::remove_file(self.dir.join(format!("{}.tries", self.request.id)));
         // The answer first: a request file without its lock would look stale, not answered.
         let _ = fs::remove_file(self.dir.join(format!("{}.answer", self.request.id)));
         let _ = fs::remove_file(self.dir.join(format!("{}.json", self.request.id)));
@@ -373,6 +374,24 @@ pub fn answer(dir: &Path, id: &str, reply: &Reply) -> Result<(), String> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(format!("request {id} was already answered")),
         Err(e) => Err(format!("cannot write the answer: {e}")),
     }
+}
+
+/// Counts a wrong approval code typed for request `id` (one byte appended to `ID.tries`, which
+/// the waiter removes), and returns how many there have been.
+pub fn wrong_code(dir: &Path, id: &str) -> Result<u64, String> {
+    use std::io::Write;
+    if !valid_id(id) {
+        return Err(format!("`{}` is not a request id", crate::text::sanitize::sanitize(id)));
+    }
+    let path = dir.join(format!("{id}.tries"));
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("cannot count the tries: {e}"))?;
+    f.write_all(b"x").map_err(|e| format!("cannot count the tries: {e}"))?;
+    f.metadata().map(|m| m.len()).map_err(|e| format!("cannot count the tries: {e}"))
 }
 
 /// True while an `agentsh approvals` UI is open (it holds a shared lock on `watcher`).

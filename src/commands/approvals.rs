@@ -135,6 +135,8 @@ enum Mode {
         always: bool,
         entry: Option<String>,
         typed: String,
+        /// Wrong codes typed so far for this request.
+        wrong: u32,
     },
     /// Choosing which offered entry "always" adds.
     Pick,
@@ -228,12 +230,25 @@ impl Ui {
                     }
                 }
             }
-            Mode::Code { always, entry, mut typed } => match b {
+            Mode::Code { always, entry, mut typed, wrong } => match b {
                 b'\r' | b'\n' => {
                     let l = self.current()?;
                     let id = l.request.id.clone();
                     match approval(&l.request, always, entry.as_deref(), Some(&typed)) {
-                        Ok(Ok(reply)) | Ok(Err(reply)) => Some(Action::Answer(id, reply)),
+                        Ok(Ok(reply)) => Some(Action::Answer(id, reply)),
+                        // Three tries, as at the terminal; the last wrong one rejects.
+                        Ok(Err(reply)) if wrong + 1 >= crate::ask::prompt::CODE_TRIES => {
+                            Some(Action::Answer(id, reply))
+                        }
+                        Ok(Err(_)) => {
+                            let left = crate::ask::prompt::CODE_TRIES - wrong - 1;
+                            self.status = format!(
+                                "Sorry, try again: wrong code ({left} of {} tries left)",
+                                crate::ask::prompt::CODE_TRIES
+                            );
+                            self.mode = Mode::Code { always, entry, typed: String::new(), wrong: wrong + 1 };
+                            None
+                        }
                         Err(e) => {
                             self.status = e.to_string();
                             None
@@ -246,16 +261,16 @@ impl Ui {
                 }
                 0x7f | 0x08 => {
                     typed.pop();
-                    self.mode = Mode::Code { always, entry, typed };
+                    self.mode = Mode::Code { always, entry, typed, wrong };
                     None
                 }
                 b'0'..=b'9' if typed.len() < 16 => {
                     typed.push(b as char);
-                    self.mode = Mode::Code { always, entry, typed };
+                    self.mode = Mode::Code { always, entry, typed, wrong };
                     None
                 }
                 _ => {
-                    self.mode = Mode::Code { always, entry, typed };
+                    self.mode = Mode::Code { always, entry, typed, wrong };
                     None
                 }
             },
@@ -328,7 +343,7 @@ impl Ui {
     fn allow(&mut self, always: bool, entry: Option<String>) -> Option<Action> {
         let l = self.current()?;
         if l.request.code.is_some() {
-            self.mode = Mode::Code { always, entry, typed: String::new() };
+            self.mode = Mode::Code { always, entry, typed: String::new(), wrong: 0 };
             return None;
         }
         let id = l.request.id.clone();
@@ -468,7 +483,7 @@ mod tests {
     }
 
     fn ui(items: Vec<Listed>) -> Ui {
-        let mut ui = Ui::new(Style { color: false });
+        let mut ui = Ui::new(Style { color: false, dumb: false });
         ui.update(items);
         ui
     }
@@ -511,8 +526,16 @@ mod tests {
             Some(Action::Answer(_, r)) => assert_eq!((r.answer, r.code.as_deref()), (Verdict::Once, Some("4821"))),
             other => panic!("{other:?}"),
         }
-        match keys(&mut u, b"y1234\r") {
+        // A wrong code is one of three tries ("Sorry, try again"); the third rejects.
+        assert_eq!(keys(&mut u, b"y1234\r"), None);
+        assert!(u.status.contains("Sorry, try again"), "{}", u.status);
+        assert_eq!(keys(&mut u, b"1111\r"), None);
+        match keys(&mut u, b"2222\r") {
             Some(Action::Answer(_, r)) => assert_eq!(r.answer, Verdict::Deny),
+            other => panic!("{other:?}"),
+        }
+        match keys(&mut u, b"y1234\r4821\r") {
+            Some(Action::Answer(_, r)) => assert_eq!(r.answer, Verdict::Once),
             other => panic!("{other:?}"),
         }
         match keys(&mut u, b"a24821\r") {

@@ -38,7 +38,7 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
     match crate::ask::approval::ask_on_terminal(&req) {
         Answer::Once | Answer::Always(_) => Ok(()),
         // The queue is never asked here, so these come only from a person refusing.
-        Answer::Rejected | Answer::Denied(_) | Answer::TakenOver => {
+        Answer::Rejected | Answer::Denied(_) | Answer::TakenOver | Answer::WrongCode => {
             bail!("not confirmed: rejected at the terminal; nothing changed")
         }
         Answer::TimedOut => bail!("not confirmed: no answer at the terminal in time; nothing changed"),

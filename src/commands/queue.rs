@@ -65,12 +65,12 @@ pub fn approval(req: &Request, always: bool, entry: Option<&str>, code: Option<&
     match code {
         None => bail!("request {} is high risk: add --code CODE, the code shown for it in `agentsh approvals`", req.id),
         Some(c) if c.trim() == want => Ok(Ok(Reply { code: Some(want.clone()), ..reply })),
-        // A wrong code is a no, not a retry: guessing must cost the guesser.
+        // A wrong code counts as a try; the last one rejects (see `approve`).
         Some(_) => Ok(Err(Reply {
             answer: Verdict::Deny,
             entry: None,
             code: None,
-            message: Some("the approval code was wrong".into()),
+            message: Some(crate::ask::prompt::WRONG_CODE.into()),
         })),
     }
 }
@@ -88,8 +88,18 @@ pub fn approve(args: ApproveArgs) -> Result<i32> {
             Ok(0)
         }
         Err(reject) => {
+            // Three tries, as at the terminal: a typo does not end the request.
+            let tries = crate::ask::prompt::CODE_TRIES;
+            let n = queue::wrong_code(&dir, &req.id).map_err(|e| anyhow!(e))?;
+            if n < u64::from(tries) {
+                bail!(
+                    "Sorry, try again: wrong code for request {} ({} of {tries} tries left)",
+                    req.id,
+                    u64::from(tries) - n
+                )
+            }
             queue::answer(&dir, &req.id, &reject).map_err(|e| anyhow!(e))?;
-            bail!("wrong code: request {} is rejected", req.id)
+            bail!("wrong code, {tries} times: request {} is rejected", req.id)
         }
     }
 }

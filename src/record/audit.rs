@@ -51,6 +51,8 @@ pub enum Outcome {
     RejectedWithMessage(String),
     /// Refused while the person had taken over (`agentsh pause --deny`).
     TakenOver,
+    /// The approval code was mistyped at every try.
+    WrongCode,
     /// `agentsh hook`: this decision was handed to the agent, which runs (or asks) itself.
     Hook(Decision),
 }
@@ -71,6 +73,7 @@ impl Outcome {
             Outcome::ApprovedAlways(_) => "approved_always",
             Outcome::Rejected | Outcome::RejectedWithMessage(_) => "rejected",
             Outcome::TakenOver => "taken_over",
+            Outcome::WrongCode => "wrong_code",
             Outcome::Hook(_) => "hook",
             Outcome::TimedOut => "timed_out",
             Outcome::NoTerminal(_) => "no_terminal",
@@ -95,6 +98,9 @@ fn decided_by(verdict: &Verdict, outcome: &Outcome, prompt_timeout: u64) -> By {
         Outcome::Rejected => by("person", "rejected".into()),
         Outcome::RejectedWithMessage(message) => by("person", format!("rejected: {}", sanitize(message))),
         Outcome::TakenOver => by("person", "taken over (agentsh pause --deny)".into()),
+        Outcome::WrongCode => {
+            by("wrong_code", "the approval code was not entered correctly at any of its tries".into())
+        }
         Outcome::Hook(d) => by("hook", format!("told the agent: {d}")),
         Outcome::TimedOut => by("timeout", format!("no answer in {prompt_timeout}s")),
         Outcome::NoTerminal(why) => by("no_terminal", sanitize(why)),

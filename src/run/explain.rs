@@ -99,7 +99,13 @@ pub fn print_denial(verdict: &Verdict) {
 
 /// Prints the refusal for an ask that did not end in approval; returns the exit status.
 pub fn print_not_approved(verdict: &Verdict, why: &str, hint: Option<&str>) -> i32 {
-    let mut msg = String::from("Error: Command was not approved (rejected or timed out).\n");
+    print_not_run(verdict, "Error: Command was not approved (rejected or timed out).", why, hint)
+}
+
+/// As [`print_not_approved`], under another first line: the spec's fixed one is for a
+/// rejection or a timeout, not for "no one to ask" or a person who has taken over.
+pub fn print_not_run(verdict: &Verdict, header: &str, why: &str, hint: Option<&str>) -> i32 {
+    let mut msg = format!("{header}\n");
     let _ = writeln!(msg, "agentsh: not approved: {}: {}", sanitize(why), sanitize(&one_line(&verdict.command)));
     describe_parts(verdict, &mut msg);
     let hint = hint.unwrap_or("nothing ran. Ask the person to approve it, or do the task another way");

@@ -428,15 +428,26 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
                  where a person can answer, or change that setting (see `agentsh policy`)"
             };
-            Err(explain::print_not_approved(verdict, &format!("no one to ask: {why}"), Some(hint)))
+            Err(explain::print_not_run(
+                verdict,
+                "Error: Command was not run: no one was there to approve it.",
+                &format!("no one to ask: {why}"),
+                Some(hint),
+            ))
         }
         Answer::Denied(message) => {
             let hint =
                 message.map(|m| format!("nothing ran. The person says: {}", crate::text::sanitize::sanitize(&m)));
             Err(explain::print_not_approved(verdict, "rejected by the person in `agentsh approvals`", hint.as_deref()))
         }
-        Answer::TakenOver => Err(explain::print_not_approved(
+        Answer::WrongCode => Err(explain::print_not_approved(
             verdict,
+            &format!("{} ({} tries)", crate::ask::prompt::WRONG_CODE, crate::ask::prompt::CODE_TRIES),
+            Some("nothing ran. The person did not approve it: ask them to try again, or do the task another way"),
+        )),
+        Answer::TakenOver => Err(explain::print_not_run(
+            verdict,
+            "Error: Command was not run: the person has taken over.",
             "the person has taken over (agentsh pause --deny)",
             Some("nothing ran. Wait until the person runs `agentsh resume`; do not retry the command until then"),
         )),
