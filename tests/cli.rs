@@ -1381,3 +1381,46 @@ fn bytes_that_are_not_utf8_are_refused() {
     assert!(err.contains("agentsh: denied: argument 2") && err.contains("not UTF-8"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+/// Issue 17, item 7: one answer per request. Many people's answers at once (approve and deny
+/// alike), and answers after the waiter has ended: exactly one is accepted, every other one
+/// fails with a clear message, and no file is left in the queue.
+#[test]
+fn one_request_takes_exactly_one_answer() {
+    for round in 0..5 {
+        let t = queued("chmod 644 f");
+        std::fs::write(t.path("f"), "").unwrap();
+        let waiter = t.spawn();
+        let id = t.pending(1)[0]["id"].as_str().unwrap().to_string();
+        let results: Vec<Run> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let (t, id) = (&t, &id);
+                    s.spawn(move || if i % 2 == 0 { t.also(&["approve", id]) } else { t.also(&["deny", id]) })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let accepted = results.iter().filter(|r| r.out.status.success()).count();
+        assert_eq!(accepted, 1, "round {round}: {} answers accepted", accepted);
+        for r in results.iter().filter(|r| !r.out.status.success()) {
+            assert!(
+                r.stderr().contains("already answered") || r.stderr().contains("no pending request"),
+                "round {round}: {}",
+                r.stderr()
+            );
+        }
+        let done = finish(waiter);
+        assert!(matches!(done.out.status.code(), Some(0 | 126)), "round {round}: {}", done.stderr());
+        // Late answers find nothing to answer, and leave nothing behind.
+        t.also(&["approve", &id]).status(1);
+        t.also(&["deny", &id]).status(1);
+        let left: Vec<String> = std::fs::read_dir(t.home.path().join("agentsh"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&id))
+            .collect();
+        assert!(left.is_empty(), "round {round}: left in the queue: {left:?}");
+    }
+}

@@ -254,11 +254,20 @@ impl Pending {
 }
 
 impl Drop for Pending {
+    /// Ends the request so that no answer can be given to it after this (issue 17, item 7):
+    /// while the lock is still held, an answer file is put in place if none is (so a late
+    /// `agentsh approve` finds it answered), then the request goes, then the answer. An answer
+    /// linked in between finds no live request and takes itself back (see [`answer`]).
     fn drop(&mut self) {
-        let _ = fs::remove_file(self.dir.join(format!("{}.tries", self.request.id)));
-        // The answer first: a request file without its lock would look stale, not answered.
-        let _ = fs::remove_file(self.dir.join(format!("{}.answer", self.request.id)));
-        let _ = fs::remove_file(self.dir.join(format!("{}.json", self.request.id)));
+        let id = &self.request.id;
+        let answer = self.dir.join(format!("{id}.answer"));
+        if let Ok((_, tmp)) = write_temp(&self.dir, &format!("{id}.answer"), b"{\"answer\":\"deny\"}", false) {
+            let _ = fs::hard_link(&tmp, &answer);
+            let _ = fs::remove_file(tmp);
+        }
+        let _ = fs::remove_file(self.dir.join(format!("{id}.tries")));
+        let _ = fs::remove_file(self.dir.join(format!("{id}.json")));
+        let _ = fs::remove_file(answer);
     }
 }
 
@@ -370,10 +379,20 @@ pub fn answer(dir: &Path, id: &str, reply: &Reply) -> Result<(), String> {
     let linked = fs::hard_link(&tmp, dir.join(&name));
     let _ = fs::remove_file(&tmp);
     match linked {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(format!("request {id} was already answered")),
-        Err(e) => Err(format!("cannot write the answer: {e}")),
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(format!("request {id} was already answered")),
+        Err(e) => return Err(format!("cannot write the answer: {e}")),
     }
+    // The waiter may have ended between `find` and the link (its request file goes before its
+    // answer file): then nobody reads this answer, so it is taken back and not reported given.
+    let live = File::open(dir.join(format!("{id}.json")))
+        .map(|f| matches!(f.try_lock(), Err(fs::TryLockError::WouldBlock)))
+        .unwrap_or(false);
+    if !live {
+        let _ = fs::remove_file(dir.join(&name));
+        return Err(format!("request {id} was already answered or has ended"));
+    }
+    Ok(())
 }
 
 /// Counts a wrong approval code typed for request `id` (one byte appended to `ID.tries`, which
