@@ -698,3 +698,34 @@ fn read_only_subcommands_and_quoted_here_documents() {
         &default(),
     );
 }
+
+// Issue 17, item 2: "always" never offers an entry that allows more than was approved: no
+// entry that drops a flag (`git push --force` is not `git push`), and through a wrapper only
+// the whole command (`sudo apt` would be `sudo apt remove` too).
+#[test]
+fn always_never_offers_more_than_was_approved() {
+    let offered = |text: &str| {
+        let v = judge(text, &default());
+        let asking: Vec<_> = v.blocking_parts().collect();
+        agentsh::run::gate::always_entries(&asking)
+    };
+    assert_eq!(offered("git push --force"), ["git push --force"]);
+    assert_eq!(offered("git push -f origin main"), ["git push -f origin main"]);
+    assert_eq!(offered("sudo apt install jq"), ["sudo apt install jq"]);
+    assert_eq!(offered("env FOO=1 make deploy"), ["env 'FOO=1' make deploy"]);
+    // Plain words may still be left out where nothing riskier follows: `npm run build` offers
+    // `npm run`... but `git push origin main` does not offer `git push`.
+    assert!(!offered("git push origin main").contains(&"git push".to_string()));
+    assert!(offered("touch a.txt b.txt").len() > 1, "{:?}", offered("touch a.txt b.txt"));
+    // No offered entry, whitelisted, lets a force push or a root command through unasked.
+    for (text, worse) in
+        [("git push origin main", "git push --force origin main"), ("sudo apt install jq", "sudo apt remove jq")]
+    {
+        for entry in offered(text) {
+            let mut policy = default();
+            policy.whitelist = Entry::new(&entry, "test").into_iter().collect();
+            let v = judge(worse, &policy);
+            assert_ne!(v.decision, Decision::Allow, "`{entry}` (offered for `{text}`) allows `{worse}`");
+        }
+    }
+}

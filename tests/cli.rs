@@ -381,6 +381,13 @@ fn whitelist_add_list_rm_clear() {
     p.run(&["whitelist", "add", "--user", "make"]).status(1).stderr_has("a person must confirm");
     assert_eq!(std::fs::read(&user).ok(), before, "the user config is untouched");
     p.run(&["whitelist", "add"]).status(2);
+    // Issue 17, item 2: an entry that lets through anything says so before anyone confirms it.
+    p.run(&["whitelist", "add", "--user", "sudo"]).status(1).stderr_has("WARNING: `sudo` runs other programs");
+    p.run(&["whitelist", "add", "--user", "--", "python3", "-c"])
+        .status(1)
+        .stderr_has("WARNING: `python3` runs other programs");
+    let plain = p.run(&["whitelist", "add", "--user", "npm", "test"]).status(1);
+    assert!(!plain.stderr().contains("WARNING"), "{}", plain.stderr());
 
     // Listing and removing (tightening) need no one. (Adding with a person: tests/prompt_pty.rs.)
     let p = Project { t: Test::new().trusted_project_config(r#"{"commandWhitelist": ["npm test", "git log", "a"]}"#) };

@@ -20,10 +20,14 @@ pub fn run(cmd: WhitelistCommand) -> Result<i32> {
             let entry = normalize_entry(&entry.join(" "))?;
             // Loosening: an agent that runs agentsh directly must still find a person.
             let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            let details = vec![format!(
+            let mut details = vec![format!(
                 "adds `{entry}` to the whitelist in {}: commands that start with these words will run without asking",
                 path.display()
             )];
+            if let Some(warning) = crate::run::gate::entry_warning(&entry) {
+                eprintln!("agentsh: {}", sanitize(&warning));
+                details.push(warning);
+            }
             super::confirm::by_person(&format!("agentsh whitelist add {entry}"), details, &cwd)?;
             if add_entry(&path, &entry)? {
                 eprintln!("added `{}` to {}", sanitize(&entry), sanitize(&path.display().to_string()));

@@ -370,8 +370,24 @@ pub fn always_entries(asking: &[&Part]) -> Vec<String> {
         return Vec::new();
     }
     let mut out = vec![crate::judge::assess::quote_argv(argv)];
+    // Through a wrapper (`sudo apt install x`), a shorter entry would allow the wrapper with
+    // other words: `sudo apt` is `sudo apt remove` too.
+    if WRAPPERS.contains(&crate::judge::assess::basename(&argv[0])) {
+        return out;
+    }
     for n in (1..argv.len().min(3)).rev() {
         let prefix = &argv[..n];
+        // A flag left out may be what made it risky (`git push --force` is not `git push`):
+        // an entry that drops one would allow more than the person approved.
+        if argv[n..].iter().any(|w| w.starts_with('-')) {
+            continue;
+        }
+        // Nor one that would cover a riskier use of the same words (`git push` for `git push
+        // origin main` covers `git push --force`): tried with the flags that make commands
+        // riskier.
+        if covers_riskier(prefix, only.assessment.risk) {
+            continue;
+        }
         if n == 1 && NEVER_ALONE.contains(&crate::judge::assess::basename(&prefix[0])) {
             continue;
         }
@@ -387,6 +403,38 @@ pub fn always_entries(asking: &[&Part]) -> Vec<String> {
     out.dedup();
     out
 }
+
+/// A warning for a whitelist entry that lets through much more than it names: one that starts
+/// with a program that runs other programs (`sudo`, `bash`, `python3`, `env`, `xargs`, ...).
+pub fn entry_warning(entry: &str) -> Option<String> {
+    let words: Vec<&str> = entry.split_whitespace().collect();
+    let name = crate::judge::assess::basename(words.first()?);
+    // The program alone or with only a flag (`python3 -c`), or anything through a wrapper.
+    let open_ended = words.len() == 1 || words[1..].iter().all(|w| w.starts_with('-'));
+    ((NEVER_ALONE.contains(&name) && open_ended) || WRAPPERS.contains(&name)).then(|| {
+        format!(
+            "WARNING: `{name}` runs other programs: this entry lets through every command that starts with \
+             `{entry}`, whatever it goes on to run (`{entry} ...` could delete files, read secrets or push code)"
+        )
+    })
+}
+
+/// Whether `prefix` with a risk-raising flag is judged riskier than `risk` (the built-in policy).
+fn covers_riskier(prefix: &[String], risk: crate::model::Risk) -> bool {
+    const RAISERS: &[&str] =
+        &["--force", "-f", "-rf", "--hard", "-D", "--delete", "--mirror", "--all", "-x", "--prune"];
+    let base = crate::judge::assess::quote_argv(prefix);
+    RAISERS.iter().any(|flag| {
+        let v = crate::judge::decide::judge(&format!("{base} {flag}"), &crate::judge::decide::Policy::default());
+        v.risk > risk
+    })
+}
+
+/// Programs that run another command with more rights or fewer limits: offered only whole.
+const WRAPPERS: &[&str] = &[
+    "sudo", "doas", "su", "env", "nice", "ionice", "nohup", "timeout", "time", "xargs", "exec", "command", "watch",
+    "chroot", "ssh", "stdbuf",
+];
 
 /// Programs that can run anything: never whitelisted on their own.
 const NEVER_ALONE: &[&str] = &[
