@@ -729,3 +729,28 @@ fn always_never_offers_more_than_was_approved() {
         }
     }
 }
+
+// Issue 17, item 3: a blacklist entry matches by tokens, as custom rules do.
+#[test]
+fn a_blacklist_entry_matches_by_tokens() {
+    let mut policy = default();
+    policy.blacklist = ["git push --force", "rm -rf"].iter().filter_map(|e| Entry::new(e, "test")).collect();
+    check(
+        &[
+            ("git push --force", Deny),
+            ("git push -f", Deny),
+            ("git push -fu origin main", Deny),
+            ("git push origin main --force", Deny),
+            ("git push --force=true origin", Deny),
+            ("rm -fr build", Deny),
+            ("rm -r -f build", Deny),
+            ("rm --recursive --force build", Deny),
+            ("sudo rm -fr build", Deny),
+        ],
+        &policy,
+    );
+    for other in ["git push origin main", "rm -r build", "git pull --force"] {
+        let v = judge(other, &policy);
+        assert_ne!(v.decision, Decision::Deny, "{other}: the blacklist covers only what it names");
+    }
+}

@@ -302,7 +302,12 @@ fn text(v: &Value) -> String {
         let _ = writeln!(out, "  ! a rule cannot be read ({}): every command needs a person", sanitize(why));
     }
     for key in ["whitelist", "blacklist"] {
-        let _ = writeln!(out, "\n{key}:");
+        let how = if key == "whitelist" {
+            "whole words at the start of a command"
+        } else {
+            "as words at the start, or as tokens: its flags anywhere, clustered or spelled long or short"
+        };
+        let _ = writeln!(out, "\n{key} (matches {how}):");
         let entries = v[key].as_array().cloned().unwrap_or_default();
         if entries.is_empty() {
             let _ = writeln!(out, "  (none)");

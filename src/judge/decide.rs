@@ -194,6 +194,82 @@ impl Entries {
     }
 }
 
+impl Entries {
+    /// The first entry that matches as a word prefix ([`Self::find`]) or as tokens: its
+    /// program, then its plain words as the command's first plain words in order, and each of
+    /// its flags anywhere in the command, in a cluster of short flags (`-f` in `-fu`), with a
+    /// value (`--force=x`), or as its other spelling (`-f` for `--force`). For the blacklist,
+    /// which only tightens: `git push --force` also stops `git push -f` and
+    /// `git push origin main --force`.
+    pub fn find_tokens(&self, argv: &[String], also: Option<&[String]>) -> Option<EntryRef<'_>> {
+        if let Some(hit) = self.find(argv, also) {
+            return Some(hit);
+        }
+        // Only entries for this program (their first word's key) are split and compared.
+        let key = |argv: &[String]| argv.first().map(|w| word_key(w));
+        let keys = [key(argv), also.and_then(key)];
+        (0..self.len())
+            .filter(|&i| keys.contains(&Some(self.keys[i])))
+            .find(|&i| {
+                let text = self.texts.get(i).unwrap_or_default();
+                let words: Vec<String> =
+                    shlex::split(text).unwrap_or_else(|| text.split_whitespace().map(String::from).collect());
+                std::iter::once(argv).chain(also).any(|argv| tokens_match(&words, argv))
+            })
+            .map(|i| self.get(i))
+    }
+}
+
+/// Long and short spellings of the same flag, for [`Entries::find_tokens`].
+const SAME_FLAG: &[(&str, &str)] = &[
+    ("--force", "-f"),
+    ("--recursive", "-r"),
+    ("--recursive", "-R"),
+    ("--delete", "-d"),
+    ("--all", "-a"),
+    ("--hard", "--hard"),
+    ("--yes", "-y"),
+    ("--interactive", "-i"),
+];
+
+fn tokens_match(entry: &[String], argv: &[String]) -> bool {
+    let (Some(program), Some(first)) = (entry.first(), argv.first()) else { return false };
+    if lowercase(assess::basename(program)) != lowercase(assess::basename(first)) {
+        return false;
+    }
+    let (flags, plain): (Vec<&String>, Vec<&String>) = entry[1..].iter().partition(|w| w.starts_with('-'));
+    // A cluster in the entry (`rm -rf`) is each of its short flags, in any order or spelling.
+    let flags: Vec<String> = flags
+        .into_iter()
+        .flat_map(|f| match f.strip_prefix('-').filter(|r| !r.starts_with('-') && r.len() > 1) {
+            Some(cluster) => cluster.chars().map(|c| format!("-{c}")).collect(),
+            None => vec![f.clone()],
+        })
+        .collect();
+    let args = &argv[1..];
+    let positionals: Vec<&String> = args.iter().filter(|w| !w.starts_with('-')).collect();
+    if plain.len() > positionals.len() || plain.iter().zip(&positionals).any(|(e, a)| e != a) {
+        return false;
+    }
+    let has = |flag: &str| {
+        args.iter().any(|a| {
+            a == flag
+                || a.strip_prefix(flag).is_some_and(|rest| rest.starts_with('='))
+                || (flag.len() == 2
+                    && !flag.starts_with("--")
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..].contains(&flag[1..]))
+        })
+    };
+    flags.iter().all(|f| {
+        has(f)
+            || SAME_FLAG
+                .iter()
+                .any(|(long, short)| (f.as_str() == *long && has(short)) || (f.as_str() == *short && has(long)))
+    })
+}
+
 impl Extend<Entry> for Entries {
     fn extend<I: IntoIterator<Item = Entry>>(&mut self, entries: I) {
         for e in entries {
@@ -578,7 +654,7 @@ fn decide_one(a: &Assessment, policy: &Policy, contained: bool) -> (Decision, De
         let base = |(i, w): (usize, &String)| if i == 0 { assess::basename(w).to_string() } else { w.clone() };
         a.inner().iter().enumerate().map(base).collect()
     };
-    if let Some(e) = policy.blacklist.find(&a.argv, Some(&unwrapped)) {
+    if let Some(e) = policy.blacklist.find_tokens(&a.argv, Some(&unwrapped)) {
         return (Decision::Deny, DecidedBy::Blacklist(e.text.to_string()));
     }
     if a.risk == Risk::Forbidden {
