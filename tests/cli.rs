@@ -1431,3 +1431,28 @@ fn one_request_takes_exactly_one_answer() {
         assert!(left.is_empty(), "round {round}: left in the queue: {left:?}");
     }
 }
+
+/// Issue 17, item 9: every list that applies, and what is ignored and why.
+#[test]
+fn the_views_show_every_list_and_what_is_ignored() {
+    let t = Test::new()
+        .user_config(r#"{"commandWhitelist": ["ls -la"], "sandbox": {"enabled": false}}"#)
+        .project_config(r#"{"commandWhitelist": ["make test"]}"#);
+    let list = t.exec(&["whitelist", "list"]).status(0);
+    let out = list.stdout();
+    assert!(out.contains("NOT trusted: these entries are ignored"), "{out}");
+    assert!(out.contains("make test   [ignored]"), "{out}");
+    assert!(out.contains("Also in force here, from your user config") && out.contains("ls -la"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&t.exec(&["whitelist", "list", "--json"]).stdout()).unwrap();
+    assert_eq!((v[0]["entry"].as_str(), v[0]["applies"].as_bool()), (Some("make test"), Some(false)), "{v}");
+    assert_eq!((v[1]["entry"].as_str(), v[1]["applies"].as_bool()), (Some("ls -la"), Some(true)), "{v}");
+    let check = t.exec(&["check", "make test"]);
+    assert!(
+        check.stdout().contains("the whitelist entry `make test`") && check.stdout().contains("is ignored"),
+        "{}",
+        check.stdout()
+    );
+    let policy = t.exec(&["policy"]).status(0);
+    assert!(policy.stdout().contains("not trusted: only its stricter settings apply"), "{}", policy.stdout());
+    assert!(policy.stdout().contains("(the person's own: applies)"), "{}", policy.stdout());
+}

@@ -471,7 +471,13 @@ fn always_saves_the_entry_and_the_next_run_does_not_ask() {
     let f = Fixture::new();
     let Some(tmux) = f.tmux() else { return };
     let pane = tmux.window(r#""$AGENTSH" -c 'touch ran.txt'"#);
-    pane.await_prompt();
+    let screen = pane.await_prompt();
+    // Issue 17, item 1: the project's own file is not trusted, so an entry there would be
+    // ignored. "Always" saves to the user config, for this project, and says so first.
+    let user = f.tmp.path().join("xdg/agentsh/config.json");
+    let root = std::fs::canonicalize(f.path("")).unwrap();
+    assert!(screen.contains("always saves to"), "{screen}");
+    assert!(screen.contains("projectWhitelist"), "{screen}");
     pane.keys("a");
     let screen = pane.wait_for("1. touch ran.txt");
     assert!(screen.contains("always allow which rule?"), "{screen}");
@@ -479,10 +485,11 @@ fn always_saves_the_entry_and_the_next_run_does_not_ask() {
     let (status, screen) = pane.finish(EXPECT_MS);
     assert_eq!(status, 0, "{screen}");
     assert!(f.path("ran.txt").exists());
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(f.path(".agents/terminal.json")).unwrap()).unwrap();
-    assert_eq!(json["commandWhitelist"], serde_json::json!(["touch ran.txt"]), "{json}");
-    assert_eq!(json["confirmationTimeoutSeconds"], CONFIRM_SECS, "other settings were lost: {json}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    assert_eq!(json["projectWhitelist"][root.display().to_string()], serde_json::json!(["touch ran.txt"]), "{json}");
+    assert_eq!(json["sandbox"]["enabled"], false, "other settings were lost: {json}");
+    let project = std::fs::read_to_string(f.path(".agents/terminal.json")).unwrap();
+    assert!(!project.contains("touch"), "the untrusted project file is untouched: {project}");
 
     std::fs::remove_file(f.path("ran.txt")).unwrap();
     let pane = tmux.window(r#""$AGENTSH" -c 'touch ran.txt'"#);

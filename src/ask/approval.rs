@@ -303,6 +303,7 @@ mod tests {
             code: "4821".into(),
             notice: None,
             sandbox: String::new(),
+            always_where: None,
         }
     }
 

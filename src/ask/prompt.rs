@@ -38,6 +38,8 @@ pub struct PromptRequest {
     pub notice: Option<String>,
     /// Where a yes runs the command: in the sandbox, or outside it and why (issue 15).
     pub sandbox: String,
+    /// Where "always" saves its entry (the file, and for whom), said before the person chooses.
+    pub always_where: Option<String>,
 }
 
 /// One part of a compound command and why it needs approval.
@@ -463,12 +465,17 @@ impl Dialog<'_> {
             [only] => Some(format!("`{}`", clip(only, DETAIL_CLIP))),
             many => Some(format!("choose among {} rules", many.len().min(9))),
         };
+        let saved_in = match (&entry_hint, &req.always_where) {
+            (Some(_), Some(w)) => format!("  always saves to {}\r\n", clip(w, DETAIL_CLIP)),
+            _ => String::new(),
+        };
         if !self.high {
             let mut s = String::from("  y: allow once");
             if let Some(e) = entry_hint {
                 let _ = write!(s, "   a: allow always ({e})");
             }
             s.push_str("   n, Enter or Esc: reject\r\n");
+            s.push_str(&saved_in);
             return s;
         }
         let mut s = String::from("  warning:  high risk: read the whole command before allowing it\r\n");
@@ -482,6 +489,7 @@ impl Dialog<'_> {
             let _ = write!(s, ", or a{code} + Enter to allow always ({e})");
         }
         s.push_str("; n or Esc rejects\r\n");
+        s.push_str(&saved_in);
         s
     }
 
@@ -625,6 +633,7 @@ mod tests {
             code: "4821".into(),
             notice: None,
             sandbox: String::new(),
+            always_where: None,
         }
     }
 

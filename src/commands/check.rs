@@ -51,6 +51,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
         print_json(&verdict);
     } else {
         print!("{}", crate::run::explain::check_report(&verdict));
+        print!("{}", ignored_entries(&verdict, &cwd));
     }
     // The process ends right after this: freeing a 10,000-entry whitelist one allocation at a
     // time would cost more than the whole check (docs/BENCHMARKS.md).
@@ -93,4 +94,32 @@ fn admit(
         Ok(_) => ALLOW,
         Err(_) => DENY,
     }
+}
+
+/// Issue 17, item 9: a whitelist entry that would have allowed a part that does not run
+/// unasked, but is ignored because its project file is not trusted, and what to do.
+fn ignored_entries(verdict: &crate::judge::decide::Verdict, cwd: &std::path::Path) -> String {
+    use crate::judge::decide::{Entries, Entry};
+    let Some(path) = crate::policy::config::find_project_file(cwd) else { return String::new() };
+    let Ok(bytes) = std::fs::read(&path) else { return String::new() };
+    let content = crate::policy::config::Content::new(bytes, None);
+    if crate::policy::trust::state(&path, &content) == crate::policy::trust::State::Trusted {
+        return String::new();
+    }
+    let file = path.display().to_string();
+    let settings = crate::policy::config::read_file(&path);
+    let entries: Entries = settings.whitelist.iter().filter_map(|e| Entry::new(e, &file)).collect();
+    let mut out = String::new();
+    for p in verdict.parts.iter().filter(|p| p.decision != crate::model::Decision::Allow) {
+        if let Some(e) = entries.find(&p.assessment.argv, None) {
+            out.push_str(&format!(
+                "note: the whitelist entry `{}` in {} would allow `{}`, but it is ignored: the file is not \
+                 trusted (the person can run `agentsh trust` to trust it)\n",
+                crate::text::sanitize::sanitize(e.text),
+                crate::text::sanitize::sanitize(&file),
+                crate::text::sanitize::sanitize(&p.assessment.text())
+            ));
+        }
+    }
+    out
 }

@@ -34,6 +34,7 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
         code,
         notice: crate::ask::tty::tiocsti_notice(),
         sandbox: String::new(),
+        always_where: None,
     };
     match crate::ask::approval::ask_on_terminal(&req) {
         Answer::Once | Answer::Always(_) => Ok(()),

@@ -34,6 +34,22 @@ pub fn run(args: PolicyArgs) -> Result<i32> {
 }
 
 /// "user file /home/me/.config/agentsh/config.json" or "project file /src/x/.agents/terminal.json".
+/// A file's trust state, in words (issue 17, item 9): the user file is the person's own; a
+/// project file's loosening settings apply only while trusted.
+fn trust_state(path: &Path) -> String {
+    use crate::policy::trust::State;
+    if config::user_file().as_deref() == Some(path) {
+        return "the person's own: applies".into();
+    }
+    let Ok(bytes) = std::fs::read(path) else { return "cannot be read: every command needs a person".into() };
+    match crate::policy::trust::state(path, &config::Content::new(bytes, None)) {
+        State::Trusted => "trusted: applies".into(),
+        State::NeverTrusted => "not trusted: only its stricter settings apply; `agentsh trust` to trust it".into(),
+        State::Changed => "edited since it was trusted: only its stricter settings apply; `agentsh trust` again".into(),
+        State::StoreRefused(why) => format!("not trusted: the trust records cannot be relied on ({why})"),
+    }
+}
+
 fn origin(path: &Path) -> String {
     let kind = if config::user_file().as_deref() == Some(path) { "user file" } else { "project file" };
     format!("{kind} {}", path.display())
@@ -101,7 +117,7 @@ fn view(config: &Config, files: &[(PathBuf, FileSettings)]) -> Value {
     let mut levels_rows: Vec<Value> = levels::ROWS.iter().map(row_json).collect();
     levels_rows.push(row_json(&levels::UNLISTED));
     json!({
-        "files": files.iter().map(|(f, _)| origin(f)).collect::<Vec<_>>(),
+        "files": files.iter().map(|(f, _)| format!("{} ({})", origin(f), trust_state(f))).collect::<Vec<_>>(),
         "level": {
             "value": p.level.map(Level::as_str),
             "source": source_of(files, p.level, |s| s.level),

@@ -14,7 +14,7 @@ use crate::policy::whitelist::{KEY, add_entry, write};
 
 pub fn run(cmd: WhitelistCommand) -> Result<i32> {
     match cmd {
-        WhitelistCommand::List { json, scope } => list(&target(scope)?, json),
+        WhitelistCommand::List { json, scope } => list(&target(scope)?, json, scope.user),
         WhitelistCommand::Add { entry, scope } => {
             let path = target(scope)?;
             let entry = normalize_entry(&entry.join(" "))?;
@@ -86,25 +86,74 @@ fn entries(path: &Path) -> Result<Vec<String>> {
     Ok(settings.whitelist.to_vec())
 }
 
-fn list(path: &Path, json: bool) -> Result<i32> {
+/// The other lists in force here, beside the file listed: `(title, file, entries, applies)`.
+/// For the project file: the user's whitelist and its `projectWhitelist` entries for this
+/// project. For the user file: nothing more.
+fn also_in_force(user_scope: bool) -> Vec<(String, String, Vec<String>, bool)> {
+    let (Some(user), Ok(cwd)) = (config::user_file(), std::env::current_dir()) else { return Vec::new() };
+    if user_scope || !user.is_file() {
+        return Vec::new();
+    }
+    let settings = config::read_file(&user);
+    let root = std::fs::canonicalize(config::project_root(&cwd)).unwrap_or_else(|_| config::project_root(&cwd));
+    let mut out = vec![("your user config".to_string(), user.display().to_string(), settings.whitelist.to_vec(), true)];
+    for (r, entries) in settings.project_whitelist.iter().filter(|(r, _)| cwd.starts_with(r) || root.starts_with(r)) {
+        out.push((format!("your user config, for {r}"), user.display().to_string(), entries.clone(), true));
+    }
+    out
+}
+
+/// Whether the project file's whitelist applies (it is trusted), and why not when it does not.
+fn project_applies(path: &Path) -> (bool, String) {
+    if !path.ends_with(config::PROJECT_FILE) {
+        return (true, String::new());
+    }
+    let Ok(bytes) = std::fs::read(path) else { return (true, String::new()) };
+    match crate::policy::trust::state(path, &config::Content::new(bytes, None)) {
+        crate::policy::trust::State::Trusted => (true, "trusted".to_string()),
+        _ => (false, "NOT trusted: these entries are ignored until you run `agentsh trust`".to_string()),
+    }
+}
+
+fn list(path: &Path, json: bool, user_scope: bool) -> Result<i32> {
     let items = entries(path)?;
+    let (applies, state) = project_applies(path);
+    let others = also_in_force(user_scope);
     if json {
-        let v: Vec<Value> = items
+        let mut v: Vec<Value> = items
             .iter()
             .enumerate()
-            .map(|(i, e)| serde_json::json!({"index": i + 1, "entry": e, "file": path.display().to_string()}))
+            .map(|(i, e)| {
+                serde_json::json!({"index": i + 1, "entry": e, "file": path.display().to_string(), "applies": applies})
+            })
             .collect();
+        for (title, file, entries, applies) in &others {
+            v.extend(entries.iter().map(
+                |e| serde_json::json!({"index": null, "entry": e, "file": file, "scope": title, "applies": applies}),
+            ));
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(0);
     }
+    let shown = sanitize(&path.display().to_string());
     if items.is_empty() {
-        println!("The whitelist in {} is empty.", sanitize(&path.display().to_string()));
-        println!("Add one with: agentsh whitelist add 'npm test'");
-        return Ok(0);
+        println!("The whitelist in {shown} is empty.");
+    } else {
+        let state = if state.is_empty() { String::new() } else { format!(" ({state})") };
+        println!("Whitelist in {shown}{state}:");
+        for (i, e) in items.iter().enumerate() {
+            let mark = if applies { "" } else { "   [ignored]" };
+            println!("{:>4}  {}{mark}", i + 1, sanitize(e));
+        }
     }
-    println!("Whitelist in {}:", sanitize(&path.display().to_string()));
-    for (i, e) in items.iter().enumerate() {
-        println!("{:>4}  {}", i + 1, sanitize(e));
+    for (title, file, entries, _) in others.iter().filter(|o| !o.2.is_empty()) {
+        println!("\nAlso in force here, from {} ({}):", sanitize(title), sanitize(file));
+        for e in entries {
+            println!("   -  {}", sanitize(e));
+        }
+    }
+    if items.is_empty() && others.iter().all(|o| o.2.is_empty()) {
+        println!("Add one with: agentsh whitelist add 'npm test'");
     }
     Ok(0)
 }

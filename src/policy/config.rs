@@ -34,6 +34,7 @@ pub const KEYS: &[&str] = &[
     "auditKeep",
     "approvalQueue",
     "sandbox",
+    "projectWhitelist",
 ];
 
 /// The settings in force, merged from the user and project files.
@@ -73,6 +74,10 @@ pub struct FileSettings {
     /// A rule that could tighten could not be read: every command needs a person.
     pub rules_broken: Option<String>,
     pub approval_queue: Option<bool>,
+    /// `projectWhitelist` (user config only): whitelist entries for one project, by the
+    /// project's absolute root. "Always" at a prompt writes here when the project's own file
+    /// is not trusted, where an entry would be ignored.
+    pub project_whitelist: Vec<(String, Vec<String>)>,
     /// `sandbox`: the kernel box's settings.
     pub sandbox: crate::policy::sandbox_settings::FileSandbox,
 }
@@ -80,6 +85,17 @@ pub struct FileSettings {
 /// Walks up from `cwd` to the first `.agents/terminal.json`.
 pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| p.is_file())
+}
+
+/// The project `cwd` is in, for `projectWhitelist`: the directory holding its
+/// `.agents/terminal.json`, else the repository's top level, else `cwd`.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    if let Some(found) = find_project_file(cwd)
+        && let Some(root) = found.parent().and_then(Path::parent)
+    {
+        return root.to_path_buf();
+    }
+    cwd.ancestors().find(|d| d.join(".git").exists()).unwrap_or(cwd).to_path_buf()
 }
 
 /// Where a new project file goes: beside the repository's `.git`, else in `cwd`.
@@ -125,6 +141,20 @@ pub fn load(cwd: &Path) -> Config {
     }
     let mut approval_queue = false;
     for (path, s) in &mut parsed {
+        let projects = std::mem::take(&mut s.project_whitelist);
+        if Some(&*path) == user_path.as_ref() {
+            // The person's own entries for this project (and the ones holding it).
+            for (_, entries) in projects.iter().filter(|(root, _)| cwd.starts_with(root)) {
+                for e in entries {
+                    s.whitelist.push(e);
+                }
+            }
+        } else if !projects.is_empty() {
+            s.warnings.push(format!(
+                "{}: projectWhitelist is only read from the user config (~/.config/agentsh/config.json); ignored here",
+                path.display()
+            ));
+        }
         match s.approval_queue {
             Some(on) if Some(&*path) == user_path.as_ref() => approval_queue = on,
             // The agent can edit the project file: a key that loosens waiting is not taken from it.
@@ -365,6 +395,28 @@ pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut
                 }
                 _ => s.warnings.push(format!(
                     "{}: commandWhitelist must be a list of strings; the whitelist in this file is ignored",
+                    at(key)
+                )),
+            },
+            "projectWhitelist" => match value {
+                Value::Object(projects) => {
+                    for (root, list) in projects {
+                        let entries: Option<Vec<String>> = list
+                            .as_array()
+                            .and_then(|items| items.iter().map(|i| i.as_str().map(|e| e.trim().to_string())).collect());
+                        match entries {
+                            Some(entries) if Path::new(root).is_absolute() => {
+                                s.project_whitelist.push((root.clone(), entries.into_iter().filter(|e| !e.is_empty()).collect()))
+                            }
+                            _ => s.warnings.push(format!(
+                                "{}: projectWhitelist[\"{root}\"] must be a list of strings under an absolute path; ignored",
+                                at(key)
+                            )),
+                        }
+                    }
+                }
+                _ => s.warnings.push(format!(
+                    "{}: projectWhitelist must be an object of project paths to lists of entries; ignored",
                     at(key)
                 )),
             },

@@ -331,6 +331,7 @@ fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<Prom
         code,
         notice,
         sandbox: approval_runs(verdict),
+        always_where: crate::policy::whitelist::Destination::for_cwd(cwd).map(|d| d.describe()),
     };
     Ok(req)
 }
@@ -449,12 +450,16 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
     match answer {
         Answer::Once => Ok(()),
         Answer::Always(entry) => {
-            let path = config::project_file_for_writing(cwd);
-            match crate::policy::whitelist::add_entry(&path, &entry) {
+            // Where it takes effect: an untrusted project file's whitelist would be ignored.
+            let Some(dest) = crate::policy::whitelist::Destination::for_cwd(cwd) else {
+                eprintln!("agentsh: warning: no config directory to save the whitelist entry in; allowed once");
+                return Ok(());
+            };
+            match dest.add(&entry) {
                 Ok(_) => eprintln!(
                     "agentsh: added `{}` to the whitelist in {}",
                     crate::text::sanitize::sanitize(&entry),
-                    crate::text::sanitize::sanitize(&path.display().to_string())
+                    crate::text::sanitize::sanitize(&dest.describe())
                 ),
                 // The person approved this run; only remembering failed.
                 Err(e) => eprintln!("agentsh: warning: could not save the whitelist entry: {e:#}"),
