@@ -23,9 +23,13 @@ fn generated() -> Vec<(PathBuf, Vec<u8>)> {
     let mut pending = vec![cmd];
     while let Some(cmd) = pending.pop() {
         pending.extend(cmd.get_subcommands().filter(|sub| !sub.is_hide_set()).cloned());
+        let top = cmd.get_name() == "agentsh";
         let man = clap_mangen::Man::new(cmd);
         let mut out = Vec::new();
         man.render(&mut out).expect("rendering into memory cannot fail");
+        if top {
+            out.extend_from_slice(agentsh::cli::MAN_SECTIONS.as_bytes());
+        }
         files.push((Path::new("man").join(man.get_filename()), out));
     }
     files
