@@ -538,6 +538,71 @@ pub fn parse_with_clap(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
     Ok(Invocation::Shell { source, options: shell })
 }
 
+/// The sections of `man agentsh` that clap does not make: appended after the generated ones
+/// (tests/generated.rs writes man/agentsh.1 with them).
+pub const MAN_SECTIONS: &str = r#".SH CONFIGURATION
+Two JSON files, merged: the user config and the project file. The stricter setting wins; a
+project file may only tighten the policy until the person runs \fBagentsh trust\fR.
+Keys: \fBrequireCommandConfirmation\fR, \fBconfirmationTimeoutSeconds\fR (10\-120),
+\fBcommandTimeoutSeconds\fR, \fBcommandWhitelist\fR, \fBcommandBlacklist\fR, \fBlevel\fR,
+\fBrules\fR, \fBsandbox\fR (\fBenabled\fR, \fBwritable\fR, \fBdenyRead\fR, \fBnetwork\fR),
+\fBauditFailure\fR, \fBauditSyslog\fR, \fBauditMaxBytes\fR, \fBauditKeep\fR, and in the user
+config only \fBapprovalQueue\fR and \fBprojectWhitelist\fR. \fBagentsh policy\fR prints the
+policy in force and where each part comes from.
+.SH FILES
+.TP
+\fI~/.config/agentsh/config.json\fR
+The user config (\fB$XDG_CONFIG_HOME/agentsh\fR).
+.TP
+\fI.agents/terminal.json\fR
+The project file, found by walking up from the working directory.
+.TP
+\fI~/.local/state/agentsh/audit.jsonl\fR
+The audit log, one hash\-chained JSON record per decision (\fBagentsh log \-\-verify\fR).
+.TP
+\fI~/.local/share/agentsh/trust.json\fR
+The trust records of project files.
+.TP
+\fI$XDG_RUNTIME_DIR/agentsh/\fR
+The approval queue (\fBagentsh approvals\fR).
+.TP
+\fI~/.local/state/agentsh/box/\fR
+Records of the sandbox namespaces kept between commands.
+.SH ENVIRONMENT
+.TP
+\fBAGENTSH_ASK\fR
+Set to 1: every command asks a person (it can only tighten the policy).
+.TP
+\fBNO_COLOR\fR
+Set and not empty: no colour.
+.TP
+\fBTERM\fR
+\fBdumb\fR: no escape sequences at all.
+.TP
+\fBHOME\fR, \fBXDG_CONFIG_HOME\fR, \fBXDG_STATE_HOME\fR, \fBXDG_DATA_HOME\fR, \fBXDG_RUNTIME_DIR\fR
+Where the files above are.
+.SH EXIT STATUS
+.TP
+the command's own
+It ran.
+.TP
+126
+Refused: denied, not approved, timed out, no one to ask, the audit record could not be written,
+the sandbox could not be set up, bytes agentsh cannot judge; or not executable.
+.TP
+127
+Command not found.
+.TP
+124
+Stopped by \fBcommandTimeoutSeconds\fR.
+.TP
+2
+Usage error.
+.PP
+\fBagentsh check\fR: 0 allow, 10 ask, 11 deny. Management commands: 0 done, 1 failed, 2 usage
+error.
+"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,68 +704,3 @@ mod tests {
         Cli::command().debug_assert();
     }
 }
-
-/// The sections of `man agentsh` that clap does not make: appended after the generated ones
-/// (tests/generated.rs writes man/agentsh.1 with them).
-pub const MAN_SECTIONS: &str = r#".SH CONFIGURATION
-Two JSON files, merged: the user config and the project file. The stricter setting wins; a
-project file may only tighten the policy until the person runs \fBagentsh trust\fR.
-Keys: \fBrequireCommandConfirmation\fR, \fBconfirmationTimeoutSeconds\fR (10\-120),
-\fBcommandTimeoutSeconds\fR, \fBcommandWhitelist\fR, \fBcommandBlacklist\fR, \fBlevel\fR,
-\fBrules\fR, \fBsandbox\fR (\fBenabled\fR, \fBwritable\fR, \fBdenyRead\fR, \fBnetwork\fR),
-\fBauditFailure\fR, \fBauditSyslog\fR, \fBauditMaxBytes\fR, \fBauditKeep\fR, and in the user
-config only \fBapprovalQueue\fR and \fBprojectWhitelist\fR. \fBagentsh policy\fR prints the
-policy in force and where each part comes from.
-.SH FILES
-.TP
-\fI~/.config/agentsh/config.json\fR
-The user config (\fB$XDG_CONFIG_HOME/agentsh\fR).
-.TP
-\fI.agents/terminal.json\fR
-The project file, found by walking up from the working directory.
-.TP
-\fI~/.local/state/agentsh/audit.jsonl\fR
-The audit log, one hash\-chained JSON record per decision (\fBagentsh log \-\-verify\fR).
-.TP
-\fI~/.local/share/agentsh/trust.json\fR
-The trust records of project files.
-.TP
-\fI$XDG_RUNTIME_DIR/agentsh/\fR
-The approval queue (\fBagentsh approvals\fR).
-.TP
-\fI~/.local/state/agentsh/box/\fR
-Records of the sandbox namespaces kept between commands.
-.SH ENVIRONMENT
-.TP
-\fBAGENTSH_ASK\fR
-Set to 1: every command asks a person (it can only tighten the policy).
-.TP
-\fBNO_COLOR\fR
-Set and not empty: no colour.
-.TP
-\fBTERM\fR
-\fBdumb\fR: no escape sequences at all.
-.TP
-\fBHOME\fR, \fBXDG_CONFIG_HOME\fR, \fBXDG_STATE_HOME\fR, \fBXDG_DATA_HOME\fR, \fBXDG_RUNTIME_DIR\fR
-Where the files above are.
-.SH EXIT STATUS
-.TP
-the command's own
-It ran.
-.TP
-126
-Refused: denied, not approved, timed out, no one to ask, the audit record could not be written,
-the sandbox could not be set up, bytes agentsh cannot judge; or not executable.
-.TP
-127
-Command not found.
-.TP
-124
-Stopped by \fBcommandTimeoutSeconds\fR.
-.TP
-2
-Usage error.
-.PP
-\fBagentsh check\fR: 0 allow, 10 ask, 11 deny. Management commands: 0 done, 1 failed, 2 usage
-error.
-"#;
