@@ -1074,6 +1074,10 @@ fn pause_holds_commands_until_resume() {
     let r = t.pending(1).remove(0);
     assert_eq!(r["paused"], true);
     assert_eq!(r["expires"], serde_json::Value::Null);
+    // Issue 17, item 6: held for the pause, with its real risk, and no code to type.
+    assert_eq!(r["risk"], "safe", "{r}");
+    let id = r["id"].as_str().unwrap().to_string();
+    assert!(t.request_file(&id).get("code").is_none(), "a safe command held by a pause needs no code");
     let status = t.also(&["status", "--json"]).status(0).json();
     assert_eq!((status["state"].as_str(), status["pending"].as_u64()), (Some("paused"), Some(1)));
     t.also(&["resume"]).status(0).stdout_has("resumed");

@@ -239,7 +239,7 @@ fn in_queue(pending: &Pending, req: &PromptRequest, deadline: Option<Instant>) -
 /// the answer file is only as trustworthy as the directory, so it can never do more than the
 /// terminal prompt would allow.
 fn to_answer(reply: &Reply, req: &PromptRequest) -> Answer {
-    let high = req.risk != crate::model::Risk::Moderate;
+    let high = req.risk >= crate::model::Risk::High;
     let code_ok = !high || reply.code.as_deref() == Some(req.code.as_str()) && req.code.len() >= 4;
     match reply.answer {
         Verdict::Deny if reply.message.as_deref() == Some(crate::ask::prompt::WRONG_CODE) => Answer::WrongCode,
@@ -262,7 +262,14 @@ fn request(req: &PromptRequest, paused: bool) -> Request {
         id: String::new(),
         command: sanitize(&req.command),
         cwd: sanitize(&req.cwd),
-        risk: if req.risk == crate::model::Risk::Moderate { "moderate" } else { "high" }.to_string(),
+        // The command's own risk (a command held by a pause may be safe), not "high" for
+        // anything but moderate; a code only where the terminal would ask for one.
+        risk: match req.risk {
+            crate::model::Risk::Safe => "safe",
+            crate::model::Risk::Moderate => "moderate",
+            _ => "high",
+        }
+        .to_string(),
         category: req.category.as_str().to_string(),
         reasons: req.reasons.iter().map(|r| sanitize(r)).collect(),
         always: req.always_entries.clone(),
@@ -273,7 +280,7 @@ fn request(req: &PromptRequest, paused: bool) -> Request {
         expires: (!paused).then(|| now + req.timeout.as_secs()),
         paused,
         sandbox: sanitize(&req.sandbox),
-        code: (req.risk != crate::model::Risk::Moderate).then(|| req.code.clone()),
+        code: (req.risk >= crate::model::Risk::High).then(|| req.code.clone()),
     }
 }
 

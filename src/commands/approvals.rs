@@ -357,7 +357,11 @@ impl Ui {
     }
 
     fn risk_label(&self, risk: &str) -> String {
-        let colour = if risk == "moderate" { "\x1b[1;33m" } else { "\x1b[1;31m" };
+        let colour = match risk {
+            "safe" => "\x1b[1;32m",
+            "moderate" => "\x1b[1;33m",
+            _ => "\x1b[1;31m",
+        };
         let word = risk.to_uppercase();
         if self.style.color { format!("{colour}{word}\x1b[0m") } else { word }
     }
