@@ -1460,3 +1460,18 @@ fn the_views_show_every_list_and_what_is_ignored() {
     assert!(policy.stdout().contains("not trusted: only its stricter settings apply"), "{}", policy.stdout());
     assert!(policy.stdout().contains("(the person's own: applies)"), "{}", policy.stdout());
 }
+
+/// Issue 17, item 13: a broken project file and the verdict agree: what it may have tightened is
+/// assumed, and the warning says so.
+#[test]
+fn a_broken_file_says_what_is_assumed() {
+    let t = Test::new().project_config("{\"requireCommandConfirmation\": true,");
+    let r = t.exec(&["check", "ls"]).status(10);
+    assert!(r.stdout().contains("requireCommandConfirmation is on"), "{}", r.stdout());
+    assert!(r.stderr().contains("any it may hold that tighten the policy are assumed"), "{}", r.stderr());
+    assert!(r.stderr().contains("it mentions requireCommandConfirmation, so it is taken as on"), "{}", r.stderr());
+    // With nothing to assume, the plain warning.
+    let t = Test::new().project_config("{\"commandWhitelist\": [\"ls\",]}");
+    let r = t.exec(&["check", "ls"]);
+    assert!(r.stderr().contains("its settings are ignored\n"), "{}", r.stderr());
+}

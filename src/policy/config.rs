@@ -305,9 +305,16 @@ pub fn parse_settings_slowly(name: &str, text: &str) -> FileSettings {
         Ok(v) => v,
         Err(e) => {
             let at = format!("{name}:{}:{}", e.line(), e.column());
-            s.warnings
-                .push(format!("{at}: not valid JSON ({}); its settings are ignored", strip_position(&e.to_string())));
+            s.warnings.push(format!(
+                "{at}: not valid JSON ({}); its settings are ignored, but any it may hold that tighten the policy are \
+                 assumed (below)",
+                strip_position(&e.to_string())
+            ));
             fail_closed_for_unreadable(&mut s, text, &at);
+            if s.warnings.len() == 1 {
+                s.warnings[0] =
+                    format!("{at}: not valid JSON ({}); its settings are ignored", strip_position(&e.to_string()));
+            }
             return s;
         }
     };
@@ -330,6 +337,9 @@ fn fail_closed_for_unreadable(s: &mut FileSettings, text: &str, at: &str) {
     }
     if text.contains("requireCommandConfirmation") {
         s.require_confirmation = Some(true);
+        s.warnings.push(format!(
+            "{at}: it mentions requireCommandConfirmation, so it is taken as on (every command needs a person) until it is fixed"
+        ));
     }
     if text.contains("\"level\"") {
         s.level = Some(Level::Student);
