@@ -1475,3 +1475,19 @@ fn a_broken_file_says_what_is_assumed() {
     let r = t.exec(&["check", "ls"]);
     assert!(r.stderr().contains("its settings are ignored\n"), "{}", r.stderr());
 }
+
+/// Issue 17, item 10: `doctor` separates problems (exit 1) from notes about the kernel that the
+/// person may not be able to change (exit 0), and says which is which.
+#[test]
+fn doctor_tells_kernel_notes_from_problems() {
+    let r = Test::new().exec(&["doctor"]);
+    let out = r.stdout();
+    let tiocsti_on = std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti").is_ok_and(|v| v.trim() == "1");
+    if tiocsti_on {
+        assert!(out.contains("kernel  tiocsti"), "{out}");
+        assert!(!out.contains("PROBLEM tiocsti"), "{out}");
+        assert!(out.contains("about this kernel (marked kernel"), "{out}");
+    }
+    // Exit 1 only with a line marked PROBLEM.
+    assert_eq!(r.out.status.code() == Some(1), out.contains("PROBLEM"), "{out}");
+}

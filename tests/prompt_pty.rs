@@ -835,3 +835,25 @@ fn term_dumb_gets_no_escape_sequences() {
     assert!(!bytes.contains(&0x1b), "an escape sequence on a dumb terminal: {text:?}");
     assert_eq!(text.matches("time left:").count(), 1, "the countdown is drawn once: {text:?}");
 }
+
+/// Issue 17, item 10: the legacy_tiocsti note is shown once per terminal session, not on
+/// every prompt.
+#[test]
+fn the_tiocsti_note_shows_once_per_terminal_session() {
+    if std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti").map(|v| v.trim() != "1").unwrap_or(true) {
+        eprintln!("note: skipped: this kernel has no legacy_tiocsti=1, so there is no note to show");
+        return;
+    }
+    let f = Fixture::new();
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(r#""$AGENTSH" -c 'touch a'; "$AGENTSH" -c 'touch b'"#);
+    pane.await_prompt();
+    pane.press("n");
+    pane.wait_for_n("approve this command?", 2, EXPECT_MS);
+    pane.wait_for("time left:");
+    sleep(Duration::from_millis(150));
+    pane.press("n");
+    let (_, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(screen.matches("approve this command?").count(), 2, "{screen}");
+    assert_eq!(screen.matches("legacy_tiocsti").count(), 1, "{screen}");
+}

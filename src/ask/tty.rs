@@ -313,8 +313,25 @@ pub fn legacy_tiocsti_enabled() -> Option<bool> {
 
 /// The note a prompt shows where the kernel still allows TIOCSTI keystroke injection.
 pub fn tiocsti_notice() -> Option<String> {
-    (legacy_tiocsti_enabled() == Some(true))
+    (legacy_tiocsti_enabled() == Some(true) && first_in_session("tiocsti"))
         .then(|| "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)".to_string())
+}
+
+/// Whether note `what` has not been shown yet in this terminal session (the session id, and
+/// its leader's start time, so that a reused id is a new session); marks it shown. Kept in
+/// agentsh's state directory (`notes/`). Where that cannot be written, every time.
+fn first_in_session(what: &str) -> bool {
+    let sid = nix::unistd::getsid(None).map(|p| p.as_raw()).unwrap_or(0);
+    let start = std::fs::read_to_string(format!("/proc/{sid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").and_then(|(_, rest)| rest.split(' ').nth(19).map(str::to_string)))
+        .unwrap_or_default();
+    let Some(dir) = crate::policy::dirs::state_dir().map(|d| d.join("notes")) else { return true };
+    if std::fs::create_dir_all(&dir).is_err() {
+        return true;
+    }
+    let marker = dir.join(format!("{what}-{sid}-{start}"));
+    std::fs::OpenOptions::new().write(true).create_new(true).open(marker).is_ok()
 }
 
 #[cfg(test)]

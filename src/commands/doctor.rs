@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 pub enum Level {
     Ok,
     Info,
+    /// A fact about the kernel the person may not be able to change (their machine's admin
+    /// may): said, with what it means and what would change it, but not a problem (exit 0).
+    Kernel,
     Problem,
 }
 
@@ -91,6 +94,7 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
             let mark = match f.level {
                 Level::Ok => "ok     ",
                 Level::Info => "note   ",
+                Level::Kernel => "kernel ",
                 Level::Problem => "PROBLEM",
             };
             println!("{mark} {:<11} {}", f.check, crate::text::sanitize::sanitize(&f.message));
@@ -98,8 +102,17 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
                 println!("        {:<11} fix: {}", "", crate::text::sanitize::sanitize(fix));
             }
         }
+        let kernel = findings.iter().filter(|f| f.level == Level::Kernel).count();
+        let notes = if kernel == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {} about this kernel (marked kernel: not a problem with agentsh's setup)",
+                crate::text::count(kernel, "note", "notes")
+            )
+        };
         println!(
-            "{}",
+            "{}{notes}",
             if ok { "agentsh doctor: no problems found" } else { "agentsh doctor: problems found (see fix:)" }
         );
     }
@@ -504,8 +517,10 @@ fn tiocsti(_: &Facts) -> Vec<Finding> {
         }
         Some(true) => finding(
             "tiocsti",
-            Level::Problem,
-            "legacy_tiocsti=1: a program on the same terminal can type an answer into the prompt".into(),
+            Level::Kernel,
+            "legacy_tiocsti=1: a program outside the sandbox on the same terminal can type an answer into the \
+             prompt (inside it, terminal ioctls are refused where Landlock has ABI 5)"
+                .into(),
             Some("sudo sysctl -w dev.tty.legacy_tiocsti=0 (and add it to /etc/sysctl.d/)"),
         ),
         None => finding(
@@ -563,7 +578,7 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
             if abi < 6 {
                 out.push(finding(
                     "sandbox",
-                    Level::Info,
+                    Level::Kernel,
                     "this kernel cannot scope signals (ABI 6): a confined command can signal your other processes"
                         .into(),
                     None,
@@ -584,7 +599,7 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
         )),
         Namespaces::Unavailable(why) | Namespaces::Unknown(why) => out.push(finding(
             "sandbox",
-            Level::Info,
+            Level::Kernel,
             format!(
                 "no user and mount namespaces ({why}): .git/hooks, .git/config and .agents stay writable inside the box; \
                  only the writes to them that agentsh sees in a command's text ask"
