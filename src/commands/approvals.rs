@@ -49,6 +49,9 @@ pub fn run(args: ApprovalsArgs) -> Result<i32> {
             }
             dirty = false;
         }
+        if let Ok(size) = rustix::termios::tcgetwinsize(out) {
+            ui.width = usize::from(size.ws_col).max(20);
+        }
         out.write_all(ui.render(queue::now_secs()).as_bytes())?;
         out.flush()?;
         notifier.reap();
@@ -57,7 +60,7 @@ pub fn run(args: ApprovalsArgs) -> Result<i32> {
                 Some(Action::Quit) => break,
                 Some(Action::Answer(id, reply)) => {
                     ui.status = match queue::answer(&dir, &id, &reply) {
-                        Ok(()) => format!("answered {id}"),
+                        Ok(()) => ui.answered(&id, &reply),
                         Err(e) => e,
                     };
                     dirty = true;
@@ -120,6 +123,56 @@ impl Notifier {
     }
 }
 
+/// `text` cut to `max` characters, with `…` where it was cut.
+fn clip_to(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max.saturating_sub(1)).collect();
+    format!("{head}…")
+}
+
+/// `text` in lines of at most `width` columns (escape sequences take none), broken at spaces;
+/// continuation lines are indented. A word longer than a line is cut.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let cols = |t: &str| {
+        let mut n = 0;
+        let mut esc = false;
+        for c in t.chars() {
+            match (esc, c) {
+                (false, '\x1b') => esc = true,
+                (true, 'm') => esc = false,
+                (true, _) => {}
+                _ => n += 1,
+            }
+        }
+        n
+    };
+    if cols(text) <= width {
+        return vec![text.to_string()];
+    }
+    let indent = text.len() - text.trim_start_matches(' ').len();
+    let mut out = Vec::new();
+    let mut cur = " ".repeat(indent);
+    let mut words_on_line = 0;
+    for word in text.trim_start_matches(' ').split(' ') {
+        if words_on_line > 0 && cols(&cur) + 1 + cols(word) > width {
+            out.push(std::mem::take(&mut cur));
+            cur = " ".repeat(indent + 4);
+            words_on_line = 0;
+        }
+        if words_on_line > 0 {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+        words_on_line += 1;
+    }
+    if words_on_line > 0 {
+        out.push(cur);
+    }
+    out.into_iter().map(|l| if cols(&l) > width { clip_to(&l, width) } else { l }).collect()
+}
+
 /// What a key asks `run` to do.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
@@ -156,7 +209,14 @@ pub struct Ui {
     mode: Mode,
     pub status: String,
     style: Style,
+    /// The terminal's width in columns (`run` reads it before each draw).
+    pub width: usize,
+    /// Requests that expired (their agentsh is gone), shown as expired for a moment: with when.
+    expired: Vec<(Listed, u64)>,
 }
+
+/// How long an expired request stays on the list, marked expired (seconds).
+const EXPIRED_SHOWN: u64 = 5;
 
 const TEXT_MAX: usize = 500;
 
@@ -170,6 +230,25 @@ impl Ui {
             mode: Mode::List,
             status: String::new(),
             style,
+            width: 100,
+            expired: Vec::new(),
+        }
+    }
+
+    /// What was answered, for the status line: the answer and the command it was for.
+    pub fn answered(&self, id: &str, reply: &Reply) -> String {
+        let command = self
+            .items
+            .iter()
+            .find(|l| l.request.id == id)
+            .map(|l| sanitize(&l.request.command))
+            .unwrap_or_else(|| id.to_string());
+        match (reply.answer, &reply.entry, &reply.message) {
+            (queue::Verdict::Once, _, _) => format!("allowed once: {command}"),
+            (queue::Verdict::Always, Some(e), _) => format!("allowed, and always `{}`: {command}", sanitize(e)),
+            (queue::Verdict::Always, None, _) => format!("allowed always: {command}"),
+            (queue::Verdict::Deny, _, Some(m)) => format!("rejected, telling the agent \"{}\": {command}", sanitize(m)),
+            (queue::Verdict::Deny, _, None) => format!("rejected: {command}"),
         }
     }
 
@@ -177,15 +256,29 @@ impl Ui {
     pub fn update(&mut self, listed: Vec<Listed>) -> Vec<String> {
         let selected_id = self.current().map(|l| l.request.id.clone());
         let mut arrived = Vec::new();
-        for l in &listed {
-            if l.live && self.seen.insert(l.request.id.clone()) {
+        let now = queue::now_secs();
+        self.expired.retain(|(_, at)| now.saturating_sub(*at) < EXPIRED_SHOWN);
+        let (live, gone): (Vec<Listed>, Vec<Listed>) = listed.into_iter().partition(|l| l.live);
+        for l in &live {
+            if self.seen.insert(l.request.id.clone()) {
                 arrived.push(l.request.command.clone());
             }
-            if !l.live {
-                self.status = format!("request {} expired: the agentsh that asked is gone", l.request.id);
+        }
+        // One that was on the list and is gone without an answer from here: it expired.
+        for l in self.items.iter().filter(|old| !live.iter().any(|l| l.request.id == old.request.id)) {
+            if l.request.expires.is_some_and(|t| t <= now) || gone.iter().any(|g| g.request.id == l.request.id) {
+                self.expired.push((l.clone(), now));
             }
         }
-        self.items = listed.into_iter().filter(|l| l.live).collect();
+        for l in gone {
+            if !self.expired.iter().any(|(e, _)| e.request.id == l.request.id) {
+                self.status = format!("request {} expired: the agentsh that asked is gone", l.request.id);
+                self.expired.push((l, now));
+            }
+        }
+        self.items = live;
+        // By arrival: the oldest request first.
+        self.items.sort_by_key(|l| (l.request.time, l.request.id.clone()));
         self.selected = selected_id
             .as_ref()
             .and_then(|id| self.items.iter().position(|l| &l.request.id == id))
@@ -198,6 +291,7 @@ impl Ui {
     }
 
     fn current(&self) -> Option<&Listed> {
+        // Expired rows are shown after the live ones, and cannot be selected.
         self.items.get(self.selected)
     }
 
@@ -369,12 +463,15 @@ impl Ui {
     /// The whole screen, from the top. Every request field is sanitized again: the file is only
     /// as trustworthy as the directory.
     pub fn render(&self, now: u64) -> String {
-        let width = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(100usize).max(40);
+        let width = self.width.max(20);
         let mut s = String::from("\x1b[H\x1b[2J");
+        // Every line fits the width: long ones wrap at spaces, indented, so nothing (a code
+        // above all) is cut in the middle by the terminal.
         let mut line = |text: String| {
-            let clipped: String = text.chars().take(width).collect();
-            s.push_str(&clipped);
-            s.push_str("\r\n");
+            for part in wrap(&text, width) {
+                s.push_str(&part);
+                s.push_str("\r\n");
+            }
         };
         line(format!("agentsh approvals: {} pending   (q quits)", self.items.len()));
         if let Some(p) = crate::ask::pause::current() {
@@ -382,17 +479,31 @@ impl Ui {
             line(format!("the agent is PAUSED: its commands are {how} until `agentsh resume`"));
         }
         line(String::new());
-        if self.items.is_empty() {
+        if self.items.is_empty() && self.expired.is_empty() {
             line("  no pending requests; this window rings when one arrives".into());
         }
-        for (i, l) in self.items.iter().enumerate() {
+        let narrow = width < 60;
+        let rows = self.items.iter().map(|l| (l, false)).chain(self.expired.iter().map(|(l, _)| (l, true)));
+        for (i, (l, expired)) in rows.enumerate() {
             let r = &l.request;
-            let marker = if i == self.selected { ">" } else { " " };
-            let left = match r.expires {
-                Some(t) => format!("{:>4}s", t.saturating_sub(now)),
-                None => "paused".into(),
+            let marker = if i == self.selected && !expired { ">" } else { " " };
+            let left = match (expired, r.expires) {
+                (true, _) => "expired".to_string(),
+                (false, Some(t)) => format!("{}s", t.saturating_sub(now)),
+                (false, None) => "paused".into(),
             };
-            line(format!("{marker} {}  {left}  {:<8}  {}", r.id, self.risk_label(&r.risk), sanitize(&r.command)));
+            // The label padded by its own length: colour codes take no columns.
+            let word = r.risk.to_uppercase();
+            let risk = format!("{}{}", self.risk_label(&r.risk), " ".repeat(8usize.saturating_sub(word.len())));
+            let head = format!("{marker} {}  {left:>7}  {risk}", r.id);
+            let command = sanitize(&r.command);
+            if narrow {
+                line(head);
+                line(format!("    {}", clip_to(&command, width.saturating_sub(4))));
+            } else {
+                let room = width.saturating_sub(12 + 2 + 7 + 2 + 8 + 4);
+                line(format!("{head}  {}", clip_to(&command, room)));
+            }
         }
         line(String::new());
         let Some(l) = self.current() else {
@@ -401,31 +512,28 @@ impl Ui {
         };
         let r = &l.request;
         if self.detail {
-            let mut d = String::new();
-            let _ = write!(d, "  command:  {}\r\n", sanitize(&r.command));
-            let _ = write!(d, "  cwd:      {}\r\n", sanitize(&r.cwd));
-            let _ = write!(d, "  risk:     {} ({})\r\n", self.risk_label(&r.risk), sanitize(&r.category));
+            line(format!("  command:  {}", sanitize(&r.command)));
+            line(format!("  cwd:      {}", sanitize(&r.cwd)));
+            line(format!("  risk:     {} ({})", self.risk_label(&r.risk), sanitize(&r.category)));
             if !r.sandbox.is_empty() {
-                let _ = write!(d, "  runs:     {}\r\n", sanitize(&r.sandbox));
+                line(format!("  runs:     {}", sanitize(&r.sandbox)));
             }
             for reason in &r.reasons {
-                let _ = write!(d, "  why:      {}\r\n", sanitize(reason));
+                line(format!("  why:      {}", sanitize(reason)));
             }
-            let _ = write!(
-                d,
-                "  from:     pid {} (parent {} {}, session {})\r\n",
+            line(format!(
+                "  from:     pid {} (parent {} {}, session {})",
                 r.pid,
                 r.parent.pid,
                 sanitize(&r.parent.name),
                 r.session
-            );
+            ));
             if r.paused {
-                d.push_str("  waiting:  because the agent is paused\r\n");
+                line("  waiting:  because the agent is paused (not because of its risk)".into());
             }
             for (i, e) in r.always.iter().enumerate() {
-                let _ = write!(d, "  always {}: {}\r\n", i + 1, sanitize(e));
+                line(format!("  always {}: {}", i + 1, sanitize(e)));
             }
-            s.push_str(&d);
         }
         let keys = match &self.mode {
             Mode::Code { typed, .. } => format!(
@@ -441,15 +549,18 @@ impl Ui {
             }
             Mode::Message(text) => format!("  message to the agent (Enter sends, Esc cancels): {}", sanitize(text)),
             _ if r.code.is_some() => format!(
-                "  y: allow once   a: allow always   n: reject   m: reject with a message   Enter: details   (code {})",
+                // A no-break space: the code and its label stay on one line.
+                "  y: allow once   a: allow always   n: reject   m: reject with a message   Enter: details   (code\u{a0}{})",
                 sanitize(r.code.as_deref().unwrap_or("?"))
             ),
             _ => {
                 "  y: allow once   a: allow always   n: reject   m: reject with a message   Enter: details".to_string()
             }
         };
-        let _ = write!(s, "{keys}\r\n");
-        s.push_str(&self.status_line());
+        line(keys);
+        if !self.status.is_empty() {
+            line(format!("  {}", sanitize(&self.status)));
+        }
         s
     }
 
@@ -553,13 +664,50 @@ mod tests {
     fn the_screen_is_sanitized_and_counts_down() {
         let mut u = ui(vec![listed("aaaaaaaaaaaa", Some("4821"), &[])]);
         let screen = u.render(130);
-        assert!(screen.contains("aaaaaaaaaaaa    30s  HIGH"), "{screen}");
+        assert!(screen.contains("aaaaaaaaaaaa      30s  HIGH"), "{screen}");
         assert!(screen.contains("git push \\x1b[31m"), "{screen}");
         assert!(!screen.contains("\x1b[31m"), "{screen:?}");
-        assert!(screen.contains("(code 4821)"), "{screen}");
+        assert!(screen.contains("(code\u{a0}4821)"), "{screen}");
         u.key(b'\r');
         assert!(u.render(130).contains("parent 6 claude"));
         let arrived = u.update(vec![listed("aaaaaaaaaaaa", None, &[]), listed("cccccccccccc", None, &[])]);
         assert_eq!(arrived.len(), 1);
+    }
+
+    /// Issue 17, item 5: every line fits the terminal (no code cut in two at 99 columns, a
+    /// usable layout at 40), requests are listed by arrival, and an answer says what it was.
+    #[test]
+    fn the_window_fits_the_terminal_and_says_what_was_answered() {
+        let mut first = listed("bbbbbbbbbbbb", Some("4821"), &["git push"]);
+        first.request.time = 10;
+        first.request.command = "git push origin main && echo a long tail of words that goes on and on and on".into();
+        let mut second = listed("aaaaaaaaaaaa", None, &[]);
+        second.request.time = 20;
+        let mut u = ui(vec![second.clone(), first.clone()]);
+        let ids: Vec<&str> = u.items.iter().map(|l| l.request.id.as_str()).collect();
+        assert_eq!(ids, ["bbbbbbbbbbbb", "aaaaaaaaaaaa"], "oldest first");
+        for width in [99, 40] {
+            u.width = width;
+            u.detail = true;
+            let screen = u.render(5);
+            for l in screen.split("\r\n") {
+                let l = l.trim_start_matches("\x1b[H\x1b[2J");
+                assert!(l.chars().count() <= width, "{width}: {l:?} is {} long", l.chars().count());
+            }
+            assert!(screen.contains("(code\u{a0}4821)"), "{width}: the code is whole:\n{screen}");
+            assert!(screen.contains("bbbbbbbbbbbb"), "{screen}");
+        }
+        let once = Reply { answer: Verdict::Once, entry: None, code: None, message: None };
+        assert!(u.answered("bbbbbbbbbbbb", &once).starts_with("allowed once: git push origin main"));
+        let always = Reply { answer: Verdict::Always, entry: Some("git push".into()), code: None, message: None };
+        assert!(u.answered("bbbbbbbbbbbb", &always).starts_with("allowed, and always `git push`"));
+        let no = Reply { answer: Verdict::Deny, entry: None, code: None, message: Some("use a branch".into()) };
+        assert!(u.answered("bbbbbbbbbbbb", &no).starts_with("rejected, telling the agent \"use a branch\""));
+        // One that goes away without an answer from here is shown as expired for a moment.
+        let mut gone = first.clone();
+        gone.live = false;
+        u.update(vec![second.clone(), gone]);
+        let screen = u.render(5);
+        assert!(screen.contains("bbbbbbbbbbbb") && screen.contains("expired"), "{screen}");
     }
 }
