@@ -106,6 +106,8 @@ pub struct Style {
     pub color: bool,
     /// `TERM=dumb`: no escape sequence of any kind (no colour, no line redrawn in place).
     pub dumb: bool,
+    /// The terminal's width in columns; 0 when unknown (lines are then not wrapped).
+    pub width: usize,
 }
 
 impl Style {
@@ -113,7 +115,32 @@ impl Style {
     pub fn from_env() -> Style {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-        Style { color: !no_color && !dumb, dumb }
+        // The width of the terminal the prompt is drawn on (`/dev/tty`), else `COLUMNS`.
+        let width = std::fs::File::open("/dev/tty")
+            .ok()
+            .and_then(|t| rustix::termios::tcgetwinsize(&t).ok())
+            .map(|w| usize::from(w.ws_col))
+            .filter(|w| *w > 0)
+            .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
+            .unwrap_or(0);
+        Style { color: !no_color && !dumb, dumb, width }
+    }
+
+    /// Each line of `text` (lines end in `\r\n`) wrapped to the width, where it is known.
+    fn fit(&self, text: &str) -> String {
+        if self.width < 20 {
+            return text.to_string();
+        }
+        let mut out = String::new();
+        let mut lines = text.split("\r\n").peekable();
+        while let Some(line) = lines.next() {
+            let parts = crate::text::wrap::wrap(line, self.width);
+            out.push_str(&parts.join("\r\n"));
+            if lines.peek().is_some() {
+                out.push_str("\r\n");
+            }
+        }
+        out
     }
 
     /// Goes back to the start of the line and clears it; on a dumb terminal, a new line.
@@ -195,7 +222,7 @@ fn run(
 ) -> Answer {
     let io_lost = |what: &str, e: io::Error| Answer::NoTerminal(format!("{what} the terminal: {e}"));
     // The bell once, as the prompt appears: the person may be looking elsewhere.
-    let mut screen = format!("\x07{}", d.block());
+    let mut screen = format!("\x07{}", d.style.fit(&d.block()));
     screen.push_str(&d.status());
     if let Err(e) = put(out, &screen) {
         return io_lost("writing to", e);
@@ -406,7 +433,7 @@ impl Dialog<'_> {
 
     fn toggle_view(&mut self) -> Step {
         self.full_view = !self.full_view;
-        Step::Screen(format!("{}\r\n{}", self.style.clear_line(), self.block()))
+        Step::Screen(format!("{}\r\n{}", self.style.clear_line(), self.style.fit(&self.block())))
     }
 
     /// A code too short or unprintable cannot be typed safely: nothing approves then.
@@ -655,7 +682,8 @@ mod tests {
             waits: Vec::new(),
         };
         let mut out = Vec::new();
-        let answer = dialog_with_style(&mut keys, &mut out, req, || clock.get(), Style { color, dumb: false });
+        let answer =
+            dialog_with_style(&mut keys, &mut out, req, || clock.get(), Style { color, dumb: false, width: 0 });
         (answer, String::from_utf8(out).unwrap(), keys.waits)
     }
 
@@ -876,5 +904,18 @@ mod tests {
         let codes: Vec<String> = (0..20).map(|_| random_code().unwrap()).collect();
         assert!(codes.iter().all(|c| c.len() == 4 && c.bytes().all(|b| b.is_ascii_digit())));
         assert!(codes.iter().any(|c| c != &codes[0]), "{codes:?}");
+    }
+
+    /// Issue 17, item 12: long lines of the prompt wrap to the terminal's width.
+    #[test]
+    fn long_lines_fit_the_terminal() {
+        let style = Style { color: false, dumb: false, width: 40 };
+        let text = "  runs:     if approved, OUTSIDE the sandbox: sandbox.enabled is false in /home/you/config.json\r\n  time left: 5s";
+        let fitted = style.fit(text);
+        for line in fitted.split("\r\n") {
+            assert!(line.chars().count() <= 40, "{line:?}");
+        }
+        assert!(fitted.ends_with("  time left: 5s"), "{fitted:?}");
+        assert_eq!(Style { width: 0, ..style }.fit(text), text, "unknown width: as it is");
     }
 }

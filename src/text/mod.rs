@@ -8,6 +8,7 @@ pub mod line_index;
 pub mod sanitize;
 pub mod similar;
 pub mod strlist;
+pub mod wrap;
 
 /// `1 entry`, `2 entries`: a count with its noun in the right number.
 pub fn count(n: usize, one: &str, many: &str) -> String {
