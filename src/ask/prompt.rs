@@ -184,6 +184,16 @@ pub fn dialog_with_style(
     style: Style,
 ) -> Answer {
     let deadline = now() + req.timeout;
+    // The legacy_tiocsti note once per terminal session: marked shown only when it is drawn.
+    let once;
+    let req = if req.notice.as_deref() == Some(crate::ask::tty::TIOCSTI_NOTICE)
+        && !crate::ask::tty::first_in_session("tiocsti")
+    {
+        once = PromptRequest { notice: None, ..req.clone() };
+        &once
+    } else {
+        req
+    };
     let mut d = Dialog {
         req,
         style,

@@ -312,15 +312,17 @@ pub fn legacy_tiocsti_enabled() -> Option<bool> {
 }
 
 /// The note a prompt shows where the kernel still allows TIOCSTI keystroke injection.
+/// The note about `legacy_tiocsti=1`; the dialog shows it once per terminal session.
+pub const TIOCSTI_NOTICE: &str = "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)";
+
 pub fn tiocsti_notice() -> Option<String> {
-    (legacy_tiocsti_enabled() == Some(true) && first_in_session("tiocsti"))
-        .then(|| "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)".to_string())
+    (legacy_tiocsti_enabled() == Some(true)).then(|| TIOCSTI_NOTICE.to_string())
 }
 
 /// Whether note `what` has not been shown yet in this terminal session (the session id, and
 /// its leader's start time, so that a reused id is a new session); marks it shown. Kept in
 /// agentsh's state directory (`notes/`). Where that cannot be written, every time.
-fn first_in_session(what: &str) -> bool {
+pub(crate) fn first_in_session(what: &str) -> bool {
     let sid = nix::unistd::getsid(None).map(|p| p.as_raw()).unwrap_or(0);
     let start = std::fs::read_to_string(format!("/proc/{sid}/stat"))
         .ok()

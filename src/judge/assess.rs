@@ -1066,7 +1066,38 @@ fn judge_table(program: &Program, name: &str, words: &[Word], input: &Input) -> 
     };
     let mut a = Assessment::new(Vec::new(), risk, category, String::new(), name);
     a.reasons = reasons;
+    if a.risk == Risk::Safe
+        && let Some(why) = writing_or_running_option(name, &args)
+    {
+        a.risk = if why.starts_with("any use") { Risk::Moderate } else { Risk::High };
+        a.reasons = vec![why];
+    }
     a
+}
+
+/// An option from the program's reviewed list (`rules::OPTION_REVIEW`) that writes a file or
+/// runs a program: as written, with a value (`--out=x`), or in a cluster of short flags.
+fn writing_or_running_option(name: &str, args: &Args) -> Option<String> {
+    let (_, options) = rules::OPTION_REVIEW.iter().find(|(n, _)| *n == name)?;
+    if options.contains(&"*") {
+        return Some(format!("any use of {name} may run the program it inspects"));
+    }
+    let used = |opt: &str| {
+        args.all.iter().any(|a| {
+            *a == opt
+                || (opt.starts_with("--") && a.strip_prefix(opt).is_some_and(|r| r.starts_with('=')))
+                || (opt.len() == 2
+                    && !opt.starts_with("--")
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a.len() > 2
+                    && a[1..].starts_with(&opt[1..]))
+        })
+    };
+    options
+        .iter()
+        .find(|o| used(o))
+        .map(|o| format!("its option {o} writes a file or runs another program (see `man {name}`)"))
 }
 
 /// Raises the risk of anything that touches agentsh's own files, start-up files or secrets.

@@ -1313,6 +1313,66 @@ pub fn find_wrapper(name: &str) -> Option<&'static Wrapper> {
     WRAPPERS.iter().find(|w| w.names.contains(&name))
 }
 
+/// Issue 16, §4: for every program the table judges safe, the options (from its manual) that
+/// write a file or run another program. An empty list is a review that found none. A test
+/// walks the table (`every_safe_program_has_its_options_reviewed`), so no safe program is left
+/// unreviewed; `assess` asks about any of these options (`writing_or_running_option`).
+/// (`printf -v` and `wait -p` only set a variable; a subscript in its name is code, judged by
+/// `assess::late_code`.)
+#[rustfmt::skip]
+pub static OPTION_REVIEW: &[(&str, &[&str])] = &[
+    (":", &[]), ("[", &[]), ("true", &[]), ("false", &[]), ("test", &[]), ("break", &[]), ("continue", &[]),
+    ("exit", &[]), ("return", &[]), ("shift", &[]), ("times", &[]), ("getopts", &[]), ("wait", &[]),
+    ("jobs", &[]), ("cd", &[]), ("pushd", &[]), ("popd", &[]), ("dirs", &[]), ("pwd", &[]), ("type", &[]),
+    ("which", &[]), ("whereis", &[]), ("help", &[]), ("apropos", &[]), ("whatis", &[]),
+    ("set", &[]), ("unset", &[]), ("export", &[]), ("local", &[]), ("declare", &[]), ("typeset", &[]),
+    ("readonly", &[]), ("let", &[]), ("read", &[]), ("mapfile", &["-C"]), ("readarray", &["-C"]),
+    ("hash", &["-p"]), ("fc", &["-e", "-s"]), ("history", &["-w", "-a", "-r", "-n", "-c", "-d", "-s"]),
+    ("ulimit", &[]), ("umask", &[]), ("stty", &[]), ("tput", &[]), ("clear", &[]), ("tty", &[]),
+    ("ls", &[]), ("ll", &[]), ("la", &[]), ("dir", &[]), ("vdir", &[]), ("exa", &[]), ("eza", &[]),
+    ("tree", &["-o"]), ("cat", &[]), ("tac", &[]), ("head", &[]), ("tail", &[]), ("nl", &[]),
+    ("less", &["-o", "-O", "--log-file", "--LOG-FILE", "--lesskey-file", "-k"]), ("more", &[]),
+    ("zless", &["-o", "-O", "--log-file", "--LOG-FILE"]),
+    ("bat", &["--pager"]), ("batcat", &["--pager"]), ("delta", &["--pager"]),
+    ("man", &["-P", "--pager", "-H", "--html"]), ("info", &["-o", "--output"]),
+    ("wc", &["--files0-from"]), ("cut", &[]), ("paste", &[]), ("rev", &[]), ("fold", &[]), ("fmt", &[]),
+    ("expand", &[]), ("unexpand", &[]), ("join", &[]), ("comm", &[]), ("column", &[]), ("tr", &[]),
+    ("seq", &[]), ("numfmt", &[]), ("factor", &[]), ("expr", &[]), ("bc", &[]), ("dc", &[]), ("yes", &[]),
+    ("sleep", &[]), ("echo", &[]), ("printf", &[]), ("basename", &[]), ("dirname", &[]),
+    ("realpath", &[]), ("readlink", &[]), ("stat", &[]), ("file", &["-C", "--compile"]), ("du", &[]),
+    ("df", &[]), ("diff", &[]), ("cmp", &[]), ("md5sum", &[]), ("sha1sum", &[]), ("sha224sum", &[]),
+    ("sha256sum", &[]), ("sha384sum", &[]), ("sha512sum", &[]), ("b2sum", &[]), ("cksum", &[]), ("sum", &[]),
+    ("base32", &[]), ("base64", &[]), ("od", &[]), ("hexdump", &[]), ("xxd", &[]), ("strings", &[]),
+    ("sort", &["-o", "--output", "--compress-program"]), ("uniq", &[]), ("shuf", &["-o", "--output"]),
+    ("tsort", &[]), ("ptx", &[]), ("look", &[]), ("csvlook", &[]),
+    ("grep", &["--pre"]), ("egrep", &[]), ("fgrep", &[]), ("zgrep", &[]), ("rg", &["--pre"]),
+    ("ag", &["--pager"]), ("ack", &["--pager"]),
+    // find's -exec, -execdir, -ok and -okdir are judged as the command they run (`assess`).
+    ("find", &["-delete", "-fprint", "-fprint0", "-fprintf", "-fls"]),
+    ("fd", &["-x", "-X", "--exec", "--exec-batch"]), ("fdfind", &["-x", "-X", "--exec", "--exec-batch"]),
+    ("fzf", &["--preview", "--bind", "--listen"]), ("jq", &[]), ("yq", &["-i", "--inplace"]),
+    ("sed", &["-i", "--in-place", "-f", "--file"]), ("gsed", &["-i", "--in-place", "-f", "--file"]),
+    ("awk", &["-f", "--file", "-i", "--include", "-l", "--load"]),
+    ("gawk", &["-f", "--file", "-i", "--include", "-l", "--load"]), ("mawk", &["-f"]), ("nawk", &["-f"]),
+    ("zcat", &[]), ("bzcat", &[]), ("xzcat", &[]), ("zstdcat", &[]),
+    ("cloc", &["--out", "--report-file", "--script-lang", "--force-lang-def", "--read-lang-def"]),
+    ("tokei", &[]), ("ncdu", &["-o"]), ("mktemp", &[]),
+    ("nm", &[]), ("objdump", &[]), ("readelf", &[]), ("size", &[]),
+    // `ldd` may run the program it inspects (glibc's ldd sets LD_TRACE_LOADED_OBJECTS and execs it).
+    ("ldd", &["*"]),
+    ("id", &[]), ("whoami", &[]), ("groups", &[]), ("uname", &[]), ("arch", &[]), ("nproc", &[]),
+    ("getconf", &[]), ("locale", &[]), ("printenv", &[]), ("env-check", &[]), ("cal", &[]), ("date", &["-s", "--set"]),
+    ("hostname", &[]), ("hostnamectl", &[]), ("uptime", &[]), ("w", &[]), ("who", &[]), ("last", &[]),
+    ("ps", &[]), ("pgrep", &[]), ("pidof", &[]), ("top", &[]), ("htop", &[]), ("free", &[]), ("vmstat", &[]),
+    ("iostat", &[]), ("lsof", &[]), ("lsblk", &[]), ("lscpu", &[]), ("lsusb", &[]), ("lspci", &[]),
+    ("findmnt", &[]), ("dmesg", &["-C", "--clear", "-c", "--read-clear", "-n", "--console-level", "-D", "-E"]),
+    ("journalctl", &["--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate", "--flush", "--sync", "--relinquish-var"]),
+    ("ip", &[]), ("ifconfig", &[]), ("iwconfig", &[]), ("route", &[]), ("arp", &["-s", "-d", "-f"]),
+    ("brctl", &[]), ("tc", &[]), ("ethtool", &["-s", "-K", "-A", "-G", "-E", "-f", "--flash"]),
+    ("ping", &[]), ("ping6", &[]), ("nslookup", &[]), ("dig", &["-f"]), ("host", &[]), ("netstat", &[]),
+    ("ss", &["-K", "--kill"]), ("traceroute", &[]), ("tracepath", &[]), ("mtr", &[]), ("whois", &[]),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1338,5 +1398,20 @@ mod tests {
             assert_eq!(find_program("sort").map(|p| p.why), program_named_by_walking("sort").map(|p| p.why));
             assert!(find_program("prog12345").is_none());
         }
+    }
+
+    /// Issue 16, §4: no program the table judges safe is left without a review of its options
+    /// that write files or run programs.
+    #[test]
+    fn every_safe_program_has_its_options_reviewed() {
+        let mut missing: Vec<&str> = PROGRAMS
+            .iter()
+            .filter(|p| p.risk == Safe)
+            .flat_map(|p| p.names.iter().copied())
+            .filter(|n| !OPTION_REVIEW.iter().any(|(r, _)| r == n))
+            .collect();
+        missing.sort();
+        missing.dedup();
+        assert!(missing.is_empty(), "safe programs with no OPTION_REVIEW entry: {missing:?}");
     }
 }
