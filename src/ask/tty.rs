@@ -313,7 +313,8 @@ pub fn legacy_tiocsti_enabled() -> Option<bool> {
 
 /// The note a prompt shows where the kernel still allows TIOCSTI keystroke injection.
 /// The note about `legacy_tiocsti=1`; the dialog shows it once per terminal session.
-pub const TIOCSTI_NOTICE: &str = "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)";
+pub const TIOCSTI_NOTICE: &str =
+    "this kernel lets other programs on this terminal inject keystrokes (legacy_tiocsti=1)";
 
 pub fn tiocsti_notice() -> Option<String> {
     (legacy_tiocsti_enabled() == Some(true)).then(|| TIOCSTI_NOTICE.to_string())

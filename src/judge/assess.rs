@@ -252,6 +252,24 @@ fn expand_known(raw: &str) -> Option<String> {
     (!text.contains('$') && !text.contains('`')).then_some(text)
 }
 
+/// `xargs CMD`: CMD with arguments agentsh never sees, which can be options. A program with a
+/// reviewed option that writes or runs (`rules::OPTION_REVIEW`; `find`, `sed`, `awk`, `sort`)
+/// becomes unknown; a shell gets them as its script's arguments. A search (`grep`) stays.
+fn xargs_floor(inner: &str, floor: &mut Floor) {
+    const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "fish"];
+    const SEARCHES: &[&str] = &["grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"];
+    if SHELLS.contains(&inner) {
+        floor.risk = floor.risk.max(Some(Risk::High));
+        floor.reasons.push(format!("xargs hands its input to {inner} as arguments of the script"));
+    } else if !SEARCHES.contains(&inner) && rules::OPTION_REVIEW.iter().any(|(n, opts)| *n == inner && !opts.is_empty())
+    {
+        floor.risk = floor.risk.max(Some(Risk::Moderate));
+        floor.reasons.push(format!(
+            "xargs adds arguments to {inner} that agentsh cannot see, and some of {inner}'s options write files or run programs"
+        ));
+    }
+}
+
 /// A value as written, without its quotes: `"$PATH:x"` -> `$PATH:x`.
 fn unquoted(text: &str) -> String {
     text.chars().filter(|c| !matches!(c, '"' | '\'')).collect()
@@ -537,6 +555,18 @@ fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<A
                 if name == "xargs" {
                     floor.reasons.push("xargs adds arguments from its input, which agentsh cannot see".to_string());
                 }
+                // `time -o FILE`: the timing report is written to a file.
+                if name == "time"
+                    && let Some(file) = rest
+                        .iter()
+                        .zip(rest.iter().skip(1))
+                        .find_map(|(a, b)| matches!(a.text(), "-o" | "--output").then(|| b.text().to_string()))
+                        .or_else(|| rest.iter().find_map(|w| w.text().strip_prefix("--output=").map(str::to_string)))
+                {
+                    floor.risk = floor.risk.max(Some(Risk::High));
+                    floor.reasons.push(format!("time writes its report to {file}"));
+                }
+
                 if let Some(new_words) = replace {
                     // `env -S 'a b'` splits a string into argv.
                     let mut v = new_words;
@@ -549,6 +579,11 @@ fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<A
                 if words.get(idx).is_none() && name == "xargs" {
                     // `xargs` alone runs `echo`.
                     return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "prints its input", "xargs");
+                }
+                if name == "xargs"
+                    && let Some(inner) = words.get(idx).and_then(|w| w.lit.as_deref()).map(basename)
+                {
+                    xargs_floor(inner, floor);
                 }
             }
             Unwrapped::Shell(text) => {
@@ -1408,6 +1443,8 @@ fn sed_script_dangerous(script: &str) -> bool {
             c = c.trim_start_matches(|ch: char| ch.is_ascii_digit() || matches!(ch, '$' | ',' | '!' | '~' | '+' | ' '));
             if let Some(rest) = c.strip_prefix('/') {
                 c = rest.split_once('/').map(|x| x.1).unwrap_or("");
+                // The address's own flags: `/re/I`, `/re/M`.
+                c = c.trim_start_matches(['I', 'M']);
             }
             if c.len() == before {
                 break;
@@ -1437,11 +1474,24 @@ fn sed_script_dangerous(script: &str) -> bool {
     false
 }
 
+/// The program text: the first word that is neither an option nor an option's value (`-v x=1`,
+/// `-F :`), so the program is found wherever it sits. `None` with `-f` (a program file).
 fn awk_program<'a>(a: &Args<'a>) -> Option<&'a str> {
-    if a.has_flag("-f") {
+    if a.has_flag("-f") || a.has_flag("--file") {
         return None;
     }
-    a.positionals.first().copied()
+    let mut words = a.all.iter().copied();
+    while let Some(w) = words.next() {
+        match w {
+            "-v" | "-F" | "--assign" | "--field-separator" => {
+                words.next();
+            }
+            "--" => return words.next(),
+            w if w.starts_with('-') && w.len() > 1 => {}
+            w => return Some(w),
+        }
+    }
+    None
 }
 
 pub fn awk_runs_commands(a: &Args) -> bool {
@@ -1641,6 +1691,33 @@ pub fn changes_network(a: &Args) -> bool {
         "promisc", "-s", "-K", "-A", "-G", "qdisc",
     ];
     a.all.iter().any(|t| CHANGES.contains(t)) || (a.program == "ifconfig" && a.positionals.len() > 1)
+}
+
+/// `poetry config KEY VALUE` (a value given: a write), or `--unset`.
+pub fn poetry_config_write(a: &Args) -> bool {
+    a.program == "poetry"
+        && a.positionals.first() == Some(&"config")
+        && (a.positionals.len() > 2 || a.all.contains(&"--unset"))
+}
+
+/// `tar -f host:file` or `--file=host:file`: a remote archive (tar runs rsh/ssh). A colon
+/// after a slash, or `--force-local`, is a local file.
+pub fn tar_remote_archive(a: &Args) -> bool {
+    let remote = |f: &str| f.split_once(':').is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+    if a.all.contains(&"--force-local") {
+        return false;
+    }
+    let after_f = a
+        .all
+        .windows(2)
+        .filter(|w| {
+            w[0] == "-f"
+                || w[0] == "--file"
+                || (w[0].starts_with('-') && !w[0].starts_with("--") && w[0].ends_with('f'))
+        })
+        .map(|w| w[1]);
+    let long = a.all.iter().filter_map(|t| t.strip_prefix("--file="));
+    after_f.chain(long).any(remote)
 }
 
 /// `docker compose ps` and the other read-only compose subcommands (the word right after
@@ -1920,7 +1997,7 @@ mod tests {
             ("docker run -v /:/host x", Risk::High),
             ("kubectl get pods", Risk::Safe),
             ("kubectl delete pod x", Risk::High),
-            ("terraform plan", Risk::Safe),
+            ("terraform plan", Risk::Moderate), // external data sources run programs (issue 16, §4)
             ("terraform destroy", Risk::High),
             ("curl https://example.com", Risk::Moderate),
             ("echo hi > out.txt", Risk::Moderate),

@@ -280,8 +280,13 @@ pub static PROGRAMS: &[Program] = &[
         &[
             cc(When::Custom(crate::judge::assess::tar_lists_only), Safe, FileRead, "only lists an archive"),
             c(
+                When::Custom(crate::judge::assess::tar_remote_archive),
+                High,
+                "its archive is on another machine (host:file), reached with rsh or ssh",
+            ),
+            c(
                 When::Flag(&[
-                    "--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--info-script",
+                    "--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--info-script", "--rsh-command",
                     "--new-volume-script", "-F",
                 ]),
                 High,
@@ -437,6 +442,11 @@ pub static PROGRAMS: &[Program] = &[
                 "publishes or changes a package in the registry",
             ),
             c(When::Sub(&["exec", "x", "dlx", "create"]), High, "downloads and runs a package"),
+            c(
+                When::SubArg(&["config"], &["set", "edit", "delete", "rm"]),
+                High,
+                "changes the package manager's config, which can name the shell, scripts and registry it uses",
+            ),
         ],
     ),
     pc(&["npx", "pnpx", "bunx"], BuildTools, High, "downloads and runs a package", &[HELP]),
@@ -453,6 +463,13 @@ pub static PROGRAMS: &[Program] = &[
                 Safe,
                 "only shows package information",
             ),
+            c(
+                When::SubArg(&["config"], &["set", "edit", "unset", "--add", "--set", "--append", "--prepend"]),
+                High,
+                "changes the package manager's config, which can name the index packages (and their install scripts) come from",
+            ),
+            c(When::Custom(crate::judge::assess::poetry_config_write), High, "changes poetry's config (repositories, credentials)"),
+            c(When::SubArg(&["env"], &["remove", "rm", "delete"]), High, "deletes an environment"),
             c(
                 When::Sub(&[
                     "install", "add", "uninstall", "remove", "update", "upgrade", "sync", "inject", "reinstall",
@@ -582,6 +599,11 @@ pub static PROGRAMS: &[Program] = &[
                 ]),
                 Safe,
                 "only reads the repository",
+            ),
+            c(
+                When::SubFlag(&["grep"], &["-O", "--open-files-in-pager"]),
+                High,
+                "opens the matches in a program it names (-O runs the pager or editor given)",
             ),
             c(
                 When::Custom(crate::judge::assess::git_list_only),
@@ -744,6 +766,11 @@ pub static PROGRAMS: &[Program] = &[
                 ]),
                 Safe,
                 "only reads or checks infrastructure code",
+            ),
+            c(
+                When::Sub(&["plan"]),
+                Moderate,
+                "plans with providers and external data sources, which run programs and reach the cloud",
             ),
             c(
                 When::Sub(&["apply", "up", "deploy", "import", "taint", "untaint", "force-unlock"]),
