@@ -1491,3 +1491,14 @@ fn doctor_tells_kernel_notes_from_problems() {
     // Exit 1 only with a line marked PROBLEM.
     assert_eq!(r.out.status.code() == Some(1), out.contains("PROBLEM"), "{out}");
 }
+
+/// Issue 17, item 13: a hook's decision in `agentsh log` says which agent and which tool.
+#[test]
+fn the_log_names_the_agent_and_tool_of_a_hook() {
+    let event = r#"{"tool_name":"Bash","tool_input":{"command":"ls -la"},"hook_event_name":"PreToolUse"}"#;
+    let t = Test::new().args(&["hook", "claude-code"]).stdin(event);
+    t.run().status(0);
+    let log = t.command_with(&["log"]).output().unwrap();
+    let out = String::from_utf8_lossy(&log.stdout);
+    assert!(out.contains("hook: Claude Code (Bash) allow"), "{out}");
+}

@@ -148,13 +148,13 @@ pub fn table(entries: &[&Entry], color: bool, home: Option<&str>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<19}  {:<24}  {:<9}  {:>4}  {:<CWD_WIDTH$}  COMMAND",
+        "{:<19}  {:<34}  {:<9}  {:>4}  {:<CWD_WIDTH$}  COMMAND",
         "TIME (UTC)", "OUTCOME", "RISK", "EXIT", "CWD"
     );
     for e in entries {
         let d = &e.decision;
         let time = d.time.get(..19).unwrap_or(&d.time).replace('T', " ");
-        let outcome = clip(&outcome_text(e), 24);
+        let outcome = clip(&outcome_text(e), 34);
         let outcome_color = match d.outcome.as_str() {
             "allowed" | "approved_once" | "approved_always" => "32",
             "denied" => "31",
@@ -179,7 +179,7 @@ pub fn table(entries: &[&Entry], color: bool, home: Option<&str>) -> String {
             out,
             "{:<19}  {}  {}  {exit:>4}  {:<CWD_WIDTH$}  {}",
             sanitize(&time),
-            paint(&format!("{outcome:<24}"), outcome_color, color),
+            paint(&format!("{outcome:<34}"), outcome_color, color),
             paint(&format!("{:<9}", clip(&d.risk, 9)), risk_color, color),
             clip_left(&cwd, CWD_WIDTH),
             clip(&d.command, COMMAND_WIDTH),
@@ -202,6 +202,12 @@ fn outcome_text(e: &Entry) -> String {
         "no_terminal" => "no one to ask".to_string(),
         "denied" if d.decided_by.by == "blacklist" => format!("denied: blacklist {}", d.decided_by.detail),
         "denied" => "denied: forbidden".to_string(),
+        // "told Claude Code (Bash): allow": which agent, which tool, what it was told.
+        "hook" => match d.decided_by.detail.strip_prefix("told ") {
+            Some(rest) => format!("hook: {}", rest.replacen("): ", ") ", 1)),
+            None => "hook".to_string(),
+        },
+        "wrong_code" => "wrong approval code".to_string(),
         other => other.replace('_', " "),
     }
 }
