@@ -519,12 +519,15 @@ fn whitelist_add_needs_the_person_and_concurrent_adds_lose_nothing() {
     let pane = tmux.window(r#""$AGENTSH" whitelist add touch"#);
     let screen = pane.await_prompt();
     assert!(screen.contains("adds `touch` to the whitelist"), "{screen}");
+    // Issue 17, item 13: a change to the policy is confirmed, not "approved" as a command.
+    assert!(screen.contains("agentsh: confirm this change to agentsh's policy?"), "{screen}");
+    assert!(!screen.contains(PROMPT) && !screen.contains("allow once"), "{screen}");
     pane.keys("y");
     pane.press("Enter");
     pane.press("Escape");
     let (status, screen) = pane.finish(EXPECT_MS);
     assert_eq!(status, 1, "{screen}");
-    assert!(screen.contains("not confirmed: rejected"), "{screen}");
+    assert!(screen.contains("not confirmed: rejected") && screen.contains("agentsh: cancelled"), "{screen}");
     let unchanged = std::fs::read_to_string(f.path(".agents/terminal.json")).unwrap();
     assert!(!unchanged.contains("touch"), "{unchanged}");
 

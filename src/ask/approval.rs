@@ -311,6 +311,7 @@ mod tests {
             notice: None,
             sandbox: String::new(),
             always_where: None,
+            confirming: false,
         }
     }
 

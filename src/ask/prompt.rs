@@ -40,6 +40,9 @@ pub struct PromptRequest {
     pub sandbox: String,
     /// Where "always" saves its entry (the file, and for whom), said before the person chooses.
     pub always_where: Option<String>,
+    /// Confirming a change to agentsh's own policy (`trust`, `whitelist add`), not approving a
+    /// command: the prompt says "confirm" and "cancel".
+    pub confirming: bool,
 }
 
 /// One part of a compound command and why it needs approval.
@@ -458,6 +461,25 @@ impl Dialog<'_> {
 
     /// The fixed part of the prompt. Every piece of request text goes through `sanitize`.
     fn block(&self) -> String {
+        self.reword(self.block_text())
+    }
+
+    /// For a confirmation (`trust`, `whitelist add`): its own words, not a command's.
+    fn reword(&self, text: String) -> String {
+        if !self.req.confirming {
+            return text;
+        }
+        text.replace("agentsh: approve this command?", "agentsh: confirm this change to agentsh's policy?")
+            .replace("allow once", "confirm")
+            .replace("allowed once", "confirmed")
+            .replace("  command:  ", "  change:   ")
+            .replace("n, Enter or Esc: reject", "n, Enter or Esc: cancel")
+            .replace("n or Esc rejects", "n or Esc cancels")
+            .replace(": rejected", ": cancelled")
+            .replace("rejected", "cancelled")
+    }
+
+    fn block_text(&self) -> String {
         let req = self.req;
         let mut s = String::from("agentsh: approve this command?\r\n");
         let command = sanitize(&req.command);
@@ -537,7 +559,7 @@ impl Dialog<'_> {
             let _ = write!(rest, "   code: {}", self.typed);
         }
         if !self.hint.is_empty() {
-            let _ = write!(rest, "   ({})", self.hint);
+            let _ = write!(rest, "   ({})", self.reword(self.hint.to_string()));
         }
         if self.style.dumb {
             // No line can be redrawn: a new one only when more than the countdown changed.
@@ -550,6 +572,10 @@ impl Dialog<'_> {
     }
 
     fn outcome(&self, answer: &Answer) -> String {
+        self.reword(self.outcome_text(answer))
+    }
+
+    fn outcome_text(&self, answer: &Answer) -> String {
         let what = match answer {
             Answer::Once => "allowed once".to_string(),
             Answer::Always(entry) => format!("allowed, and always `{}`", clip(entry, DETAIL_CLIP)),
@@ -671,6 +697,7 @@ mod tests {
             notice: None,
             sandbox: String::new(),
             always_where: None,
+            confirming: false,
         }
     }
 

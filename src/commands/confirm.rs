@@ -35,6 +35,7 @@ pub fn by_person(action: &str, details: Vec<String>, cwd: &Path) -> Result<()> {
         notice: crate::ask::tty::tiocsti_notice(),
         sandbox: String::new(),
         always_where: None,
+        confirming: true,
     };
     match crate::ask::approval::ask_on_terminal(&req) {
         Answer::Once | Answer::Always(_) => Ok(()),

@@ -332,6 +332,7 @@ fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<Prom
         notice,
         sandbox: approval_runs(verdict),
         always_where: crate::policy::whitelist::Destination::for_cwd(cwd).map(|d| d.describe()),
+        confirming: false,
     };
     Ok(req)
 }
