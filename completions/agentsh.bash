@@ -211,7 +211,7 @@ _agentsh() {
             return 0
             ;;
         agentsh__subcmd__init)
-            opts="-h --write --help claude-code codex gemini bash zsh"
+            opts="-h --write --all-shells --help claude-code codex gemini bash zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

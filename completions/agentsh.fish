@@ -85,6 +85,7 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -s h -l help -d 
 complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -l list -d 'List the supported protocols and how each maps allow, ask and deny'
 complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agentsh -n "__fish_agentsh_using_subcommand init" -l write -d 'Install it: merge into the settings file (a backup is kept, the diff is shown)'
+complete -c agentsh -n "__fish_agentsh_using_subcommand init" -l all-shells -d 'For bash and zsh: gate every interactive shell, yours included. Without it, --write gates only shells started with AGENTSH_GATE=1 (the terminals an agent types into)'
 complete -c agentsh -n "__fish_agentsh_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -l json -d 'Print the findings as JSON'
 complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -s h -l help -d 'Print help'

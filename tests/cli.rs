@@ -1502,3 +1502,16 @@ fn the_log_names_the_agent_and_tool_of_a_hook() {
     let out = String::from_utf8_lossy(&log.stdout);
     assert!(out.contains("hook: Claude Code (Bash) allow"), "{out}");
 }
+
+/// Issue 17, item 13: `init bash --write` gates the person's own shells only by choice.
+#[test]
+fn init_bash_write_gates_only_agent_shells_unless_asked() {
+    let t = Test::new();
+    t.exec(&["init", "bash", "--write"]).status(0).stdout_has("your own shells are not gated");
+    let rc = std::fs::read_to_string(t.home.path().join(".bashrc")).unwrap();
+    assert!(rc.contains("[ -n \"${AGENTSH_GATE-}\" ] && eval"), "{rc}");
+    let t = Test::new();
+    t.exec(&["init", "bash", "--write", "--all-shells"]).status(0).stdout_has("yours included");
+    let rc = std::fs::read_to_string(t.home.path().join(".bashrc")).unwrap();
+    assert!(rc.starts_with("eval \""), "{rc}");
+}

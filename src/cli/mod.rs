@@ -247,6 +247,10 @@ pub struct InitArgs {
     /// Install it: merge into the settings file (a backup is kept, the diff is shown)
     #[arg(long)]
     pub write: bool,
+    /// For bash and zsh: gate every interactive shell, yours included. Without it, --write
+    /// gates only shells started with AGENTSH_GATE=1 (the terminals an agent types into)
+    #[arg(long)]
+    pub all_shells: bool,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]

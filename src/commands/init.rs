@@ -51,8 +51,8 @@ pub fn run(args: InitArgs) -> Result<i32> {
             gemini_shell(&bin, args.write)?;
             Ok(code)
         }
-        InitTarget::Bash => shell_target("bash", BASH_HOOK, home()?.join(".bashrc"), &bin, args.write),
-        InitTarget::Zsh => shell_target("zsh", ZSH_HOOK, zdotdir()?.join(".zshrc"), &bin, args.write),
+        InitTarget::Bash => shell_target("bash", BASH_HOOK, home()?.join(".bashrc"), &bin, args.write, args.all_shells),
+        InitTarget::Zsh => shell_target("zsh", ZSH_HOOK, zdotdir()?.join(".zshrc"), &bin, args.write, args.all_shells),
     }
 }
 
@@ -345,12 +345,21 @@ fn json_target(spec: &HookSpec, path: PathBuf, bin: &str, write: bool) -> Result
     Ok(0)
 }
 
-fn shell_target(shell: &str, hook: &str, rc: PathBuf, bin: &str, write: bool) -> Result<i32> {
+fn shell_target(shell: &str, hook: &str, rc: PathBuf, bin: &str, write: bool, all_shells: bool) -> Result<i32> {
     if !write {
         print!("{}", hook.replace("@AGENTSH@", &quote(bin)));
         return Ok(0);
     }
-    let line = format!("eval \"$({} init {shell})\"  # agentsh: gate each command line", quote(bin));
+    // The person's own shells are gated only by choice (--all-shells); otherwise only the
+    // shells started with AGENTSH_GATE=1, the terminals an agent types into.
+    let line = if all_shells {
+        format!("eval \"$({} init {shell})\"  # agentsh: gate each command line", quote(bin))
+    } else {
+        format!(
+            "[ -n \"${{AGENTSH_GATE-}}\" ] && eval \"$({} init {shell})\"  # agentsh: gate each command line of shells started with AGENTSH_GATE=1",
+            quote(bin)
+        )
+    };
     let before = read_existing(&rc)?;
     let text = before.clone().unwrap_or_default();
     if text.lines().any(|l| l.contains("agentsh") && l.contains(&format!("init {shell}"))) {
@@ -366,7 +375,14 @@ fn shell_target(shell: &str, hook: &str, rc: PathBuf, bin: &str, write: bool) ->
     let backup = backup(&rc, before.as_deref())?;
     crate::policy::atomic_file::write_text(&rc, after.as_bytes())?;
     print_change(&rc, &text, &after, backup.as_deref());
-    println!("agentsh: open a new {shell} to use it");
+    if all_shells {
+        println!("agentsh: every new interactive {shell} is gated, yours included");
+    } else {
+        println!(
+            "agentsh: start the {shell} an agent types into with AGENTSH_GATE=1 {shell}; your own shells are not gated \
+             (--all-shells gates them too)"
+        );
+    }
     Ok(0)
 }
 
