@@ -1515,3 +1515,13 @@ fn init_bash_write_gates_only_agent_shells_unless_asked() {
     let rc = std::fs::read_to_string(t.home.path().join(".bashrc")).unwrap();
     assert!(rc.starts_with("eval \""), "{rc}");
 }
+
+/// Issue 17, item 13: home is shown as the judge reads it, `~`, not in quotes that read as a
+/// directory named `~`.
+#[test]
+fn home_is_shown_unquoted() {
+    let r = Test::new().unboxed().exec(&["check", "rm -rf ~"]);
+    assert!(r.stdout().contains("  rm -rf ~ (forbidden"), "{}", r.stdout());
+    let r = Test::new().unboxed().exec(&["check", "touch ~/notes.txt"]);
+    assert!(r.stdout().contains("  touch ~/notes.txt (moderate"), "{}", r.stdout());
+}

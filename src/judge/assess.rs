@@ -76,6 +76,11 @@ pub fn quote_argv(argv: &[String]) -> String {
         .map(|a| {
             if a.starts_with(['>', '<']) && a.len() <= 3 {
                 a.clone()
+            } else if a == "~"
+                || a.strip_prefix("~/").is_some_and(|rest| shlex::try_quote(rest).is_ok_and(|q| q == rest))
+            {
+                // Home, as the judge reads it: `'~'` would read as a directory named `~`.
+                a.clone()
             } else {
                 shlex::try_quote(a).map(|q| q.into_owned()).unwrap_or_else(|_| a.clone())
             }
