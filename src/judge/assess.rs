@@ -433,8 +433,9 @@ fn assess_command(cmd: &SimpleCommand, piped: Option<&str>, floor: &Floor, out: 
         for w in &cmd.words[1..] {
             let text = w.text();
             let Some((name, value)) = text.split_once('=') else { continue };
-            if name.is_empty() || name.starts_with('-') || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            {
+            // `BASH_FUNC_name%%`: an exported function's variable has `%%` in its name.
+            let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '%';
+            if name.is_empty() || name.starts_with('-') || !name.chars().all(name_char) {
                 continue;
             }
             if let Some(why) = rules::code_env(name, Some(&unquoted(value))) {
