@@ -1525,3 +1525,34 @@ fn home_is_shown_unquoted() {
     let r = Test::new().unboxed().exec(&["check", "touch ~/notes.txt"]);
     assert!(r.stdout().contains("  touch ~/notes.txt (moderate"), "{}", r.stdout());
 }
+
+/// Issue 17, item 13: every `--json` output spells its keys one way (snake_case); only the
+/// config file's own keys, quoted as they are written, keep their camelCase.
+#[test]
+fn json_keys_use_one_casing() {
+    let t = Test::new();
+    t.exec(&["-c", "true"]);
+    for args in [
+        &["status", "--json"][..],
+        &["check", "--json", "ls"],
+        &["doctor", "--json"],
+        &["stats", "--json"],
+        &["whitelist", "list", "--json"],
+    ] {
+        let out = t.exec(args).stdout();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"));
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, x) in m {
+                        assert!(!k.chars().any(|c| c.is_ascii_uppercase()), "{args:?}: key {k}");
+                        stack.push(x);
+                    }
+                }
+                serde_json::Value::Array(a) => stack.extend(a),
+                _ => {}
+            }
+        }
+    }
+}

@@ -155,9 +155,9 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     if args.json {
         let v = serde_json::json!({
             "state": state,
-            "pausedSince": paused.and_then(|p| p.since),
+            "paused_since": paused.and_then(|p| p.since),
             "pending": pending,
-            "approvalsOpen": watched,
+            "approvals_open": watched,
             "queue": queue_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|e| e.clone()),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
