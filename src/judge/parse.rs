@@ -165,7 +165,46 @@ pub fn parse_nested(text: &str, depth: usize) -> Result<Script, ParseError> {
     if let Some(script) = crate::judge::plain_words::plain(text, depth) {
         return Ok(script);
     }
-    parse_with_brush(text, depth)
+    match parse_with_brush(text, depth) {
+        // brush-parser 0.4 has no `select`: judged as the `for` loop it runs like (the same
+        // words, the same body, which bash runs once per choice read from stdin).
+        Err(ParseError::Syntax(e)) => match select_as_for(text) {
+            Some(rewritten) => parse_with_brush(&rewritten, depth).map(|mut s| {
+                s.needs_bash = true;
+                s
+            }),
+            None => Err(ParseError::Syntax(e)),
+        },
+        other => other,
+    }
+}
+
+/// `text` with each `select` keyword in command position (the first word, or after `;`, `&`,
+/// `|`, `(`, `{`, a newline, `do` or `then`) made `for`, or `None` when there is none.
+fn select_as_for(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut found = false;
+    let mut rest = text;
+    let mut command_position = true;
+    while !rest.is_empty() {
+        let word_start = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        out.push_str(&rest[..word_start]);
+        rest = &rest[word_start..];
+        if command_position && rest.starts_with("select") && rest[6..].starts_with([' ', '\t']) {
+            out.push_str("for");
+            rest = &rest[6..];
+            found = true;
+            command_position = false;
+            continue;
+        }
+        let Some(c) = rest.chars().next() else { break };
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+        command_position = matches!(c, ';' | '&' | '|' | '(' | '{' | '\n')
+            || ((out.ends_with(" do") || out.ends_with(" then") || out.ends_with(";do"))
+                && rest.starts_with([' ', '\t', '\n']));
+    }
+    found.then_some(out)
 }
 
 /// Text longer than this is parsed a piece at a time, in pieces at least this long
