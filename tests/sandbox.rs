@@ -410,6 +410,16 @@ fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
     };
     let first = ns(&w);
     assert_eq!(ns(&w), first, "a second command joins the first one's namespaces");
+    // Joined, a command is held by the ruleset the first one finished: the workspace is
+    // writable, home is not.
+    succeeded(&w.script("set -e\ntouch joined-file\n"), "touch in the workspace, joined");
+    assert!(w.path("joined-file").exists());
+    refused_by_box(&w.script("set -e\ntouch ~/joined\n"), "touch in home, joined");
+    // Another program saving a file in home (by rename, as editors do) changes nothing the box
+    // covers: still joined.
+    w.write_home(".viminfo.tmp", "x");
+    std::fs::rename(w.home(".viminfo.tmp"), w.home(".viminfo")).unwrap();
+    assert_eq!(ns(&w), first, "a file saved in home makes no new namespaces");
 
     std::fs::create_dir(w.home(".aws")).unwrap();
     w.write_home(".aws/credentials", "SECRET\n");
@@ -424,6 +434,62 @@ fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
     assert!(git.success());
     refused_by_box(&w.script("set -e\necho '[core] fsmonitor = x' >> .git/config\n"), "a .git/config replaced since");
     assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"));
+}
+
+/// Where a holder cannot be told apart from a process that took its ID (no pidfs: its record
+/// names no pidfd inode), a joining command adds the rules itself instead of taking the
+/// ruleset at the recorded number, which such a process could fill with a ruleset of its own.
+#[test]
+fn without_the_holders_pidfd_inode_the_rules_are_made_not_taken() {
+    let Some(w) = world(false) else { return };
+    if !namespaces("so there are none to keep") {
+        return;
+    }
+    let ns = |w: &World| {
+        let out = w.script("readlink /proc/self/ns/mnt\n");
+        succeeded(&out, "readlink /proc/self/ns/mnt");
+        text(&out.stdout)
+    };
+    let first = ns(&w);
+    // The record as a kernel without pidfs has it: no inode, and (had the ruleset been taken
+    // anyway) a number that holds no ruleset: the holder's stdin.
+    let records = w.home(".local/state/agentsh/box");
+    let record = std::fs::read_dir(&records).unwrap().flatten().next().expect("a record").path();
+    let body = std::fs::read_to_string(&record).unwrap();
+    let (head, rest) = body.split_once('\n').unwrap();
+    let f: Vec<&str> = head.split(' ').collect();
+    std::fs::write(&record, format!("{} {} 0 0 {}\n{rest}", f[0], f[1], f[4])).unwrap();
+    assert_eq!(ns(&w), first, "joined by the mount namespace's inode");
+    succeeded(&w.script("set -e\ntouch joined-file\n"), "touch in the workspace, rules made");
+    refused_by_box(&w.script("set -e\ntouch ~/joined\n"), "touch in home, rules made");
+}
+
+/// The kept ruleset holds the workspace by its inode: a workspace removed and made again at the
+/// same path is another directory, and commands there get a ruleset that grants it.
+#[test]
+fn a_workspace_made_again_is_writable_with_kept_namespaces() {
+    let Some(w) = world(false) else { return };
+    if !namespaces("so there are none to keep") {
+        return;
+    }
+    // Outside the temp directories, which are writable whole.
+    let base = tempfile::tempdir_in(home_base()).unwrap();
+    let ws = base.path().join("project");
+    // A repository of its own, so the workspace is this directory (not the checkout it is in).
+    std::fs::create_dir(&ws).unwrap();
+    assert!(Command::new("git").args(["init", "-q", "."]).current_dir(&ws).status().unwrap().success());
+    let touch = |name: &str| w.command(&["-c", &format!("touch {name}")]).current_dir(&ws).output().unwrap();
+    succeeded(&touch("before"), "touch in the workspace");
+    succeeded(&touch("again"), "touch in the workspace, joined");
+    // The same repository (its hooks and config, which are watched too, unchanged) in a new
+    // directory.
+    let saved = base.path().join("saved.git");
+    std::fs::rename(ws.join(".git"), &saved).unwrap();
+    std::fs::remove_dir_all(&ws).unwrap();
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::rename(&saved, ws.join(".git")).unwrap();
+    succeeded(&touch("after"), "touch in the workspace made again");
+    assert!(ws.join("after").exists());
 }
 
 /// A working directory inside a hidden path (`~/.ssh`) does not reach behind the mount that hides
@@ -471,7 +537,7 @@ fn the_namespace_holder_keeps_no_file_of_the_agent() {
         return;
     }
     // The holder: alive, in a session of its own, with no file open beyond its standard ones
-    // (which are /dev/null).
+    // (which are /dev/null) and the box's finished Landlock ruleset, which joining commands take.
     let record = std::fs::read_dir(&records).unwrap().flatten().next().expect("a record of the kept namespaces");
     let text_ = std::fs::read_to_string(record.path()).unwrap();
     let pid: u32 = text_.split_whitespace().next().unwrap().parse().unwrap();
@@ -480,7 +546,8 @@ fn the_namespace_holder_keeps_no_file_of_the_agent() {
     assert_eq!(fields[3], pid.to_string(), "the holder leads a session of its own: {stat}");
     for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
         let target = std::fs::read_link(fd.path()).unwrap();
-        assert_eq!(target, Path::new("/dev/null"), "the holder keeps {}", target.display());
+        let ruleset = Path::new("anon_inode:[landlock-ruleset]");
+        assert!(target == Path::new("/dev/null") || target == ruleset, "the holder keeps {}", target.display());
     }
 }
 

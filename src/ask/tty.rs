@@ -286,10 +286,10 @@ impl Quiet {
 /// and restored the terminal and the signal mask. Never returns.
 ///
 /// Resetting a disposition to default needs `sigaction`, which is `unsafe` in nix, and this
-/// crate forbids unsafe code. agentsh installs no handlers, so the disposition is the one it
-/// inherited: normally the default, and the signal ends agentsh as its sender meant. If it was
-/// inherited as ignored (e.g. `nohup` for SIGHUP), `raise` does nothing and we exit with
-/// 128 + signal number, the shell convention. A stop signal (SIGTSTP) stops agentsh; once
+/// crate denies unsafe code (but for one system call in `run::landlock_fd`). agentsh installs
+/// no handlers, so the disposition is the one it inherited: normally the default, and the
+/// signal ends agentsh as its sender meant. If it was inherited as ignored (e.g. `nohup` for
+/// SIGHUP), `raise` does nothing and we exit with 128 + signal number, the shell convention. A stop signal (SIGTSTP) stops agentsh; once
 /// continued it exits 128 + 20: the command was never approved. An unknown name exits 1.
 pub fn reraise(name: &str) -> ! {
     let Ok(sig) = Signal::from_str(name) else { std::process::exit(1) };

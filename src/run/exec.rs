@@ -163,7 +163,9 @@ pub use crate::model::NEW_SESSION_MARKER;
 /// command runs in a session of its own, without a controlling terminal, so nothing it leaves
 /// running in the background can push keystrokes into a later prompt.
 pub fn needs_terminal() -> bool {
-    nix::unistd::isatty(std::io::stdin()).unwrap_or(false)
+    // Asked by the box's spec and by exec: one ioctl per process.
+    static ON_A_TERMINAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON_A_TERMINAL.get_or_init(|| nix::unistd::isatty(std::io::stdin()).unwrap_or(false))
 }
 
 /// Why [`exec`] returned instead of becoming the command.
@@ -182,7 +184,7 @@ pub struct NotRun {
 /// Unless the command needs the terminal, it first leaves the terminal's session: `setsid()`
 /// here, or, when agentsh leads its process group (where `setsid` is refused, e.g. started by
 /// an interactive shell), through a child agentsh that calls `setsid` and execs, while this
-/// process waits and passes on signals. No `fork`/`pre_exec`: the crate forbids `unsafe`.
+/// process waits and passes on signals. No `fork`/`pre_exec`: the crate denies `unsafe` (but for one system call in `landlock_fd`).
 ///
 /// A boxed command enters the sandbox last, right before exec: after that, agentsh can no longer
 /// write its own files, so the gate records the decision first.

@@ -144,7 +144,7 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
 /// The box as the audit record names it: where the command runs, and for the box its roots,
 /// Landlock ABI and network.
 fn box_line(verdict: &Verdict, boxed: &Confinement) -> audit::BoxLine {
-    let text = |r: &sandbox::Root| r.path.display().to_string();
+    let text = |r: &sandbox::Root| r.path.to_string_lossy().into_owned();
     match (verdict.runs_in, boxed) {
         (RunsIn::Sandbox, Confinement::Boxed(spec)) => audit::BoxLine {
             runs_in: "sandbox".into(),
@@ -178,7 +178,7 @@ fn own_dirs() -> Vec<std::path::PathBuf> {
 
 /// What the judge knows of the box (`judge::containment`).
 fn box_view(spec: &sandbox::BoxSpec, cwd: &Path) -> BoxView {
-    let text = |p: &Path| p.display().to_string();
+    let text = |p: &Path| p.to_string_lossy().into_owned();
     let in_workspace =
         |p: &Path| spec.write.iter().any(|r| r.from == sandbox::Origin::Workspace && p.starts_with(&r.path));
     BoxView {

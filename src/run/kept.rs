@@ -7,18 +7,24 @@
 //! its own, holding no file), and later commands with the same box join them with two `setns`
 //! calls instead. The holder exits after [`LIFETIME`]; the next command then makes them again.
 //!
+//! The first command also leaves the holder a copy of its finished Landlock ruleset, and later
+//! commands take it (`pidfd_getfd`) and restrict themselves with it instead of opening every
+//! root and adding its rule again (`super::landlock_fd`).
+//!
 //! A record in agentsh's state directory (which no boxed command can read or write) names the
-//! holder and what the mounts were made from: for each path the mounts cover or keep read-only
-//! (denied paths, `.git/hooks`, `.git/config`, `.agents`), its inode and change time, or its
-//! absence. A command joins only when those are unchanged, so a denied path made since (a new
-//! `~/.aws`, a new key in `~/.ssh`), or a file replaced by rename (git rewrites `.git/config`
-//! so, which detaches the mount on the old one), makes the namespaces again. It also joins only
-//! the namespaces the record names (their inode numbers), never another process's that reused
-//! the holder's process ID.
+//! holder and what the mounts and rules were made from ([`Watch`]): the roots of the rules (the
+//! ruleset holds their inodes), the code paths bound read-only (`.git/hooks`, `.git/config`,
+//! `.agents`), and the denied paths, through the nearest directory above each that exists. A
+//! command joins only when those are unchanged, so a denied path made since (a new `~/.aws`, a
+//! new key in `~/.ssh`), a file replaced by rename (git rewrites `.git/config` so, which
+//! detaches the mount on the old one), or a workspace removed and made again makes the
+//! namespaces and the rules again. It also joins only the holder the record names (its pidfd's
+//! inode, or its mount namespace's), never another process that reused the holder's ID.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::hash::{Hash, Hasher};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,52 +36,78 @@ pub use crate::model::HOLD_MARKER;
 /// run; a holder only saves the next command the cost of making them.
 pub const LIFETIME: Duration = Duration::from_secs(120);
 
-/// The namespaces a box would join or keep: where their record is, and what it must say.
+/// The namespaces a box would join or keep: where their record is.
 pub(crate) struct Kept {
     dir: PathBuf,
     name: String,
-    /// What the mounts were made from, as [`snapshot`] writes it.
-    snapshot: String,
+}
+
+/// What joining gave: the holder's finished Landlock ruleset, ready for `restrict_self`.
+pub(crate) struct Joined {
+    /// `None` where the holder cannot be told from a process that took its ID (before pidfs):
+    /// the caller adds the rules itself.
+    pub ruleset: Option<OwnedFd>,
+    /// How many rules it holds (for `Entered`).
+    pub rules: usize,
+    /// What the record vouched for.
+    pub watched: Watched,
 }
 
 impl Kept {
     /// `None` when the spec keeps nothing (no records directory).
-    pub(crate) fn new<'a>(
-        spec: &super::sandbox::BoxSpec,
-        paths: impl Iterator<Item = (&'a Path, bool)>,
-        absent: impl Fn(&Path) -> bool,
-    ) -> Option<Kept> {
+    pub(crate) fn new(spec: &super::sandbox::BoxSpec) -> Option<Kept> {
         let dir = spec.keep.clone()?;
-        Some(Kept { dir, name: format!("{:016x}", key(spec)), snapshot: snapshot(paths, absent) })
+        Some(Kept { dir, name: format!("{:016x}", key(spec)) })
     }
 
-    /// Joins the kept namespaces when the record matches; `false` leaves this process as it was.
-    /// Joining moves the working directory to `/`: the caller changes back, by path.
-    /// Single-threaded callers only (a user namespace cannot be joined otherwise).
-    pub(crate) fn join(&self) -> bool {
-        let Some(record) = Record::read(&self.dir.join(&self.name)) else { return false };
-        if record.snapshot != self.snapshot {
-            return false;
+    /// Joins the kept namespaces and takes the holder's ruleset when the record matches;
+    /// `None` leaves this process as it was. Joining moves the working directory to `/`: the
+    /// caller changes back, by path. Single-threaded callers only (a user namespace cannot be
+    /// joined otherwise).
+    pub(crate) fn join(&self) -> Option<Joined> {
+        let record = Record::read(&self.dir.join(&self.name))?;
+        if !record.watched.unchanged() {
+            return None;
         }
-        let Some(pid) = rustix::process::Pid::from_raw(record.pid) else { return false };
-        let Ok(pidfd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else { return false };
-        // The process behind that ID, pinned by the pidfd, is the holder only if it is in the
-        // recorded mount namespace: another may have reused the ID.
-        match std::fs::metadata(format!("/proc/{}/ns/mnt", record.pid)) {
-            Ok(m) if m.ino() == record.mnt => {}
-            _ => return false,
+        let pid = rustix::process::Pid::from_raw(record.pid)?;
+        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
+        // The process behind that ID, pinned by the pidfd, is the holder only if it is the one
+        // recorded: another may have reused the ID. Where pidfds have inodes of their own
+        // (pidfs, Linux 6.9), the inode names the process for the whole boot; elsewhere the
+        // holder is the process in the recorded mount namespace.
+        let holder = if record.pid_ino != 0 {
+            nix::sys::stat::fstat(&pidfd).is_ok_and(|s| s.st_ino == record.pid_ino)
+        } else {
+            std::fs::metadata(format!("/proc/{}/ns/mnt", record.pid)).is_ok_and(|m| m.ino() == record.mnt)
+        };
+        if !holder {
+            return None;
         }
+        // The ruleset, only from a holder known by its pidfd's inode. Without pidfs, the process
+        // in the recorded namespace could be a boxed command that outlived the holder and took
+        // its ID, holding a ruleset of its own making at that number: the rules are then made
+        // again. Taken before joining: after it, this process is no longer in the holder's
+        // parent user namespace, which the kernel's ptrace check for pidfd_getfd looks at.
+        let ruleset = if record.pid_ino != 0 {
+            let flags = rustix::process::PidfdGetfdFlags::empty();
+            Some(rustix::process::pidfd_getfd(&pidfd, record.ruleset_fd, flags).ok()?)
+        } else {
+            None
+        };
         // Both namespaces at once, or neither (setns with a pidfd is atomic).
         use rustix::thread::ThreadNameSpaceType as Ns;
         let join = || {
             rustix::thread::move_into_thread_name_spaces(pidfd.as_fd(), Ns::USER | Ns::MOUNT)
                 .map_err(|e| nix::errno::Errno::from_raw(e.raw_os_error()))
         };
-        super::sandbox::alone(join).is_ok()
+        super::sandbox::alone(join).ok()?;
+        // Left open: pidfds are close-on-exec, and a close costs the command a system call.
+        let _ = std::os::fd::IntoRawFd::into_raw_fd(pidfd);
+        Some(Joined { ruleset, rules: record.rules, watched: record.watched })
     }
 
     /// Opens the records directory before the mounts cover it (it is one of agentsh's own).
-    pub(crate) fn store(&self) -> Option<std::os::fd::OwnedFd> {
+    pub(crate) fn store(&self) -> Option<OwnedFd> {
         use nix::fcntl::OFlag;
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).ok()?;
         nix::fcntl::open(
@@ -86,31 +118,39 @@ impl Kept {
         .ok()
     }
 
-    /// Leaves a holder in this process's (new) namespaces and records it. Best effort: without a
-    /// holder the next command makes its own namespaces.
-    pub(crate) fn keep(&self, store: std::os::fd::OwnedFd) {
-        let _ = self.try_keep(store);
+    /// Leaves a holder in this process's (new) namespaces, holding `ruleset` (finished: no rule
+    /// is added after this), and records it with `watch`, taken before the mounts. Best effort:
+    /// without a holder the next command makes its own namespaces.
+    pub(crate) fn keep(&self, store: OwnedFd, watch: &Watch, ruleset: BorrowedFd<'_>, rules: usize) {
+        let _ = self.try_keep(store, watch, ruleset, rules);
     }
 
-    fn try_keep(&self, store: std::os::fd::OwnedFd) -> Option<()> {
-        use nix::fcntl::OFlag;
+    fn try_keep(&self, store: OwnedFd, watch: &Watch, ruleset: BorrowedFd<'_>, rules: usize) -> Option<()> {
+        use nix::fcntl::{FcntlArg, FdFlag, OFlag};
         use std::io::Write;
         let mnt = std::fs::metadata("/proc/self/ns/mnt").ok()?.ino();
+        // A copy the holder inherits (no close-on-exec), at a number the record names.
+        let inherited = ruleset.try_clone_to_owned().ok()?;
+        nix::fcntl::fcntl(&inherited, FcntlArg::F_SETFD(FdFlag::empty())).ok()?;
+        let fd = inherited.as_raw_fd().to_string();
         // Through a middle process that exits at once, so the holder is nobody's child: not the
         // command's, which could otherwise reap it with its own.
         let out = Command::new("/proc/self/exe")
-            .args([HOLD_MARKER, "start"])
+            .args([HOLD_MARKER, "start", &fd])
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output()
             .ok()?;
-        let pid: u32 = std::str::from_utf8(&out.stdout).ok()?.trim().parse().ok()?;
-        let text = format!("{pid} {mnt}\n{}\n", self.snapshot);
+        drop(inherited);
+        let (pid, pid_ino) = std::str::from_utf8(&out.stdout).ok()?.trim().split_once(' ')?;
+        let (pid, pid_ino): (i32, u64) = (pid.parse().ok()?, pid_ino.parse().ok()?);
+        let mut text = format!("{pid} {mnt} {pid_ino} {fd} {rules}\n").into_bytes();
+        watch.write(&mut text)?;
         let tmp = format!("{}.{}.tmp", self.name, std::process::id());
         let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
         let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
-        let fd = nix::fcntl::openat(&store, tmp.as_str(), flags, mode).ok()?;
-        File::from(fd).write_all(text.as_bytes()).ok()?;
+        let file = nix::fcntl::openat(&store, tmp.as_str(), flags, mode).ok()?;
+        File::from(file).write_all(&text).ok()?;
         nix::fcntl::renameat(&store, tmp.as_str(), &store, self.name.as_str()).ok()
     }
 }
@@ -144,75 +184,268 @@ fn key(spec: &super::sandbox::BoxSpec) -> u64 {
 struct Record {
     pid: i32,
     mnt: u64,
-    snapshot: String,
+    /// The holder's pidfd inode, or 0 where pidfds share one inode (before pidfs).
+    pid_ino: u64,
+    /// The ruleset's descriptor number in the holder.
+    ruleset_fd: i32,
+    rules: usize,
+    /// The watched paths, as [`Watch::write`] wrote them: checked straight from the bytes
+    /// ([`Watched`]), as a command that joins pays for every allocation.
+    watched: Watched,
 }
 
 impl Record {
     fn read(path: &Path) -> Option<Record> {
-        let text = std::fs::read_to_string(path).ok()?;
-        let (head, rest) = text.split_once('\n')?;
-        let (pid, mnt) = head.split_once(' ')?;
-        let (pid, mnt) = (pid.parse().ok()?, mnt.parse().ok()?);
-        Some(Record { pid, mnt, snapshot: rest.trim_end_matches('\n').to_string() })
+        use std::io::Read;
+        // Read until the end without an fstat for a size hint (records are about 1 KiB).
+        let mut text = vec![0; 4096];
+        let mut file = File::open(path).ok()?;
+        let mut len = 0;
+        loop {
+            match file.read(&mut text[len..]).ok()? {
+                0 => break,
+                n => len += n,
+            }
+            if len == text.len() {
+                text.resize(len * 2, 0);
+            }
+        }
+        text.truncate(len);
+        let newline = text.iter().position(|b| *b == b'\n')?;
+        let head = std::str::from_utf8(&text[..newline]).ok()?;
+        let mut fields = head.split(' ');
+        let mut next = || fields.next();
+        Some(Record {
+            pid: next()?.parse().ok()?,
+            mnt: next()?.parse().ok()?,
+            pid_ino: next()?.parse().ok()?,
+            ruleset_fd: next()?.parse().ok()?,
+            rules: next()?.parse().ok()?,
+            watched: Watched { text: text.split_off(newline + 1) },
+        })
     }
 }
 
-/// For each path, `-` where it does not exist, or its identity: the inode number and birth time
-/// (a path removed and made again may get the same inode number, but not the same birth time;
-/// the change time where the file system keeps no birth time). With `entries`, the change time
-/// too: a directory's moves when an entry is added, removed or renamed in it (`~/.ssh`, whose
-/// entries are covered one by one).
-fn snapshot<'a>(paths: impl Iterator<Item = (&'a Path, bool)>, absent: impl Fn(&Path) -> bool) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    for (p, entries) in paths {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        // Followed: mounts follow symbolic links, so the target is what they cover.
-        let Some(m) = (!absent(p)).then(|| std::fs::metadata(p).ok()).flatten() else {
-            out.push('-');
-            continue;
-        };
-        let born = m.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-        let _ = match born {
-            Some(b) => write!(out, "{}.{}", m.ino(), b.as_nanos()),
-            None => write!(out, "{}.c{}.{}", m.ino(), m.ctime(), m.ctime_nsec()),
-        };
-        if entries && born.is_some() {
-            let _ = write!(out, ".{}.{}", m.ctime(), m.ctime_nsec());
+/// The paths a record vouches for, each with its [`stamp`] taken before the mounts were made: a
+/// command joins only while every one is unchanged.
+///
+/// - `Path`: checked every time: the Landlock rules' roots (the ruleset holds their inodes: a
+///   workspace removed and made again is another directory), the code paths bound read-only,
+///   and a denied path that is a symbolic link (what it points to can change alone).
+/// - `Dir` and its `Name`s: a denied path (and a cache under home) is vouched for by the nearest
+///   directory above it that exists: while that directory's change time is the same, no entry
+///   in it was made, removed or renamed, so what exists there and what does not is as it was.
+///   When it did change (another program saved a file in home), each name is checked on its
+///   own, and the namespaces are still joined if those are unchanged.
+/// - `Entries`: a directory whose entries are covered one by one (`~/.ssh`): any change to it
+///   counts.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub(crate) struct Watch {
+    lines: Vec<Line>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    Path(PathBuf, String),
+    Dir(PathBuf, String, String),
+    Name(OsString, String),
+    Entries(PathBuf, String),
+}
+
+impl Watch {
+    /// `path` itself, every time.
+    pub(crate) fn path(&mut self, path: &Path) {
+        // A directory line checks the identity too.
+        if !self.lines.iter().any(|l| matches!(l, Line::Path(p, _) | Line::Dir(p, ..) if p == path)) {
+            self.lines.push(Line::Path(path.to_path_buf(), stamp(path, false)));
         }
     }
+
+    /// A path whose absence or identity the mounts depend on (a denied path, a cache under
+    /// home): through the nearest directory above it that exists.
+    pub(crate) fn beneath(&mut self, path: &Path, entries: bool) {
+        let link = std::fs::symlink_metadata(path).ok().map(|m| m.file_type().is_symlink());
+        if link == Some(true) {
+            self.path(path);
+        }
+        if entries && link.is_some() {
+            self.lines.push(Line::Entries(path.to_path_buf(), stamp(path, true)));
+        }
+        let Some(dir) = path.ancestors().skip(1).find(|a| a.is_dir()) else { return };
+        let Some(name) = path.strip_prefix(dir).ok().and_then(|r| r.iter().next()).map(OsString::from) else { return };
+        let line = Line::Name(name.clone(), stamp(&dir.join(&name), false));
+        // Names follow their directory's line.
+        let at = self.lines.iter().position(|l| matches!(l, Line::Dir(d, ..) if d == dir));
+        let at = match at {
+            Some(at) => at,
+            None => {
+                let (id, changed) = dir_stamp(dir);
+                self.lines.retain(|l| !matches!(l, Line::Path(p, _) if p == dir));
+                self.lines.push(Line::Dir(dir.to_path_buf(), id, changed));
+                self.lines.len() - 1
+            }
+        };
+        let names = self.lines[at + 1..].iter().take_while(|l| matches!(l, Line::Name(..))).count();
+        if !self.lines[at + 1..at + 1 + names].iter().any(|l| matches!(l, Line::Name(n, _) if *n == name)) {
+            self.lines.insert(at + 1 + names, line);
+        }
+    }
+
+    /// One line each: a tag, the stamp, a tab and the path. `None` when a path holds a newline
+    /// (it could not be read back): nothing is kept then.
+    fn write(&self, out: &mut Vec<u8>) -> Option<()> {
+        use std::os::unix::ffi::OsStrExt;
+        for line in &self.lines {
+            let (tag, stamp, path) = match line {
+                Line::Path(p, s) => ("p", s.clone(), p.as_os_str()),
+                Line::Dir(p, id, changed) => ("d", format!("{id} {changed}"), p.as_os_str()),
+                Line::Name(n, s) => ("n", s.clone(), n.as_os_str()),
+                Line::Entries(p, s) => ("e", s.clone(), p.as_os_str()),
+            };
+            if path.as_bytes().contains(&b'\n') {
+                return None;
+            }
+            out.extend_from_slice(format!("{tag} {stamp}\t").as_bytes());
+            out.extend_from_slice(path.as_bytes());
+            out.push(b'\n');
+        }
+        Some(())
+    }
+}
+
+/// A record's watched paths, as written: each line a tag (`p` a path, `d` a directory, `n` a
+/// name in the directory above it, `e` a directory whose entries count), a stamp, a tab and the
+/// path (see [`Watch`]).
+pub(crate) struct Watched {
+    text: Vec<u8>,
+}
+
+impl Watched {
+    fn lines(&self) -> impl Iterator<Item = Option<(u8, &str, &Path)>> {
+        use std::os::unix::ffi::OsStrExt;
+        self.text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(|line| {
+            let tab = line.iter().position(|b| *b == b'\t')?;
+            let head = std::str::from_utf8(line.get(2..tab)?).ok()?;
+            Some((line[0], head, Path::new(std::ffi::OsStr::from_bytes(&line[tab + 1..]))))
+        })
+    }
+
+    /// Whether every path is as it was. A malformed line counts as a change.
+    fn unchanged(&self) -> bool {
+        let mut dir: Option<(&Path, bool)> = None;
+        let mut now = String::with_capacity(64);
+        let mut same_stamp = |path: &Path, entries: bool, was: &str| {
+            now.clear();
+            stamp_into(&mut now, path, entries);
+            now == was
+        };
+        for line in self.lines() {
+            let Some((tag, was, path)) = line else { return false };
+            let same = match tag {
+                b'p' => same_stamp(path, false, was),
+                b'e' => same_stamp(path, true, was),
+                b'd' => {
+                    let Some((id, changed)) = was.split_once(' ') else { return false };
+                    let (now_id, now_changed) = dir_stamp(path);
+                    dir = Some((path, now_changed == changed));
+                    now_id == id
+                }
+                // Unchanged entries vouch for every name; otherwise each is looked at.
+                b'n' => match dir {
+                    Some((_, true)) => true,
+                    Some((d, false)) => same_stamp(&d.join(path), false, was),
+                    None => false,
+                },
+                _ => false,
+            };
+            if !same {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether `path` was watched on its own and existed.
+    pub(crate) fn exists(&self, path: &Path) -> bool {
+        self.lines().flatten().any(|(tag, was, p)| tag == b'p' && p == path && was != "-")
+    }
+}
+
+/// A path's identity, followed (mounts and rules follow symbolic links, so the target is what
+/// they hold): `-` where it does not exist, else [`stamp_of`]. With `entries`, the change time
+/// too: a directory's moves when an entry is made, removed or renamed in it.
+fn stamp(p: &Path, entries: bool) -> String {
+    let mut out = String::new();
+    stamp_into(&mut out, p, entries);
     out
+}
+
+fn stamp_into(out: &mut String, p: &Path, entries: bool) {
+    use std::fmt::Write;
+    let Ok(m) = std::fs::metadata(p) else { return out.push('-') };
+    stamp_of(out, &m);
+    if entries {
+        let _ = write!(out, ".{}.{}", m.ctime(), m.ctime_nsec());
+    }
+}
+
+/// The inode number and birth time: a path removed and made again may get the same inode
+/// number, but not the same birth time (the change time where the file system keeps none).
+fn stamp_of(out: &mut String, m: &std::fs::Metadata) {
+    use std::fmt::Write;
+    let _ = match m.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
+        Some(born) => write!(out, "{}.{}", m.ino(), born.as_nanos()),
+        None => write!(out, "{}.c{}.{}", m.ino(), m.ctime(), m.ctime_nsec()),
+    };
+}
+
+/// A directory's identity and, apart, its change time.
+fn dir_stamp(p: &Path) -> (String, String) {
+    match std::fs::metadata(p) {
+        Ok(m) => {
+            let mut id = String::new();
+            stamp_of(&mut id, &m);
+            (id, format!("{}.{}", m.ctime(), m.ctime_nsec()))
+        }
+        Err(_) => ("-".into(), "-".into()),
+    }
 }
 
 /// `agentsh HOLD_MARKER start|hold`: the middle process and the holder (see [`Kept::keep`]).
 pub fn hold(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
+        // The middle process: starts the holder and prints its process ID and pidfd inode
+        // (0 where pidfds share one inode, as before pidfs: its own pidfd's is the same then).
         Some("start") => {
             let holder = Command::new("/proc/self/exe")
-                .args([HOLD_MARKER, "hold"])
+                .args([HOLD_MARKER, "hold", args.get(1).map_or("-", String::as_str)])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn();
-            match holder {
-                Ok(child) => {
-                    println!("{}", child.id());
-                    0
-                }
-                Err(_) => 1,
-            }
+            let Ok(child) = holder else { return 1 };
+            let ino = |pid: u32| {
+                let pid = rustix::process::Pid::from_raw(pid as i32)?;
+                let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
+                nix::sys::stat::fstat(&fd).ok().map(|s| s.st_ino)
+            };
+            let ino = match (ino(child.id()), ino(std::process::id())) {
+                (Some(theirs), Some(mine)) if theirs != mine => theirs,
+                _ => 0,
+            };
+            println!("{} {ino}", child.id());
+            0
         }
         Some("hold") => {
             // Out of the agent's session and process group, off every directory, and holding
-            // no file the agent gave agentsh (one it waits to see closed, say).
+            // no file the agent gave agentsh (one it waits to see closed, say): only the ruleset.
+            let keep: Option<i32> = args.get(1).and_then(|fd| fd.parse().ok());
             let _ = nix::unistd::setsid();
             let _ = std::env::set_current_dir("/");
             let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
                 .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
                 .unwrap_or_default();
-            for fd in fds.into_iter().filter(|fd| *fd > 2) {
+            for fd in fds.into_iter().filter(|fd| *fd > 2 && Some(*fd) != keep) {
                 let _ = nix::unistd::close(fd);
             }
             std::thread::sleep(LIFETIME);
@@ -229,46 +462,101 @@ pub fn hold(args: &[String]) -> i32 {
 mod tests {
     use super::*;
 
+    fn watched(w: &Watch) -> Watched {
+        let mut text = Vec::new();
+        w.write(&mut text).unwrap();
+        Watched { text }
+    }
+
     #[test]
-    fn a_record_round_trips_and_a_changed_path_changes_the_snapshot() {
+    fn a_watched_path_that_changes_is_a_change() {
         let dir = tempfile::tempdir().unwrap();
         let (a, d, missing) = (dir.path().join("a"), dir.path().join("d"), dir.path().join("missing"));
         std::fs::write(&a, "x").unwrap();
         std::fs::create_dir(&d).unwrap();
-        let paths = [(a.as_path(), false), (d.as_path(), true), (missing.as_path(), false)];
-        let snap = || snapshot(paths.iter().copied(), |_| false);
-        let before = snap();
-        assert!(before.ends_with(" -"), "{before}");
-        assert_eq!(snap(), before);
+        let watch = || {
+            let mut w = Watch::default();
+            w.path(&a);
+            w.beneath(&d, true);
+            w.path(&missing);
+            watched(&w)
+        };
+        let before = watch();
+        assert!(before.unchanged());
+        assert!(before.exists(&a) && !before.exists(&missing));
         // Written in place: the same file, still covered.
         std::fs::write(&a, "changed").unwrap();
-        assert_eq!(snap(), before);
+        assert!(before.unchanged());
         // Replaced by rename, as git rewrites .git/config: another file.
         std::fs::write(dir.path().join("a.new"), "y").unwrap();
         std::fs::rename(dir.path().join("a.new"), &a).unwrap();
-        assert_ne!(snap(), before);
+        assert!(!before.unchanged());
         // Removed and made again: another file, even with the same inode number.
-        let before = snap();
+        let before = watch();
         std::fs::remove_file(&a).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(5));
         std::fs::write(&a, "x").unwrap();
-        assert_ne!(snap(), before);
+        assert!(!before.unchanged());
         // An entry added where entries count (`~/.ssh`).
-        let before = snap();
+        let before = watch();
         std::thread::sleep(std::time::Duration::from_millis(5));
         std::fs::write(d.join("id_new"), "k").unwrap();
-        assert_ne!(snap(), before);
+        assert!(!before.unchanged());
         // Made since: no longer absent.
-        let before = snap();
+        let before = watch();
         std::fs::create_dir(&missing).unwrap();
-        assert_ne!(snap(), before);
-        // A path known absent is not looked at.
-        assert_eq!(snapshot(paths.iter().copied(), |_| true), "- - -");
+        assert!(!before.unchanged());
+        // A malformed record is a change.
+        assert!(!Watched { text: b"p 1.2 no tab\n".to_vec() }.unchanged());
+    }
 
+    #[test]
+    fn a_path_beneath_a_directory_is_watched_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path();
+        std::fs::create_dir(home.join(".config")).unwrap();
+        let (aws, gh) = (home.join(".aws"), home.join(".config/gh"));
+        let watch = || {
+            let mut w = Watch::default();
+            w.beneath(&aws, false);
+            w.beneath(&home.join(".aws/deeper"), false);
+            w.beneath(&gh, false);
+            watched(&w)
+        };
+        let before = watch();
+        // Two directories and their names: home (.aws, once) and .config (gh).
+        let text = String::from_utf8(before.text.clone()).unwrap();
+        assert_eq!(text.lines().count(), 4, "{text}");
+        // Another program saves a file in home: home's entries changed, the names did not.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::write(home.join(".viminfo"), "x").unwrap();
+        assert!(before.unchanged());
+        // A denied path made since.
+        std::fs::create_dir(&aws).unwrap();
+        assert!(!before.unchanged());
+        let before = watch();
+        std::fs::create_dir(&gh).unwrap();
+        assert!(!before.unchanged());
+        // A denied path that is a link is watched on its own: its target can change alone.
+        let target = home.join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::remove_dir(&aws).unwrap();
+        std::os::unix::fs::symlink(&target, &aws).unwrap();
+        let before = watch();
+        std::fs::remove_dir(&target).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::create_dir(&target).unwrap();
+        assert!(!before.unchanged());
+    }
+
+    #[test]
+    fn a_record_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
         let record = dir.path().join("r");
-        std::fs::write(&record, format!("12 56\n{before}\n")).unwrap();
+        std::fs::write(&record, "12 56 78 6 9\np -\t/nowhere\n").unwrap();
         let r = Record::read(&record).unwrap();
-        assert_eq!((r.pid, r.mnt, r.snapshot.as_str()), (12, 56, before.as_str()));
+        assert_eq!((r.pid, r.mnt, r.pid_ino, r.ruleset_fd, r.rules), (12, 56, 78, 6, 9));
+        assert!(r.watched.unchanged());
         std::fs::write(&record, "12 x\n").unwrap();
         assert!(Record::read(&record).is_none());
     }

@@ -10,4 +10,5 @@ pub mod gate;
 pub mod invocation;
 pub mod judging;
 pub mod kept;
+mod landlock_fd;
 pub mod sandbox;

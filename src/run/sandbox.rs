@@ -36,6 +36,7 @@ use landlock::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 /// The oldest Landlock ABI the box runs on (see the module documentation).
@@ -139,8 +140,15 @@ impl Workspace {
     }
 }
 
-/// `a/b/../c` -> `a/c`, lexically (for paths read from git's files).
+/// `a/b/../c` -> `a/c`, lexically (for paths read from git's files). A path that is already
+/// normal (most are) is copied without parsing its components.
 fn normalize(p: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    let odd = |seg: &[u8]| seg.is_empty() || seg == b"." || seg == b"..";
+    if b == b"/" || (b.first() == Some(&b'/') && !b[1..].split(|c| *c == b'/').any(odd)) {
+        return p.to_path_buf();
+    }
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -152,6 +160,19 @@ fn normalize(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// `base/rel` for a normalized `base` and a relative `rel` without `.` or `..`, in one
+/// allocation: `Path::join` parses components, and the spec joins about fifty paths per command.
+fn join(base: &Path, rel: &str) -> PathBuf {
+    let base = base.as_os_str();
+    let mut out = std::ffi::OsString::with_capacity(base.len() + 1 + rel.len());
+    out.push(base);
+    if base.len() > 1 {
+        out.push("/");
+    }
+    out.push(rel);
+    out.into()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -331,7 +352,7 @@ impl BoxSpec {
         // Normalized, as the planner compares paths byte-wise.
         let norm = |p: &Option<PathBuf>| p.as_deref().map(normalize);
         let home = norm(&place.home);
-        let in_home = |rel: &str| home.as_ref().map(|h| h.join(rel));
+        let in_home = |rel: &str| home.as_ref().map(|h| join(h, rel));
         let cargo_home = norm(&place.cargo_home).or_else(|| in_home(".cargo"));
         let mut refused = Vec::new();
         let mut write = Vec::new();
@@ -340,14 +361,14 @@ impl BoxSpec {
         // it would let a command rewrite the system or `~/.bashrc`: not granted. A temp
         // directory may hold home (`/tmp/h` in CI): home is cut out of it (see `plan`).
         let too_broad = |p: &Path, workspace: bool| -> Option<String> {
-            if p.parent().is_none() {
+            if p.as_os_str() == "/" {
                 return Some("it is /".into());
             }
             // Byte-wise (normalized paths): `Path`'s comparisons parse components, for each root.
             if home.as_ref().is_some_and(|h| h.as_os_str() == p.as_os_str() || (workspace && within(h, p))) {
                 return Some("it is the home directory or holds it".into());
             }
-            if workspace && p.parent().is_some_and(|d| d.parent().is_none()) {
+            if workspace && top_level(p) {
                 return Some("it is a top-level directory".into());
             }
             if workspace && SYSTEM_TREES.iter().any(|s| within(p, Path::new(s))) {
@@ -378,20 +399,20 @@ impl BoxSpec {
         if workspace_ok {
             // git writes objects, refs and the index into a worktree's git directories.
             for dir in [&ws.git_dir, &ws.common_dir].into_iter().flatten() {
-                if !dir.starts_with(&ws.root) {
+                if !within(dir, &ws.root) {
                     grant(dir.clone(), Origin::GitDir, &mut write, &mut refused);
                 }
             }
             // What the person's own git runs later, unconfined: a confined command must not plant it.
             for dir in [&ws.git_dir, &ws.common_dir].into_iter().flatten() {
                 for name in ["hooks", "config"] {
-                    let path = dir.join(name);
+                    let path = join(dir, name);
                     if !read_only.iter().any(|r: &Root| r.path.as_os_str() == path.as_os_str()) {
                         read_only.push(Root::new(path, Origin::CodePath));
                     }
                 }
             }
-            read_only.push(Root::new(ws.root.join(".agents"), Origin::CodePath));
+            read_only.push(Root::new(join(&ws.root, ".agents"), Origin::CodePath));
         }
 
         for t in [norm(&place.tmpdir), Some("/tmp".into()), Some("/var/tmp".into())].into_iter().flatten() {
@@ -401,15 +422,15 @@ impl BoxSpec {
 
         let cache_home = norm(&place.xdg_cache_home).or_else(|| in_home(".cache"));
         let gopath = norm(&place.gopath).or_else(|| in_home("go"));
-        let gomodcache = norm(&place.gomodcache).or_else(|| gopath.as_ref().map(|g| g.join("pkg/mod")));
+        let gomodcache = norm(&place.gomodcache).or_else(|| gopath.as_ref().map(|g| join(g, "pkg/mod")));
         let gradle = norm(&place.gradle_user_home).or_else(|| in_home(".gradle"));
         let mut caches: Vec<PathBuf> = Vec::new();
         caches.extend(cache_home);
         caches.extend(HOME_CACHES.iter().filter_map(|c| in_home(c)));
-        caches.extend(cargo_home.iter().flat_map(|c| CARGO_CACHES.iter().map(|n| c.join(n))));
+        caches.extend(cargo_home.iter().flat_map(|c| CARGO_CACHES.iter().map(|n| join(c, n))));
         caches.extend(gomodcache);
-        caches.extend(gopath.map(|g| g.join("pkg/sumdb")));
-        caches.extend(gradle.iter().flat_map(|g| GRADLE_CACHES.iter().map(move |n| g.join(n))));
+        caches.extend(gopath.map(|g| join(&g, "pkg/sumdb")));
+        caches.extend(gradle.iter().flat_map(|g| GRADLE_CACHES.iter().map(move |n| join(g, n))));
         for c in caches {
             grant(c, Origin::Cache, &mut write, &mut refused);
         }
@@ -444,7 +465,7 @@ impl BoxSpec {
         // crates.io tokens.
         for c in ["credentials.toml", "credentials"] {
             if let Some(cargo) = &cargo_home {
-                deny.push(denied(cargo.join(c), Origin::Credential));
+                deny.push(denied(join(cargo, c), Origin::Credential));
             }
         }
         for d in &settings.deny_read {
@@ -735,6 +756,13 @@ impl Planner {
     }
 }
 
+/// `p` is a top-level directory (`/srv`). Byte-wise, for a normalized absolute path.
+fn top_level(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    b.len() > 1 && b[0] == b'/' && !b[1..].contains(&b'/')
+}
+
 /// `p` is `root` or beneath it. Byte-wise, for normalized absolute paths (see [`normalize`]):
 /// `Path::starts_with` parses components, and the planner asks this for every entry it lists.
 fn within(p: &Path, root: &Path) -> bool {
@@ -796,17 +824,23 @@ pub fn probe() -> Support {
     Support { landlock_abi: landlock_abi(), namespaces: probe_namespaces() }
 }
 
-/// Whether the kernel has Landlock at [`MIN_ABI`] or later: one system call, for every command.
+/// Whether the kernel has Landlock at [`MIN_ABI`] or later.
 pub fn available() -> bool {
-    has(|r| r.handle_access(AccessFs::from_all(ABI::V3)))
+    landlock_abi().is_some_and(|abi| abi >= MIN_ABI)
 }
 
 fn has(f: impl FnOnce(Ruleset) -> Result<Ruleset, landlock::RulesetError>) -> bool {
     f(Ruleset::default().set_compatibility(CompatLevel::HardRequirement)).is_ok()
 }
 
-/// The kernel's Landlock ABI, up to 7, found by asking for each ABI's newest feature.
+/// The kernel's Landlock ABI, up to 7, found by asking for each ABI's newest feature once per
+/// process (the gate, the judge's view, the audit record and `enter` all ask).
 pub fn landlock_abi() -> Option<u8> {
+    static ABI: std::sync::OnceLock<Option<u8>> = std::sync::OnceLock::new();
+    *ABI.get_or_init(probe_abi)
+}
+
+fn probe_abi() -> Option<u8> {
     // ABI 7 brought no access right, only restrict-self flags; asking for one needs no ruleset.
     let v7 = || {
         use landlock::RestrictSelfAttr;
@@ -917,61 +951,74 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
     }
     let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
 
-    // The namespaces first: whether the mounts made the cuts decides the Landlock rules.
-    // Nothing here touches agentsh's own files until they are covered, last.
-    let protect = code_paths(spec);
-    let names = spec.home.as_deref().and_then(HomeNames::list);
-    // Namespaces kept by an earlier command with this box (see `kept`), joined only while what
-    // their mounts were made from is unchanged: the denied paths, the code paths, and where home
-    // is bound read-only, home and the caches bound writable again inside it.
-    let kept = if spec.landlock_only {
-        None
-    } else {
-        let denied = spec.deny.iter().map(|d| (d.path.as_path(), !d.except.is_empty()));
-        let code = spec.read_only.iter().map(|r| (r.path.as_path(), false));
-        let bound = spec.home.as_deref().filter(|_| home_bound(spec));
-        let caches = bound.into_iter().flat_map(|home| {
-            let inside = spec.write.iter().filter(move |w| within(&w.path, home) && w.path != home);
-            std::iter::once((home, false)).chain(inside.map(|w| (w.path.as_path(), false)))
-        });
-        Kept::new(spec, denied.chain(code).chain(caches), |p| names.as_ref().is_some_and(|n| n.absent(p)))
-    };
     // Joining moves the working directory to `/`, and making the namespaces keeps it on the
     // directory as it was before the mounts: both change back by path, so it is looked up in
     // the new mounts (a working directory inside a covered path would reach what it hides).
     let cwd = std::env::current_dir().ok();
-    let mut joined = false;
-    let made = if spec.landlock_only {
-        Err("not used (landlock_only)".to_string())
-    } else if let Some(k) = kept.as_ref().filter(|_| cwd.is_some())
-        && k.join()
-    {
-        joined = true;
-        Ok(())
-    } else {
-        let store = kept.as_ref().and_then(Kept::store);
-        mount_box(spec, &protect, &names).inspect(|()| {
-            if let (Some(k), Some(store)) = (&kept, store) {
-                k.keep(store);
-            }
-        })
-    };
-    let (namespaces, mounted, read_only) = match made {
-        Ok(()) => (None, true, protect),
-        Err(why) if spec.require_namespaces => {
-            return Err(BoxError::Failed(format!("cannot make the sandbox's namespaces: {why}")));
-        }
-        // Landlock alone holds the box, at more rules; `.git/hooks` and the rest stay writable.
-        Err(why) => (Some(why), false, Vec::new()),
-    };
-    if let (true, Some(cwd)) = (mounted, &cwd) {
+    let back = |cwd: &Path| {
         nix::unistd::chdir(cwd).map_err(|e| {
             BoxError::Failed(format!(
                 "the working directory {} is hidden inside the sandbox ({e}): it is one of agentsh's own \
                  directories or a credential store; run the command from another directory",
                 cwd.display()
             ))
-        })?;
+        })
+    };
+    // Namespaces kept by an earlier command with this box (see `kept`), joined only while what
+    // their mounts and rules were made from is unchanged, with the Landlock ruleset that
+    // command finished: the fast path.
+    let kept = if spec.landlock_only { None } else { Kept::new(spec) };
+    let joined = match (&kept, &cwd) {
+        (Some(k), Some(cwd)) => k.join().map(|j| back(cwd).map(|()| j)).transpose()?,
+        _ => None,
+    };
+    if let Some(super::kept::Joined { ruleset: Some(ruleset), rules, watched }) = &joined {
+        rustix::thread::set_no_new_privs(true).map_err(|e| failed("no_new_privs", &e))?;
+        super::landlock_fd::restrict_self(ruleset.as_fd()).map_err(|e| failed("Landlock", &e))?;
+        let abi = landlock_abi().unwrap_or(MIN_ABI);
+        let entered = Entered {
+            abi,
+            rules: *rules,
+            network: if abi >= 4 { spec.network } else { Network::On },
+            scoped: abi >= 6,
+            ioctl_restricted: abi >= 5,
+            read_only: spec.read_only.iter().map(|r| r.path.clone()).filter(|p| watched.exists(p)).collect(),
+            mounted: true,
+            kept: true,
+            namespaces: None,
+        };
+        // Left open: it is close-on-exec, and a close costs the command a system call.
+        if let Some(super::kept::Joined { ruleset: Some(ruleset), .. }) = joined {
+            let _ = std::os::fd::IntoRawFd::into_raw_fd(ruleset);
+        }
+        return Ok(entered);
+    }
+
+    // The namespaces first: whether the mounts made the cuts decides the Landlock rules.
+    // Nothing here touches agentsh's own files until they are covered, last.
+    let protect = code_paths(spec);
+    let names = spec.home.as_deref().and_then(HomeNames::list);
+    // What the record will vouch for, looked at before the mounts change what paths show.
+    let watched = kept.as_ref().filter(|_| joined.is_none()).map(|_| watch(spec));
+    let made = if spec.landlock_only {
+        Err("not used (landlock_only)".to_string())
+    } else if joined.is_some() {
+        // Joined without the holder's ruleset: the rules are added below.
+        Ok(None)
+    } else {
+        let store = kept.as_ref().and_then(Kept::store);
+        mount_box(spec, &protect, &names).map(|()| store)
+    };
+    let (namespaces, mounted, read_only, store) = match made {
+        Ok(store) => (None, true, protect, store),
+        Err(why) if spec.require_namespaces => {
+            return Err(BoxError::Failed(format!("cannot make the sandbox's namespaces: {why}")));
+        }
+        // Landlock alone holds the box, at more rules; `.git/hooks` and the rest stay writable.
+        Err(why) => (Some(why), false, Vec::new(), None),
+    };
+    if let (true, None, Some(cwd)) = (mounted, &joined, &cwd) {
+        back(cwd)?;
     }
     let rules = plan(spec, mounted)?;
 
@@ -1008,6 +1055,12 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         created = created.add_rule(PathBeneath::new(fd, rule.access)).map_err(|e| failed("Landlock", &e))?;
         count += 1;
     }
+    // The holder keeps a copy of the finished ruleset for the commands that join it.
+    if let (Some(k), Some(store), Some(watched), Ok(copy)) = (&kept, store, &watched, created.try_clone())
+        && let Some(fd) = Option::<std::os::fd::OwnedFd>::from(copy)
+    {
+        k.keep(store, watched, fd.as_fd(), count);
+    }
     let status = created.restrict_self().map_err(|e| failed("Landlock", &e))?;
     if status.ruleset == RulesetStatus::NotEnforced || !status.no_new_privs {
         return Err(BoxError::Failed("the kernel did not enforce the Landlock ruleset".into()));
@@ -1024,7 +1077,7 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         ioctl_restricted: abi >= 5,
         read_only,
         mounted,
-        kept: joined,
+        kept: joined.is_some(),
         namespaces,
     })
 }
@@ -1046,6 +1099,38 @@ fn code_paths(spec: &BoxSpec) -> Vec<PathBuf> {
         .filter(|r| std::fs::symlink_metadata(&r.path).is_ok() || missing_hooks(&r.path))
         .map(|r| r.path.clone())
         .collect()
+}
+
+/// What the record of kept namespaces vouches for (see `kept::Watch`): the roots of the rules
+/// (the ruleset holds their inodes), the code paths bound read-only, and the denied paths.
+///
+/// Left out, as looking costs every command a system call and could change nothing that
+/// matters: the system's own roots (`/`, `/dev`, the temp directories), which are not replaced
+/// while the system runs, and where one were, its stale rule would only deny; and a denied path
+/// inside another (the approval queue inside the state directory), hidden with it.
+fn watch(spec: &BoxSpec) -> super::kept::Watch {
+    const SYSTEM_ROOTS: &[&str] = &["/", "/dev", "/tmp", "/var/tmp", "/dev/shm"];
+    let mut w = super::kept::Watch::default();
+    let under_home = |p: &Path| spec.home.as_deref().is_some_and(|h| within(p, h) && p != h);
+    // Mounted: one rule per root, pure (`plan` lists nothing then).
+    for rule in plan(spec, true).unwrap_or_default() {
+        if SYSTEM_ROOTS.iter().any(|r| rule.path.as_os_str() == *r) {
+            continue;
+        }
+        if under_home(&rule.path) { w.beneath(&rule.path, false) } else { w.path(&rule.path) }
+    }
+    for r in &spec.read_only {
+        w.path(&r.path);
+    }
+    for d in &spec.deny {
+        if !spec.deny.iter().any(|o| o.path != d.path && within(&d.path, &o.path)) {
+            w.beneath(&d.path, !d.except.is_empty());
+        }
+    }
+    if let Some(home) = spec.home.as_deref().filter(|_| home_bound(spec)) {
+        w.path(home);
+    }
+    w
 }
 
 /// The user and mount namespace that carry most of the box where the kernel allows them, so
