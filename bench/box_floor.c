@@ -57,7 +57,8 @@ static void maps(void) {
     put("/proc/self/gid_map", g);
 }
 
-static void landlock(int rules) {
+/* A ruleset of `rules` rules, not yet enforced. */
+static int ruleset(int rules) {
     struct landlock_ruleset_attr attr = {.handled_access_fs = (1ULL << 13) - 1};
     int rs = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
     if (rs < 0) _exit(1);
@@ -70,20 +71,30 @@ static void landlock(int rules) {
         if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0)) _exit(1);
         close(fd);
     }
+    return rs;
+}
+
+static void enforce(int rs) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_landlock_restrict_self, rs, 0)) _exit(1);
     close(rs);
 }
 
+static void landlock(int rules) { enforce(ruleset(rules)); }
+
 static char dir[] = "/tmp/box_floor.XXXXXX";
 static pid_t holder;
+/* The holder's finished ruleset: its descriptor number there. */
+static int holder_rs;
 
-enum { PLAIN, LL1, LL6, SETNS, SETNS6, FRESH };
+enum { PLAIN, LL1, LL6, SETNS, SETNS6, KEPT, FRESH };
 
 static void child(int v) {
-    if (v == SETNS || v == SETNS6) {
+    if (v == SETNS || v == SETNS6 || v == KEPT) {
         int pidfd = syscall(SYS_pidfd_open, holder, 0);
-        if (pidfd < 0 || setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS)) _exit(1);
+        int rs = v == KEPT ? syscall(SYS_pidfd_getfd, pidfd, holder_rs, 0) : 0;
+        if (pidfd < 0 || rs < 0 || setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS)) _exit(1);
         close(pidfd);
+        if (v == KEPT) enforce(rs);
     }
     if (v == FRESH) {
         if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) _exit(1);
@@ -136,17 +147,17 @@ int main(int argc, char **argv) {
             perror("mount");
             _exit(1);
         }
-        if (write(ready[1], "x", 1) != 1) _exit(1);
+        int rs = ruleset(6);
+        if (write(ready[1], &rs, sizeof rs) != sizeof rs) _exit(1);
         pause();
         _exit(0);
     }
     close(ready[1]);
-    char c;
-    if (read(ready[0], &c, 1) != 1) {
+    if (read(ready[0], &holder_rs, sizeof holder_rs) != sizeof holder_rs) {
         fprintf(stderr, "box_floor: cannot make a user and mount namespace here\n");
         return 1;
     }
-    const char *names[] = {"plain", "landlock 1", "landlock 6", "setns", "setns + 6", "fresh"};
+    const char *names[] = {"plain", "landlock 1", "landlock 6", "setns", "setns + 6", "setns + kept", "fresh"};
     double plain = best(PLAIN, runs);
     printf("%-12s %8.1f us\n", names[PLAIN], plain);
     for (int v = LL1; v <= FRESH; v++) {
