@@ -277,6 +277,7 @@ fn request(req: &PromptRequest, paused: bool) -> Request {
         parent: Parent { pid: ppid.unsigned_abs(), name: sanitize(parent_name.trim()) },
         session: nix::unistd::getsid(None).map(|p| p.as_raw()).unwrap_or(0),
         time: now,
+        time_ms: u64::try_from(crate::record::clock::now_ms()).unwrap_or(0),
         expires: (!paused).then(|| now + req.timeout.as_secs()),
         paused,
         sandbox: sanitize(&req.sandbox),

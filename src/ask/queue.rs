@@ -50,6 +50,10 @@ pub struct Request {
     pub session: i32,
     /// Seconds since the Unix epoch.
     pub time: u64,
+    /// Milliseconds since the Unix epoch: the order of arrival, also within one second (0 in
+    /// requests written before it was recorded: `time` then).
+    #[serde(default)]
+    pub time_ms: u64,
     /// When the wait times out (seconds since the epoch); `None` while paused (waits for resume).
     pub expires: Option<u64>,
     /// Waiting because the person paused the agent, not because the command needs approval.
@@ -62,6 +66,13 @@ pub struct Request {
     /// never in `--json`, which an agent may run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+}
+
+impl Request {
+    /// When it arrived, in milliseconds: the order requests are listed in.
+    pub fn arrival(&self) -> u64 {
+        if self.time_ms > 0 { self.time_ms } else { self.time.saturating_mul(1000) }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -302,7 +313,7 @@ fn list_with(dir: &Path, abandoned: &dyn Fn(&Request)) -> io::Result<Vec<Listed>
         }
         out.push(Listed { request, live });
     }
-    out.sort_by(|a, b| (a.request.time, &a.request.id).cmp(&(b.request.time, &b.request.id)));
+    out.sort_by(|a, b| (a.request.arrival(), &a.request.id).cmp(&(b.request.arrival(), &b.request.id)));
     Ok(out)
 }
 
@@ -470,6 +481,7 @@ mod tests {
             parent: Parent { pid: 1, name: "init".into() },
             session: 1,
             time: now_secs(),
+            time_ms: now_secs() * 1000,
             expires: Some(now_secs() + 60),
             paused: false,
             sandbox: String::new(),

@@ -337,6 +337,13 @@ pub(crate) fn first_in_session(what: &str) -> bool {
     std::fs::OpenOptions::new().write(true).create_new(true).open(marker).is_ok()
 }
 
+/// The width of the terminal `out` is, or `None` when it is not one (a pipe, a file): for
+/// `text::wrap::fit_lines`.
+pub fn width_of(out: impl std::os::fd::AsFd) -> Option<usize> {
+    let size = rustix::termios::tcgetwinsize(out).ok()?;
+    Some(usize::from(size.ws_col)).filter(|w| *w >= 20)
+}
+
 #[cfg(test)]
 mod tests {
     //! Uses a pseudo-terminal pair from openpty. The slave is not our controlling terminal

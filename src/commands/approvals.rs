@@ -229,7 +229,7 @@ impl Ui {
         }
         self.items = live;
         // By arrival: the oldest request first.
-        self.items.sort_by_key(|l| (l.request.time, l.request.id.clone()));
+        self.items.sort_by_key(|l| (l.request.arrival(), l.request.id.clone()));
         self.selected = selected_id
             .as_ref()
             .and_then(|id| self.items.iter().position(|l| &l.request.id == id))
@@ -539,6 +539,7 @@ mod tests {
                 parent: Parent { pid: 6, name: "claude".into() },
                 session: 5,
                 time: 100,
+                time_ms: 0,
                 expires: Some(160),
                 paused: false,
                 sandbox: String::new(),
@@ -637,6 +638,13 @@ mod tests {
         let mut u = ui(vec![second.clone(), first.clone()]);
         let ids: Vec<&str> = u.items.iter().map(|l| l.request.id.as_str()).collect();
         assert_eq!(ids, ["bbbbbbbbbbbb", "aaaaaaaaaaaa"], "oldest first");
+        // Within one second, by the millisecond, not by ID.
+        let (mut early, mut late) = (second.clone(), first.clone());
+        (early.request.time, early.request.time_ms) = (30, 30_900);
+        (late.request.time, late.request.time_ms) = (30, 30_100);
+        let same_second = ui(vec![early, late]);
+        let ids: Vec<&str> = same_second.items.iter().map(|l| l.request.id.as_str()).collect();
+        assert_eq!(ids, ["bbbbbbbbbbbb", "aaaaaaaaaaaa"], "by arrival within one second");
         for width in [99, 40] {
             u.width = width;
             u.detail = true;

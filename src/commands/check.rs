@@ -50,7 +50,8 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     if args.json {
         print_json(&verdict);
     } else {
-        print!("{}", crate::run::explain::check_report(&verdict));
+        let width = crate::ask::tty::width_of(std::io::stdout());
+        print!("{}", crate::text::wrap::fit_lines(&crate::run::explain::check_report(&verdict), width));
         print!("{}", ignored_entries(&verdict, &cwd));
     }
     // The process ends right after this: freeing a 10,000-entry whitelist one allocation at a

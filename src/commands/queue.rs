@@ -196,6 +196,7 @@ mod tests {
             parent: Parent { pid: 1, name: "x".into() },
             session: 1,
             time: 0,
+            time_ms: 0,
             expires: None,
             paused: false,
             sandbox: String::new(),

@@ -135,26 +135,30 @@ fn list(path: &Path, json: bool, user_scope: bool) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(0);
     }
+    use std::fmt::Write;
+    let mut out = String::new();
     let shown = sanitize(&path.display().to_string());
     if items.is_empty() {
-        println!("The whitelist in {shown} is empty.");
+        let _ = writeln!(out, "The whitelist in {shown} is empty.");
     } else {
         let state = if state.is_empty() { String::new() } else { format!(" ({state})") };
-        println!("Whitelist in {shown}{state}:");
+        let _ = writeln!(out, "Whitelist in {shown}{state}:");
         for (i, e) in items.iter().enumerate() {
             let mark = if applies { "" } else { "   [ignored]" };
-            println!("{:>4}  {}{mark}", i + 1, sanitize(e));
+            let _ = writeln!(out, "{:>4}  {}{mark}", i + 1, sanitize(e));
         }
     }
     for (title, file, entries, _) in others.iter().filter(|o| !o.2.is_empty()) {
-        println!("\nAlso in force here, from {} ({}):", sanitize(title), sanitize(file));
+        let _ = writeln!(out, "\nAlso in force here, from {} ({}):", sanitize(title), sanitize(file));
         for e in entries {
-            println!("   -  {}", sanitize(e));
+            let _ = writeln!(out, "   -  {}", sanitize(e));
         }
     }
     if items.is_empty() && others.iter().all(|o| o.2.is_empty()) {
-        println!("Add one with: agentsh whitelist add 'npm test'");
+        let _ = writeln!(out, "Add one with: agentsh whitelist add 'npm test'");
     }
+    let width = crate::ask::tty::width_of(std::io::stdout());
+    print!("{}", crate::text::wrap::fit_lines(&out, width));
     Ok(0)
 }
 

@@ -94,7 +94,14 @@ pub fn print_denial(verdict: &Verdict) {
     let mut msg = format!("agentsh: denied: {}\n", sanitize(&one_line(&verdict.command)));
     describe_parts(verdict, &mut msg);
     let _ = writeln!(msg, "hint: {}", denial_hint(verdict));
-    eprint!("{msg}");
+    eprint_fitted(&msg);
+}
+
+/// A refusal on stderr, its long lines wrapped at spaces when stderr is a person's terminal
+/// (an agent reading a pipe gets them whole).
+fn eprint_fitted(msg: &str) {
+    let width = crate::ask::tty::width_of(std::io::stderr());
+    eprint!("{}", crate::text::wrap::fit_lines(msg, width));
 }
 
 /// Prints the refusal for an ask that did not end in approval; returns the exit status.
@@ -110,7 +117,7 @@ pub fn print_not_run(verdict: &Verdict, header: &str, why: &str, hint: Option<&s
     describe_parts(verdict, &mut msg);
     let hint = hint.unwrap_or("nothing ran. Ask the person to approve it, or do the task another way");
     let _ = writeln!(msg, "hint: {hint}");
-    eprint!("{msg}");
+    eprint_fitted(&msg);
     crate::model::exit::REFUSED
 }
 

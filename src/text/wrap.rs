@@ -13,19 +13,28 @@ pub fn clip_to(text: &str, max: usize) -> String {
 /// `text` in lines of at most `width` columns (escape sequences take none), broken at spaces;
 /// continuation lines are indented. A word longer than a line is cut.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let cols = |t: &str| {
-        let mut n = 0;
-        let mut esc = false;
-        for c in t.chars() {
-            match (esc, c) {
-                (false, '\x1b') => esc = true,
-                (true, 'm') => esc = false,
-                (true, _) => {}
-                _ => n += 1,
-            }
+    let lines = broken(text, width);
+    lines.into_iter().map(|l| if columns(&l) > width { clip_to(&l, width) } else { l }).collect()
+}
+
+/// The columns `t` takes: escape sequences take none.
+fn columns(t: &str) -> usize {
+    let mut n = 0;
+    let mut esc = false;
+    for c in t.chars() {
+        match (esc, c) {
+            (false, '\x1b') => esc = true,
+            (true, 'm') => esc = false,
+            (true, _) => {}
+            _ => n += 1,
         }
-        n
-    };
+    }
+    n
+}
+
+/// [`wrap`] without cutting: a word longer than a line stays whole, on a line of its own.
+fn broken(text: &str, width: usize) -> Vec<String> {
+    let cols = columns;
     if cols(text) <= width {
         return vec![text.to_string()];
     }
@@ -48,5 +57,45 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     if words_on_line > 0 {
         out.push(cur);
     }
-    out.into_iter().map(|l| if cols(&l) > width { clip_to(&l, width) } else { l }).collect()
+    out
+}
+
+/// `text` with each line wrapped to `width` when there is one, as [`wrap`] does but cutting
+/// nothing: what a person reads on a
+/// narrow terminal, broken at spaces instead of mid-word by the terminal. Unchanged for a pipe
+/// or a file, so what reads them gets the lines whole.
+pub fn fit_lines(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width else { return text.to_string() };
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let (body, end) = line.strip_suffix('\n').map_or((line, ""), |b| (b, "\n"));
+        // Nothing cut: a word longer than the line (a path) is left to the terminal to break.
+        out.push_str(&broken(body, width).join("\n"));
+        out.push_str(end);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 17, item 12: long lines of the views and refusals are broken at spaces on a narrow
+    /// terminal, keep their indent, lose nothing, and stay whole for a pipe.
+    #[test]
+    fn lines_fit_a_terminal_and_stay_whole_for_a_pipe() {
+        let text = "  file_read    approval    runs  ls pwd cat head tail grep find wc\nshort\n";
+        let fitted = fit_lines(text, Some(30));
+        for line in fitted.lines() {
+            assert!(line.chars().count() <= 30, "{line:?} in\n{fitted}");
+        }
+        assert!(fitted.contains("\n      "), "continuation lines are indented:\n{fitted}");
+        assert_eq!(fitted.split_whitespace().collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
+        assert!(fitted.ends_with("short\n"));
+        assert_eq!(fit_lines(text, None), text);
+        // A word longer than the line (a path) is kept whole, not cut.
+        let path = format!("  {}", "/a".repeat(40));
+        assert_eq!(fit_lines(&path, Some(30)), path);
+        assert!(wrap(&path, 30)[0].ends_with('…'), "the prompt's wrap still cuts");
+    }
 }
