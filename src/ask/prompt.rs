@@ -497,7 +497,11 @@ impl Dialog<'_> {
             let _ = write!(s, "  runs:     {}\r\n", clip(&req.sandbox, DETAIL_CLIP));
         }
         for reason in &req.reasons {
-            let _ = write!(s, "  why:      {}\r\n", clip(reason, DETAIL_CLIP));
+            // "runs:" already says why the box cannot hold it: not a second time.
+            let said = reason.strip_prefix("the sandbox cannot contain it: ").is_some_and(|r| req.sandbox.contains(r));
+            if !said {
+                let _ = write!(s, "  why:      {}\r\n", clip(reason, DETAIL_CLIP));
+            }
         }
         if !req.parts.is_empty() {
             s.push_str("  parts that need approval:\r\n");
@@ -941,6 +945,18 @@ mod tests {
         let codes: Vec<String> = (0..20).map(|_| random_code().unwrap()).collect();
         assert!(codes.iter().all(|c| c.len() == 4 && c.bytes().all(|b| b.is_ascii_digit())));
         assert!(codes.iter().any(|c| c != &codes[0]), "{codes:?}");
+    }
+
+    /// Issue 17, item 8: no line of the prompt repeats another: the reason the box cannot hold
+    /// the command is on the "runs:" line, once.
+    #[test]
+    fn why_it_runs_outside_the_box_is_said_once() {
+        let mut m = req(Risk::Moderate);
+        m.sandbox = "if approved, OUTSIDE the sandbox: it changes a remote repository".into();
+        m.reasons.push("the sandbox cannot contain it: it changes a remote repository".into());
+        let (_, out, _) = run_full(&m, steps(b"n"), &[], false);
+        assert_eq!(out.matches("it changes a remote repository").count(), 1, "{out}");
+        assert!(out.contains("why:      publishes commits"), "{out}");
     }
 
     /// Issue 17, item 12: long lines of the prompt wrap to the terminal's width.
