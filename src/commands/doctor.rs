@@ -90,6 +90,7 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
     if args.json {
         println!("{}", serde_json::json!({ "ok": ok, "findings": findings }));
     } else {
+        let width = crate::ask::tty::width_of(std::io::stdout());
         for f in &findings {
             let mark = match f.level {
                 Level::Ok => "ok     ",
@@ -97,9 +98,11 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
                 Level::Kernel => "kernel ",
                 Level::Problem => "PROBLEM",
             };
-            println!("{mark} {:<11} {}", f.check, crate::text::sanitize::sanitize(&f.message));
+            // Continuation lines under the message, on a terminal narrower than a line.
+            let fit = |line: String| crate::text::wrap::fit_hanging(&line, width, 20);
+            println!("{}", fit(format!("{mark} {:<11} {}", f.check, crate::text::sanitize::sanitize(&f.message))));
             if let Some(fix) = &f.fix {
-                println!("        {:<11} fix: {}", "", crate::text::sanitize::sanitize(fix));
+                println!("{}", fit(format!("        {:<11} fix: {}", "", crate::text::sanitize::sanitize(fix))));
             }
         }
         let kernel = findings.iter().filter(|f| f.level == Level::Kernel).count();

@@ -5,12 +5,22 @@
 
 use crate::cli::StatsArgs;
 use crate::record::audit::Entry;
+use crate::text::count;
 use crate::text::sanitize::sanitize;
 use anyhow::Result;
 use serde::Serialize;
 use std::fmt::Write as _;
 
 const TOP: usize = 10;
+
+/// An outcome or category as a person reads it: the log's words ("no one to ask"), not the
+/// record's key (`no_terminal`).
+fn shown(name: &str) -> String {
+    match name {
+        "no_terminal" => "no one to ask".to_string(),
+        other => other.replace('_', " "),
+    }
+}
 /// Outcomes in the order a person reads them.
 const OUTCOMES: &[&str] = &[
     "allowed",
@@ -180,13 +190,13 @@ pub fn report(s: &Stats, log: &str) -> String {
         return out;
     };
     let span = |t: &str| sanitize(t.get(..16).unwrap_or(t)).replace('T', " ");
-    let _ = writeln!(out, "{} decisions, {} to {} UTC", s.total, span(first), span(last));
+    let _ = writeln!(out, "{}, {} to {} UTC", count(s.total, "decision", "decisions"), span(first), span(last));
     for (title, pairs) in
         [("Decision", &s.decisions), ("Outcome", &s.outcomes), ("Risk", &s.risks), ("Category", &s.categories)]
     {
         let _ = writeln!(out, "\n{title}");
         for (name, n) in pairs.iter().filter(|(_, n)| *n > 0) {
-            let _ = writeln!(out, "  {:<18}{n:>7}  {:>6}", sanitize(&name.replace('_', " ")), pct(*n, s.total));
+            let _ = writeln!(out, "  {:<18}{n:>7}  {:>6}", sanitize(&shown(name)), pct(*n, s.total));
         }
     }
     let _ = writeln!(out);
@@ -194,10 +204,10 @@ pub fn report(s: &Stats, log: &str) -> String {
         Some(rate) => {
             let _ = writeln!(
                 out,
-                "Approval rate: {:.1}% ({} approved of {} questions a person saw)",
+                "Approval rate: {:.1}% ({} approved of {} a person saw)",
                 rate * 100.0,
                 s.approved,
-                s.questions
+                count(s.questions, "question", "questions")
             );
         }
         None => {
@@ -205,16 +215,16 @@ pub fn report(s: &Stats, log: &str) -> String {
         }
     }
     if s.no_terminal > 0 {
-        let _ = writeln!(out, "  {} more asked when there was no one to ask (no terminal)", s.no_terminal);
+        let _ = writeln!(out, "  {} more asked when there was no one to ask", s.no_terminal);
     }
     if let Some(a) = &s.answer_ms {
         let _ = writeln!(
             out,
-            "Answer time: median {}, 90% within {}, slowest {} ({} answers)",
+            "Answer time: median {}, 90% within {}, slowest {} ({})",
             secs(a.median),
             secs(a.p90),
             secs(a.max),
-            a.count
+            count(a.count, "answer", "answers")
         );
     }
     if !s.most_asked.is_empty() {
@@ -292,5 +302,12 @@ mod tests {
         assert!(text.contains("Approval rate: 50.0% (2 approved of 4 questions a person saw)"), "{text}");
         assert!(text.contains("agentsh whitelist add 'cargo build'"), "{text}");
         assert!(report(&compute(&[]), "l").contains("no decisions"));
+        // The log's words, and one of a thing is one (issue 17, item 13).
+        assert!(text.contains("no one to ask") && !text.contains("no terminal"), "{text}");
+        let one = [e("ask", "rejected", "make install", &["make install"], Some(1500))];
+        let text = report(&compute(&one.iter().collect::<Vec<_>>()), "l");
+        for want in ["1 decision,", "0 approved of 1 question a person saw", "(1 answer)"] {
+            assert!(text.contains(want), "{want:?} in {text}");
+        }
     }
 }

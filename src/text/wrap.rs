@@ -34,18 +34,26 @@ fn columns(t: &str) -> usize {
 
 /// [`wrap`] without cutting: a word longer than a line stays whole, on a line of its own.
 fn broken(text: &str, width: usize) -> Vec<String> {
+    let indent = text.len() - text.trim_start_matches(' ').len();
+    broken_hanging(text, width, indent + 4)
+}
+
+/// [`broken`] with continuation lines indented by `hang` columns (a table's message column).
+fn broken_hanging(text: &str, width: usize, hang: usize) -> Vec<String> {
     let cols = columns;
     if cols(text) <= width {
         return vec![text.to_string()];
     }
     let indent = text.len() - text.trim_start_matches(' ').len();
+    // A hang that leaves no room for words is no help.
+    let hang = if hang + 20 > width { indent + 4 } else { hang };
     let mut out = Vec::new();
     let mut cur = " ".repeat(indent);
     let mut words_on_line = 0;
     for word in text.trim_start_matches(' ').split(' ') {
         if words_on_line > 0 && cols(&cur) + 1 + cols(word) > width {
             out.push(std::mem::take(&mut cur));
-            cur = " ".repeat(indent + 4);
+            cur = " ".repeat(hang);
             words_on_line = 0;
         }
         if words_on_line > 0 {
@@ -61,8 +69,7 @@ fn broken(text: &str, width: usize) -> Vec<String> {
 }
 
 /// `text` with each line wrapped to `width` when there is one, as [`wrap`] does but cutting
-/// nothing: what a person reads on a
-/// narrow terminal, broken at spaces instead of mid-word by the terminal. Unchanged for a pipe
+/// nothing: what a person reads on a narrow terminal, broken at spaces instead of mid-word by the terminal. Unchanged for a pipe
 /// or a file, so what reads them gets the lines whole.
 pub fn fit_lines(text: &str, width: Option<usize>) -> String {
     let Some(width) = width else { return text.to_string() };
@@ -74,6 +81,15 @@ pub fn fit_lines(text: &str, width: Option<usize>) -> String {
         out.push_str(end);
     }
     out
+}
+
+/// One line of a table wrapped to `width` when there is one, continuation lines starting at
+/// column `hang` (under the message), nothing cut.
+pub fn fit_hanging(line: &str, width: Option<usize>, hang: usize) -> String {
+    match width {
+        Some(width) => broken_hanging(line, width, hang).join("\n"),
+        None => line.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -97,5 +113,10 @@ mod tests {
         let path = format!("  {}", "/a".repeat(40));
         assert_eq!(fit_lines(&path, Some(30)), path);
         assert!(wrap(&path, 30)[0].ends_with('…'), "the prompt's wrap still cuts");
+        // A table's row: continuation under its message column.
+        let row = "note    shell       Gemini CLI: `bash` on this PATH is not agentsh at all";
+        let fitted = fit_hanging(row, Some(44), 20);
+        assert!(fitted.lines().skip(1).all(|l| l.starts_with(&" ".repeat(20)) && l.len() <= 44), "{fitted}");
+        assert_eq!(fit_hanging(row, None, 20), row);
     }
 }
