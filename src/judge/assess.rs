@@ -176,6 +176,50 @@ fn late_code(cmd: &SimpleCommand, floor: &Floor, out: &mut Vec<Assessment>) {
     }
 }
 
+/// The arguments a script is run with (`agentsh -c 'TEXT' NAME ARG...`, `agentsh SCRIPT ARG...`)
+/// are text the judge does not see in the script, and a script can make bash evaluate them as
+/// code: `${!1}` and `declare -n` with a value holding `a[$(cmd)]`, arithmetic on it
+/// (`declare -i n=$1`, `$(( $1 ))`, `[[ $1 -eq 0 ]]`), `eval "$1"`. When the script uses its
+/// arguments, each command substitution in one is judged as a script (a forbidden one is denied)
+/// and the place needs a person.
+pub fn script_arguments(text: &str, args: &[String]) -> Vec<Assessment> {
+    let mut out = Vec::new();
+    if args.is_empty() || !uses_arguments(text) {
+        return out;
+    }
+    let floor = Floor::default();
+    for (i, arg) in args.iter().enumerate() {
+        for code in substitutions(arg) {
+            let mut nested = nested_text(&code, 1, &floor, &mut out, "an argument of the script");
+            nested.risk = nested.risk.max(Risk::High);
+            nested.argv = vec![arg.clone()];
+            nested.reasons = vec![format!(
+                "argument ${i} of the script holds `{code}`, which bash runs if the script evaluates the \
+                 argument (an array subscript, arithmetic, ${{!name}}, declare -i or -n, eval)"
+            )];
+            out.push(nested);
+        }
+    }
+    out
+}
+
+/// Whether shell text reads its arguments: `$1`, `${2}`, `$@`, `$*`, `shift`, `getopts`.
+fn uses_arguments(text: &str) -> bool {
+    let b = text.as_bytes();
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    let positional = |c: u8| c.is_ascii_digit() || c == b'@' || c == b'*' || c == b'#';
+    (0..b.len()).any(|i| b[i] == b'$' && (positional(at(i + 1)) || (at(i + 1) == b'{' && positional(at(i + 2)))))
+        || text.contains("shift")
+        || text.contains("getopts")
+        || text.contains("BASH_ARGV")
+}
+
+/// Every command substitution (`$(..)`, backticks) in `text`, wherever it is.
+fn substitutions(text: &str) -> Vec<String> {
+    // Inside brackets, `subscript_code` finds them: put the whole text in one.
+    subscript_code(&format!("[{text}]"))
+}
+
 /// The command substitutions (`$(..)`, backticks) inside `[...]` in `text`.
 fn subscript_code(text: &str) -> Vec<String> {
     let mut out = Vec::new();

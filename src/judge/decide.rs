@@ -378,6 +378,9 @@ pub struct Policy {
     /// up to the workspace root), found by the gate when the command uses `npx`: `npx eslint`
     /// then runs the project's own tool, not a download.
     pub local_bins: Vec<String>,
+    /// The arguments the script is run with (`agentsh -c TEXT NAME ARG...`): text the script
+    /// can make bash evaluate (`assess::script_arguments`).
+    pub script_args: Vec<String>,
 }
 
 /// The box a judged command would run in (issue 15). Off by default: only the gate, which
@@ -541,6 +544,7 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     // the assessments and all the parts at once doubled the peak memory (issue 9).
     let mut parts = Vec::with_capacity(script.opaque.len() + script.commands.len() + 1);
     assess::assess_each(script, |a| parts.push(decide_part(a, policy)));
+    parts.extend(assess::script_arguments(text, &policy.script_args).into_iter().map(|a| decide_part(a, policy)));
     if parts.is_empty() {
         let nothing = Assessment {
             argv: vec![],

@@ -42,6 +42,11 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let (boxed, judged_with) = sandbox_for(&config.sandbox, &cwd);
     config.policy.sandbox = judged_with;
     config.policy.local_bins = local_bins(&text, &cwd);
+    config.policy.script_args = match &source {
+        Source::Text { argv0, args, .. } => argv0.iter().chain(args).cloned().collect(),
+        Source::Script { path, args } => std::iter::once(path).chain(args).cloned().collect(),
+        Source::Stdin => Vec::new(),
+    };
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
