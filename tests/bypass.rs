@@ -602,6 +602,38 @@ fn code_bash_evaluates_later() {
 }
 
 // Issue 16 §3: variables that make programs run code, however they are set.
+/// A variable `read` (or `mapfile`) filled from stdin or a file, then evaluated as code by bash:
+/// arithmetic, `${!x}`, `declare -i`/`-n`, `let`, `printf -v`. A value such as `a[$(cmd)]` runs
+/// `cmd`, which only exists when the script runs (issue 16, section 2: where the code cannot
+/// be known, ask). Reading and printing such a variable stays allowed.
+#[test]
+fn code_read_at_run_time_then_evaluated() {
+    check(
+        &[
+            ("read x; (( x ))", Gate),
+            ("read x; [[ $x -eq 1 ]]", Gate),
+            ("read -r x; echo $((x+1))", Gate),
+            ("read x; let y=x", Gate),
+            ("read x; declare -i y=$x", Gate),
+            ("read -r x; echo ${!x}", Gate),
+            ("read -rp 'name? ' x; declare -n r=$x; echo $r", Gate),
+            ("mapfile -t lines < f; echo $(( lines[0] ))", Gate),
+            ("read -a arr; for (( i = arr; i < 2; i++ )); do :; done", Gate),
+            ("read x; printf -v \"$x\" hi", Gate),
+            ("read x; test -v \"$x\"", Gate),
+            ("read x; unset \"$x\"", Gate),
+        ],
+        &default(),
+    );
+    for text in [
+        "while read -r line; do echo \"$line\"; done < f",
+        "n=0; while read -r l; do n=$((n+1)); done < f",
+        "read -r pid sid < f; [ \"$sid\" = \"$pid\" ] && echo same",
+    ] {
+        assert_eq!(judge(text, &default()).decision, Decision::Allow, "{text}");
+    }
+}
+
 /// Code hidden in the script's arguments, which the script makes bash evaluate: the judge
 /// never sees it in the text (issue 16, section 2: where the code cannot be known, ask).
 #[test]

@@ -92,6 +92,7 @@ pub fn quote_argv(argv: &[String]) -> String {
 /// Judges every simple command in a parsed script.
 pub fn assess(script: &Script) -> Vec<Assessment> {
     KNOWN.with(|k| k.borrow_mut().clear());
+    READ.with(|r| r.borrow_mut().clear());
     let mut out = Vec::new();
     assess_into(script, &Floor::default(), &mut out);
     out
@@ -118,6 +119,7 @@ struct Floor {
 /// once they are: a long script's words and its parts are never all held at once (issue 9).
 pub fn assess_each(mut script: Script, mut each: impl FnMut(Assessment)) {
     KNOWN.with(|k| k.borrow_mut().clear());
+    READ.with(|r| r.borrow_mut().clear());
     let commands = std::mem::take(&mut script.commands);
     let floor = Floor::default();
     let mut out = Vec::new();
@@ -130,6 +132,11 @@ pub fn assess_each(mut script: Script, mut each: impl FnMut(Assessment)) {
         // Only what the next command needs: a literal echo or printf feeding a pipe.
         before = (cmd.piped_stdout && literal_output(&cmd).is_some()).then_some(cmd);
     }
+    // Arithmetic anywhere in the script on a variable `read` filled.
+    if let Some(mut a) = read_then_evaluated(None, &script.evaluated) {
+        apply_floor(&mut a, &floor);
+        each(a);
+    }
 }
 
 fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
@@ -138,6 +145,10 @@ fn assess_into(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
     for cmd in &script.commands {
         assess_command(cmd, piped_text(before, cmd).as_deref(), floor, out);
         before = Some(cmd);
+    }
+    if let Some(mut a) = read_then_evaluated(None, &script.evaluated) {
+        apply_floor(&mut a, floor);
+        out.push(a);
     }
 }
 
@@ -268,6 +279,92 @@ thread_local! {
 /// At most this many variables are remembered: enough for the paths commands build, and a
 /// bound for a long script.
 const KNOWN_MAX: usize = 64;
+
+thread_local! {
+    /// Variables given a value only known when the script runs, by `read`, `mapfile` or
+    /// `readarray` (stdin, a file), earlier in the text being judged. Reset per judged text.
+    static READ: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The variables `read`, `mapfile` or `readarray` (argv) set.
+fn read_targets(argv: &[String]) -> Vec<String> {
+    let (name, args) = match argv.split_first() {
+        Some((n, a)) if matches!(n.as_str(), "read" | "mapfile" | "readarray") => (n.as_str(), a),
+        _ => return Vec::new(),
+    };
+    // Options that take a value, per builtin.
+    let with_value: &[u8] = if name == "read" { b"adinNptu" } else { b"dnOsuCc" };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty() && *a != "--") {
+            // `-a NAME` (read's array) is a target too.
+            if let Some(pos) = flags.bytes().position(|b| with_value.contains(&b)) {
+                let value = if pos + 1 < flags.len() {
+                    Some(flags[pos + 1..].to_string())
+                } else {
+                    i += 1;
+                    args.get(i).cloned()
+                };
+                if name == "read" && flags.as_bytes()[pos] == b'a' {
+                    out.extend(value);
+                }
+            }
+        } else if *a != "--" {
+            out.push(a.clone());
+        }
+        i += 1;
+    }
+    if out.is_empty() {
+        out.push(if name == "read" { "REPLY" } else { "MAPFILE" }.to_string());
+    }
+    out
+}
+
+/// Whether `text` names the variable `name` as a word of its own (`x`, `$x`, `${x}`, `x[1]`).
+fn names_variable(text: &str, name: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    text.match_indices(name)
+        .any(|(i, _)| !ident(text[..i].chars().last()) && !ident(text[i + name.len()..].chars().next()))
+}
+
+/// Where the commands of a script make bash evaluate a variable that `read` filled: arithmetic
+/// (`$(( x ))`, `(( x ))`, `[[ $x -eq 1 ]]`, `let`, `declare -i`), `${!x}`, and the names
+/// `declare -n`, `printf -v`, `test -v` and `unset` take from it. A value such as `a[$(cmd)]`
+/// runs `cmd` there: the code is only known when it runs, as with `eval "$x"`.
+fn read_then_evaluated(cmd: Option<&SimpleCommand>, evaluated: &[String]) -> Option<Assessment> {
+    let names = READ.with(|r| r.borrow().clone());
+    if names.is_empty() {
+        return None;
+    }
+    let mut places: Vec<&str> = evaluated.iter().map(String::as_str).collect();
+    if let Some(cmd) = cmd {
+        let argv = cmd.argv();
+        let program = argv.first().map(String::as_str).unwrap_or("");
+        let evaluating = matches!(program, "let" | "unset")
+            || (matches!(program, "declare" | "typeset" | "local" | "readonly" | "export")
+                && argv.iter().skip(1).any(|a| a.starts_with('-') && (a.contains('i') || a.contains('n'))));
+        places.extend(cmd.words.iter().skip(1).filter(|_| evaluating).map(|w| w.raw.as_str()));
+        // The name after `-v` of printf and test: `[ "$a" = "$b" ]` evaluates nothing.
+        if matches!(program, "printf" | "test" | "[") {
+            let after_v = cmd.words.windows(2).filter(|p| p[0].lit.as_deref() == Some("-v")).map(|p| p[1].raw.as_str());
+            places.extend(after_v);
+        }
+        places.extend(cmd.words.iter().map(|w| w.raw.as_str()).filter(|w| w.contains("${!")));
+    }
+    let name = names.iter().find(|n| places.iter().any(|p| names_variable(p, n)))?;
+    Some(Assessment::new(
+        Vec::new(),
+        Risk::High,
+        Category::Shell,
+        format!(
+            "bash evaluates `{name}` as code here, and its value is only known when it runs (read): a value \
+             such as a[$(cmd)] runs cmd; agentsh cannot judge it"
+        ),
+        "eval",
+    ))
+}
 
 fn remember(assignments: &[(String, Word)]) {
     KNOWN.with(|k| {
@@ -435,6 +532,22 @@ fn assess_command(cmd: &SimpleCommand, piped: Option<&str>, floor: &Floor, out: 
     }
     let argv: Vec<String> = cmd.argv();
     late_code(cmd, &floor, out);
+    if let Some(mut a) = read_then_evaluated(Some(cmd), &[]) {
+        a.argv = argv.clone();
+        apply_floor(&mut a, &floor);
+        out.push(a);
+    }
+    let targets = read_targets(&argv);
+    if !targets.is_empty() {
+        READ.with(|r| {
+            let mut r = r.borrow_mut();
+            for t in targets {
+                if !r.contains(&t) && r.len() < KNOWN_MAX {
+                    r.push(t);
+                }
+            }
+        });
+    }
     if cmd.words.is_empty() {
         remember(&cmd.assignments);
         for (name, value) in &cmd.assignments {

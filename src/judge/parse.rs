@@ -127,7 +127,14 @@ pub struct Script {
     pub functions: Vec<String>,
     /// A function that calls itself through a pipe or in the background: `:(){ :|:& };:`.
     pub fork_bomb: bool,
+    /// Text bash evaluates as arithmetic (`(( ))`, `$(( ))`, `for (( ))`, the operands of
+    /// `[[ a -eq b ]]`), where a variable's value is evaluated in turn: a value that holds
+    /// `a[$(cmd)]` runs `cmd` (at most [`EVALUATED_MAX`] kept).
+    pub evaluated: Vec<String>,
 }
+
+/// A bound on [`Script::evaluated`] for a long script.
+pub const EVALUATED_MAX: usize = 256;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParseError {
@@ -602,10 +609,29 @@ impl Walker<'_> {
                 }
                 self.word(w, ctx, false).map(|_| ())
             }
-            T::BinaryTest(_, a, b) => {
+            T::BinaryTest(op, a, b) => {
+                use ast::BinaryPredicate as P;
+                if matches!(
+                    op,
+                    P::ArithmeticEqualTo
+                        | P::ArithmeticNotEqualTo
+                        | P::ArithmeticLessThan
+                        | P::ArithmeticLessThanOrEqualTo
+                        | P::ArithmeticGreaterThan
+                        | P::ArithmeticGreaterThanOrEqualTo
+                ) {
+                    self.evaluated(&a.value);
+                    self.evaluated(&b.value);
+                }
                 self.word(a, ctx, false)?;
                 self.word(b, ctx, false).map(|_| ())
             }
+        }
+    }
+
+    fn evaluated(&mut self, expr: &str) {
+        if self.script.evaluated.len() < EVALUATED_MAX {
+            self.script.evaluated.push(expr.to_string());
         }
     }
 
@@ -616,6 +642,7 @@ impl Walker<'_> {
     }
 
     fn arithmetic(&mut self, expr: &str, ctx: Ctx) -> Result<(), ParseError> {
+        self.evaluated(expr);
         if expr.contains("$(") || expr.contains('`') {
             // `$(( $(cmd) ))`: substitutions inside arithmetic run too.
             self.embedded_text(expr, ctx)?;
