@@ -458,7 +458,9 @@ impl Ui {
         }
         line(String::new());
         let Some(l) = self.current() else {
-            s.push_str(&self.status_line());
+            if !self.status.is_empty() {
+                line(self.status_line());
+            }
             return s;
         };
         let r = &l.request;
@@ -515,8 +517,9 @@ impl Ui {
         s
     }
 
+    /// The last answer or message, wrapped with the rest when no request is selected.
     fn status_line(&self) -> String {
-        if self.status.is_empty() { String::new() } else { format!("  {}\r\n", sanitize(&self.status)) }
+        if self.status.is_empty() { String::new() } else { format!("  {}", sanitize(&self.status)) }
     }
 }
 
@@ -624,6 +627,19 @@ mod tests {
         assert!(u.render(130).contains("parent 6 claude"));
         let arrived = u.update(vec![listed("aaaaaaaaaaaa", None, &[]), listed("cccccccccccc", None, &[])]);
         assert_eq!(arrived.len(), 1);
+    }
+
+    /// The line that says what was answered wraps like the rest, once no request is left.
+    #[test]
+    fn the_answer_line_fits_the_terminal() {
+        let mut u = ui(vec![]);
+        u.status = "allowed once: git push --force origin main && echo a long tail of words".into();
+        u.width = 40;
+        let screen = u.render(5);
+        for l in screen.trim_start_matches("\x1b[H\x1b[2J").split("\r\n") {
+            assert!(l.chars().count() <= 40, "{l:?} in\n{screen}");
+        }
+        assert!(screen.contains("allowed once: git push"), "{screen}");
     }
 
     /// Issue 17, item 5: every line fits the terminal (no code cut in two at 99 columns, a
