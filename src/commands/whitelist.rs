@@ -25,7 +25,8 @@ pub fn run(cmd: WhitelistCommand) -> Result<i32> {
                 path.display()
             )];
             if let Some(warning) = crate::run::gate::entry_warning(&entry) {
-                eprintln!("agentsh: {}", sanitize(&warning));
+                let width = crate::ask::tty::width_of(std::io::stderr());
+                eprintln!("{}", crate::text::wrap::fit_lines(&format!("agentsh: {}", sanitize(&warning)), width));
                 details.push(warning);
             }
             super::confirm::by_person(&format!("agentsh whitelist add {entry}"), details, &cwd)?;

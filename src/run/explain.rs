@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 pub fn print_warnings(warnings: &[String]) {
     for w in warnings {
-        eprintln!("agentsh: warning: {}", sanitize(w));
+        eprint_fitted(&format!("agentsh: warning: {}\n", sanitize(w)));
     }
 }
 
