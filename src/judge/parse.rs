@@ -642,10 +642,22 @@ impl Walker<'_> {
     }
 
     fn arithmetic(&mut self, expr: &str, ctx: Ctx) -> Result<(), ParseError> {
+        // `$(( q <<EOF` ... : bash reads a here-document there as a command substitution of a
+        // subshell, `$( (q <<EOF ...) )`, and runs what the parser reads as quoted text after
+        // it (found by the differential test). Not arithmetic anyone writes: refused.
+        if expr.contains('\n') && expr.contains("<<") {
+            return Err(ParseError::Syntax(
+                "a here-document inside `$((` is read as a command substitution by bash and as arithmetic by \
+                 agentsh's parser; write `$( (` with a space"
+                    .to_string(),
+            ));
+        }
         self.evaluated(expr);
         if expr.contains("$(") || expr.contains('`') {
-            // `$(( $(cmd) ))`: substitutions inside arithmetic run too.
-            self.embedded_text(expr, ctx)?;
+            // `$(( $(cmd) ))`: substitutions inside arithmetic run too. Arithmetic text is
+            // expanded as if double-quoted: single quotes there are plain characters and quote
+            // nothing (`$(( p '$(z)' ))` runs `z`, found by the differential test).
+            self.embedded_text(&expr.replace('\'', " "), ctx)?;
         }
         Ok(())
     }
