@@ -344,6 +344,17 @@ pub fn width_of(out: impl std::os::fd::AsFd) -> Option<usize> {
     Some(usize::from(size.ws_col)).filter(|w| *w >= 20)
 }
 
+/// `text` on stdout, its long lines broken at spaces when stdout is a narrow terminal (whole
+/// for a pipe or a file).
+pub fn print_fitted(text: &str) {
+    print!("{}", crate::text::wrap::fit_lines(text, width_of(std::io::stdout())));
+}
+
+/// [`print_fitted`] on stderr: refusals and warnings a person may read on their terminal.
+pub fn eprint_fitted(text: &str) {
+    eprint!("{}", crate::text::wrap::fit_lines(text, width_of(std::io::stderr())));
+}
+
 #[cfg(test)]
 mod tests {
     //! Uses a pseudo-terminal pair from openpty. The slave is not our controlling terminal

@@ -50,8 +50,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     if args.json {
         print_json(&verdict);
     } else {
-        let width = crate::ask::tty::width_of(std::io::stdout());
-        print!("{}", crate::text::wrap::fit_lines(&crate::run::explain::check_report(&verdict), width));
+        crate::ask::tty::print_fitted(&crate::run::explain::check_report(&verdict));
         print!("{}", ignored_entries(&verdict, &cwd));
     }
     // The process ends right after this: freeing a 10,000-entry whitelist one allocation at a

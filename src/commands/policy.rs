@@ -28,8 +28,7 @@ pub fn run(args: PolicyArgs) -> Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&view).context("cannot serialize the policy")?);
     } else {
-        let width = crate::ask::tty::width_of(std::io::stdout());
-        print!("{}", crate::text::wrap::fit_lines(&text(&view), width));
+        crate::ask::tty::print_fitted(&text(&view));
     }
     Ok(0)
 }

@@ -25,8 +25,7 @@ pub fn run(cmd: WhitelistCommand) -> Result<i32> {
                 path.display()
             )];
             if let Some(warning) = crate::run::gate::entry_warning(&entry) {
-                let width = crate::ask::tty::width_of(std::io::stderr());
-                eprintln!("{}", crate::text::wrap::fit_lines(&format!("agentsh: {}", sanitize(&warning)), width));
+                crate::ask::tty::eprint_fitted(&format!("agentsh: {}\n", sanitize(&warning)));
                 details.push(warning);
             }
             super::confirm::by_person(&format!("agentsh whitelist add {entry}"), details, &cwd)?;
@@ -158,8 +157,7 @@ fn list(path: &Path, json: bool, user_scope: bool) -> Result<i32> {
     if items.is_empty() && others.iter().all(|o| o.2.is_empty()) {
         let _ = writeln!(out, "Add one with: agentsh whitelist add 'npm test'");
     }
-    let width = crate::ask::tty::width_of(std::io::stdout());
-    print!("{}", crate::text::wrap::fit_lines(&out, width));
+    crate::ask::tty::print_fitted(&out);
     Ok(0)
 }
 

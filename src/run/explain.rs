@@ -1,6 +1,7 @@
 //! Every message a person or agent reads about a decision: what was found, why it matters and
 //! what to do. All text passes through `sanitize`. Writes to stderr only; stdout is the command's.
 
+use crate::ask::tty::eprint_fitted;
 use crate::judge::decide::{DecidedBy, Part, Runs, Verdict};
 use crate::model::Decision;
 use crate::text::sanitize::sanitize;
@@ -95,13 +96,6 @@ pub fn print_denial(verdict: &Verdict) {
     describe_parts(verdict, &mut msg);
     let _ = writeln!(msg, "hint: {}", denial_hint(verdict));
     eprint_fitted(&msg);
-}
-
-/// A refusal on stderr, its long lines wrapped at spaces when stderr is a person's terminal
-/// (an agent reading a pipe gets them whole).
-fn eprint_fitted(msg: &str) {
-    let width = crate::ask::tty::width_of(std::io::stderr());
-    eprint!("{}", crate::text::wrap::fit_lines(msg, width));
 }
 
 /// Prints the refusal for an ask that did not end in approval; returns the exit status.
