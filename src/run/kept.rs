@@ -1,11 +1,11 @@
 //! The sandbox's namespaces, kept between commands.
 //!
-//! Making a user and mount namespace and its mounts costs about 0.2-0.3 ms per command (the
+//! Making a user and mount namespace and its mounts costs about 1 ms per command (the
 //! namespaces, the uid and gid maps, a dozen mounts, and tearing them all down at exit), more
 //! than agentsh's whole budget for the box (docs/BENCHMARKS.md). So the first boxed command in
 //! a place leaves a holder process in the namespaces it made (`agentsh` asleep, in a session of
-//! its own, holding no file), and later commands with the same box join them with two `setns`
-//! calls instead. The holder exits after [`LIFETIME`]; the next command then makes them again.
+//! its own, holding no file but the ruleset below), and later commands with the same box join
+//! them with one `setns` call (both namespaces, through a pidfd) instead. The holder exits after [`LIFETIME`]; the next command then makes them again.
 //!
 //! The first command also leaves the holder a copy of its finished Landlock ruleset, and later
 //! commands take it (`pidfd_getfd`) and restrict themselves with it instead of opening every
@@ -126,9 +126,34 @@ impl Kept {
     }
 
     fn try_keep(&self, store: OwnedFd, watch: &Watch, ruleset: BorrowedFd<'_>, rules: usize) -> Option<()> {
-        use nix::fcntl::{FcntlArg, FdFlag, OFlag};
+        use nix::fcntl::OFlag;
         use std::io::Write;
         let mnt = std::fs::metadata("/proc/self/ns/mnt").ok()?.ino();
+        // The record's file first: where it cannot be written (a full disk, a records directory
+        // made read-only, as SECURITY.md advises when the agent runs in a box), no holder is
+        // started, rather than one per command that nothing will ever join.
+        let tmp = format!("{}.{}.tmp", self.name, std::process::id());
+        let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
+        let mut file = File::from(nix::fcntl::openat(&store, tmp.as_str(), flags, mode).ok()?);
+        let written = self.start_holder(ruleset, rules, mnt, watch).and_then(|text| file.write_all(&text).ok());
+        match written {
+            Some(()) => nix::fcntl::renameat(&store, tmp.as_str(), &store, self.name.as_str()).ok(),
+            None => {
+                let _ = nix::unistd::unlinkat(&store, tmp.as_str(), nix::unistd::UnlinkatFlags::NoRemoveDir);
+                None
+            }
+        }
+    }
+
+    /// Starts a holder with a copy of `ruleset` and returns the record that names it.
+    fn start_holder(&self, ruleset: BorrowedFd<'_>, rules: usize, mnt: u64, watch: &Watch) -> Option<Vec<u8>> {
+        use nix::fcntl::{FcntlArg, FdFlag};
+        #[cfg(test)]
+        tests::HOLDERS_STARTED.with(|n| n.set(n.get() + 1));
+        // What it vouches for first: a path that cannot be recorded starts no holder either.
+        let mut watched = Vec::new();
+        watch.write(&mut watched)?;
         // A copy the holder inherits (no close-on-exec), at a number the record names.
         let inherited = ruleset.try_clone_to_owned().ok()?;
         nix::fcntl::fcntl(&inherited, FcntlArg::F_SETFD(FdFlag::empty())).ok()?;
@@ -145,13 +170,8 @@ impl Kept {
         let (pid, pid_ino) = std::str::from_utf8(&out.stdout).ok()?.trim().split_once(' ')?;
         let (pid, pid_ino): (i32, u64) = (pid.parse().ok()?, pid_ino.parse().ok()?);
         let mut text = format!("{pid} {mnt} {pid_ino} {fd} {rules}\n").into_bytes();
-        watch.write(&mut text)?;
-        let tmp = format!("{}.{}.tmp", self.name, std::process::id());
-        let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
-        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
-        let file = nix::fcntl::openat(&store, tmp.as_str(), flags, mode).ok()?;
-        File::from(file).write_all(&text).ok()?;
-        nix::fcntl::renameat(&store, tmp.as_str(), &store, self.name.as_str()).ok()
+        text.append(&mut watched);
+        Some(text)
     }
 }
 
@@ -197,19 +217,22 @@ struct Record {
 impl Record {
     fn read(path: &Path) -> Option<Record> {
         use std::io::Read;
-        // Read until the end without an fstat for a size hint (records are about 1 KiB).
+        // Without an fstat for a size hint (records are about 1 KiB), and without the read that
+        // would return 0: a record is replaced whole (written aside, then renamed), and a read
+        // of a regular file that leaves room in the buffer has reached the end.
         let mut text = vec![0; 4096];
         let mut file = File::open(path).ok()?;
         let mut len = 0;
         loop {
-            match file.read(&mut text[len..]).ok()? {
-                0 => break,
-                n => len += n,
+            let n = file.read(&mut text[len..]).ok()?;
+            len += n;
+            if n == 0 || len < text.len() {
+                break;
             }
-            if len == text.len() {
-                text.resize(len * 2, 0);
-            }
+            text.resize(len * 2, 0);
         }
+        // Left open: it is close-on-exec, and a close costs the command a system call.
+        let _ = std::os::fd::IntoRawFd::into_raw_fd(file);
         text.truncate(len);
         let newline = text.iter().position(|b| *b == b'\n')?;
         let head = std::str::from_utf8(&text[..newline]).ok()?;
@@ -462,6 +485,25 @@ pub fn hold(args: &[String]) -> i32 {
 mod tests {
     use super::*;
 
+    thread_local! {
+        /// How many holders this test's thread tried to start.
+        pub(super) static HOLDERS_STARTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    #[test]
+    fn a_record_that_cannot_be_written_starts_no_holder() {
+        // As where the records directory is read-only: a holder started anyway would sleep its
+        // two minutes for nothing, one per command.
+        let dir = tempfile::tempdir().unwrap();
+        let not_a_directory = dir.path().join("box");
+        std::fs::write(&not_a_directory, "").unwrap();
+        let store = OwnedFd::from(File::open(&not_a_directory).unwrap());
+        let ruleset = File::open("/dev/null").unwrap();
+        let kept = Kept { dir: not_a_directory, name: "0123456789abcdef".into() };
+        kept.keep(store, &Watch::default(), ruleset.as_fd(), 1);
+        assert_eq!(HOLDERS_STARTED.with(std::cell::Cell::get), 0);
+    }
+
     fn watched(w: &Watch) -> Watched {
         let mut text = Vec::new();
         w.write(&mut text).unwrap();
@@ -559,5 +601,19 @@ mod tests {
         assert!(r.watched.unchanged());
         std::fs::write(&record, "12 x\n").unwrap();
         assert!(Record::read(&record).is_none());
+    }
+
+    #[test]
+    fn a_record_longer_than_one_read_is_read_whole() {
+        // One read fills the first 4 KiB: the rest must still be read, or fewer paths would be
+        // vouched for than were recorded.
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("r");
+        let lines: String = (0..600).map(|i| format!("p -\t/nowhere/{i:04}\n")).collect();
+        assert!(lines.len() > 2 * 4096);
+        std::fs::write(&record, format!("12 56 78 6 9\n{lines}")).unwrap();
+        let r = Record::read(&record).unwrap();
+        assert_eq!(r.watched.lines().count(), 600);
+        assert!(r.watched.lines().all(|l| l.is_some()));
     }
 }

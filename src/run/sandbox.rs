@@ -829,37 +829,16 @@ pub fn available() -> bool {
     landlock_abi().is_some_and(|abi| abi >= MIN_ABI)
 }
 
-fn has(f: impl FnOnce(Ruleset) -> Result<Ruleset, landlock::RulesetError>) -> bool {
-    f(Ruleset::default().set_compatibility(CompatLevel::HardRequirement)).is_ok()
-}
-
-/// The kernel's Landlock ABI, up to 7, found by asking for each ABI's newest feature once per
-/// process (the gate, the judge's view, the audit record and `enter` all ask).
+/// The kernel's Landlock ABI, up to 7, asked once per process (the gate, the judge's view, the
+/// audit record and `enter` all ask).
 pub fn landlock_abi() -> Option<u8> {
     static ABI: std::sync::OnceLock<Option<u8>> = std::sync::OnceLock::new();
     *ABI.get_or_init(probe_abi)
 }
 
 fn probe_abi() -> Option<u8> {
-    // ABI 7 brought no access right, only restrict-self flags; asking for one needs no ruleset.
-    let v7 = || {
-        use landlock::RestrictSelfAttr;
-        landlock::RestrictSelf::default().set_compatibility(CompatLevel::HardRequirement).log_subdomains(false).is_ok()
-    };
-    let checks: [(u8, &dyn Fn() -> bool); 6] = [
-        (6, &|| has(|r| r.scope(Scope::Signal))),
-        (5, &|| has(|r| r.handle_access(AccessFs::IoctlDev))),
-        (4, &|| has(|r| r.handle_access(AccessNet::BindTcp))),
-        (3, &|| has(|r| r.handle_access(AccessFs::Truncate))),
-        (2, &|| has(|r| r.handle_access(AccessFs::Refer))),
-        (1, &|| has(|r| r.handle_access(AccessFs::Execute))),
-    ];
-    for (abi, check) in checks {
-        if check() {
-            return Some(if abi == 6 && v7() { 7 } else { abi });
-        }
-    }
-    None
+    // The kernel names its ABI; features past 7 are not used, so a newer one counts as 7.
+    super::landlock_fd::abi_version().map(|v| v.min(7) as u8)
 }
 
 /// Whether a user and mount namespace can be made, as far as the system's settings tell.
@@ -1345,6 +1324,24 @@ pub(super) fn alone(f: impl Fn() -> nix::Result<()>) -> nix::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_abi_is_what_the_kernel_accepts() {
+        // The version the kernel names (one system call) against what its rulesets take, as the
+        // `landlock` crate asks: a kernel with Landlock must never read as one without it.
+        type Feature = fn(Ruleset) -> Result<Ruleset, landlock::RulesetError>;
+        let checks: [(u8, Feature); 4] = [
+            (1, |r| r.handle_access(AccessFs::Execute)),
+            (3, |r| r.handle_access(AccessFs::Truncate)),
+            (5, |r| r.handle_access(AccessFs::IoctlDev)),
+            (6, |r| r.scope(Scope::Signal)),
+        ];
+        let abi = probe_abi();
+        for (needs, feature) in checks {
+            let accepted = feature(Ruleset::default().set_compatibility(CompatLevel::HardRequirement)).is_ok();
+            assert_eq!(abi.is_some_and(|a| a >= needs), accepted, "ABI {abi:?} against ABI {needs}'s feature");
+        }
+    }
 
     fn place(cwd: &str, home: &str) -> Place {
         Place {
