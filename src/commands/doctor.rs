@@ -594,9 +594,8 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
             "sandbox",
             Level::Ok,
             format!(
-                "user and mount namespaces: .git/hooks, .git/config and .agents are read-only inside the box; \
-                 each box's namespaces are kept for {} s by a holder process for the next commands",
-                crate::run::kept::LIFETIME.as_secs()
+                "user and mount namespaces: .git/hooks, .git/config and .agents are read-only inside the box; {}",
+                kept_namespaces(crate::policy::dirs::state_dir().map(|d| d.join("box")).as_deref())
             ),
             None,
         )),
@@ -613,9 +612,36 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
     out
 }
 
+/// Whether the next commands join a box's namespaces (`run::kept`): not where the records
+/// directory cannot be written, as SECURITY.md advises when the agent itself runs in a box.
+fn kept_namespaces(records: Option<&Path>) -> String {
+    let lifetime = crate::run::kept::LIFETIME.as_secs();
+    let kept = format!("each box's namespaces are kept for {lifetime} s by a holder process for the next commands");
+    let Some(dir) = records else { return kept };
+    // A directory not made yet is made by the first boxed command, where its parent allows.
+    let Some(existing) = std::iter::successors(Some(dir), |d| d.parent()).find(|d| d.exists()) else { return kept };
+    match nix::unistd::access(existing, nix::unistd::AccessFlags::W_OK) {
+        Ok(()) => kept,
+        Err(e) => format!(
+            "namespaces are not kept: {} cannot be written ({}), so each command makes its own (about 1 ms more)",
+            existing.display(),
+            e.desc()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn says_whether_namespaces_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(kept_namespaces(Some(&dir.path().join("state/box"))).contains("kept for 120 s"));
+        // /proc/self cannot be written, not even by root: as a records directory made read-only.
+        let not_kept = kept_namespaces(Some(Path::new("/proc/self/agentsh/box")));
+        assert!(not_kept.starts_with("namespaces are not kept: /proc/self cannot be written"), "{not_kept}");
+    }
 
     #[test]
     fn finds_the_hook_command_of_each_protocol() {
