@@ -12,6 +12,13 @@
  *   setns + 6      both, as a command that joins kept namespaces
  *   fresh          + unshare(CLONE_NEWUSER | CLONE_NEWNS), uid and gid maps, two bind mounts
  *                    made read-only, and 6 rules: the box without kept namespaces
+ *   agentsh's box  with a second argument, the record of namespaces agentsh kept (a file in
+ *                    ~/.local/state/agentsh/box/): joins them and takes their ruleset as a
+ *                    joining command does, so the kernel's share of agentsh's real box (its
+ *                    mounts, its rules) is measured. Run `agentsh -c true` in the same
+ *                    directory and environment first: a holder lives two minutes.
+ *
+ *   /tmp/box_floor 500 ~/.local/state/agentsh/box/<name>
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -86,7 +93,12 @@ static pid_t holder;
 /* The holder's finished ruleset: its descriptor number there. */
 static int holder_rs;
 
-enum { PLAIN, LL1, LL6, SETNS, SETNS6, KEPT, FRESH };
+enum { PLAIN, LL1, LL6, SETNS, SETNS6, KEPT, FRESH, AGENTSH };
+
+/* agentsh's holder and its ruleset's number there, from its record; and where to run. */
+static pid_t agentsh_holder;
+static int agentsh_rs;
+static char cwd[4096];
 
 static void child(int v) {
     if (v == SETNS || v == SETNS6 || v == KEPT) {
@@ -95,6 +107,12 @@ static void child(int v) {
         if (pidfd < 0 || rs < 0 || setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS)) _exit(1);
         close(pidfd);
         if (v == KEPT) enforce(rs);
+    }
+    if (v == AGENTSH) {
+        int pidfd = syscall(SYS_pidfd_open, agentsh_holder, 0);
+        int rs = syscall(SYS_pidfd_getfd, pidfd, agentsh_rs, 0);
+        if (pidfd < 0 || rs < 0 || setns(pidfd, CLONE_NEWUSER | CLONE_NEWNS) || chdir(cwd)) _exit(1);
+        enforce(rs);
     }
     if (v == FRESH) {
         if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) _exit(1);
@@ -130,6 +148,19 @@ static double best(int v, int runs) {
 
 int main(int argc, char **argv) {
     int runs = argc > 1 ? atoi(argv[1]) : 500;
+    int last = FRESH;
+    if (argc > 2) {
+        /* The record's first line: holder pid, mount namespace, pidfd inode, ruleset fd, rules. */
+        FILE *f = fopen(argv[2], "r");
+        unsigned long long mnt, ino;
+        if (!f || fscanf(f, "%d %llu %llu %d", &agentsh_holder, &mnt, &ino, &agentsh_rs) != 4 || !ino) {
+            fprintf(stderr, "box_floor: %s is not a record of kept namespaces with a ruleset\n", argv[2]);
+            return 1;
+        }
+        fclose(f);
+        if (!getcwd(cwd, sizeof cwd)) return 1;
+        last = AGENTSH;
+    }
     uid = geteuid();
     gid = getegid();
     if (!mkdtemp(dir)) return 1;
@@ -157,12 +188,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "box_floor: cannot make a user and mount namespace here\n");
         return 1;
     }
-    const char *names[] = {"plain", "landlock 1", "landlock 6", "setns", "setns + 6", "setns + kept", "fresh"};
+    const char *names[] = {"plain", "landlock 1", "landlock 6", "setns", "setns + 6", "setns + kept", "fresh",
+                           "agentsh's box"};
     double plain = best(PLAIN, runs);
-    printf("%-12s %8.1f us\n", names[PLAIN], plain);
-    for (int v = LL1; v <= FRESH; v++) {
+    printf("%-14s %8.1f us\n", names[PLAIN], plain);
+    for (int v = LL1; v <= last; v++) {
         double t = best(v, runs);
-        printf("%-12s %8.1f us  (+%.1f)\n", names[v], t, t - plain);
+        printf("%-14s %8.1f us  (+%.1f)\n", names[v], t, t - plain);
     }
     kill(holder, SIGKILL);
     waitpid(holder, NULL, 0);
