@@ -388,10 +388,24 @@ impl BoxSpec {
             }
         };
 
-        let ws = &Workspace {
+        let found = Workspace {
             root: normalize(&place.workspace.root),
             git_dir: norm(&place.workspace.git_dir),
             common_dir: norm(&place.workspace.common_dir),
+        };
+        // A repository too broad to grant that holds the current directory (home kept in git,
+        // as some keep their dotfiles): the directory itself is the workspace, as where there is
+        // no repository; that repository's git directories are not granted.
+        let cwd = normalize(&place.cwd);
+        let ws = &match too_broad(&found.root, true) {
+            Some(why) if found.root != cwd && too_broad(&cwd, true).is_none() => {
+                refused.push(Refused {
+                    path: found.root,
+                    why: format!("the git top-level, but {why}: the current directory is the workspace instead"),
+                });
+                Workspace { root: cwd, git_dir: None, common_dir: None }
+            }
+            _ => found,
         };
         let workspace_ok = too_broad(&ws.root, true).is_none();
         grant(ws.root.clone(), Origin::Workspace, &mut write, &mut refused);
@@ -1406,6 +1420,23 @@ mod tests {
         }
         let s = BoxSpec::build(&Settings::default(), &place("/srv/site", "/h"), &[]);
         assert!(s.write.iter().any(|r| r.path == Path::new("/srv/site") && r.from == Origin::Workspace));
+    }
+
+    #[test]
+    fn a_repository_too_broad_to_grant_leaves_the_current_directory_as_workspace() {
+        // Home kept in git: a directory in it that is no repository of its own is the workspace.
+        let mut p = place("/h/scratch/x", "/h");
+        p.workspace = Workspace { root: "/h".into(), git_dir: Some("/h/.git".into()), common_dir: None };
+        let s = BoxSpec::build(&Settings::default(), &p, &[]);
+        assert_eq!(s.workspace, Path::new("/h/scratch/x"));
+        assert!(s.write.iter().any(|r| r.path == Path::new("/h/scratch/x") && r.from == Origin::Workspace));
+        assert!(!s.write.iter().any(|r| r.path == Path::new("/h") || r.path == Path::new("/h/.git")));
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/h") && r.why.contains("current directory")));
+        // Home itself stays refused, repository or not.
+        let mut p = place("/h", "/h");
+        p.workspace = Workspace { root: "/h".into(), git_dir: Some("/h/.git".into()), common_dir: None };
+        let s = BoxSpec::build(&Settings::default(), &p, &[]);
+        assert!(!s.write.iter().any(|r| r.from == Origin::Workspace));
     }
 
     #[test]
