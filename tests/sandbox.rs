@@ -790,3 +790,21 @@ fn the_audit_record_names_the_box() {
     assert_eq!(b["runs_in"], "unconfined", "{b}");
     assert!(b["why"].as_str().unwrap().contains("sandbox.enabled is false"), "{b}");
 }
+
+#[test]
+fn in_a_home_kept_in_git_the_current_directory_is_the_workspace() {
+    // A dotfiles repository at home: its top-level is never granted, so a directory in home
+    // that is no repository of its own is the workspace, as where there is no repository.
+    let Some(w) = world(false) else { return };
+    std::fs::create_dir_all(w.home(".git/hooks")).unwrap();
+    let scratch = w.home("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    std::fs::write(scratch.join("probe.sh"), "set -e\ntouch made-here\n").unwrap();
+    let out = w.command(&["-c", "sh probe.sh"]).current_dir(&scratch).output().unwrap();
+    succeeded(&out, "a write in the current directory");
+    assert!(scratch.join("made-here").exists());
+    std::fs::write(scratch.join("probe.sh"), "set -e\ntouch ../beside\n").unwrap();
+    let out = w.command(&["-c", "sh probe.sh"]).current_dir(&scratch).output().unwrap();
+    refused_by_box(&out, "a write in home beside it");
+    assert!(!w.home("beside").exists());
+}
