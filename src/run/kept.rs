@@ -437,16 +437,24 @@ fn dir_stamp(p: &Path) -> (String, String) {
 /// `agentsh HOLD_MARKER start|hold`: the middle process and the holder (see [`Kept::keep`]).
 pub fn hold(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
-        // The middle process: starts the holder and prints its process ID and pidfd inode
-        // (0 where pidfds share one inode, as before pidfs: its own pidfd's is the same then).
+        // The middle process: starts the holder, waits until it is set up (so the record never
+        // names a holder still in the agent's session or holding its files), and prints its
+        // process ID and pidfd inode (0 where pidfds share one inode, as before pidfs: its own
+        // pidfd's is the same then).
         Some("start") => {
+            use std::io::Read;
             let holder = Command::new("/proc/self/exe")
                 .args([HOLD_MARKER, "hold", args.get(1).map_or("-", String::as_str)])
                 .stdin(Stdio::null())
-                .stdout(Stdio::null())
+                .stdout(Stdio::piped())
                 .stderr(Stdio::null())
                 .spawn();
-            let Ok(child) = holder else { return 1 };
+            let Ok(mut child) = holder else { return 1 };
+            let mut ready = [0u8; 6];
+            let told = child.stdout.take().is_some_and(|mut out| out.read_exact(&mut ready).is_ok());
+            if !told || &ready != b"ready\n" {
+                return 1;
+            }
             let ino = |pid: u32| {
                 let pid = rustix::process::Pid::from_raw(pid as i32)?;
                 let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
@@ -471,6 +479,11 @@ pub fn hold(args: &[String]) -> i32 {
             for fd in fds.into_iter().filter(|fd| *fd > 2 && Some(*fd) != keep) {
                 let _ = nix::unistd::close(fd);
             }
+            // Set up: the middle process may now name it. Its standard output, the pipe to the
+            // middle process, is closed then.
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(b"ready\n").and_then(|()| std::io::stdout().flush());
+            let _ = nix::unistd::close(1);
             std::thread::sleep(LIFETIME);
             0
         }
