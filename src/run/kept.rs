@@ -5,7 +5,8 @@
 //! than agentsh's whole budget for the box (docs/BENCHMARKS.md). So the first boxed command in
 //! a place leaves a holder process in the namespaces it made (`agentsh` asleep, in a session of
 //! its own, holding no file but the ruleset below), and later commands with the same box join
-//! them with one `setns` call (both namespaces, through a pidfd) instead. The holder exits after [`LIFETIME`]; the next command then makes them again.
+//! them with one `setns` call (both namespaces, through a pidfd) instead. The holder exits after
+//! [`LIFETIME`]; the next command then makes them again.
 //!
 //! The first command also leaves the holder a copy of its finished Landlock ruleset, and later
 //! commands take it (`pidfd_getfd`) and restrict themselves with it instead of opening every
