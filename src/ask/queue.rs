@@ -11,7 +11,8 @@
 //!   removed. IDs are 12 random hex digits, so concurrent waiters never collide.
 //! - An answer is `ID.answer`, written by `agentsh approve`/`deny` to a temp file and linked into
 //!   place (never over an earlier answer). The waiter is woken by inotify on the directory,
-//!   reads it, and removes both files when it is done.
+//!   reads it, marks it read-only (taken), and removes both files when it is done. An answer
+//!   counts while the waiter is there, or when it was taken; otherwise it is taken back.
 //! - Each `agentsh approvals` UI holds a shared lock on `watcher`: a headless agentsh waits in the
 //!   queue while someone holds it.
 //! - Every file read must be a regular file owned by this user, opened without following links.
@@ -181,8 +182,12 @@ fn open_owned(path: &Path) -> io::Result<File> {
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
+    parse_json(&open_owned(path)?)
+}
+
+fn parse_json<T: for<'de> Deserialize<'de>>(file: &File) -> io::Result<T> {
     let mut text = String::new();
-    open_owned(path)?.take(MAX_FILE).read_to_string(&mut text)?;
+    file.take(MAX_FILE).read_to_string(&mut text)?;
     serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
@@ -260,7 +265,11 @@ impl Pending {
                 break;
             }
         }
-        read_json(&self.dir.join(format!("{}.answer", self.request.id))).ok()
+        let file = open_owned(&self.dir.join(format!("{}.answer", self.request.id))).ok()?;
+        let reply = parse_json(&file).ok()?;
+        // Taken: the answerer may look only after this request has ended (see `settle`).
+        let _ = file.set_permissions(fs::Permissions::from_mode(0o400));
+        Some(reply)
     }
 }
 
@@ -378,32 +387,51 @@ pub fn find(dir: &Path, id: &str) -> Result<Request, String> {
     }
 }
 
-/// Writes the answer to request `id`. Fails if it was already answered.
+/// Writes the answer to request `id`. Fails if it was already answered, or if the request
+/// ended without taking it.
 pub fn answer(dir: &Path, id: &str, reply: &Reply) -> Result<(), String> {
+    let given = give(dir, id, reply)?;
+    settle(dir, id, &given)
+}
+
+/// Links the answer into place, never over an earlier one. Returns it, kept open: the waiter
+/// marks the answer it takes (see [`settle`]).
+fn give(dir: &Path, id: &str, reply: &Reply) -> Result<File, String> {
     if !valid_id(id) {
         return Err(format!("`{}` is not a request id", crate::text::sanitize::sanitize(id)));
     }
     let text = serde_json::to_vec_pretty(reply).map_err(|e| e.to_string())?;
     let name = format!("{id}.answer");
-    let (_, tmp) = write_temp(dir, &name, &text, false).map_err(|e| format!("cannot write the answer: {e}"))?;
+    let (given, tmp) = write_temp(dir, &name, &text, false).map_err(|e| format!("cannot write the answer: {e}"))?;
     // link, not rename: it never replaces an answer someone else gave first.
     let linked = fs::hard_link(&tmp, dir.join(&name));
     let _ = fs::remove_file(&tmp);
     match linked {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(format!("request {id} was already answered")),
-        Err(e) => return Err(format!("cannot write the answer: {e}")),
+        Ok(()) => Ok(given),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(format!("request {id} was already answered")),
+        Err(e) => Err(format!("cannot write the answer: {e}")),
     }
-    // The waiter may have ended between `find` and the link (its request file goes before its
-    // answer file): then nobody reads this answer, so it is taken back and not reported given.
+}
+
+/// Whether the answer `given` counts. It does while the request's waiter is there, and after
+/// it when the waiter took it (it marks the answer it reads read-only, [`Pending::take_reply`]):
+/// a waiter can read the answer, act on it and end before this looks. Otherwise the waiter
+/// ended before the answer was linked, so nobody reads it: it is taken back and not reported
+/// given.
+fn settle(dir: &Path, id: &str, given: &File) -> Result<(), String> {
     let live = File::open(dir.join(format!("{id}.json")))
         .map(|f| matches!(f.try_lock(), Err(fs::TryLockError::WouldBlock)))
         .unwrap_or(false);
-    if !live {
-        let _ = fs::remove_file(dir.join(&name));
-        return Err(format!("request {id} was already answered or has ended"));
+    let taken = || given.metadata().is_ok_and(|m| m.permissions().mode() & 0o200 == 0);
+    if live || taken() {
+        return Ok(());
     }
-    Ok(())
+    let path = dir.join(format!("{id}.answer"));
+    let ours = |m: fs::Metadata| given.metadata().is_ok_and(|g| g.ino() == m.ino() && g.dev() == m.dev());
+    if fs::symlink_metadata(&path).is_ok_and(ours) {
+        let _ = fs::remove_file(&path);
+    }
+    Err(format!("request {id} was already answered or has ended"))
 }
 
 /// Counts a wrong approval code typed for request `id` (one byte appended to `ID.tries`, which
@@ -511,6 +539,27 @@ mod tests {
         assert!(answer(d.path(), p.id(), &deny).unwrap_err().contains("already answered"));
         assert_eq!(p.take_reply(), Some(reply));
         drop(p);
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_answer_the_waiter_took_counts_though_the_waiter_ended_first() {
+        // The waiter reads the answer, acts and ends between the link and the answerer's look.
+        let d = private_dir();
+        let p = Pending::register(d.path(), request()).unwrap();
+        let id = p.id().to_string();
+        let reply = Reply { answer: Verdict::Once, entry: None, code: None, message: None };
+        let given = give(d.path(), &id, &reply).unwrap();
+        assert_eq!(p.take_reply(), Some(reply.clone()));
+        drop(p);
+        assert_eq!(settle(d.path(), &id, &given), Ok(()));
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
+        // A waiter that ended without reading it: the answer is taken back and not counted.
+        let p = Pending::register(d.path(), request()).unwrap();
+        let id = p.id().to_string();
+        drop(p);
+        let given = give(d.path(), &id, &reply).unwrap();
+        assert!(settle(d.path(), &id, &given).unwrap_err().contains("has ended"));
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
     }
 
