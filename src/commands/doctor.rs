@@ -595,7 +595,7 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
             Level::Ok,
             format!(
                 "user and mount namespaces: .git/hooks, .git/config and .agents are read-only inside the box; {}",
-                kept_namespaces(crate::policy::dirs::state_dir().map(|d| d.join("box")).as_deref())
+                kept_namespaces(crate::run::kept::records_dir().as_deref())
             ),
             None,
         )),

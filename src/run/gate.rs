@@ -141,7 +141,7 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
     // Where the kernel refuses the namespaces, `.git/hooks` and the rest stay writable and the
     // box says so (`Entered::namespaces`); `spec.require_namespaces` would refuse to run instead.
     let mut spec = sandbox::BoxSpec::build(settings, &place, &own_dirs());
-    spec.keep = crate::policy::dirs::state_dir().map(|d| d.join("box"));
+    spec.keep = super::kept::records_dir();
     let view = box_view(&spec, cwd);
     (Confinement::Boxed(Box::new(spec)), Sandbox::On(view))
 }

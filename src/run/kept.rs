@@ -37,6 +37,12 @@ pub use crate::model::HOLD_MARKER;
 /// run; a holder only saves the next command the cost of making them.
 pub const LIFETIME: Duration = Duration::from_secs(120);
 
+/// Where the records of kept namespaces are: `box/` in agentsh's state directory, which no
+/// boxed command can read or write. `None` without a home directory.
+pub fn records_dir() -> Option<PathBuf> {
+    crate::policy::dirs::state_dir().map(|d| d.join("box"))
+}
+
 /// The namespaces a box would join or keep: where their record is.
 pub(crate) struct Kept {
     dir: PathBuf,
