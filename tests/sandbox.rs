@@ -171,6 +171,13 @@ impl World {
     fn run(&self, cmd: &str) -> Output {
         self.command(&["-c", cmd]).output().unwrap()
     }
+    /// The mount namespace a command runs in (`mnt:[N]`): the same for commands that join kept
+    /// namespaces.
+    fn mount_ns(&self) -> String {
+        let out = self.script("readlink /proc/self/ns/mnt\n");
+        succeeded(&out, "readlink /proc/self/ns/mnt");
+        text(&out.stdout)
+    }
     /// `sh probe.sh` with `body`: the judge lets it run, since the box contains it. With
     /// Landlock alone, agentsh's internal child runs it in the box this test describes.
     fn script(&self, body: &str) -> Output {
@@ -403,13 +410,8 @@ fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
         return;
     }
     let w = w.git();
-    let ns = |w: &World| {
-        let out = w.script("readlink /proc/self/ns/mnt\n");
-        succeeded(&out, "readlink /proc/self/ns/mnt");
-        text(&out.stdout)
-    };
-    let first = ns(&w);
-    assert_eq!(ns(&w), first, "a second command joins the first one's namespaces");
+    let first = w.mount_ns();
+    assert_eq!(w.mount_ns(), first, "a second command joins the first one's namespaces");
     // Joined, a command is held by the ruleset the first one finished: the workspace is
     // writable, home is not.
     succeeded(&w.script("set -e\ntouch joined-file\n"), "touch in the workspace, joined");
@@ -419,12 +421,12 @@ fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
     // covers: still joined.
     w.write_home(".viminfo.tmp", "x");
     std::fs::rename(w.home(".viminfo.tmp"), w.home(".viminfo")).unwrap();
-    assert_eq!(ns(&w), first, "a file saved in home makes no new namespaces");
+    assert_eq!(w.mount_ns(), first, "a file saved in home makes no new namespaces");
 
     std::fs::create_dir(w.home(".aws")).unwrap();
     w.write_home(".aws/credentials", "SECRET\n");
     refused_by_box(&w.script("set -e\ncat ~/.aws/credentials\n"), "a credential store made since");
-    let second = ns(&w);
+    let second = w.mount_ns();
     assert_ne!(second, first, "new namespaces cover what appeared");
 
     w.write_home(".ssh/id_rsa", "PRIVATE KEY\n");
@@ -436,6 +438,26 @@ fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
     assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"));
 }
 
+/// `.agents` directly in the workspace is vouched for through the workspace's own change time
+/// (run/kept.rs): one made by the person after the namespaces were kept is still bound
+/// read-only for the next command, in new namespaces.
+#[test]
+fn an_agents_directory_made_since_is_read_only_in_new_namespaces() {
+    let Some(w) = world(false) else { return };
+    if !namespaces("so there are none to keep") {
+        return;
+    }
+    let first = w.mount_ns();
+    assert_eq!(w.mount_ns(), first, "a second command joins the first one's namespaces");
+    // A file saved in the workspace changes its entries, not `.agents`: still joined.
+    w.write("notes.txt", "x");
+    assert_eq!(w.mount_ns(), first, "a new file in the workspace makes no new namespaces");
+    std::fs::create_dir(w.path(".agents")).unwrap();
+    w.write(".agents/terminal.json", "{}\n");
+    refused_by_box(&w.script("set -e\necho '{}' > .agents/terminal.json\n"), "rewrite an .agents made since");
+    assert_ne!(w.mount_ns(), first, "new namespaces bind what appeared");
+}
+
 /// Where a holder cannot be told apart from a process that took its ID (no pidfs: its record
 /// names no pidfd inode), a joining command adds the rules itself instead of taking the
 /// ruleset at the recorded number, which such a process could fill with a ruleset of its own.
@@ -445,12 +467,7 @@ fn without_the_holders_pidfd_inode_the_rules_are_made_not_taken() {
     if !namespaces("so there are none to keep") {
         return;
     }
-    let ns = |w: &World| {
-        let out = w.script("readlink /proc/self/ns/mnt\n");
-        succeeded(&out, "readlink /proc/self/ns/mnt");
-        text(&out.stdout)
-    };
-    let first = ns(&w);
+    let first = w.mount_ns();
     // The record as a kernel without pidfs has it: no inode, and (had the ruleset been taken
     // anyway) a number that holds no ruleset: the holder's stdin.
     let records = w.home(".local/state/agentsh/box");
@@ -459,7 +476,7 @@ fn without_the_holders_pidfd_inode_the_rules_are_made_not_taken() {
     let (head, rest) = body.split_once('\n').unwrap();
     let f: Vec<&str> = head.split(' ').collect();
     std::fs::write(&record, format!("{} {} 0 0 {}\n{rest}", f[0], f[1], f[4])).unwrap();
-    assert_eq!(ns(&w), first, "joined by the mount namespace's inode");
+    assert_eq!(w.mount_ns(), first, "joined by the mount namespace's inode");
     succeeded(&w.script("set -e\ntouch joined-file\n"), "touch in the workspace, rules made");
     refused_by_box(&w.script("set -e\ntouch ~/joined\n"), "touch in home, rules made");
 }
@@ -789,6 +806,42 @@ fn the_audit_record_names_the_box() {
     let b = &last(&w)["sandbox"];
     assert_eq!(b["runs_in"], "unconfined", "{b}");
     assert!(b["why"].as_str().unwrap().contains("sandbox.enabled is false"), "{b}");
+}
+
+/// A command that joins kept namespaces takes the box's roots from their record instead of
+/// building the spec (run/sandbox.rs, `BoxPlan`): the judge and the audit record must see the
+/// same box as the command that made them.
+#[test]
+fn a_command_that_joins_kept_namespaces_is_judged_and_recorded_as_the_first() {
+    let Some(w) = world(false) else { return };
+    if !namespaces("so there are none to keep") {
+        return;
+    }
+    let w = w.git();
+    let boxes = |w: &World| -> Vec<serde_json::Value> {
+        let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();
+        let lines = log.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+        lines.filter(|l| l["event"] == "decision").map(|l| l["sandbox"].clone()).collect()
+    };
+    // No record yet: the first command below makes the namespaces, the others join them.
+    let records = w.home(".local/state/agentsh/box");
+    let _ = std::fs::remove_dir_all(&records);
+    // Written inside the workspace: contained, so it runs without a person (there is none here)
+    // only if the judge sees the workspace among the writable roots.
+    for n in 0..3 {
+        succeeded(&w.run(&format!("echo {n} > out.txt")), "a write in the workspace");
+    }
+    assert_eq!(std::fs::read_to_string(w.path("out.txt")).unwrap(), "2\n");
+    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 1, "one box, kept and joined");
+    let b = boxes(&w);
+    let n = b.len();
+    assert_eq!(b[n - 1], b[n - 3], "the joining command names the box the first one made");
+    assert!(b[n - 1]["writable"].as_array().is_some_and(|a| !a.is_empty()), "{}", b[n - 1]);
+    assert!(b[n - 1]["read_only"].as_array().is_some_and(|a| !a.is_empty()), "{}", b[n - 1]);
+    // Outside the workspace: still asks (and is refused, with nobody to ask).
+    let out = w.run("echo x > ~/outside.txt");
+    assert!(!out.status.success(), "{}", text(&out.stderr));
+    assert!(!w.home("outside.txt").exists());
 }
 
 #[test]

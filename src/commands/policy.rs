@@ -169,7 +169,9 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
             };
             json!({"on": false, "why": why, "kernel": kernel, "enabled_source": from(&settings.enabled_from)})
         }
-        Confinement::Boxed(spec) => json!({
+        Confinement::Boxed(plan) => {
+            let spec = plan.spec();
+            json!({
             "on": true,
             "kernel": kernel,
             "workspace": spec.workspace,
@@ -179,7 +181,8 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
             "read_only": spec.read_only,
             "deny": spec.deny,
             "refused": spec.refused,
-        }),
+            })
+        }
     }
 }
 

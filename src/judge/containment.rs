@@ -29,7 +29,7 @@ pub struct BoxView {
     /// The user's home directory (absolute), for `~`.
     pub home: String,
     /// Roots the box may write (absolute): the workspace, temp directories, caches, devices.
-    pub writable: Vec<String>,
+    pub writable: std::sync::Arc<[String]>,
     /// Paths inside `writable` that stay read-only in the box (`.git/hooks`, `.git/config`,
     /// `.agents`): code the person's own tools run later.
     pub read_only: Vec<String>,
@@ -622,7 +622,7 @@ mod tests {
         BoxView {
             cwd: "/work/app/src".into(),
             home: "/home/u".into(),
-            writable: vec!["/work/app".into(), "/tmp".into(), "/home/u/.cache".into(), "/dev/null".into()],
+            writable: vec!["/work/app".into(), "/tmp".into(), "/home/u/.cache".into(), "/dev/null".into()].into(),
             read_only: vec!["/work/app/.git/hooks".into(), "/work/app/.git/config".into(), "/work/app/.agents".into()],
             network: true,
             python_env_inside: false,

@@ -916,7 +916,7 @@ mod tests {
         let view = BoxView {
             cwd: "/w".into(),
             home: "/home/u".into(),
-            writable: vec!["/w".into(), "/tmp".into()],
+            writable: vec!["/w".into(), "/tmp".into()].into(),
             read_only: vec!["/w/.git/hooks".into()],
             network: true,
             python_env_inside: false,

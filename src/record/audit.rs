@@ -202,11 +202,54 @@ pub struct BoxLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<String>,
     /// The roots it may write.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub writable: Vec<String>,
+    #[serde(default, skip_serializing_if = "Roots::is_empty")]
+    pub writable: Roots,
     /// Code paths inside them kept read-only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only: Vec<String>,
+}
+
+/// Paths as text, shared with the judge's view of the box (which holds these and more after
+/// them): the record names the first `len`. Sharing them saves a boxed command a copy of each.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Roots {
+    all: std::sync::Arc<[String]>,
+    len: usize,
+}
+
+impl Roots {
+    /// The first `len` of `all`.
+    pub fn first(all: std::sync::Arc<[String]>, len: usize) -> Roots {
+        let len = len.min(all.len());
+        Roots { all, len }
+    }
+
+    pub fn as_slice(&self) -> &[String] {
+        &self.all[..self.len]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl From<Vec<String>> for Roots {
+    fn from(v: Vec<String>) -> Roots {
+        let len = v.len();
+        Roots { all: v.into(), len }
+    }
+}
+
+impl Serialize for Roots {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.as_slice())
+    }
+}
+
+impl<'de> Deserialize<'de> for Roots {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Roots, D::Error> {
+        Vec::<String>::deserialize(d).map(Roots::from)
+    }
 }
 
 #[derive(Serialize)]
@@ -849,6 +892,19 @@ pub fn verify(path: &Path) -> io::Result<Verified> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_box_line_names_only_the_first_roots_it_shares() {
+        let all: std::sync::Arc<[String]> = vec!["/w".to_string(), "/tmp".into(), "/dev/null".into()].into();
+        let line = BoxLine { runs_in: "sandbox".into(), writable: Roots::first(all.clone(), 2), ..BoxLine::default() };
+        let json = serde_json::to_value(&line).unwrap();
+        assert_eq!(json["writable"], serde_json::json!(["/w", "/tmp"]));
+        let back: BoxLine = serde_json::from_value(json).unwrap();
+        assert_eq!(back.writable.as_slice(), &all[..2]);
+        // Nothing to name: left out of the record.
+        let none = BoxLine { writable: Roots::first(all, 0), ..BoxLine::default() };
+        assert!(serde_json::to_value(&none).unwrap().get("writable").is_none());
+    }
     use crate::policy::audit_settings::{FileSettings, MIN_MAX_BYTES, validate_key};
     use serde_json::Value;
 

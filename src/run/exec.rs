@@ -197,12 +197,12 @@ pub fn exec(plan: Plan, confinement: &Confinement) -> NotRun {
             Err(code) => code,
         });
     }
-    if let Confinement::Boxed(spec) = confinement {
+    if let Confinement::Boxed(plan) = confinement {
         // Found before the box closes, so a missing program still gets its exit record.
         if !findable(&program) {
             return not_run(exec_error(&program, &std::io::ErrorKind::NotFound.into()));
         }
-        if let Err(code) = confine(spec) {
+        if let Err(code) = confine(sandbox::enter_plan(plan)) {
             return not_run(code);
         }
         return NotRun { code: exec_program(&program, &args), boxed: true };
@@ -216,9 +216,10 @@ fn exec_program(program: &str, args: &[String]) -> i32 {
     exec_error(program, &err)
 }
 
-/// Enters the sandbox, or says why it cannot and returns the status: nothing may run then.
-fn confine(spec: &BoxSpec) -> Result<(), i32> {
-    match sandbox::enter(spec) {
+/// Whether the sandbox was entered; if not, says why and returns the status: nothing may run
+/// then.
+fn confine(entered: Result<sandbox::Entered, sandbox::BoxError>) -> Result<(), i32> {
+    match entered {
         Ok(_) => Ok(()),
         Err(e) => {
             eprintln!("agentsh: cannot set up the sandbox: {}", crate::text::sanitize::sanitize(&e.to_string()));
@@ -296,7 +297,7 @@ pub fn exec_in_new_session(argv: &[String]) -> i32 {
                 return 126;
             }
         };
-        if let Err(code) = confine(&spec) {
+        if let Err(code) = confine(sandbox::enter(&spec)) {
             return code;
         }
     }
@@ -306,7 +307,7 @@ pub fn exec_in_new_session(argv: &[String]) -> i32 {
 /// agentsh re-spawned to run the command (see [`exec_in_new_session`]).
 fn internal_child(program: &str, args: &[String], session: Session, confinement: &Confinement) -> Result<Command, i32> {
     let boxed = match confinement {
-        Confinement::Boxed(spec) => serde_json::to_string(spec).map_err(|e| {
+        Confinement::Boxed(plan) => serde_json::to_string(plan.spec()).map_err(|e| {
             eprintln!("agentsh: cannot set up the sandbox: {e}");
             126
         })?,
@@ -354,7 +355,7 @@ fn exec_error(program: &str, err: &std::io::Error) -> i32 {
 pub fn supervise(plan: Plan, confinement: &Confinement, limit: Duration) -> Result<i32, Infallible> {
     let (program, args) = plan.into_program_and_args();
     let keep = needs_terminal();
-    let cmd = if keep && *confinement == Confinement::Unconfined {
+    let cmd = if keep && matches!(confinement, Confinement::Unconfined) {
         let mut cmd = Command::new(&program);
         cmd.args(&args).process_group(0);
         Ok(cmd)

@@ -140,25 +140,26 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
     let place = sandbox::Place::current(cwd, exec::needs_terminal());
     // Where the kernel refuses the namespaces, `.git/hooks` and the rest stay writable and the
     // box says so (`Entered::namespaces`); `spec.require_namespaces` would refuse to run instead.
-    let mut spec = sandbox::BoxSpec::build(settings, &place, &own_dirs());
-    spec.keep = super::kept::records_dir();
-    let view = box_view(&spec, cwd);
-    (Confinement::Boxed(Box::new(spec)), Sandbox::On(view))
+    let plan = sandbox::BoxPlan::new(settings, place, own_dirs(), super::kept::records_dir());
+    let view = box_view(&plan, cwd);
+    (Confinement::Boxed(Box::new(plan)), Sandbox::On(view))
 }
 
-/// The box as the audit record names it: where the command runs, and for the box its roots,
-/// Landlock ABI and network.
+/// The box as the audit record names it: where the command runs, and for the box its roots
+/// (the text the judge's view holds, `BoxPlan::roots`), Landlock ABI and network.
 fn box_line(verdict: &Verdict, boxed: &Confinement) -> audit::BoxLine {
-    let text = |r: &sandbox::Root| r.path.to_string_lossy().into_owned();
     match (verdict.runs_in, boxed) {
-        (RunsIn::Sandbox, Confinement::Boxed(spec)) => audit::BoxLine {
-            runs_in: "sandbox".into(),
-            why: None,
-            abi: sandbox::landlock_abi(),
-            network: Some(spec.network.as_str().into()),
-            writable: spec.write.iter().map(text).collect(),
-            read_only: spec.read_only.iter().map(text).collect(),
-        },
+        (RunsIn::Sandbox, Confinement::Boxed(plan)) => {
+            let roots = plan.roots();
+            audit::BoxLine {
+                runs_in: "sandbox".into(),
+                why: None,
+                abi: sandbox::landlock_abi(),
+                network: Some(plan.network().as_str().into()),
+                writable: audit::Roots::first(roots.writable.clone(), roots.write_len),
+                read_only: roots.read_only.clone(),
+            }
+        }
         _ => audit::BoxLine {
             runs_in: "unconfined".into(),
             why: Some(verdict.runs_in_why.clone()),
@@ -176,22 +177,23 @@ fn own_dirs() -> Vec<std::path::PathBuf> {
         out.extend(d.runtime_dir().map(Path::to_path_buf));
     }
     out.extend(crate::ask::queue::path());
-    out.sort();
+    // Byte-wise: `Path`'s order parses components.
+    out.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
     out.dedup();
     out
 }
 
-/// What the judge knows of the box (`judge::containment`).
-fn box_view(spec: &sandbox::BoxSpec, cwd: &Path) -> BoxView {
-    let text = |p: &Path| p.to_string_lossy().into_owned();
-    let in_workspace =
-        |p: &Path| spec.write.iter().any(|r| r.from == sandbox::Origin::Workspace && p.starts_with(&r.path));
+/// What the judge knows of the box (`judge::containment`): its roots shared with the audit
+/// record (`box_line`).
+fn box_view(plan: &sandbox::BoxPlan, cwd: &Path) -> BoxView {
+    let roots = plan.roots();
+    let in_workspace = |p: &Path| roots.workspace.as_deref().is_some_and(|w| p.starts_with(w));
     BoxView {
-        cwd: text(cwd),
-        home: spec.home.as_deref().map(text).unwrap_or_default(),
-        writable: spec.write.iter().chain(&spec.devices).chain(&spec.outputs).map(|r| text(&r.path)).collect(),
-        read_only: spec.read_only.iter().map(|r| text(&r.path)).collect(),
-        network: spec.network == sandbox::Network::On,
+        cwd: crate::text::path(cwd),
+        home: plan.home().as_deref().map(crate::text::path).unwrap_or_default(),
+        writable: roots.writable.clone(),
+        read_only: roots.read_only.clone(),
+        network: plan.network() == sandbox::Network::On,
         python_env_inside: std::env::var_os("VIRTUAL_ENV").is_some_and(|v| in_workspace(Path::new(&v))),
     }
 }

@@ -12,6 +12,10 @@
 //! commands take it (`pidfd_getfd`) and restrict themselves with it instead of opening every
 //! root and adding its rule again (`super::landlock_fd`).
 //!
+//! The record's name hashes everything the box is built from ([`Key`]), so it also carries the
+//! box's roots as text: a joining command takes them for the judge and the audit record instead
+//! of building the box (`super::sandbox::BoxPlan`).
+//!
 //! A record in agentsh's state directory (which no boxed command can read or write) names the
 //! holder and what the mounts and rules were made from ([`Watch`]): the roots of the rules (the
 //! ruleset holds their inodes), the code paths bound read-only (`.git/hooks`, `.git/config`,
@@ -31,6 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+pub(crate) use super::sandbox::RootsText;
 pub use crate::model::HOLD_MARKER;
 
 /// How long a holder keeps its namespaces. Commands already in them keep them as long as they
@@ -56,26 +61,42 @@ pub(crate) struct Joined {
     pub ruleset: Option<OwnedFd>,
     /// How many rules it holds (for `Entered`).
     pub rules: usize,
-    /// What the record vouched for.
-    pub watched: Watched,
 }
 
 impl Kept {
-    /// `None` when the spec keeps nothing (no records directory).
-    pub(crate) fn new(spec: &super::sandbox::BoxSpec) -> Option<Kept> {
-        let dir = spec.keep.clone()?;
-        Some(Kept { dir, name: format!("{:016x}", key(spec)) })
+    /// The record named `name` in `dir` (see [`Key`]).
+    pub(crate) fn new(dir: PathBuf, name: String) -> Kept {
+        Kept { dir, name }
+    }
+
+    /// `None` when the spec keeps nothing (no records directory, or no name for the record).
+    pub(crate) fn of(spec: &super::sandbox::BoxSpec) -> Option<Kept> {
+        Some(Kept::new(spec.keep.clone()?, spec.kept_as.clone()?))
+    }
+
+    /// The record, when there is one (whether what it vouches for is unchanged is
+    /// [`Record::unchanged`]).
+    pub(crate) fn record(&self) -> Option<Record> {
+        Record::read(&super::sandbox::join(&self.dir, &self.name))
+    }
+
+    /// The record, when there is one and everything it vouches for is unchanged: the namespaces
+    /// it names may be joined. Changes nothing in this process.
+    pub(crate) fn usable(&self) -> Option<Record> {
+        self.record().filter(Record::unchanged)
     }
 
     /// Joins the kept namespaces and takes the holder's ruleset when the record matches;
     /// `None` leaves this process as it was. Joining moves the working directory to `/`: the
     /// caller changes back, by path. Single-threaded callers only (a user namespace cannot be
     /// joined otherwise).
-    pub(crate) fn join(&self) -> Option<Joined> {
-        let record = Record::read(&self.dir.join(&self.name))?;
-        if !record.watched.unchanged() {
-            return None;
-        }
+    pub(crate) fn join(&self) -> Option<(Joined, Record)> {
+        let record = self.usable()?;
+        Some((Kept::join_record(&record)?, record))
+    }
+
+    /// [`Kept::join`] with a record [`Kept::usable`] gave.
+    pub(crate) fn join_record(record: &Record) -> Option<Joined> {
         let pid = rustix::process::Pid::from_raw(record.pid)?;
         let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
         // The process behind that ID, pinned by the pidfd, is the holder only if it is the one
@@ -110,7 +131,7 @@ impl Kept {
         super::sandbox::alone(join).ok()?;
         // Left open: pidfds are close-on-exec, and a close costs the command a system call.
         let _ = std::os::fd::IntoRawFd::into_raw_fd(pidfd);
-        Some(Joined { ruleset, rules: record.rules, watched: record.watched })
+        Some(Joined { ruleset, rules: record.rules })
     }
 
     /// Opens the records directory before the mounts cover it (it is one of agentsh's own).
@@ -128,11 +149,18 @@ impl Kept {
     /// Leaves a holder in this process's (new) namespaces, holding `ruleset` (finished: no rule
     /// is added after this), and records it with `watch`, taken before the mounts. Best effort:
     /// without a holder the next command makes its own namespaces.
-    pub(crate) fn keep(&self, store: OwnedFd, watch: &Watch, ruleset: BorrowedFd<'_>, rules: usize) {
-        let _ = self.try_keep(store, watch, ruleset, rules);
+    pub(crate) fn keep(&self, store: OwnedFd, watch: &Watch, roots: &RootsText, ruleset: BorrowedFd<'_>, rules: usize) {
+        let _ = self.try_keep(store, watch, roots, ruleset, rules);
     }
 
-    fn try_keep(&self, store: OwnedFd, watch: &Watch, ruleset: BorrowedFd<'_>, rules: usize) -> Option<()> {
+    fn try_keep(
+        &self,
+        store: OwnedFd,
+        watch: &Watch,
+        roots: &RootsText,
+        ruleset: BorrowedFd<'_>,
+        rules: usize,
+    ) -> Option<()> {
         use nix::fcntl::OFlag;
         use std::io::Write;
         let mnt = std::fs::metadata("/proc/self/ns/mnt").ok()?.ino();
@@ -143,7 +171,7 @@ impl Kept {
         let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
         let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
         let mut file = File::from(nix::fcntl::openat(&store, tmp.as_str(), flags, mode).ok()?);
-        let written = self.start_holder(ruleset, rules, mnt, watch).and_then(|text| file.write_all(&text).ok());
+        let written = self.start_holder(ruleset, rules, mnt, watch, roots).and_then(|text| file.write_all(&text).ok());
         match written {
             Some(()) => nix::fcntl::renameat(&store, tmp.as_str(), &store, self.name.as_str()).ok(),
             None => {
@@ -154,12 +182,20 @@ impl Kept {
     }
 
     /// Starts a holder with a copy of `ruleset` and returns the record that names it.
-    fn start_holder(&self, ruleset: BorrowedFd<'_>, rules: usize, mnt: u64, watch: &Watch) -> Option<Vec<u8>> {
+    fn start_holder(
+        &self,
+        ruleset: BorrowedFd<'_>,
+        rules: usize,
+        mnt: u64,
+        watch: &Watch,
+        roots: &RootsText,
+    ) -> Option<Vec<u8>> {
         use nix::fcntl::{FcntlArg, FdFlag};
         #[cfg(test)]
         tests::HOLDERS_STARTED.with(|n| n.set(n.get() + 1));
         // What it vouches for first: a path that cannot be recorded starts no holder either.
         let mut watched = Vec::new();
+        write_roots(roots, &mut watched)?;
         watch.write(&mut watched)?;
         // A copy the holder inherits (no close-on-exec), at a number the record names.
         let inherited = ruleset.try_clone_to_owned().ok()?;
@@ -182,33 +218,58 @@ impl Kept {
     }
 }
 
-/// Which namespaces a box may join: the same agentsh, user and spec (its paths hashed as bytes;
-/// `Path`'s own hash parses components, which costs more than the rest of the key).
-fn key(spec: &super::sandbox::BoxSpec) -> u64 {
-    use std::os::unix::ffi::OsStrExt;
-    let mut h = std::hash::DefaultHasher::new();
-    (env!("CARGO_PKG_VERSION"), nix::unistd::geteuid().as_raw()).hash(&mut h);
-    let path = |h: &mut std::hash::DefaultHasher, p: &Path| {
-        h.write(p.as_os_str().as_bytes());
-        h.write_u8(0);
-    };
-    for r in spec.read.iter().chain(&spec.write).chain(&spec.devices).chain(&spec.outputs).chain(&spec.read_only) {
-        path(&mut h, &r.path);
+/// The name of the record of a box: a hash of everything its spec is built from (the settings,
+/// the facts of [`super::sandbox::Place`], agentsh's own directories), with agentsh's version
+/// and the user. The spec is a pure function of those (`BoxSpec::build`), so a command whose
+/// inputs hash alike gets the same box, and can join kept namespaces without building it.
+/// Paths are gathered into a buffer on the stack and hashed a block at a time: a call per path
+/// cost more than the bytes (`Path`'s own hash parses components, dearer still).
+pub(crate) struct Key {
+    h: std::hash::DefaultHasher,
+    block: [u8; 1024],
+    len: usize,
+}
+
+impl Key {
+    pub(crate) fn new() -> Key {
+        let mut h = std::hash::DefaultHasher::new();
+        (env!("CARGO_PKG_VERSION"), nix::unistd::geteuid().as_raw()).hash(&mut h);
+        Key { h, block: [0; 1024], len: 0 }
     }
-    for d in &spec.deny {
-        path(&mut h, &d.path);
-        d.except.hash(&mut h);
+
+    /// One item, ended by a NUL (which no path or setting holds).
+    pub(crate) fn item(&mut self, bytes: &[u8]) {
+        for bytes in [bytes, b"\0"] {
+            if self.len + bytes.len() > self.block.len() {
+                self.h.write(&self.block[..self.len]);
+                self.len = 0;
+            }
+            if bytes.len() > self.block.len() {
+                self.h.write(bytes);
+            } else {
+                self.block[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+                self.len += bytes.len();
+            }
+        }
     }
-    for p in [&spec.workspace].into_iter().chain(&spec.home) {
-        path(&mut h, p);
+
+    pub(crate) fn path(&mut self, p: Option<&Path>) {
+        use std::os::unix::ffi::OsStrExt;
+        // An absent path differs from every path, the empty one included.
+        match p {
+            Some(p) => self.item(p.as_os_str().as_bytes()),
+            None => self.item(b"\x01-"),
+        }
     }
-    let lengths = [&spec.read, &spec.write, &spec.devices, &spec.outputs, &spec.read_only].map(Vec::len);
-    (lengths, spec.deny.len(), spec.network, spec.keep_terminal, spec.require_namespaces).hash(&mut h);
-    h.finish()
+
+    pub(crate) fn finish(mut self) -> String {
+        self.h.write(&self.block[..self.len]);
+        format!("{:016x}", self.h.finish())
+    }
 }
 
 /// What a record says.
-struct Record {
+pub(crate) struct Record {
     pid: i32,
     mnt: u64,
     /// The holder's pidfd inode, or 0 where pidfds share one inode (before pidfs).
@@ -216,44 +277,98 @@ struct Record {
     /// The ruleset's descriptor number in the holder.
     ruleset_fd: i32,
     rules: usize,
+    /// The box's roots as text, for the judge and the audit record of a command that joins
+    /// without building the spec. `None` in a record without them.
+    pub roots: Option<RootsText>,
     /// The watched paths, as [`Watch::write`] wrote them: checked straight from the bytes
     /// ([`Watched`]), as a command that joins pays for every allocation.
     watched: Watched,
 }
 
 impl Record {
+    /// Whether the holder is known by its pidfd's inode, so its ruleset can be taken (pidfs).
+    pub(crate) fn has_ruleset(&self) -> bool {
+        self.pid_ino != 0
+    }
+
+    /// Whether everything the record vouches for is as it was: its namespaces may be joined.
+    /// Asked right before joining: a path made since (a new `~/.aws`) would not be covered.
+    pub(crate) fn unchanged(&self) -> bool {
+        self.watched.unchanged()
+    }
+
+    /// Which of `paths` existed when the namespaces were made (see [`Watched::existing`]).
+    pub(crate) fn existing<'a>(&self, paths: impl Iterator<Item = &'a Path> + Clone) -> Vec<PathBuf> {
+        self.watched.existing(paths)
+    }
+
     fn read(path: &Path) -> Option<Record> {
         use std::io::Read;
         // Without an fstat for a size hint (records are about 1 KiB), and without the read that
         // would return 0: a record is replaced whole (written aside, then renamed), and a read
         // of a regular file that leaves room in the buffer has reached the end.
-        let mut text = vec![0; 4096];
+        // Read on the stack first: a fresh heap page costs the command a page fault.
+        let mut first = [0u8; 4096];
         let mut file = File::open(path).ok()?;
-        let mut len = 0;
-        loop {
-            let n = file.read(&mut text[len..]).ok()?;
-            len += n;
-            if n == 0 || len < text.len() {
-                break;
-            }
-            text.resize(len * 2, 0);
+        let n = file.read(&mut first).ok()?;
+        let mut text = first[..n].to_vec();
+        if n == first.len() {
+            file.read_to_end(&mut text).ok()?;
         }
         // Left open: it is close-on-exec, and a close costs the command a system call.
         let _ = std::os::fd::IntoRawFd::into_raw_fd(file);
-        text.truncate(len);
         let newline = text.iter().position(|b| *b == b'\n')?;
         let head = std::str::from_utf8(&text[..newline]).ok()?;
         let mut fields = head.split(' ');
         let mut next = || fields.next();
-        Some(Record {
-            pid: next()?.parse().ok()?,
-            mnt: next()?.parse().ok()?,
-            pid_ino: next()?.parse().ok()?,
-            ruleset_fd: next()?.parse().ok()?,
-            rules: next()?.parse().ok()?,
-            watched: Watched { text: text.split_off(newline + 1) },
-        })
+        let (pid, mnt, pid_ino, ruleset_fd, rules) = (
+            next()?.parse().ok()?,
+            next()?.parse().ok()?,
+            next()?.parse().ok()?,
+            next()?.parse().ok()?,
+            next()?.parse().ok()?,
+        );
+        // The roots' lines (tags in capitals) come before the watched ones.
+        let mut at = newline + 1;
+        let mut roots: Option<(Vec<String>, RootsText)> = None;
+        while let Some(&tag) = text.get(at)
+            && tag.is_ascii_uppercase()
+        {
+            let end = at + text[at..].iter().position(|b| *b == b'\n')?;
+            let line = text.get(at + 2..end).filter(|_| text.get(at + 1) == Some(&b'\t'))?;
+            let line = std::str::from_utf8(line).ok()?.to_string();
+            let r = roots.get_or_insert_with(|| (Vec::new(), RootsText::default()));
+            match tag {
+                b'W' => {
+                    r.0.push(line);
+                    r.1.write_len += 1;
+                }
+                b'V' => r.0.push(line),
+                b'O' => r.1.read_only.push(line),
+                b'S' => r.1.workspace = Some(line),
+                _ => return None,
+            }
+            at = end + 1;
+        }
+        let roots = roots.map(|(writable, r)| RootsText { writable: writable.into(), ..r });
+        Some(Record { pid, mnt, pid_ino, ruleset_fd, rules, roots, watched: Watched { text: text.split_off(at) } })
     }
+}
+
+/// The roots' lines of a record: `W` a writable root of the spec (in order), `V` another the
+/// judge counts writable (devices, outputs), `O` a code path kept read-only, `S` the workspace;
+/// a tab, then the text. `None` when one holds a newline: nothing is kept then.
+fn write_roots(roots: &RootsText, out: &mut Vec<u8>) -> Option<()> {
+    let (write, rest) = roots.writable.split_at(roots.write_len.min(roots.writable.len()));
+    let lines = write.iter().map(|t| ('W', t)).chain(rest.iter().map(|t| ('V', t)));
+    let lines = lines.chain(roots.read_only.iter().map(|t| ('O', t))).chain(roots.workspace.iter().map(|t| ('S', t)));
+    for (tag, text) in lines {
+        if text.contains('\n') {
+            return None;
+        }
+        out.extend_from_slice(format!("{tag}\t{text}\n").as_bytes());
+    }
+    Some(())
 }
 
 /// The paths a record vouches for, each with its [`stamp`] taken before the mounts were made: a
@@ -395,9 +510,35 @@ impl Watched {
         true
     }
 
-    /// Whether `path` was watched on its own and existed.
-    pub(crate) fn exists(&self, path: &Path) -> bool {
-        self.lines().flatten().any(|(tag, was, p)| tag == b'p' && p == path && was != "-")
+    /// Which of `paths` were watched (on their own, or as a name in a watched directory) and
+    /// existed: one pass over the lines.
+    pub(crate) fn existing<'a>(&self, paths: impl Iterator<Item = &'a Path> + Clone) -> Vec<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out: Vec<PathBuf> = Vec::new();
+        let mut dir: &[u8] = b"";
+        for (tag, was, p) in self.lines().flatten() {
+            let p = p.as_os_str().as_bytes();
+            if tag == b'd' {
+                dir = p;
+            }
+            // A `n` line is `dir/name`, compared without joining.
+            let is = |q: &[u8]| match tag {
+                b'p' => q == p,
+                b'n' => {
+                    q.len() == dir.len() + 1 + p.len() && q.starts_with(dir) && q[dir.len()] == b'/' && q.ends_with(p)
+                }
+                _ => false,
+            };
+            if was == "-" || !matches!(tag, b'p' | b'n') {
+                continue;
+            }
+            if let Some(q) = paths.clone().find(|q| is(q.as_os_str().as_bytes()))
+                && !out.iter().any(|o| o == q)
+            {
+                out.push(q.to_path_buf());
+            }
+        }
+        out
     }
 }
 
@@ -424,7 +565,9 @@ fn stamp_into(out: &mut String, p: &Path, entries: bool) {
 fn stamp_of(out: &mut String, m: &std::fs::Metadata) {
     use std::fmt::Write;
     let _ = match m.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
-        Some(born) => write!(out, "{}.{}", m.ino(), born.as_nanos()),
+        // Nanoseconds since the epoch, written as seconds and nine digits (no u128 formatting).
+        Some(born) if born.as_secs() > 0 => write!(out, "{}.{}{:09}", m.ino(), born.as_secs(), born.subsec_nanos()),
+        Some(born) => write!(out, "{}.{}", m.ino(), born.subsec_nanos()),
         None => write!(out, "{}.c{}.{}", m.ino(), m.ctime(), m.ctime_nsec()),
     };
 }
@@ -520,7 +663,7 @@ mod tests {
         let store = OwnedFd::from(File::open(&not_a_directory).unwrap());
         let ruleset = File::open("/dev/null").unwrap();
         let kept = Kept { dir: not_a_directory, name: "0123456789abcdef".into() };
-        kept.keep(store, &Watch::default(), ruleset.as_fd(), 1);
+        kept.keep(store, &Watch::default(), &RootsText::default(), ruleset.as_fd(), 1);
         assert_eq!(HOLDERS_STARTED.with(std::cell::Cell::get), 0);
     }
 
@@ -545,7 +688,7 @@ mod tests {
         };
         let before = watch();
         assert!(before.unchanged());
-        assert!(before.exists(&a) && !before.exists(&missing));
+        assert_eq!(before.existing([a.as_path(), missing.as_path()].into_iter()), vec![a.clone()]);
         // Written in place: the same file, still covered.
         std::fs::write(&a, "changed").unwrap();
         assert!(before.unchanged());
@@ -570,6 +713,20 @@ mod tests {
         assert!(!before.unchanged());
         // A malformed record is a change.
         assert!(!Watched { text: b"p 1.2 no tab\n".to_vec() }.unchanged());
+    }
+
+    #[test]
+    fn existing_paths_are_found_on_their_own_lines_and_as_names_of_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, agents, gone) = (dir.path().join("file"), dir.path().join(".agents"), dir.path().join("gone"));
+        std::fs::write(&file, "x").unwrap();
+        std::fs::create_dir(&agents).unwrap();
+        let mut w = Watch::default();
+        w.path(&file);
+        w.beneath(&agents, false);
+        w.beneath(&gone, false);
+        let asked = [agents.as_path(), gone.as_path(), file.as_path(), Path::new("/elsewhere/.agents")];
+        assert_eq!(watched(&w).existing(asked.into_iter()), vec![file.clone(), agents.clone()]);
     }
 
     #[test]
@@ -621,6 +778,31 @@ mod tests {
         assert!(r.watched.unchanged());
         std::fs::write(&record, "12 x\n").unwrap();
         assert!(Record::read(&record).is_none());
+    }
+
+    #[test]
+    fn the_roots_round_trip_through_a_record() {
+        let roots = RootsText {
+            writable: vec!["/w".to_string(), "/tmp".into(), "/dev/null".into()].into(),
+            write_len: 2,
+            read_only: vec!["/w/.git/hooks".into(), "/w/.agents".into()],
+            workspace: Some("/w".into()),
+        };
+        let mut text = b"12 56 78 6 9\n".to_vec();
+        write_roots(&roots, &mut text).unwrap();
+        text.extend_from_slice(b"p -\t/nowhere\n");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("r"), &text).unwrap();
+        let r = Record::read(&dir.path().join("r")).unwrap();
+        assert_eq!(r.roots.as_ref(), Some(&roots));
+        // The watched lines follow, untouched.
+        assert_eq!(r.watched.lines().count(), 1);
+        // A record without them has none; a root that holds a newline is never written.
+        let bare = dir.path().join("bare");
+        std::fs::write(&bare, "12 56 78 6 9\np -\t/nowhere\n").unwrap();
+        assert_eq!(Record::read(&bare).unwrap().roots, None);
+        let odd = RootsText { writable: vec!["/a\nb".to_string()].into(), write_len: 1, ..RootsText::default() };
+        assert!(write_roots(&odd, &mut Vec::new()).is_none());
     }
 
     #[test]

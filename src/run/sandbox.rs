@@ -9,6 +9,8 @@
 //! The steps, each with one job:
 //! - [`BoxSpec::build`] (pure): settings + place -> what the box allows, with where each part
 //!   comes from (for `agentsh policy`, `check` and the audit record).
+//! - [`BoxPlan`]: the gate's box, built only when needed: a command that joins namespaces kept
+//!   for the same inputs (`super::kept`) takes the box's roots from their record instead.
 //! - [`enter`] (irreversible), right before exec: after it this process cannot write agentsh's
 //!   own files (the audit log).
 //!   - `mount_box`: a user and mount namespace that cover every denied path with a mount, make
@@ -27,7 +29,7 @@
 //!
 //! What the box does not hold, and why, is in SECURITY.md ("The sandbox").
 
-use super::kept::Kept;
+use super::kept::{Joined, Kept};
 pub use crate::policy::sandbox_settings::{Network, Settings};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, Ruleset,
@@ -164,7 +166,7 @@ fn normalize(p: &Path) -> PathBuf {
 
 /// `base/rel` for a normalized `base` and a relative `rel` without `.` or `..`, in one
 /// allocation: `Path::join` parses components, and the spec joins about fifty paths per command.
-fn join(base: &Path, rel: &str) -> PathBuf {
+pub(super) fn join(base: &Path, rel: &str) -> PathBuf {
     let base = base.as_os_str();
     let mut out = std::ffi::OsString::with_capacity(base.len() + 1 + rel.len());
     out.push(base);
@@ -281,6 +283,9 @@ pub struct BoxSpec {
     /// [`super::kept`]. `None`: every command makes its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<PathBuf>,
+    /// The name of this box's record there ([`BoxPlan`]: a hash of what the spec was built from).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_as: Option<String>,
 }
 
 /// Per-user caches that build and package tools write, relative to home unless an environment
@@ -517,6 +522,128 @@ impl BoxSpec {
             refused,
             home,
             keep: None,
+            kept_as: None,
+        }
+    }
+}
+
+/// A box to enter, as the gate plans it: what its spec is built from, the spec when something
+/// needs it, and the record of namespaces kept for this box, if any. A command that joins them
+/// needs no spec: the record names the roots (for the judge and the audit record) and its holder
+/// has the finished ruleset, so the spec is never built (about 0.02 ms a command: building it,
+/// its text for the judge, its hash; docs/BENCHMARKS.md).
+pub struct BoxPlan {
+    settings: Settings,
+    place: Place,
+    own: Vec<PathBuf>,
+    keep: Option<PathBuf>,
+    name: String,
+    spec: std::sync::OnceLock<BoxSpec>,
+    roots: std::sync::OnceLock<RootsText>,
+    /// This box's record, with a ruleset to take and the roots' text: the fast path.
+    kept: Option<super::kept::Record>,
+}
+
+impl std::fmt::Debug for BoxPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoxPlan").field("place", &self.place).field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl BoxPlan {
+    /// `keep`: where records of kept namespaces are (`None`: every command makes its own). Reads
+    /// the record of this box there, if any, and checks what it vouches for.
+    pub fn new(settings: &Settings, place: Place, own: Vec<PathBuf>, keep: Option<PathBuf>) -> BoxPlan {
+        use std::os::unix::ffi::OsStrExt;
+        let mut k = super::kept::Key::new();
+        for s in [&settings.writable, &settings.deny_read] {
+            for w in s {
+                k.item(w.path.as_bytes());
+                k.item(w.source.as_bytes());
+            }
+            k.item(b"\x01");
+        }
+        k.item(settings.network.as_str().as_bytes());
+        let p = &place;
+        for path in
+            [Some(&p.cwd), Some(&p.workspace.root), p.workspace.git_dir.as_ref(), p.workspace.common_dir.as_ref()]
+        {
+            k.path(path.map(PathBuf::as_path));
+        }
+        for path in
+            [&p.home, &p.tmpdir, &p.xdg_cache_home, &p.cargo_home, &p.gopath, &p.gomodcache, &p.gradle_user_home]
+        {
+            k.path(path.as_deref());
+        }
+        k.item(&[u8::from(p.keep_terminal)]);
+        for paths in [&p.output_ttys, &own] {
+            for path in paths {
+                k.item(path.as_os_str().as_bytes());
+            }
+            k.item(b"\x01");
+        }
+        k.path(keep.as_deref());
+        let name = k.finish();
+        // Its roots are the spec's whether or not the namespaces can still be joined (the name
+        // hashes what the spec is built from): that is checked right before joining.
+        let kept = keep
+            .as_ref()
+            .and_then(|dir| Kept::new(dir.clone(), name.clone()).record())
+            .filter(|r| r.has_ruleset() && r.roots.is_some());
+        let (spec, roots) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
+        BoxPlan { settings: settings.clone(), place, own, keep, name, spec, roots, kept }
+    }
+
+    /// The spec, built the first time it is asked for.
+    pub fn spec(&self) -> &BoxSpec {
+        self.spec.get_or_init(|| {
+            let mut spec = BoxSpec::build(&self.settings, &self.place, &self.own);
+            spec.keep = self.keep.clone();
+            spec.kept_as = Some(self.name.clone());
+            spec
+        })
+    }
+
+    /// The roots as text: from the record when namespaces are kept for this box, else from the
+    /// spec.
+    pub fn roots(&self) -> &RootsText {
+        match self.kept.as_ref().and_then(|r| r.roots.as_ref()) {
+            Some(roots) => roots,
+            None => self.roots.get_or_init(|| RootsText::of(self.spec())),
+        }
+    }
+
+    /// `$HOME`, as the spec holds it.
+    pub fn home(&self) -> Option<PathBuf> {
+        self.place.home.as_deref().map(normalize)
+    }
+
+    pub fn network(&self) -> Network {
+        self.settings.network
+    }
+}
+
+/// The box's roots as text, as the judge's view of the box and the audit record name them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RootsText {
+    /// What a command may write: the spec's `write` roots first (`write_len` of them), then its
+    /// devices and the terminals it writes to. Shared by the judge's view and the audit record.
+    pub writable: std::sync::Arc<[String]>,
+    pub write_len: usize,
+    /// The code paths kept read-only.
+    pub read_only: Vec<String>,
+    /// The workspace, where it is granted.
+    pub workspace: Option<String>,
+}
+
+impl RootsText {
+    pub fn of(spec: &BoxSpec) -> RootsText {
+        let text = |r: &Root| crate::text::path(&r.path);
+        RootsText {
+            writable: spec.write.iter().chain(&spec.devices).chain(&spec.outputs).map(text).collect::<Vec<_>>().into(),
+            write_len: spec.write.len(),
+            read_only: spec.read_only.iter().map(text).collect(),
+            workspace: spec.write.iter().find(|r| r.from == Origin::Workspace).map(text),
         }
     }
 }
@@ -920,9 +1047,9 @@ impl std::fmt::Display for BoxError {
 impl std::error::Error for BoxError {}
 
 /// Whether a command runs in the box. Decided by the gate, carried by the plan to exec.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Confinement {
-    Boxed(Box<BoxSpec>),
+    Boxed(Box<BoxPlan>),
     Unconfined,
 }
 
@@ -948,44 +1075,22 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
     // directory as it was before the mounts: both change back by path, so it is looked up in
     // the new mounts (a working directory inside a covered path would reach what it hides).
     let cwd = std::env::current_dir().ok();
-    let back = |cwd: &Path| {
-        nix::unistd::chdir(cwd).map_err(|e| {
-            BoxError::Failed(format!(
-                "the working directory {} is hidden inside the sandbox ({e}): it is one of agentsh's own \
-                 directories or a credential store; run the command from another directory",
-                cwd.display()
-            ))
-        })
-    };
     // Namespaces kept by an earlier command with this box (see `kept`), joined only while what
     // their mounts and rules were made from is unchanged, with the Landlock ruleset that
     // command finished: the fast path.
-    let kept = if spec.landlock_only { None } else { Kept::new(spec) };
+    let kept = if spec.landlock_only { None } else { Kept::of(spec) };
     let joined = match (&kept, &cwd) {
         (Some(k), Some(cwd)) => k.join().map(|j| back(cwd).map(|()| j)).transpose()?,
         _ => None,
     };
-    if let Some(super::kept::Joined { ruleset: Some(ruleset), rules, watched }) = &joined {
-        rustix::thread::set_no_new_privs(true).map_err(|e| failed("no_new_privs", &e))?;
-        super::landlock_fd::restrict_self(ruleset.as_fd()).map_err(|e| failed("Landlock", &e))?;
-        let abi = landlock_abi().unwrap_or(MIN_ABI);
-        let entered = Entered {
-            abi,
-            rules: *rules,
-            network: if abi >= 4 { spec.network } else { Network::On },
-            scoped: abi >= 6,
-            ioctl_restricted: abi >= 5,
-            read_only: spec.read_only.iter().map(|r| r.path.clone()).filter(|p| watched.exists(p)).collect(),
-            mounted: true,
-            kept: true,
-            namespaces: None,
-        };
-        // Left open: it is close-on-exec, and a close costs the command a system call.
-        if let Some(super::kept::Joined { ruleset: Some(ruleset), .. }) = joined {
-            let _ = std::os::fd::IntoRawFd::into_raw_fd(ruleset);
+    let joined = match joined {
+        Some((Joined { ruleset: Some(ruleset), rules }, record)) => {
+            let read_only = record.existing(spec.read_only.iter().map(|r| r.path.as_path()));
+            return restrict_joined(ruleset, rules, spec.network, read_only);
         }
-        return Ok(entered);
-    }
+        // Joined without the holder's ruleset: the rules are added below.
+        joined => joined.map(|(j, _)| j),
+    };
 
     // The namespaces first: whether the mounts made the cuts decides the Landlock rules.
     // Nothing here touches agentsh's own files until they are covered, last.
@@ -1052,7 +1157,7 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
     if let (Some(k), Some(store), Some(watched), Ok(copy)) = (&kept, store, &watched, created.try_clone())
         && let Some(fd) = Option::<std::os::fd::OwnedFd>::from(copy)
     {
-        k.keep(store, watched, fd.as_fd(), count);
+        k.keep(store, watched, &RootsText::of(spec), fd.as_fd(), count);
     }
     let status = created.restrict_self().map_err(|e| failed("Landlock", &e))?;
     if status.ruleset == RulesetStatus::NotEnforced || !status.no_new_privs {
@@ -1072,6 +1177,64 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         mounted,
         kept: joined.is_some(),
         namespaces,
+    })
+}
+
+/// [`enter`] for a box the gate planned: where namespaces are kept for it (the plan read their
+/// record) and everything the record vouches for is unchanged, joins them and takes their
+/// ruleset without building the spec; otherwise, or when the holder has gone since, enters the
+/// box its spec describes.
+pub fn enter_plan(plan: &BoxPlan) -> Result<Entered, BoxError> {
+    if let Some(record) = &plan.kept
+        && available()
+        && record.unchanged()
+        && let Ok(cwd) = std::env::current_dir()
+        && let Some(joined) = Kept::join_record(record)
+    {
+        back(&cwd)?;
+        let Some(ruleset) = joined.ruleset else {
+            return Err(BoxError::Failed("joined kept namespaces without their Landlock ruleset".into()));
+        };
+        let read_only = record.roots.iter().flat_map(|r| &r.read_only).map(Path::new);
+        return restrict_joined(ruleset, joined.rules, plan.network(), record.existing(read_only));
+    }
+    enter(plan.spec())
+}
+
+/// Back to the working directory `cwd`, by path, after joining or making the namespaces.
+fn back(cwd: &Path) -> Result<(), BoxError> {
+    nix::unistd::chdir(cwd).map_err(|e| {
+        BoxError::Failed(format!(
+            "the working directory {} is hidden inside the sandbox ({e}): it is one of agentsh's own \
+             directories or a credential store; run the command from another directory",
+            cwd.display()
+        ))
+    })
+}
+
+/// The Landlock domain of a holder's finished ruleset, in namespaces joined from it.
+fn restrict_joined(
+    ruleset: std::os::fd::OwnedFd,
+    rules: usize,
+    network: Network,
+    read_only: Vec<PathBuf>,
+) -> Result<Entered, BoxError> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
+    rustix::thread::set_no_new_privs(true).map_err(|e| failed("no_new_privs", &e))?;
+    super::landlock_fd::restrict_self(ruleset.as_fd()).map_err(|e| failed("Landlock", &e))?;
+    // Left open: it is close-on-exec, and a close costs the command a system call.
+    let _ = std::os::fd::IntoRawFd::into_raw_fd(ruleset);
+    let abi = landlock_abi().unwrap_or(MIN_ABI);
+    Ok(Entered {
+        abi,
+        rules,
+        network: if abi >= 4 { network } else { Network::On },
+        scoped: abi >= 6,
+        ioctl_restricted: abi >= 5,
+        read_only,
+        mounted: true,
+        kept: true,
+        namespaces: None,
     })
 }
 
@@ -1112,8 +1275,11 @@ fn watch(spec: &BoxSpec) -> super::kept::Watch {
         }
         if under_home(&rule.path) { w.beneath(&rule.path, false) } else { w.path(&rule.path) }
     }
+    // `.agents` through the workspace's own line (its change time): one `statx` fewer while no
+    // entry of the workspace was made, removed or renamed. Code paths deeper (`.git/hooks`) on
+    // their own: git renames files in `.git` on most commands.
     for r in &spec.read_only {
-        w.path(&r.path);
+        if r.path.parent() == Some(spec.workspace.as_path()) { w.beneath(&r.path, false) } else { w.path(&r.path) }
     }
     for d in &spec.deny {
         if !spec.deny.iter().any(|o| o.path != d.path && within(&d.path, &o.path)) {
@@ -1366,6 +1532,60 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_plan_is_named_by_everything_its_spec_is_built_from() {
+        // Namespaces kept for one box are joined only by a command whose spec would be the
+        // same: every input of `BoxSpec::build` changes the record's name.
+        let name = |settings: &Settings, place: Place| {
+            BoxPlan::new(settings, place, vec!["/h/.config/agentsh".into()], None).name
+        };
+        let (s, p) = (Settings::default(), place("/w", "/h"));
+        let base = name(&s, p.clone());
+        assert_eq!(name(&s, p.clone()), base);
+        let changed: Vec<(&str, Settings, Place)> = vec![
+            ("cwd", s.clone(), Place { cwd: "/w/sub".into(), ..p.clone() }),
+            ("home", s.clone(), Place { home: Some("/h2".into()), ..p.clone() }),
+            ("no home", s.clone(), Place { home: None, ..p.clone() }),
+            ("TMPDIR", s.clone(), Place { tmpdir: Some("/h/tmp".into()), ..p.clone() }),
+            ("CARGO_HOME", s.clone(), Place { cargo_home: Some("/c".into()), ..p.clone() }),
+            ("GRADLE_USER_HOME", s.clone(), Place { gradle_user_home: Some("/g".into()), ..p.clone() }),
+            ("terminal", s.clone(), Place { keep_terminal: true, ..p.clone() }),
+            ("output tty", s.clone(), Place { output_ttys: vec!["/dev/pts/3".into()], ..p.clone() }),
+            (
+                "git dir",
+                s.clone(),
+                Place { workspace: Workspace { git_dir: Some("/w/.git".into()), ..p.workspace.clone() }, ..p.clone() },
+            ),
+            ("network", Settings { network: Network::Off, ..s.clone() }, p.clone()),
+            (
+                "denyRead",
+                Settings {
+                    deny_read: vec![crate::policy::sandbox_settings::Sourced {
+                        path: "~/x".into(),
+                        source: "f".into(),
+                    }],
+                    ..s.clone()
+                },
+                p.clone(),
+            ),
+            (
+                "writable",
+                Settings {
+                    writable: vec![crate::policy::sandbox_settings::Sourced { path: "~/x".into(), source: "f".into() }],
+                    ..s.clone()
+                },
+                p.clone(),
+            ),
+        ];
+        for (what, settings, place) in changed {
+            assert_ne!(name(&settings, place), base, "{what}");
+        }
+        let other_own = BoxPlan::new(&s, p.clone(), vec!["/h/.config/other".into()], None).name;
+        assert_ne!(other_own, base, "agentsh's own directories");
+        let kept_elsewhere = BoxPlan::new(&s, p, vec!["/h/.config/agentsh".into()], Some("/r".into())).name;
+        assert_ne!(kept_elsewhere, base, "the records directory");
+    }
+
     fn paths(roots: &[Root]) -> Vec<&Path> {
         roots.iter().map(|r| r.path.as_path()).collect()
     }
@@ -1569,6 +1789,7 @@ mod tests {
             refused: vec![],
             home: Some(home.clone()),
             keep: None,
+            kept_as: None,
         };
         let rules = plan(&spec, false).unwrap();
         let get = |p: &Path| rules.iter().filter(|x| x.path == p).map(|x| x.access).reduce(|a, b| a | b);
