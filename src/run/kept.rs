@@ -80,22 +80,16 @@ impl Kept {
         Record::read(&super::sandbox::join(&self.dir, &self.name))
     }
 
-    /// The record, when there is one and everything it vouches for is unchanged: the namespaces
-    /// it names may be joined. Changes nothing in this process.
-    pub(crate) fn usable(&self) -> Option<Record> {
-        self.record().filter(Record::unchanged)
-    }
-
-    /// Joins the kept namespaces and takes the holder's ruleset when the record matches;
-    /// `None` leaves this process as it was. Joining moves the working directory to `/`: the
-    /// caller changes back, by path. Single-threaded callers only (a user namespace cannot be
-    /// joined otherwise).
+    /// Joins the kept namespaces and takes the holder's ruleset when there is a record and
+    /// everything it vouches for is unchanged; `None` leaves this process as it was. Joining
+    /// moves the working directory to `/`: the caller changes back, by path. Single-threaded
+    /// callers only (a user namespace cannot be joined otherwise).
     pub(crate) fn join(&self) -> Option<(Joined, Record)> {
-        let record = self.usable()?;
+        let record = self.record().filter(Record::unchanged)?;
         Some((Kept::join_record(&record)?, record))
     }
 
-    /// [`Kept::join`] with a record [`Kept::usable`] gave.
+    /// [`Kept::join`] with a record already read, whose [`Record::unchanged`] said yes.
     pub(crate) fn join_record(record: &Record) -> Option<Joined> {
         let pid = rustix::process::Pid::from_raw(record.pid)?;
         let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
