@@ -231,28 +231,40 @@ impl Key {
         Key { h, block: [0; 1024], len: 0 }
     }
 
-    /// One item, ended by a NUL (which no path or setting holds).
-    pub(crate) fn item(&mut self, bytes: &[u8]) {
-        for bytes in [bytes, b"\0"] {
-            if self.len + bytes.len() > self.block.len() {
-                self.h.write(&self.block[..self.len]);
-                self.len = 0;
-            }
-            if bytes.len() > self.block.len() {
-                self.h.write(bytes);
-            } else {
-                self.block[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-                self.len += bytes.len();
-            }
+    /// Bytes into the block, hashed when it is full.
+    fn bytes(&mut self, bytes: &[u8]) {
+        if self.len + bytes.len() > self.block.len() {
+            self.h.write(&self.block[..self.len]);
+            self.len = 0;
+        }
+        if bytes.len() > self.block.len() {
+            self.h.write(bytes);
+        } else {
+            self.block[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
         }
     }
 
+    /// A number: a list's length, a flag.
+    pub(crate) fn count(&mut self, n: usize) {
+        self.bytes(&(n as u64).to_le_bytes());
+    }
+
+    /// One item, after its length: items cannot run into each other, whatever bytes they hold.
+    pub(crate) fn item(&mut self, bytes: &[u8]) {
+        self.count(bytes.len());
+        self.bytes(bytes);
+    }
+
+    /// A path, or its absence (which differs from every path, the empty one included).
     pub(crate) fn path(&mut self, p: Option<&Path>) {
         use std::os::unix::ffi::OsStrExt;
-        // An absent path differs from every path, the empty one included.
         match p {
-            Some(p) => self.item(p.as_os_str().as_bytes()),
-            None => self.item(b"\x01-"),
+            Some(p) => {
+                self.count(1);
+                self.item(p.as_os_str().as_bytes());
+            }
+            None => self.count(0),
         }
     }
 

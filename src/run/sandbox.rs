@@ -556,12 +556,13 @@ impl BoxPlan {
     pub fn new(settings: &Settings, place: Place, own: Vec<PathBuf>, keep: Option<PathBuf>) -> BoxPlan {
         use std::os::unix::ffi::OsStrExt;
         let mut k = super::kept::Key::new();
+        // Every list after its length, every item after its own: no two inputs hash alike.
         for s in [&settings.writable, &settings.deny_read] {
+            k.count(s.len());
             for w in s {
                 k.item(w.path.as_bytes());
                 k.item(w.source.as_bytes());
             }
-            k.item(b"\x01");
         }
         k.item(settings.network.as_str().as_bytes());
         let p = &place;
@@ -575,12 +576,12 @@ impl BoxPlan {
         {
             k.path(path.as_deref());
         }
-        k.item(&[u8::from(p.keep_terminal)]);
+        k.count(usize::from(p.keep_terminal));
         for paths in [&p.output_ttys, &own] {
+            k.count(paths.len());
             for path in paths {
                 k.item(path.as_os_str().as_bytes());
             }
-            k.item(b"\x01");
         }
         k.path(keep.as_deref());
         let name = k.finish();
@@ -1580,6 +1581,17 @@ mod tests {
         for (what, settings, place) in changed {
             assert_ne!(name(&settings, place), base, "{what}");
         }
+        // Inputs that would run into each other if items were only separated, not counted.
+        let sourced = |path: &str, source: &str| crate::policy::sandbox_settings::Sourced {
+            path: path.into(),
+            source: source.into(),
+        };
+        let as_writable = Settings { writable: vec![sourced("/x", "f")], ..s.clone() };
+        let as_denied = Settings { deny_read: vec![sourced("/x", "f")], ..s.clone() };
+        assert_ne!(name(&as_writable, p.clone()), name(&as_denied, p.clone()), "the same entry in another list");
+        let joined = Settings { deny_read: vec![sourced("/a\0/b", "f")], ..s.clone() };
+        let split = Settings { deny_read: vec![sourced("/a", "/b\0f")], ..s.clone() };
+        assert_ne!(name(&joined, p.clone()), name(&split, p.clone()), "bytes moved between items");
         let other_own = BoxPlan::new(&s, p.clone(), vec!["/h/.config/other".into()], None).name;
         assert_ne!(other_own, base, "agentsh's own directories");
         let kept_elsewhere = BoxPlan::new(&s, p, vec!["/h/.config/agentsh".into()], Some("/r".into())).name;
