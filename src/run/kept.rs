@@ -303,11 +303,6 @@ impl Record {
         self.watched.unchanged()
     }
 
-    /// Which of `paths` existed when the namespaces were made (see [`Watched::existing`]).
-    pub(crate) fn existing<'a>(&self, paths: impl Iterator<Item = &'a Path> + Clone) -> Vec<PathBuf> {
-        self.watched.existing(paths)
-    }
-
     fn read(path: &Path) -> Option<Record> {
         use std::io::Read;
         // Without an fstat for a size hint (records are about 1 KiB), and without the read that
@@ -515,37 +510,6 @@ impl Watched {
         }
         true
     }
-
-    /// Which of `paths` were watched (on their own, or as a name in a watched directory) and
-    /// existed: one pass over the lines.
-    pub(crate) fn existing<'a>(&self, paths: impl Iterator<Item = &'a Path> + Clone) -> Vec<PathBuf> {
-        use std::os::unix::ffi::OsStrExt;
-        let mut out: Vec<PathBuf> = Vec::new();
-        let mut dir: &[u8] = b"";
-        for (tag, was, p) in self.lines().flatten() {
-            let p = p.as_os_str().as_bytes();
-            if tag == b'd' {
-                dir = p;
-            }
-            // A `n` line is `dir/name`, compared without joining.
-            let is = |q: &[u8]| match tag {
-                b'p' => q == p,
-                b'n' => {
-                    q.len() == dir.len() + 1 + p.len() && q.starts_with(dir) && q[dir.len()] == b'/' && q.ends_with(p)
-                }
-                _ => false,
-            };
-            if was == "-" || !matches!(tag, b'p' | b'n') {
-                continue;
-            }
-            if let Some(q) = paths.clone().find(|q| is(q.as_os_str().as_bytes()))
-                && !out.iter().any(|o| o == q)
-            {
-                out.push(q.to_path_buf());
-            }
-        }
-        out
-    }
 }
 
 /// A path's identity, followed (mounts and rules follow symbolic links, so the target is what
@@ -694,7 +658,6 @@ mod tests {
         };
         let before = watch();
         assert!(before.unchanged());
-        assert_eq!(before.existing([a.as_path(), missing.as_path()].into_iter()), vec![a.clone()]);
         // Written in place: the same file, still covered.
         std::fs::write(&a, "changed").unwrap();
         assert!(before.unchanged());
@@ -719,20 +682,6 @@ mod tests {
         assert!(!before.unchanged());
         // A malformed record is a change.
         assert!(!Watched { text: b"p 1.2 no tab\n".to_vec() }.unchanged());
-    }
-
-    #[test]
-    fn existing_paths_are_found_on_their_own_lines_and_as_names_of_a_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        let (file, agents, gone) = (dir.path().join("file"), dir.path().join(".agents"), dir.path().join("gone"));
-        std::fs::write(&file, "x").unwrap();
-        std::fs::create_dir(&agents).unwrap();
-        let mut w = Watch::default();
-        w.path(&file);
-        w.beneath(&agents, false);
-        w.beneath(&gone, false);
-        let asked = [agents.as_path(), gone.as_path(), file.as_path(), Path::new("/elsewhere/.agents")];
-        assert_eq!(watched(&w).existing(asked.into_iter()), vec![file.clone(), agents.clone()]);
     }
 
     #[test]

@@ -1016,8 +1016,6 @@ pub struct Entered {
     pub scoped: bool,
     /// Device ioctls are restricted to the devices granted (ABI 5).
     pub ioctl_restricted: bool,
-    /// Code paths made read-only.
-    pub read_only: Vec<PathBuf>,
     /// The namespaces carry the cuts (see [`mount_box`]); `false`: Landlock alone, by splitting.
     pub mounted: bool,
     /// The namespaces were joined from an earlier command's holder instead of made
@@ -1085,10 +1083,7 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         _ => None,
     };
     let joined = match joined {
-        Some((Joined { ruleset: Some(ruleset), rules }, record)) => {
-            let read_only = record.existing(spec.read_only.iter().map(|r| r.path.as_path()));
-            return restrict_joined(ruleset, rules, spec.network, read_only);
-        }
+        Some((Joined { ruleset: Some(ruleset), rules }, _)) => return restrict_joined(ruleset, rules, spec.network),
         // Joined without the holder's ruleset: the rules are added below.
         joined => joined.map(|(j, _)| j),
     };
@@ -1108,13 +1103,13 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         let store = kept.as_ref().and_then(Kept::store);
         mount_box(spec, &protect, &names).map(|()| store)
     };
-    let (namespaces, mounted, read_only, store) = match made {
-        Ok(store) => (None, true, protect, store),
+    let (namespaces, mounted, store) = match made {
+        Ok(store) => (None, true, store),
         Err(why) if spec.require_namespaces => {
             return Err(BoxError::Failed(format!("cannot make the sandbox's namespaces: {why}")));
         }
         // Landlock alone holds the box, at more rules; `.git/hooks` and the rest stay writable.
-        Err(why) => (Some(why), false, Vec::new(), None),
+        Err(why) => (Some(why), false, None),
     };
     if let (true, None, Some(cwd)) = (mounted, &joined, &cwd) {
         back(cwd)?;
@@ -1174,7 +1169,6 @@ pub fn enter(spec: &BoxSpec) -> Result<Entered, BoxError> {
         network: if abi >= 4 { spec.network } else { Network::On },
         scoped: abi >= 6,
         ioctl_restricted: abi >= 5,
-        read_only,
         mounted,
         kept: joined.is_some(),
         namespaces,
@@ -1196,8 +1190,7 @@ pub fn enter_plan(plan: &BoxPlan) -> Result<Entered, BoxError> {
         let Some(ruleset) = joined.ruleset else {
             return Err(BoxError::Failed("joined kept namespaces without their Landlock ruleset".into()));
         };
-        let read_only = record.roots.iter().flat_map(|r| &r.read_only).map(Path::new);
-        return restrict_joined(ruleset, joined.rules, plan.network(), record.existing(read_only));
+        return restrict_joined(ruleset, joined.rules, plan.network());
     }
     enter(plan.spec())
 }
@@ -1214,12 +1207,7 @@ fn back(cwd: &Path) -> Result<(), BoxError> {
 }
 
 /// The Landlock domain of a holder's finished ruleset, in namespaces joined from it.
-fn restrict_joined(
-    ruleset: std::os::fd::OwnedFd,
-    rules: usize,
-    network: Network,
-    read_only: Vec<PathBuf>,
-) -> Result<Entered, BoxError> {
+fn restrict_joined(ruleset: std::os::fd::OwnedFd, rules: usize, network: Network) -> Result<Entered, BoxError> {
     let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
     rustix::thread::set_no_new_privs(true).map_err(|e| failed("no_new_privs", &e))?;
     super::landlock_fd::restrict_self(ruleset.as_fd()).map_err(|e| failed("Landlock", &e))?;
@@ -1232,7 +1220,6 @@ fn restrict_joined(
         network: if abi >= 4 { network } else { Network::On },
         scoped: abi >= 6,
         ioctl_restricted: abi >= 5,
-        read_only,
         mounted: true,
         kept: true,
         namespaces: None,
