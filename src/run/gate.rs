@@ -40,7 +40,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = ask_requested(options.ask);
     let (boxed, judged_with) = sandbox_for(&config.sandbox, &cwd);
-    config.policy.sandbox = judged_with;
+    config.policy.sandbox = python_env_of(judged_with, &text);
     config.policy.local_bins = local_bins(&text, &cwd);
     config.policy.script_args = match &source {
         Source::Text { argv0, args, .. } => argv0.iter().chain(args).cloned().collect(),
@@ -196,6 +196,29 @@ fn box_view(plan: &sandbox::BoxPlan, cwd: &Path) -> BoxView {
         network: plan.network() == sandbox::Network::On,
         python_env_inside: std::env::var_os("VIRTUAL_ENV").is_some_and(|v| in_workspace(Path::new(&v))),
     }
+}
+
+/// What the command itself tells the judge about Python environments (issue 29, item 4): one
+/// inside the box that the text activates (`source .venv/bin/activate && pip install x`), or
+/// that the `pip` on PATH belongs to. Looked at only when the text names pip. A wrong yes only
+/// lets pip try inside the box, where writes outside it fail.
+pub fn python_env_of(mut judged: Sandbox, text: &str) -> Sandbox {
+    if let Sandbox::On(view) = &mut judged
+        && !view.python_env_inside
+        && text.contains("pip")
+    {
+        let on_path = std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join("pip"))
+                .find(|p| p.is_file())
+                .or_else(|| std::env::split_paths(&path).map(|d| d.join("pip3")).find(|p| p.is_file()))
+        });
+        view.python_env_inside = crate::judge::containment::activates_python_env(text, view)
+            || on_path.is_some_and(|p| {
+                p.is_absolute() && crate::judge::containment::writable_in(view, &crate::text::path(&p))
+            });
+    }
+    judged
 }
 
 /// `--ask` or `AGENTSH_ASK=1`: the agent asks for a person. It can only tighten the policy.

@@ -1,4 +1,4 @@
-//! Text: small shared pieces (the sanitizer, string lists, positions, JSON strings, typos).
+//! Text: small shared pieces (the sanitizer, string lists, positions, JSON strings, typos, URLs).
 //!
 //! Small shared pieces of text handling: the one sanitizer, compact string lists, positions in
 //! a file, borrowed JSON strings. They import nothing from the rest of agentsh.
@@ -8,6 +8,7 @@ pub mod line_index;
 pub mod sanitize;
 pub mod similar;
 pub mod strlist;
+pub mod url;
 pub mod wrap;
 
 /// A path as text, `U+FFFD` for bytes that are not UTF-8. Checked with the fast UTF-8 test
