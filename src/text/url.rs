@@ -96,11 +96,12 @@ impl Url {
             out.push("several `@`: programs disagree on which part is the host".to_string());
         }
         if let Some(user) = &self.userinfo {
-            let looks = looks_like_host(user);
-            out.push(if looks {
-                format!("`{user}@` looks like a host but is only a user name: the host is {}", self.host)
-            } else {
-                format!("`{user}@` is a user name, not part of the host")
+            // The command is shown whole above this: a long user name is named by its start.
+            let short: String =
+                if user.chars().count() > 24 { user.chars().take(23).chain(['…']).collect() } else { user.clone() };
+            out.push(match looks_like_host(user) {
+                Some(name) => format!("not {name}: `{short}@` is only a user name"),
+                None => format!("`{short}@` is a user name, not part of the host"),
             });
         }
         if !self.host.is_ascii() {
@@ -126,10 +127,12 @@ fn is_scheme(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-/// A user name that reads like a host: it has a dot between letters, or names a known service.
-fn looks_like_host(user: &str) -> bool {
+/// The host a user name reads like (its part before any `:`), when it has a dot between
+/// labels or names a known service.
+fn looks_like_host(user: &str) -> Option<String> {
     let name = user.split(':').next().unwrap_or(user).to_lowercase();
-    name.split('.').filter(|l| !l.is_empty()).count() >= 2 || KNOWN.iter().any(|(n, _)| name.contains(n))
+    let dotted = name.split('.').filter(|l| !l.is_empty()).count() >= 2;
+    (dotted || KNOWN.iter().any(|(n, _)| name.contains(n))).then_some(name)
 }
 
 /// The known name a host mentions without being under one of its domains (or their country
@@ -223,7 +226,7 @@ mod tests {
     fn tricks_are_named() {
         let tricks = |w: &str| Url::parse(w).unwrap().tricks().join(" | ");
         let t = tricks("https://github.com:443-anthropic-docs@evil.example/");
-        assert!(t.contains("looks like a host but is only a user name: the host is evil.example"), "{t}");
+        assert!(t.contains("not github.com: `github.com:443-anthropi…@` is only a user name"), "{t}");
         assert!(tricks("https://token@github.com/x").contains("is a user name"));
         assert!(tricks("https://a@b@c.example/").contains("several `@`"));
         assert!(tricks("https://github.com.evil.example/").contains("`github.com.` is only the start"));
