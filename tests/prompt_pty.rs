@@ -432,7 +432,10 @@ fn high_risk_needs_the_code() {
     let pane = tmux.window(run);
     let screen = pane.await_prompt();
     assert!(screen.contains("HIGH"), "{screen}");
+    // Issue 29, item 7: a letter is not typed into the code, and the line says why.
     pane.keys("y");
+    pane.wait_for("y does not approve: type the code");
+    pane.keys("12");
     pane.press("Enter");
     pane.wait_for("Sorry, try again");
     pane.keys("0000");

@@ -366,10 +366,13 @@ impl Dialog<'_> {
         }
     }
 
+    /// The code field takes the code's digits (and `a` first, for always); `n` rejects as the
+    /// line says, and another letter is not typed into the code (issue 29, item 7: `y` and `n`
+    /// once showed as `code: yn`).
     fn high_key(&mut self, b: u8) -> Step {
         match b {
             b if is_cancel(b) => Step::Done(Answer::Rejected),
-            b'n' | b'N' if self.typed.is_empty() => Step::Done(Answer::Rejected),
+            b'n' | b'N' => Step::Done(Answer::Rejected),
             b'v' | b'V' if self.typed.is_empty() => self.toggle_view(),
             b if is_enter(b) => {
                 let typed = std::mem::take(&mut self.typed);
@@ -402,8 +405,24 @@ impl Dialog<'_> {
                 self.typed.clear();
                 Step::Status
             }
-            0x21..=0x7e if self.typed.len() < TYPED_MAX => {
+            b'a' | b'A' if self.typed.is_empty() && !self.req.always_entries.is_empty() => {
                 self.typed.push(b as char);
+                Step::Status
+            }
+            b'0'..=b'9' if self.typed.len() < TYPED_MAX => {
+                self.typed.push(b as char);
+                Step::Status
+            }
+            b'a' | b'A' if self.req.always_entries.is_empty() => {
+                self.hint = "\"always\" is not offered: the code allows once";
+                Step::Status
+            }
+            b'y' | b'Y' => {
+                self.hint = "y does not approve: type the code";
+                Step::Status
+            }
+            0x21..=0x7e => {
+                self.hint = "type the code's digits; n or Esc rejects";
                 Step::Status
             }
             _ => Step::Status,
@@ -453,7 +472,7 @@ impl Dialog<'_> {
 
     /// A code too short or unprintable cannot be typed safely: nothing approves then.
     fn code_usable(&self) -> bool {
-        self.req.code.len() >= 4 && self.req.code.bytes().all(|b| b.is_ascii_alphanumeric())
+        self.req.code.len() >= 4 && self.req.code.bytes().all(|b| b.is_ascii_digit())
     }
 
     fn risk_label(&self) -> String {
@@ -583,7 +602,13 @@ impl Dialog<'_> {
             }
             *self.last_status.borrow_mut() = Some(rest.clone());
         }
-        format!("{}  time left: {}s{rest}", self.style.clear_line(), self.secs_left)
+        let mut line = format!("  time left: {}s{rest}", self.secs_left);
+        // Redrawn in place, so it must fit on one line: shorter words, then the hint cut.
+        if self.style.width >= 20 && line.chars().count() > self.style.width {
+            line = format!("  {}s{rest}", self.secs_left);
+            line = crate::text::wrap::clip_to(&line, self.style.width);
+        }
+        format!("{}{line}", self.style.clear_line())
     }
 
     fn outcome(&self, answer: &Answer) -> String {
@@ -822,9 +847,10 @@ mod tests {
     #[test]
     fn high_risk_needs_the_code() {
         let h = req(Risk::High);
-        let cases: [(&[u8], Answer); 17] = [
+        let cases: [(&[u8], Answer); 21] = [
             (b"y", Answer::TimedOut),   // a single stray key never approves
-            (b"y\r", Answer::TimedOut), // a wrong code is one of three tries
+            (b"y\r", Answer::Rejected), // y is not typed into the code: Enter on nothing rejects
+            (b"1\r", Answer::TimedOut), // a wrong code is one of three tries
             (b"\r", Answer::Rejected),
             (b"4821\r", Answer::Once),
             (b"4821\n", Answer::Once),
@@ -836,23 +862,33 @@ mod tests {
             (b"4821", Answer::TimedOut), // no Enter, no approval
             (b"a4821\r", Answer::Always("git push origin main".into())),
             (b"A4821\r", Answer::Always("git push origin main".into())),
-            (b"x4821\r", Answer::TimedOut), // only `a` asks for always
+            (b"x4821\r", Answer::Once), // other letters are not typed into the code
+            (b"4x8y21\r", Answer::Once),
+            (b"4a821\r", Answer::Once),     // `a` counts only first
             (b"4829\x7f1\r", Answer::Once), // backspace edits
             (b"n", Answer::Rejected),
+            (b"48n", Answer::Rejected), // "n or Esc rejects", also after digits
             (b"48\x1b", Answer::Rejected),
         ];
         for (keys, want) in cases {
             assert_eq!(run(&h, keys), want, "keys {keys:?}");
         }
         assert_eq!(run(&h, b"\x03"), Answer::Rejected);
+        // What the code field shows: digits only, and why a letter did nothing.
+        let (_, out, _) = run_full(&h, steps(b"y48"), &[], false);
+        assert!(out.contains("code: 48") && !out.contains("code: y"), "{out}");
+        assert!(out.contains("y does not approve: type the code"), "{out}");
     }
 
     #[test]
     fn high_risk_always_needs_entries_and_a_usable_code() {
         let mut h = req(Risk::High);
         h.always_entries.clear();
-        assert_eq!(run(&h, b"a4821\r"), Answer::TimedOut);
-        assert_eq!(run(&h, b"a4821\ra4821\ra4821\r"), Answer::WrongCode);
+        // No "always" to choose: `a` is not typed, and says so; the code allows once.
+        assert_eq!(run(&h, b"a4821\r"), Answer::Once);
+        let (_, out, _) = run_full(&h, steps(b"a"), &[], false);
+        assert!(out.contains("\"always\" is not offered"), "{out}");
+        assert_eq!(run(&h, b"4822\r4823\r4824\r"), Answer::WrongCode);
         let mut h = req(Risk::High);
         h.code = String::new(); // caller bug: nothing may approve
         assert_eq!(run(&h, b"\r"), Answer::Rejected);
@@ -1026,6 +1062,31 @@ mod tests {
             assert!(lines.contains(&"  sends to: evil.example"), "{width}:\n{out}");
             assert!(out.contains("! not github.com:"), "{width}:\n{out}");
             assert!(out.contains("a: allow always (this exact command)"), "{width}:\n{out}");
+        }
+    }
+
+    /// The status line is redrawn in place, so a hint must not run past the terminal's edge,
+    /// where the terminal would break it onto a line that is never cleared.
+    #[test]
+    fn the_status_line_fits_the_terminal() {
+        let h = req(Risk::High);
+        for width in [60, 40] {
+            let clock = Rc::new(Cell::new(Instant::now()));
+            let mut keys = Script {
+                steps: steps(b"yx12").into(),
+                typeahead: VecDeque::new(),
+                clock: clock.clone(),
+                waits: vec![],
+            };
+            let mut out = Vec::new();
+            let _ =
+                dialog_with_style(&mut keys, &mut out, &h, || clock.get(), Style { color: false, dumb: false, width });
+            let out = String::from_utf8(out).unwrap();
+            for status in out.split("\r\x1b[2K").skip(1) {
+                let status = status.split("\r\n").next().unwrap_or("");
+                assert!(status.chars().count() <= width, "{width}: {status:?}");
+            }
+            assert!(out.contains("code: 12"), "{out}");
         }
     }
 
