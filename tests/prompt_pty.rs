@@ -26,7 +26,8 @@ const CONFIRM_SECS: u64 = 10;
 /// How long any expectation may wait, except the timeout test's.
 const EXPECT_MS: u64 = 8_000;
 const PROMPT: &str = "agentsh: approve this command?";
-const NOT_APPROVED: &str = "Error: Command was not approved (rejected or timed out).";
+/// The first line of a refusal after a prompt: it says which way it ended (issue 29, item 6).
+const NOT_APPROVED: &str = "Error: Command was not approved (";
 /// The first line when there was no one to ask (issue 17, item 8): not "rejected or timed out".
 const NOT_RUN: &str = "Error: Command was not run: no one was there to approve it.";
 const WAITING: &str = "agentsh: waiting for approval";
@@ -158,6 +159,16 @@ fn assert_rejected(status: i32, screen: &str, reason: &str) {
     let header = if screen.contains("not approved: no one to ask") { NOT_RUN } else { NOT_APPROVED };
     assert!(screen.contains(header), "want {header:?}; screen:\n{screen}");
     assert!(screen.contains(reason), "want {reason:?}; screen:\n{screen}");
+    assert!(!screen.contains("rejected or timed out"), "it says which:\n{screen}");
+    for (why, first) in [("rejected by the person", "(rejected)."), ("timed out", "(timed out).")] {
+        if reason.starts_with(why) {
+            assert!(screen.contains(&format!("{NOT_APPROVED}{}", &first[1..])), "want {first}:\n{screen}");
+        }
+    }
+    // After the person's own no, the agent is not told to ask them to approve it.
+    if reason.starts_with("rejected by the person") {
+        assert!(!screen.contains("Ask the person to approve it"), "{screen}");
+    }
 }
 
 /// Nothing of a prompt: no dialog, no code, no key help.
@@ -616,6 +627,9 @@ fn an_answer_from_the_queue_ends_the_prompt_and_restores_the_terminal() {
     let (status, screen) = pane.finish(EXPECT_MS);
     assert_eq!(status, 0, "{screen}");
     assert!(screen.contains("answered in `agentsh approvals`: allowed once"), "screen:\n{screen}");
+    // Issue 29, item 6: the request is in the queue too, but no "waiting" line sits above a
+    // prompt the person answers right there.
+    assert!(!screen.contains(WAITING), "screen:\n{screen}");
     let read = |name: &str| std::fs::read_to_string(f.path(name)).unwrap();
     assert_eq!(read("status").trim(), "0");
     assert_eq!(read("before"), read("after"), "terminal settings changed");

@@ -40,7 +40,9 @@ pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
         },
         _ => None,
     };
-    if let Some(p) = &pending {
+    // Only where no prompt is drawn: above the prompt, the line is noise for a person who
+    // answers right there (issue 29, item 6).
+    if let (Err(_), Some(p)) = (&tty, &pending) {
         eprintln!(
             "agentsh: waiting for approval ({}s): request {} (answer it in `agentsh approvals`)",
             req.timeout.as_secs(),

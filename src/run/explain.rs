@@ -98,9 +98,11 @@ pub fn print_denial(verdict: &Verdict) {
     eprint_fitted(&msg);
 }
 
-/// Prints the refusal for an ask that did not end in approval; returns the exit status.
-pub fn print_not_approved(verdict: &Verdict, why: &str, hint: Option<&str>) -> i32 {
-    print_not_run(verdict, "Error: Command was not approved (rejected or timed out).", why, hint)
+/// Prints the refusal for an ask that did not end in approval; returns the exit status. `what`
+/// says which way (`rejected`, `timed out`): agentsh knows, so the first line says it (issue 29,
+/// item 6: it once read "rejected or timed out" for both).
+pub fn print_not_approved(verdict: &Verdict, what: &str, why: &str, hint: Option<&str>) -> i32 {
+    print_not_run(verdict, &format!("Error: Command was not approved ({what})."), why, hint)
 }
 
 /// As [`print_not_approved`], under another first line: the spec's fixed one is for a

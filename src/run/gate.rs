@@ -476,6 +476,10 @@ const NEVER_ALONE: &[&str] = &[
     "sed", "ssh", "curl", "wget", "rm", "chmod", "chown", "pip", "pip3", "uv", "agentsh",
 ];
 
+/// After the person's own no: not "ask the person to approve it", which they just declined.
+const REJECTED_HINT: &str = "nothing ran. The person rejected it: do not run it again as it is; ask them in your \
+     reply what they want instead, or do the task another way";
+
 /// Turns the person's answer into "run" or a refusal; records "always" in the whitelist.
 pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Result<(), i32> {
     match answer {
@@ -497,8 +501,21 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
             }
             Ok(())
         }
-        Answer::Rejected => Err(explain::print_not_approved(verdict, "rejected by the person at the terminal", None)),
-        Answer::TimedOut => Err(explain::print_not_approved(verdict, "timed out: no one answered", None)),
+        Answer::Rejected => Err(explain::print_not_approved(
+            verdict,
+            "rejected",
+            "rejected by the person at the terminal",
+            Some(REJECTED_HINT),
+        )),
+        Answer::TimedOut => Err(explain::print_not_approved(
+            verdict,
+            "timed out",
+            "timed out: no one answered",
+            Some(
+                "nothing ran. No one answered in time: the person may be away; ask them in your reply before \
+                 running it again, or do the task another way",
+            ),
+        )),
         Answer::NoTerminal(why) => {
             // A whitelist entry lifts only risk-based asks; say what would really help.
             let liftable = verdict.blocking_parts().all(|p| {
@@ -522,10 +539,16 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
         Answer::Denied(message) => {
             let hint =
                 message.map(|m| format!("nothing ran. The person says: {}", crate::text::sanitize::sanitize(&m)));
-            Err(explain::print_not_approved(verdict, "rejected by the person in `agentsh approvals`", hint.as_deref()))
+            Err(explain::print_not_approved(
+                verdict,
+                "rejected",
+                "rejected by the person in `agentsh approvals`",
+                Some(hint.as_deref().unwrap_or(REJECTED_HINT)),
+            ))
         }
         Answer::WrongCode => Err(explain::print_not_approved(
             verdict,
+            "wrong approval code",
             &format!("{} ({} tries)", crate::ask::prompt::WRONG_CODE, crate::ask::prompt::CODE_TRIES),
             Some("nothing ran. The person did not approve it: ask them to try again, or do the task another way"),
         )),
@@ -536,7 +559,7 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
             Some("nothing ran. Wait until the person runs `agentsh resume`; do not retry the command until then"),
         )),
         Answer::Interrupted(signal) => {
-            let code = explain::print_not_approved(verdict, &format!("interrupted by {signal}"), None);
+            let code = explain::print_not_approved(verdict, "interrupted", &format!("interrupted by {signal}"), None);
             if matches!(signal.as_str(), "SIGTERM" | "SIGHUP" | "SIGQUIT") {
                 crate::ask::tty::reraise(&signal);
             }
