@@ -847,6 +847,17 @@ fn log_filters_and_formats() {
     p.run(&["log", "--since", "soon"]).status(2).stderr_has("30m, 1h");
 }
 
+/// Issue 29, item 3: a part the person's whitelist allows does not "need a person", and the
+/// entry's reach beyond its words is said.
+#[test]
+fn check_says_what_a_whitelisted_part_does() {
+    let t = Test::boxed().user_config(r#"{"commandWhitelist": ["git push"]}"#);
+    let out = t.exec(&["check", "--", "git push --force origin main"]).status(0).stdout();
+    assert!(!out.contains("needs a person"), "{out}");
+    assert!(out.contains("-> allow, runs outside the sandbox on the person's word"), "{out}");
+    assert!(out.contains("`git push --force` too"), "{out}");
+}
+
 #[test]
 fn stats_count_and_suggest_entries() {
     let p = Project::with(Test::new().unboxed());

@@ -1,7 +1,7 @@
 //! `agentsh stats`: what the audit trail adds up to. Counts per decision, outcome, risk and
 //! category; the approval rate; how long the person took to answer; and the commands asked
 //! about most, each with the whitelist entry that would stop the prompt (the broadest entry the
-//! prompt offered, chosen by `gate::always_entries` when the command was asked).
+//! prompt offered, chosen by `policy::whitelist::always_entries` when the command was asked).
 
 use crate::cli::StatsArgs;
 use crate::record::audit::Entry;

@@ -29,6 +29,7 @@ pub fn trust() -> Result<i32> {
     if let Some(w) = settings.warnings.first() {
         bail!("{w}; fix the file before trusting it");
     }
+    let entries = settings.whitelist.to_vec();
     let loosening = trust::strip_loosening(&mut settings, &trust::user_settings());
     if loosening.is_empty() {
         println!("{shown} has no settings that loosen the policy: there is nothing to trust.");
@@ -44,6 +45,11 @@ pub fn trust() -> Result<i32> {
     }
     let mut details = vec![format!("lets {shown} loosen the policy; any later edit revokes it")];
     details.extend(loosening);
+    // An entry that lets through more than its words, as `whitelist add` warns (issue 29, item 3).
+    for w in entries.iter().filter_map(|e| crate::policy::whitelist::entry_warning(e)) {
+        crate::ask::tty::eprint_fitted(&format!("agentsh: {}\n", sanitize(&w)));
+        details.push(w);
+    }
     confirm::by_person("agentsh trust", details, &cwd)?;
     trust::record(&path, content.bytes())?;
     println!("trusted {shown}; its whitelist applies until the file changes");

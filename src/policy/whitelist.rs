@@ -1,8 +1,11 @@
-//! Writing a whitelist entry into a config file: atomic (`atomic_file`), and for the project
-//! file its trust record follows the new content. Used by `agentsh whitelist` and by an
-//! "always" answer to a prompt.
+//! Whitelist entries: which ones a person may choose for "always", what an entry lets through
+//! beyond its words, and writing one into a config file: atomic (`atomic_file`), and for the
+//! project file its trust record follows the new content. Used by `agentsh whitelist` and by
+//! an "always" answer to a prompt.
 
-use crate::judge::decide::normalize_words;
+use crate::judge::assess;
+use crate::judge::decide::{self, DecidedBy, Part, Verdict, normalize_words};
+use crate::model::Risk;
 use crate::policy::{atomic_file, config};
 use anyhow::Result;
 use serde_json::Value;
@@ -106,4 +109,153 @@ pub fn write<T>(path: &Path, change: impl FnOnce(&mut serde_json::Map<String, Va
         }
         Ok(())
     })
+}
+
+/// Whitelist entries a person may choose for "always": the part's whole command and shorter
+/// prefixes, but never a bare interpreter, shell or wrapper, which would allow anything.
+pub fn always_entries(asking: &[&Part]) -> Vec<String> {
+    // With several asking parts one entry cannot cover them all: approve once instead.
+    let [only] = asking else { return Vec::new() };
+    // An ask rule is not lifted by the whitelist, so an entry for it would do nothing.
+    if matches!(
+        only.decided_by,
+        DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk | DecidedBy::BrokenRules(_) | DecidedBy::Rule(_)
+    ) || only.assessment.argv.is_empty()
+    {
+        return Vec::new();
+    }
+    if only.assessment.rule == "redirect" || only.assessment.rule == "parse" || only.assessment.rule == "opaque" {
+        return Vec::new();
+    }
+    let argv = &only.assessment.argv;
+    // `bash`, `exec` or `sudo` alone as the whole command would still become an entry that
+    // matches `bash -c '...'`, `exec rm ...`: anything at all.
+    if argv.len() == 1 && NEVER_ALONE.contains(&assess::basename(&argv[0])) {
+        return Vec::new();
+    }
+    let mut out = vec![assess::quote_argv(argv)];
+    // Through a wrapper (`sudo apt install x`), a shorter entry would allow the wrapper with
+    // other words: `sudo apt` is `sudo apt remove` too.
+    if WRAPPERS.contains(&assess::basename(&argv[0])) {
+        return out;
+    }
+    for n in (1..argv.len().min(3)).rev() {
+        let prefix = &argv[..n];
+        // A flag left out may be what made it risky (`git push --force` is not `git push`):
+        // an entry that drops one would allow more than the person approved.
+        if argv[n..].iter().any(|w| w.starts_with('-')) {
+            continue;
+        }
+        // Nor one that would cover a riskier use of the same words (`git push` for `git push
+        // origin main` covers `git push --force`): tried with the flags that make commands
+        // riskier.
+        if covers_riskier(prefix, only.assessment.risk).is_some() {
+            continue;
+        }
+        // Nor one whose left-out words are what made it risky (issue 29, item 3: `chmod 600` for
+        // `chmod 600 ~/.gitconfig`, high because of the file, would allow it on any file).
+        if judged(prefix).risk < only.assessment.risk {
+            continue;
+        }
+        if n == 1 && NEVER_ALONE.contains(&assess::basename(&prefix[0])) {
+            continue;
+        }
+        if n == 2 && NEVER_ALONE.contains(&assess::basename(&prefix[0])) && prefix[1].starts_with('-') {
+            // `bash -c`, `python -c`, `node -e`: still anything at all.
+            continue;
+        }
+        if prefix.iter().any(|w| w.starts_with('-')) {
+            continue;
+        }
+        out.push(assess::quote_argv(prefix));
+    }
+    out.dedup();
+    out
+}
+
+/// A warning for a whitelist entry that lets through much more than it names: one that starts
+/// with a program that runs other programs (`sudo`, `bash`, `python3`, `env`, `xargs`, ...), or
+/// one that also covers a riskier use of the same words (`git push` lets `git push --force`
+/// through: issue 29, item 3).
+pub fn entry_warning(entry: &str) -> Option<String> {
+    let words: Vec<&str> = entry.split_whitespace().collect();
+    let name = assess::basename(words.first()?);
+    // The program alone or with only a flag (`python3 -c`), or anything through a wrapper.
+    let open_ended = words.len() == 1 || words[1..].iter().all(|w| w.starts_with('-'));
+    if (NEVER_ALONE.contains(&name) && open_ended) || WRAPPERS.contains(&name) {
+        return Some(format!(
+            "WARNING: `{name}` runs other programs: this entry lets through every command that starts with \
+             `{entry}`, whatever it goes on to run (`{entry} ...` could delete files, read secrets or push code)"
+        ));
+    }
+    let argv: Vec<String> = shlex::split(entry).unwrap_or_else(|| words.iter().map(|w| w.to_string()).collect());
+    let (riskier, v) = covers_riskier(&argv, judged(&argv).risk)?;
+    let why = v.reasons.first().map(|r| format!(": it {r}")).unwrap_or_default();
+    Some(format!(
+        "WARNING: this entry lets through every command that starts with `{entry}`, `{riskier}` too ({} risk{why})",
+        v.risk
+    ))
+}
+
+/// The first use of `prefix` with a risk-raising flag that is judged riskier than `risk` (the
+/// built-in policy), with its verdict; forbidden uses are left out, since no entry allows them.
+fn covers_riskier(prefix: &[String], risk: Risk) -> Option<(String, Verdict)> {
+    const RAISERS: &[&str] =
+        &["--force", "-f", "-rf", "--hard", "-D", "--delete", "--mirror", "--all", "-x", "--prune"];
+    let base = assess::quote_argv(prefix);
+    RAISERS.iter().find_map(|flag| {
+        let text = format!("{base} {flag}");
+        let v = decide::judge(&text, &decide::Policy::default());
+        (v.risk > risk && v.risk < Risk::Forbidden).then_some((text, v))
+    })
+}
+
+/// The built-in policy's verdict on `argv` as a command.
+fn judged(argv: &[String]) -> Verdict {
+    decide::judge(&assess::quote_argv(argv), &decide::Policy::default())
+}
+
+/// Programs that run another command with more rights or fewer limits: offered only whole.
+const WRAPPERS: &[&str] = &[
+    "sudo", "doas", "su", "env", "nice", "ionice", "nohup", "timeout", "time", "xargs", "exec", "command", "watch",
+    "chroot", "ssh", "stdbuf",
+];
+
+/// Programs that can run anything: never whitelisted on their own.
+const NEVER_ALONE: &[&str] = &[
+    "python", "python2", "python3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "bash", "sh", "zsh",
+    "dash", "ksh", "fish", "env", "sudo", "doas", "su", "xargs", "git", "npx", "npm", "pnpm", "yarn", "cargo", "go",
+    "make", "docker", "kubectl", "eval", "exec", "command", "nohup", "timeout", "nice", "time", "watch", "find", "awk",
+    "sed", "ssh", "curl", "wget", "rm", "chmod", "chown", "pip", "pip3", "uv", "agentsh",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offered(text: &str) -> Vec<String> {
+        let v = decide::judge(text, &decide::Policy::default());
+        always_entries(&v.blocking_parts().collect::<Vec<_>>())
+    }
+
+    /// Issue 29, item 3: an entry that also lets a riskier use through says so, as `make` does.
+    #[test]
+    fn entries_that_allow_riskier_uses_are_warned_about() {
+        let w = entry_warning("git push").expect("git push lets force pushes through");
+        assert!(w.contains("`git push --force` too (high risk"), "{w}");
+        assert!(entry_warning("make").unwrap().contains("runs other programs"));
+        for plain in ["git log", "npm test", "git push --force", "ls -la"] {
+            assert_eq!(entry_warning(plain), None, "{plain}");
+        }
+    }
+
+    /// Issue 29, item 3: "always" never offers an entry whose left-out words made the command
+    /// risky (`chmod 600` would allow it on any file), nor one that covers a riskier use.
+    #[test]
+    fn always_offers_no_entry_that_allows_more_risk() {
+        assert_eq!(offered("chmod 600 ~/.gitconfig"), ["chmod 600 ~/.gitconfig"]);
+        assert_eq!(offered("chmod 600 notes.txt"), ["chmod 600 notes.txt", "chmod 600"]);
+        assert_eq!(offered("git push origin main"), ["git push origin main"]);
+        assert_eq!(offered("touch answered.txt"), ["touch answered.txt", "touch"]);
+    }
 }

@@ -135,14 +135,25 @@ pub fn check_report(verdict: &Verdict) -> String {
         let _ = writeln!(out, "runs: {}", sanitize(&verdict.runs_in_why));
     }
     for p in &verdict.parts {
+        let outside = p.edge.as_ref().is_some_and(|e| e.kind.runs_outside());
         let place = match (p.decision, p.runs) {
             (Decision::Deny, _) | (_, Runs::Unconfined) => "",
             (_, Runs::Sandbox) => ", runs in the sandbox",
+            // Allowed by the person's list or rule: it does not wait for anyone (issue 29, item 3:
+            // "allow, needs a person" contradicted itself).
+            (Decision::Allow, Runs::NeedsPerson) if outside => ", runs outside the sandbox on the person's word",
+            (Decision::Allow, Runs::NeedsPerson) => ", runs in the sandbox on the person's word",
             (_, Runs::NeedsPerson) => ", needs a person",
         };
         let _ = writeln!(out, "{} -> {}{place}", part_line(p), p.decision);
         for r in reasons_of(p) {
             let _ = writeln!(out, "    - {}", sanitize(&r));
+        }
+        // What the entry that allowed it lets through beyond its words.
+        if let DecidedBy::Whitelist(entry) = &p.decided_by
+            && let Some(w) = crate::policy::whitelist::entry_warning(entry)
+        {
+            let _ = writeln!(out, "    - {}", sanitize(&w));
         }
     }
     if verdict.decision == Decision::Deny {

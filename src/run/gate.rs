@@ -18,6 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub use crate::model::exit::{REFUSED, USAGE};
+pub use crate::policy::whitelist::{always_entries, entry_warning};
 
 /// Runs shell text through the gate. Returns the exit status to use (the command's own when
 /// it was supervised; otherwise this process is replaced by the command).
@@ -378,103 +379,6 @@ fn approval_runs(verdict: &Verdict) -> String {
         }
     }
 }
-
-/// Whitelist entries a person may choose for "always": the part's whole command and shorter
-/// prefixes, but never a bare interpreter, shell or wrapper, which would allow anything.
-pub fn always_entries(asking: &[&Part]) -> Vec<String> {
-    // With several asking parts one entry cannot cover them all: approve once instead.
-    let [only] = asking else { return Vec::new() };
-    // An ask rule is not lifted by the whitelist, so an entry for it would do nothing.
-    if matches!(
-        only.decided_by,
-        DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk | DecidedBy::BrokenRules(_) | DecidedBy::Rule(_)
-    ) || only.assessment.argv.is_empty()
-    {
-        return Vec::new();
-    }
-    if only.assessment.rule == "redirect" || only.assessment.rule == "parse" || only.assessment.rule == "opaque" {
-        return Vec::new();
-    }
-    let argv = &only.assessment.argv;
-    // `bash`, `exec` or `sudo` alone as the whole command would still become an entry that
-    // matches `bash -c '...'`, `exec rm ...`: anything at all.
-    if argv.len() == 1 && NEVER_ALONE.contains(&crate::judge::assess::basename(&argv[0])) {
-        return Vec::new();
-    }
-    let mut out = vec![crate::judge::assess::quote_argv(argv)];
-    // Through a wrapper (`sudo apt install x`), a shorter entry would allow the wrapper with
-    // other words: `sudo apt` is `sudo apt remove` too.
-    if WRAPPERS.contains(&crate::judge::assess::basename(&argv[0])) {
-        return out;
-    }
-    for n in (1..argv.len().min(3)).rev() {
-        let prefix = &argv[..n];
-        // A flag left out may be what made it risky (`git push --force` is not `git push`):
-        // an entry that drops one would allow more than the person approved.
-        if argv[n..].iter().any(|w| w.starts_with('-')) {
-            continue;
-        }
-        // Nor one that would cover a riskier use of the same words (`git push` for `git push
-        // origin main` covers `git push --force`): tried with the flags that make commands
-        // riskier.
-        if covers_riskier(prefix, only.assessment.risk) {
-            continue;
-        }
-        if n == 1 && NEVER_ALONE.contains(&crate::judge::assess::basename(&prefix[0])) {
-            continue;
-        }
-        if n == 2 && NEVER_ALONE.contains(&crate::judge::assess::basename(&prefix[0])) && prefix[1].starts_with('-') {
-            // `bash -c`, `python -c`, `node -e`: still anything at all.
-            continue;
-        }
-        if prefix.iter().any(|w| w.starts_with('-')) {
-            continue;
-        }
-        out.push(crate::judge::assess::quote_argv(prefix));
-    }
-    out.dedup();
-    out
-}
-
-/// A warning for a whitelist entry that lets through much more than it names: one that starts
-/// with a program that runs other programs (`sudo`, `bash`, `python3`, `env`, `xargs`, ...).
-pub fn entry_warning(entry: &str) -> Option<String> {
-    let words: Vec<&str> = entry.split_whitespace().collect();
-    let name = crate::judge::assess::basename(words.first()?);
-    // The program alone or with only a flag (`python3 -c`), or anything through a wrapper.
-    let open_ended = words.len() == 1 || words[1..].iter().all(|w| w.starts_with('-'));
-    ((NEVER_ALONE.contains(&name) && open_ended) || WRAPPERS.contains(&name)).then(|| {
-        format!(
-            "WARNING: `{name}` runs other programs: this entry lets through every command that starts with \
-             `{entry}`, whatever it goes on to run (`{entry} ...` could delete files, read secrets or push code)"
-        )
-    })
-}
-
-/// Whether `prefix` with a risk-raising flag is judged riskier than `risk` (the built-in policy).
-fn covers_riskier(prefix: &[String], risk: crate::model::Risk) -> bool {
-    const RAISERS: &[&str] =
-        &["--force", "-f", "-rf", "--hard", "-D", "--delete", "--mirror", "--all", "-x", "--prune"];
-    let base = crate::judge::assess::quote_argv(prefix);
-    RAISERS.iter().any(|flag| {
-        let v = crate::judge::decide::judge(&format!("{base} {flag}"), &crate::judge::decide::Policy::default());
-        v.risk > risk
-    })
-}
-
-/// Programs that run another command with more rights or fewer limits: offered only whole.
-const WRAPPERS: &[&str] = &[
-    "sudo", "doas", "su", "env", "nice", "ionice", "nohup", "timeout", "time", "xargs", "exec", "command", "watch",
-    "chroot", "ssh", "stdbuf",
-];
-
-/// Programs that can run anything: never whitelisted on their own.
-const NEVER_ALONE: &[&str] = &[
-    "python", "python2", "python3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "bash", "sh", "zsh",
-    "dash", "ksh", "fish", "env", "sudo", "doas", "su", "xargs", "git", "npx", "npm", "pnpm", "yarn", "cargo", "go",
-    "make", "docker", "kubectl", "eval", "exec", "command", "nohup", "timeout", "nice", "time", "watch", "find", "awk",
-    "sed", "ssh", "curl", "wget", "rm", "chmod", "chown", "pip", "pip3", "uv", "agentsh",
-];
 
 /// After the person's own no: not "ask the person to approve it", which they just declined.
 const REJECTED_HINT: &str = "nothing ran. The person rejected it: do not run it again as it is; ask them in your \
