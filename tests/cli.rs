@@ -404,12 +404,57 @@ fn whitelist_add_list_rm_clear() {
     // agentsh's own write keeps the trust: the rest of the whitelist still applies, silently.
     p.run(&["check", "git log --oneline"]).status(0).stderr_is_empty();
     p.run(&["whitelist", "rm", "git log"]).status(0);
-    p.run(&["whitelist", "rm", "nothing"]).status(1).stderr_has("not in the whitelist");
+    p.run(&["whitelist", "rm", "nothing"]).status(1).stderr_has("not in this project's whitelist");
     p.run(&["whitelist", "rm", "9"]).status(1).stderr_has("no entry number 9");
     p.run(&["whitelist", "rm"]).status(1).stderr_has("needs an ENTRY or INDEX");
     p.run(&["whitelist", "clear"]).status(0).stderr_has("removed 1");
     assert_eq!(p.file()["commandWhitelist"], serde_json::json!([]));
     p.run(&["whitelist", "list", "--user"]).status(0);
+}
+
+/// Issue 29, item 2: what "always" writes for an untrusted project (the user config's
+/// `projectWhitelist`) is listed with numbers, removed by text and by number (with and without
+/// `--user`), and cleared, beside the other lists; nothing else is touched.
+#[test]
+fn whitelist_covers_every_list_always_writes() {
+    let p = Project { t: Test::new().project_config(r#"{"commandWhitelist": ["make"]}"#) };
+    let root = p.t.dir.path().canonicalize().unwrap().display().to_string();
+    let user = p.t.home.path().join(".config/agentsh/config.json");
+    let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    config["projectWhitelist"] =
+        serde_json::json!({ &root: ["git push origin main", "npm run lint"], "/elsewhere": ["ls"] });
+    config["commandWhitelist"] = serde_json::json!(["cargo test"]);
+    std::fs::write(&user, config.to_string()).unwrap();
+    let read = || -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap() };
+
+    let list = p.run(&["whitelist", "list"]).status(0).stdout();
+    assert!(list.contains("   1  make   [ignored]"), "{list}");
+    assert!(list.contains("   2  git push origin main\n   3  npm run lint\n"), "{list}");
+    assert!(list.contains("-  cargo test") && !list.contains("ls\n"), "{list}");
+    let v: serde_json::Value =
+        serde_json::from_str(&p.run(&["whitelist", "list", "--json"]).status(0).stdout()).unwrap();
+    assert_eq!(v[1]["index"], 2);
+    assert_eq!(v[1]["scope"], format!("user, for {root}"));
+    let users = p.run(&["whitelist", "list", "--user"]).status(0).stdout();
+    assert!(
+        users.contains("   1  cargo test") && users.contains("  git push origin main") && users.contains("  ls"),
+        "{users}"
+    );
+
+    p.run(&["whitelist", "rm", "git push origin main"]).status(0).stderr_has("projectWhitelist");
+    assert_eq!(read()["projectWhitelist"][&root], serde_json::json!(["npm run lint"]));
+    p.run(&["whitelist", "rm", "2"]).status(0).stderr_has("removed `npm run lint`");
+    assert!(read()["projectWhitelist"].get(&root).is_none(), "no empty list left: {}", read());
+    p.run(&["whitelist", "rm", "cargo test"]).status(1).stderr_has("hint: agentsh whitelist rm --user 'cargo test'");
+    p.run(&["whitelist", "rm", "--user", "ls"]).status(0);
+    assert_eq!(read()["projectWhitelist"], serde_json::json!({}));
+    p.run(&["whitelist", "clear", "--user"]).status(0).stderr_has("removed 1 entry");
+    assert_eq!(read()["commandWhitelist"], serde_json::json!([]));
+    p.run(&["whitelist", "clear", "--user"]).status(0).stderr_has("nothing to remove");
+    // The project's own file is cleared by `clear` without --user, and only then.
+    assert_eq!(p.file()["commandWhitelist"], serde_json::json!(["make"]));
+    p.run(&["whitelist", "clear"]).status(0).stderr_has("removed 1 entry");
+    assert_eq!(p.file()["commandWhitelist"], serde_json::json!([]));
 }
 
 #[test]

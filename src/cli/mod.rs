@@ -354,44 +354,56 @@ pub struct CheckArgs {
 
 #[derive(Subcommand, Debug, PartialEq, Eq)]
 pub enum WhitelistCommand {
-    /// Show the whitelist entries, numbered, with the file each comes from
-    #[command(visible_alias = "ls")]
+    /// Show the whitelist entries in force here, numbered, with the file each comes from
+    #[command(
+        visible_alias = "ls",
+        after_help = "This project's entries: .agents/terminal.json, and the user config's projectWhitelist \
+            entries for this project (where \"always\" at a prompt saves when the project file is not trusted). \
+            The numbers are the ones `whitelist rm` takes.\n\n\
+            Examples:\n  agentsh whitelist list\n  agentsh whitelist list --user\n  agentsh whitelist list --json"
+    )]
     List {
         /// Print JSON
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        scope: Scope,
+        /// List the user config's entries instead: its own list and every project's
+        /// (~/.config/agentsh/config.json)
+        #[arg(long)]
+        user: bool,
     },
     /// Add an entry: it matches commands that start with its words (`ls` matches `ls -la`, not `lsof`)
+    #[command(after_help = "A person confirms it at the terminal (it loosens the policy).\n\n\
+        Examples:\n  agentsh whitelist add 'npm test'\n  agentsh whitelist add --user 'cargo test'")]
     Add {
         /// The entry, e.g. 'npm test' or 'git log'
         #[arg(required = true, num_args = 1.., value_name = "ENTRY")]
         entry: Vec<String>,
-        #[command(flatten)]
-        scope: Scope,
+        /// Add it to the user config (every project) instead of .agents/terminal.json
+        #[arg(long)]
+        user: bool,
     },
     /// Remove an entry by its text or its number from `whitelist list`; with no argument, pick one
-    #[command(visible_alias = "remove")]
+    #[command(
+        visible_alias = "remove",
+        after_help = "By text, every equal entry goes (ignoring case and spacing), so it no longer applies \
+            here.\n\n\
+            Examples:\n  agentsh whitelist rm 2\n  agentsh whitelist rm 'git push origin main'\n  \
+            agentsh whitelist rm --user 'cargo test'"
+    )]
     Rm {
         /// The entry's text or number
         #[arg(num_args = 0.., value_name = "ENTRY|INDEX")]
         entry: Vec<String>,
-        #[command(flatten)]
-        scope: Scope,
+        /// Remove from the user config's entries (as `whitelist list --user` numbers them)
+        #[arg(long)]
+        user: bool,
     },
-    /// Remove every entry
+    /// Remove every entry of this project's lists (with --user: of the user config's)
     Clear {
-        #[command(flatten)]
-        scope: Scope,
+        /// Clear the user config's entries instead: its own list and every project's
+        #[arg(long)]
+        user: bool,
     },
-}
-
-#[derive(Args, Debug, PartialEq, Eq, Clone, Copy)]
-pub struct Scope {
-    /// Edit the user config (~/.config/agentsh/config.json) instead of the project's
-    #[arg(long)]
-    pub user: bool,
 }
 
 /// The subcommand names: a first argument with one of these names is a subcommand, never a script.

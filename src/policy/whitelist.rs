@@ -71,9 +71,8 @@ impl Destination {
                 let wanted = normalize_words(entry);
                 let root = root.display().to_string();
                 atomic_file::update(file, |m| {
-                    let projects = m
-                        .entry("projectWhitelist".to_string())
-                        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                    let projects =
+                        m.entry(PROJECTS.to_string()).or_insert_with(|| Value::Object(serde_json::Map::new()));
                     let Value::Object(projects) = projects else {
                         anyhow::bail!("projectWhitelist in {} is not an object; fix it first", file.display())
                     };
@@ -87,6 +86,134 @@ impl Destination {
             }
         }
     }
+}
+
+/// One list of whitelist entries that agentsh writes: a project file's `commandWhitelist`, the
+/// user config's `commandWhitelist`, or its `projectWhitelist` for one project. `whitelist list`,
+/// `rm` and `clear` work on every list that "always" or `whitelist add` can write (issue 29,
+/// item 2: an "always" entry in `projectWhitelist` could not be listed by number or removed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct List {
+    pub place: Place,
+    pub entries: Vec<String>,
+    /// Whether its entries apply (an untrusted project file's do not), and why not.
+    pub ignored: Option<String>,
+}
+
+/// Where a [`List`] lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// `.agents/terminal.json`'s `commandWhitelist`.
+    ProjectFile(std::path::PathBuf),
+    /// The user config's `commandWhitelist`: every project.
+    User(std::path::PathBuf),
+    /// The user config's `projectWhitelist[root]`: one project ("always" writes here when the
+    /// project file is not trusted).
+    UserForProject { file: std::path::PathBuf, root: String },
+}
+
+impl Place {
+    /// For the person: the file, and for whom.
+    pub fn describe(&self) -> String {
+        match self {
+            Place::ProjectFile(p) => p.display().to_string(),
+            Place::User(f) => format!("{} (every project)", f.display()),
+            Place::UserForProject { file, root } => format!("{} (projectWhitelist, for {root})", file.display()),
+        }
+    }
+
+    /// Removes the entries `drop` picks; returns the ones removed. The file is rewritten
+    /// only when something goes, so a missing file is never created.
+    pub fn remove(&self, mut drop: impl FnMut(&str) -> bool) -> Result<Vec<String>> {
+        let mut take = |list: &mut Vec<Value>| -> Vec<String> {
+            let mut gone = Vec::new();
+            list.retain(|v| match v.as_str() {
+                Some(e) if drop(e) => {
+                    gone.push(e.to_string());
+                    false
+                }
+                _ => true,
+            });
+            gone
+        };
+        match self {
+            Place::ProjectFile(p) => write(p, |m| Ok(take(atomic_file::string_list(m, KEY)?))),
+            Place::User(f) => atomic_file::update(f, |m| Ok(take(atomic_file::string_list(m, KEY)?))),
+            Place::UserForProject { file, root } => atomic_file::update(file, |m| {
+                let Some(Value::Object(projects)) = m.get_mut(PROJECTS) else { return Ok(Vec::new()) };
+                let gone = take(atomic_file::string_list(projects, root)?);
+                // No empty lists left behind for projects that have none.
+                if projects.get(root).and_then(Value::as_array).is_some_and(Vec::is_empty) {
+                    projects.remove(root);
+                }
+                Ok(gone)
+            }),
+        }
+    }
+}
+
+/// The user config's key for per-project entries.
+pub const PROJECTS: &str = "projectWhitelist";
+
+/// The lists `whitelist list|rm|clear` work on. For a project (`user` false): the project file's
+/// list and the user config's entries for this project (`cwd` or a directory holding it). For
+/// the user config (`user` true): its own list and its entries for every project. A file that
+/// cannot be read is an error, never an empty list.
+pub fn lists(cwd: &Path, user: bool) -> Result<Vec<List>> {
+    let mut out = Vec::new();
+    let user_file = config::user_file();
+    if !user {
+        let project = config::project_file_for_writing(cwd);
+        let entries = read_entries(&project)?.whitelist.to_vec();
+        let ignored = ignored_because(&project);
+        out.push(List { place: Place::ProjectFile(project), entries, ignored });
+    }
+    let Some(file) = user_file else {
+        if user {
+            anyhow::bail!("cannot find the user config directory (is HOME set?)");
+        }
+        return Ok(out);
+    };
+    let settings = read_entries(&file)?;
+    if user {
+        out.push(List { place: Place::User(file.clone()), entries: settings.whitelist.to_vec(), ignored: None });
+    }
+    let canonical = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    for (root, entries) in &settings.project_whitelist {
+        let here = cwd.starts_with(root) || canonical.starts_with(root);
+        if user || here {
+            let place = Place::UserForProject { file: file.clone(), root: root.clone() };
+            out.push(List { place, entries: entries.clone(), ignored: None });
+        }
+    }
+    // "Always" writes for this project even before there is an entry: the list is shown empty.
+    if !user && !out.iter().any(|l| matches!(l.place, Place::UserForProject { .. })) {
+        let root = config::project_root(cwd);
+        let root = std::fs::canonicalize(&root).unwrap_or(root).display().to_string();
+        out.push(List { place: Place::UserForProject { file, root }, entries: Vec::new(), ignored: None });
+    }
+    Ok(out)
+}
+
+/// A config file's settings; a missing file has none, a malformed one is an error.
+fn read_entries(path: &Path) -> Result<config::FileSettings> {
+    if !path.exists() {
+        return Ok(config::FileSettings::default());
+    }
+    let settings = config::read_file(path);
+    let unreadable = |w: &&String| w.contains("not valid JSON") || w.contains(KEY) || w.contains(PROJECTS);
+    if let Some(w) = settings.warnings.iter().find(unreadable) {
+        let w = w.trim_end_matches("; its settings are ignored");
+        anyhow::bail!("{w}; fix the file first, agentsh will not overwrite it");
+    }
+    Ok(settings)
+}
+
+/// Why a project file's entries do not apply: it is not trusted.
+fn ignored_because(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    (crate::policy::trust::state(path, &config::Content::new(bytes, None)) != crate::policy::trust::State::Trusted)
+        .then(|| "NOT trusted: these entries are ignored until you run `agentsh trust`".to_string())
 }
 
 /// Every whitelist write: atomic through `atomic_file`, and for the project file the trust record
