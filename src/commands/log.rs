@@ -106,10 +106,20 @@ pub fn run(args: LogArgs) -> Result<i32> {
         let color =
             nix::unistd::isatty(std::io::stdout()).unwrap_or(false) && crate::ask::prompt::Style::from_env().color;
         let home = std::env::var("HOME").ok().filter(|h| h.len() > 1);
-        print!("{}", table(shown, color, home.as_deref()));
+        let width = crate::ask::tty::width_of(std::io::stdout());
+        print!("{}", table(shown, &Layout { color, width }, home.as_deref()));
+        if shown.iter().any(|e| exit_cell(e) == "?") {
+            crate::ask::tty::eprint_fitted(
+                "agentsh: exit ?: the command ran, but agentsh handed its process over to it, so no exit status was recorded\n",
+            );
+        }
     }
     if shown.len() < matching.len() {
-        eprintln!("agentsh: showing the last {} of {} matching decisions; -n 0 shows all", shown.len(), matching.len());
+        crate::ask::tty::eprint_fitted(&format!(
+            "agentsh: showing the last {} of {} matching decisions; -n 0 shows all\n",
+            shown.len(),
+            matching.len()
+        ));
     }
     Ok(0)
 }
@@ -140,52 +150,148 @@ fn verify(path: &Path) -> Result<i32> {
     }
 }
 
-const COMMAND_WIDTH: usize = 90;
-const CWD_WIDTH: usize = 24;
+/// How the table is drawn: colour, and the terminal's width (`None`: a pipe or a file, where
+/// nothing is wrapped).
+pub struct Layout {
+    pub color: bool,
+    pub width: Option<usize>,
+}
 
-/// The readable table: one row per decision. `home` is shortened to `~` in the cwd column.
-pub fn table(entries: &[&Entry], color: bool, home: Option<&str>) -> String {
+/// Narrower than this, each decision is a block of lines instead of a row of columns.
+const TABLE_MIN: usize = 100;
+const OUTCOME_MAX: usize = 34;
+const CWD_MAX: usize = 24;
+
+/// The readable log (issue 29, item 9): one row per decision, with the command whole (wrapped
+/// under its column on a terminal) and a `why:` line under it; on a terminal narrower than
+/// [`TABLE_MIN`], a block per decision. Lines break at spaces, never inside a word but a long
+/// command's. `home` is shortened to `~` in the cwd.
+pub fn table(entries: &[&Entry], layout: &Layout, home: Option<&str>) -> String {
+    let rows: Vec<Row> = entries.iter().map(|e| Row::of(e, home)).collect();
+    // On a terminal, a word longer than the line (a URL) is broken at the hang too.
+    let fit = |line: String, hang: usize| match layout.width {
+        Some(w) => crate::text::wrap::wrap_hanging(&line, w, hang).join("\n"),
+        None => line,
+    };
     let mut out = String::new();
+    if layout.width.is_some_and(|w| w < TABLE_MIN) {
+        for r in &rows {
+            let exit = match r.exit.as_str() {
+                "-" => String::new(),
+                "time" => "  stopped by commandTimeoutSeconds".to_string(),
+                code => format!("  exit {code}"),
+            };
+            let head = format!(
+                "{}  {}  {}{exit}",
+                r.time,
+                paint(&r.outcome, r.outcome_color, layout.color),
+                paint(&r.risk, r.risk_color, layout.color)
+            );
+            let _ = writeln!(out, "{}", fit(head, 21));
+            let _ = writeln!(out, "{}", fit(format!("  {} $ {}", r.cwd, r.command), 4));
+            if !r.why.is_empty() {
+                let _ = writeln!(out, "{}", fit(format!("  why: {}", r.why), 7));
+            }
+        }
+        return out;
+    }
+    let ow = rows.iter().map(|r| r.outcome.chars().count()).max().unwrap_or(0).clamp(7, OUTCOME_MAX);
+    let cw = rows.iter().map(|r| r.cwd.chars().count()).max().unwrap_or(0).clamp(3, CWD_MAX);
+    let command_at = 19 + 2 + ow + 2 + 9 + 2 + 4 + 2 + cw + 2;
     let _ = writeln!(
         out,
-        "{:<19}  {:<34}  {:<9}  {:>4}  {:<CWD_WIDTH$}  COMMAND",
+        "{:<19}  {:<ow$}  {:<9}  {:>4}  {:<cw$}  COMMAND",
         "TIME (UTC)", "OUTCOME", "RISK", "EXIT", "CWD"
     );
-    for e in entries {
+    for r in &rows {
+        let row = format!(
+            "{}  {}  {}  {:>4}  {:<cw$}  {}",
+            r.time,
+            paint(&format!("{:<ow$}", r.outcome), r.outcome_color, layout.color),
+            paint(&format!("{:<9}", r.risk), r.risk_color, layout.color),
+            r.exit,
+            clip_left(&r.cwd, cw),
+            r.command,
+        );
+        let _ = writeln!(out, "{}", fit(row, command_at));
+        if !r.why.is_empty() {
+            let _ = writeln!(out, "{}", fit(format!("{:21}why: {}", "", r.why), 26));
+        }
+    }
+    out
+}
+
+/// One decision as the table shows it: every field sanitized.
+struct Row {
+    time: String,
+    outcome: String,
+    outcome_color: &'static str,
+    risk: String,
+    risk_color: &'static str,
+    exit: String,
+    cwd: String,
+    command: String,
+    why: String,
+}
+
+impl Row {
+    fn of(e: &Entry, home: Option<&str>) -> Row {
         let d = &e.decision;
-        let time = d.time.get(..19).unwrap_or(&d.time).replace('T', " ");
-        let outcome = clip(&outcome_text(e), 34);
-        let outcome_color = match d.outcome.as_str() {
-            "allowed" | "approved_once" | "approved_always" => "32",
-            "denied" => "31",
-            _ => "33",
-        };
-        let risk_color = match d.risk.as_str() {
-            "high" | "forbidden" => "31",
-            "moderate" => "33",
-            _ => "",
-        };
-        let exit = match &e.exit {
-            Some(x) if x.timed_out => "time".to_string(),
-            Some(x) => x.exit_status.map(|s| s.to_string()).unwrap_or_default(),
-            None => "-".to_string(),
-        };
+        let time = sanitize(&d.time.get(..19).unwrap_or(&d.time).replace('T', " "));
         let cwd = match home {
             Some(h) if d.cwd == h => "~".to_string(),
             Some(h) if d.cwd.starts_with(&format!("{h}/")) => format!("~{}", &d.cwd[h.len()..]),
             _ => d.cwd.clone(),
         };
-        let _ = writeln!(
-            out,
-            "{:<19}  {}  {}  {exit:>4}  {:<CWD_WIDTH$}  {}",
-            sanitize(&time),
-            paint(&format!("{outcome:<34}"), outcome_color, color),
-            paint(&format!("{:<9}", clip(&d.risk, 9)), risk_color, color),
-            clip_left(&cwd, CWD_WIDTH),
-            clip(&d.command, COMMAND_WIDTH),
-        );
+        Row {
+            time,
+            outcome: clip(&outcome_text(e), OUTCOME_MAX),
+            outcome_color: match d.outcome.as_str() {
+                "allowed" | "approved_once" | "approved_always" => "32",
+                "denied" => "31",
+                _ => "33",
+            },
+            risk: clip(&d.risk, 9),
+            risk_color: match d.risk.as_str() {
+                "high" | "forbidden" => "31",
+                "moderate" => "33",
+                _ => "",
+            },
+            exit: exit_cell(e),
+            cwd: sanitize(&cwd),
+            // Whole, on one line: wrapped on a terminal, never cut.
+            command: sanitize(&d.command),
+            why: why_text(e),
+        }
     }
-    out
+}
+
+/// The EXIT column for what is recorded: the status from the run's exit line (`time` when
+/// `commandTimeoutSeconds` stopped it); `?` for a command that ran without an exit line
+/// (agentsh handed its process over to it); `-` for one that did not run.
+fn exit_cell(e: &Entry) -> String {
+    match &e.exit {
+        Some(x) if x.timed_out => "time".to_string(),
+        Some(x) => x.exit_status.map(|s| s.to_string()).unwrap_or_else(|| "?".to_string()),
+        None if e.decision.ran => "?".to_string(),
+        None => "-".to_string(),
+    }
+}
+
+/// Why it was decided so, in the record's own words: its reasons, the way the person's list,
+/// rule or answer came in, without repeating the outcome column.
+fn why_text(e: &Entry) -> String {
+    let d = &e.decision;
+    let mut parts: Vec<String> = Vec::new();
+    match d.decided_by.by.as_str() {
+        "rule" if !d.decided_by.detail.is_empty() && d.outcome != "allowed" => {}
+        "no_terminal" | "interrupted" if !d.decided_by.detail.is_empty() => {
+            parts.push(d.decided_by.detail.clone());
+        }
+        _ => {}
+    }
+    parts.extend(d.reasons.iter().cloned());
+    sanitize(&parts.join("; "))
 }
 
 /// "approved once (3.1s)", "denied: blacklist rm", "allowed: whitelist npm test".
@@ -271,14 +377,49 @@ mod tests {
         let mut e = entry("ask", "approved_once", "/home/u/proj", "chmod 644 f\x1b[2J", 1_717_234_205_000);
         e.decision.answer_ms = Some(3150);
         e.decision.risk = "moderate".into();
-        let t = table(&[&e], false, Some("/home/u"));
+        let pipe = Layout { color: false, width: None };
+        let t = table(&[&e], &pipe, Some("/home/u"));
         let row = t.lines().nth(1).unwrap();
         assert!(row.starts_with("2024-06-01 09:30:05  approved once (3.1s)"), "{t}");
         assert!(row.contains("~/proj"), "{t}");
         assert!(row.ends_with("chmod 644 f\\x1b[2J"), "{t}");
         assert!(!t.contains('\x1b'));
-        assert!(table(&[&e], true, None).contains("\x1b[32m"));
-        let long = entry("allow", "allowed", "/", &"x".repeat(500), 0);
-        assert!(table(&[&long], false, None).lines().nth(1).unwrap().ends_with('…'));
+        assert!(table(&[&e], &Layout { color: true, width: None }, None).contains("\x1b[32m"));
+        // A long command is whole: the log is what a reviewer reads.
+        let long = entry("allow", "allowed", "/", &format!("{}END", "x".repeat(500)), 0);
+        assert!(table(&[&long], &pipe, None).lines().nth(1).unwrap().ends_with("END"));
+    }
+
+    /// Issue 29, item 9: EXIT says what is recorded (a status, `?` for a command that ran with
+    /// no exit line, `-` for one that did not run), a why line gives the reasons, and on a
+    /// narrow terminal nothing breaks inside a word.
+    #[test]
+    fn exit_why_and_narrow_terminals() {
+        let mut ran = entry("allow", "allowed", "/home/u/proj", "exit 3", 1000);
+        ran.decision.ran = true;
+        ran.decision.reasons = vec!["runs in the sandbox, which contains what it does".into()];
+        let mut recorded = ran.clone();
+        recorded.exit = Some(Seen { exit_status: Some(3), ..Seen::default() });
+        let mut denied = entry("deny", "denied", "/home/u/proj", "rm -rf /", 2000);
+        denied.decision.risk = "forbidden".into();
+        denied.decision.reasons =
+            vec!["recursively deletes the root directory, the home directory or a system directory".into()];
+        assert_eq!([exit_cell(&ran), exit_cell(&recorded), exit_cell(&denied)], ["?", "3", "-"]);
+        let all = [&ran, &recorded, &denied];
+        let wide = table(&all, &Layout { color: false, width: Some(120) }, Some("/home/u"));
+        assert!(wide.contains("why: recursively deletes the root directory"), "{wide}");
+        assert!(wide.lines().any(|l| l.contains("   3  ~/proj")), "{wide}");
+        let words: Vec<&str> = wide.split_whitespace().collect();
+        for width in [80, 60] {
+            let t = table(&all, &Layout { color: false, width: Some(width) }, Some("/home/u"));
+            assert!(t.lines().all(|l| l.chars().count() <= width), "{width}:\n{t}");
+            assert!(t.contains("exit 3") && t.contains("exit ?") && t.contains("~/proj $ rm -rf /"), "{width}:\n{t}");
+            // The same words as the wide table's, none broken.
+            for w in t.split_whitespace() {
+                let w = w.trim_end_matches(':');
+                assert!(wide.contains(w) || ["exit", "$"].contains(&w), "{width}: {w:?}\n{t}");
+            }
+        }
+        assert!(!words.is_empty());
     }
 }

@@ -776,6 +776,7 @@ pub struct Seen {
     pub decided_by: By,
     pub risk: String,
     pub category: String,
+    pub reasons: Vec<String>,
     pub command: String,
     pub cwd: String,
     pub answer_ms: Option<u64>,
