@@ -924,6 +924,16 @@ fn stats_count_and_suggest_entries() {
     let v: serde_json::Value =
         serde_json::from_str(&p.run(&["stats", "--json", "--since", "2999-01-01"]).status(0).stdout()).unwrap();
     assert_eq!(v["total"], 0);
+    // Issue 29, item 10: an entry the person has added since is not suggested again.
+    let user = p.t.home.path().join(".config/agentsh/config.json");
+    let mut config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    config["commandWhitelist"] = serde_json::json!(["chmod 600"]);
+    std::fs::write(&user, config.to_string()).unwrap();
+    let text = p.run(&["stats"]).status(0).stdout();
+    assert!(text.contains("chmod 600 (whitelisted now)"), "{text}");
+    assert!(text.contains("agentsh whitelist add 'make build'"), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&p.run(&["stats", "--json"]).status(0).stdout()).unwrap();
+    assert_eq!(v["most_asked"][0]["whitelisted"], true);
 }
 // ---- The approval queue (issue 8): a headless agentsh answered from another process. ----
 

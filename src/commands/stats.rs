@@ -71,6 +71,11 @@ pub struct Asked {
     pub approved: usize,
     /// The latest command of this group.
     pub example: String,
+    /// Where the latest was run: whose whitelist applies to it.
+    #[serde(skip)]
+    pub cwd: String,
+    /// An entry in force there now covers it (added since): nothing to suggest.
+    pub whitelisted: bool,
 }
 
 /// Adds up `entries` (already filtered). Pure.
@@ -103,7 +108,13 @@ pub fn compute(entries: &[&Entry]) -> Stats {
     }
     let mut groups: Vec<Asked> = Vec::new();
     for e in entries.iter().filter(|e| e.decision.decision == "ask") {
-        let entry = e.decision.offered_entries.last().cloned();
+        // A question the prompt did not put (the agent's hook asked, or the pause held it)
+        // recorded no offer: the entry is what the prompt would have offered (issue 29, item 10:
+        // `git push origin main:x` was "(none: several parts or a redirect)").
+        let entry = match e.decision.offered_entries.as_slice() {
+            [] => would_offer(&e.decision.command),
+            offered => broadest_still_offered(&e.decision.command, offered),
+        };
         let example = e.decision.command.clone();
         let same = |g: &&mut Asked| match (&g.entry, &entry) {
             (Some(a), Some(b)) => a == b,
@@ -116,8 +127,16 @@ pub fn compute(entries: &[&Entry]) -> Stats {
                 g.asked += 1;
                 g.approved += approved;
                 g.example = example;
+                g.cwd = e.decision.cwd.clone();
             }
-            None => groups.push(Asked { entry, asked: 1, approved, example }),
+            None => groups.push(Asked {
+                entry,
+                asked: 1,
+                approved,
+                example,
+                cwd: e.decision.cwd.clone(),
+                whitelisted: false,
+            }),
         }
     }
     // Most asked first; ties keep first-asked order (the sort is stable).
@@ -125,6 +144,37 @@ pub fn compute(entries: &[&Entry]) -> Stats {
     groups.truncate(TOP);
     s.most_asked = groups;
     s
+}
+
+/// The broadest entry "always" would offer for `command` under the built-in policy, as the
+/// prompt does. Pure.
+fn would_offer(command: &str) -> Option<String> {
+    let v = crate::judge::decide::judge(command, &crate::judge::decide::Policy::default());
+    crate::policy::whitelist::always_entries(&v.blocking_parts().collect::<Vec<_>>()).pop()
+}
+
+/// The broadest of the entries a prompt offered that the rules offer today: not one whose
+/// left-out words made the command risky (an older prompt offered `chmod 600` for
+/// `chmod 600 ~/.gitconfig`: issue 29, item 3). Pure.
+fn broadest_still_offered(command: &str, offered: &[String]) -> Option<String> {
+    let policy = crate::judge::decide::Policy::default();
+    let risk = crate::judge::decide::judge(command, &policy).risk;
+    offered.iter().rev().find(|e| crate::judge::decide::judge(e, &policy).risk >= risk).or(offered.first()).cloned()
+}
+
+/// Marks the groups whose entry a whitelist in force where they were asked now covers: the
+/// person added it since, so it is not suggested again (issue 29, item 10).
+pub fn mark_whitelisted(asked: &mut [Asked]) {
+    let mut configs: Vec<(String, crate::policy::config::Config)> = Vec::new();
+    for a in asked.iter_mut() {
+        let Some(entry) = &a.entry else { continue };
+        let Some(argv) = shlex::split(entry) else { continue };
+        if !configs.iter().any(|(cwd, _)| *cwd == a.cwd) {
+            configs.push((a.cwd.clone(), crate::policy::config::load(std::path::Path::new(&a.cwd))));
+        }
+        let config = &configs.iter().find(|(cwd, _)| *cwd == a.cwd).expect("loaded above").1;
+        a.whitelisted = config.policy.whitelist.find(&argv, None).is_some();
+    }
 }
 
 /// Counts per value: `order` first (zeros included), then any others by count.
@@ -147,7 +197,8 @@ pub fn run(args: StatsArgs) -> Result<i32> {
     let entries = super::log::read(&path)?;
     let since = super::log::cutoff(args.since);
     let kept: Vec<&Entry> = entries.iter().filter(|e| since.is_none_or(|t| e.at >= t)).collect();
-    let stats = compute(&kept);
+    let mut stats = compute(&kept);
+    mark_whitelisted(&mut stats.most_asked);
     if args.json {
         let mut v = serde_json::to_value(&stats)?;
         v["log"] = path.display().to_string().into();
@@ -159,7 +210,8 @@ pub fn run(args: StatsArgs) -> Result<i32> {
         }
         println!("{v}");
     } else {
-        print!("{}", report(&stats, &path.display().to_string()));
+        let width = crate::ask::tty::width_of(std::io::stdout());
+        crate::ask::tty::print_fitted(&report(&stats, &path.display().to_string(), width));
     }
     Ok(0)
 }
@@ -181,8 +233,8 @@ fn secs(ms: u64) -> String {
     format!("{:.1}s", ms as f64 / 1000.0)
 }
 
-/// The text report.
-pub fn report(s: &Stats, log: &str) -> String {
+/// The text report; `width`: the terminal's, where rows that would not fit are folded.
+pub fn report(s: &Stats, log: &str, width: Option<usize>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "audit log: {}", sanitize(log));
     let (Some(first), Some(last)) = (&s.first, &s.last) else {
@@ -229,17 +281,39 @@ pub fn report(s: &Stats, log: &str) -> String {
     }
     if !s.most_asked.is_empty() {
         let _ = writeln!(out, "\nAsked most often");
-        let _ =
-            writeln!(out, "  {:>5}  {:>8}  {:<32}  LATEST", "ASKED", "APPROVED", "ENTRY THAT WOULD STOP THE PROMPT");
-        for a in &s.most_asked {
-            let entry = match &a.entry {
-                Some(e) => sanitize(e),
-                None => "(none: several parts or a redirect)".to_string(),
-            };
-            let example: String = sanitize(&a.example).chars().take(60).collect();
-            let _ = writeln!(out, "  {:>5}  {:>8}  {entry:<32}  {example}", a.asked, a.approved);
+        let entry_of = |a: &Asked| match (&a.entry, a.whitelisted) {
+            (Some(e), false) => sanitize(e),
+            (Some(e), true) => format!("{} (whitelisted now)", sanitize(e)),
+            (None, _) => "(none: no one entry allows it)".to_string(),
+        };
+        // Columns as wide as what they hold, so every row lines up (issue 29, item 10).
+        let title = "ENTRY THAT WOULD STOP THE PROMPT";
+        let ew = s.most_asked.iter().map(|a| entry_of(a).chars().count()).max().unwrap_or(0).max(title.len());
+        let rows: Vec<(String, String)> = s
+            .most_asked
+            .iter()
+            .map(|a| {
+                let entry = entry_of(a);
+                let pad = " ".repeat(ew - entry.chars().count());
+                (format!("  {:>5}  {:>8}  {entry}{pad}", a.asked, a.approved), sanitize(&a.example))
+            })
+            .collect();
+        // Too wide for the terminal: each latest command on a line of its own.
+        let fold = width
+            .is_some_and(|w| rows.iter().any(|(row, latest)| row.chars().count() + 2 + latest.chars().count() > w));
+        if fold {
+            let _ = writeln!(out, "  {:>5}  {:>8}  {title}", "ASKED", "APPROVED");
+            for (row, latest) in &rows {
+                let _ = writeln!(out, "{}", row.trim_end());
+                let _ = writeln!(out, "{:19}latest: {latest}", "");
+            }
+        } else {
+            let _ = writeln!(out, "  {:>5}  {:>8}  {title:<ew$}  LATEST", "ASKED", "APPROVED");
+            for (row, latest) in &rows {
+                let _ = writeln!(out, "{row}  {latest}");
+            }
         }
-        if let Some(e) = s.most_asked.iter().find_map(|a| a.entry.as_ref()) {
+        if let Some(e) = s.most_asked.iter().filter(|a| !a.whitelisted).find_map(|a| a.entry.as_ref()) {
             let quoted = shlex::try_quote(e).map(|q| q.into_owned()).unwrap_or_else(|_| e.clone());
             let _ = writeln!(
                 out,
@@ -298,16 +372,40 @@ mod tests {
         assert_eq!((s.most_asked[0].asked, s.most_asked[0].approved), (3, 2));
         assert_eq!(s.most_asked[0].example, "cargo build -q");
         assert_eq!(s.most_asked[2].entry, None);
-        let text = report(&s, "/x/audit.jsonl");
+        let text = report(&s, "/x/audit.jsonl", None);
         assert!(text.contains("Approval rate: 50.0% (2 approved of 4 questions a person saw)"), "{text}");
         assert!(text.contains("agentsh whitelist add 'cargo build'"), "{text}");
-        assert!(report(&compute(&[]), "l").contains("no decisions"));
+        assert!(report(&compute(&[]), "l", None).contains("no decisions"));
         // The log's words, and one of a thing is one (issue 17, item 13).
         assert!(text.contains("no one to ask") && !text.contains("no terminal"), "{text}");
         let one = [e("ask", "rejected", "make install", &["make install"], Some(1500))];
-        let text = report(&compute(&one.iter().collect::<Vec<_>>()), "l");
+        let text = report(&compute(&one.iter().collect::<Vec<_>>()), "l", None);
         for want in ["1 decision,", "0 approved of 1 question a person saw", "(1 answer)"] {
             assert!(text.contains(want), "{want:?} in {text}");
         }
+    }
+
+    /// Issue 29, item 10: a question with no recorded offer (the hook asked, or the pause held
+    /// it) gets the entry the prompt would offer; an older offer that today's rules drop is not
+    /// suggested; the table's columns line up.
+    #[test]
+    fn entries_are_the_ones_offered_today_and_columns_line_up() {
+        let all = [
+            e("ask", "taken_over", "git push origin main:x", &[], None),
+            e("ask", "no_terminal", "chmod 600 ~/.gitconfig", &["chmod 600 ~/.gitconfig", "chmod 600"], None),
+            e("ask", "no_terminal", "ls > f && rm -r src", &[], None),
+        ];
+        let s = compute(&all.iter().collect::<Vec<_>>());
+        let entries: Vec<Option<&str>> = s.most_asked.iter().map(|a| a.entry.as_deref()).collect();
+        assert_eq!(entries, [Some("git push origin main:x"), Some("chmod 600 ~/.gitconfig"), None]);
+        let text = report(&s, "l", None);
+        let rows: Vec<&str> = text.lines().skip_while(|l| !l.contains("LATEST")).take(4).collect();
+        let at = rows[0].find("LATEST").unwrap();
+        for (row, a) in rows[1..].iter().zip(&s.most_asked) {
+            assert_eq!(row.rfind(&*a.example), Some(at), "{text}");
+        }
+        // Too wide for the terminal: the latest command folds onto a line of its own.
+        let narrow = report(&s, "l", Some(60));
+        assert!(narrow.contains("latest: git push origin main:x"), "{narrow}");
     }
 }
