@@ -90,7 +90,7 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand init" -s h -l help -d 'P
 complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -l json -d 'Print the findings as JSON'
 complete -c agentsh -n "__fish_agentsh_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s n -l lines -d 'Show the last N matching decisions; 0 shows all' -r
-complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time (2025-06-01, 2025-06-01T09:00:00Z)' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l since -d 'Only decisions since WHEN: a span before now (30m, 2minutes, 1h, 2d, 1w), an RFC 3339 date or time (2025-06-01, 2025-06-01T09:00:00Z), or a date and time in local time (2025-06-01T09:00)' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l decision -d 'Only decisions that were allow, ask (whatever the person answered) or deny' -r -f -a "allow\t''
 ask\t''
 deny\t''"
@@ -99,7 +99,7 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l grep -d 'Only co
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l json -d 'Print the matching records as JSON lines, exactly as stored'
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l verify -d 'Check every line\'s hash and link instead of listing; reports the first broken link'
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s h -l help -d 'Print help'
-complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l since -d 'Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time' -r
+complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l since -d 'Only decisions since WHEN: a span before now (30m, 2minutes, 1h, 2d, 1w), an RFC 3339 date or time, or a date and time in local time (2025-06-01T09:00)' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l json -d 'Print one JSON object'
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand approvals" -l json -d 'Print the pending requests as a JSON array and exit'

@@ -1377,7 +1377,12 @@ fn a_settled_trusted_file_is_known_by_its_stat_and_any_edit_still_revokes_it() {
 #[test]
 fn typos_get_suggestions() {
     Test::new().args(&["whitelst"]).run().status(2).stderr_has("did you mean 'agentsh whitelist'?");
-    Test::new().args(&["help"]).run().status(2).stderr_has("did you mean 'agentsh --help'?");
+    // Issue 29, item 11: `agentsh help [SUBCOMMAND]` is help, and a `--` after a mistyped
+    // subcommand does not hide the suggestion (before it, the word is a script's name).
+    Test::new().args(&["help"]).run().status(0).stdout_has("Usage: agentsh");
+    Test::new().args(&["help", "whitelist", "list"]).run().status(0).stdout_has("Usage: agentsh whitelist list");
+    Test::new().args(&["help", "chek"]).run().status(2).stderr_has("did you mean 'agentsh help check'?");
+    Test::new().args(&["chek", "--", "ls"]).run().status(2).stderr_has("did you mean 'agentsh check'?");
     Test::new().args(&["--versoin"]).run().status(2).stderr_has("did you mean '--version'?");
     Test::new().args(&["whitelist", "lst"]).run().status(2).stderr_has("similar subcommands exist: 'ls', 'list'");
     Test::new().args(&["nosuchscript"]).run().status(127).stderr_has("No such file or directory");

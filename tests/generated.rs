@@ -16,23 +16,74 @@ fn generated() -> Vec<(PathBuf, Vec<u8>)> {
         clap_complete::generate(shell, &mut Cli::command(), "agentsh", &mut out);
         files.push((Path::new("completions").join(name), out));
     }
+    files.extend(man_pages().into_iter().map(|(name, page)| (Path::new("man").join(name), page)));
+    files
+}
+
+/// Every man page: clap_mangen's rendering, finished by `agentsh::cli::man` (issue 29, item 11).
+fn man_pages() -> Vec<(String, Vec<u8>)> {
     // Building first names each subcommand after its parents (agentsh-whitelist-add), as
     // clap_mangen::generate_to does; this walks the same tree but renders into memory.
     let mut cmd = Cli::command();
     cmd.build();
+    let mut out = Vec::new();
     let mut pending = vec![cmd];
     while let Some(cmd) = pending.pop() {
         pending.extend(cmd.get_subcommands().filter(|sub| !sub.is_hide_set()).cloned());
-        let top = cmd.get_name() == "agentsh";
+        let name = cmd.get_name().to_string();
+        let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
+        let after = cmd.get_after_help().map(|a| a.to_string()).unwrap_or_default();
         let man = clap_mangen::Man::new(cmd);
-        let mut out = Vec::new();
-        man.render(&mut out).expect("rendering into memory cannot fail");
-        if top {
-            out.extend_from_slice(agentsh::cli::MAN_SECTIONS.as_bytes());
-        }
-        files.push((Path::new("man").join(man.get_filename()), out));
+        let mut roff = Vec::new();
+        man.render(&mut roff).expect("rendering into memory cannot fail");
+        let roff = String::from_utf8(roff).expect("clap_mangen writes UTF-8");
+        let page = agentsh::cli::man::finish(&name, &roff, &about, &after);
+        out.push((man.get_filename(), page.into_bytes()));
     }
-    files
+    out
+}
+
+/// Issue 29, item 11: `man agentsh` has a real SYNOPSIS and DESCRIPTION, a SANDBOX section,
+/// and neither EXTRA nor "See `man agentsh`"; no page has EXTRA or a DESCRIPTION that repeats
+/// its NAME.
+#[test]
+fn the_pages_read_as_man_pages() {
+    let pages = man_pages();
+    let page = |name: &str| -> String {
+        let (_, text) = pages.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("{name}"));
+        String::from_utf8(text.clone()).unwrap()
+    };
+    let top = page("agentsh.1");
+    let titles: Vec<&str> = top.lines().filter_map(|l| l.strip_prefix(".SH ")).collect();
+    assert_eq!(
+        titles,
+        [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "SUBCOMMANDS",
+            "SANDBOX",
+            "CONFIGURATION",
+            "FILES",
+            "ENVIRONMENT",
+            "EXAMPLES",
+            "\"EXIT STATUS\"",
+            "VERSION"
+        ]
+    );
+    assert!(!top.contains("man agentsh") && !top.contains("[\\fB\\-c \\fR]"), "{top}");
+    for (name, text) in &pages {
+        let text = String::from_utf8(text.clone()).unwrap();
+        assert!(!text.contains(".SH EXTRA"), "{name}");
+        let about = text.lines().skip_while(|l| *l != ".SH NAME").nth(1).unwrap_or("");
+        let about = about.split_once(" \\- ").map(|(_, a)| a).unwrap_or("");
+        let described = text.lines().skip_while(|l| *l != ".SH DESCRIPTION").nth(1);
+        assert_ne!(described, Some(about), "{name}: DESCRIPTION repeats NAME");
+    }
+    let check = page("agentsh-check.1");
+    assert!(check.contains(".SH EXAMPLES\n.nf\nagentsh check \\-\\- \\*(Aqrm \\-rf /\\*(Aq"), "{check}");
+    assert!(check.contains(".SH \"EXIT STATUS\"\n0 allow, 10 ask, 11 deny"), "{check}");
 }
 
 /// Man pages on disk that no longer belong to any command, e.g. after a subcommand is renamed.

@@ -2,12 +2,15 @@
 //!
 //! The command line: the sh-compatible invocation (`-c`, `-lc`, `SCRIPT`, stdin) and the
 //! management subcommands. One clap definition feeds `--help`, the man page and completions.
-//! It only parses argv; it must not read files or decide anything.
+//! It only parses argv; it must not read files or decide anything (`since` asks `date` for the
+//! local time zone of a `--since` time written without one).
 
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 
 pub mod fast_path;
+pub mod man;
+pub mod since;
 
 pub use crate::run::invocation::{ShellArgs, Source};
 
@@ -176,9 +179,10 @@ pub struct LogArgs {
     /// Show the last N matching decisions; 0 shows all
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 50)]
     pub lines: usize,
-    /// Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or
-    /// time (2025-06-01, 2025-06-01T09:00:00Z)
-    #[arg(long, value_name = "WHEN", value_parser = crate::record::clock::parse_since)]
+    /// Only decisions since WHEN: a span before now (30m, 2minutes, 1h, 2d, 1w), an RFC 3339
+    /// date or time (2025-06-01, 2025-06-01T09:00:00Z), or a date and time in local time
+    /// (2025-06-01T09:00)
+    #[arg(long, value_name = "WHEN", value_parser = crate::cli::since::parse)]
     pub since: Option<crate::record::clock::Since>,
     /// Only decisions that were allow, ask (whatever the person answered) or deny
     #[arg(long, value_enum, value_name = "DECISION")]
@@ -199,8 +203,9 @@ pub struct StatsArgs {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
-    /// Only decisions since WHEN: a span before now (30m, 1h, 2d, 1w) or an RFC 3339 date or time
-    #[arg(long, value_name = "WHEN", value_parser = crate::record::clock::parse_since)]
+    /// Only decisions since WHEN: a span before now (30m, 2minutes, 1h, 2d, 1w), an RFC 3339
+    /// date or time, or a date and time in local time (2025-06-01T09:00)
+    #[arg(long, value_name = "WHEN", value_parser = crate::cli::since::parse)]
     pub since: Option<crate::record::clock::Since>,
 }
 
@@ -438,11 +443,35 @@ pub fn parse_args(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
     if let Some(shell) = crate::cli::fast_path::shell_form(&argv) {
         return Ok(shell);
     }
-    let argv = if invoked_as_shell(&argv) { shell_only(argv) } else { argv };
+    let argv = if invoked_as_shell(&argv) { shell_only(argv) } else { help_as_flag(argv)? };
     if let Some(check) = crate::cli::fast_path::check_form(&argv) {
         return Ok(check);
     }
     parse_with_clap(argv)
+}
+
+/// `agentsh help [SUBCOMMAND...]` as `agentsh [SUBCOMMAND...] --help`, as git and cargo take it
+/// (issue 29, item 11). Not as `bash` or `sh`, where `help` is a script's name.
+fn help_as_flag(argv: Vec<OsString>) -> Result<Vec<OsString>, clap::Error> {
+    if argv.get(1).is_none_or(|a| a != "help") {
+        return Ok(argv);
+    }
+    if let Some(sub) = argv.get(2).map(|a| a.to_string_lossy().into_owned()) {
+        let names = subcommand_names();
+        if !names.contains(&sub) {
+            use clap::CommandFactory;
+            let near = crate::text::similar::closest(&sub, names.iter().map(String::as_str))
+                .map(|n| format!("; did you mean 'agentsh help {n}'?"))
+                .unwrap_or_else(|| format!(" (the subcommands: {})", names.join(", ")));
+            return Err(
+                Cli::command().error(clap::error::ErrorKind::InvalidSubcommand, format!("no subcommand '{sub}'{near}"))
+            );
+        }
+    }
+    let mut out = vec![argv[0].clone()];
+    out.extend(argv[2..].iter().cloned());
+    out.push(OsString::from("--help"));
+    Ok(out)
 }
 
 /// Names under which agentsh stands in for a shell (`agentsh init` links `bash` to it for the
@@ -481,10 +510,29 @@ fn shell_only(mut argv: Vec<OsString>) -> Vec<OsString> {
     argv
 }
 
+/// Whether a `--` comes before the first operand (`-o` takes the next word as its value).
+fn dashdash_before_operand(argv: &[OsString]) -> bool {
+    let mut words = argv.iter().skip(1);
+    while let Some(a) = words.next() {
+        if a == "--" {
+            return true;
+        }
+        if a == "-o" || a == "+o" {
+            words.next();
+            continue;
+        }
+        if !a.to_string_lossy().starts_with('-') || a == "-" {
+            return false;
+        }
+    }
+    false
+}
+
 /// The full clap parse: every form, `--help`, `--version` and every usage error.
 pub fn parse_with_clap(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
-    // After `--` (which `bash` as argv[0] gets first, see `shell_only`) a first word is a script.
-    let dashdash = argv.iter().skip(1).any(|a| a == "--");
+    // After `--` (which `bash` as argv[0] gets first, see `shell_only`) a first word is a script;
+    // a `--` after it (`agentsh chek -- ls`) does not make it one.
+    let dashdash = dashdash_before_operand(&argv);
     let cli = Cli::try_parse_from(argv)?;
     if let Some(cmd) = cli.command {
         return Ok(Invocation::Manage(cmd));
@@ -521,11 +569,7 @@ pub fn parse_with_clap(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
         && !std::path::Path::new(first).exists()
     {
         let names = subcommand_names();
-        let near = if first == "help" {
-            Some("--help")
-        } else {
-            crate::text::similar::closest(first, names.iter().map(String::as_str))
-        };
+        let near = crate::text::similar::closest(first, names.iter().map(String::as_str));
         if let Some(near) = near {
             use clap::CommandFactory;
             return Err(Cli::command().error(
@@ -554,70 +598,7 @@ pub fn parse_with_clap(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
     Ok(Invocation::Shell { source, options: shell })
 }
 
-/// The sections of `man agentsh` that clap does not make: appended after the generated ones
-/// (tests/generated.rs writes man/agentsh.1 with them).
-pub const MAN_SECTIONS: &str = r#".SH CONFIGURATION
-Two JSON files, merged: the user config and the project file. The stricter setting wins; a
-project file may only tighten the policy until the person runs \fBagentsh trust\fR.
-Keys: \fBrequireCommandConfirmation\fR, \fBconfirmationTimeoutSeconds\fR (10\-120),
-\fBcommandTimeoutSeconds\fR, \fBcommandWhitelist\fR, \fBcommandBlacklist\fR, \fBlevel\fR,
-\fBrules\fR, \fBsandbox\fR (\fBenabled\fR, \fBwritable\fR, \fBdenyRead\fR, \fBnetwork\fR),
-\fBauditFailure\fR, \fBauditSyslog\fR, \fBauditMaxBytes\fR, \fBauditKeep\fR, and in the user
-config only \fBapprovalQueue\fR and \fBprojectWhitelist\fR. \fBagentsh policy\fR prints the
-policy in force and where each part comes from.
-.SH FILES
-.TP
-\fI~/.config/agentsh/config.json\fR
-The user config (\fB$XDG_CONFIG_HOME/agentsh\fR).
-.TP
-\fI.agents/terminal.json\fR
-The project file, found by walking up from the working directory.
-.TP
-\fI~/.local/state/agentsh/audit.jsonl\fR
-The audit log, one hash\-chained JSON record per decision (\fBagentsh log \-\-verify\fR).
-.TP
-\fI~/.local/share/agentsh/trust.json\fR
-The trust records of project files.
-.TP
-\fI$XDG_RUNTIME_DIR/agentsh/\fR
-The approval queue (\fBagentsh approvals\fR).
-.TP
-\fI~/.local/state/agentsh/box/\fR
-Records of the sandbox namespaces kept between commands.
-.SH ENVIRONMENT
-.TP
-\fBAGENTSH_ASK\fR
-Set to 1: every command asks a person (it can only tighten the policy).
-.TP
-\fBNO_COLOR\fR
-Set and not empty: no colour.
-.TP
-\fBTERM\fR
-\fBdumb\fR: no escape sequences at all.
-.TP
-\fBHOME\fR, \fBXDG_CONFIG_HOME\fR, \fBXDG_STATE_HOME\fR, \fBXDG_DATA_HOME\fR, \fBXDG_RUNTIME_DIR\fR
-Where the files above are.
-.SH EXIT STATUS
-.TP
-the command's own
-It ran.
-.TP
-126
-Refused: denied, not approved, timed out, no one to ask, the audit record could not be written,
-the sandbox could not be set up, bytes agentsh cannot judge; or not executable.
-.TP
-127
-Command not found.
-.TP
-124
-Stopped by \fBcommandTimeoutSeconds\fR.
-.TP
-2
-Usage error.
-.PP
-\fBagentsh check\fR: 0 allow, 10 ask, 11 deny. Management commands: 0 done, 1 failed, 2 usage
-error.
-"#;
+pub use man::MAN_SECTIONS;
 
 #[cfg(test)]
 mod tests {
@@ -703,6 +684,10 @@ mod tests {
             }
         }
         assert!(matches!(parse(&["bash", "-c", "ls"]), Invocation::Shell { .. }));
+        // Issue 29, item 11: `help` and a mistyped subcommand before `--` are a script's names too.
+        for args in [&["bash", "help"][..], &["bash", "chek", "--", "ls"], &["agentsh", "--", "chek"]] {
+            assert!(matches!(parse(args), Invocation::Shell { source: Source::Script { .. }, .. }), "{args:?}");
+        }
         assert!(matches!(parse(&["agentsh", "approve", "0123456789ab"]), Invocation::Manage(_)));
     }
 

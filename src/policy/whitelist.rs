@@ -317,7 +317,7 @@ pub fn entry_warning(entry: &str) -> Option<String> {
     }
     let argv: Vec<String> = shlex::split(entry).unwrap_or_else(|| words.iter().map(|w| w.to_string()).collect());
     let (riskier, v) = covers_riskier(&argv, judged(&argv).risk)?;
-    let why = v.reasons.first().map(|r| format!(": it {r}")).unwrap_or_default();
+    let why = v.reasons.first().map(|r| format!(": {r}")).unwrap_or_default();
     Some(format!(
         "WARNING: this entry lets through every command that starts with `{entry}`, `{riskier}` too ({} risk{why})",
         v.risk
