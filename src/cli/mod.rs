@@ -574,7 +574,7 @@ pub fn parse_with_clap(argv: Vec<OsString>) -> Result<Invocation, clap::Error> {
             use clap::CommandFactory;
             return Err(Cli::command().error(
                 clap::error::ErrorKind::InvalidSubcommand,
-                format!("'{first}' is neither a subcommand nor a script here; did you mean 'agentsh {near}'?"),
+                format!("no subcommand or script '{first}'; did you mean 'agentsh {near}'?"),
             ));
         }
     }
