@@ -1563,6 +1563,54 @@ fn doctor_tells_kernel_notes_from_problems() {
     assert_eq!(r.out.status.code() == Some(1), out.contains("PROBLEM"), "{out}");
 }
 
+/// Issue 29, item 12: a broken user config is one problem, not also "ok read"; a bash link an
+/// agent runs that is missing is a problem, and the run does not end "no problems found".
+#[test]
+fn doctor_names_a_broken_config_once_and_a_missing_link_as_a_problem() {
+    let t = Test::new();
+    let user = t.home.path().join(".config/agentsh/config.json");
+    std::fs::write(&user, "{\"commandWhitelist\": [\n").unwrap();
+    let link = t.home.path().join(".local/share/agentsh/bin/bash");
+    std::fs::create_dir_all(t.home.path().join(".claude")).unwrap();
+    let settings = serde_json::json!({"env": {"CLAUDE_CODE_SHELL": link.display().to_string()}});
+    std::fs::write(t.home.path().join(".claude/settings.json"), settings.to_string()).unwrap();
+    let r = t.exec(&["doctor"]);
+    let out = r.stdout();
+    let shown = user.display().to_string();
+    assert!(!out.lines().any(|l| l.starts_with("ok") && l.contains(&shown)), "{out}");
+    assert!(out.contains("PROBLEM config") && out.contains("not valid JSON"), "{out}");
+    assert!(out.contains("PROBLEM link") && out.contains("is missing and Claude Code"), "{out}");
+    assert!(!out.contains("no problems found") && r.out.status.code() == Some(1), "{out}");
+    // Linked to agentsh, the link is fine.
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_agentsh"), &link).unwrap();
+    let out = t.exec(&["doctor"]).stdout();
+    assert!(out.contains("ok      link") && !out.contains("PROBLEM link"), "{out}");
+}
+
+/// Issue 29, item 12: `check` says what the gate does while the person has paused the agent.
+#[test]
+fn check_says_what_a_pause_does() {
+    let t = Test::new();
+    t.exec(&["check", "--", "ls"]).status(0).stdout_has("allow: runs without asking");
+    t.exec(&["pause", "--deny"]).status(0);
+    let out = t.exec(&["check", "--", "ls"]).status(11).stdout();
+    assert!(out.starts_with("deny: the person has taken over"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&t.exec(&["check", "--json", "--", "ls"]).status(11).stdout()).unwrap();
+    assert_eq!(
+        (v["decision"].as_str(), v["resumed"].as_str(), v["paused"].as_str()),
+        (Some("deny"), Some("allow"), Some("deny"))
+    );
+    t.exec(&["pause"]).status(0);
+    t.exec(&["check", "--", "ls"]).status(10).stdout_has("ask: the agent is paused");
+    t.exec(&["resume"]).status(0);
+    t.exec(&["check", "--", "ls"]).status(0);
+    // A denied command stays denied, paused or not.
+    t.exec(&["pause", "--deny"]).status(0);
+    t.exec(&["check", "--", "rm -rf /"]).status(11).stdout_has("deny: never runs");
+}
+
 /// Issue 17, item 13: a hook's decision in `agentsh log` says which agent and which tool.
 #[test]
 fn the_log_names_the_agent_and_tool_of_a_hook() {

@@ -47,20 +47,56 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));
     }
+    // What the gate would do now: the person's pause comes first (issue 29, item 12: `check`
+    // said "allow" while `pause --deny` refused everything).
+    let paused = crate::ask::pause::current().filter(|_| verdict.decision != Decision::Deny);
     if args.json {
-        print_json(&verdict);
+        match &paused {
+            Some(p) => print_json_paused(&verdict, p),
+            None => print_json(&verdict),
+        }
     } else {
+        if let Some(p) = &paused {
+            crate::ask::tty::print_fitted(&pause_report(p));
+        }
         crate::ask::tty::print_fitted(&crate::run::explain::check_report(&verdict));
         print!("{}", ignored_entries(&verdict, &cwd));
     }
     // The process ends right after this: freeing a 10,000-entry whitelist one allocation at a
     // time would cost more than the whole check (docs/BENCHMARKS.md).
     std::mem::forget(config);
-    Ok(match verdict.decision {
-        Decision::Allow => ALLOW,
-        Decision::Ask => ASK,
-        Decision::Deny => DENY,
+    Ok(match (verdict.decision, paused.map(|p| p.mode)) {
+        (Decision::Deny, _) | (_, Some(crate::ask::pause::Mode::Deny)) => DENY,
+        (Decision::Ask, _) | (_, Some(crate::ask::pause::Mode::Wait)) => ASK,
+        (Decision::Allow, None) => ALLOW,
     })
+}
+
+/// The first lines while the person has paused the agent: what the gate does now; the verdict
+/// below is what it does once they resume.
+fn pause_report(p: &crate::ask::pause::Pause) -> String {
+    match p.mode {
+        crate::ask::pause::Mode::Deny => "deny: the person has taken over (agentsh pause --deny): nothing runs until \
+             `agentsh resume`\nonce resumed:\n"
+            .to_string(),
+        crate::ask::pause::Mode::Wait => "ask: the agent is paused (agentsh pause): it waits for an answer in \
+             `agentsh approvals` or for `agentsh resume`\nonce resumed:\n"
+            .to_string(),
+    }
+}
+
+/// [`print_json`] with the pause in force: `decision` is what the gate does now, `paused` says
+/// why, and `resumed` is the verdict's own decision.
+fn print_json_paused(verdict: &crate::judge::decide::Verdict, p: &crate::ask::pause::Pause) {
+    let mut v = serde_json::to_value(verdict).unwrap_or_default();
+    let (now, mode) = match p.mode {
+        crate::ask::pause::Mode::Deny => ("deny", "deny"),
+        crate::ask::pause::Mode::Wait => ("ask", "wait"),
+    };
+    v["resumed"] = v["decision"].clone();
+    v["decision"] = now.into();
+    v["paused"] = mode.into();
+    println!("{v}");
 }
 
 /// One line of JSON on stdout, written as it is serialized: a 64 KiB script's verdict is about

@@ -39,6 +39,7 @@ pub const CHECKS: &[Check] = &[
     Check { name: "shell", run: shell_route },
     Check { name: "hooks", run: agent_hooks },
     Check { name: "interactive", run: interactive_hooks },
+    Check { name: "link", run: bash_link },
     Check { name: "config", run: config_files },
     Check { name: "audit", run: audit_log },
     Check { name: "pause", run: pause_state },
@@ -98,8 +99,12 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
                 Level::Kernel => "kernel ",
                 Level::Problem => "PROBLEM",
             };
-            // Continuation lines under the message, on a terminal narrower than a line.
-            let fit = |line: String| crate::text::wrap::fit_hanging(&line, width, 20);
+            // Continuation lines under the message, on a terminal narrower than a line; a path
+            // longer than the line is broken there too, not at the terminal's first column.
+            let fit = |line: String| match width {
+                Some(w) => crate::text::wrap::wrap_hanging(&line, w, 20).join("\n"),
+                None => line,
+            };
             println!("{}", fit(format!("{mark} {:<11} {}", f.check, crate::text::sanitize::sanitize(&f.message))));
             if let Some(fix) = &f.fix {
                 println!("{}", fit(format!("        {:<11} fix: {}", "", crate::text::sanitize::sanitize(fix))));
@@ -114,10 +119,10 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
                 crate::text::count(kernel, "note", "notes")
             )
         };
-        println!(
-            "{}{notes}",
+        crate::ask::tty::print_fitted(&format!(
+            "{}{notes}\n",
             if ok { "agentsh doctor: no problems found" } else { "agentsh doctor: problems found (see fix:)" }
-        );
+        ));
     }
     Ok(if ok { 0 } else { 1 })
 }
@@ -405,10 +410,70 @@ fn interactive_hooks(f: &Facts) -> Vec<Finding> {
         .collect()
 }
 
+/// The `bash` link `agentsh init` makes (issue 29, item 12): once an agent's settings name it,
+/// or `init` made its directory, a missing or broken link is a problem (the agent's shell is
+/// gone or is not agentsh), not a note.
+fn bash_link(f: &Facts) -> Vec<Finding> {
+    let Ok(dir) = crate::commands::init::shell_dir() else { return Vec::new() };
+    let link = dir.join("bash");
+    // As a person writes it: `~/...` for the home directory.
+    let tilde = |p: &Path| match f.home.as_ref().and_then(|h| p.strip_prefix(h).ok()) {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => p.display().to_string(),
+    };
+    let shown = tilde(&link);
+    let named = |v: Option<String>| v.is_some_and(|v| Path::new(&v) == link);
+    let claude = claude_settings_file(f)
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v["env"]["CLAUDE_CODE_SHELL"].as_str().map(str::to_string));
+    let login = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten().map(|u| u.shell);
+    let mut users = Vec::new();
+    if named(claude) || named((f.env)("CLAUDE_CODE_SHELL")) {
+        users.push("Claude Code (CLAUDE_CODE_SHELL)");
+    }
+    if login.is_some_and(|sh| sh == link) {
+        users.push("Codex (your login shell)");
+    }
+    let on_path = (f.env)("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d == dir));
+    if on_path {
+        users.push("Gemini CLI (PATH)");
+    }
+    if users.is_empty() && !dir.is_dir() {
+        return Vec::new();
+    }
+    let fix = format!(
+        "mkdir -p {0} && ln -sfn {1} {0}/bash (or run `agentsh init <agent> --write` again)",
+        tilde(&dir),
+        f.me.as_ref().map_or("$(command -v agentsh)".to_string(), |m| m.display().to_string())
+    );
+    let who = if users.is_empty() {
+        format!("(agentsh init made {}): an agent set up to run it does not reach agentsh", tilde(&dir))
+    } else {
+        format!("and {} runs it: those commands do not reach agentsh", users.join(", "))
+    };
+    let broken = match std::fs::symlink_metadata(&link) {
+        Err(_) => Some("is missing".to_string()),
+        Ok(_) if std::fs::metadata(&link).is_err() => Some("points at nothing".to_string()),
+        Ok(_) if !f.reaches_agentsh(&link.display().to_string()) => Some("is not agentsh".to_string()),
+        Ok(_) => None,
+    };
+    vec![match broken {
+        Some(what) => finding("link", Level::Problem, format!("the bash link {shown} {what} {who}"), Some(&fix)),
+        None => finding("link", Level::Ok, format!("the bash link {shown} is agentsh"), None),
+    }]
+}
+
 fn config_files(f: &Facts) -> Vec<Finding> {
     let config = crate::policy::config::load(&f.cwd);
-    let mut out: Vec<Finding> =
-        config.files.iter().map(|p| finding("config", Level::Ok, format!("read {}", p.display()), None)).collect();
+    // A file with a problem is said once, as a problem, not also as read (issue 29, item 12).
+    let troubled = |p: &Path| config.warnings.iter().any(|w| w.starts_with(&p.display().to_string()));
+    let mut out: Vec<Finding> = config
+        .files
+        .iter()
+        .filter(|p| !troubled(p))
+        .map(|p| finding("config", Level::Ok, format!("read {}", p.display()), None))
+        .collect();
     if config.files.is_empty() {
         out.push(finding("config", Level::Info, "no config file: the built-in policy applies".into(), None));
     }
