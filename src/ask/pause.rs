@@ -33,13 +33,16 @@ pub fn file() -> Option<PathBuf> {
 /// a person meant to stop the agent, and a broken file must not let it go on.
 pub fn current() -> Option<Pause> {
     let path = file()?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
+    // A regular file, never through a link, never blocking (a FIFO planted in its place would
+    // hang every command), read only so far: a pause file is a few bytes.
+    let read = crate::policy::files::open(&path, crate::policy::files::Links::Refuse).and_then(|f| f.read_capped(4096));
+    let bytes = match read {
+        Ok(b) => b,
         // No such file, or its directory is not a directory: then there is no pause file.
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return None,
         Err(_) => return Some(Pause { mode: Mode::Deny, since: None }),
     };
-    Some(parse(&text))
+    Some(parse(&String::from_utf8_lossy(&bytes)))
 }
 
 fn parse(text: &str) -> Pause {

@@ -137,7 +137,7 @@ fn admit(
 fn ignored_entries(verdict: &crate::judge::decide::Verdict, cwd: &std::path::Path) -> String {
     use crate::judge::decide::{Entries, Entry};
     let Some(path) = crate::policy::config::find_project_file(cwd) else { return String::new() };
-    let Ok(bytes) = std::fs::read(&path) else { return String::new() };
+    let Ok(bytes) = crate::policy::config::read_bytes(&path) else { return String::new() };
     let content = crate::policy::config::Content::new(bytes, None);
     if crate::policy::trust::state(&path, &content) == crate::policy::trust::State::Trusted {
         return String::new();

@@ -41,7 +41,7 @@ fn trust_state(path: &Path) -> String {
     if config::user_file().as_deref() == Some(path) {
         return "the person's own: applies".into();
     }
-    let Ok(bytes) = std::fs::read(path) else { return "cannot be read: every command needs a person".into() };
+    let Ok(bytes) = config::read_bytes(path) else { return "cannot be read: every command needs a person".into() };
     match crate::policy::trust::state(path, &config::Content::new(bytes, None)) {
         State::Trusted => "trusted: applies".into(),
         State::NeverTrusted => "not trusted: only its stricter settings apply; `agentsh trust` to trust it".into(),

@@ -48,10 +48,10 @@ pub fn update_then<T>(
 ) -> Result<T> {
     let (dir, lock) = lock(path)?;
 
-    let old = match fs::read(path) {
+    let old = match crate::policy::config::read_bytes(path) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => bail!("{}: {e}; fix the file first, agentsh will not overwrite it", path.display()),
     };
     let mut map = match old.as_deref().map(String::from_utf8_lossy) {
         None => Map::new(),

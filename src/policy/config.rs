@@ -6,7 +6,10 @@
 //! - a malformed file never stops agentsh: its settings are ignored with one warning each;
 //! - but a blacklist that cannot be read (or a malformed file that mentions one) makes every
 //!   command need a person, since agentsh cannot tell what it would have denied;
-//! - an unreadable `requireCommandConfirmation` counts as `true`.
+//! - an unreadable `requireCommandConfirmation` counts as `true`;
+//! - a file that is there but cannot be read at all (unreadable, over [`MAX_CONFIG_BYTES`], a
+//!   link that dangles or loops, a directory or a FIFO in its place) is taken as holding the
+//!   strictest settings, with one warning that says why ([`unreadable`]).
 
 use crate::judge::custom_rules::{self, Rule};
 use crate::judge::decide::Policy;
@@ -19,6 +22,10 @@ pub const PROJECT_FILE: &str = ".agents/terminal.json";
 pub const DEFAULT_CONFIRM_TIMEOUT: u64 = 60;
 pub const MIN_CONFIRM_TIMEOUT: u64 = 10;
 pub const MAX_CONFIRM_TIMEOUT: u64 = 120;
+/// The most of a config file agentsh reads. A 10,000-entry whitelist with 1,000 rules is about
+/// 400 KiB; a 1 GB `.agents/terminal.json`, which an untrusted repository can ship, cost 12.8 s
+/// and 2.75 GB on every command (issue 27).
+pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
 pub const KEYS: &[&str] = &[
     "requireCommandConfirmation",
@@ -82,9 +89,27 @@ pub struct FileSettings {
     pub sandbox: crate::policy::sandbox_settings::FileSandbox,
 }
 
-/// Walks up from `cwd` to the first `.agents/terminal.json`.
+/// Walks up from `cwd` to the first `.agents/terminal.json`: the first that is there in any
+/// form. One that is not a readable file (a link that dangles or loops, a directory, a FIFO) is
+/// found too, and read as unreadable (strict), never skipped for one further up.
 pub fn find_project_file(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| p.is_file())
+    cwd.ancestors().map(|d| d.join(PROJECT_FILE)).find(|p| present(p))
+}
+
+/// Whether something is at `path`, a link or a file that cannot be read included. Only "no such
+/// file" (or a parent that is not a directory) means it is not there.
+pub fn present(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => true,
+        Err(e) => !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)),
+    }
+}
+
+/// The bytes of a config file: a regular file (following a link, as into a dotfiles
+/// repository), at most [`MAX_CONFIG_BYTES`], never blocking. `NotFound` only when nothing is
+/// there; every other error says what is there instead.
+pub fn read_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+    crate::policy::files::read_capped(path, MAX_CONFIG_BYTES)
 }
 
 /// The project `cwd` is in, for `projectWhitelist`: the directory holding its
@@ -118,7 +143,7 @@ pub fn user_file() -> Option<PathBuf> {
 pub fn load(cwd: &Path) -> Config {
     let mut parsed: Vec<(PathBuf, FileSettings)> = Vec::new();
     let user_path = user_file();
-    if let Some(u) = user_path.clone().filter(|p| p.is_file()) {
+    if let Some(u) = user_path.clone().filter(|p| present(p)) {
         let mut user = read_file(&u);
         if let Some(why) = crate::policy::trust::unsafe_file(&u) {
             let removed = crate::policy::trust::strip_loosening(&mut user, &FileSettings::default());
@@ -205,27 +230,33 @@ impl Content {
 pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Content>) {
     match read_with_stat(path) {
         Ok(content) => (parse_shared(&path.display().to_string(), &content.text), Some(content)),
-        Err(e) => {
-            // It exists (we checked) but cannot be read: fail closed as a malformed file would.
-            let mut s = FileSettings::default();
-            let why = format!("{}: cannot be read: {e}", path.display());
-            s.warnings.push(format!("{why}; every command needs a person until it can be read"));
-            s.blacklist_broken = Some(why);
-            (s, None)
-        }
+        Err(e) => (unreadable(path, &e), None),
     }
+}
+
+/// The settings of a file that is there but cannot be read, whatever the reason: it may have
+/// held any setting that tightens the policy, so all of them are assumed (as for a malformed
+/// file that mentions them, [`fail_closed_for_unreadable`]), with one warning that says why.
+pub fn unreadable(path: &Path, e: &std::io::Error) -> FileSettings {
+    let mut s = FileSettings::default();
+    let at = crate::text::sanitize::sanitize(&path.display().to_string());
+    let problem = format!("cannot be read: {e}");
+    fail_closed(&mut s, &at, &problem, |_| true);
+    // One warning for the file, not one per setting assumed.
+    s.warnings = vec![format!(
+        "{at}: {problem}; until it can be read agentsh assumes its strictest settings: every command needs a \
+         person, level student, and no network in the sandbox"
+    )];
+    s
 }
 
 /// Reads the file, with its stat taken before and after on the open file: equal, and settled
 /// (`trust::Stat::settled`), they identify the bytes read.
 fn read_with_stat(path: &Path) -> std::io::Result<Content> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let before = file.metadata()?;
-    let mut bytes = Vec::with_capacity(usize::try_from(before.len()).unwrap_or(0).saturating_add(1));
-    file.read_to_end(&mut bytes)?;
-    let after = file.metadata()?;
-    Ok(Content::new(bytes, crate::policy::trust::Stat::settled(&before, &after, std::time::SystemTime::now())))
+    let opened = crate::policy::files::open(path, crate::policy::files::Links::Follow)?;
+    let bytes = opened.read_capped(MAX_CONFIG_BYTES)?;
+    let after = opened.file.metadata()?;
+    Ok(Content::new(bytes, crate::policy::trust::Stat::settled(&opened.meta, &after, std::time::SystemTime::now())))
 }
 
 pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {
@@ -330,27 +361,37 @@ pub fn parse_settings_slowly(name: &str, text: &str) -> FileSettings {
 
 /// A file that cannot be parsed may have held a blacklist or `requireCommandConfirmation: true`.
 fn fail_closed_for_unreadable(s: &mut FileSettings, text: &str, at: &str) {
-    if text.contains("commandBlacklist") {
-        s.blacklist_broken = Some(format!("{at}: the file holding it is not valid JSON"));
+    let mentions = |key: &str| match key {
+        "commandBlacklist" | "requireCommandConfirmation" => text.contains(key),
+        _ => text.contains(&format!("\"{key}\"")),
+    };
+    fail_closed(s, at, "the file holding it is not valid JSON", mentions);
+}
+
+/// Assumes the strictest value of every setting that `mentions` says the file may hold, with a
+/// warning for each. `at` is the file (and position); `problem` says what is wrong with it.
+fn fail_closed(s: &mut FileSettings, at: &str, problem: &str, mentions: impl Fn(&str) -> bool) {
+    if mentions("commandBlacklist") {
+        s.blacklist_broken = Some(format!("{at}: {problem}"));
         s.warnings
             .push(format!("{at}: it mentions commandBlacklist, so every command needs a person until it is fixed"));
     }
-    if text.contains("requireCommandConfirmation") {
+    if mentions("requireCommandConfirmation") {
         s.require_confirmation = Some(true);
         s.warnings.push(format!(
             "{at}: it mentions requireCommandConfirmation, so it is taken as on (every command needs a person) until it is fixed"
         ));
     }
-    if text.contains("\"level\"") {
+    if mentions("level") {
         s.level = Some(Level::Student);
         s.warnings.push(format!("{at}: it mentions level, so the strictest level (student) applies until it is fixed"));
     }
-    if text.contains("\"sandbox\"") {
+    if mentions("sandbox") {
         s.sandbox.network = Some(crate::policy::sandbox_settings::Network::Off);
         s.warnings.push(format!("{at}: it mentions sandbox, so the network is off in the sandbox until it is fixed"));
     }
-    if text.contains("\"rules\"") {
-        s.rules_broken = Some(format!("{at}: the file holding the rules is not valid JSON"));
+    if mentions("rules") {
+        s.rules_broken = Some(format!("{at}: {problem}"));
         s.warnings.push(format!("{at}: it mentions rules, so every command needs a person until it is fixed"));
     }
 }

@@ -10,6 +10,7 @@ pub mod audit_settings;
 pub mod config;
 pub mod config_fast;
 pub mod dirs;
+pub mod files;
 pub mod sandbox_settings;
 pub mod trust;
 pub mod whitelist;

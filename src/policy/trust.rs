@@ -26,7 +26,7 @@ pub fn store_file() -> Option<PathBuf> {
 /// The user config's settings, the baseline a project file's settings are compared with.
 pub fn user_settings() -> FileSettings {
     crate::policy::config::user_file()
-        .filter(|p| p.is_file())
+        .filter(|p| crate::policy::config::present(p))
         .map(|p| crate::policy::config::read_file(&p))
         .unwrap_or_default()
 }
@@ -138,8 +138,9 @@ fn records() -> Result<Map<String, Value>, String> {
     if let Some(why) = unsafe_file(&file) {
         return Err(why);
     }
-    match std::fs::read_to_string(&file) {
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
+    // Capped as a config file is: the agent's own file tools can write the data directory.
+    match crate::policy::config::read_bytes(&file) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(m)) => Ok(m),
             _ => Err(format!("{} is not a JSON object", sanitize(&file.display().to_string()))),
         },

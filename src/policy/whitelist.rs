@@ -41,7 +41,7 @@ pub enum Destination {
 impl Destination {
     pub fn for_cwd(cwd: &Path) -> Option<Destination> {
         if let Some(project) = config::find_project_file(cwd)
-            && let Ok(bytes) = std::fs::read(&project)
+            && let Ok(bytes) = config::read_bytes(&project)
             && crate::policy::trust::state(&project, &config::Content::new(bytes, None))
                 == crate::policy::trust::State::Trusted
         {

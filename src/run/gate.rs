@@ -293,13 +293,27 @@ fn read_source(source: Source) -> Result<Source, i32> {
     Ok(Source::Text { text, argv0: None, args: Vec::new() })
 }
 
+/// The script operand (`agentsh SCRIPT`): a regular file, read without blocking and only up
+/// to the judge's limit plus one byte, as standard input is: a longer script is then refused by
+/// the judge as too large. `agentsh /dev/zero` ran out of memory and a FIFO hung (issue 27).
 fn read_script(path: &str) -> Result<String, i32> {
     let shown = crate::text::sanitize::sanitize(path);
-    let bytes = match std::fs::read(path) {
+    let limit = parse::MAX_INPUT_BYTES as u64 + 1;
+    let read = crate::policy::files::open(Path::new(path), crate::policy::files::Links::Follow)
+        .and_then(|script| script.read_prefix(limit));
+    let bytes = match read {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             eprintln!("agentsh: {shown}: No such file or directory");
             return Err(127);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            eprintln!("agentsh: {shown}: {e}");
+            eprintln!(
+                "hint: nothing ran. agentsh reads a script only from a regular file; give it on standard input \
+                 (`... | agentsh`), or as text (`agentsh -c '...'`)"
+            );
+            return Err(REFUSED);
         }
         Err(e) => {
             eprintln!("agentsh: {shown}: {e}");

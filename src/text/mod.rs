@@ -25,3 +25,32 @@ pub fn path(p: &std::path::Path) -> String {
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
+
+/// A size for a message: `512 bytes`, `64 KiB`, `1.5 MiB`, `1 GiB` (binary units, one decimal
+/// where it is not whole).
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if n < 1024 {
+        return count(n as usize, "byte", "bytes");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let shown = format!("{value:.1}");
+    format!("{} {}", shown.strip_suffix(".0").unwrap_or(&shown), UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_read_as_a_person_writes_them() {
+        let cases = [(1, "1 byte"), (512, "512 bytes"), (64 * 1024, "64 KiB"), (1536 * 1024, "1.5 MiB")];
+        for (n, want) in cases {
+            assert_eq!(super::bytes(n), want);
+        }
+        assert_eq!(super::bytes(1 << 30), "1 GiB");
+    }
+}
