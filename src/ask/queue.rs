@@ -22,12 +22,14 @@ use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Request and answer files larger than this are not ours: ignored.
 const MAX_FILE: u64 = 256 * 1024;
+/// How often a waiter that cannot watch the queue (inotify) looks for its answer.
+pub const POLL: std::time::Duration = std::time::Duration::from_millis(100);
 const WATCHER: &str = "watcher";
 
 /// One pending request, as stored in `ID.json`. Text fields are sanitized when written.
@@ -125,37 +127,16 @@ pub fn path() -> Option<PathBuf> {
     }
 }
 
-/// The queue directory, created if missing and checked. `Err` says why it cannot be used.
+/// The queue directory, created if missing and checked (`policy::dirs::private_dir`, shared
+/// with the state directory). `Err` says why it cannot be used.
 pub fn dir() -> Result<PathBuf, String> {
-    let uid = nix::unistd::geteuid().as_raw();
     let path = path().ok_or("no runtime or home directory to keep it in")?;
-    match fs::DirBuilder::new().recursive(true).mode(0o700).create(&path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+    // Kept in the state directory (no runtime directory): that must be the user's own too.
+    if crate::policy::dirs::state_dir().is_some_and(|state| path.starts_with(state)) {
+        crate::policy::dirs::state()?;
     }
-    check_dir(&path, uid)?;
+    crate::policy::dirs::private_dir(&path)?;
     Ok(path)
-}
-
-/// A shared /tmp lets others pre-create the directory or plant a link: refuse anything but a
-/// real directory of ours that no one else can enter.
-fn check_dir(path: &Path, uid: u32) -> Result<(), String> {
-    let shown = path.display();
-    let meta = fs::symlink_metadata(path).map_err(|e| format!("cannot inspect {shown}: {e}"))?;
-    if meta.file_type().is_symlink() {
-        return Err(format!("{shown} is a symbolic link; remove it"));
-    }
-    if !meta.is_dir() {
-        return Err(format!("{shown} is not a directory"));
-    }
-    if meta.uid() != uid {
-        return Err(format!("{shown} belongs to another user (uid {})", meta.uid()));
-    }
-    if meta.permissions().mode() & 0o077 != 0 {
-        return Err(format!("{shown} is open to other users (mode {:o}); run chmod 700 on it", meta.mode() & 0o777));
-    }
-    Ok(())
 }
 
 /// True for the ids agentsh makes: 12 lowercase hex digits. Anything else is never a path.
@@ -168,17 +149,14 @@ fn new_id() -> io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Opens a file without following links and checks it is a regular file of ours.
+/// Opens a file without following links or blocking, and checks it is a regular file of ours
+/// and not too large to be ours.
 fn open_owned(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags((nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits())
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() || meta.uid() != nix::unistd::geteuid().as_raw() || meta.len() > MAX_FILE {
+    let opened = crate::policy::files::open(path, crate::policy::files::Links::Refuse)?.owned()?;
+    if opened.meta.len() > MAX_FILE {
         return Err(io::Error::new(io::ErrorKind::PermissionDenied, "not a file of this user's"));
     }
-    Ok(file)
+    Ok(opened.file)
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> io::Result<T> {
@@ -590,20 +568,6 @@ mod tests {
         let d = private_dir();
         let reply = Reply { answer: Verdict::Once, entry: None, code: None, message: None };
         assert!(answer(d.path(), "../evil", &reply).is_err());
-    }
-
-    #[test]
-    fn the_directory_must_be_private_and_ours() {
-        let d = tempfile::tempdir().unwrap();
-        let uid = nix::unistd::geteuid().as_raw();
-        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o755)).unwrap();
-        assert!(check_dir(d.path(), uid).unwrap_err().contains("open to other users"));
-        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o700)).unwrap();
-        assert!(check_dir(d.path(), uid).is_ok());
-        assert!(check_dir(d.path(), uid + 1).unwrap_err().contains("another user"));
-        let link = d.path().join("link");
-        std::os::unix::fs::symlink(d.path(), &link).unwrap();
-        assert!(check_dir(&link, uid).unwrap_err().contains("symbolic link"));
     }
 
     #[test]

@@ -329,8 +329,9 @@ pub(crate) fn first_in_session(what: &str) -> bool {
         .ok()
         .and_then(|s| s.rsplit_once(") ").and_then(|(_, rest)| rest.split(' ').nth(19).map(str::to_string)))
         .unwrap_or_default();
-    let Some(dir) = crate::policy::dirs::state_dir().map(|d| d.join("notes")) else { return true };
-    if std::fs::create_dir_all(&dir).is_err() {
+    // Only in a state directory that is the user's own (issue 27), made private like it.
+    let Ok(dir) = crate::policy::dirs::state().map(|d| d.join("notes")) else { return true };
+    if crate::policy::dirs::private_dir(&dir).is_err() {
         return true;
     }
     let marker = dir.join(format!("{what}-{sid}-{start}"));

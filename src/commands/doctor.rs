@@ -61,7 +61,7 @@ pub struct Facts {
 impl Facts {
     fn from_process() -> Facts {
         Facts {
-            home: std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute()),
+            home: crate::policy::dirs::home().map(Path::to_path_buf),
             cwd: std::env::current_dir().unwrap_or_else(|_| ".".into()),
             me: std::env::current_exe().ok().and_then(|p| p.canonicalize().ok()),
             env: |k| std::env::var(k).ok().filter(|v| !v.is_empty()),
@@ -161,7 +161,8 @@ fn shell_route(f: &Facts) -> Vec<Finding> {
         None => finding("shell", Level::Info, "Claude Code: no CLAUDE_CODE_SHELL or SHELL".into(), None),
     });
     // Codex: the passwd entry's shell, by file name.
-    let login = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten().map(|u| u.shell);
+    // From /etc/passwd only: NSS crashes the static binary for users it does not list.
+    let login = crate::policy::dirs::passwd(nix::unistd::getuid().as_raw()).map(|u| PathBuf::from(u.shell));
     out.push(match login {
         Some(sh) if f.reaches_agentsh(&sh.display().to_string()) => {
             let named = sh.file_name().and_then(|n| n.to_str()).is_some_and(|n| ["bash", "zsh", "sh"].contains(&n));
@@ -488,11 +489,21 @@ fn audit_log(_: &Facts) -> Vec<Finding> {
         return vec![finding("audit", Level::Problem, "no home directory for the audit log".into(), Some("set HOME"))];
     };
     let dir = log.parent().unwrap_or(Path::new("."));
+    // The state directory must be the user's own (issue 27); made 0700 here if missing.
+    if let Err(why) = crate::policy::dirs::state() {
+        return vec![finding(
+            "audit",
+            Level::Problem,
+            format!(
+                "the audit log {} cannot be written: {why}; every command that would run is refused",
+                log.display()
+            ),
+            Some(&format!("fix {} as the message says", dir.display())),
+        )];
+    }
     let probe = dir.join(format!(".doctor-{}", std::process::id()));
-    let result = std::fs::create_dir_all(dir)
-        .and_then(|_| std::fs::write(&probe, b""))
-        .and_then(|_| std::fs::remove_file(&probe))
-        .and_then(|_| match log.exists() {
+    let result =
+        std::fs::write(&probe, b"").and_then(|_| std::fs::remove_file(&probe)).and_then(|_| match log.exists() {
             true => std::fs::OpenOptions::new().append(true).open(&log).map(drop),
             false => Ok(()),
         });

@@ -105,7 +105,7 @@ pub fn run(args: LogArgs) -> Result<i32> {
     } else {
         let color =
             nix::unistd::isatty(std::io::stdout()).unwrap_or(false) && crate::ask::prompt::Style::from_env().color;
-        let home = std::env::var("HOME").ok().filter(|h| h.len() > 1);
+        let home = crate::policy::dirs::home().map(|h| h.display().to_string()).filter(|h| h.len() > 1);
         let width = crate::ask::tty::width_of(std::io::stdout());
         print!("{}", table(shown, &Layout { color, width }, home.as_deref()));
         if shown.iter().any(|e| exit_cell(e) == "?") {

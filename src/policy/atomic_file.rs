@@ -19,9 +19,9 @@ fn lock_path(path: &Path) -> PathBuf {
     use sha2::Digest;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let absolute = fs::canonicalize(dir).map(|d| d.join(path.file_name().unwrap_or_default()));
-    if let (Some(state), Ok(absolute)) = (crate::policy::dirs::state_dir(), absolute) {
+    if let (Ok(state), Ok(absolute)) = (crate::policy::dirs::state(), absolute) {
         let locks = state.join("locks");
-        if std::fs::DirBuilder::new().recursive(true).create(&locks).is_ok() {
+        if crate::policy::dirs::private_dir(&locks).is_ok() {
             let digest = sha2::Sha256::digest(absolute.as_os_str().as_encoded_bytes());
             let name: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
             return locks.join(format!("{name}.lock"));

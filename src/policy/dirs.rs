@@ -1,20 +1,280 @@
-//! The user's agentsh directories (`~/.config/agentsh`, `~/.local/state/agentsh`), looked up
-//! once per process: each lookup reads the environment and builds several paths, and a `-c`
-//! run needed three (docs/BENCHMARKS.md). The environment does not change while agentsh runs.
+//! The user's home and agentsh's directories (`~/.config/agentsh`, `~/.local/state/agentsh`,
+//! ...), looked up once per process: each lookup reads the environment and builds several paths,
+//! and a `-c` run needed three (docs/BENCHMARKS.md). The environment does not change while
+//! agentsh runs.
+//!
+//! Also the checks that keep agentsh's private directories its own ([`private_dir`]): the state
+//! directory (the audit log and its seal), the approval queue, and the records of kept
+//! namespaces. With `HOME` or `XDG_STATE_HOME` in a shared place, another user could make the
+//! directory first and then read or cut the audit log written into it (issue 27).
 
-use directories::ProjectDirs;
-use std::path::PathBuf;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// `None` when no home directory can be found.
-pub fn project() -> Option<&'static ProjectDirs> {
-    static DIRS: OnceLock<Option<ProjectDirs>> = OnceLock::new();
-    DIRS.get_or_init(|| ProjectDirs::from("", "", "agentsh")).as_ref()
+/// The user's home directory: `$HOME` when it is an absolute path; otherwise (unset, empty, or
+/// relative, which would put agentsh's files under whatever directory a command starts in) the
+/// home of the user's passwd entry. `None` when neither names one. Every reading of the home
+/// goes through here: agentsh's directories, the box (`run::sandbox::Place`) and the judge's
+/// view of `~` then agree.
+pub fn home() -> Option<&'static Path> {
+    static HOME: OnceLock<Option<PathBuf>> = OnceLock::new();
+    HOME.get_or_init(|| home_from(std::env::var_os("HOME"), || passwd(nix::unistd::getuid().as_raw()).map(|p| p.home)))
+        .as_deref()
 }
 
-/// `~/.local/state/agentsh` on Linux (`$XDG_STATE_HOME/agentsh`); the platform's local data
-/// directory where there is no state directory.
+/// [`home`] from the value of `HOME` and a lookup of the passwd entry's home.
+fn home_from(env: Option<std::ffi::OsString>, passwd_home: impl FnOnce() -> Option<String>) -> Option<PathBuf> {
+    let absolute = |p: PathBuf| p.is_absolute().then_some(p);
+    env.map(PathBuf::from).and_then(absolute).or_else(|| passwd_home().map(PathBuf::from).and_then(absolute))
+}
+
+/// agentsh's own directories, each `<XDG base, when absolute, else its default under home>/agentsh`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dirs {
+    config: PathBuf,
+    data: PathBuf,
+    cache: PathBuf,
+    state: PathBuf,
+    runtime: Option<PathBuf>,
+}
+
+impl Dirs {
+    /// `~/.config/agentsh` (`$XDG_CONFIG_HOME/agentsh`): the user config.
+    pub fn config_dir(&self) -> &Path {
+        &self.config
+    }
+    /// `~/.local/share/agentsh` (`$XDG_DATA_HOME/agentsh`): trust records, the `bash` link.
+    pub fn data_dir(&self) -> &Path {
+        &self.data
+    }
+    /// The same as [`Dirs::data_dir`] on Linux.
+    pub fn data_local_dir(&self) -> &Path {
+        &self.data
+    }
+    /// `~/.cache/agentsh` (`$XDG_CACHE_HOME/agentsh`).
+    pub fn cache_dir(&self) -> &Path {
+        &self.cache
+    }
+    /// `~/.local/state/agentsh` (`$XDG_STATE_HOME/agentsh`). Unchecked: see [`state`].
+    pub fn state_dir(&self) -> Option<&Path> {
+        Some(&self.state)
+    }
+    /// `$XDG_RUNTIME_DIR/agentsh`, when that is set to an absolute path.
+    pub fn runtime_dir(&self) -> Option<&Path> {
+        self.runtime.as_deref()
+    }
+}
+
+/// `None` when no home directory can be found ([`home`]).
+pub fn project() -> Option<&'static Dirs> {
+    static DIRS: OnceLock<Option<Dirs>> = OnceLock::new();
+    DIRS.get_or_init(|| dirs_from(home()?, |name| std::env::var_os(name))).as_ref()
+}
+
+/// [`Dirs`] under `home`, with the XDG variables read through `var`.
+fn dirs_from(home: &Path, var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Dirs> {
+    let base = |name: &str, default: &str| {
+        var(name).map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or_else(|| home.join(default)).join("agentsh")
+    };
+    Some(Dirs {
+        config: base("XDG_CONFIG_HOME", ".config"),
+        data: base("XDG_DATA_HOME", ".local/share"),
+        cache: base("XDG_CACHE_HOME", ".cache"),
+        state: base("XDG_STATE_HOME", ".local/state"),
+        runtime: var("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|p| p.is_absolute()).map(|p| p.join("agentsh")),
+    })
+}
+
+/// `~/.local/state/agentsh` (`$XDG_STATE_HOME/agentsh`), as a path: where the audit log and the
+/// box's records are. Nothing is checked; use [`state`] before writing or trusting anything there.
 pub fn state_dir() -> Option<PathBuf> {
-    let dirs = project()?;
-    Some(dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir()).to_path_buf())
+    project().map(|d| d.state.clone())
+}
+
+/// The state directory, made (0700) if it is missing and checked ([`private_dir`]): once per
+/// process. `Err` says why it cannot be used and what to do, for a message.
+pub fn state() -> Result<&'static Path, String> {
+    static STATE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    STATE
+        .get_or_init(|| {
+            let dir =
+                state_dir().ok_or("no home directory to keep it in (HOME is unset, and no passwd entry names one)")?;
+            private_dir(&dir)?;
+            Ok(dir)
+        })
+        .as_ref()
+        .map(PathBuf::as_path)
+        .map_err(Clone::clone)
+}
+
+/// Makes `path` a directory of agentsh's own if it is missing (mode 0700, with any missing
+/// parents), and checks it ([`check_private`]). The state directory, the approval queue and the
+/// records of kept namespaces all go through here.
+pub fn private_dir(path: &Path) -> Result<(), String> {
+    let uid = nix::unistd::geteuid().as_raw();
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(path)
+                .map_err(|e| format!("cannot create {}: {e}", shown(path)))?;
+            std::fs::symlink_metadata(path)
+        }
+        found => found,
+    };
+    let meta = meta.map_err(|e| format!("cannot inspect {}: {e}", shown(path)))?;
+    check(path, &meta, uid)
+}
+
+/// A directory agentsh keeps private files in must be a real directory (not a symbolic link),
+/// belong to `uid`, and be writable by no one else: otherwise someone else made it, or can put
+/// files in it, and could read, replace or cut what agentsh keeps there. One that others can only
+/// read or enter is ours alone (no one else could have put anything in it) and is closed to them
+/// here (`chmod 700`), through a descriptor that cannot follow a link. `Err` says what to fix.
+pub fn check_private(path: &Path, uid: u32) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot inspect {}: {e}", shown(path)))?;
+    check(path, &meta, uid)
+}
+
+fn check(path: &Path, meta: &std::fs::Metadata, uid: u32) -> Result<(), String> {
+    let shown = shown(path);
+    if meta.file_type().is_symlink() {
+        return Err(format!(
+            "{shown} is a symbolic link; agentsh keeps its files only in a real directory of yours: remove the link"
+        ));
+    }
+    if !meta.is_dir() {
+        return Err(format!("{shown} is {}, not a directory: move it away", crate::policy::files::kind(meta)));
+    }
+    if meta.uid() != uid {
+        return Err(format!(
+            "{shown} belongs to another user (uid {}), who could read or change what agentsh keeps there: \
+             remove it, or point HOME or XDG_STATE_HOME at a directory of your own",
+            meta.uid()
+        ));
+    }
+    let mode = meta.mode() & 0o777;
+    if mode & 0o022 != 0 {
+        return Err(format!(
+            "{shown} is open to other users (mode {mode:o}): they could have put files in it; check what is \
+             in it, then run chmod 700 on it"
+        ));
+    }
+    if mode & 0o077 != 0 {
+        close_to_others(path)
+            .map_err(|e| format!("{shown} is open to other users (mode {mode:o}); run chmod 700 on it ({e})"))?;
+    }
+    Ok(())
+}
+
+/// `chmod 700` of a directory, through a descriptor opened without following a link.
+fn close_to_others(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW).open(path)?;
+    dir.set_permissions(std::fs::Permissions::from_mode(0o700))
+}
+
+fn shown(path: &Path) -> String {
+    crate::text::sanitize::sanitize(&path.display().to_string())
+}
+
+/// A user's passwd entry: the name, the home directory and the login shell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Passwd {
+    pub name: String,
+    pub home: String,
+    pub shell: String,
+}
+
+/// The passwd entry of `uid`, from `/etc/passwd`. Not `$USER` or `$HOME`, which the agent sets.
+/// Never through NSS (`getpwuid`): agentsh is linked statically (`.cargo/config.toml`), and
+/// glibc's NSS modules, loaded into a static program, crash it (SIGSEGV, no message, no record)
+/// for a user `/etc/passwd` does not list, such as a container's `-u 1234` (issue 27). Such a
+/// user has no name here (records show the uid) and no home from here (`HOME` must name it).
+pub fn passwd(uid: u32) -> Option<Passwd> {
+    passwd_line(&std::fs::read_to_string("/etc/passwd").ok()?, uid)
+}
+
+/// The entry of `uid` in the text of a passwd file (`name:x:uid:gid:gecos:home:shell`).
+fn passwd_line(text: &str, uid: u32) -> Option<Passwd> {
+    text.lines().find_map(|line| {
+        let f: Vec<&str> = line.split(':').collect();
+        (f.len() >= 7 && f[2].parse::<u32>().ok()? == uid).then(|| Passwd {
+            name: f[0].to_string(),
+            home: f[5].to_string(),
+            shell: f[6].to_string(),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_is_an_absolute_home_or_the_passwd_entrys() {
+        let passwd = || Some("/home/me".to_string());
+        assert_eq!(home_from(Some("/h".into()), passwd), Some("/h".into()));
+        // Unset, empty, or relative (issue 27: `relhome/.local/state/agentsh` under the project).
+        for env in [None, Some("".into()), Some("relhome".into()), Some("./x".into())] {
+            assert_eq!(home_from(env, passwd), Some("/home/me".into()));
+        }
+        assert_eq!(home_from(None, || None), None);
+        assert_eq!(home_from(None, || Some(String::new())), None);
+        assert_eq!(home_from(Some("rel".into()), || Some("rel-too".into())), None);
+    }
+
+    #[test]
+    fn dirs_follow_absolute_xdg_variables_only() {
+        let vars = |name: &str| match name {
+            "XDG_STATE_HOME" => Some("/s".into()),
+            "XDG_CONFIG_HOME" => Some("relative".into()),
+            "XDG_RUNTIME_DIR" => Some("/run/user/1".into()),
+            _ => None,
+        };
+        let d = dirs_from(Path::new("/home/me"), vars).unwrap();
+        assert_eq!(d.state_dir(), Some(Path::new("/s/agentsh")));
+        assert_eq!(d.config_dir(), Path::new("/home/me/.config/agentsh"));
+        assert_eq!(d.data_dir(), Path::new("/home/me/.local/share/agentsh"));
+        assert_eq!(d.cache_dir(), Path::new("/home/me/.cache/agentsh"));
+        assert_eq!(d.runtime_dir(), Some(Path::new("/run/user/1/agentsh")));
+    }
+
+    #[test]
+    fn passwd_lines_are_read_by_uid() {
+        let text = "root:x:0:0:root:/root:/bin/bash\nbad line\nme:x:1000:1000:Me,,,:/home/me:/bin/sh\n";
+        let me = Passwd { name: "me".into(), home: "/home/me".into(), shell: "/bin/sh".into() };
+        assert_eq!(passwd_line(text, 1000), Some(me));
+        assert_eq!(passwd_line(text, 0).unwrap().home, "/root");
+        assert_eq!(passwd_line(text, 7), None);
+    }
+
+    #[test]
+    fn a_private_directory_is_a_real_one_of_ours_that_no_one_else_can_write() {
+        let d = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::geteuid().as_raw();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o777;
+        // Made when missing, parents too, all 0700.
+        let made = d.path().join("a/b");
+        private_dir(&made).unwrap();
+        assert_eq!((mode(&made), mode(&d.path().join("a"))), (0o700, 0o700));
+        // Open to others for reading only: nothing can have been put in it; closed to them.
+        std::fs::set_permissions(&made, std::fs::Permissions::from_mode(0o755)).unwrap();
+        check_private(&made, uid).unwrap();
+        assert_eq!(mode(&made), 0o700);
+        for open in [0o777, 0o770, 0o707, 0o1777] {
+            std::fs::set_permissions(&made, std::fs::Permissions::from_mode(open)).unwrap();
+            let e = check_private(&made, uid).unwrap_err();
+            assert!(e.contains("open to other users") && e.contains("chmod 700"), "{open:o}: {e}");
+        }
+        std::fs::set_permissions(&made, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(check_private(&made, uid + 1).unwrap_err().contains("belongs to another user"));
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&made, &link).unwrap();
+        assert!(private_dir(&link).unwrap_err().contains("symbolic link"));
+        std::fs::write(d.path().join("file"), "").unwrap();
+        assert!(private_dir(&d.path().join("file")).unwrap_err().contains("not a directory"));
+    }
 }

@@ -138,6 +138,13 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
         };
         return (Confinement::Unconfined, Sandbox::Off(why));
     }
+    // With no home (HOME unset, empty or relative, and no passwd entry naming one) the box
+    // cannot cover the credential stores in it, so nothing may run unasked on its word (issue 27).
+    if crate::policy::dirs::home().is_none() {
+        let why = "no home directory (HOME is not an absolute path, and no passwd entry names one), so the \
+                   sandbox cannot tell where the credential stores are";
+        return (Confinement::Unconfined, Sandbox::Off(why.to_string()));
+    }
     let place = sandbox::Place::current(cwd, exec::needs_terminal());
     // Where the kernel refuses the namespaces, `.git/hooks` and the rest stay writable and the
     // box says so (`Entered::namespaces`); `spec.require_namespaces` would refuse to run instead.

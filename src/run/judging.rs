@@ -14,7 +14,7 @@ const MAX_SNAPSHOT_BYTES: u64 = 4 * 1024 * 1024;
 /// Where the agent's files may legitimately be, read from this process's environment.
 pub fn wrapper_env() -> Env {
     let abs = |v: Option<std::ffi::OsString>| v.map(PathBuf::from).filter(|p| p.is_absolute());
-    let home = abs(std::env::var_os("HOME"));
+    let home = crate::policy::dirs::home().map(Path::to_path_buf);
     let mut claude_dirs: Vec<PathBuf> = abs(std::env::var_os("CLAUDE_CONFIG_DIR")).into_iter().collect();
     let mut codex_dirs: Vec<PathBuf> = abs(std::env::var_os("CODEX_HOME")).into_iter().collect();
     if let Some(home) = &home {

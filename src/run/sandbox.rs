@@ -103,7 +103,7 @@ impl Place {
         Place {
             cwd: cwd.to_path_buf(),
             workspace: Workspace::find(cwd),
-            home: abs("HOME"),
+            home: crate::policy::dirs::home().map(Path::to_path_buf),
             tmpdir: abs("TMPDIR"),
             xdg_cache_home: abs("XDG_CACHE_HOME"),
             cargo_home: abs("CARGO_HOME"),
