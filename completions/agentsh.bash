@@ -225,7 +225,7 @@ _agentsh() {
             return 0
             ;;
         agentsh__subcmd__log)
-            opts="-n -h --json --lines --since --decision --cwd --grep --verify --help"
+            opts="-n -h --json --lines --since --decision --cwd --grep --verify --reseal --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

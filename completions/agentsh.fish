@@ -97,7 +97,8 @@ deny\t''"
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l cwd -d 'Only commands run in DIR or below it' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l grep -d 'Only commands containing TEXT (case-insensitive)' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l json -d 'Print the matching records as JSON lines, exactly as stored'
-complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l verify -d 'Check every line\'s hash and link instead of listing; reports the first broken link'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l verify -d 'Check every line\'s hash and link instead of listing, and that the log starts and ends where its seal says; reports the first broken link, or what is missing'
+complete -c agentsh -n "__fish_agentsh_using_subcommand log" -l reseal -d 'After you rotated, trimmed or cleared the log on purpose: seal it as it is now, so that --verify accepts its start and end (a person confirms it on the terminal)'
 complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l since -d 'Only decisions since WHEN: a span before now (30m, 2minutes, 1h, 2d, 1w), an RFC 3339 date or time, or a date and time in local time (2025-06-01T09:00)' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l json -d 'Print one JSON object'

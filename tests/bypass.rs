@@ -527,9 +527,11 @@ mod in_the_box {
             // So does the note of a terminal session shown a notice once (`ask::tty`).
             let kept = scene.home.path().join(".local/state/agentsh/box");
             let notes = scene.home.path().join(".local/state/agentsh/notes");
+            // And the log's seal, which names its last record (`record::seal`).
+            let seal = scene.home.path().join(".local/state/agentsh/audit.seal");
             let differs = |f: &(PathBuf, Option<Vec<u8>>)| {
                 let old = before.iter().find(|(p, _)| *p == f.0).map(|(_, c)| c.clone()).unwrap_or(None);
-                let own = f.0.starts_with(&kept) || f.0.starts_with(&notes);
+                let own = f.0.starts_with(&kept) || f.0.starts_with(&notes) || f.0 == seal;
                 if f.0 == audit { !appended(&old, &f.1) } else { !own && old != f.1 }
             };
             let gone = before.iter().filter(|(p, _)| !after.iter().any(|(q, _)| q == p));

@@ -184,6 +184,9 @@ The project file, found by walking up from the working directory.
 \fI~/.local/state/agentsh/audit.jsonl\fR
 The audit log, one hash\-chained JSON record per decision (\fBagentsh log \-\-verify\fR).
 .TP
+\fI~/.local/state/agentsh/audit.seal\fR
+The audit log's seal: the first and last record it should hold (\fBagentsh log \-\-reseal\fR).
+.TP
 \fI~/.local/share/agentsh/trust.json\fR
 The trust records of project files.
 .TP

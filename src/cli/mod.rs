@@ -152,9 +152,11 @@ Examples:
   agentsh log --since 1h --decision deny
   agentsh log --cwd . --grep 'git push'
   agentsh log --json -n 0 | jq .      every record, as stored
-  agentsh log --verify                check the hash chain for edits and removed lines
+  agentsh log --verify                check the hash chain for edits and removed lines, and
+                                      the seal for records cut from either end
+  agentsh log --reseal                after you rotated, trimmed or cleared the log on purpose
 
-Exit status: 0 done, 1 failed (or --verify found a broken link), 2 usage error.";
+Exit status: 0 done, 1 failed (or --verify found the log broken or incomplete), 2 usage error.";
 
 const STATS_AFTER_HELP: &str = "\
 Examples:
@@ -193,9 +195,14 @@ pub struct LogArgs {
     /// Only commands containing TEXT (case-insensitive)
     #[arg(long, value_name = "TEXT")]
     pub grep: Option<String>,
-    /// Check every line's hash and link instead of listing; reports the first broken link
+    /// Check every line's hash and link instead of listing, and that the log starts and ends
+    /// where its seal says; reports the first broken link, or what is missing
     #[arg(long, conflicts_with_all = ["json", "since", "decision", "cwd", "grep"])]
     pub verify: bool,
+    /// After you rotated, trimmed or cleared the log on purpose: seal it as it is now, so that
+    /// --verify accepts its start and end (a person confirms it on the terminal)
+    #[arg(long, conflicts_with_all = ["json", "since", "decision", "cwd", "grep", "verify"])]
+    pub reseal: bool,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]

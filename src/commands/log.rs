@@ -69,6 +69,9 @@ pub fn run(args: LogArgs) -> Result<i32> {
     if args.verify {
         return verify(&path);
     }
+    if args.reseal {
+        return reseal(&path);
+    }
     let cwd = match &args.cwd {
         Some(dir) => {
             let abs = std::path::absolute(dir).with_context(|| format!("--cwd {}", dir.display()))?;
@@ -133,7 +136,7 @@ fn verify(path: &Path) -> Result<i32> {
         }
         Verified::Intact { lines, files, rotated_away } => {
             println!(
-                "ok: {} in {}, every hash and link intact ({shown})",
+                "ok: {} in {}, every hash and link intact, none missing at either end ({shown})",
                 crate::text::count(lines, "record", "records"),
                 crate::text::count(files, "file", "files")
             );
@@ -147,7 +150,42 @@ fn verify(path: &Path) -> Result<i32> {
             eprintln!("hint: the records before that line are intact; the file has been edited outside agentsh");
             Ok(1)
         }
+        Verified::Incomplete { why } => {
+            eprintln!("agentsh: audit log incomplete ({shown}): {}", sanitize(&why));
+            eprintln!(
+                "hint: every record left is intact, but records are missing. If you rotated, trimmed or cleared the \
+                 log on purpose, run `agentsh log --reseal` to seal it as it is now"
+            );
+            Ok(1)
+        }
     }
+}
+
+/// `--reseal`: a person says the log is as it should be (they rotated, trimmed or cleared it),
+/// so `--verify` takes its start and end as they are now. It changes the audit trail's evidence,
+/// so it asks the person on the terminal first, as `trust` does.
+fn reseal(path: &Path) -> Result<i32> {
+    let shown = sanitize(&path.display().to_string());
+    let now = match audit::verify(path).with_context(|| format!("cannot read the audit log {shown}"))? {
+        Verified::Intact { lines, .. } => {
+            format!("the log is complete now ({})", crate::text::count(lines, "record", "records"))
+        }
+        Verified::Broken { file, line, why } => {
+            format!("a record is broken at {}:{line} ({why}); resealing does not change that", file.display())
+        }
+        Verified::Incomplete { why } => format!("now: {why}"),
+    };
+    let details = vec![
+        format!(
+            "seals the audit log {shown} as it is now: `agentsh log --verify` will no longer report records cut from its start or end before this"
+        ),
+        sanitize(&now),
+    ];
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    super::confirm::by_person("agentsh log --reseal", details, &cwd)?;
+    let seal = audit::reseal(path).with_context(|| format!("cannot seal the audit log {shown}"))?;
+    println!("sealed: {shown} now ends with record {}", seal.last.get(..12).unwrap_or(&seal.last));
+    verify(path)
 }
 
 /// How the table is drawn: colour, and the terminal's width (`None`: a pipe or a file, where

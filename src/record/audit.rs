@@ -308,7 +308,6 @@ struct Parent {
 
 /// The facts about this run that every record shares, gathered once.
 pub struct Trail {
-    path: Option<PathBuf>,
     settings: Settings,
     prompt_timeout: u64,
     id: String,
@@ -332,16 +331,13 @@ impl Trail {
         let ppid = std::os::unix::process::parent_id();
         let parent_name = fs::read_to_string(format!("/proc/{ppid}/comm")).unwrap_or_default();
         let uid = nix::unistd::getuid();
-        let user = user_name(uid.as_raw())
-            .or_else(|| nix::unistd::User::from_uid(uid).ok().flatten().map(|u| u.name))
-            .unwrap_or_else(|| uid.to_string());
+        let user = crate::policy::dirs::passwd(uid.as_raw()).map_or_else(|| uid.to_string(), |p| p.name);
         let tty = nix::unistd::ttyname(std::io::stdin()).map(|p| p.display().to_string()).unwrap_or("none".into());
         Trail {
-            path: log_path(),
             settings: config.audit.clone(),
             prompt_timeout: config.confirmation_timeout,
             id: format!("{:x}-{}", crate::record::clock::now_ms(), std::process::id()),
-            cwd: sanitize(&cwd.display().to_string()),
+            cwd: sanitize(&recorded_cwd(cwd)),
             config_files: config.files.iter().map(|f| sanitize(&f.display().to_string())).collect(),
             parent: Parent { pid: ppid, name: sanitize(parent_name.trim_end()) },
             tty: sanitize(&tty),
@@ -467,11 +463,13 @@ impl Trail {
     }
 
     fn write(&self, payload: String) -> Result<(), String> {
-        let Some(path) = &self.path else {
-            return Err("cannot record the command in the audit log: no home directory to keep it in".into());
-        };
-        append(path, payload, &self.settings)
-            .map_err(|e| format!("cannot record the command in the audit log {}: {e}", path.display()))
+        let path = checked_log_path().map_err(|why| format!("cannot record the command in the audit log: {why}"))?;
+        let appended = append(&path, payload, &self.settings)
+            .map_err(|e| format!("cannot record the command in the audit log {}: {e}", path.display()))?;
+        if let Some(e) = appended.seal_failed {
+            eprintln!("agentsh: warning: {}", sanitize(&seal_warning(&path, &e)));
+        }
+        Ok(())
     }
 
     fn syslog(&self, refused: bool, fields: &[(&str, String)]) {
@@ -529,9 +527,9 @@ pub struct AbandonedRequest<'a> {
 
 /// Appends the "abandoned" record of a request whose waiter is gone.
 pub fn abandoned(r: &AbandonedRequest) -> Result<(), String> {
-    let Some(path) = log_path() else { return Err("no home directory for the audit log".into()) };
+    let path = checked_log_path()?;
     let uid = nix::unistd::getuid();
-    let user = user_name(uid.as_raw()).unwrap_or_else(|| uid.to_string());
+    let user = crate::policy::dirs::passwd(uid.as_raw()).map_or_else(|| uid.to_string(), |p| p.name);
     let asked = crate::record::clock::format_rfc3339(i64::try_from(r.asked).unwrap_or(0).saturating_mul(1000));
     let line = AbandonedLine {
         time: crate::record::clock::format_rfc3339(crate::record::clock::now_ms()),
@@ -557,19 +555,39 @@ pub fn abandoned(r: &AbandonedRequest) -> Result<(), String> {
         version: env!("CARGO_PKG_VERSION"),
     };
     let payload = serde_json::to_string(&line).map_err(|e| e.to_string())?;
-    append(&path, payload, &Settings::default()).map_err(|e| format!("{}: {e}", path.display()))
+    let appended = append(&path, payload, &Settings::default()).map_err(|e| format!("{}: {e}", path.display()))?;
+    match appended.seal_failed {
+        Some(e) => Err(seal_warning(&path, &e)),
+        None => Ok(()),
+    }
 }
 
-/// The name of `uid` from /etc/passwd. Not `$USER`, which the agent sets; and not through NSS
-/// first, which costs milliseconds on every command (the caller falls back to it for users
-/// that only a directory service knows).
-fn user_name(uid: u32) -> Option<String> {
-    let passwd = fs::read_to_string("/etc/passwd").ok()?;
-    passwd.lines().find_map(|line| {
-        let mut fields = line.split(':');
-        let name = fields.next()?;
-        (fields.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
-    })
+/// The log's path, once its state directory is known to be the user's own
+/// (`policy::dirs::state`): with `HOME` or `XDG_STATE_HOME` in a shared place, a directory
+/// another user made first would get the log written into it (issue 27).
+fn checked_log_path() -> Result<PathBuf, String> {
+    crate::policy::dirs::state().map(|dir| dir.join(LOG_FILE))
+}
+
+fn seal_warning(log: &Path, e: &io::Error) -> String {
+    format!(
+        "the record is written, but the audit log's seal {} could not be updated: {e}; `agentsh log --verify` will \
+         say so",
+        super::seal::path_for(log).display()
+    )
+}
+
+/// The working directory as the record names it. The gate works in "." when the directory it
+/// was started in has been deleted (`getcwd` fails); the record names the path the process had,
+/// as the kernel keeps it (`/proc/self/cwd`: "/path (deleted)").
+fn recorded_cwd(cwd: &Path) -> String {
+    if cwd.is_absolute() {
+        return cwd.display().to_string();
+    }
+    match fs::read_link("/proc/self/cwd") {
+        Ok(link) => link.display().to_string(),
+        Err(_) => cwd.display().to_string(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -577,7 +595,7 @@ fn user_name(uid: u32) -> Option<String> {
 
 /// `line` (a JSON object) closed with `prev` and then its own hash, in place: a long
 /// script's record is a megabyte, and copies of it were most of a `-c` run's peak memory.
-fn chain(line: &mut String, prev: &str) {
+fn chain(line: &mut String, prev: &str) -> String {
     if line.ends_with('}') {
         line.pop();
     }
@@ -589,6 +607,7 @@ fn chain(line: &mut String, prev: &str) {
     line.push_str(",\"hash\":\"");
     line.push_str(&hash);
     line.push_str("\"}\n");
+    hash
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -622,11 +641,21 @@ fn split_line(line: &str) -> Option<(String, &str, &str)> {
 /// command or agentsh being killed; only a kernel crash or power loss in the next seconds
 /// could lose it, and an fsync per command would cost milliseconds on every command. A trail
 /// that must survive the machine belongs in syslog (`auditSyslog`), shipped off the machine.
-pub fn append(path: &Path, payload: String, limits: &Settings) -> io::Result<()> {
+pub fn append(path: &Path, payload: String, limits: &Settings) -> io::Result<Appended> {
     // Chained in place on each try; `base` is where the payload ends.
     let mut line = payload;
     let base = line.len();
-    let open = || OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(path);
+    // Never through a link, never blocking (a FIFO in its place): see `owned_log`.
+    let open = || {
+        OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| crate::policy::files::explain(path, crate::policy::files::Links::Refuse, e))
+    };
     for _ in 0..16 {
         // The directory is made only when missing: two system calls saved on every command.
         let file = match open() {
@@ -639,7 +668,7 @@ pub fn append(path: &Path, payload: String, limits: &Settings) -> io::Result<()>
             opened => opened?,
         };
         file.lock()?;
-        let meta = file.metadata()?;
+        let meta = owned_log(&file)?;
         match fs::metadata(path) {
             Ok(now) if now.ino() == meta.ino() && now.dev() == meta.dev() => {}
             _ => continue,
@@ -651,17 +680,55 @@ pub fn append(path: &Path, payload: String, limits: &Settings) -> io::Result<()>
         let size = meta.len();
         let (prev, needs_newline) = last_hash(&file, size)?;
         line.truncate(base);
-        chain(&mut line, &prev);
+        let hash = chain(&mut line, &prev);
         if size > 0 && size + line.len() as u64 > limits.max_bytes {
-            return rotate(path, limits.keep, line.as_bytes());
+            return rotate(path, limits.keep, line.as_bytes(), &prev, &hash);
         }
         if needs_newline {
             line.insert(0, '\n');
         }
-        return write_once(&file, size, line.as_bytes());
+        write_once(&file, size, line.as_bytes())?;
+        let sealed = super::seal::advance(path, &prev, &hash, false, || oldest_prev(path));
+        return Ok(Appended { seal_failed: sealed.err() });
         // The lock is released when `file` is closed.
     }
     Err(io::Error::other("the audit log kept being replaced while waiting for its lock"))
+}
+
+/// A record was written; `seal_failed` says why its seal could not be moved on, if it could not
+/// (the record stands: `agentsh log --verify` reports the stale seal).
+#[derive(Debug)]
+pub struct Appended {
+    pub seal_failed: Option<io::Error>,
+}
+
+/// The open log's metadata, when it is a regular file of this user's. Its directory is the
+/// user's own (`policy::dirs::state`), so this holds unless the user put something else there.
+fn owned_log(file: &File) -> io::Result<fs::Metadata> {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other(format!("it is {}, not a regular file", crate::policy::files::kind(&meta))));
+    }
+    crate::policy::files::owned_by_me(&meta).map_err(|e| io::Error::new(e.kind(), format!("it {e}")))?;
+    Ok(meta)
+}
+
+/// The `prev` of the oldest record the log keeps (the first line of its oldest file), or the
+/// genesis hash when it has none: the seal's head.
+fn oldest_prev(path: &Path) -> String {
+    let files = files(path).unwrap_or_default();
+    files.iter().find_map(|f| first_prev(f)).unwrap_or_else(|| GENESIS.to_string())
+}
+
+/// The `prev` of a file's first line. A line can be a megabyte (a long script); one over
+/// 16 MiB is not a record.
+fn first_prev(file: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let f = crate::policy::files::open(file, crate::policy::files::Links::Refuse).ok()?;
+    let mut line = Vec::new();
+    io::BufReader::new(io::Read::take(f.file, 16 << 20)).read_until(b'\n', &mut line).ok()?;
+    let text = String::from_utf8_lossy(&line);
+    split_line(text.trim_end_matches('\n')).map(|(_, prev, _)| prev.to_string())
 }
 
 /// The hash at the end of the file, and whether the file lacks a final newline.
@@ -691,8 +758,16 @@ fn write_once(file: &File, size: u64, bytes: &[u8]) -> io::Result<()> {
     match f.write(bytes) {
         Ok(n) if n == bytes.len() => Ok(()),
         Ok(n) => {
+            // The rest, only to learn why it did not fit (a full disk, a quota).
+            let why = match f.write(&bytes[n..]) {
+                Err(e) => format!(": {e}"),
+                Ok(_) => String::new(),
+            };
             let _ = file.set_len(size);
-            Err(io::Error::new(io::ErrorKind::WriteZero, format!("only {n} of {} bytes could be written", bytes.len())))
+            Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                format!("only {n} of {} bytes could be written{why}", bytes.len()),
+            ))
         }
         Err(e) => {
             let _ = file.set_len(size);
@@ -711,8 +786,9 @@ fn rotated(path: &Path, n: u64) -> PathBuf {
 /// Called with the current file locked: the new file starts with `line` (which already chains
 /// to the old file's last hash), the old file becomes `.1`, older ones shift, the oldest goes.
 /// The new file is complete before it appears at `path`; a hard link keeps `path` present
-/// throughout.
-fn rotate(path: &Path, keep: u64, line: &[u8]) -> io::Result<()> {
+/// throughout. The seal takes the new head and last record before the new file appears, so a
+/// writer that finds the new file also finds its seal.
+fn rotate(path: &Path, keep: u64, line: &[u8], prev: &str, hash: &str) -> io::Result<Appended> {
     let mut tmp = path.as_os_str().to_os_string();
     tmp.push(".rotating");
     let tmp = PathBuf::from(tmp);
@@ -733,33 +809,55 @@ fn rotate(path: &Path, keep: u64, line: &[u8]) -> io::Result<()> {
     if fs::hard_link(path, rotated(path, 1)).is_err() {
         fs::rename(path, rotated(path, 1))?;
     }
-    fs::rename(&tmp, path)
+    let sealed = super::seal::advance(path, prev, hash, true, || oldest_prev(path));
+    fs::rename(&tmp, path)?;
+    Ok(Appended { seal_failed: sealed.err() })
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reading and verifying
 
-/// The log's files, oldest first: `audit.jsonl.N` ... `audit.jsonl.1`, `audit.jsonl`.
-pub fn files(path: &Path) -> Vec<PathBuf> {
+/// The log's files, oldest first: `audit.jsonl.N` ... `audit.jsonl.1`, `audit.jsonl`. A
+/// directory that cannot be read is an error (another user's log says "permission denied",
+/// not "no records"); one that does not exist has no files.
+pub fn files(path: &Path) -> io::Result<Vec<PathBuf>> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let mut numbered: Vec<(u64, PathBuf)> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let file_name = e.file_name();
-            let n = file_name.to_str()?.strip_prefix(name)?.strip_prefix('.')?.parse().ok()?;
-            Some((n, e.path()))
-        })
-        .collect();
+    let in_dir = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(in_dir(e)),
+    };
+    let mut numbered: Vec<(u64, PathBuf)> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(in_dir)?;
+        let file_name = entry.file_name();
+        let n = file_name.to_str().and_then(|f| f.strip_prefix(name)?.strip_prefix('.')?.parse().ok());
+        if let Some(n) = n {
+            numbered.push((n, entry.path()));
+        }
+    }
     numbered.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
     let mut out: Vec<PathBuf> = numbered.into_iter().map(|(_, p)| p).collect();
-    if path.exists() {
-        out.push(path.to_path_buf());
+    match fs::symlink_metadata(path) {
+        Ok(_) => out.push(path.to_path_buf()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
     }
-    out
+    Ok(out)
+}
+
+/// The text of one of the log's files: a regular file, never through a link or blocking on a
+/// FIFO (`policy::files`). `None` when it has gone (rotated away meanwhile).
+fn read_log_file(file: &Path) -> io::Result<Option<Vec<u8>>> {
+    let in_file = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", file.display()));
+    match crate::policy::files::open(file, crate::policy::files::Links::Refuse) {
+        Ok(opened) => opened.read_prefix(u64::MAX).map(Some).map_err(in_file),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(in_file(e)),
+    }
 }
 
 /// A decision line as read back. Every field is optional so that older or damaged lines still
@@ -804,12 +902,9 @@ pub fn read(path: &Path) -> io::Result<(Vec<Entry>, usize)> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut unreadable = 0;
-    for file in files(path) {
-        let text = match fs::read(&file) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", file.display()))),
-        };
+    for file in files(path)? {
+        let Some(bytes) = read_log_file(&file)? else { continue };
+        let text = String::from_utf8_lossy(&bytes);
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let Ok(mut seen) = serde_json::from_str::<Seen>(line) else {
                 unreadable += 1;
@@ -835,28 +930,34 @@ pub fn read(path: &Path) -> io::Result<(Vec<Entry>, usize)> {
 /// The result of `agentsh log --verify`.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Verified {
-    /// Every line's hash matches and each names the one before. `rotated_away` is true when
-    /// the oldest kept line follows lines that rotation has deleted.
-    Intact {
-        lines: usize,
-        files: usize,
-        rotated_away: bool,
-    },
-    Broken {
-        file: PathBuf,
-        line: usize,
-        why: String,
-    },
+    /// Every line's hash matches, each names the one before, and the log runs from the record
+    /// its seal names first to the one it names last. `rotated_away` is true when the oldest
+    /// kept line follows lines that rotation has deleted.
+    Intact { lines: usize, files: usize, rotated_away: bool },
+    /// A line was edited, removed, inserted or reordered.
+    Broken { file: PathBuf, line: usize, why: String },
+    /// Every line is intact, but the log is not all there, as its seal shows: its start or end
+    /// was cut, it was emptied or deleted, or it has no seal to tell.
+    Incomplete { why: String },
 }
 
-/// Checks every line of every file, oldest first, and stops at the first broken link.
+/// Checks every line of every file, oldest first, and stops at the first broken link; then that
+/// the log starts and ends where its seal says (`record::seal`). Writers are held off meanwhile
+/// (a shared lock on the current file), so a record written during the check is not mistaken
+/// for a cut.
 pub fn verify(path: &Path) -> io::Result<Verified> {
-    let files = files(path);
+    let _held = lock_current(path, false)?;
+    let files = files(path)?;
+    let seal = super::seal::read(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("the seal {}: {e}", super::seal::path_for(path).display())))?;
+    let sealed_last = seal.as_ref().map(|s| s.last.as_str());
     let mut expected: Option<String> = None;
-    let mut rotated_away = false;
+    let mut first_prev: Option<String> = None;
+    // Where the sealed last record is, when it is in the log.
+    let mut sealed_at: Option<usize> = None;
     let mut lines = 0;
     for file in &files {
-        let bytes = fs::read(file).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", file.display())))?;
+        let Some(bytes) = read_log_file(file)? else { continue };
         let text = String::from_utf8_lossy(&bytes);
         let broken = |n: usize, why: String| Ok(Verified::Broken { file: file.clone(), line: n, why });
         if !text.is_empty() && !text.ends_with('\n') {
@@ -880,14 +981,122 @@ pub fn verify(path: &Path) -> io::Result<Verified> {
                     };
                     return broken(n, why.into());
                 }
-                None => rotated_away = prev != GENESIS,
+                None => {
+                    if let Some(s) = seal.as_ref().filter(|s| s.cut == super::seal::Cut::None && s.head != prev) {
+                        return Ok(Verified::Incomplete {
+                            why: format!(
+                                "records were cut from the start of the log: its first record ({}:{n}) follows {}, \
+                                 but the seal says the oldest record kept follows {}",
+                                file.display(),
+                                short(prev),
+                                short(&s.head)
+                            ),
+                        });
+                    }
+                    first_prev = Some(prev.to_string());
+                }
                 _ => {}
             }
             expected = Some(hash.to_string());
             lines += 1;
+            if sealed_last == Some(hash) {
+                sealed_at = Some(lines);
+            }
         }
     }
-    Ok(Verified::Intact { lines, files: files.len(), rotated_away })
+    let files_n = files.len();
+    let Some(seal) = seal else {
+        if lines == 0 {
+            return Ok(Verified::Intact { lines, files: files_n, rotated_away: false });
+        }
+        return Ok(Verified::Incomplete {
+            why: format!(
+                "the log has no seal ({}), so whether records were cut from its end cannot be checked (a log written \
+                 by an agentsh before the seal, or the seal was deleted)",
+                super::seal::path_for(path).display()
+            ),
+        });
+    };
+    let incomplete = |why: String| Ok(Verified::Incomplete { why });
+    if seal.cut == super::seal::Cut::Damaged {
+        return incomplete(format!(
+            "the seal {} was found damaged when a record was written: where the log should start and end is unknown",
+            super::seal::path_for(path).display()
+        ));
+    }
+    if lines == 0 && seal.last != GENESIS {
+        let what = if files.is_empty() { "is gone: it was deleted" } else { "is empty: it was emptied" };
+        return incomplete(format!(
+            "the audit log {what}, but its seal says it held records up to {}",
+            short(&seal.last)
+        ));
+    }
+    if let super::seal::Cut::After(cut) = &seal.cut {
+        return incomplete(format!(
+            "records were cut from the end of the log, or it was cleared, while agentsh was not writing: the \
+             record written next did not follow the last sealed record ({})",
+            short(cut)
+        ));
+    }
+    let last = expected.as_deref().unwrap_or(GENESIS);
+    if last != seal.last {
+        return incomplete(match sealed_at {
+            Some(at) => format!(
+                "the last {} not covered by the seal: added by something other than agentsh, or while the seal \
+                 could not be updated",
+                crate::text::count(lines - at, "record is", "records are")
+            ),
+            None => format!(
+                "records were cut from the end of the log: it ends with record {}, but its seal says the last \
+                 record is {}",
+                short(last),
+                short(&seal.last)
+            ),
+        });
+    }
+    let rotated_away = first_prev.is_some_and(|p| p != GENESIS);
+    Ok(Verified::Intact { lines, files: files_n, rotated_away })
+}
+
+/// A hash as messages show it: its first 12 digits.
+fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
+}
+
+/// Takes the current log file's lock (`exclusive`, or shared) and returns it held: the file
+/// is the one at `path` once locked (rotation replaces it). `None` when there is no log file.
+fn lock_current(path: &Path, exclusive: bool) -> io::Result<Option<File>> {
+    for _ in 0..16 {
+        let file = match crate::policy::files::open(path, crate::policy::files::Links::Refuse) {
+            Ok(opened) => opened.file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        };
+        if exclusive {
+            file.lock()?
+        } else {
+            file.lock_shared()?
+        }
+        let (held, now) = (file.metadata()?, fs::metadata(path));
+        if now.is_ok_and(|m| m.ino() == held.ino() && m.dev() == held.dev()) {
+            return Ok(Some(file));
+        }
+    }
+    Err(io::Error::other("the audit log kept being replaced while waiting for its lock"))
+}
+
+/// Seals the log as it is now: its oldest record and its last are taken as its start and end,
+/// and any cut the seal noted is forgotten. For a person who rotated, trimmed or cleared the log
+/// on purpose (`agentsh log --reseal`, which asks them first). Returns the new seal.
+pub fn reseal(path: &Path) -> io::Result<super::seal::Seal> {
+    let held = lock_current(path, true)?;
+    let last = match &held {
+        Some(file) => last_hash(file, file.metadata()?.len())?.0,
+        None => GENESIS.to_string(),
+    };
+    let seal = super::seal::Seal { head: oldest_prev(path), last, cut: super::seal::Cut::None };
+    super::seal::write(path, &seal)?;
+    Ok(seal)
 }
 
 #[cfg(test)]
@@ -966,6 +1175,33 @@ mod tests {
     }
 
     #[test]
+    fn a_reseal_takes_the_log_as_it_is_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        for i in 0..5 {
+            append(&path, format!("{{\"n\":{i}}}"), &Settings::default()).unwrap();
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // Trimmed at both ends on purpose.
+        fs::write(&path, format!("{}\n{}\n", lines[1], lines[2])).unwrap();
+        assert!(matches!(verify(&path).unwrap(), Verified::Incomplete { .. }));
+        let seal = reseal(&path).unwrap();
+        assert_eq!(seal.last, split_line(lines[2]).unwrap().2);
+        assert_eq!(verify(&path).unwrap(), Verified::Intact { lines: 2, files: 1, rotated_away: true });
+        // The chain goes on from there.
+        append(&path, "{\"n\":5}".to_string(), &Settings::default()).unwrap();
+        assert!(matches!(verify(&path).unwrap(), Verified::Intact { lines: 3, .. }));
+        // Cleared on purpose: nothing to verify, and a new chain after it.
+        fs::remove_file(&path).unwrap();
+        assert!(matches!(verify(&path).unwrap(), Verified::Incomplete { .. }));
+        reseal(&path).unwrap();
+        assert_eq!(verify(&path).unwrap(), Verified::Intact { lines: 0, files: 0, rotated_away: false });
+        append(&path, "{\"n\":0}".to_string(), &Settings::default()).unwrap();
+        assert_eq!(verify(&path).unwrap(), Verified::Intact { lines: 1, files: 1, rotated_away: false });
+    }
+
+    #[test]
     fn rotation_keeps_n_files_and_the_chain_continues() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
@@ -973,7 +1209,7 @@ mod tests {
         for _ in 0..40 {
             append(&path, payload.clone(), &small(2000, 3)).unwrap();
         }
-        let files = files(&path);
+        let files = files(&path).unwrap();
         assert_eq!(files.len(), 4, "{files:?}"); // audit.jsonl.3 .2 .1 and audit.jsonl
         assert!(files[0].ends_with("audit.jsonl.3"));
         for f in &files {

@@ -5,4 +5,5 @@
 
 pub mod audit;
 pub mod clock;
+pub mod seal;
 pub mod syslog;
