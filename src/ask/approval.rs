@@ -30,11 +30,13 @@ pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
         (Err(_), Ok(d)) => queue_setting || queue::watched(d),
         (_, Err(_)) => false,
     };
+    let mut refused = None;
     let pending = match (&dir, wanted) {
         (Ok(d), true) => match Pending::register(d, request(req, false)) {
             Ok(p) => Some(p),
             Err(e) => {
                 eprintln!("agentsh: warning: the approval queue is unavailable: {}", sanitize(&e));
+                refused = Some(e);
                 None
             }
         },
@@ -52,14 +54,21 @@ pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
     match (tty, pending) {
         (Ok(tty), pending) => in_turn(&tty, pending.as_ref(), req),
         (Err(_), Some(p)) => in_queue(&p, req, Some(Instant::now() + req.timeout)).unwrap_or(Answer::TimedOut),
-        (Err(why), None) => {
-            let queue = match dir {
-                Ok(_) => "no `agentsh approvals` is open".to_string(),
-                Err(e) => format!("the approval queue is unavailable: {e}"),
-            };
-            Answer::NoTerminal(format!("{why}, and {queue}"))
-        }
+        (Err(why), None) => Answer::NoTerminal(no_one_to_ask(&why, dir.err(), refused)),
     }
+}
+
+/// Why no one can be asked, for the refusal and the audit record: no terminal (`tty`), and the
+/// queue either unusable (`dir`), or it could not take the request (`refused`), or no one
+/// watches it. Before, a request the queue could not take was recorded as "no `agentsh
+/// approvals` is open", which was untrue (issue 27).
+fn no_one_to_ask(tty: &str, dir: Option<String>, refused: Option<String>) -> String {
+    let queue = match (dir, refused) {
+        (Some(e), _) => format!("the approval queue is unavailable: {e}"),
+        (None, Some(e)) => format!("the approval queue could not take the request: {e}"),
+        (None, None) => "no `agentsh approvals` is open".to_string(),
+    };
+    format!("{tty}, and {queue}")
 }
 
 /// Asks on the controlling terminal only, never in the queue: for agentsh's own loosening
@@ -191,17 +200,28 @@ struct QueueKeys<'a, K: Keys> {
 
 impl<K: Keys> Keys for QueueKeys<'_, K> {
     fn next_key(&mut self, timeout: Duration) -> io::Result<KeyEvent> {
+        // A queue that cannot be watched is looked at every `POLL` (and whenever the prompt wakes).
+        let polled = self.pending.is_some_and(Pending::polled);
+        let timeout = if polled { timeout.min(queue::POLL) } else { timeout };
         match self.inner.next_key(timeout)? {
-            KeyEvent::Wake => match self.pending.and_then(Pending::take_reply) {
-                Some(reply) => Ok(KeyEvent::Answered(to_answer(&reply, self.req))),
-                None => Ok(KeyEvent::Timeout),
-            },
+            KeyEvent::Wake => self.answered(),
+            KeyEvent::Timeout if polled => self.answered(),
             other => Ok(other),
         }
     }
 
     fn discard_typeahead(&mut self) -> io::Result<()> {
         self.inner.discard_typeahead()
+    }
+}
+
+impl<K: Keys> QueueKeys<'_, K> {
+    /// The queue's answer, if one has come.
+    fn answered(&self) -> io::Result<KeyEvent> {
+        match self.pending.and_then(Pending::take_reply) {
+            Some(reply) => Ok(KeyEvent::Answered(to_answer(&reply, self.req))),
+            None => Ok(KeyEvent::Timeout),
+        }
     }
 }
 
@@ -213,6 +233,8 @@ fn in_queue(pending: &Pending, req: &PromptRequest, deadline: Option<Instant>) -
         Err(e) => return Some(Answer::NoTerminal(format!("cannot wait for signals: {e}"))),
     };
     let fd = pending.wake_fd().ok();
+    // Without a watch on the queue, it is looked at every `POLL`.
+    let step = if pending.polled() { queue::POLL } else { Duration::from_secs(1) };
     loop {
         // An answer may have arrived before the first wait.
         if let Some(reply) = pending.take_reply() {
@@ -220,13 +242,13 @@ fn in_queue(pending: &Pending, req: &PromptRequest, deadline: Option<Instant>) -
         }
         let wait = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()).filter(|r| !r.is_zero()) {
-                Some(r) => r.min(Duration::from_secs(1)),
+                Some(r) => r.min(step),
                 None => return Some(Answer::TimedOut),
             },
             None => match pause::current() {
                 None => return None,
                 Some(p) if p.mode == Mode::Deny => return Some(Answer::TakenOver),
-                Some(_) => Duration::from_secs(1),
+                Some(_) => step,
             },
         };
         match quiet.wait(fd.as_ref(), wait) {
@@ -353,6 +375,21 @@ mod tests {
         assert!(matches!(to_answer(&reply(Verdict::Once, None, Some("")), &no_code), Answer::Denied(_)));
         let denied = Reply { message: Some("use make".into()), ..reply(Verdict::Deny, None, None) };
         assert_eq!(to_answer(&denied, &m), Answer::Denied(Some("use make".into())));
+    }
+
+    #[test]
+    fn the_refusal_names_why_the_queue_could_not_ask() {
+        let t = "no controlling terminal";
+        assert_eq!(no_one_to_ask(t, None, None), "no controlling terminal, and no `agentsh approvals` is open");
+        assert_eq!(
+            no_one_to_ask(t, None, Some("cannot write a request: No space left on device".into())),
+            "no controlling terminal, and the approval queue could not take the request: cannot write a request: No \
+             space left on device"
+        );
+        assert_eq!(
+            no_one_to_ask(t, Some("/q is a symbolic link".into()), None),
+            "no controlling terminal, and the approval queue is unavailable: /q is a symbolic link"
+        );
     }
 
     #[test]

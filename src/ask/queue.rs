@@ -10,8 +10,9 @@
 //!   lock can be taken has no waiter (it was killed): it is stale, reported as expired once and
 //!   removed. IDs are 12 random hex digits, so concurrent waiters never collide.
 //! - An answer is `ID.answer`, written by `agentsh approve`/`deny` to a temp file and linked into
-//!   place (never over an earlier answer). The waiter is woken by inotify on the directory,
-//!   reads it, marks it read-only (taken), and removes both files when it is done. An answer
+//!   place (never over an earlier answer). The waiter is woken by inotify on the directory (or,
+//!   past the user's inotify limit, looks every [`POLL`]), reads it, marks it read-only (taken),
+//!   and removes both files when it is done. An answer
 //!   counts while the waiter is there, or when it was taken; otherwise it is taken back.
 //! - Each `agentsh approvals` UI holds a shared lock on `watcher`: a headless agentsh waits in the
 //!   queue while someone holds it.
@@ -202,7 +203,9 @@ pub struct Pending {
     request: Request,
     /// Holds the exclusive flock that marks the request live.
     _lock: File,
-    inotify: Inotify,
+    /// Wakes the waiter when the queue changes; `None` past the user's inotify limit (about
+    /// 118 waiters with the default 128 instances, issue 27): the waiter then polls.
+    inotify: Option<Inotify>,
 }
 
 impl Pending {
@@ -210,12 +213,12 @@ impl Pending {
     pub fn register(dir: &Path, mut request: Request) -> Result<Pending, String> {
         reap_stale(dir);
         request.id = new_id().map_err(|e| format!("cannot make a request id: {e}"))?;
-        // Watch before the request is visible, so no answer can slip in unseen.
-        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)
-            .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
-        inotify
-            .add_watch(dir, AddWatchFlags::IN_MOVED_TO | AddWatchFlags::IN_CLOSE_WRITE | AddWatchFlags::IN_CREATE)
-            .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
+        // Watch before the request is visible, so no answer can slip in unseen. Without a watch
+        // the waiter looks for its answer every `POLL` instead: slower, never refused.
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok().filter(|i| {
+            i.add_watch(dir, AddWatchFlags::IN_MOVED_TO | AddWatchFlags::IN_CLOSE_WRITE | AddWatchFlags::IN_CREATE)
+                .is_ok()
+        });
         let text = serde_json::to_vec_pretty(&request).map_err(|e| e.to_string())?;
         let name = format!("{}.json", request.id);
         let (lock, tmp) = write_temp(dir, &name, &text, true).map_err(|e| format!("cannot write a request: {e}"))?;
@@ -230,15 +233,24 @@ impl Pending {
         &self.request.id
     }
 
-    /// A descriptor that becomes readable when something in the queue changes.
+    /// A descriptor that becomes readable when something in the queue changes; `Err` when the
+    /// queue cannot be watched ([`Pending::polled`]).
     pub fn wake_fd(&self) -> io::Result<OwnedFd> {
-        self.inotify.as_fd().try_clone_to_owned()
+        match &self.inotify {
+            Some(i) => i.as_fd().try_clone_to_owned(),
+            None => Err(io::Error::other("the approval queue is not watched (inotify)")),
+        }
+    }
+
+    /// Whether the waiter must look for its answer every [`POLL`]: no inotify watch.
+    pub fn polled(&self) -> bool {
+        self.inotify.is_none()
     }
 
     /// Drains change notifications and returns the answer, if one has arrived. An unreadable
     /// answer (not ours, not JSON) is ignored: the wait goes on, and times out as a no.
     pub fn take_reply(&self) -> Option<Reply> {
-        while let Ok(events) = self.inotify.read_events() {
+        while let Some(Ok(events)) = self.inotify.as_ref().map(Inotify::read_events) {
             if events.is_empty() {
                 break;
             }
