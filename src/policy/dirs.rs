@@ -200,12 +200,12 @@ pub fn passwd(uid: u32) -> Option<Passwd> {
 /// The entry of `uid` in the text of a passwd file (`name:x:uid:gid:gecos:home:shell`).
 fn passwd_line(text: &str, uid: u32) -> Option<Passwd> {
     text.lines().find_map(|line| {
-        let f: Vec<&str> = line.split(':').collect();
-        (f.len() >= 7 && f[2].parse::<u32>().ok()? == uid).then(|| Passwd {
-            name: f[0].to_string(),
-            home: f[5].to_string(),
-            shell: f[6].to_string(),
-        })
+        let mut f = line.split(':');
+        let name = f.next()?;
+        // Only the uid is parsed on every line; the rest of the matching one only.
+        (f.nth(1)?.parse::<u32>().ok()? == uid).then_some(())?;
+        let (home, shell) = (f.nth(2)?, f.next()?);
+        Some(Passwd { name: name.to_string(), home: home.to_string(), shell: shell.to_string() })
     })
 }
 
