@@ -139,6 +139,11 @@ pub fn check_private(path: &Path, uid: u32) -> Result<(), String> {
 }
 
 fn check(path: &Path, meta: &std::fs::Metadata, uid: u32) -> Result<(), String> {
+    let mode = meta.mode() & 0o777;
+    // The common case first, before any text is made: this runs on every command.
+    if meta.is_dir() && !meta.file_type().is_symlink() && meta.uid() == uid && mode & 0o077 == 0 {
+        return Ok(());
+    }
     let shown = shown(path);
     if meta.file_type().is_symlink() {
         return Err(format!(
@@ -155,7 +160,6 @@ fn check(path: &Path, meta: &std::fs::Metadata, uid: u32) -> Result<(), String> 
             meta.uid()
         ));
     }
-    let mode = meta.mode() & 0o777;
     if mode & 0o022 != 0 {
         return Err(format!(
             "{shown} is open to other users (mode {mode:o}): they could have put files in it; check what is \

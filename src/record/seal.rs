@@ -87,8 +87,12 @@ fn parse(bytes: &[u8]) -> Option<Seal> {
         h if hex(h) => Cut::After(h.to_string()),
         _ => return None,
     };
-    let seal = Seal { head: head.to_string(), last: last.to_string(), cut };
-    (hex(head) && hex(last) && render(&seal) == text).then_some(seal)
+    // The text between the fields, where the format puts it.
+    let framed = text.get(HEADER.len()..HEAD_AT) == Some("head ")
+        && text.get(HEAD_AT + HASH..LAST_AT) == Some("\nlast ")
+        && text.get(LAST_AT + HASH..CUT_AT) == Some("\ncut  ")
+        && text.ends_with('\n');
+    (framed && hex(head) && hex(last)).then(|| Seal { head: head.to_string(), last: last.to_string(), cut })
 }
 
 impl Default for Seal {
