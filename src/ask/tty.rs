@@ -286,7 +286,7 @@ impl Quiet {
 /// and restored the terminal and the signal mask. Never returns.
 ///
 /// Resetting a disposition to default needs `sigaction`, which is `unsafe` in nix, and this
-/// crate denies unsafe code (but for one system call in `run::landlock_fd`). agentsh installs
+/// crate denies unsafe code (but for the box's system calls in `run::sandbox::sys`). agentsh installs
 /// no handlers, so the disposition is the one it inherited: normally the default, and the
 /// signal ends agentsh as its sender meant. If it was inherited as ignored (e.g. `nohup` for
 /// SIGHUP), `raise` does nothing and we exit with 128 + signal number, the shell convention. A stop signal (SIGTSTP) stops agentsh; once

@@ -670,36 +670,45 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
             "sandbox",
             Level::Ok,
             format!(
-                "user and mount namespaces: .git/hooks, .git/config and .agents are read-only inside the box; {}",
-                kept_namespaces(crate::run::kept::records_dir().as_deref())
+                "user namespaces: each box hides home (but for the toolchains and caches it shows), /tmp, /run and \
+                 the person's sockets, and has its own processes; {}",
+                kept_namespaces(crate::run::sandbox::holder::records_dir().as_deref())
             ),
             None,
         )),
-        Namespaces::Unavailable(why) | Namespaces::Unknown(why) => out.push(finding(
+        Namespaces::Unknown(why) => out.push(finding(
             "sandbox",
             Level::Kernel,
+            format!("user namespaces may be refused ({why}): if the first boxed command fails, nothing runs until the sandbox is turned off"),
+            None,
+        )),
+        Namespaces::Unavailable(why) => out.push(finding(
+            "sandbox",
+            Level::Problem,
             format!(
-                "no user and mount namespaces ({why}): .git/hooks, .git/config and .agents stay writable inside the box; \
-                 only the writes to them that agentsh sees in a command's text ask"
+                "no user namespaces ({why}): there is no sandbox, so nothing is contained on its word: home, /tmp and \
+                 the person's sockets stay in reach of every command, and every command the judge does not find \
+                 safe asks a person"
             ),
-            Some("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor setting)"),
+            Some("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 \
+                  kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for agentsh)"),
         )),
     }
     out
 }
 
-/// Whether the next commands join a box's namespaces (`run::kept`): not where the records
-/// directory cannot be written, as SECURITY.md advises when the agent itself runs in a box.
+/// Whether the next commands join a kept box (`run::sandbox::holder`): not where the records
+/// directory cannot be written.
 fn kept_namespaces(records: Option<&Path>) -> String {
-    let lifetime = crate::run::kept::LIFETIME.as_secs();
-    let kept = format!("each box's namespaces are kept for {lifetime} s by a holder process for the next commands");
+    let lifetime = crate::run::sandbox::holder::LIFETIME.as_secs();
+    let kept = format!("each box is kept for the next commands by a holder process ({lifetime} s idle)");
     let Some(dir) = records else { return kept };
     // A directory not made yet is made by the first boxed command, where its parent allows.
     let Some(existing) = std::iter::successors(Some(dir), |d| d.parent()).find(|d| d.exists()) else { return kept };
     match nix::unistd::access(existing, nix::unistd::AccessFlags::W_OK) {
         Ok(()) => kept,
         Err(e) => format!(
-            "namespaces are not kept: {} cannot be written ({}), so each command makes its own (about 1 ms more)",
+            "boxes are not kept: {} cannot be written ({}), so no command can run in the sandbox",
             existing.display(),
             e.desc()
         ),
@@ -713,10 +722,10 @@ mod tests {
     #[test]
     fn says_whether_namespaces_are_kept() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(kept_namespaces(Some(&dir.path().join("state/box"))).contains("kept for 120 s"));
+        assert!(kept_namespaces(Some(&dir.path().join("state/box"))).contains("(120 s idle)"));
         // /proc/self cannot be written, not even by root: as a records directory made read-only.
         let not_kept = kept_namespaces(Some(Path::new("/proc/self/agentsh/box")));
-        assert!(not_kept.starts_with("namespaces are not kept: /proc/self cannot be written"), "{not_kept}");
+        assert!(not_kept.starts_with("boxes are not kept: /proc/self cannot be written"), "{not_kept}");
     }
 
     #[test]

@@ -329,6 +329,9 @@ fn why_text(e: &Entry) -> String {
         _ => {}
     }
     parts.extend(d.reasons.iter().cloned());
+    if let Some(x) = e.exit.as_ref().filter(|x| !x.box_refused.is_empty()) {
+        parts.push(format!("the sandbox kept it from {}", x.box_refused.join(", ")));
+    }
     sanitize(&parts.join("; "))
 }
 

@@ -171,16 +171,28 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
         }
         Confinement::Boxed(plan) => {
             let spec = plan.spec();
+            // What the box shows is what exists when it is made.
+            let existing = |roots: &[crate::run::sandbox::Root]| -> Vec<crate::run::sandbox::Root> {
+                roots.iter().filter(|r| r.path.to_string_lossy().contains('*') || r.path.exists()).cloned().collect()
+            };
             json!({
             "on": true,
             "kernel": kernel,
             "workspace": spec.workspace,
+            "home": spec.home,
             "network": {"value": spec.network.as_str(), "source": from(&settings.network_from)},
             "write": spec.write,
+            "private": spec.private,
+            "store": spec.store,
+            "caches": existing(&spec.caches),
+            "visible": existing(&spec.visible),
+            "hidden": spec.hidden,
             "devices": spec.devices,
             "read_only": spec.read_only,
             "deny": spec.deny,
             "refused": spec.refused,
+            "pass_env": settings.pass_env,
+            "max_processes": crate::run::sandbox::spawn::MAX_PROCESSES,
             })
         }
     }
@@ -193,37 +205,66 @@ fn sandbox_text(v: &Value) -> String {
     let ns = s(&k["namespaces"]["state"]);
     if v["on"] != json!(true) {
         let _ = writeln!(out, "\nsandbox: off ({})", s(&v["why"]));
-        let _ = writeln!(out, "  kernel: Landlock ABI {abi} (needs {}); namespaces {ns}", k["min_abi"]);
+        let _ = writeln!(out, "  kernel: Landlock ABI {abi} (needs {}); user namespaces {ns}", k["min_abi"]);
         let _ = writeln!(out, "  commands run unconfined, and only what the judge allows runs without a person");
         return out;
     }
-    let _ = writeln!(out, "\nsandbox: on (Landlock ABI {abi}; user and mount namespaces {ns})");
-    if ns == "available" {
-        let secs = crate::run::kept::LIFETIME.as_secs();
-        let _ = writeln!(out, "  namespaces: kept {secs} s after each command for the next ones (a holder process)");
-    }
-    let _ = writeln!(out, "  workspace: {}", s(&v["workspace"]));
+    let _ = writeln!(out, "\nsandbox: on (Landlock ABI {abi}; user, mount, PID, IPC and UTS namespaces)");
+    let secs = crate::run::sandbox::holder::LIFETIME.as_secs();
+    let _ = writeln!(
+        out,
+        "  kept: a holder process keeps each box for the next commands ({secs} s idle, or while a process is left in it)"
+    );
+    let _ = writeln!(
+        out,
+        "  workspace: {}",
+        if v["workspace"].is_null() {
+            "none (nothing of the person's is writable)".to_string()
+        } else {
+            s(&v["workspace"])
+        }
+    );
     let _ = writeln!(out, "  network: {} ({})", s(&v["network"]["value"]), s(&v["network"]["source"]));
     let root = |r: &Value| {
         let source = r["source"].as_str().map(|x| format!(", {}", sanitize(x))).unwrap_or_default();
         format!("{} ({}{source})", s(&r["path"]), s(&r["from"]))
     };
-    for (key, title) in [
-        ("write", "writable (everything else is read-only)"),
-        ("read_only", "read-only inside the workspace (code the person's own tools run)"),
-        ("deny", "neither readable nor writable"),
-    ] {
+    let sections: [(&str, String); 7] = [
+        ("write", "writable, the person's (everything else of theirs is read-only or hidden):".to_string()),
+        ("private", format!("the box's own, kept in {}:", s(&v["store"]))),
+        ("caches", "the person's caches, copied on write (the box writes its own copy):".to_string()),
+        ("visible", "shown read-only from hidden places (toolchains, harmless configuration, $PATH):".to_string()),
+        ("hidden", "hidden whole, but for what is shown above:".to_string()),
+        ("read_only", "read-only inside the workspace (code the person's own tools run):".to_string()),
+        ("deny", "covered (neither readable nor writable):".to_string()),
+    ];
+    for (key, title) in sections {
         let items = v[key].as_array().cloned().unwrap_or_default();
-        let _ = writeln!(out, "  {title}:");
+        let _ = writeln!(out, "  {title}");
         if items.is_empty() {
             let _ = writeln!(out, "    (none)");
         }
         for r in &items {
-            let except: Vec<String> = r["except"].as_array().into_iter().flatten().map(s).collect();
-            let except = if except.is_empty() { String::new() } else { format!(", except {}", except.join(" ")) };
-            let _ = writeln!(out, "    {}{except}", root(r));
+            let _ = writeln!(out, "    {}", root(r));
         }
     }
+    let _ =
+        writeln!(out, "  home: {} is the box's own; of the person's, only what is shown above is in it", s(&v["home"]));
+    let passed: Vec<String> = v["pass_env"].as_array().into_iter().flatten().map(s).collect();
+    let _ = writeln!(
+        out,
+        "  environment: secrets and socket addresses removed ({}); /dev: null, zero, full, random, urandom, tty and the command's own terminal",
+        if passed.is_empty() {
+            "none passed by sandbox.passEnv".to_string()
+        } else {
+            format!("passed by sandbox.passEnv: {}", passed.join(", "))
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  kernel calls refused: ptrace, other processes' memory, keyrings, io_uring, bpf, TIOCSTI, raw sockets, set-user-ID bits; at most {} processes",
+        v["max_processes"]
+    );
     for r in v["refused"].as_array().into_iter().flatten() {
         let _ = writeln!(out, "  not granted: {}: {}", s(&r["path"]), s(&r["why"]));
     }

@@ -108,6 +108,16 @@ const GEMINI_FILE: &str = "bgpids.tmp";
 /// may not end in a backslash (Gemini adds a space after one, so that `)` stays a line of its
 /// own). It is judged alone; a command that does not parse alone is judged as the error it is.
 pub fn unwrap_gemini(text: &str, env: &Env) -> Option<String> {
+    gemini_parts(text, env).map(|(_, inner)| inner.to_string())
+}
+
+/// The pid file Gemini CLI's recognized wrapper writes (`<tmp>/gemini-shell-…/bgpids.tmp`).
+pub fn gemini_pid_file(text: &str, env: &Env) -> Option<PathBuf> {
+    gemini_parts(text, env).map(|(file, _)| PathBuf::from(file))
+}
+
+/// The pid file and the command inside Gemini CLI's wrapper, when it is recognized.
+fn gemini_parts<'a>(text: &'a str, env: &Env) -> Option<(&'a str, &'a str)> {
     let rest = text.strip_prefix(GEMINI_PREFIX)?;
     let (file, rest) = rest.split_once(GEMINI_OPEN)?;
     let inner = rest.strip_suffix(GEMINI_CLOSE)?;
@@ -123,7 +133,7 @@ pub fn unwrap_gemini(text: &str, env: &Env) -> Option<String> {
         && !inner.ends_with('\\')
         && !inner.contains("_bgpids_file")
         && !inner.contains("__code");
-    (ok_dir && path.file_name()? == GEMINI_FILE && ok_inner).then(|| inner.to_string())
+    (ok_dir && path.file_name()? == GEMINI_FILE && ok_inner).then_some((file, inner))
 }
 
 /// `rest` starting with `piece` + ` && `; returns what follows and the snapshot word if any.

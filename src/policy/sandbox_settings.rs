@@ -1,16 +1,18 @@
-//! The `sandbox` key of a config file (issue 15): `enabled`, `writable`, `denyRead` and
-//! `network`, validated with `file:line:col` warnings, and the settings in force after every
-//! file is merged. `run::sandbox` builds the kernel box from the result.
+//! The `sandbox` key of a config file (issues 15, 25): `enabled`, `writable`, `readable`,
+//! `denyRead`, `passEnv` and `network`, validated with `file:line:col` warnings, and the
+//! settings in force after every file is merged. `run::sandbox` builds the kernel box from the
+//! result.
 //!
-//! What loosens the box (`enabled: false`, more `writable` roots) counts only from the user
-//! config or a trusted project file (`trust::strip_loosening`); what tightens it (`denyRead`,
-//! `network: "off"`) counts from any file. A value agentsh cannot read is taken the strict way.
+//! What loosens the box (`enabled: false`, more `writable` or `readable` roots, secrets let in
+//! with `passEnv`) counts only from the user config or a trusted project file
+//! (`trust::strip_loosening`); what tightens it (`denyRead`, `network: "off"`) counts from any
+//! file. A value agentsh cannot read is taken the strict way.
 
 use serde_json::Value;
 
 /// The config key.
 pub const KEY: &str = "sandbox";
-const FIELDS: &[&str] = &["enabled", "writable", "denyRead", "network"];
+const FIELDS: &[&str] = &["enabled", "writable", "readable", "denyRead", "passEnv", "network"];
 
 /// `sandbox.network`. Serialized as written (`"on"`, `"off"`): the box's spec carries it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -35,7 +37,11 @@ impl Network {
 pub struct FileSandbox {
     pub enabled: Option<bool>,
     pub writable: Vec<String>,
+    /// Paths shown read-only in the box although the box hides them (`~/.config/mytool`).
+    pub readable: Vec<String>,
     pub deny_read: Vec<String>,
+    /// Environment variables passed into the box although they look like secrets.
+    pub pass_env: Vec<String>,
     pub network: Option<Network>,
 }
 
@@ -50,7 +56,9 @@ impl FileSandbox {
 pub struct Settings {
     pub enabled: bool,
     pub writable: Vec<Sourced>,
+    pub readable: Vec<Sourced>,
     pub deny_read: Vec<Sourced>,
+    pub pass_env: Vec<String>,
     pub network: Network,
     /// The file that set each of `enabled` and `network`, when one did.
     pub enabled_from: Option<String>,
@@ -69,7 +77,9 @@ impl Default for Settings {
         Settings {
             enabled: true,
             writable: Vec::new(),
+            readable: Vec::new(),
             deny_read: Vec::new(),
+            pass_env: Vec::new(),
             network: Network::On,
             enabled_from: None,
             network_from: None,
@@ -91,7 +101,13 @@ impl Settings {
         }
         let sourced = |p: &String| Sourced { path: p.clone(), source: source.to_string() };
         self.writable.extend(file.writable.iter().map(sourced));
+        self.readable.extend(file.readable.iter().map(sourced));
         self.deny_read.extend(file.deny_read.iter().map(sourced));
+        for name in &file.pass_env {
+            if !self.pass_env.contains(name) {
+                self.pass_env.push(name.clone());
+            }
+        }
     }
 }
 
@@ -124,6 +140,19 @@ pub fn validate(value: &Value, at: &str, s: &mut FileSandbox, warnings: &mut Vec
                     "{at}: sandbox.writable must be a list of absolute or ~/ paths; ignored, so nothing more is writable"
                 )),
             },
+            "readable" => match paths(v) {
+                Some(p) => s.readable = p,
+                None => warnings.push(format!(
+                    "{at}: sandbox.readable must be a list of absolute or ~/ paths; ignored, so nothing more is shown"
+                )),
+            },
+            "passEnv" => match names(v) {
+                Some(n) => s.pass_env = n,
+                None => warnings.push(format!(
+                    "{at}: sandbox.passEnv must be a list of environment variable names (like \"GITHUB_TOKEN\"); \
+                     ignored, so no secret is passed into the sandbox"
+                )),
+            },
             "denyRead" => match paths(v) {
                 Some(p) => s.deny_read = p,
                 None => {
@@ -140,6 +169,16 @@ pub fn validate(value: &Value, at: &str, s: &mut FileSandbox, warnings: &mut Vec
             }),
         }
     }
+}
+
+/// A list of environment variable names, or `None` when any item is not one.
+fn names(v: &Value) -> Option<Vec<String>> {
+    let name = |n: &str| {
+        !n.is_empty()
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+            && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    v.as_array()?.iter().map(|p| p.as_str().filter(|n| name(n)).map(str::to_string)).collect()
 }
 
 /// A list of absolute or `~/` paths, or `None` when any item is not one.
@@ -162,21 +201,25 @@ mod tests {
 
     #[test]
     fn reads_every_field() {
-        let (s, w) =
-            read(r#"{"enabled": false, "writable": ["/srv/x", "~/data"], "denyRead": ["~/.vault"], "network": "off"}"#);
+        let (s, w) = read(
+            r#"{"enabled": false, "writable": ["/srv/x", "~/data"], "readable": ["~/.config/t"], "denyRead": ["~/.vault"], "passEnv": ["GITHUB_TOKEN"], "network": "off"}"#,
+        );
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(s.enabled, Some(false));
         assert_eq!(s.writable, ["/srv/x", "~/data"]);
+        assert_eq!(s.readable, ["~/.config/t"]);
+        assert_eq!(s.pass_env, ["GITHUB_TOKEN"]);
         assert_eq!(s.deny_read, ["~/.vault"]);
         assert_eq!(s.network, Some(Network::Off));
     }
 
     #[test]
     fn what_cannot_be_read_is_taken_the_strict_way() {
-        let (s, w) = read(r#"{"enabled": "no", "network": "maybe", "writable": ["relative"], "colour": 1}"#);
+        let (s, w) =
+            read(r#"{"enabled": "no", "network": "maybe", "writable": ["relative"], "colour": 1, "passEnv": ["A B"]}"#);
         assert_eq!((s.enabled, s.network), (None, Some(Network::Off)));
-        assert!(s.writable.is_empty());
-        assert_eq!(w.len(), 4, "{w:?}");
+        assert!(s.writable.is_empty() && s.pass_env.is_empty());
+        assert_eq!(w.len(), 5, "{w:?}");
         assert!(w.iter().any(|m| m.contains("unknown key \"sandbox.colour\"")), "{w:?}");
         let (s, _) = read(r#"{"denyRead": "~/.vault"}"#);
         assert_eq!(s.network, Some(Network::Off));

@@ -101,6 +101,12 @@ pub fn strip_loosening(project: &mut FileSettings, user: &FileSettings) -> Vec<S
     for p in std::mem::take(&mut project.sandbox.writable) {
         removed.push(format!("sandbox.writable entry `{}`", sanitize(&p)));
     }
+    for p in std::mem::take(&mut project.sandbox.readable) {
+        removed.push(format!("sandbox.readable entry `{}`", sanitize(&p)));
+    }
+    for n in std::mem::take(&mut project.sandbox.pass_env) {
+        removed.push(format!("sandbox.passEnv entry `{}`", sanitize(&n)));
+    }
     // Running commands unrecorded; already refused from a project file, this covers a user file
     // that is unsafe (a symlink, another user's, writable by others).
     if project.audit.on_failure == Some(crate::policy::audit_settings::OnFailure::Warn) {

@@ -298,6 +298,10 @@ struct ExitLine<'a> {
     duration_ms: u64,
     /// Stopped by `commandTimeoutSeconds`.
     timed_out: bool,
+    /// Paths the command named that the sandbox hides or covers, when it failed: what the box
+    /// most likely refused it (issue 29, item 5).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    box_refused: &'a [String],
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -440,6 +444,12 @@ impl Trail {
     /// Records how a run ended (a second line with the same id). Failure is only a warning:
     /// the command has already run.
     pub fn finished(&self, exit_status: i32, duration: Duration, timed_out: bool) {
+        self.finished_boxed(exit_status, duration, timed_out, &[]);
+    }
+
+    /// [`Trail::finished`], naming the paths the sandbox most likely refused the command.
+    pub fn finished_boxed(&self, exit_status: i32, duration: Duration, timed_out: bool, box_refused: &[String]) {
+        let box_refused: Vec<String> = box_refused.iter().map(|p| sanitize(p)).collect();
         let line = ExitLine {
             time: crate::record::clock::format_rfc3339(crate::record::clock::now_ms()),
             id: &self.id,
@@ -447,6 +457,7 @@ impl Trail {
             exit_status,
             duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             timed_out,
+            box_refused: &box_refused,
         };
         if self.settings.syslog {
             let fields = [
@@ -883,6 +894,8 @@ pub struct Seen {
     pub exit_status: Option<i32>,
     pub duration_ms: Option<u64>,
     pub timed_out: bool,
+    /// Paths the sandbox most likely refused the command (an exit line's `box_refused`).
+    pub box_refused: Vec<String>,
     #[serde(skip)]
     pub raw: String,
 }

@@ -4,8 +4,7 @@
 
 use crate::judge::parse::Script;
 use crate::run::invocation::{ShellArgs, Source};
-use crate::run::sandbox::{self, BoxSpec, Confinement};
-use std::convert::Infallible;
+use crate::run::sandbox::{self, Confinement};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::Command;
@@ -168,46 +167,56 @@ pub fn needs_terminal() -> bool {
     *ON_A_TERMINAL.get_or_init(|| nix::unistd::isatty(std::io::stdin()).unwrap_or(false))
 }
 
-/// Why [`exec`] returned instead of becoming the command.
+/// How a command agentsh ran ended, or why it did not run.
 #[derive(Debug, PartialEq, Eq)]
-pub struct NotRun {
-    /// The exit status to use: 127 not found, 126 not executable or no sandbox; or, when a child
-    /// agentsh ran it, the command's own.
-    pub code: i32,
-    /// The box had closed around this process: agentsh can no longer write its own files.
-    pub boxed: bool,
+pub enum Ran {
+    /// agentsh waited for it: a boxed command (its parent stays outside the box, to record
+    /// how it ended) or a supervised one.
+    Ended {
+        code: i32,
+        /// The signal that ended it: agentsh ends the same way once it is recorded.
+        signal: Option<nix::sys::signal::Signal>,
+        /// Stopped at `commandTimeoutSeconds`.
+        timed_out: bool,
+    },
+    /// It did not run (not found, not executable, no box): the status to use.
+    NotRun(i32),
 }
 
-/// Replaces this process with the command. Returns only on failure, after printing an sh-like
-/// message.
+/// Runs the command: in the box, as a child agentsh waits for; unconfined, in place of this
+/// process (`exec`), or as a supervised child when `limit` is set. Returns only when agentsh
+/// waited for it or it could not run, after printing an sh-like message.
 ///
-/// Unless the command needs the terminal, it first leaves the terminal's session: `setsid()`
-/// here, or, when agentsh leads its process group (where `setsid` is refused, e.g. started by
-/// an interactive shell), through a child agentsh that calls `setsid` and execs, while this
-/// process waits and passes on signals. No `fork`/`pre_exec`: the crate denies `unsafe` (but for one system call in `landlock_fd`).
-///
-/// A boxed command enters the sandbox last, right before exec: after that, agentsh can no longer
-/// write its own files, so the gate records the decision first.
-pub fn exec(plan: Plan, confinement: &Confinement) -> NotRun {
+/// An unconfined command that does not need the terminal first leaves the terminal's session:
+/// `setsid()` here, or, when agentsh leads its process group (where `setsid` is refused, e.g.
+/// started by an interactive shell), through a child agentsh that calls `setsid` and execs,
+/// while this process waits and passes on signals. A boxed command's child makes its own
+/// session (`sandbox::spawn`).
+pub fn run(plan: Plan, confinement: Confinement, limit: Option<Duration>, pass_env: &[String]) -> Ran {
     let (program, args) = plan.into_program_and_args();
-    let not_run = |code| NotRun { code, boxed: false };
-    if !needs_terminal() && nix::unistd::setsid().is_err() {
-        return not_run(match internal_child(&program, &args, Session::New, confinement) {
-            Ok(cmd) => run_child(cmd, &program, None),
-            Err(code) => code,
-        });
-    }
     if let Confinement::Boxed(plan) = confinement {
-        // Found before the box closes, so a missing program still gets its exit record.
+        // Looked up before the box: a missing program is told as bash would.
         if !findable(&program) {
-            return not_run(exec_error(&program, &std::io::ErrorKind::NotFound.into()));
+            return Ran::NotRun(exec_error(&program, &std::io::ErrorKind::NotFound.into()));
         }
-        if let Err(code) = confine(sandbox::enter_plan(plan)) {
-            return not_run(code);
-        }
-        return NotRun { code: exec_program(&program, &args), boxed: true };
+        let cmd = sandbox::spawn::Command { program: &program, args: &args, pass_env, limit };
+        return match sandbox::spawn::run(plan, &cmd) {
+            Ok(sandbox::spawn::Ended::Exited(code)) => Ran::Ended { code, signal: None, timed_out: false },
+            Ok(sandbox::spawn::Ended::TimedOut) => Ran::Ended { code: 124, signal: None, timed_out: true },
+            Ok(sandbox::spawn::Ended::Signaled(sig)) => {
+                Ran::Ended { code: 128 + sig as i32, signal: Some(sig), timed_out: false }
+            }
+            Err(e) => Ran::NotRun(confine_failed(&e)),
+        };
     }
-    not_run(exec_program(&program, &args))
+    if let Some(limit) = limit {
+        let code = supervise(&program, &args, limit);
+        return Ran::Ended { code, signal: None, timed_out: code == 124 };
+    }
+    if !needs_terminal() && nix::unistd::setsid().is_err() {
+        return Ran::NotRun(run_child(internal_child(&program, &args), &program, None));
+    }
+    Ran::NotRun(exec_program(&program, &args))
 }
 
 fn exec_program(program: &str, args: &[String]) -> i32 {
@@ -216,20 +225,14 @@ fn exec_program(program: &str, args: &[String]) -> i32 {
     exec_error(program, &err)
 }
 
-/// Whether the sandbox was entered; if not, says why and returns the status: nothing may run
-/// then.
-fn confine(entered: Result<sandbox::Entered, sandbox::BoxError>) -> Result<(), i32> {
-    match entered {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            eprintln!("agentsh: cannot set up the sandbox: {}", crate::text::sanitize::sanitize(&e.to_string()));
-            eprintln!(
-                "hint: nothing ran. `agentsh doctor` shows what this kernel supports; the person can turn \
-                 the sandbox off with \"sandbox\": {{\"enabled\": false}} in ~/.config/agentsh/config.json"
-            );
-            Err(126)
-        }
-    }
+/// Says why the box could not be entered, and returns the status: nothing ran.
+fn confine_failed(e: &sandbox::BoxError) -> i32 {
+    eprintln!("agentsh: cannot set up the sandbox: {}", crate::text::sanitize::sanitize(&e.to_string()));
+    eprintln!(
+        "hint: nothing ran. `agentsh doctor` shows what this kernel supports; the person can turn \
+         the sandbox off with \"sandbox\": {{\"enabled\": false}} in ~/.config/agentsh/config.json"
+    );
+    126
 }
 
 /// Whether `execvp` can find `program`: a path that exists, or a name in a `$PATH` directory.
@@ -261,66 +264,30 @@ pub(crate) fn not_found(program: &str) {
     }
 }
 
-/// Whether agentsh's internal child makes a session of its own, or keeps the terminal's.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Session {
-    New,
-    Keep,
-}
-
-/// `agentsh NEW_SESSION_MARKER SESSION BOX PROGRAM ARGS..`: the child half of [`exec`] and
-/// [`supervise`]. SESSION is `new` (call `setsid`) or `keep`; BOX is the sandbox spec as JSON, or
-/// `-` to run unconfined. Fails closed: if the session or the box cannot be made, nothing runs.
+/// `agentsh NEW_SESSION_MARKER PROGRAM ARGS..`: the child half of [`run`] and [`supervise`]
+/// for an unconfined command that must leave the terminal's session where agentsh itself
+/// cannot. Fails closed: if the session cannot be made, nothing runs.
 pub fn exec_in_new_session(argv: &[String]) -> i32 {
-    let [session, boxed, program, args @ ..] = argv else {
-        eprintln!("agentsh: internal error: {NEW_SESSION_MARKER} needs a session, a sandbox and a command");
+    let [program, args @ ..] = argv else {
+        eprintln!("agentsh: internal error: {NEW_SESSION_MARKER} needs a command");
         return 126;
     };
-    match session.as_str() {
-        "new" => {
-            if let Err(e) = nix::unistd::setsid() {
-                eprintln!("agentsh: cannot start a new session for the command: {e}");
-                return 126;
-            }
-        }
-        "keep" => {}
-        other => {
-            eprintln!("agentsh: internal error: unknown session {}", crate::text::sanitize::sanitize(other));
-            return 126;
-        }
-    }
-    if boxed != "-" {
-        let spec: BoxSpec = match serde_json::from_str(boxed) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("agentsh: cannot set up the sandbox: its description does not read: {e}");
-                return 126;
-            }
-        };
-        if let Err(code) = confine(sandbox::enter(&spec)) {
-            return code;
-        }
+    if let Err(e) = nix::unistd::setsid() {
+        eprintln!("agentsh: cannot start a new session for the command: {e}");
+        return 126;
     }
     exec_program(program, args)
 }
 
-/// agentsh re-spawned to run the command (see [`exec_in_new_session`]).
-fn internal_child(program: &str, args: &[String], session: Session, confinement: &Confinement) -> Result<Command, i32> {
-    let boxed = match confinement {
-        Confinement::Boxed(plan) => serde_json::to_string(plan.spec()).map_err(|e| {
-            eprintln!("agentsh: cannot set up the sandbox: {e}");
-            126
-        })?,
-        Confinement::Unconfined => "-".to_string(),
-    };
+/// agentsh re-spawned to run the command in a session of its own (see [`exec_in_new_session`]).
+fn internal_child(program: &str, args: &[String]) -> Command {
     let me = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
     let mut cmd = Command::new(me);
-    let session_arg = if session == Session::New { "new" } else { "keep" };
-    cmd.arg(NEW_SESSION_MARKER).arg(session_arg).arg(boxed).arg(program).args(args);
-    Ok(cmd)
+    cmd.arg(NEW_SESSION_MARKER).arg(program).args(args);
+    cmd
 }
 
-fn exec_error(program: &str, err: &std::io::Error) -> i32 {
+pub(crate) fn exec_error(program: &str, err: &std::io::Error) -> i32 {
     let shown = crate::text::sanitize::sanitize(program);
     match err.kind() {
         std::io::ErrorKind::NotFound => {
@@ -347,31 +314,19 @@ fn exec_error(program: &str, err: &std::io::Error) -> i32 {
     }
 }
 
-/// Runs the command as a child with a time limit. On timeout its whole process group is
-/// killed and the status is 124, as timeout(1) does. Signals to agentsh are passed on.
-///
-/// A boxed command's child is agentsh itself, which enters the box and execs: this process
-/// stays outside, to record how the command ended.
-pub fn supervise(plan: Plan, confinement: &Confinement, limit: Duration) -> Result<i32, Infallible> {
-    let (program, args) = plan.into_program_and_args();
-    let keep = needs_terminal();
-    let cmd = if keep && matches!(confinement, Confinement::Unconfined) {
-        let mut cmd = Command::new(&program);
-        cmd.args(&args).process_group(0);
-        Ok(cmd)
-    } else if keep {
-        internal_child(&program, &args, Session::Keep, confinement).map(|mut cmd| {
-            cmd.process_group(0);
-            cmd
-        })
+/// Runs an unconfined command as a child with a time limit. On timeout its whole process group
+/// is killed and the status is 124, as timeout(1) does. Signals to agentsh are passed on. (A
+/// boxed command is supervised by `sandbox::spawn`.)
+fn supervise(program: &str, args: &[String], limit: Duration) -> i32 {
+    let cmd = if needs_terminal() {
+        let mut cmd = Command::new(program);
+        cmd.args(args).process_group(0);
+        cmd
     } else {
         // setsid in the child makes its own process group too.
-        internal_child(&program, &args, Session::New, confinement)
+        internal_child(program, args)
     };
-    Ok(match cmd {
-        Ok(cmd) => run_child(cmd, &program, Some(limit)),
-        Err(code) => code,
-    })
+    run_child(cmd, program, Some(limit))
 }
 
 /// Spawns `cmd` (which puts itself in its own process group), passes on the signals agentsh

@@ -174,6 +174,31 @@ fn one_line(text: &str) -> String {
     }
 }
 
+/// After a boxed command failed: the paths it named that the box hides or covers, which most
+/// likely made it fail, in words the model and the person act on (issue 29, item 5), instead of a
+/// bare `Permission denied` that sends an agent reaching for `sudo` or `chmod`.
+pub fn print_box_refusal(paths: &[(String, String)]) {
+    use crate::text::sanitize::sanitize;
+    for (path, why) in paths {
+        crate::ask::tty::eprint_fitted(&format!(
+            "agentsh: the sandbox kept this command from {}: {}\n",
+            sanitize(path),
+            sanitize(why)
+        ));
+    }
+    let hint = if paths
+        .iter()
+        .any(|(_, why)| why.contains("hidden") || why.contains("home") || why.contains("of its own"))
+    {
+        "hint: if the command needs it, ask the person to run it outside the sandbox (they approve it), or to add the \
+         path to sandbox.readable in ~/.config/agentsh/config.json; do not try sudo or chmod\n"
+    } else {
+        "hint: if the command needs it, ask the person to run it outside the sandbox (they approve it); do not try \
+         sudo or chmod\n"
+    };
+    crate::ask::tty::eprint_fitted(hint);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

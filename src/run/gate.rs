@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 pub use crate::model::exit::{REFUSED, USAGE};
 pub use crate::policy::whitelist::{always_entries, entry_warning};
 
-/// Runs shell text through the gate. Returns the exit status to use (the command's own when
-/// it was supervised; otherwise this process is replaced by the command).
+/// Runs shell text through the gate. Returns the exit status to use: the command's own when
+/// agentsh waited for it (in the box, or supervised), else why it did not run; an unconfined
+/// command replaces this process.
 pub fn run(source: Source, options: ShellArgs) -> i32 {
     let source = match read_source(source) {
         Ok(s) => s,
@@ -70,21 +71,123 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let script = parse::parse_for_plan(&text).unwrap_or_default();
     let plan = exec::plan(&script, &source, &options);
     let started = Instant::now();
-    if config.command_timeout > 0 {
-        let limit = Duration::from_secs(config.command_timeout);
-        let code = exec::supervise(plan, &confinement, limit).unwrap_or(REFUSED);
-        // supervise stops a command at the limit with 124, as timeout(1) does.
-        let took = started.elapsed();
-        trail.finished(code, took, code == 124 && took >= limit);
-        return code;
+    let limit = (config.command_timeout > 0).then(|| Duration::from_secs(config.command_timeout));
+    let carried = agent_file(&text, &confinement);
+    let out_of_sight = out_of_sight(&verdict, &confinement);
+    let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env);
+    if let Some((inside, outside)) = carried {
+        carry_out(&inside, &outside);
     }
-    // Only reached when exec failed (not found, not executable, no sandbox). After the box
-    // closed, agentsh's files are outside it: that failure cannot be recorded.
-    let failed = exec::exec(plan, &confinement);
-    if !failed.boxed {
-        trail.finished(failed.code, started.elapsed(), false);
+    match ran {
+        exec::Ran::NotRun(code) => {
+            trail.finished(code, started.elapsed(), false);
+            code
+        }
+        exec::Ran::Ended { code, signal, timed_out } => {
+            let refused: Vec<String> =
+                if code == 0 { Vec::new() } else { out_of_sight.iter().map(|(w, _)| w.clone()).collect() };
+            if !refused.is_empty() {
+                explain::print_box_refusal(&out_of_sight);
+            }
+            trail.finished_boxed(code, started.elapsed(), timed_out, &refused);
+            // Ended by a signal: so does agentsh, as a shell would show it.
+            if let Some(sig) = signal {
+                crate::ask::tty::reraise(sig.as_str());
+            }
+            code
+        }
     }
-    failed.code
+}
+
+/// The paths a boxed command names (as words, `~` expanded) that the box hides or covers, with
+/// why: if the command fails, the box most likely refused it those (issue 29, item 5), and the
+/// agent is told so rather than left to reach for `sudo` or `chmod`. Only absolute and `~`
+/// paths can be out of sight (the workspace is always in it); the spec is built only for them.
+fn out_of_sight(verdict: &Verdict, confinement: &Confinement) -> Vec<(String, String)> {
+    let Confinement::Boxed(plan) = confinement else { return Vec::new() };
+    let home = plan.home();
+    let words = verdict.parts.iter().flat_map(|p| p.assessment.argv.iter().skip(1));
+    let mut out: Vec<(String, String)> = Vec::new();
+    for word in words.take(64) {
+        // `--file=/x`: the path after the sign.
+        let path_text = match word.split_once('=') {
+            Some((flag, rest)) if flag.starts_with('-') => rest,
+            _ => word.as_str(),
+        };
+        if path_text.contains(['$', '*', '?', '`']) || out.iter().any(|(w, _)| w == path_text) {
+            continue;
+        }
+        let path = match (path_text.strip_prefix("~/"), &home) {
+            _ if path_text == "~" => home.clone(),
+            (Some(rest), Some(h)) => Some(h.join(rest)),
+            _ if path_text.starts_with('/') => Some(std::path::PathBuf::from(path_text)),
+            _ => None,
+        };
+        let Some(path) = path else { continue };
+        match plan.spec().sight(&path) {
+            sandbox::Sight::Shown => {}
+            sandbox::Sight::Hidden(why) | sandbox::Sight::Covered(why) => out.push((path_text.to_string(), why)),
+        }
+        if out.len() >= 8 {
+            break;
+        }
+    }
+    out
+}
+
+/// A file an agent's wrapper writes in its temp directory for the agent to read after the
+/// command: Claude Code's `pwd -P >| /tmp/claude-….-cwd`, which tells it where the command
+/// left off. In the box it lands in the box's own temp directory: where it is kept there, and
+/// where the agent looks for it. Gemini CLI's wrapper writes the subshell's background jobs to
+/// `<tmp>/gemini-shell-…/bgpids.tmp`, in a directory Gemini made in the real `/tmp`: the box
+/// gets that directory in its own `/tmp` (or the write fails and says so in the output), and
+/// the file stays in the box: its process IDs are the box's, and the agent would take them for
+/// its own processes' (it kills them when a command is cancelled).
+fn agent_file(text: &str, confinement: &Confinement) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let Confinement::Boxed(plan) = confinement else { return None };
+    let env = crate::run::judging::wrapper_env();
+    if text.ends_with("exit $__code")
+        && let Some(file) = crate::judge::agent_wrappers::gemini_pid_file(text, &env)
+        && let Some(dir) = file.parent().and_then(|d| plan.spec().kept_at(d))
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
+        return None;
+    }
+    if !text.ends_with("-cwd") {
+        return None;
+    }
+    let wrapped = crate::judge::agent_wrappers::unwrap(text, &env)?;
+    let inside = plan.spec().kept_at(&wrapped.cwd_file)?;
+    Some((inside, wrapped.cwd_file))
+}
+
+/// Copies the agent's file out of the box (at most 4 KiB: a directory's path), without following
+/// a link where it goes, and removes the box's copy.
+fn carry_out(inside: &Path, outside: &Path) {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut text = Vec::new();
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(inside);
+    let Ok(file) = opened else { return };
+    if !file.metadata().is_ok_and(|m| m.is_file()) || file.take(4096).read_to_end(&mut text).is_err() {
+        return;
+    }
+    let _ = std::fs::remove_file(inside);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(outside)
+        .and_then(|mut f| f.write_all(&text));
+    if let Err(e) = written {
+        eprintln!(
+            "agentsh: warning: could not pass {} on to the agent: {e}",
+            crate::text::sanitize::sanitize(&outside.display().to_string())
+        );
+    }
 }
 
 /// The names in the nearest `node_modules/.bin` above `cwd` (up to the git top-level), when the
@@ -122,10 +225,11 @@ fn missing_program(verdict: &Verdict) -> Option<&str> {
 }
 
 /// Whether commands run in the sandbox here, and what the judge is told of it: the one place
-/// that decides it (issue 15), so the judge never counts on a box that exec will not set up.
-/// In the box when `sandbox.enabled` is not false and the kernel has Landlock at
-/// `sandbox::MIN_ABI` or later; otherwise unconfined, judged as without a box. `check` shows
-/// what the gate would do by calling this too.
+/// that decides it (issues 15, 25), so the judge never counts on a box that exec will not set
+/// up. In the box when `sandbox.enabled` is not false, the kernel has Landlock at
+/// `sandbox::MIN_ABI` or later and user namespaces, and there is a home to hide; otherwise
+/// unconfined, judged as without a box (fail closed: nothing is contained on a box's word).
+/// `check` and `hook` show and judge what the gate would do by calling this too.
 pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sandbox) {
     if !settings.enabled {
         let from = settings.enabled_from.as_deref().unwrap_or("the config");
@@ -139,16 +243,26 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
         return (Confinement::Unconfined, Sandbox::Off(why));
     }
     // With no home (HOME unset, empty or relative, and no passwd entry naming one) the box
-    // cannot cover the credential stores in it, so nothing may run unasked on its word (issue 27).
-    if crate::policy::dirs::home().is_none() {
+    // cannot tell what of the person's to hide, so nothing may run unasked on its word (issue 27).
+    let (Some(_), Some(records)) = (crate::policy::dirs::home(), sandbox::holder::records_dir()) else {
         let why = "no home directory (HOME is not an absolute path, and no passwd entry names one), so the \
-                   sandbox cannot tell where the credential stores are";
+                   sandbox cannot tell what of the person's to hide";
         return (Confinement::Unconfined, Sandbox::Off(why.to_string()));
-    }
+    };
     let place = sandbox::Place::current(cwd, exec::needs_terminal());
-    // Where the kernel refuses the namespaces, `.git/hooks` and the rest stay writable and the
-    // box says so (`Entered::namespaces`); `spec.require_namespaces` would refuse to run instead.
-    let plan = sandbox::BoxPlan::new(settings, place, own_dirs(), super::kept::records_dir());
+    let plan = sandbox::BoxPlan::new(settings, place, own_dirs(), records);
+    // A box kept for these inputs proves the namespaces work; otherwise ask the system.
+    if !plan.is_kept()
+        && let sandbox::Namespaces::Unavailable(why) = sandbox::probe_namespaces()
+    {
+        return (
+            Confinement::Unconfined,
+            Sandbox::Off(format!(
+                "user namespaces are unavailable ({why}): without them the sandbox cannot hide home, the \
+                 temporary directories and the person's sockets"
+            )),
+        );
+    }
     let view = box_view(&plan, cwd);
     (Confinement::Boxed(Box::new(plan)), Sandbox::On(view))
 }

@@ -9,6 +9,4 @@ pub mod explain;
 pub mod gate;
 pub mod invocation;
 pub mod judging;
-pub mod kept;
-mod landlock_fd;
 pub mod sandbox;

@@ -1,0 +1,238 @@
+//! The box's seccomp filter: system calls Landlock does not mediate and a boxed command has no
+//! use for, refused with `EPERM` (issue 25). Everything else is allowed: the view and the
+//! Landlock domain decide what it reaches.
+//!
+//! Refused:
+//! - another process's memory: `ptrace`, `process_vm_readv`/`writev`;
+//! - the kernel keyrings (`keyctl`, `add_key`, `request_key`): the person's session keyring
+//!   holds their secrets;
+//! - `io_uring` (its operations bypass this filter), `bpf`, `perf_event_open`, `userfaultfd`,
+//!   loading kernels and modules;
+//! - pushing keys into a terminal (`ioctl` TIOCSTI, TIOCLINUX), even the command's own;
+//! - socket families other than unix, IPv4, IPv6 and netlink (raw packets, Bluetooth, ...);
+//! - setting the set-user-ID or set-group-ID bit (`chmod u+s`): a program a box made that runs
+//!   with its owner's rights for whoever starts it;
+//! - any call through another architecture's numbers (32-bit `int 0x80`, x32), which the rules
+//!   above would not recognise.
+//!
+//! The program is a few dozen classic BPF instructions, assembled here: the kernel checks and
+//! compiles it for every command that joins a box, and its cost grows with its length (a
+//! generated one of 171 instructions cost about 0.15 ms a command).
+
+/// One instruction: `libc::sock_filter`.
+pub type Insn = libc::sock_filter;
+
+const RET_ALLOW: u32 = 0x7fff_0000; // SECCOMP_RET_ALLOW
+const RET_EPERM: u32 = 0x0005_0000 | libc::EPERM as u32; // SECCOMP_RET_ERRNO | EPERM
+
+#[cfg(target_arch = "x86_64")]
+const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+#[cfg(target_arch = "aarch64")]
+const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+
+/// `ioctl` requests that push input into a terminal.
+const TIOCSTI: u32 = 0x5412;
+const TIOCLINUX: u32 = 0x541C;
+
+/// `fchmodat2` (Linux 6.6): the same number on every architecture; libc may not name it yet.
+const FCHMODAT2: i64 = 452;
+
+/// System calls refused whatever their arguments.
+const REFUSED: &[i64] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+];
+
+/// Offsets in `struct seccomp_data`: the call's number, its architecture, and the low 32 bits
+/// of each argument (little-endian).
+const NR: u32 = 0;
+const ARCH_AT: u32 = 4;
+fn arg(n: u32) -> u32 {
+    16 + 8 * n
+}
+
+/// The chmod family and the argument that holds the mode.
+fn chmods() -> Vec<(i64, u32)> {
+    let mut out = vec![(libc::SYS_fchmod, 1), (libc::SYS_fchmodat, 2), (FCHMODAT2, 2)];
+    #[cfg(target_arch = "x86_64")]
+    out.push((libc::SYS_chmod, 1));
+    out
+}
+
+/// A tiny assembler: jumps name a label, resolved when the program is finished.
+#[derive(Default)]
+struct Asm {
+    code: Vec<(u16, Target, Target, u32)>,
+    labels: Vec<Option<usize>>,
+}
+
+#[derive(Clone, Copy)]
+enum Target {
+    Next,
+    Label(usize),
+}
+
+const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const JSET_K: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
+const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+
+impl Asm {
+    fn label(&mut self) -> usize {
+        self.labels.push(None);
+        self.labels.len() - 1
+    }
+    fn here(&mut self, l: usize) {
+        self.labels[l] = Some(self.code.len());
+    }
+    fn load(&mut self, offset: u32) {
+        self.code.push((LD_W_ABS, Target::Next, Target::Next, offset));
+    }
+    /// Jumps to `yes` when the accumulator equals `k` (or `op` holds), else goes on.
+    fn jump(&mut self, op: u16, k: u32, yes: usize) {
+        self.code.push((op, Target::Label(yes), Target::Next, k));
+    }
+    fn ret(&mut self, action: u32) {
+        self.code.push((RET_K, Target::Next, Target::Next, action));
+    }
+    fn finish(self) -> Vec<Insn> {
+        let labels = self.labels;
+        self.code
+            .iter()
+            .enumerate()
+            .map(|(at, (code, jt, jf, k))| {
+                let off = |t: &Target| match t {
+                    Target::Next => 0,
+                    Target::Label(l) => (labels[*l].expect("every label is placed") - at - 1) as u8,
+                };
+                Insn { code: *code, jt: off(jt), jf: off(jf), k: *k }
+            })
+            .collect()
+    }
+}
+
+/// The filter as a classic BPF program for this machine's architecture.
+pub fn program() -> Vec<Insn> {
+    let mut a = Asm::default();
+    let (eperm, allow) = (a.label(), a.label());
+    a.load(ARCH_AT);
+    let native = a.label();
+    a.jump(JEQ_K, ARCH, native);
+    a.ret(RET_EPERM);
+    a.here(native);
+    a.load(NR);
+    // x32 calls: the x86_64 numbers with bit 30 set.
+    #[cfg(target_arch = "x86_64")]
+    a.jump(JGE_K, 0x4000_0000, eperm);
+    for nr in REFUSED {
+        a.jump(JEQ_K, *nr as u32, eperm);
+    }
+    let (ioctl, socket) = (a.label(), a.label());
+    a.jump(JEQ_K, libc::SYS_ioctl as u32, ioctl);
+    a.jump(JEQ_K, libc::SYS_socket as u32, socket);
+    let modes = chmods();
+    let mode_at: Vec<usize> = modes.iter().map(|_| a.label()).collect();
+    for ((nr, _), l) in modes.iter().zip(&mode_at) {
+        a.jump(JEQ_K, *nr as u32, *l);
+    }
+    a.ret(RET_ALLOW);
+
+    a.here(ioctl);
+    a.load(arg(1));
+    a.jump(JEQ_K, TIOCSTI, eperm);
+    a.jump(JEQ_K, TIOCLINUX, eperm);
+    a.ret(RET_ALLOW);
+
+    a.here(socket);
+    a.load(arg(0));
+    for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK] {
+        a.jump(JEQ_K, family as u32, allow);
+    }
+    a.ret(RET_EPERM);
+
+    for ((_, at), l) in modes.iter().zip(&mode_at) {
+        a.here(*l);
+        a.load(arg(*at));
+        a.jump(JSET_K, 0o6000, eperm);
+        a.ret(RET_ALLOW);
+    }
+    a.here(eperm);
+    a.ret(RET_EPERM);
+    a.here(allow);
+    a.ret(RET_ALLOW);
+    a.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the program on one call, as the kernel would: the action it returns.
+    fn run(prog: &[Insn], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&(nr as u32).to_le_bytes());
+        data[4..8].copy_from_slice(&arch.to_le_bytes());
+        for (i, a) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_le_bytes());
+        }
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let i = prog[pc];
+            match i.code {
+                LD_W_ABS => acc = u32::from_le_bytes(data[i.k as usize..i.k as usize + 4].try_into().unwrap()),
+                RET_K => return i.k,
+                JEQ_K | JGE_K | JSET_K => {
+                    let hit = match i.code {
+                        JEQ_K => acc == i.k,
+                        JGE_K => acc >= i.k,
+                        _ => acc & i.k != 0,
+                    };
+                    pc += usize::from(if hit { i.jt } else { i.jf });
+                }
+                other => panic!("unexpected instruction {other:#x}"),
+            }
+            pc += 1;
+        }
+    }
+
+    #[test]
+    fn the_filter_refuses_what_it_names_and_allows_the_rest() {
+        let p = program();
+        assert!(p.len() < 64, "{} instructions", p.len());
+        let call = |nr: i64, args: [u64; 6]| run(&p, ARCH, nr, args);
+        for nr in REFUSED {
+            assert_eq!(call(*nr, [0; 6]), RET_EPERM, "{nr}");
+        }
+        assert_eq!(call(libc::SYS_read, [0; 6]), RET_ALLOW);
+        assert_eq!(call(libc::SYS_ioctl, [0, TIOCSTI as u64, 0, 0, 0, 0]), RET_EPERM);
+        // High bits set by the caller change nothing: the kernel reads an unsigned int.
+        assert_eq!(call(libc::SYS_ioctl, [0, 0x1_0000_0000 | TIOCSTI as u64, 0, 0, 0, 0]), RET_EPERM);
+        assert_eq!(call(libc::SYS_ioctl, [0, 0x5401, 0, 0, 0, 0]), RET_ALLOW, "TCGETS");
+        assert_eq!(call(libc::SYS_socket, [libc::AF_INET as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(call(libc::SYS_socket, [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(call(libc::SYS_socket, [libc::AF_PACKET as u64, 3, 0, 0, 0, 0]), RET_EPERM);
+        assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o4755, 0, 0, 0]), RET_EPERM);
+        assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o2755, 0, 0, 0]), RET_EPERM);
+        assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o755, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(call(libc::SYS_fchmod, [0, 0o4755, 0, 0, 0, 0]), RET_EPERM);
+        assert_eq!(run(&p, 0x4000_0003, libc::SYS_read, [0; 6]), RET_EPERM, "another architecture");
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(call(0x4000_0000 | libc::SYS_read, [0; 6]), RET_EPERM, "x32");
+    }
+}

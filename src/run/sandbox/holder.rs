@@ -1,0 +1,781 @@
+//! Boxes, made once and kept for the next commands.
+//!
+//! Making a box (its namespaces, its view, its Landlock ruleset) costs a few milliseconds, far
+//! more than agentsh's budget per command. So the first command with a box starts a builder
+//! (`agentsh --agentsh-internal-hold-box build`), which makes the namespaces and the view and
+//! leaves a holder in them: PID 1 of the box's PID namespace (`agentsh-box` in `ps`), in a
+//! session of its own, holding no file of the agent's but the finished ruleset. Every command
+//! with the same box then joins it (`setns` through a pidfd) and takes the ruleset
+//! (`pidfd_getfd`) instead.
+//!
+//! A record in agentsh's state directory (`box/`, which no box can see) names the holder, the
+//! box's roots (for the judge and the audit record) and what the view was made from
+//! ([`Watch`]): the workspace, its git directory and code paths, and the person's toolchains
+//! and caches, each through the nearest directory above it. A command joins only while those
+//! are unchanged: a `.git/config` replaced by rename (which detaches the read-only mount on the
+//! old file), a workspace made again, or a toolchain installed since makes a new box.
+//!
+//! The record's name hashes everything the box is built from ([`super::spec::key`]): one box
+//! per workspace and settings, whichever directory of it a command starts in.
+//!
+//! The holder reaps the box's orphans and lives while any process is left in the box (a dev
+//! server in the background keeps its box); after [`LIFETIME`] with nothing left, it removes its
+//! record and exits. A lock beside each record (`NAME.lock`) orders this: a command holds it
+//! shared from finding the record until its child is in the box, a builder exclusively while it
+//! builds (so commands that start together agree on one box), and the holder exclusively to
+//! leave. A record is read only as a small regular file of this user's, opened without
+//! following links or blocking (issue 27: a FIFO or `/dev/zero` in its place).
+
+use super::spec::BoxSpec;
+use super::{BoxError, RootsText, within};
+use std::ffi::OsString;
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+pub use crate::model::HOLD_MARKER;
+
+/// How long a holder keeps an idle box for the next commands. A box with a process still in
+/// it is kept until that process ends.
+pub const LIFETIME: Duration = Duration::from_secs(120);
+
+/// A record is a few kilobytes; more is not a record.
+const MAX_RECORD: u64 = 256 * 1024;
+
+/// Where the records of kept boxes, and the boxes' private places, are: `box/` in agentsh's
+/// state directory, which no box can see. `None` without a home directory.
+pub fn records_dir() -> Option<PathBuf> {
+    crate::policy::dirs::state().ok().map(|d| d.join("box"))
+}
+
+/// A box kept by a live holder, found unchanged: what a command joins.
+pub(crate) struct Kept {
+    /// `NAME.lock`, held shared: the holder cannot leave before this command's child is in.
+    _lock: File,
+    record: Record,
+    /// The holder, pinned.
+    pidfd: OwnedFd,
+}
+
+impl Kept {
+    /// The box named `name` in `records`, when its holder is alive and what its record vouches
+    /// for is unchanged.
+    pub(crate) fn find(records: &Path, name: &str) -> Option<Kept> {
+        let lock = open_lock(records, name, false).ok()?;
+        lock.lock_shared().ok()?;
+        Kept::found(lock, records, name)
+    }
+
+    /// With `lock` held: the record, if its holder is alive and it is unchanged.
+    fn found(lock: File, records: &Path, name: &str) -> Option<Kept> {
+        let record = Record::read(&super::join(records, name))?;
+        if record.pid_ino == 0 || !record.watched.unchanged() {
+            return None;
+        }
+        let pidfd = record.holder()?;
+        Some(Kept { _lock: lock, record, pidfd })
+    }
+
+    pub(crate) fn roots(&self) -> &RootsText {
+        &self.record.roots
+    }
+
+    /// The holder's pidfd, and a copy of its ruleset (taken now: after this process joins the
+    /// box's user namespace it is no longer in the holder's parent one, which the kernel's
+    /// ptrace check for `pidfd_getfd` looks at).
+    pub(crate) fn join_parts(&self) -> Result<(&OwnedFd, OwnedFd, usize), BoxError> {
+        let flags = rustix::process::PidfdGetfdFlags::empty();
+        let ruleset = rustix::process::pidfd_getfd(&self.pidfd, self.record.ruleset_fd, flags)
+            .map_err(|e| BoxError::Failed(format!("taking the box's ruleset from its holder: {e}")))?;
+        Ok((&self.pidfd, ruleset, self.record.rules))
+    }
+}
+
+/// `NAME.lock` in `records`. Only a box being made (`made`) checks the records directory
+/// itself: it is in agentsh's state directory, which is checked once per process and which no
+/// one else can write, so nobody else can have made it.
+fn open_lock(records: &Path, name: &str, made: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if made {
+        dir_ok(records)?;
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(super::join(records, &format!("{name}.lock")))
+        .and_then(|f| {
+            let m = f.metadata()?;
+            if !m.is_file() || m.uid() != nix::unistd::geteuid().as_raw() {
+                return Err(std::io::Error::other("the box's lock is not a file of this user's"));
+            }
+            Ok(f)
+        })
+}
+
+/// The records directory, made 0700 when missing; refused when it is a link, another user's,
+/// or open to others (issue 27: a shared `XDG_STATE_HOME`), as agentsh's other private ones.
+fn dir_ok(records: &Path) -> std::io::Result<()> {
+    crate::policy::dirs::private_dir(records).map_err(std::io::Error::other)
+}
+
+/// Makes the box `spec` describes (the slow path) and keeps it: a builder makes it, its holder
+/// stays, and the record is written for the next commands. Returns it ready to join. Commands
+/// that start together wait for one builder and join its box.
+pub(crate) fn build(spec: &BoxSpec) -> Result<Kept, BoxError> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
+    let lock = open_lock(&spec.records, &spec.name, true).map_err(|e| failed("the sandbox's records", &e))?;
+    lock.lock().map_err(|e| failed("locking the sandbox's record", &e))?;
+    // Another command built it while this one waited. From exclusive to shared without a
+    // moment unlocked in between that a holder could use to leave (flock converts in place).
+    let copy = lock.try_clone().map_err(|e| failed("lock", &e))?;
+    if let Some(k) = Kept::found(copy, &spec.records, &spec.name) {
+        lock.lock_shared().map_err(|e| failed("lock", &e))?;
+        return Ok(k);
+    }
+    prune(&spec.records);
+    let watch = watch(spec);
+    let answer = run_builder(spec)?;
+    let record = Record {
+        pid: answer.pid,
+        pid_ino: answer.pid_ino,
+        ruleset_fd: answer.ruleset_fd,
+        rules: answer.rules,
+        roots: RootsText::of(spec),
+        watched: Watched { text: Vec::new() },
+    };
+    let pidfd = record.holder().ok_or_else(|| BoxError::Failed("the sandbox's holder ended as it started".into()))?;
+    // Kept for the next commands only where the holder can be told from a process that took
+    // its ID later (pidfs, Linux 6.9); elsewhere every command makes its own box.
+    if answer.pid_ino != 0 {
+        let _ = write_record(&spec.records, &spec.name, &record, &answer.code_paths, &watch);
+    }
+    lock.lock_shared().map_err(|e| failed("lock", &e))?;
+    Ok(Kept { _lock: lock, record, pidfd })
+}
+
+/// What the builder printed.
+struct Answer {
+    pid: i32,
+    pid_ino: u64,
+    ruleset_fd: i32,
+    rules: usize,
+    code_paths: Vec<PathBuf>,
+}
+
+/// Starts the builder with the spec on its standard input and reads its answer.
+fn run_builder(spec: &BoxSpec) -> Result<Answer, BoxError> {
+    let failed = |e: &dyn std::fmt::Display| BoxError::Failed(format!("starting the sandbox's builder: {e}"));
+    let json = serde_json::to_vec(spec).map_err(|e| failed(&e))?;
+    let exe = std::fs::read_link("/proc/self/exe").map_err(|e| failed(&e))?;
+    let mut child = Command::new(&exe)
+        .arg0("agentsh")
+        .args([HOLD_MARKER, "build"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .current_dir("/")
+        .spawn()
+        .map_err(|e| failed(&e))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(&json).map_err(|e| failed(&e))?;
+    }
+    let out = child.wait_with_output().map_err(|e| failed(&e))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap_or("").split(' ').collect();
+    let parsed = match (out.status.success(), head.as_slice()) {
+        (true, [pid, ino, fd, rules]) => {
+            (|| Some((pid.parse().ok()?, ino.parse().ok()?, fd.parse().ok()?, rules.parse().ok()?)))()
+        }
+        _ => None,
+    };
+    let Some((pid, pid_ino, ruleset_fd, rules)) = parsed else {
+        let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(BoxError::Failed(if why.is_empty() { "the sandbox's builder failed".into() } else { why }));
+    };
+    let code_paths = lines.map(PathBuf::from).collect();
+    Ok(Answer { pid, pid_ino, ruleset_fd, rules, code_paths })
+}
+
+use std::os::unix::process::CommandExt;
+
+fn write_record(records: &Path, name: &str, r: &Record, code_paths: &[PathBuf], watch: &Watch) -> Option<()> {
+    use nix::fcntl::OFlag;
+    let mut text = format!("{} {} {} {}\n", r.pid, r.pid_ino, r.ruleset_fd, r.rules).into_bytes();
+    let mut roots = r.roots.clone();
+    roots.read_only = code_paths.iter().map(|p| crate::text::path(p)).collect();
+    write_roots(&roots, &mut text)?;
+    watch.write(&mut text)?;
+    let tmp = super::join(records, &format!("{name}.{}.tmp", std::process::id()));
+    let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+    let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
+    let mut file = File::from(nix::fcntl::open(&tmp, flags, mode).ok()?);
+    let done = file.write_all(&text).ok().and_then(|()| std::fs::rename(&tmp, super::join(records, name)).ok());
+    if done.is_none() {
+        // A failed rename leaves no temp file behind (issue 27).
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}
+
+/// Removes the records of holders that have ended, temp files older than a minute, and locks
+/// of records gone for a day. Only on the slow path (a box is being made).
+fn prune(records: &Path) {
+    let Ok(entries) = std::fs::read_dir(records) else { return };
+    let now = std::time::SystemTime::now();
+    let age = |m: &std::fs::Metadata| m.modified().ok().and_then(|t| now.duration_since(t).ok()).unwrap_or_default();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        let Ok(m) = std::fs::symlink_metadata(&path) else { continue };
+        if name.starts_with("w-") || m.is_dir() {
+            continue;
+        }
+        if name.ends_with(".tmp") {
+            if age(&m) > Duration::from_secs(60) {
+                let _ = std::fs::remove_file(&path);
+            }
+        } else if let Some(record) = name.strip_suffix(".lock") {
+            if !records.join(record).exists() && age(&m) > Duration::from_secs(86_400) {
+                let _ = std::fs::remove_file(&path);
+            }
+        } else if !m.is_file() || Record::read(&path).is_none_or(|r| r.holder().is_none()) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// The name of a record: a hash of what the box is built from (see `spec::key`), with agentsh's
+/// version and the user. Paths are gathered into a buffer on the stack and hashed a block at a
+/// time: a call per path cost more than the bytes.
+pub(crate) struct Key {
+    h: std::hash::DefaultHasher,
+    block: [u8; 1024],
+    len: usize,
+}
+
+impl Key {
+    pub(crate) fn new() -> Key {
+        let mut h = std::hash::DefaultHasher::new();
+        (env!("CARGO_PKG_VERSION"), nix::unistd::geteuid().as_raw()).hash(&mut h);
+        Key { h, block: [0; 1024], len: 0 }
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        if self.len + bytes.len() > self.block.len() {
+            self.h.write(&self.block[..self.len]);
+            self.len = 0;
+        }
+        if bytes.len() > self.block.len() {
+            self.h.write(bytes);
+        } else {
+            self.block[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+        }
+    }
+
+    /// A number: a list's length, a flag.
+    pub(crate) fn count(&mut self, n: usize) {
+        self.bytes(&(n as u64).to_le_bytes());
+    }
+
+    /// One item, after its length: items cannot run into each other, whatever bytes they hold.
+    pub(crate) fn item(&mut self, bytes: &[u8]) {
+        self.count(bytes.len());
+        self.bytes(bytes);
+    }
+
+    /// A path, or its absence (which differs from every path, the empty one included).
+    pub(crate) fn path(&mut self, p: Option<&Path>) {
+        use std::os::unix::ffi::OsStrExt;
+        match p {
+            Some(p) => {
+                self.count(1);
+                self.item(p.as_os_str().as_bytes());
+            }
+            None => self.count(0),
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> String {
+        self.h.write(&self.block[..self.len]);
+        format!("{:016x}", self.h.finish())
+    }
+}
+
+/// What a record says.
+pub(crate) struct Record {
+    pid: i32,
+    /// The holder's pidfd inode (pidfs), which names the process for the whole boot.
+    pid_ino: u64,
+    /// The ruleset's descriptor number in the holder.
+    ruleset_fd: i32,
+    rules: usize,
+    /// The box's roots as text, for the judge and the audit record.
+    roots: RootsText,
+    /// The watched paths, as [`Watch::write`] wrote them.
+    watched: Watched,
+}
+
+impl Record {
+    /// The record at `path`: a regular file of this user's, not writable by others, at most
+    /// [`MAX_RECORD`] bytes, opened without following a link or blocking on a FIFO.
+    fn read(path: &Path) -> Option<Record> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .ok()?;
+        let m = file.metadata().ok()?;
+        if !m.is_file() || m.uid() != nix::unistd::geteuid().as_raw() || m.mode() & 0o022 != 0 || m.len() > MAX_RECORD {
+            return None;
+        }
+        let mut text = Vec::with_capacity(m.len() as usize);
+        (&mut file).take(MAX_RECORD).read_to_end(&mut text).ok()?;
+        Record::parse(text)
+    }
+
+    fn parse(mut text: Vec<u8>) -> Option<Record> {
+        let newline = text.iter().position(|b| *b == b'\n')?;
+        let head = std::str::from_utf8(&text[..newline]).ok()?;
+        let mut fields = head.split(' ');
+        let mut next = || fields.next();
+        let (pid, pid_ino, ruleset_fd, rules) =
+            (next()?.parse().ok()?, next()?.parse().ok()?, next()?.parse().ok()?, next()?.parse().ok()?);
+        let mut at = newline + 1;
+        let (mut writable, mut roots) = (Vec::new(), RootsText::default());
+        while let Some(&tag) = text.get(at)
+            && tag.is_ascii_uppercase()
+        {
+            let end = at + text[at..].iter().position(|b| *b == b'\n')?;
+            let line = text.get(at + 2..end).filter(|_| text.get(at + 1) == Some(&b'\t'))?;
+            let line = std::str::from_utf8(line).ok()?.to_string();
+            match tag {
+                b'W' => {
+                    writable.push(line);
+                    roots.write_len += 1;
+                }
+                b'V' => writable.push(line),
+                b'O' => roots.read_only.push(line),
+                b'S' => roots.workspace = Some(line),
+                _ => return None,
+            }
+            at = end + 1;
+        }
+        roots.writable = writable.into();
+        Some(Record { pid, pid_ino, ruleset_fd, rules, roots, watched: Watched { text: text.split_off(at) } })
+    }
+
+    /// The holder, pinned by a pidfd, when it is the process recorded (not another that took its
+    /// ID: the pidfd's inode names a process for the whole boot) and still running.
+    fn holder(&self) -> Option<OwnedFd> {
+        let pid = rustix::process::Pid::from_raw(self.pid)?;
+        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
+        if self.pid_ino != 0 && nix::sys::stat::fstat(&pidfd).ok()?.st_ino != self.pid_ino {
+            return None;
+        }
+        // A pidfd reads as ready once its process has ended.
+        let mut fds = [rustix::event::PollFd::new(&pidfd, rustix::event::PollFlags::IN)];
+        let ended = rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default())).ok()? > 0;
+        (!ended).then_some(pidfd)
+    }
+}
+
+/// The roots' lines of a record: `W` a root that writes the person's files (in order), `V` any
+/// other the judge counts writable, `O` a code path kept read-only, `S` the workspace; a tab,
+/// then the text. `None` when one holds a newline: nothing is kept then.
+fn write_roots(roots: &RootsText, out: &mut Vec<u8>) -> Option<()> {
+    let (write, rest) = roots.writable.split_at(roots.write_len.min(roots.writable.len()));
+    let lines = write.iter().map(|t| ('W', t)).chain(rest.iter().map(|t| ('V', t)));
+    let lines = lines.chain(roots.read_only.iter().map(|t| ('O', t))).chain(roots.workspace.iter().map(|t| ('S', t)));
+    for (tag, text) in lines {
+        if text.contains('\n') {
+            return None;
+        }
+        out.extend_from_slice(format!("{tag}\t{text}\n").as_bytes());
+    }
+    Some(())
+}
+
+/// What a record vouches for: the view was made from these, and a command joins only while
+/// each is as it was (see [`Watch`]).
+fn watch(spec: &BoxSpec) -> Watch {
+    let mut w = Watch::default();
+    for r in &spec.write {
+        w.path(&r.path);
+    }
+    if let Some(git) = &spec.git_dir {
+        w.path(git);
+        // A code path replaced by rename (git rewrites `.git/config` so) detaches the read-only
+        // mount on the old file; a `commondir` or submodule made since is bound only in a new box.
+        for name in ["config", "hooks", "info", "commondir", "config.worktree", "modules", "worktrees"] {
+            w.beneath(&super::join(git, name), false);
+        }
+    }
+    for r in spec.read_only.iter().filter(|r| spec.git_dir.as_deref().is_none_or(|g| !within(&r.path, g))) {
+        w.beneath(&r.path, false);
+    }
+    // What is shown of the person's toolchains and caches is not watched: a toolchain installed
+    // since shows in the next box (at most LIFETIME away), and nothing it holds is a secret.
+    for d in &spec.deny {
+        if !d.path.to_string_lossy().contains('*') {
+            w.beneath(&d.path, false);
+        }
+    }
+    w
+}
+
+/// The paths a record vouches for, each with its [`stamp`] taken before the view was made.
+///
+/// - `Path`: checked every time (a root whose identity the view holds).
+/// - `Dir` and its `Name`s: a path whose existence or identity the view depends on, through the
+///   nearest directory above it that exists: while that directory's change time is the same,
+///   no entry in it was made, removed or renamed. When it did change (another program saved a
+///   file in home), each name is checked on its own, and the box is still joined if those are
+///   unchanged.
+/// - `Entries`: a directory any change to whose entries counts.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub(crate) struct Watch {
+    lines: Vec<Line>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    Path(PathBuf, String),
+    Dir(PathBuf, String, String),
+    Name(OsString, String),
+    Entries(PathBuf, String),
+}
+
+impl Watch {
+    /// `path` itself, every time.
+    pub(crate) fn path(&mut self, path: &Path) {
+        if !self.lines.iter().any(|l| matches!(l, Line::Path(p, _) | Line::Dir(p, ..) if p == path)) {
+            self.lines.push(Line::Path(path.to_path_buf(), stamp(path, false)));
+        }
+    }
+
+    /// A path whose absence or identity the view depends on, through the nearest directory
+    /// above it that exists.
+    pub(crate) fn beneath(&mut self, path: &Path, entries: bool) {
+        let link = std::fs::symlink_metadata(path).ok().map(|m| m.file_type().is_symlink());
+        if link == Some(true) {
+            self.path(path);
+        }
+        if entries && link.is_some() {
+            self.lines.push(Line::Entries(path.to_path_buf(), stamp(path, true)));
+        }
+        let Some(dir) = path.ancestors().skip(1).find(|a| a.is_dir()) else { return };
+        let Some(name) = path.strip_prefix(dir).ok().and_then(|r| r.iter().next()).map(OsString::from) else { return };
+        let line = Line::Name(name.clone(), stamp(&dir.join(&name), false));
+        let at = self.lines.iter().position(|l| matches!(l, Line::Dir(d, ..) if d == dir));
+        let at = match at {
+            Some(at) => at,
+            None => {
+                let (id, changed) = dir_stamp(dir);
+                self.lines.retain(|l| !matches!(l, Line::Path(p, _) if p == dir));
+                self.lines.push(Line::Dir(dir.to_path_buf(), id, changed));
+                self.lines.len() - 1
+            }
+        };
+        let names = self.lines[at + 1..].iter().take_while(|l| matches!(l, Line::Name(..))).count();
+        if !self.lines[at + 1..at + 1 + names].iter().any(|l| matches!(l, Line::Name(n, _) if *n == name)) {
+            self.lines.insert(at + 1 + names, line);
+        }
+    }
+
+    /// One line each: a tag, the stamp, a tab and the path. `None` when a path holds a newline.
+    fn write(&self, out: &mut Vec<u8>) -> Option<()> {
+        use std::os::unix::ffi::OsStrExt;
+        for line in &self.lines {
+            let (tag, stamp, path) = match line {
+                Line::Path(p, s) => ("p", s.clone(), p.as_os_str()),
+                Line::Dir(p, id, changed) => ("d", format!("{id} {changed}"), p.as_os_str()),
+                Line::Name(n, s) => ("n", s.clone(), n.as_os_str()),
+                Line::Entries(p, s) => ("e", s.clone(), p.as_os_str()),
+            };
+            if path.as_bytes().contains(&b'\n') {
+                return None;
+            }
+            out.extend_from_slice(format!("{tag} {stamp}\t").as_bytes());
+            out.extend_from_slice(path.as_bytes());
+            out.push(b'\n');
+        }
+        Some(())
+    }
+}
+
+/// A record's watched paths, as written (see [`Watch`]).
+pub(crate) struct Watched {
+    text: Vec<u8>,
+}
+
+impl Watched {
+    fn lines(&self) -> impl Iterator<Item = Option<(u8, &str, &Path)>> {
+        use std::os::unix::ffi::OsStrExt;
+        self.text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(|line| {
+            let tab = line.iter().position(|b| *b == b'\t')?;
+            let head = std::str::from_utf8(line.get(2..tab)?).ok()?;
+            Some((line[0], head, Path::new(std::ffi::OsStr::from_bytes(&line[tab + 1..]))))
+        })
+    }
+
+    /// Whether every path is as it was. A malformed line counts as a change.
+    fn unchanged(&self) -> bool {
+        let mut dir: Option<(&Path, bool)> = None;
+        let mut now = String::with_capacity(64);
+        let mut same_stamp = |path: &Path, entries: bool, was: &str| {
+            now.clear();
+            stamp_into(&mut now, path, entries);
+            now == was
+        };
+        for line in self.lines() {
+            let Some((tag, was, path)) = line else { return false };
+            let same = match tag {
+                b'p' => same_stamp(path, false, was),
+                b'e' => same_stamp(path, true, was),
+                b'd' => {
+                    let Some((id, changed)) = was.split_once(' ') else { return false };
+                    let (now_id, now_changed) = dir_stamp(path);
+                    dir = Some((path, now_changed == changed));
+                    now_id == id
+                }
+                b'n' => match dir {
+                    Some((_, true)) => true,
+                    Some((d, false)) => same_stamp(&d.join(path), false, was),
+                    None => false,
+                },
+                _ => false,
+            };
+            if !same {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// A path's identity, followed: `-` where it does not exist, else [`stamp_of`]. With `entries`,
+/// the change time too.
+fn stamp(p: &Path, entries: bool) -> String {
+    let mut out = String::new();
+    stamp_into(&mut out, p, entries);
+    out
+}
+
+fn stamp_into(out: &mut String, p: &Path, entries: bool) {
+    use std::fmt::Write;
+    let Ok(m) = std::fs::metadata(p) else { return out.push('-') };
+    stamp_of(out, &m);
+    if entries {
+        let _ = write!(out, ".{}.{}", m.ctime(), m.ctime_nsec());
+    }
+}
+
+/// The inode number and birth time: a path removed and made again may get the same inode
+/// number, but not the same birth time (the change time where the file system keeps none).
+fn stamp_of(out: &mut String, m: &std::fs::Metadata) {
+    use std::fmt::Write;
+    let _ = match m.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
+        Some(born) if born.as_secs() > 0 => write!(out, "{}.{}{:09}", m.ino(), born.as_secs(), born.subsec_nanos()),
+        Some(born) => write!(out, "{}.{}", m.ino(), born.subsec_nanos()),
+        None => write!(out, "{}.c{}.{}", m.ino(), m.ctime(), m.ctime_nsec()),
+    };
+}
+
+/// A directory's identity and, apart, its change time.
+fn dir_stamp(p: &Path) -> (String, String) {
+    match std::fs::metadata(p) {
+        Ok(m) => {
+            let mut id = String::new();
+            stamp_of(&mut id, &m);
+            (id, format!("{}.{}", m.ctime(), m.ctime_nsec()))
+        }
+        Err(_) => ("-".into(), "-".into()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The builder and the holder
+
+/// `agentsh HOLD_MARKER build`: makes the box described on standard input and leaves its holder;
+/// prints `PID PIDFD_INODE RULESET_FD RULES`, then the code paths bound read-only, one a line.
+/// Any failure ends it with status 1 and the reason on standard error: nothing is kept then.
+pub fn main(args: &[String]) -> i32 {
+    match args.first().map(String::as_str) {
+        Some("build") => match builder() {
+            Ok(()) => 0,
+            Err(why) => {
+                eprintln!("{}", crate::text::sanitize::sanitize(&why));
+                1
+            }
+        },
+        _ => {
+            eprintln!("agentsh: internal error: {HOLD_MARKER} needs build");
+            126
+        }
+    }
+}
+
+fn builder() -> Result<(), String> {
+    use nix::sched::CloneFlags;
+    let mut json = Vec::new();
+    std::io::stdin().take(4 * 1024 * 1024).read_to_end(&mut json).map_err(|e| format!("reading the box: {e}"))?;
+    let spec: BoxSpec =
+        serde_json::from_slice(&json).map_err(|e| format!("the box's description does not read: {e}"))?;
+    // What the holder keeps to leave cleanly: the record's lock and directory, opened while
+    // they are still in sight.
+    let lock = open_lock(&spec.records, &spec.name, true).map_err(|e| format!("the box's lock: {e}"))?;
+    let records = File::open(&spec.records).map_err(|e| format!("{}: {e}", spec.records.display()))?;
+    let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
+    let mut flags = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC
+        | CloneFlags::CLONE_NEWUTS;
+    if spec.network == super::Network::Off {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    nix::sched::unshare(flags).map_err(|e| format!("cannot make the sandbox's namespaces: unshare: {e}"))?;
+    let write = |file: &str, text: String| std::fs::write(file, text).map_err(|e| format!("{file}: {e}"));
+    // Required before gid_map: once in the new namespace, this process has no CAP_SETGID in the
+    // parent one, root included.
+    write("/proc/self/setgroups", "deny".into())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    let made = super::view::make(&spec)?;
+    let (ready_r, ready_w) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
+    // The holder: this process's child, the first in the new PID namespace (its PID 1).
+    match super::sys::fork() {
+        Ok(nix::unistd::ForkResult::Child) => {
+            drop(ready_r);
+            hold(ready_w, &spec, lock, records);
+        }
+        Ok(nix::unistd::ForkResult::Parent { child }) => {
+            drop(ready_w);
+            let mut said = String::new();
+            File::from(ready_r)
+                .read_to_string(&mut said)
+                .map_err(|e| format!("the box's holder did not start: {e}"))?;
+            let (ruleset, rules) = match said.strip_prefix("ready ").and_then(|r| r.trim().split_once(' ')) {
+                Some((fd, n)) => (fd.to_string(), n.to_string()),
+                None => return Err(format!("the box's holder did not start: {}", said.trim())),
+            };
+            let ino = pid_inode(child.as_raw()).unwrap_or(0);
+            let mut out = format!("{} {ino} {ruleset} {rules}\n", child.as_raw());
+            for p in &made.code_paths {
+                out.push_str(&crate::text::path(p));
+                out.push('\n');
+            }
+            std::io::stdout().write_all(out.as_bytes()).map_err(|e| format!("answering: {e}"))?;
+            Ok(())
+        }
+        Err(e) => Err(format!("starting the box's holder: {e}")),
+    }
+}
+
+/// The inode of a pidfd of `pid` (pidfs names each process by one), or `None` before pidfs,
+/// where every pidfd shares one inode (told by comparing with this process's own).
+fn pid_inode(pid: i32) -> Option<u64> {
+    let ino = |pid: i32| {
+        let fd =
+            rustix::process::pidfd_open(rustix::process::Pid::from_raw(pid)?, rustix::process::PidfdFlags::empty())
+                .ok()?;
+        nix::sys::stat::fstat(&fd).ok().map(|s| s.st_ino)
+    };
+    match (ino(pid), ino(std::process::id() as i32)) {
+        (Some(theirs), Some(mine)) if theirs != mine => Some(theirs),
+        _ => None,
+    }
+}
+
+/// The holder: PID 1 of the box. Out of the agent's session, off every directory, holding no
+/// file but the ruleset and what it needs to leave; it mounts the box's `/proc`, makes the
+/// box's ruleset (last: Landlock's rules hold for what is mounted when they are made, not for a
+/// mount put on top later), reaps the box's orphans, and leaves once [`LIFETIME`] has passed
+/// and no other process is in the box. It tells its builder `ready FD RULES`, or why not.
+fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File) -> ! {
+    use nix::mount::{MsFlags, mount};
+    let fail = |why: String| -> ! {
+        let _ = nix::unistd::write(&ready, why.as_bytes());
+        std::process::exit(1);
+    };
+    let _ = nix::unistd::setsid();
+    let _ = std::env::set_current_dir("/");
+    let _ = rustix::thread::set_name(c"agentsh-box");
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    if let Err(e) = mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>) {
+        fail(format!("mounting the box's /proc: {e}"));
+    }
+    let (ruleset, rules) = match super::rules::ruleset(spec) {
+        Ok(r) => r,
+        Err(e) => fail(e.to_string()),
+    };
+    let name = spec.name.as_str();
+    let ruleset = ruleset.as_raw_fd();
+    let keep = [ruleset, ready.as_raw_fd(), lock.as_raw_fd(), records.as_raw_fd()];
+    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    for fd in fds.into_iter().filter(|fd| !keep.contains(fd)) {
+        let _ = nix::unistd::close(fd);
+    }
+    let mut chld = nix::sys::signal::SigSet::empty();
+    chld.add(nix::sys::signal::Signal::SIGCHLD);
+    let _ = chld.thread_block();
+    let flags = nix::sys::signalfd::SfdFlags::SFD_NONBLOCK | nix::sys::signalfd::SfdFlags::SFD_CLOEXEC;
+    let signals = nix::sys::signalfd::SignalFd::with_flags(&chld, flags).ok();
+    let _ = nix::unistd::write(&ready, format!("ready {ruleset} {rules}\n").as_bytes());
+    drop(ready);
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(s) = &signals {
+            let mut fds = [nix::poll::PollFd::new(s.as_fd(), nix::poll::PollFlags::POLLIN)];
+            let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16));
+            while let Ok(Some(_)) = s.read_signal() {}
+        } else {
+            std::thread::sleep(Duration::from_secs(5));
+        }
+        // Orphans of the box come to PID 1: reap them.
+        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        while let Ok(status) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            if status == WaitStatus::StillAlive {
+                break;
+            }
+        }
+        if started.elapsed() >= LIFETIME && alone() && leave(&lock, &records, name) {
+            std::process::exit(0);
+        }
+    }
+}
+
+/// No process but this one in the box's PID namespace (its `/proc` lists only the box's).
+fn alone() -> bool {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()) && n != "1"))
+                .count()
+                == 0
+        })
+        .unwrap_or(false)
+}
+
+/// Takes the record's lock without waiting (a command is joining: stay), removes the record if
+/// it still names this holder, and says whether to leave.
+fn leave(lock: &File, records: &File, name: &str) -> bool {
+    // Held until this process exits: a command that waits for it then finds the holder gone.
+    // The record names this holder by its PID in the parent namespace, which it cannot see: it
+    // is removed once it names no live process, by the next command (`prune`).
+    let _ = (records, name);
+    lock.try_lock().is_ok()
+}

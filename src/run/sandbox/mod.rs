@@ -1,0 +1,493 @@
+//! The box every command agentsh runs goes into (issue 25): default-deny. It names what a
+//! command may reach, and nothing else is there. It owns what the box allows and how it is set
+//! up; it must not judge commands, read agentsh's config or write records.
+//!
+//! What a boxed command sees, in namespaces of its own (user, mount, PID, IPC, UTS):
+//! - `/` read-only, metadata included (a read-only mount refuses chmod, chown, utimes and xattrs);
+//! - the workspace writable (a git top-level, or a directory the person named), with the code
+//!   its own git runs later (`.git/config`, `hooks`, `info`, `commondir`, `modules/*`, ...)
+//!   read-only and `.git` itself impossible to rename or remove;
+//! - a private `/tmp`, `/var/tmp`, `/dev/shm`, `$XDG_RUNTIME_DIR` and `/run`: no path socket of
+//!   the person's (tmux, ssh-agent, D-Bus, docker) and no file they later open is there;
+//! - a private home: the person's toolchains and harmless configuration read-only (an
+//!   allow-list, [`spec`]), their build caches copy-on-write (writes stay in the box), and
+//!   nothing else of theirs: no credential, history or token, whatever its name;
+//! - a minimal `/dev` (null, zero, full, random, urandom, tty and the command's own terminal),
+//!   and a fresh `/proc` that shows only the box's processes;
+//! - a Landlock domain (writes only to the roots above, device ioctls only on the devices
+//!   above, signals and abstract sockets scoped) and a seccomp filter ([`filter`]) for what
+//!   Landlock does not mediate;
+//! - a scrubbed environment ([`environ`]) and a process limit.
+//!
+//! The steps, each in its own file:
+//! - [`spec`] (pure): settings + [`Place`] -> [`BoxSpec`], with where each part comes from.
+//! - [`holder`]: namespaces are made once by a builder process and kept by a holder (PID 1 of
+//!   the box) for the next commands with the same inputs, found through a record.
+//! - [`view`]: the builder's mounts (the view above).
+//! - [`rules`]: the Landlock ruleset; [`filter`]: the seccomp filter; [`environ`]: the
+//!   environment; [`spawn`]: joining the box and running the command in it as a child, whose
+//!   exit this process waits for (so it can record it).
+//!
+//! Where the kernel lacks Landlock (ABI 3) or user namespaces, there is no box at all: every
+//! command is judged as without one (fail closed), and `doctor`, `check` and `policy` say why.
+//! What the box does not hold is in SECURITY.md ("The sandbox").
+
+pub mod environ;
+pub mod filter;
+pub mod holder;
+pub mod rules;
+pub mod spawn;
+pub mod spec;
+pub(crate) mod sys;
+pub mod view;
+
+pub use crate::policy::sandbox_settings::{Network, Settings};
+pub use spec::{BoxSpec, Denied, Origin, Refused, Root, Sight};
+use std::path::{Path, PathBuf};
+
+/// The oldest Landlock ABI the box runs on: below 3 `truncate(2)` is not restricted.
+pub const MIN_ABI: u8 = 3;
+
+// ---------------------------------------------------------------------------------------------
+// Place: the facts about this machine and this run that the spec is built from
+
+/// Everything [`BoxSpec::build`] needs to know about the machine. [`Place::current`] gathers it;
+/// tests write it out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    pub cwd: PathBuf,
+    pub workspace: Workspace,
+    /// The person's home directory (absolute).
+    pub home: Option<PathBuf>,
+    /// `$XDG_RUNTIME_DIR`, when absolute: a private one takes its place.
+    pub runtime_dir: Option<PathBuf>,
+    /// Environment overrides of cache locations (each absolute, or ignored).
+    pub xdg_cache_home: Option<PathBuf>,
+    pub cargo_home: Option<PathBuf>,
+    pub rustup_home: Option<PathBuf>,
+    pub gopath: Option<PathBuf>,
+    pub gomodcache: Option<PathBuf>,
+    pub gradle_user_home: Option<PathBuf>,
+    /// Toolchain directories named by the environment (`PYENV_ROOT`, `NVM_DIR`, ...): visible,
+    /// read-only, wherever they are.
+    pub tool_dirs: Vec<PathBuf>,
+    /// Caches named by the environment (`npm_config_cache`, `PIP_CACHE_DIR`, ...): copied on
+    /// write, wherever they are.
+    pub cache_dirs: Vec<PathBuf>,
+    /// The absolute directories of `$PATH`: what is on it stays runnable in the box.
+    pub path_dirs: Vec<PathBuf>,
+    /// The command keeps the terminal (agentsh's stdin is one): it may use it, ioctls included.
+    pub keep_terminal: bool,
+    /// The terminals agentsh's stdin, stdout or stderr are (`/dev/pts/N`): the command's own.
+    pub ttys: Vec<PathBuf>,
+}
+
+/// Environment variables that name a toolchain's directory.
+const TOOL_VARS: &[&str] = &[
+    "PYENV_ROOT",
+    "NVM_DIR",
+    "VOLTA_HOME",
+    "BUN_INSTALL",
+    "DENO_INSTALL",
+    "SDKMAN_DIR",
+    "ASDF_DATA_DIR",
+    "PNPM_HOME",
+    "FNM_DIR",
+    "GOROOT",
+    "JAVA_HOME",
+];
+
+/// Environment variables that name a cache (the tools' own names for them).
+const CACHE_VARS: &[&str] = &[
+    "npm_config_cache",
+    "NPM_CONFIG_CACHE",
+    "PIP_CACHE_DIR",
+    "UV_CACHE_DIR",
+    "POETRY_CACHE_DIR",
+    "YARN_CACHE_FOLDER",
+    "BUN_INSTALL_CACHE_DIR",
+    "GOCACHE",
+    "CCACHE_DIR",
+    "SCCACHE_DIR",
+    "DENO_DIR",
+    "PRE_COMMIT_HOME",
+];
+
+/// Where the command's project is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Workspace {
+    /// The git top-level containing the cwd, else the cwd.
+    pub root: PathBuf,
+    /// The git directory, when it is inside `root` (`.git`, or where a submodule's `.git` file
+    /// points inside the top-level).
+    pub git_dir: Option<PathBuf>,
+    /// Whether `root` holds a `.git` (a directory, or a file) at all.
+    pub is_git: bool,
+    /// A git directory outside the workspace that a `.git` file names (a linked worktree's, or
+    /// one a command wrote): never granted.
+    pub outside_git: Option<PathBuf>,
+}
+
+impl Place {
+    /// Reads the environment and walks up from `cwd` for `.git`. A handful of system calls.
+    pub fn current(cwd: &Path, keep_terminal: bool) -> Place {
+        let abs = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let mut ttys = Vec::new();
+        let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
+        for (fd, on) in [
+            (0, keep_terminal),
+            (1, nix::unistd::isatty(stdout).unwrap_or(false)),
+            (2, nix::unistd::isatty(stderr).unwrap_or(false)),
+        ] {
+            let _ = &stdin;
+            // isatty first: an ioctl costs less than a readlink through /proc.
+            if on
+                && let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                && link.starts_with("/dev/pts/")
+                && !ttys.contains(&link)
+            {
+                ttys.push(link);
+            }
+        }
+        let path_dirs = std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).filter(|d| d.is_absolute()).collect())
+            .unwrap_or_default();
+        Place {
+            cwd: cwd.to_path_buf(),
+            workspace: Workspace::find(cwd),
+            home: crate::policy::dirs::home().map(Path::to_path_buf),
+            runtime_dir: abs("XDG_RUNTIME_DIR"),
+            xdg_cache_home: abs("XDG_CACHE_HOME"),
+            cargo_home: abs("CARGO_HOME"),
+            rustup_home: abs("RUSTUP_HOME"),
+            gopath: abs("GOPATH"),
+            gomodcache: abs("GOMODCACHE"),
+            gradle_user_home: abs("GRADLE_USER_HOME"),
+            tool_dirs: TOOL_VARS.iter().filter_map(|v| abs(v)).collect(),
+            cache_dirs: CACHE_VARS.iter().filter_map(|v| abs(v)).collect(),
+            path_dirs,
+            keep_terminal,
+            ttys,
+        }
+    }
+}
+
+impl Workspace {
+    /// The git top-level containing `cwd` (found by walking up for `.git`, a directory or a
+    /// `gitdir:` file), else `cwd` itself.
+    pub fn find(cwd: &Path) -> Workspace {
+        for dir in cwd.ancestors() {
+            let dot_git = dir.join(".git");
+            let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { continue };
+            let root = dir.to_path_buf();
+            if meta.is_dir() {
+                return Workspace { root, git_dir: Some(dot_git), is_git: true, outside_git: None };
+            }
+            if meta.is_file() {
+                // A linked worktree or a submodule: `gitdir: PATH`, relative to `dir`. Only a git
+                // directory inside the workspace is granted: a `.git` file is the workspace's own
+                // text, and one a command wrote could name any directory (issue 25).
+                let named = std::fs::read_to_string(&dot_git)
+                    .ok()
+                    .and_then(|t| t.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(|p| dir.join(p.trim())))
+                    .map(|g| normalize(&g));
+                let (git_dir, outside_git) = match named {
+                    Some(g) if within(&g, dir) && g != dir => (Some(g), None),
+                    other => (None, other),
+                };
+                return Workspace { root, git_dir, is_git: true, outside_git };
+            }
+        }
+        Workspace { root: cwd.to_path_buf(), git_dir: None, is_git: false, outside_git: None }
+    }
+}
+
+/// `a/b/../c` -> `a/c`, lexically (for paths read from git's files and the environment). A path
+/// that is already normal (most are) is copied without parsing its components.
+pub(crate) fn normalize(p: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    let odd = |seg: &[u8]| seg.is_empty() || seg == b"." || seg == b"..";
+    if b == b"/" || (b.first() == Some(&b'/') && !b[1..].split(|c| *c == b'/').any(odd)) {
+        return p.to_path_buf();
+    }
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `base/rel` for a normalized `base` and a relative `rel` without `.` or `..`, in one
+/// allocation: `Path::join` parses components.
+pub(crate) fn join(base: &Path, rel: &str) -> PathBuf {
+    let base = base.as_os_str();
+    let mut out = std::ffi::OsString::with_capacity(base.len() + 1 + rel.len());
+    out.push(base);
+    if base.len() > 1 {
+        out.push("/");
+    }
+    out.push(rel);
+    out.into()
+}
+
+/// `p` is `root` or beneath it. Byte-wise, for normalized absolute paths (see [`normalize`]).
+pub(crate) fn within(p: &Path, root: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, r) = (p.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    p.starts_with(r) && (p.len() == r.len() || r == b"/" || p[r.len()] == b'/')
+}
+
+/// `p` is a top-level directory (`/srv`). Byte-wise, for a normalized absolute path.
+pub(crate) fn top_level(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    b.len() > 1 && b[0] == b'/' && !b[1..].contains(&b'/')
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the kernel offers
+
+/// What this kernel offers the box. Cheap: a few system calls and small /proc reads.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Support {
+    /// The Landlock ABI, `None` without Landlock (not built in, or not enabled at boot).
+    pub landlock_abi: Option<u8>,
+    /// Whether unprivileged user namespaces can be made (the box's private view needs them).
+    pub namespaces: Namespaces,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", content = "why", rename_all = "lowercase")]
+pub enum Namespaces {
+    Available,
+    Unavailable(String),
+    /// A seccomp filter is in force: it may refuse `unshare`; only trying tells.
+    Unknown(String),
+}
+
+impl Support {
+    /// Whether the box can be made here: Landlock at [`MIN_ABI`] and namespaces that are not
+    /// known to be refused.
+    pub fn boxable(&self) -> bool {
+        self.landlock_abi.is_some_and(|a| a >= MIN_ABI) && !matches!(self.namespaces, Namespaces::Unavailable(_))
+    }
+}
+
+pub fn probe() -> Support {
+    Support { landlock_abi: landlock_abi(), namespaces: probe_namespaces() }
+}
+
+/// Whether the kernel has Landlock at [`MIN_ABI`] or later.
+pub fn available() -> bool {
+    landlock_abi().is_some_and(|abi| abi >= MIN_ABI)
+}
+
+/// The kernel's Landlock ABI, up to 7, asked once per process.
+pub fn landlock_abi() -> Option<u8> {
+    static ABI: std::sync::OnceLock<Option<u8>> = std::sync::OnceLock::new();
+    *ABI.get_or_init(|| sys::abi_version().map(|v| v.min(7) as u8))
+}
+
+/// Whether user namespaces can be made, as far as the system's settings tell.
+pub fn probe_namespaces() -> Namespaces {
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    if read("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+        return Namespaces::Unavailable("user.max_user_namespaces is 0".into());
+    }
+    if !nix::unistd::geteuid().is_root() {
+        if read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+            return Namespaces::Unavailable("kernel.unprivileged_userns_clone is 0".into());
+        }
+        if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1") {
+            return Namespaces::Unavailable("AppArmor restricts unprivileged user namespaces".into());
+        }
+    }
+    let seccomp = read("/proc/self/status")
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Seccomp:").map(|v| v.trim().to_string())));
+    if seccomp.as_deref() == Some("2") {
+        return Namespaces::Unknown("a seccomp filter is in force (containers often refuse unshare)".into());
+    }
+    Namespaces::Available
+}
+
+/// What the box could not do, or why setting it up failed: nothing may run then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoxError {
+    /// The kernel lacks what the box needs.
+    Unsupported(String),
+    /// Setting it up failed.
+    Failed(String),
+}
+
+impl std::fmt::Display for BoxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoxError::Unsupported(m) | BoxError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for BoxError {}
+
+/// Whether a command runs in the box. Decided by the gate, carried by the plan to exec.
+#[derive(Debug)]
+pub enum Confinement {
+    Boxed(Box<BoxPlan>),
+    Unconfined,
+}
+
+// ---------------------------------------------------------------------------------------------
+// BoxPlan: the gate's box
+
+/// A box to run a command in, as the gate plans it: what its spec is built from, the spec when
+/// something needs it, and the holder kept for this box, if any. A command that joins a holder
+/// needs no spec: the record names the roots (for the judge and the audit record), and the
+/// holder has the finished ruleset.
+pub struct BoxPlan {
+    settings: Settings,
+    place: Place,
+    own: Vec<PathBuf>,
+    records: PathBuf,
+    name: String,
+    spec: std::sync::OnceLock<BoxSpec>,
+    roots: std::sync::OnceLock<RootsText>,
+    /// This box's holder, alive and unchanged when the plan was made: the fast path.
+    kept: Option<holder::Kept>,
+}
+
+impl std::fmt::Debug for BoxPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoxPlan").field("place", &self.place).field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl BoxPlan {
+    /// `records`: agentsh's records of kept boxes (`holder::records_dir`). Looks for this box's
+    /// holder there; whether it is alive and what it vouches for unchanged is checked now, and
+    /// its identity again when joining.
+    pub fn new(settings: &Settings, place: Place, own: Vec<PathBuf>, records: PathBuf) -> BoxPlan {
+        let name = spec::key(settings, &place, &own, &records);
+        let kept = holder::Kept::find(&records, &name);
+        let (spec, roots) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
+        BoxPlan { settings: settings.clone(), place, own, records, name, spec, roots, kept }
+    }
+
+    /// The spec, built the first time it is asked for.
+    pub fn spec(&self) -> &BoxSpec {
+        self.spec.get_or_init(|| BoxSpec::build(&self.settings, &self.place, &self.own, &self.records, &self.name))
+    }
+
+    /// The roots as text: from the holder's record when one is kept for this box, else from
+    /// the spec.
+    pub fn roots(&self) -> &RootsText {
+        match self.kept.as_ref().map(holder::Kept::roots) {
+            Some(roots) => roots,
+            None => self.roots.get_or_init(|| RootsText::of(self.spec())),
+        }
+    }
+
+    /// The person's home, as the spec holds it.
+    pub fn home(&self) -> Option<PathBuf> {
+        self.place.home.as_deref().map(normalize)
+    }
+
+    pub fn network(&self) -> Network {
+        self.settings.network
+    }
+
+    /// The record's name (a hash of everything the spec is built from).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether a live holder keeps this box: it is known to work here.
+    pub fn is_kept(&self) -> bool {
+        self.kept.is_some()
+    }
+
+    pub(crate) fn place(&self) -> &Place {
+        &self.place
+    }
+}
+
+/// The box's roots as text, as the judge's view of the box and the audit record name them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RootsText {
+    /// What a command may write: the roots that change something of the person's first
+    /// (`write_len`: the workspace, `sandbox.writable`), then the box's private places, caches,
+    /// devices and terminals. Shared by the judge's view and the audit record.
+    pub writable: std::sync::Arc<[String]>,
+    pub write_len: usize,
+    /// The code paths kept read-only.
+    pub read_only: Vec<String>,
+    /// The workspace, where it is granted.
+    pub workspace: Option<String>,
+}
+
+impl RootsText {
+    pub fn of(spec: &BoxSpec) -> RootsText {
+        let text = |r: &Root| crate::text::path(&r.path);
+        let writable: Vec<String> = spec
+            .write
+            .iter()
+            // Writes to the private home are not the person's: the judge asks about `~/.bashrc`.
+            .chain(spec.private.iter().filter(|p| p.path != spec.home))
+            .chain(&spec.caches)
+            .chain(&spec.devices)
+            .chain(&spec.ttys)
+            .map(text)
+            .collect();
+        RootsText {
+            writable: writable.into(),
+            write_len: spec.write.len(),
+            read_only: spec.read_only.iter().map(text).collect(),
+            workspace: spec.workspace.as_deref().map(crate::text::path),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_abi_is_what_the_kernel_accepts() {
+        // The version the kernel names against what its rulesets take, as the `landlock` crate
+        // asks: a kernel with Landlock must never read as one without it.
+        use landlock::{AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, Scope};
+        type Feature = fn(Ruleset) -> Result<Ruleset, landlock::RulesetError>;
+        let checks: [(u8, Feature); 4] = [
+            (1, |r| r.handle_access(AccessFs::Execute)),
+            (3, |r| r.handle_access(AccessFs::Truncate)),
+            (5, |r| r.handle_access(AccessFs::IoctlDev)),
+            (6, |r| r.scope(Scope::Signal)),
+        ];
+        let abi = landlock_abi();
+        for (needs, feature) in checks {
+            let accepted = feature(Ruleset::default().set_compatibility(CompatLevel::HardRequirement)).is_ok();
+            assert_eq!(abi.is_some_and(|a| a >= needs), accepted, "ABI {abi:?} against ABI {needs}'s feature");
+        }
+    }
+
+    #[test]
+    fn a_git_file_naming_a_directory_outside_is_not_the_workspaces_git_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: ../elsewhere/.git\n").unwrap();
+        let w = Workspace::find(&ws.join("sub"));
+        assert_eq!(w.root, ws);
+        assert_eq!((w.git_dir, w.is_git), (None, true));
+        assert_eq!(w.outside_git, Some(root.join("elsewhere/.git")));
+        std::fs::write(ws.join(".git"), "gitdir: .git-modules/x\n").unwrap();
+        assert_eq!(Workspace::find(&ws).git_dir, Some(ws.join(".git-modules/x")));
+    }
+}

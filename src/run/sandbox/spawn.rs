@@ -1,0 +1,247 @@
+//! Running a command in its box: this process joins the box's user and PID namespaces (so its
+//! child is born in the box), starts the command as that child, which joins the rest (mount,
+//! IPC, UTS, network), takes the box's Landlock domain, seccomp filter and process limit, and
+//! execs; this process waits for it outside the box's view, passing on signals, so it can
+//! record how the command ended.
+//!
+//! The child is started as `posix_spawn` starts one (`sys::spawn`): its setup makes system
+//! calls only, on values prepared before it.
+
+use super::{BoxError, BoxPlan, Network, environ, filter, holder};
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::time::{Duration, Instant};
+
+/// Processes (and threads) the box may hold at once: a fork storm stays in the box. Counted per
+/// user namespace by the kernel (Linux 5.14), so for the box alone.
+pub const MAX_PROCESSES: u64 = 4096;
+
+/// How a boxed command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Its exit status.
+    Exited(i32),
+    /// It ran past the limit and was stopped.
+    TimedOut,
+    /// The signal that ended it.
+    Signaled(nix::sys::signal::Signal),
+}
+
+/// What to run, and how.
+pub struct Command<'a> {
+    pub program: &'a str,
+    pub args: &'a [String],
+    /// `sandbox.passEnv`: secrets the person lets into the box by name.
+    pub pass_env: &'a [String],
+    /// Stop it after this long (`commandTimeoutSeconds`).
+    pub limit: Option<Duration>,
+}
+
+/// Runs `cmd` in the box `plan` describes (joining its holder, or making it first) and waits
+/// for it. `Err`: the box could not be entered, and nothing ran.
+pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
+    let mut plan = plan;
+    let kept = match plan.kept.take() {
+        Some(k) => k,
+        None => holder::build(plan.spec())?,
+    };
+    let (pidfd, ruleset, _rules) = kept.join_parts()?;
+    let cwd = std::env::current_dir().map_err(|e| BoxError::Failed(format!("the working directory: {e}")))?;
+    let c =
+        |s: &[u8]| CString::new(s).map_err(|_| BoxError::Failed("a NUL byte in the command or its environment".into()));
+    let cwd_c = c(cwd.as_os_str().as_bytes())?;
+    let env = environ::scrub(std::env::vars_os(), cmd.pass_env);
+    let envs: Vec<CString> =
+        env.iter().map(|(k, v)| c(&[k.as_bytes(), b"=", v.as_bytes()].concat())).collect::<Result<_, _>>()?;
+    let args: Vec<CString> = std::iter::once(cmd.program)
+        .chain(cmd.args.iter().map(String::as_str))
+        .map(|a| c(a.as_bytes()))
+        .collect::<Result<_, _>>()?;
+    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone());
+    let programs = candidates(cmd.program, path.as_deref())
+        .into_iter()
+        .map(|p| c(p.as_os_str().as_bytes()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let argv: Vec<*const libc::c_char> =
+        args.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let envp: Vec<*const libc::c_char> =
+        envs.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let keep_terminal = plan.place().keep_terminal;
+    let mut namespaces = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+    if plan.network() == Network::Off {
+        namespaces |= libc::CLONE_NEWNET;
+    }
+    let filter = filter::program();
+
+    // This process's children are born in the box (its PID namespace needs its user namespace).
+    join(pidfd.as_fd(), rustix::thread::ThreadNameSpaceType::USER | rustix::thread::ThreadNameSpaceType::PROCESS_ID)?;
+    let setup = super::sys::ChildSetup {
+        pidfd: pidfd.as_raw_fd(),
+        namespaces,
+        cwd: &cwd_c,
+        new_session: !keep_terminal,
+        ruleset: ruleset.as_raw_fd(),
+        max_processes: MAX_PROCESSES,
+        filter: &filter,
+        programs: &programs,
+        argv: &argv,
+        envp: &envp,
+    };
+    let started = Instant::now();
+    let signals = Signals::block();
+    let spawned = super::sys::spawn(&setup);
+    // The namespaces and the ruleset are the child's now; this process keeps none of them, and
+    // the holder may leave once the child is gone.
+    drop(ruleset);
+    drop(kept);
+    let pid = match spawned {
+        Ok(pid) => nix::unistd::Pid::from_raw(pid),
+        Err((super::sys::Stage::Cwd, _)) => {
+            signals.restore();
+            return Err(BoxError::Failed(format!(
+                "the working directory {} is not in the sandbox (it is one of agentsh's own directories, or \
+                 hidden with the rest of home); run the command from the project",
+                crate::text::sanitize::sanitize(&cwd.display().to_string())
+            )));
+        }
+        Err((super::sys::Stage::Exec, e)) => {
+            signals.restore();
+            return Ok(Ended::Exited(super::super::exec::exec_error(cmd.program, &e)));
+        }
+        Err((stage, e)) => {
+            signals.restore();
+            return Err(BoxError::Failed(format!("entering the sandbox ({stage:?}): {e}")));
+        }
+    };
+    Ok(signals.wait(pid, keep_terminal, cmd.limit, started))
+}
+
+/// Where `execve` looks for `program`, as `execvp` does: itself where it holds a slash, else
+/// each directory of `path` (the box's `$PATH`; `/usr/bin:/bin` without one).
+fn candidates(program: &str, path: Option<&std::ffi::OsStr>) -> Vec<std::path::PathBuf> {
+    if program.contains('/') {
+        return vec![program.into()];
+    }
+    if program.is_empty() {
+        return Vec::new();
+    }
+    let path = path.unwrap_or(std::ffi::OsStr::new("/usr/bin:/bin"));
+    std::env::split_paths(path).map(|d| if d.as_os_str().is_empty() { ".".into() } else { d }.join(program)).collect()
+}
+
+/// `setns` through the holder's pidfd into `kinds`, waiting briefly for a judging thread to end
+/// (a user namespace cannot be joined by a process with other threads).
+fn join(pidfd: BorrowedFd<'_>, kinds: rustix::thread::ThreadNameSpaceType) -> Result<(), BoxError> {
+    let join = || {
+        rustix::thread::move_into_thread_name_spaces(pidfd, kinds)
+            .map_err(|e| nix::errno::Errno::from_raw(e.raw_os_error()))
+    };
+    alone(join).map_err(|e| BoxError::Failed(format!("joining the sandbox: {e}")))
+}
+
+/// Runs `f`, a user namespace change, and tries again while it fails because this process still
+/// has another thread (EINVAL), for up to 50 ms.
+pub(crate) fn alone(f: impl Fn() -> nix::Result<()>) -> nix::Result<()> {
+    let threads = || std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(1);
+    for _ in 0..200 {
+        match f() {
+            Err(nix::errno::Errno::EINVAL) if threads() > 1 => std::thread::sleep(Duration::from_micros(250)),
+            r => return r,
+        }
+    }
+    f()
+}
+
+/// The signals this process passes on to the command while it waits, blocked and read from a
+/// signalfd with the child's end (SIGCHLD).
+struct Signals {
+    fd: Option<nix::sys::signalfd::SignalFd>,
+    mask: nix::sys::signal::SigSet,
+}
+
+impl Signals {
+    fn block() -> Signals {
+        use nix::sys::signal::{SigSet, Signal};
+        let mut mask = SigSet::empty();
+        for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT, Signal::SIGCHLD] {
+            mask.add(s);
+        }
+        let _ = mask.thread_block();
+        let flags = nix::sys::signalfd::SfdFlags::SFD_NONBLOCK | nix::sys::signalfd::SfdFlags::SFD_CLOEXEC;
+        Signals { fd: nix::sys::signalfd::SignalFd::with_flags(&mask, flags).ok(), mask }
+    }
+
+    /// Unblocks what [`Signals::block`] blocked.
+    fn restore(self) {
+        drop(self.fd);
+        let _ = self.mask.thread_unblock();
+    }
+
+    /// Waits for `pid`, passing on the signals this process gets (not the ones a terminal sent
+    /// its whole foreground group, which the child got too), and stopping it at `limit`.
+    fn wait(self, pid: nix::unistd::Pid, keep_terminal: bool, limit: Option<Duration>, started: Instant) -> Ended {
+        use nix::sys::signal::{Signal, kill, killpg};
+        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        let signal = |sig| {
+            // A child in a session of its own leads its group: signal all of it.
+            if keep_terminal || killpg(pid, sig).is_err() {
+                let _ = kill(pid, sig);
+            }
+        };
+        let mut stopping: Option<Instant> = None;
+        let ended = loop {
+            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::Exited(_, code)) => break Ended::Exited(code),
+                Ok(WaitStatus::Signaled(_, sig, _)) => break Ended::Signaled(sig),
+                Ok(_) => {}
+                Err(_) => break Ended::Exited(126),
+            }
+            let now = Instant::now();
+            let deadline = match (limit, stopping) {
+                (_, Some(at)) => Some(at + Duration::from_secs(2)),
+                (Some(l), None) => Some(started + l),
+                (None, None) => None,
+            };
+            if let Some(d) = deadline
+                && now >= d
+            {
+                match stopping {
+                    None => {
+                        eprintln!(
+                            "agentsh: the command ran longer than commandTimeoutSeconds ({}s) and was stopped",
+                            limit.unwrap_or_default().as_secs()
+                        );
+                        signal(Signal::SIGTERM);
+                        stopping = Some(now);
+                    }
+                    Some(_) => {
+                        signal(Signal::SIGKILL);
+                        let _ = waitpid(pid, None);
+                        break Ended::TimedOut;
+                    }
+                }
+                continue;
+            }
+            let wait_ms = deadline.map(|d| d.saturating_duration_since(now).as_millis().min(60_000) as u16);
+            let Some(fd) = &self.fd else {
+                std::thread::sleep(Duration::from_millis(wait_ms.map_or(20, |w| u64::from(w).min(20))));
+                continue;
+            };
+            let mut fds = [nix::poll::PollFd::new(fd.as_fd(), nix::poll::PollFlags::POLLIN)];
+            let timeout = wait_ms.map_or(nix::poll::PollTimeout::NONE, nix::poll::PollTimeout::from);
+            let _ = nix::poll::poll(&mut fds, timeout);
+            while let Ok(Some(info)) = fd.read_signal() {
+                let Ok(sig) = Signal::try_from(info.ssi_signo as i32) else { continue };
+                // SI_KERNEL: sent by the terminal to its foreground group, the child included.
+                let from_terminal = info.ssi_code == 0x80;
+                if sig != Signal::SIGCHLD && !(keep_terminal && from_terminal) {
+                    signal(sig);
+                }
+            }
+        };
+        let ended = if stopping.is_some() { Ended::TimedOut } else { ended };
+        self.restore();
+        ended
+    }
+}

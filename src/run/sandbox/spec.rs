@@ -1,0 +1,909 @@
+//! What the box allows, as data: [`BoxSpec::build`] turns the settings and the facts of a
+//! [`Place`] into the box's view, with where each part comes from (for `agentsh policy`, `check`
+//! and the audit record). Pure: it reads nothing; the builder ([`super::view`]) looks at the
+//! file system.
+//!
+//! The box is default-deny: it names what a command may reach.
+//! - Hidden, whatever is in them: home and every other home (`/home`, `/root`), `/run`, and the
+//!   temporary places. What is shown there is listed here: the workspace, the box's private
+//!   places, the person's toolchains and harmless configuration ([`HOME_VISIBLE`]), their
+//!   caches copy-on-write ([`HOME_CACHES`]), the directories of `$PATH` and of the toolchain
+//!   variables, and the current directory.
+//! - Everything else of the system is read-only, less agentsh's own directories, the system's
+//!   secrets ([`SYSTEM_SECRETS`]) and `sandbox.denyRead`.
+
+use super::{Place, join, normalize, top_level, within};
+use crate::policy::sandbox_settings::{Network, Settings};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Why a path is in the box. Shown by `agentsh policy`, `check` and the audit record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// Read and execute: the system, less what is hidden or denied.
+    System,
+    Workspace,
+    /// A private place of the box's own (`/tmp`, home, ...): nothing of the person's is there.
+    Private,
+    /// A person's cache, copy-on-write: the box reads it and writes its own copy.
+    Cache,
+    /// A person's toolchain, read-only.
+    Toolchain,
+    /// A person's configuration file that holds no secret, read-only.
+    Config,
+    /// A directory of `$PATH`, read-only.
+    Path,
+    /// The directory the command starts in, read-only.
+    Cwd,
+    Device,
+    /// The command's own terminal: read, write and ioctls when it keeps the terminal; written
+    /// only otherwise.
+    Terminal,
+    /// `sandbox.writable` / `sandbox.denyRead`.
+    Setting,
+    /// agentsh's own config, state, data and runtime directories.
+    Agentsh,
+    /// A secret of the system's (`/etc/shadow`, the SSH host keys).
+    Secret,
+    /// A place hidden whole (other homes, `/run`).
+    Hidden,
+    /// A place the person's own tools run code from (`.git/hooks`, `.git/config`, `.agents`).
+    CodePath,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Root {
+    pub path: PathBuf,
+    pub from: Origin,
+    /// The config file that named it (`Origin::Setting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+impl Root {
+    pub(crate) fn new(path: impl Into<PathBuf>, from: Origin) -> Root {
+        Root { path: path.into(), from, source: None }
+    }
+}
+
+/// A path in sight that a command may neither read nor write.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Denied {
+    pub path: PathBuf,
+    pub from: Origin,
+    /// The config file that named it (`Origin::Setting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// A path the box does not grant although it would have, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Refused {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// What the box allows. Built by [`BoxSpec::build`]; serializable, so agentsh hands it to the
+/// builder process it starts (one argv string).
+///
+/// Paths that do not exist when the box is made are skipped.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct BoxSpec {
+    /// The workspace, writable; `None` where none is granted (see `refused`).
+    pub workspace: Option<PathBuf>,
+    /// The workspace's git directory (inside it): writable, its code paths read-only, and the
+    /// directory itself a mount, which cannot be renamed or removed.
+    pub git_dir: Option<PathBuf>,
+    /// The person's home: hidden, a private one in its place.
+    pub home: PathBuf,
+    /// The directory the command starts in: shown read-only where nothing else shows it.
+    pub cwd: PathBuf,
+    /// Writable roots that are the person's: the workspace first, then `sandbox.writable`.
+    pub write: Vec<Root>,
+    /// The box's private places: home, `/tmp`, `/var/tmp`, `/dev/shm`, the runtime directory,
+    /// and `$CARGO_HOME` outside home. Kept under `store` (or in memory: `/dev/shm` and the
+    /// runtime directory).
+    pub private: Vec<Root>,
+    /// Where the private places are kept between boxes of this workspace: agentsh's state
+    /// directory, `box/w-<hash>/`.
+    pub store: PathBuf,
+    /// The person's caches, copy-on-write (an overlay whose upper layer is under `store`).
+    pub caches: Vec<Root>,
+    /// Read-only views of what the hidden places hold that commands need: toolchains,
+    /// harmless configuration, `$PATH`, the current directory. A last component may be a
+    /// pattern (`*.pub`).
+    pub visible: Vec<Root>,
+    /// Places hidden whole (other homes, `/root`, `/run`), before anything is shown in them.
+    pub hidden: Vec<Root>,
+    /// Paths in sight that are covered: agentsh's own directories, the system's secrets,
+    /// `sandbox.denyRead`.
+    pub deny: Vec<Denied>,
+    /// Inside the workspace, read-only (bound): what the person's own tools run code from.
+    /// The builder adds what it finds in the git directory (`modules/*`, `commondir`, ...).
+    pub read_only: Vec<Root>,
+    /// Devices: read, write and device ioctls.
+    pub devices: Vec<Root>,
+    /// The command's own terminals.
+    pub ttys: Vec<Root>,
+    pub network: Network,
+    pub keep_terminal: bool,
+    pub refused: Vec<Refused>,
+    /// Where the records of kept boxes are ([`super::holder`]), and this box's name there.
+    pub records: PathBuf,
+    pub name: String,
+}
+
+/// What stays visible of the person's home, read-only, relative to it: toolchains that build
+/// and test need, and configuration that holds no secret. Nothing else of home is in the box:
+/// no credential store, token, history or agent login, whatever its name (issue 25). Shell
+/// start-up files are left out on purpose: they often export tokens.
+pub const HOME_VISIBLE: &[(&str, Origin)] = &[
+    (".cargo/bin", Origin::Toolchain),
+    (".cargo/env", Origin::Toolchain),
+    (".cargo/config.toml", Origin::Config),
+    (".cargo/config", Origin::Config),
+    (".local/bin", Origin::Toolchain),
+    (".local/lib", Origin::Toolchain),
+    (".local/share/pnpm", Origin::Toolchain),
+    (".local/share/fnm", Origin::Toolchain),
+    (".local/share/mise", Origin::Toolchain),
+    (".local/share/uv", Origin::Toolchain),
+    (".nvm", Origin::Toolchain),
+    (".volta", Origin::Toolchain),
+    (".fnm", Origin::Toolchain),
+    (".bun/bin", Origin::Toolchain),
+    (".deno/bin", Origin::Toolchain),
+    (".pyenv", Origin::Toolchain),
+    (".rbenv", Origin::Toolchain),
+    (".sdkman", Origin::Toolchain),
+    (".asdf", Origin::Toolchain),
+    (".goenv", Origin::Toolchain),
+    ("go/bin", Origin::Toolchain),
+    (".dotnet", Origin::Toolchain),
+    (".juliaup", Origin::Toolchain),
+    (".ghcup", Origin::Toolchain),
+    (".cabal/bin", Origin::Toolchain),
+    (".elan", Origin::Toolchain),
+    (".nix-profile", Origin::Toolchain),
+    (".npm-global", Origin::Toolchain),
+    // The agents' shell snapshots, which their wrappers source before each command.
+    (".claude/shell-snapshots", Origin::Toolchain),
+    (".codex/shell_snapshots", Origin::Toolchain),
+    // git needs the author; a credential helper's store stays hidden (`.git-credentials`,
+    // `.config/git/credentials`).
+    (".gitconfig", Origin::Config),
+    (".config/git/config", Origin::Config),
+    (".config/git/ignore", Origin::Config),
+    (".config/git/attributes", Origin::Config),
+    (".gitignore_global", Origin::Config),
+    (".editorconfig", Origin::Config),
+    (".tool-versions", Origin::Config),
+    (".python-version", Origin::Config),
+    (".nvmrc", Origin::Config),
+];
+
+/// The person's caches, relative to home, that the box reads and writes copy-on-write: a
+/// download or a crate unpacked in the box lands in the box's own copy, so nothing the box
+/// writes there can run later outside it (a poisoned `build.rs` in `~/.cargo/registry/src`,
+/// a virtualenv of poetry's, pnpm's store). Each holds downloads only, no token.
+pub const HOME_CACHES: &[&str] = &[
+    ".cargo/registry",
+    ".cargo/git",
+    ".rustup",
+    ".npm",
+    ".cache/pip",
+    ".cache/uv",
+    ".cache/pypoetry",
+    ".cache/go-build",
+    ".cache/yarn",
+    ".cache/pnpm",
+    ".cache/node-gyp",
+    ".cache/ms-playwright",
+    ".cache/puppeteer",
+    ".cache/bazel",
+    ".cache/ccache",
+    ".cache/sccache",
+    ".cache/deno",
+    ".cache/pre-commit",
+    ".cache/typescript",
+    ".cache/Cypress",
+    ".cache/golangci-lint",
+    ".cache/huggingface/hub",
+    ".cache/torch",
+    ".cache/coursier",
+    "go/pkg/mod",
+    "go/pkg/sumdb",
+    ".m2/repository",
+    ".gradle/caches",
+    ".gradle/wrapper",
+    ".local/share/pnpm/store",
+    ".yarn/berry/cache",
+    ".bun/install/cache",
+    ".nuget/packages",
+    ".ivy2/cache",
+];
+
+/// The system's own secrets, covered although the rest of `/etc` is in sight (root can read
+/// them, and a box of root's is root).
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh/ssh_host_*_key",
+    "/etc/krb5.keytab",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+];
+
+/// What stays in sight of `/run`, which is hidden: the resolver's configuration where
+/// `/etc/resolv.conf` points into it (systemd-resolved), and NixOS's system profile.
+pub const RUN_VISIBLE: &[&str] =
+    &["/run/systemd/resolve", "/run/current-system", "/run/booted-system", "/run/opengl-driver", "/run/wrappers"];
+
+/// Devices every command may read, write and ioctl. `/dev/tty` is the controlling terminal:
+/// a command that does not keep the terminal has none (its own session).
+pub const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+
+/// Never a workspace: writing there is writing the system.
+const SYSTEM_TREES: &[&str] =
+    &["/etc", "/dev", "/proc", "/sys", "/boot", "/run", "/usr", "/bin", "/sbin", "/lib", "/var"];
+
+/// The temporary places the box has its own of.
+pub const TEMP: &[&str] = &["/tmp", "/var/tmp"];
+
+impl BoxSpec {
+    /// What the box allows for a command run at `place` with `settings`. Pure: it reads nothing.
+    /// `own` are agentsh's own directories; `records` where kept boxes are recorded, and
+    /// `name` this box's record (see [`key`]).
+    pub fn build(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path, name: &str) -> BoxSpec {
+        let norm = |p: &Option<PathBuf>| p.as_deref().map(normalize);
+        // `BoxPlan` makes no box without a home (see `gate::sandbox_for`); `/` stands in.
+        let home = norm(&place.home).unwrap_or_else(|| PathBuf::from("/"));
+        let in_home = |rel: &str| join(&home, rel);
+        let cwd = normalize(&place.cwd);
+        let mut refused = Vec::new();
+        let ws = workspace(place, &home, &cwd, &mut refused);
+
+        let mut write = Vec::new();
+        if let Some(root) = &ws {
+            write.push(Root::new(root.clone(), Origin::Workspace));
+        }
+        // Only the workspace's own: not that of a repository too broad to grant (home kept in git).
+        let git_dir = place
+            .workspace
+            .git_dir
+            .as_deref()
+            .map(normalize)
+            .filter(|_| ws.as_deref() == Some(&normalize(&place.workspace.root)));
+        if let (Some(outside), Some(_)) = (&place.workspace.outside_git, &ws) {
+            refused.push(Refused {
+                path: outside.clone(),
+                why: "a .git file names it, but it is outside the workspace: git cannot write its objects \
+                      or refs in the box (a yes runs the command outside)"
+                    .into(),
+            });
+        }
+        let mut read_only = Vec::new();
+        if let Some(root) = &ws {
+            if let Some(g) = &git_dir {
+                for name in ["config", "hooks"] {
+                    read_only.push(Root::new(join(g, name), Origin::CodePath));
+                }
+            }
+            read_only.push(Root::new(join(root, ".agents"), Origin::CodePath));
+        }
+        for w in &settings.writable {
+            match expand(Path::new(&w.path), &home) {
+                // The person asked for it: only `/` and their whole home are refused.
+                Some(path) if path.parent().is_some() && path != home => {
+                    if !write.iter().any(|r: &Root| r.path == path) {
+                        write.push(Root { path, from: Origin::Setting, source: Some(w.source.clone()) });
+                    }
+                }
+                Some(path) => refused.push(Refused { path, why: "sandbox.writable cannot be / or home".into() }),
+                None => refused.push(Refused {
+                    path: w.path.clone().into(),
+                    why: "sandbox.writable entries must be absolute or start with ~/".into(),
+                }),
+            }
+        }
+
+        let store = join(records, &format!("w-{}", store_key(ws.as_deref().unwrap_or(&cwd))));
+        let mut private = vec![Root::new(home.clone(), Origin::Private)];
+        private.extend(TEMP.iter().map(|t| Root::new(*t, Origin::Private)));
+        private.push(Root::new("/dev/shm", Origin::Private));
+        if let Some(run) = norm(&place.runtime_dir).filter(|r| r.parent().is_some()) {
+            private.push(Root::new(run, Origin::Private));
+        }
+        // Cargo locks files at the top of its home: outside home, it gets a private one too.
+        let cargo_home = norm(&place.cargo_home).unwrap_or_else(|| in_home(".cargo"));
+        if !within(&cargo_home, &home) {
+            private.push(Root::new(cargo_home.clone(), Origin::Private));
+        }
+
+        let mut visible: Vec<Root> = Vec::new();
+        let show = |visible: &mut Vec<Root>, path: PathBuf, from: Origin| {
+            if !visible.iter().any(|r| r.path == path) {
+                visible.push(Root::new(path, from));
+            }
+        };
+        for (rel, from) in HOME_VISIBLE {
+            match rel.strip_prefix(".cargo/") {
+                Some(rest) => show(&mut visible, join(&cargo_home, rest), *from),
+                None => show(&mut visible, in_home(rel), *from),
+            }
+        }
+        let mut caches: Vec<Root> = Vec::new();
+        let cache_home = norm(&place.xdg_cache_home).unwrap_or_else(|| in_home(".cache"));
+        let gopath = norm(&place.gopath).unwrap_or_else(|| in_home("go"));
+        let gradle = norm(&place.gradle_user_home).unwrap_or_else(|| in_home(".gradle"));
+        for rel in HOME_CACHES {
+            let path = if let Some(rest) = rel.strip_prefix(".cargo/") {
+                join(&cargo_home, rest)
+            } else if let Some(rest) = rel.strip_prefix(".cache/") {
+                join(&cache_home, rest)
+            } else if let Some(rest) = rel.strip_prefix("go/") {
+                join(&gopath, rest)
+            } else if let Some(rest) = rel.strip_prefix(".gradle/") {
+                join(&gradle, rest)
+            } else if *rel == ".rustup" {
+                norm(&place.rustup_home).unwrap_or_else(|| in_home(rel))
+            } else {
+                in_home(rel)
+            };
+            caches.push(Root::new(path, Origin::Cache));
+        }
+        if let Some(mods) = norm(&place.gomodcache) {
+            caches.retain(|c| !c.path.ends_with("pkg/mod"));
+            caches.push(Root::new(mods, Origin::Cache));
+        }
+        for dir in place.cache_dirs.iter().map(|d| normalize(d)) {
+            // Not `/`, home or a top-level directory: a cache is a directory of its own.
+            if !top_level(&dir)
+                && dir.parent().is_some()
+                && !within(&home, &dir)
+                && !caches.iter().any(|c| c.path == dir)
+            {
+                caches.push(Root::new(dir, Origin::Cache));
+            }
+        }
+        let hidden = hidden_places();
+        let hides = |p: &Path| {
+            hidden.iter().any(|h| within(p, &h.path))
+                || private.iter().any(|h| within(p, &h.path))
+                || DEVICES_ROOT.iter().any(|d| within(p, Path::new(d)))
+        };
+        let own_place = |p: &Path| own.iter().any(|o| within(p, &normalize(o)));
+        // Shown already through what holds it (`~/.pyenv/shims` in `~/.pyenv`).
+        let shown = |visible: &[Root], p: &Path| visible.iter().chain(&caches).any(|v| within(p, &v.path));
+        for dir in place.tool_dirs.iter().map(|d| normalize(d)) {
+            if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
+                show(&mut visible, dir, Origin::Toolchain);
+            }
+        }
+        for dir in place.path_dirs.iter().map(|d| normalize(d)) {
+            // agentsh's own directories stay hidden even on `$PATH` (its `bash` link): inside
+            // the box, `bash` is bash.
+            if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
+                show(&mut visible, dir, Origin::Path);
+            }
+        }
+        // A cache outside every hidden place is the person's in sight: it is copied on write
+        // all the same, so the box never writes it.
+        caches.retain(|c| !own_place(&c.path));
+        visible.retain(|v| !own_place(&v.path));
+        if hides(&cwd) && !own_place(&cwd) && !write.iter().any(|w| within(&cwd, &w.path)) {
+            show(&mut visible, cwd.clone(), Origin::Cwd);
+        }
+        for r in &settings.readable {
+            match expand(Path::new(&r.path), &home) {
+                Some(path) if path != home && !own_place(&path) => {
+                    visible.retain(|v| v.path != path);
+                    visible.push(Root { path, from: Origin::Setting, source: Some(r.source.clone()) });
+                }
+                Some(path) => refused.push(Refused {
+                    path,
+                    why: "sandbox.readable cannot be home or one of agentsh's own directories".into(),
+                }),
+                None => refused.push(Refused {
+                    path: r.path.clone().into(),
+                    why: "sandbox.readable entries must be absolute or start with ~/".into(),
+                }),
+            }
+        }
+
+        let mut deny: Vec<Denied> = Vec::new();
+        for p in own.iter().map(|p| normalize(p)) {
+            if !hides(&p) {
+                deny.push(Denied { path: p, from: Origin::Agentsh, source: None });
+            }
+        }
+        deny.extend(SYSTEM_SECRETS.iter().map(|p| Denied { path: p.into(), from: Origin::Secret, source: None }));
+        for d in &settings.deny_read {
+            match expand(Path::new(&d.path), &home) {
+                Some(path) => deny.push(Denied { path, from: Origin::Setting, source: Some(d.source.clone()) }),
+                None => refused.push(Refused {
+                    path: d.path.clone().into(),
+                    why: "sandbox.denyRead entries must be absolute or start with ~/ (not applied)".into(),
+                }),
+            }
+        }
+
+        let devices = DEVICES.iter().map(|d| Root::new(*d, Origin::Device)).collect();
+        let ttys = place.ttys.iter().map(|t| Root::new(normalize(t), Origin::Terminal)).collect();
+        BoxSpec {
+            workspace: ws,
+            git_dir,
+            home,
+            cwd,
+            write,
+            private,
+            store,
+            caches,
+            visible,
+            hidden,
+            deny,
+            read_only,
+            devices,
+            ttys,
+            network: settings.network,
+            keep_terminal: place.keep_terminal,
+            refused,
+            records: records.to_path_buf(),
+            name: name.to_string(),
+        }
+    }
+}
+
+/// Whether a path is in the box's view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sight {
+    Shown,
+    /// Not there (why, in words for the person and the model).
+    Hidden(String),
+    /// There, but covered: neither readable nor writable.
+    Covered(String),
+}
+
+impl BoxSpec {
+    /// Whether `path` (absolute) is in the box's view. Pure: a path is judged by the spec's
+    /// lists, not by looking.
+    pub fn sight(&self, path: &Path) -> Sight {
+        let p = normalize(path);
+        let glob = |pattern: &Path| {
+            let (dir, name) = (pattern.parent(), pattern.file_name().map(|n| n.to_string_lossy().into_owned()));
+            match (dir, name.as_deref().and_then(|n| n.split_once('*'))) {
+                (Some(dir), Some((pre, post))) => {
+                    p.parent() == Some(dir) && {
+                        let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                        n.starts_with(pre) && n.ends_with(post) && n.len() > pre.len() + post.len()
+                    }
+                }
+                _ => within(&p, pattern),
+            }
+        };
+        if let Some(d) = self.deny.iter().find(|d| glob(&d.path)) {
+            return Sight::Covered(match d.from {
+                Origin::Agentsh => "it is one of agentsh's own files".to_string(),
+                Origin::Setting => format!("sandbox.denyRead names it ({})", d.source.as_deref().unwrap_or("config")),
+                _ => "it is a secret of the system's".to_string(),
+            });
+        }
+        let shown = self.write.iter().chain(&self.visible).chain(&self.caches).any(|r| within(&p, &r.path));
+        if shown || p == self.cwd {
+            return Sight::Shown;
+        }
+        if within(&p, &self.home) {
+            return Sight::Hidden(
+                "it is in the person's home, which the sandbox replaces with its own (only their toolchains, caches \
+                 and harmless settings are shown)"
+                    .into(),
+            );
+        }
+        if let Some(t) = TEMP.iter().chain(&["/dev/shm"]).find(|t| within(&p, Path::new(t))) {
+            return Sight::Hidden(format!("the sandbox has a {t} of its own"));
+        }
+        if let Some(h) = self.hidden.iter().chain(self.private.iter()).find(|h| within(&p, &h.path)) {
+            return Sight::Hidden(format!("{} is hidden whole in the sandbox", h.path.display()));
+        }
+        Sight::Shown
+    }
+
+    /// Where a file the box writes at `path` in one of its private places is kept outside it
+    /// (under `store`), or `None` where `path` is in none of them.
+    pub fn kept_at(&self, path: &Path) -> Option<PathBuf> {
+        let path = normalize(path);
+        let (place, name) =
+            [(self.home.as_path(), "home"), (Path::new("/tmp"), "tmp"), (Path::new("/var/tmp"), "var-tmp")]
+                .into_iter()
+                .find(|(p, _)| within(&path, p))?;
+        let rest = path.strip_prefix(place).ok()?;
+        Some(join(&self.store, name).join(rest))
+    }
+}
+
+/// `/dev` is rebuilt: only the devices listed are in it.
+const DEVICES_ROOT: &[&str] = &["/dev"];
+
+/// The places hidden whole: every home (the person's own, wherever it is, is replaced by a
+/// private one), `/root`, and `/run` with its sockets (docker, D-Bus, systemd, the runtime
+/// directories).
+fn hidden_places() -> Vec<Root> {
+    ["/home", "/root", "/run"].iter().map(|p| Root::new(*p, Origin::Hidden)).collect()
+}
+
+/// The workspace for a command run in `cwd`: the git top-level holding it, or `cwd` itself where
+/// there is none. Never `/`, a top-level or system directory, home or what holds it, anything
+/// in a dot-directory of home (`~/.config`), and, for a directory that is no git repository, a
+/// directory directly in home (`~/Downloads`): writing there is writing the person's own files,
+/// not a project's (issue 25). A git top-level too broad to grant that holds the current
+/// directory (home kept in git) leaves the current directory as the workspace, where that is
+/// not too broad itself.
+fn workspace(place: &Place, home: &Path, cwd: &Path, refused: &mut Vec<Refused>) -> Option<PathBuf> {
+    let root = normalize(&place.workspace.root);
+    let too_broad = |p: &Path, git: bool| -> Option<String> {
+        if p.as_os_str() == "/" {
+            return Some("it is /".into());
+        }
+        if within(home, p) {
+            return Some("it is the home directory or holds it".into());
+        }
+        if top_level(p) {
+            return Some("it is a top-level directory".into());
+        }
+        if SYSTEM_TREES.iter().any(|s| within(p, Path::new(s))) && !TEMP.iter().any(|t| within(p, Path::new(t))) {
+            return Some("it is a system directory".into());
+        }
+        if let Ok(rest) = p.strip_prefix(home) {
+            let first = rest.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+            if first.as_deref().is_some_and(|f| f.starts_with('.')) {
+                return Some("it is in a dot-directory of home, where tools keep their settings".into());
+            }
+            if !git && rest.components().count() == 1 {
+                return Some(
+                    "it is a directory directly in home and no git repository; make it one (git init), or name it \
+                     in sandbox.writable"
+                        .into(),
+                );
+            }
+        }
+        None
+    };
+    let is_git = place.workspace.is_git;
+    match too_broad(&root, is_git) {
+        None => Some(root),
+        Some(why) if root != cwd && is_git => match too_broad(cwd, false) {
+            None => {
+                refused.push(Refused {
+                    path: root,
+                    why: format!("the git top-level, but {why}: the current directory is the workspace instead"),
+                });
+                Some(cwd.to_path_buf())
+            }
+            Some(_) => {
+                refused.push(Refused { path: root, why });
+                None
+            }
+        },
+        Some(why) => {
+            refused.push(Refused { path: root, why });
+            None
+        }
+    }
+}
+
+/// `~/x` -> home/x; absolute paths as they are; anything else `None`.
+fn expand(p: &Path, home: &Path) -> Option<PathBuf> {
+    if let Ok(rest) = p.strip_prefix("~") {
+        return Some(normalize(&home.join(rest)));
+    }
+    p.is_absolute().then(|| normalize(p))
+}
+
+/// The name of a workspace's private places under the records directory: its path hashed.
+fn store_key(workspace: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut k = super::holder::Key::new();
+    k.item(workspace.as_os_str().as_bytes());
+    k.finish()
+}
+
+/// The name of a box's record: a hash of everything [`BoxSpec::build`] is built from (the
+/// settings, the facts of the [`Place`], agentsh's own directories), with agentsh's version and
+/// the user. The spec is a pure function of those, so a command whose inputs hash alike gets the
+/// same box. The working directory counts only through what it decides (the workspace, and
+/// itself where it is shown read-only), so every directory of a project shares one box.
+pub fn key(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut k = super::holder::Key::new();
+    // Every list after its length, every item after its own: no two inputs hash alike.
+    for s in [&settings.writable, &settings.readable, &settings.deny_read] {
+        k.count(s.len());
+        for w in s {
+            k.item(w.path.as_bytes());
+            k.item(w.source.as_bytes());
+        }
+    }
+    k.item(settings.network.as_str().as_bytes());
+    let p = place;
+    let home = p.home.as_deref().map(normalize).unwrap_or_else(|| PathBuf::from("/"));
+    let cwd = normalize(&p.cwd);
+    let ws = workspace(p, &home, &cwd, &mut Vec::new());
+    k.path(ws.as_deref());
+    // The current directory matters where it is shown on its own: outside the workspace.
+    k.path(if ws.as_deref().is_some_and(|w| within(&cwd, w)) { None } else { Some(&cwd) });
+    k.path(p.workspace.git_dir.as_deref().filter(|_| ws.as_deref() == Some(&normalize(&p.workspace.root))));
+    k.path(p.workspace.outside_git.as_deref());
+    for path in [
+        &p.home,
+        &p.runtime_dir,
+        &p.xdg_cache_home,
+        &p.cargo_home,
+        &p.rustup_home,
+        &p.gopath,
+        &p.gomodcache,
+        &p.gradle_user_home,
+    ] {
+        k.path(path.as_deref());
+    }
+    k.count(usize::from(p.keep_terminal));
+    for paths in [&p.tool_dirs, &p.cache_dirs, &p.path_dirs, &p.ttys, &own.to_vec()] {
+        k.count(paths.len());
+        for path in paths {
+            k.item(path.as_os_str().as_bytes());
+        }
+    }
+    k.path(Some(records));
+    k.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Workspace;
+    use super::*;
+
+    fn place(cwd: &str, home: &str) -> Place {
+        Place {
+            cwd: cwd.into(),
+            workspace: Workspace { root: cwd.into(), git_dir: None, is_git: false, outside_git: None },
+            home: Some(home.into()),
+            ..Place::default()
+        }
+    }
+
+    fn git(mut p: Place, root: &str) -> Place {
+        p.workspace = Workspace {
+            root: root.into(),
+            git_dir: Some(format!("{root}/.git").into()),
+            is_git: true,
+            outside_git: None,
+        };
+        p
+    }
+
+    fn build(p: &Place) -> BoxSpec {
+        BoxSpec::build(
+            &Settings::default(),
+            p,
+            &[PathBuf::from("/h/.config/agentsh")],
+            Path::new("/h/.local/state/agentsh/box"),
+            "n",
+        )
+    }
+
+    fn paths(roots: &[Root]) -> Vec<&Path> {
+        roots.iter().map(|r| r.path.as_path()).collect()
+    }
+
+    #[test]
+    fn a_plan_is_named_by_everything_its_spec_is_built_from() {
+        let name = |settings: &Settings, place: &Place| {
+            key(settings, place, &[PathBuf::from("/h/.config/agentsh")], Path::new("/r"))
+        };
+        let (s, p) = (Settings::default(), git(place("/w/p/src", "/h"), "/w/p"));
+        let base = name(&s, &p);
+        assert_eq!(name(&s, &p), base);
+        // Another directory of the same project: the same box (one holder per workspace).
+        assert_eq!(name(&s, &Place { cwd: "/w/p/docs".into(), ..p.clone() }), base);
+        let changed: Vec<(&str, Settings, Place)> = vec![
+            ("workspace", s.clone(), git(place("/w/q/src", "/h"), "/w/q")),
+            ("home", s.clone(), Place { home: Some("/h2".into()), ..p.clone() }),
+            ("no home", s.clone(), Place { home: None, ..p.clone() }),
+            ("runtime dir", s.clone(), Place { runtime_dir: Some("/run/user/1".into()), ..p.clone() }),
+            ("CARGO_HOME", s.clone(), Place { cargo_home: Some("/c".into()), ..p.clone() }),
+            ("RUSTUP_HOME", s.clone(), Place { rustup_home: Some("/r".into()), ..p.clone() }),
+            ("GRADLE_USER_HOME", s.clone(), Place { gradle_user_home: Some("/g".into()), ..p.clone() }),
+            ("PATH", s.clone(), Place { path_dirs: vec!["/h/bin".into()], ..p.clone() }),
+            ("a toolchain", s.clone(), Place { tool_dirs: vec!["/h/.pyenv".into()], ..p.clone() }),
+            ("a cache", s.clone(), Place { cache_dirs: vec!["/var/cache/npm".into()], ..p.clone() }),
+            ("terminal", s.clone(), Place { keep_terminal: true, ..p.clone() }),
+            ("tty", s.clone(), Place { ttys: vec!["/dev/pts/3".into()], ..p.clone() }),
+            ("network", Settings { network: Network::Off, ..s.clone() }, p.clone()),
+            (
+                "writable",
+                Settings {
+                    writable: vec![crate::policy::sandbox_settings::Sourced { path: "~/x".into(), source: "f".into() }],
+                    ..s.clone()
+                },
+                p.clone(),
+            ),
+        ];
+        for (what, settings, place) in changed {
+            assert_ne!(name(&settings, &place), base, "{what}");
+        }
+        let sourced = |path: &str, source: &str| crate::policy::sandbox_settings::Sourced {
+            path: path.into(),
+            source: source.into(),
+        };
+        let as_writable = Settings { writable: vec![sourced("/x", "f")], ..s.clone() };
+        let as_denied = Settings { deny_read: vec![sourced("/x", "f")], ..s.clone() };
+        assert_ne!(name(&as_writable, &p), name(&as_denied, &p), "the same entry in another list");
+        let joined = Settings { deny_read: vec![sourced("/a\0/b", "f")], ..s.clone() };
+        let split = Settings { deny_read: vec![sourced("/a", "/b\0f")], ..s.clone() };
+        assert_ne!(name(&joined, &p), name(&split, &p), "bytes moved between items");
+        assert_ne!(
+            key(&s, &p, &[PathBuf::from("/h/.config/other")], Path::new("/r")),
+            base,
+            "agentsh's own directories"
+        );
+        assert_ne!(
+            key(&s, &p, &[PathBuf::from("/h/.config/agentsh")], Path::new("/r2")),
+            base,
+            "the records directory"
+        );
+    }
+
+    #[test]
+    fn home_is_private_with_toolchains_shown_and_caches_copied_on_write() {
+        let s = build(&git(place("/h/src/p", "/h"), "/h/src/p"));
+        assert_eq!(s.workspace.as_deref(), Some(Path::new("/h/src/p")));
+        assert_eq!(paths(&s.write), [Path::new("/h/src/p")]);
+        let private = paths(&s.private);
+        for p in ["/h", "/tmp", "/var/tmp", "/dev/shm"] {
+            assert!(private.contains(&Path::new(p)), "{p} not private: {private:?}");
+        }
+        let visible = paths(&s.visible);
+        for p in ["/h/.cargo/bin", "/h/.rustup", "/h/.gitconfig", "/h/.local/bin"] {
+            assert!(visible.contains(&Path::new(p)) || paths(&s.caches).contains(&Path::new(p)), "{p}: {visible:?}");
+        }
+        for p in ["/h/.ssh", "/h/.aws", "/h/.bashrc", "/h/.claude", "/h/.codex/auth.json", "/h/.config", "/h/.npmrc"] {
+            assert!(!visible.contains(&Path::new(p)), "{p} visible");
+        }
+        let caches = paths(&s.caches);
+        for p in ["/h/.cargo/registry", "/h/.npm", "/h/.cache/pip", "/h/go/pkg/mod", "/h/.m2/repository"] {
+            assert!(caches.contains(&Path::new(p)), "{p} not a cache: {caches:?}");
+        }
+        assert!(!caches.contains(&Path::new("/h/.cache")), "the whole cache holds tokens (huggingface)");
+        assert_eq!(paths(&s.hidden), [Path::new("/home"), Path::new("/root"), Path::new("/run")]);
+        // agentsh's own directories are in home: hidden with it, nothing to cover.
+        assert!(!s.deny.iter().any(|d| d.from == Origin::Agentsh));
+        assert!(s.deny.iter().any(|d| d.path == Path::new("/etc/shadow")));
+        assert!(s.store.to_string_lossy().starts_with("/h/.local/state/agentsh/box/w-"), "{:?}", s.store);
+        let ro = paths(&s.read_only);
+        assert_eq!(
+            ro,
+            [Path::new("/h/src/p/.git/config"), Path::new("/h/src/p/.git/hooks"), Path::new("/h/src/p/.agents")]
+        );
+    }
+
+    #[test]
+    fn the_workspace_is_a_project_never_home_or_its_settings() {
+        // Home, its ancestors, `/`, a top-level directory and system trees.
+        for (cwd, git_root) in [
+            ("/h", None),
+            ("/", None),
+            ("/srv", None),
+            ("/etc/nginx", None),
+            ("/usr/lib/x", None),
+            // From `~/.config` (issue 25: it became the workspace).
+            ("/h/.config", None),
+            ("/h/.config/nvim", Some("/h/.config")),
+            // A directory directly in home that is no repository.
+            ("/h/Downloads", None),
+        ] {
+            let mut p = place(cwd, "/h");
+            if let Some(r) = git_root {
+                p = git(p, r);
+            }
+            let s = build(&p);
+            assert_eq!(s.workspace, None, "{cwd}");
+            assert!(!s.write.iter().any(|r| r.from == Origin::Workspace), "{cwd}");
+            assert!(s.read_only.is_empty(), "{cwd}");
+            assert!(!s.refused.is_empty(), "{cwd}");
+        }
+        for (cwd, root) in [("/srv/site", None), ("/h/proj", Some("/h/proj")), ("/h/src/x", None), ("/tmp/t/x", None)] {
+            let mut p = place(cwd, "/h");
+            if let Some(r) = root {
+                p = git(p, r);
+            }
+            assert_eq!(build(&p).workspace.as_deref(), Some(Path::new(cwd)), "{cwd}");
+        }
+        // Home kept in git: a directory in it that is no repository of its own is the workspace.
+        let s = build(&git(place("/h/scratch/x", "/h"), "/h"));
+        assert_eq!(s.workspace.as_deref(), Some(Path::new("/h/scratch/x")));
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/h") && r.why.contains("current directory")));
+        assert_eq!(s.git_dir, None, "home's git directory is not granted");
+    }
+
+    #[test]
+    fn a_git_directory_outside_the_workspace_is_never_granted() {
+        let mut p = place("/w/wt", "/h");
+        p.workspace =
+            Workspace { root: "/w/wt".into(), git_dir: None, is_git: true, outside_git: Some("/h/.config/x".into()) };
+        let s = build(&p);
+        assert_eq!(paths(&s.write), [Path::new("/w/wt")]);
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/h/.config/x")), "{:?}", s.refused);
+    }
+
+    #[test]
+    fn hidden_tool_and_path_directories_are_shown_and_agentshs_own_are_not() {
+        let mut p = git(place("/w/p", "/h"), "/w/p");
+        p.path_dirs = vec!["/usr/bin".into(), "/root/.cargo/bin".into(), "/h/.local/share/agentsh/bin".into()];
+        p.tool_dirs = vec!["/root/.pyenv".into(), "/opt/java".into()];
+        p.cargo_home = Some("/root/.cargo".into());
+        let own = [PathBuf::from("/h/.local/share/agentsh")];
+        let s = BoxSpec::build(&Settings::default(), &p, &own, Path::new("/r"), "n");
+        let visible = paths(&s.visible);
+        for shown in ["/root/.cargo/bin", "/root/.pyenv", "/root/.cargo/config.toml"] {
+            assert!(visible.contains(&Path::new(shown)), "{shown}: {visible:?}");
+        }
+        for not in ["/usr/bin", "/opt/java", "/h/.local/share/agentsh/bin"] {
+            assert!(!visible.contains(&Path::new(not)), "{not}: {visible:?}");
+        }
+        // Cargo's home outside home is private, with its registry copied on write.
+        assert!(paths(&s.private).contains(&Path::new("/root/.cargo")));
+        assert!(paths(&s.caches).contains(&Path::new("/root/.cargo/registry")));
+        // A cache the environment names, wherever it is; never home or `/`.
+        p.cache_dirs = vec!["/root/.npm".into(), "/h".into(), "/".into()];
+        let s = BoxSpec::build(&Settings::default(), &p, &own, Path::new("/r"), "n");
+        assert!(paths(&s.caches).contains(&Path::new("/root/.npm")));
+        assert!(!paths(&s.caches).contains(&Path::new("/h")) && !paths(&s.caches).contains(&Path::new("/")));
+    }
+
+    #[test]
+    fn the_current_directory_is_shown_where_nothing_else_shows_it() {
+        let s = build(&place("/h/Downloads", "/h"));
+        assert!(s.visible.iter().any(|v| v.path == Path::new("/h/Downloads") && v.from == Origin::Cwd));
+        let s = build(&git(place("/h/p/src", "/h"), "/h/p"));
+        assert!(!s.visible.iter().any(|v| v.from == Origin::Cwd));
+    }
+
+    #[test]
+    fn settings_add_roots_and_denials() {
+        use crate::policy::sandbox_settings::Sourced;
+        let src = |p: &str| Sourced { path: p.into(), source: "~/.config/agentsh/config.json".into() };
+        let settings = Settings {
+            writable: vec![src("~/data"), src("rel"), src("/"), src("~/")],
+            deny_read: vec![src("/srv/secret")],
+            ..Settings::default()
+        };
+        let s = BoxSpec::build(&settings, &place("/w/p", "/h"), &[], Path::new("/r"), "n");
+        let data = s.write.iter().find(|r| r.path == Path::new("/h/data")).unwrap();
+        assert_eq!((data.from, data.source.as_deref()), (Origin::Setting, Some("~/.config/agentsh/config.json")));
+        assert!(s.deny.iter().any(|d| d.path == Path::new("/srv/secret") && d.from == Origin::Setting));
+        assert_eq!(s.refused.len(), 3, "{:?}", s.refused);
+    }
+
+    #[test]
+    fn what_the_box_shows_and_hides_is_told_by_the_spec() {
+        let s = build(&git(place("/h/p", "/h"), "/h/p"));
+        assert_eq!(s.sight(Path::new("/h/p/src/main.rs")), Sight::Shown);
+        assert_eq!(s.sight(Path::new("/usr/bin/git")), Sight::Shown);
+        assert_eq!(s.sight(Path::new("/h/.cargo/bin/cargo")), Sight::Shown);
+        assert!(matches!(s.sight(Path::new("/h/.ssh/id_rsa")), Sight::Hidden(w) if w.contains("home")));
+        assert!(matches!(s.sight(Path::new("/tmp/x")), Sight::Hidden(w) if w.contains("/tmp of its own")));
+        assert!(matches!(s.sight(Path::new("/run/user/0/bus")), Sight::Hidden(_)));
+        assert!(matches!(s.sight(Path::new("/etc/shadow")), Sight::Covered(_)));
+        assert!(matches!(s.sight(Path::new("/etc/ssh/ssh_host_rsa_key")), Sight::Covered(_)));
+        assert_eq!(s.sight(Path::new("/etc/ssh/ssh_host_rsa_key.pub")), Sight::Shown);
+    }
+
+    #[test]
+    fn the_spec_survives_a_round_trip_through_json() {
+        let s = build(&git(place("/h/p", "/h"), "/h/p"));
+        let back: BoxSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+}

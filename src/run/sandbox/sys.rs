@@ -1,0 +1,228 @@
+//! The system calls agentsh makes without a safe wrapper, and the one unsafe hook of std it uses:
+//! - `landlock_restrict_self` on a ruleset file descriptor that this process did not create
+//!   with the `landlock` crate: a kept box (`super::holder`) holds its finished Landlock ruleset
+//!   in the holder process, and each command takes a copy of it (`pidfd_getfd`) instead of
+//!   opening every root and adding its rule again. It is made in the command's child (`spawn`).
+//! - `landlock_create_ruleset` asked for the ABI version: the kernel's answer in one call,
+//!   where the crate finds it by trying features (two calls on this kernel, on every boxed
+//!   command).
+//! - `mount_setattr`, which makes the box's view read-only in one call (the builder, `view`).
+//! - `clone` with `CLONE_VM | CLONE_VFORK` and the child's system calls up to `execve`, through
+//!   which the command's child joins the box (`spawn`), as `posix_spawn` starts a process.
+//! - `fork`, for the box's builder.
+//!
+//! They are the only `unsafe` in the crate (STYLE.md: one small module, with SAFETY comments).
+#![allow(unsafe_code)]
+
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+
+/// The kernel's Landlock ABI version, or `None` where Landlock is not built in or not enabled
+/// (or a filter refuses the call).
+pub(crate) fn abi_version() -> Option<u32> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with this flag the kernel reads neither the attribute pointer (null) nor its size
+    // (0), and returns a number: no memory of this process is touched and no descriptor made.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0 as libc::size_t,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(rc).ok().filter(|v| *v > 0)
+}
+
+/// `mount_setattr(2)`: sets (`set`) and clears (`clear`) mount attributes (`MOUNT_ATTR_*`) on
+/// the mount at `path` relative to `dir` (with `AT_EMPTY_PATH` and an empty path: the mount
+/// `dir` itself, a detached one included), and on every mount beneath it with `AT_RECURSIVE`.
+/// rustix and nix have no wrapper for it.
+pub(crate) fn mount_setattr(
+    dir: BorrowedFd<'_>,
+    path: &std::ffi::CStr,
+    flags: libc::c_uint,
+    set: u64,
+    clear: u64,
+) -> std::io::Result<()> {
+    // `struct mount_attr` (linux/mount.h), version 0: four u64 fields.
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    let attr = MountAttr { attr_set: set, attr_clr: clear, propagation: 0, userns_fd: 0 };
+    // SAFETY: `path` is a valid NUL-terminated string and `attr` a valid `struct mount_attr` of
+    // the size passed, both alive for the call; the kernel only reads them. The descriptor is
+    // borrowed, so it stays open for the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            dir.as_raw_fd(),
+            path.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
+/// What the command's child does between its creation and `execve`, prepared as plain values
+/// before: it runs on a borrowed stack in this process's memory (see [`spawn`]), where only
+/// system calls are sound.
+pub(crate) struct ChildSetup<'a> {
+    /// The box's holder: the namespaces to join (`namespaces`, `CLONE_NEW*`) are its.
+    pub pidfd: RawFd,
+    pub namespaces: libc::c_int,
+    /// The working directory, changed to by path in the box's view.
+    pub cwd: &'a std::ffi::CStr,
+    pub new_session: bool,
+    /// The box's finished Landlock ruleset.
+    pub ruleset: RawFd,
+    pub max_processes: u64,
+    /// The seccomp filter (`filter::program`).
+    pub filter: &'a [libc::sock_filter],
+    /// Where the program may be, tried in order (`$PATH` looked up in the box's view).
+    pub programs: &'a [std::ffi::CString],
+    /// NULL-terminated.
+    pub argv: &'a [*const libc::c_char],
+    pub envp: &'a [*const libc::c_char],
+}
+
+/// Where the child stopped before its program ran, and the error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    Join,
+    Cwd,
+    Session,
+    Limits,
+    Landlock,
+    Seccomp,
+    /// `execve` itself: not found, not executable.
+    Exec,
+}
+
+struct Shared<'a> {
+    setup: &'a ChildSetup<'a>,
+    failed: Option<(Stage, i32)>,
+}
+
+/// Starts the command's child as `posix_spawn` does (`clone` with `CLONE_VM | CLONE_VFORK`:
+/// no copy of this process's memory, which a `fork` made per command cost about 0.1 ms), has
+/// it join the box and exec, and returns its process ID once it has exec'd; or where it
+/// stopped, after reaping it.
+pub(crate) fn spawn(setup: &ChildSetup<'_>) -> Result<libc::pid_t, (Stage, std::io::Error)> {
+    let mut shared = Shared { setup, failed: None };
+    // On this thread's own stack: a heap block this large would be a fresh mapping per command.
+    let mut stack = [0u8; 64 * 1024];
+    // SAFETY: the stack is this array, alive until `clone` returns; with CLONE_VFORK this
+    // thread is suspended until the child has exec'd or exited, so the child's use of this
+    // process's memory (`shared`, `setup`, the stack) ends before anything here runs again.
+    // All signals are blocked around the clone, so no handler of this process runs on the
+    // child's borrowed stack; the child sets its own mask before exec.
+    let pid = unsafe {
+        let top = stack.as_mut_ptr().add(stack.len()) as usize & !15;
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let pid = libc::clone(
+            child,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &mut shared as *mut Shared as *mut libc::c_void,
+        );
+        let err = std::io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        if pid < 0 {
+            return Err((Stage::Join, err));
+        }
+        pid
+    };
+    match shared.failed {
+        None => Ok(pid),
+        Some((stage, errno)) => {
+            let mut status = 0;
+            // SAFETY: reaps the child this function made, which has exited.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            Err((stage, std::io::Error::from_raw_os_error(errno)))
+        }
+    }
+}
+
+/// The child: system calls only, on the values in `arg` (a `Shared`), then `execve`; on any
+/// failure it says where in `Shared` and exits.
+extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `Shared` of `spawn`, whose thread is suspended (CLONE_VFORK) while
+    // this runs; every pointer in it is valid for that time. Only async-signal-safe system
+    // call wrappers are called; errno is this thread's copy of the parent's (same TLS), which
+    // the suspended parent does not use.
+    unsafe {
+        let shared = &mut *(arg as *mut Shared);
+        let s = shared.setup;
+        let fail = |shared: &mut Shared, stage: Stage| -> libc::c_int {
+            shared.failed = Some((stage, *libc::__errno_location()));
+            libc::_exit(127)
+        };
+        // agentsh ignores SIGPIPE (exec keeps an ignored signal ignored); a handler would not
+        // survive exec, but must not run here either.
+        for sig in [libc::SIGPIPE, libc::SIGSEGV, libc::SIGBUS] {
+            let mut dfl: libc::sigaction = std::mem::zeroed();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        }
+        if libc::setns(s.pidfd, s.namespaces) != 0 {
+            return fail(shared, Stage::Join);
+        }
+        if libc::chdir(s.cwd.as_ptr()) != 0 {
+            return fail(shared, Stage::Cwd);
+        }
+        if s.new_session && libc::setsid() < 0 {
+            return fail(shared, Stage::Session);
+        }
+        let limit = libc::rlimit { rlim_cur: s.max_processes, rlim_max: s.max_processes };
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
+            || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::setrlimit(libc::RLIMIT_NPROC, &limit) != 0
+        {
+            return fail(shared, Stage::Limits);
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, s.ruleset, 0 as libc::c_uint) != 0 {
+            return fail(shared, Stage::Landlock);
+        }
+        let prog = libc::sock_fprog { len: s.filter.len() as u16, filter: s.filter.as_ptr() as *mut libc::sock_filter };
+        const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
+        // Without it, attaching a filter also turns on the Speculative Store Bypass mitigation
+        // for the process, which costs every context switch; the box is no defence against
+        // speculation attacks, and does not claim to be.
+        const SECCOMP_FILTER_FLAG_SPEC_ALLOW: libc::c_ulong = 1 << 2;
+        if libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog) != 0 {
+            return fail(shared, Stage::Seccomp);
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        // As execvp: the first candidate that exists; a permission error wins over "not found".
+        let mut errno = libc::ENOENT;
+        for p in s.programs {
+            libc::execve(p.as_ptr(), s.argv.as_ptr(), s.envp.as_ptr());
+            match *libc::__errno_location() {
+                libc::ENOENT | libc::ENOTDIR => {}
+                e => errno = e,
+            }
+        }
+        *libc::__errno_location() = errno;
+        fail(shared, Stage::Exec)
+    }
+}
+
+/// `fork(2)`, for the sandbox's builder, which leaves its holder as its child (the first
+/// process of the box's PID namespace can only be a child of the process that made it).
+pub(crate) fn fork() -> nix::Result<nix::unistd::ForkResult> {
+    // SAFETY: called only by the builder (`holder::builder`), a process agentsh started for this
+    // alone, which has a single thread: the child is a whole copy of it, with no lock held by a
+    // thread that does not exist there.
+    unsafe { nix::unistd::fork() }
+}
