@@ -650,3 +650,97 @@ fn past_the_inotify_limit_a_request_still_waits_and_is_answered() {
     assert_eq!(std::fs::metadata(s.work("f")).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(s.records()[0]["outcome"], "approved_once");
 }
+
+/// The box's holder killed every 50 ms while commands run (issue 27: it "cost nothing" before
+/// the box had a PID namespace, whose PID 1 the holder now is). A command either runs with its
+/// own output; or, where the kill lands in the instant it joins, is refused with the reason (the
+/// box's PID namespace takes no new process once its holder is gone) and nothing runs; or,
+/// where it lands while the command runs, ends with the box (137, and why). A holder found
+/// ended before a command joins is replaced. Every command is recorded once, no output is ever
+/// wrong, and the next command makes a new box.
+#[test]
+fn the_boxs_holder_killed_under_load() {
+    let support = agentsh::run::sandbox::probe();
+    if !can(
+        "the sandbox (Landlock and user namespaces)",
+        support.boxable() && support.namespaces == agentsh::run::sandbox::Namespaces::Available,
+    ) {
+        return;
+    }
+    let s = Scene::new();
+    let records = s.state().join("box");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let kills = std::sync::atomic::AtomicUsize::new(0);
+    let (total, workers) = (200, 4);
+    let refused = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                for e in std::fs::read_dir(&records).into_iter().flatten().flatten() {
+                    let pid = std::fs::read_to_string(e.path())
+                        .ok()
+                        .and_then(|t| t.split_whitespace().next()?.parse::<i32>().ok());
+                    if let Some(pid) = pid.filter(|p| *p > 1) {
+                        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                        if comm.trim() == "agentsh-box"
+                            && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL)
+                                .is_ok()
+                        {
+                            kills.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+        });
+        // Stops the killer however the runners end (a panic included), or the scope never ends.
+        struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let _stop = Stop(&stop);
+        let runners: Vec<_> = (0..workers)
+            .map(|w| {
+                let (s, refused) = (&s, &refused);
+                scope.spawn(move || {
+                    for j in (w..total).step_by(workers) {
+                        let done = s.run(&["-c", &format!("echo {j}")]);
+                        match done.code {
+                            Some(0) => assert_eq!(done.stdout, format!("{j}\n"), "{done:#?}"),
+                            // Refused as it joined a box whose holder had just been killed, or
+                            // ended with the box when the kill came as it ran.
+                            Some(126) | Some(137) => {
+                                assert!(
+                                    done.stderr.contains("holder ended")
+                                        || done.stderr.contains("sandbox ended while it ran"),
+                                    "{done:#?}"
+                                );
+                                assert!(done.stdout.is_empty() || done.stdout == format!("{j}\n"), "{done:#?}");
+                                refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            _ => panic!("echo {j}: {done:#?}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        let ended: Vec<_> = runners.into_iter().map(|r| r.join()).collect();
+        drop(_stop);
+        for e in ended {
+            e.unwrap();
+        }
+    });
+    let decisions = s.records().into_iter().filter(|r| r["event"] == "decision").count();
+    assert_eq!(decisions, total, "one decision per command");
+    let (kills, refused) = (kills.into_inner(), refused.into_inner());
+    eprintln!("holders killed: {kills}; commands refused for it: {refused} of {total}");
+    assert!(kills > 0, "no holder was killed: the test tried nothing");
+    assert!(
+        refused * 10 <= total,
+        "{refused} of {total} refused: a kill should cost only the command joining at that instant"
+    );
+    s.run(&["-c", "echo after"]).code(0).stdout_has("after");
+    s.run(&["log", "--verify"]).code(0);
+}

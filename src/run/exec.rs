@@ -203,6 +203,14 @@ pub fn run(plan: Plan, confinement: Confinement, limit: Option<Duration>, pass_e
         return match sandbox::spawn::run(plan, &cmd) {
             Ok(sandbox::spawn::Ended::Exited(code)) => Ran::Ended { code, signal: None, timed_out: false },
             Ok(sandbox::spawn::Ended::TimedOut) => Ran::Ended { code: 124, signal: None, timed_out: true },
+            Ok(sandbox::spawn::Ended::BoxEnded) => {
+                eprintln!(
+                    "agentsh: the command's sandbox ended while it ran: its holder (agentsh-box, PID 1 of the box) was \
+                     killed, and the kernel ended every process in the box"
+                );
+                eprintln!("hint: run the command again: the next command makes a new sandbox");
+                Ran::Ended { code: 137, signal: None, timed_out: false }
+            }
             Ok(sandbox::spawn::Ended::Signaled(sig)) => {
                 Ran::Ended { code: 128 + sig as i32, signal: Some(sig), timed_out: false }
             }

@@ -85,13 +85,30 @@ impl Kept {
         &self.record.roots
     }
 
+    pub(crate) fn pidfd(&self) -> &OwnedFd {
+        &self.pidfd
+    }
+
+    /// The holder's process ID, as the record names it.
+    pub(crate) fn pid(&self) -> i32 {
+        self.record.pid
+    }
+
+    /// Whether the holder is still running (a pidfd reads as ready once its process ended).
+    pub(crate) fn alive(&self) -> bool {
+        let mut fds = [rustix::event::PollFd::new(&self.pidfd, rustix::event::PollFlags::IN)];
+        rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default())).is_ok_and(|n| n == 0)
+    }
+
     /// The holder's pidfd, and a copy of its ruleset (taken now: after this process joins the
     /// box's user namespace it is no longer in the holder's parent one, which the kernel's
     /// ptrace check for `pidfd_getfd` looks at).
     pub(crate) fn join_parts(&self) -> Result<(&OwnedFd, OwnedFd, usize), BoxError> {
         let flags = rustix::process::PidfdGetfdFlags::empty();
-        let ruleset = rustix::process::pidfd_getfd(&self.pidfd, self.record.ruleset_fd, flags)
-            .map_err(|e| BoxError::Failed(format!("taking the box's ruleset from its holder: {e}")))?;
+        let ruleset = rustix::process::pidfd_getfd(&self.pidfd, self.record.ruleset_fd, flags).map_err(|e| {
+            let why = format!("taking the box's ruleset from its holder: {e}");
+            if e == rustix::io::Errno::SRCH { BoxError::Gone(why) } else { BoxError::Failed(why) }
+        })?;
         Ok((&self.pidfd, ruleset, self.record.rules))
     }
 }
@@ -128,15 +145,17 @@ fn dir_ok(records: &Path) -> std::io::Result<()> {
 
 /// Makes the box `spec` describes (the slow path) and keeps it: a builder makes it, its holder
 /// stays, and the record is written for the next commands. Returns it ready to join. Commands
-/// that start together wait for one builder and join its box.
-pub(crate) fn build(spec: &BoxSpec) -> Result<Kept, BoxError> {
+/// that start together wait for one builder and join its box. Where the box's holder `ended` (a
+/// PID) was just found gone, its record is not joined again (its process may still be ending,
+/// and read as running for an instant).
+pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, BoxError> {
     let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
     let lock = open_lock(&spec.records, &spec.name, true).map_err(|e| failed("the sandbox's records", &e))?;
     lock.lock().map_err(|e| failed("locking the sandbox's record", &e))?;
     // Another command built it while this one waited. From exclusive to shared without a
     // moment unlocked in between that a holder could use to leave (flock converts in place).
     let copy = lock.try_clone().map_err(|e| failed("lock", &e))?;
-    if let Some(k) = Kept::found(copy, &spec.records, &spec.name) {
+    if let Some(k) = Kept::found(copy, &spec.records, &spec.name).filter(|k| Some(k.record.pid) != ended) {
         lock.lock_shared().map_err(|e| failed("lock", &e))?;
         return Ok(k);
     }

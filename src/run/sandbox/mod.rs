@@ -324,12 +324,15 @@ pub enum BoxError {
     Unsupported(String),
     /// Setting it up failed.
     Failed(String),
+    /// The holder of the kept box ended (something killed it) before this command joined it:
+    /// another box can be made.
+    Gone(String),
 }
 
 impl std::fmt::Display for BoxError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BoxError::Unsupported(m) | BoxError::Failed(m) => f.write_str(m),
+            BoxError::Unsupported(m) | BoxError::Failed(m) | BoxError::Gone(m) => f.write_str(m),
         }
     }
 }

@@ -24,6 +24,9 @@ pub enum Ended {
     Exited(i32),
     /// It ran past the limit and was stopped.
     TimedOut,
+    /// Its box ended under it: the holder, PID 1 of the box, was killed, and the kernel ended
+    /// every process in the box.
+    BoxEnded,
     /// The signal that ended it.
     Signaled(nix::sys::signal::Signal),
 }
@@ -42,11 +45,8 @@ pub struct Command<'a> {
 /// for it. `Err`: the box could not be entered, and nothing ran.
 pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     let mut plan = plan;
-    let kept = match plan.kept.take() {
-        Some(k) => k,
-        None => holder::build(plan.spec())?,
-    };
-    let (pidfd, ruleset, _rules) = kept.join_parts()?;
+    let (kept, ruleset) = holder_of(&mut plan)?;
+    let pidfd = kept.pidfd();
     let cwd = std::env::current_dir().map_err(|e| BoxError::Failed(format!("the working directory: {e}")))?;
     let c =
         |s: &[u8]| CString::new(s).map_err(|_| BoxError::Failed("a NUL byte in the command or its environment".into()));
@@ -74,8 +74,6 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     }
     let filter = filter::program();
 
-    // This process's children are born in the box (its PID namespace needs its user namespace).
-    join(pidfd.as_fd(), rustix::thread::ThreadNameSpaceType::USER | rustix::thread::ThreadNameSpaceType::PROCESS_ID)?;
     let setup = super::sys::ChildSetup {
         pidfd: pidfd.as_raw_fd(),
         namespaces,
@@ -92,8 +90,10 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     let signals = Signals::block();
     let spawned = super::sys::spawn(&setup);
     // The namespaces and the ruleset are the child's now; this process keeps none of them, and
-    // the holder may leave once the child is gone.
+    // the holder may leave once the child is gone (only its pidfd is kept, to tell whether it
+    // ended under the command).
     drop(ruleset);
+    let holder = kept.pidfd().try_clone().ok();
     drop(kept);
     let pid = match spawned {
         Ok(pid) => nix::unistd::Pid::from_raw(pid),
@@ -109,12 +109,68 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
             signals.restore();
             return Ok(Ended::Exited(super::super::exec::exec_error(cmd.program, &e)));
         }
+        // The box's PID namespace took no new process, or its namespaces were gone: its holder
+        // ended (it was killed) after this command joined it. Nothing ran; the next command
+        // makes a new box.
+        Err((super::sys::Stage::Join, e)) if matches!(e.raw_os_error(), Some(libc::ENOMEM | libc::ESRCH)) => {
+            signals.restore();
+            return Err(BoxError::Failed(
+                "the sandbox's holder ended while this command was joining it (something killed it); nothing ran, \
+                 and running the command again makes a new sandbox"
+                    .into(),
+            ));
+        }
         Err((stage, e)) => {
             signals.restore();
             return Err(BoxError::Failed(format!("entering the sandbox ({stage:?}): {e}")));
         }
     };
-    Ok(signals.wait(pid, keep_terminal, cmd.limit, started))
+    let ended = signals.wait(pid, keep_terminal, cmd.limit, started);
+    // The kernel kills the box's processes as its PID 1 exits, a moment before the holder's
+    // pidfd says it has: wait that moment.
+    let holder_ended = || {
+        holder.as_ref().is_some_and(|fd| {
+            let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+            let moment = rustix::event::Timespec { tv_sec: 0, tv_nsec: 200_000_000 };
+            rustix::event::poll(&mut fds, Some(&moment)).is_ok_and(|n| n > 0)
+        })
+    };
+    Ok(match ended {
+        Ended::Signaled(nix::sys::signal::Signal::SIGKILL) if holder_ended() => Ended::BoxEnded,
+        e => e,
+    })
+}
+
+/// The box's holder and a copy of its ruleset: the one the plan found, or a new one where there
+/// was none or it has ended since (something killed it): until this process joins, a box made
+/// anew is as good as the one it found (the same spec, the same name).
+fn holder_of(plan: &mut BoxPlan) -> Result<(holder::Kept, std::os::fd::OwnedFd), BoxError> {
+    let mut found = plan.kept.take();
+    let mut ended = None;
+    for _ in 0..5 {
+        let kept = match found.take() {
+            Some(k) => k,
+            None => holder::build_past(plan.spec(), ended)?,
+        };
+        ended = Some(kept.pid());
+        // This process's children are born in the box (its PID namespace needs its user
+        // namespace). Once joined, a holder that ends cannot be replaced in this process (it is
+        // in the box's user namespace); the spawn says so.
+        let joined = kept.join_parts().and_then(|(pidfd, ruleset, _)| {
+            join(
+                pidfd.as_fd(),
+                rustix::thread::ThreadNameSpaceType::USER | rustix::thread::ThreadNameSpaceType::PROCESS_ID,
+            )
+            .map(|()| ruleset)
+        });
+        match joined {
+            Ok(ruleset) => return Ok((kept, ruleset)),
+            Err(BoxError::Gone(_)) => continue,
+            Err(_) if !kept.alive() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(BoxError::Failed("the sandbox's holder kept ending as it was made (something kills it)".into()))
 }
 
 /// Where `execve` looks for `program`, as `execvp` does: itself where it holds a slash, else
@@ -137,7 +193,10 @@ fn join(pidfd: BorrowedFd<'_>, kinds: rustix::thread::ThreadNameSpaceType) -> Re
         rustix::thread::move_into_thread_name_spaces(pidfd, kinds)
             .map_err(|e| nix::errno::Errno::from_raw(e.raw_os_error()))
     };
-    alone(join).map_err(|e| BoxError::Failed(format!("joining the sandbox: {e}")))
+    alone(join).map_err(|e| match e {
+        nix::errno::Errno::ESRCH => BoxError::Gone(format!("joining the sandbox: {e}")),
+        e => BoxError::Failed(format!("joining the sandbox: {e}")),
+    })
 }
 
 /// Runs `f`, a user namespace change, and tries again while it fails because this process still
