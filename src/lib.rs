@@ -5,8 +5,9 @@
 //! Stages depend downward only, in this order (a test keeps it: `tests/layering.rs`):
 //! `cli` -> `run` -> `ask` -> `record` -> `policy` -> `judge` -> `model`, `text`.
 //! `commands` (the management subcommands) may use any stage; no stage uses `commands`.
-// One module may opt out, with a SAFETY comment: `run::sandbox::sys` (the system calls the box
-// makes that no crate wraps safely, and `pre_exec`).
+// Two small modules opt out, with SAFETY comments: `run::sandbox::sys` (the system calls the
+// box makes that no crate wraps safely, and `pre_exec`) and `run::crash_guard` (a signal handler
+// that turns a crash while judging into a refusal).
 #![deny(unsafe_code)]
 
 pub mod ask;

@@ -43,7 +43,11 @@ pub fn run(args: CheckArgs) -> Result<i32> {
         crate::run::gate::python_env_of(crate::run::gate::sandbox_for(&config.sandbox, &cwd).1, &text)
     };
     config.policy.local_bins = crate::run::gate::local_bins(&text, &cwd);
-    let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
+    let verdict = crate::run::judging::judge_once(
+        &text,
+        std::mem::take(&mut config.policy),
+        crate::run::judging::Route::Check { json: args.json, prompt: args.prompt, deny: DENY },
+    );
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));
     }

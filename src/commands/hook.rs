@@ -114,7 +114,11 @@ pub fn run(args: HookArgs) -> Result<i32> {
 fn judge_in(p: &Protocol, command: &str, cwd: &Path) -> Verdict {
     let mut config = crate::policy::config::load(cwd);
     crate::run::explain::print_warnings(&config.warnings);
-    let mut v = crate::run::judging::judge_once(command, std::mem::take(&mut config.policy));
+    let mut v = crate::run::judging::judge_once(
+        command,
+        std::mem::take(&mut config.policy),
+        crate::run::judging::Route::Hook { block: BLOCK },
+    );
     let trail = crate::record::audit::Trail::new(&config, cwd).for_hook(p.agent, p.tool);
     if trail.record(&v, &crate::record::audit::Outcome::Hook(v.decision), None, &[]).is_err() {
         v.decision = Decision::Deny;

@@ -13,6 +13,13 @@ pub const MAX_INPUT_BYTES: usize = 64 * 1024;
 /// brush-parser overflows the stack at ~5,000 nested `$(` (LESSONS.md).
 pub const MAX_DEPTH: usize = 48;
 
+/// Deepest nesting of compound commands (`if`, `case`, `while`, `until`, `for`, `select`,
+/// `{ }`, `( )`, `[[ ]]`), `coproc` and `!` inside `[[ ]]` that is parsed, summed over the texts
+/// one is found in (`$(..)`, `bash -c`). brush-parser recurses once per level and overflowed
+/// an 8 MiB stack at about 1,400 nested `if` (issue 24, section 5); no script a person or an
+/// agent writes comes near this.
+pub const MAX_COMPOUND_DEPTH: usize = 64;
+
 /// A shell word after quote removal, when its value is known before it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Word {
@@ -152,9 +159,12 @@ impl std::fmt::Display for ParseError {
             ParseError::TooLarge(n) => {
                 write!(f, "the command is {n} bytes, over the {MAX_INPUT_BYTES}-byte limit agentsh will parse")
             }
-            ParseError::TooDeep => {
-                write!(f, "the command nests substitutions, groups or shells more than {MAX_DEPTH} levels deep")
-            }
+            ParseError::TooDeep => write!(
+                f,
+                "the command is too deeply nested to judge safely: it nests substitutions, groups or shells more \
+                 than {MAX_DEPTH} levels deep, or compound commands (if, case, loops, [[ ]], coproc) more than \
+                 {MAX_COMPOUND_DEPTH}"
+            ),
             ParseError::Pathological(what) => write!(f, "the command contains {what}"),
             ParseError::Nul => write!(f, "the command contains a NUL byte"),
             ParseError::Syntax(e) => write!(f, "syntax error: {e}"),
@@ -254,7 +264,7 @@ fn parse_keeping(text: &str, depth: usize, keep: usize) -> Result<Script, ParseE
 pub(crate) fn walk(text: &str, depth: usize, piece: Option<usize>, keep: usize) -> Result<Script, ParseError> {
     let mut script = Script::default();
     let options = ParserOptions::default();
-    let mut walker = Walker { script: &mut script, options, source: String::new(), piece, keep };
+    let mut walker = Walker { script: &mut script, options, source: String::new(), piece, keep, nest: 0 };
     walker.text(text, depth, Nesting::Top)?;
     detect_fork_bombs(&mut script);
     script.commands.shrink_to_fit();
@@ -394,6 +404,108 @@ fn check_unclosed_in_heredoc(body: &str) -> Result<(), ParseError> {
     Ok(())
 }
 
+/// How deeply the compound commands of `tokens` nest, counted from `outer` (the nesting of
+/// the texts they sit in), or `TooDeep` past [`MAX_COMPOUND_DEPTH`]. brush-parser recurses
+/// once per level of `if`, `case`, `while`, `until`, `for`, `select`, `{ }`, `( )` and `[[ ]]`,
+/// once per `coproc` in a row (`coproc coproc .. cmd`) and once per `!` inside `[[ ]]`, and the
+/// walk below recurses with it: about 1,400 nested `if` overflowed the judging thread's stack
+/// (issue 24, section 5). brush's tokens are flat here: quoted text, here-document bodies and
+/// `$(..)` are inside single tokens, so the words of a comment or a document never count, and
+/// the text inside `$(..)` is counted when it is parsed, from this text's nesting.
+///
+/// Reserved words count only where bash reads them as such, at the start of a command; an
+/// unmatched closer is ignored, which only counts more.
+fn check_nesting(tokens: &[brush_parser::Token], outer: usize) -> Result<usize, ParseError> {
+    use brush_parser::Token;
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Open {
+        Paren,
+        Brace,
+        Test,
+        If,
+        Case,
+        Loop,
+        /// Until the end of the command (`coproc`) or of the operand (`!` in `[[ ]]`).
+        Prefix,
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    let mut max = 0;
+    // Whether the next word starts a command, so a reserved word there is one.
+    let mut command_start = true;
+    let close = |stack: &mut Vec<Open>, open: Open| {
+        while stack.last() == Some(&Open::Prefix) {
+            stack.pop();
+        }
+        if stack.last() == Some(&open) {
+            stack.pop();
+        }
+    };
+    for t in tokens {
+        match t {
+            Token::Operator(op, _) => match op.as_str() {
+                "(" => {
+                    stack.push(Open::Paren);
+                    command_start = true;
+                }
+                // A case pattern's `)` has no `(` to close.
+                ")" => {
+                    close(&mut stack, Open::Paren);
+                    command_start = true;
+                }
+                ";" | "&" | "\n" | "&&" | "||" | "|" | "|&" | ";;" | ";&" | ";;&" => {
+                    // A `coproc` ends with its command, a `!` in `[[ ]]` with its operand.
+                    while stack.last() == Some(&Open::Prefix) {
+                        stack.pop();
+                    }
+                    command_start = true;
+                }
+                // Redirections: a file name follows.
+                _ => command_start = false,
+            },
+            Token::Word(w, _) => {
+                let in_test = stack.iter().rev().find(|o| **o != Open::Prefix) == Some(&Open::Test);
+                let mut starts_command = false;
+                match w.as_str() {
+                    "]]" if in_test => close(&mut stack, Open::Test),
+                    "!" if in_test => stack.push(Open::Prefix),
+                    _ if !command_start => {}
+                    "if" | "elif" | "then" | "else" | "do" | "time" | "!" => {
+                        if w == "if" {
+                            stack.push(Open::If);
+                        }
+                        starts_command = true;
+                    }
+                    "case" => stack.push(Open::Case),
+                    "while" | "until" | "for" | "select" => {
+                        stack.push(Open::Loop);
+                        starts_command = w == "while" || w == "until";
+                    }
+                    "{" => {
+                        stack.push(Open::Brace);
+                        starts_command = true;
+                    }
+                    "[[" => stack.push(Open::Test),
+                    "coproc" => {
+                        stack.push(Open::Prefix);
+                        starts_command = true;
+                    }
+                    "fi" => close(&mut stack, Open::If),
+                    "esac" => close(&mut stack, Open::Case),
+                    "done" => close(&mut stack, Open::Loop),
+                    "}" => close(&mut stack, Open::Brace),
+                    _ => {}
+                }
+                command_start = starts_command;
+            }
+        }
+        max = max.max(stack.len());
+        if outer + max > MAX_COMPOUND_DEPTH {
+            return Err(ParseError::TooDeep);
+        }
+    }
+    Ok(max)
+}
+
 struct Walker<'a> {
     script: &'a mut Script,
     options: ParserOptions,
@@ -403,6 +515,9 @@ struct Walker<'a> {
     piece: Option<usize>,
     /// How many commands to keep (`parse_for_plan`); the rest are walked and dropped.
     keep: usize,
+    /// The compound-command nesting of the texts the one being walked sits in (see
+    /// [`MAX_COMPOUND_DEPTH`]).
+    nest: usize,
 }
 
 /// Where the commands of a pipeline element sit.
@@ -436,12 +551,15 @@ impl Walker<'_> {
             let (mut from, mut tries) = (min, 0);
             while let Some((len, tokens, kind)) = crate::judge::long_text::first(rest, from, &options) {
                 let simple = kind == crate::judge::long_text::Piece::Simple;
-                if !simple {
+                let nest = if simple {
+                    0
+                } else {
                     check_unclosed_parens(&tokens)?;
-                }
+                    check_nesting(&tokens, self.nest)?
+                };
                 match self.parse_tokens(tokens) {
                     Ok(program) => {
-                        self.program(&rest[..len], &program, ctx)?;
+                        self.nested(nest, |w| w.program(&rest[..len], &program, ctx))?;
                         rest = &rest[len..];
                         (from, tries) = (min, 0);
                     }
@@ -452,18 +570,35 @@ impl Walker<'_> {
                 }
             }
         }
-        // One tokenization serves both the parenthesis count and the parser.
-        let program = match brush_parser::uncached_tokenize_str(rest, &options) {
+        // One tokenization serves the parenthesis count, the nesting count and the parser.
+        let (program, nest) = match brush_parser::uncached_tokenize_str(rest, &options) {
             Ok(tokens) => {
                 check_unclosed_parens(&tokens)?;
-                self.parse_tokens(tokens)?
+                let nest = check_nesting(&tokens, self.nest)?;
+                (self.parse_tokens(tokens)?, nest)
             }
-            // The parser fails on it too, and says where.
-            Err(_) => Parser::new(std::io::Cursor::new(rest.as_bytes()), &self.options)
-                .parse_program()
-                .map_err(|e| ParseError::Syntax(one_line(&e.to_string())))?,
+            // The parser fails on it too, and says where: in its own tokenizing, before it
+            // builds (or recurses into) anything. It is never parsed unchecked.
+            Err(e) => {
+                let parsed = Parser::new(std::io::Cursor::new(rest.as_bytes()), &self.options).parse_program();
+                let why = parsed.err().map_or_else(|| e.to_string(), |p| p.to_string());
+                return Err(ParseError::Syntax(one_line(&why)));
+            }
         };
-        self.program(rest, &program, ctx)
+        self.nested(nest, |w| w.program(rest, &program, ctx))
+    }
+
+    /// Runs `walk` with `levels` more compound-command nesting around it: the texts found
+    /// inside (`$(..)`) are parsed that much deeper.
+    fn nested(
+        &mut self,
+        levels: usize,
+        walk: impl FnOnce(&mut Self) -> Result<(), ParseError>,
+    ) -> Result<(), ParseError> {
+        self.nest += levels;
+        let result = walk(self);
+        self.nest -= levels;
+        result
     }
 
     /// The syntax tree of `tokens`, which are dropped before the tree is walked.
@@ -1376,6 +1511,57 @@ mod tests {
         // brush reads `( (x) )` as arithmetic; bash runs `x`. Never "runs nothing".
         assert!(matches!(parse("( (chmod -R 755 /etc) )"), Err(ParseError::Syntax(_))));
         assert!(parse("((x = 1 + 2))").unwrap().commands.is_empty());
+    }
+
+    /// Issue 24, section 5: each form overflowed the judging thread's stack at about 1,400
+    /// levels (9,900 for `[[ !`); each is refused from just past the limit, and ordinary
+    /// nesting, sequences of any length, and reserved words as plain words are not.
+    #[test]
+    fn refuses_compound_commands_nested_too_deeply() {
+        let n = MAX_COMPOUND_DEPTH + 1;
+        let nested =
+            |open: &str, inner: &str, close: &str, n: usize| format!("{}{inner}{}", open.repeat(n), close.repeat(n));
+        let forms = [
+            ("if", nested("if true; then ", "echo y; ", "fi; ", n)),
+            ("case", nested("case x in x) ", "echo y ", ";; esac ", n)),
+            ("while", nested("while true; do ", "echo y; ", "done; ", n)),
+            ("until", nested("until false; do ", "echo y; ", "done; ", n)),
+            ("for", nested("for i in 1; do ", "echo y; ", "done; ", n)),
+            ("select", nested("select i in 1; do ", "echo y; ", "done; ", n)),
+            ("coproc", format!("{}true", "coproc ".repeat(n))),
+            ("[[ !", format!("[[ {}x ]]", "! ".repeat(n))),
+            // Each level of one form counts with the others, and inside `$(..)` with the text around it.
+            ("mixed", nested("if true; then while true; do ", "echo y; ", "done; fi; ", n / 2 + 1)),
+            (
+                "in $(..)",
+                nested("if true; then x=$(", &nested("if true; then ", "echo y; ", "fi; ", 40), "); fi; ", 30),
+            ),
+        ];
+        for (what, text) in &forms {
+            assert_eq!(parse(text), Err(ParseError::TooDeep), "{what}");
+        }
+        // At the issue's size, through the long-text path too.
+        let issue = nested("if true; then ", "echo y; ", "fi; ", 1500);
+        assert_eq!(parse(&issue), Err(ParseError::TooDeep));
+        assert_eq!(parse(&format!("[[ {}x ]]", "! ".repeat(9900))), Err(ParseError::TooDeep));
+        let fine = [
+            nested("if true; then ", "echo y; ", "fi; ", MAX_COMPOUND_DEPTH - 1),
+            nested("for i in 1; do ", "echo y; ", "done; ", 20),
+            format!("[[ {}x ]]", "! ".repeat(20)),
+            // Sequences are not nesting, however long.
+            "if a; then b; fi; ".repeat(500),
+            "case x in a) b;; c) d;; esac; ".repeat(300),
+            format!("case x in {}esac", "a) if b; then c; fi;; ".repeat(200)),
+            "[[ ! -f a && ! -d b ]] && echo ok; ".repeat(200),
+            "coproc sleep 1; ".repeat(100),
+            // Reserved words that are not at the start of a command, in quotes or in a document.
+            format!("echo {}", "if while for case ".repeat(100)),
+            format!("echo '{}'", "if x; then ".repeat(100)),
+            format!("cat <<'EOF'\n{}EOF\n", "if x:\n    for y in z:\n".repeat(100)),
+        ];
+        for text in &fine {
+            assert!(parse(text).is_ok(), "{:.60}: {:?}", text, parse(text).err());
+        }
     }
 
     #[test]

@@ -51,7 +51,8 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     };
 
     // Shared with the judging thread, not copied (see `decide::bounded`).
-    let verdict = crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy));
+    let verdict =
+        crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy), crate::run::judging::Route::Shell);
     // A typo (`pyhton x.py`) that would ask: nobody should approve a program that does not
     // exist. Bash's answer, without a prompt.
     if let Some(program) = missing_program(&verdict) {

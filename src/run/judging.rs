@@ -6,6 +6,7 @@
 use crate::judge::agent_wrappers::{self, Definitions, Env};
 use crate::judge::decide::{self, Policy, Verdict};
 use crate::judge::{assess, parse, plain_words};
+use crate::run::crash_guard;
 use std::path::{Path, PathBuf};
 
 /// The snapshot is read to find what it redefines; a larger one is not trusted.
@@ -73,20 +74,71 @@ pub fn is_agentsh(path: &Path) -> bool {
     me.is_some() && path.canonicalize().ok() == me
 }
 
-/// [`judge`] within a time budget, panics contained: what the binary's edges call (see
-/// [`judge_bounded`]).
-fn judge_wrapped_bounded(text: &str, policy: std::sync::Arc<Policy>) -> Verdict {
-    bounded(text, policy, JUDGE_BUDGET, judge)
-}
-
-/// `judge_wrapped_bounded` for a process that judges one command and then ends (`gate`, `check`,
+/// [`judge`] within a time budget, panics contained (see [`judge_bounded`]), for a process that judges one command and then ends (`gate`, `check`,
 /// `hook`): the policy is left to the process exit instead of being freed, since freeing a
 /// 10,000-entry whitelist and 1,000 rules one allocation at a time cost a tenth of such a
-/// command (docs/BENCHMARKS.md).
-pub fn judge_once(text: &str, policy: Policy) -> Verdict {
+/// command (docs/BENCHMARKS.md). A crash while judging ends the process with the route's
+/// refusal (`crash_guard`).
+pub fn judge_once(text: &str, policy: Policy, route: Route) -> Verdict {
     let policy = std::sync::Arc::new(policy);
     std::mem::forget(policy.clone());
-    judge_wrapped_bounded(text, policy)
+    guarded(text, policy, JUDGE_BUDGET, judge, Some(route))
+}
+
+/// Which route judges, and so what a crash while judging must say and end with
+/// ([`crash_refusal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// `agentsh -c`, a script, stdin: refused, status 126, the reason on stderr.
+    Shell,
+    /// `agentsh check`: a deny verdict on stdout (JSON with `json`; on stderr with `prompt`,
+    /// whose stdout is the person's), status `deny`.
+    Check { json: bool, prompt: bool, deny: i32 },
+    /// `agentsh hook`: blocked, status `block` (which every supported agent reads as a
+    /// block), the reason on stderr.
+    Hook { block: i32 },
+}
+
+/// What a crash while judging reads as: the command never runs.
+const CRASHED: &str = "agentsh crashed while judging the command (a stack overflow or another fault in its \
+                       parser), so it cannot tell what the command would do";
+
+/// The refusal `route` gives when judging `text` crashes, made before judging starts: the
+/// crash handler can only write bytes made in advance (`crash_guard`).
+pub fn crash_refusal(text: &str, policy: &Policy, route: Route) -> crash_guard::Refusal {
+    let hint = "hint: nothing ran; this is a bug in agentsh: please report it with the command\n";
+    match route {
+        Route::Shell => crash_guard::Refusal {
+            code: crate::model::exit::REFUSED,
+            stdout: Vec::new(),
+            stderr: format!("agentsh: denied: {CRASHED}\n{hint}").into_bytes(),
+        },
+        Route::Hook { block } => crash_guard::Refusal {
+            code: block,
+            stdout: Vec::new(),
+            stderr: format!("agentsh: {CRASHED}; the command is blocked\n").into_bytes(),
+        },
+        Route::Check { prompt: true, deny, .. } => crash_guard::Refusal {
+            code: deny,
+            stdout: Vec::new(),
+            stderr: format!("agentsh: denied: {CRASHED}\n{hint}").into_bytes(),
+        },
+        Route::Check { json, deny, .. } => {
+            let crashed = parse::ParseError::Pathological(
+                "input that crashed agentsh's parser (a stack overflow or another fault)",
+            );
+            let mut verdict = decide::decide(text, vec![assess::unparseable(text, &crashed)], policy);
+            verdict.reasons = vec![CRASHED.to_string()];
+            let stdout = if json {
+                let mut out = serde_json::to_vec(&verdict).unwrap_or_default();
+                out.push(b'\n');
+                out
+            } else {
+                crate::run::explain::check_report(&verdict).into_bytes()
+            };
+            crash_guard::Refusal { code: deny, stdout, stderr: Vec::new() }
+        }
+    }
 }
 
 /// How long the binary lets [`decide::judge`] take before refusing the command (see [`judge_bounded`]).
@@ -109,10 +161,24 @@ pub fn bounded(
     budget: std::time::Duration,
     judge: fn(&str, &Policy) -> Verdict,
 ) -> Verdict {
-    // Plain words never reach brush-parser (`plain_words`), the only source of the slow or
-    // panicking shapes: judge them here, without a thread's stack and arena.
+    guarded(text, policy, budget, judge, None)
+}
+
+/// [`bounded`], with a crash while judging ending the process with `route`'s refusal.
+fn guarded(
+    text: &str,
+    policy: std::sync::Arc<Policy>,
+    budget: std::time::Duration,
+    judge: fn(&str, &Policy) -> Verdict,
+    route: Option<Route>,
+) -> Verdict {
+    // Plain words never reach brush-parser (`plain_words`), the only source of the slow,
+    // panicking or crashing shapes: judge them here, without a thread's stack and arena.
     if plain_words::plain(text, 0).is_some() {
         return judge(text, &policy);
+    }
+    if let Some(route) = route {
+        crash_guard::arm(crash_refusal(text, &policy, route));
     }
     const THREAD: &str = "agentsh-judge";
     // A parser panic is reported as a refusal below; its raw message would only be noise.
@@ -129,6 +195,9 @@ pub fn bounded(
     let (owned, pol) = (text.to_string(), std::sync::Arc::clone(&policy));
     // The parser recurses; give it the main thread's stack size rather than a thread's 2 MiB.
     let spawned = std::thread::Builder::new().name(THREAD.to_string()).stack_size(8 << 20).spawn(move || {
+        let _alt = crash_guard::AltStack::new();
+        #[cfg(debug_assertions)]
+        crash_guard::crash_if_asked();
         let _ = tx.send(judge(&owned, &pol));
     });
     let refuse =
@@ -137,7 +206,12 @@ pub fn bounded(
         return refuse("input agentsh could not start judging");
     }
     match rx.recv_timeout(budget) {
-        Ok(verdict) => verdict,
+        Ok(verdict) => {
+            // The judging thread is done; one that overran or died keeps the guard armed
+            // until the process ends.
+            crash_guard::disarm();
+            verdict
+        }
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => refuse("input that takes too long to parse"),
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => refuse("input that makes the parser fail"),
     }

@@ -4,6 +4,7 @@
 //! bounded judging at the binary's edge, the messages about a verdict, and exec. Only this
 //! stage acts on a verdict, and only by matching on it.
 
+pub mod crash_guard;
 pub mod exec;
 pub mod explain;
 pub mod gate;
