@@ -10,6 +10,7 @@ pub mod assess;
 pub mod containment;
 pub mod custom_rules;
 pub mod decide;
+pub mod dialect;
 pub mod levels;
 pub mod long_text;
 pub mod parse;

@@ -525,6 +525,9 @@ struct Walker<'a> {
 struct Ctx {
     depth: usize,
     nesting: Nesting,
+    /// Inside `$( )`, backquotes or `<( )`, where bash ends a here-document early
+    /// (`dialect::ends_early_in_substitution`).
+    substitution: bool,
     piped_stdin: bool,
     piped_stdout: bool,
     background: bool,
@@ -539,7 +542,26 @@ impl Walker<'_> {
         if bash_only_text(text) {
             self.script.needs_bash = true;
         }
-        let ctx = Ctx { depth, nesting, piped_stdin: false, piped_stdout: false, background: false };
+        self.reading(text, depth, nesting)?;
+        // Where dash (`sh -c`) and bash in POSIX mode read the text otherwise, what they would
+        // run is judged too (issue 28). A reading of theirs that is not valid shell cannot be
+        // judged: they may run its first lines before they find the error.
+        if let Some(posix) = crate::judge::dialect::posix_reading(text) {
+            self.reading(&posix, depth, nesting).map_err(|e| match e {
+                ParseError::Syntax(e) => ParseError::Syntax(format!(
+                    "inside double quotes, sh (and bash in POSIX mode) read a single quote in ${{x:-..}} as a plain \
+                     character, and then the text is not valid shell ({e}); write the quote outside the ${{..}}"
+                )),
+                other => other,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// One reading of `text`: parsed (in pieces when it is long) and walked.
+    fn reading(&mut self, text: &str, depth: usize, nesting: Nesting) -> Result<(), ParseError> {
+        let substitution = matches!(nesting, Nesting::Substitution | Nesting::ProcessSubstitution);
+        let ctx = Ctx { depth, nesting, substitution, piped_stdin: false, piped_stdout: false, background: false };
         let options = self.options.tokenizer_options();
         let mut rest = text;
         if let Some(min) = self.piece
@@ -734,16 +756,9 @@ impl Walker<'_> {
                 self.test_expr(b, ctx)
             }
             T::Not(a) | T::Parenthesized(a) => self.test_expr(a, ctx),
-            T::UnaryTest(_, w) => {
-                // `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the subscript of the quoted name, so
-                // its substitutions run although they are quoted.
-                if w.value.contains('[') && (w.value.contains("$(") || w.value.contains('`')) {
-                    let unquoted: String = w.value.replace("\\$", "$").replace("\\`", "`");
-                    let unquoted: String = unquoted.chars().filter(|c| !matches!(c, '\'' | '"')).collect();
-                    self.embedded_text(&unquoted, ctx)?;
-                }
-                self.word(w, ctx, false).map(|_| ())
-            }
+            // `[[ -v 'a[$(cmd)]' ]]`: bash evaluates the subscript of the quoted name, so its
+            // substitutions run although they are quoted (read so for every unary test).
+            T::UnaryTest(_, w) => self.evaluated_operand(w, ctx),
             T::BinaryTest(op, a, b) => {
                 use ast::BinaryPredicate as P;
                 if matches!(
@@ -755,13 +770,33 @@ impl Walker<'_> {
                         | P::ArithmeticGreaterThan
                         | P::ArithmeticGreaterThanOrEqualTo
                 ) {
+                    // Each operand's value is evaluated as arithmetic, quoted or not: the
+                    // substitution in an array subscript runs (`[[ 1 -lt 'a[$(cmd)]' ]]`, issue 28).
                     self.evaluated(&a.value);
                     self.evaluated(&b.value);
+                    self.evaluated_operand(a, ctx)?;
+                    return self.evaluated_operand(b, ctx);
                 }
                 self.word(a, ctx, false)?;
                 self.word(b, ctx, false).map(|_| ())
             }
         }
+    }
+
+    /// A word whose value bash then evaluates as a variable name or arithmetic (`[[ -v w ]]`,
+    /// `[[ w -eq 1 ]]`): its own substitutions, and those in an array subscript of its value,
+    /// which run however the word was quoted.
+    fn evaluated_operand(&mut self, w: &ast::Word, ctx: Ctx) -> Result<(), ParseError> {
+        let value = self.word(w, ctx, false)?.into_iter().next().and_then(|w| w.lit);
+        // A value only known when it runs: the word as written, its quoting taken off.
+        let value = value.unwrap_or_else(|| {
+            let raw = w.value.replace("\\$", "$").replace("\\`", "`");
+            raw.chars().filter(|c| !matches!(c, '\'' | '"')).collect()
+        });
+        if value.contains('[') && (value.contains("$(") || value.contains('`')) {
+            self.embedded_text(&value, ctx)?;
+        }
+        Ok(())
     }
 
     fn evaluated(&mut self, expr: &str) {
@@ -880,7 +915,7 @@ impl Walker<'_> {
                 }
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
                     self.script.needs_bash = true;
-                    let inner = Ctx { nesting: Nesting::ProcessSubstitution, ..child(ctx) };
+                    let inner = Ctx { nesting: Nesting::ProcessSubstitution, substitution: true, ..child(ctx) };
                     self.compound_list(&sub.list, inner)?;
                     let arrow = match kind {
                         ast::ProcessSubstitutionKind::Read => "<(..)",
@@ -947,7 +982,7 @@ impl Walker<'_> {
                     }
                     ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
                         self.script.needs_bash = true;
-                        let inner = Ctx { nesting: Nesting::ProcessSubstitution, ..child(ctx) };
+                        let inner = Ctx { nesting: Nesting::ProcessSubstitution, substitution: true, ..child(ctx) };
                         self.compound_list(&sub.list, inner)?;
                         return Ok(None);
                     }
@@ -955,6 +990,19 @@ impl Walker<'_> {
                 Redirect { fd: *fd, kind, target }
             }
             ast::IoRedirect::HereDocument(fd, doc) => {
+                // Issue 28: `x=$(cat <<EOF` / `EOF)` / `rm -rf ~` / `EOF` / `)`: bash ends the
+                // document at `EOF)` and runs the lines after it; brush-parser reads them as
+                // the document. Not a shape anyone writes on purpose: refused.
+                let delimiter = crate::judge::dialect::unquoted_delimiter(&doc.here_end.value);
+                if ctx.substitution
+                    && crate::judge::dialect::ends_early_in_substitution(&delimiter, &doc.doc.value, doc.remove_tabs)
+                {
+                    return Err(ParseError::Syntax(format!(
+                        "inside $( ), a line of the here-document starts with its terminator `{delimiter}` and \
+                         holds a `)`: bash ends the document there and runs the rest, agentsh's parser does not; \
+                         put the terminator on a line of its own"
+                    )));
+                }
                 let target = if doc.requires_expansion {
                     check_unclosed_in_heredoc(&doc.doc.value)?;
                     let pieces = word::parse_heredoc(&doc.doc.value, &self.options)
@@ -1023,6 +1071,17 @@ impl Walker<'_> {
         for p in pieces {
             match &p.piece {
                 WordPiece::Text(t) => {
+                    // No unquoted newline is part of a word in bash: it ends the command. brush's
+                    // tokenizer and its word parser disagree where `$(` ends (a here-document
+                    // inside it whose terminator line goes on, issue 28), and bash runs what
+                    // would be judged here as text.
+                    if !quoted && t.contains('\n') {
+                        return Err(ParseError::Syntax(
+                            "a here-document inside $( ) ends where bash and agentsh's parser disagree: bash runs \
+                             the lines after it as commands; put the terminator on a line of its own"
+                                .to_string(),
+                        ));
+                    }
                     if !quoted && t.contains('{') && (t.contains(',') || t.contains("..")) {
                         st.unquoted_brace = true;
                     }
