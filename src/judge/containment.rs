@@ -189,6 +189,10 @@ pub fn edge_of(a: &Assessment, view: &BoxView) -> Option<Edge> {
     if a.rule == "parse" {
         return edge(EdgeKind::Unjudged, "is text agentsh cannot read, so agentsh cannot tell what would run");
     }
+    // Issue 28: a value computed when it runs, sent to another machine (`assess::exfiltration`).
+    if a.rule == "exfiltration" {
+        return edge(EdgeKind::World, "sends a value computed when it runs to another machine");
+    }
     // Parts made without unwrapping (redirects) keep their words in `argv` only.
     let argv = if a.inner().is_empty() { a.argv.as_slice() } else { a.inner() };
     let first = argv.first()?;
@@ -566,7 +570,7 @@ fn looks_like_url(word: &str) -> bool {
 /// Whether a URL stays on this machine however a program reads it (`text::url`). Before, the
 /// host was cut at the first `:` and `127.` was a prefix, so `http://localhost:80@evil.example/`
 /// and `http://127.evil.example/` counted as local, and a POST to them ran in the box unasked.
-fn is_local_url(url: &str) -> bool {
+pub(crate) fn is_local_url(url: &str) -> bool {
     Url::parse(url).is_some_and(|u| u.is_local())
 }
 

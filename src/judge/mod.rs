@@ -16,4 +16,5 @@ pub mod long_text;
 pub mod parse;
 pub mod plain_words;
 pub mod rules;
+pub mod sed;
 pub mod startup;

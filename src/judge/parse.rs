@@ -143,6 +143,9 @@ pub struct Script {
 /// A bound on [`Script::evaluated`] for a long script.
 pub const EVALUATED_MAX: usize = 256;
 
+/// A bound on the values of a loop variable recorded as assignments (`Walker::assign`).
+const ASSIGNED_VALUES_MAX: usize = 16;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParseError {
     TooLarge(usize),
@@ -709,9 +712,16 @@ impl Walker<'_> {
             ast::CompoundCommand::BraceGroup(g) => self.compound_list(&g.list, ctx),
             ast::CompoundCommand::Subshell(s) => self.compound_list(&s.list, ctx),
             ast::CompoundCommand::ForClause(f) => {
+                // The loop variable is assigned each value, as `NAME=value` would (issue 28:
+                // `for PS4 in '$(cmd)'; do set -x; ..`): judged as such an assignment.
+                let mut values = Vec::new();
                 for w in f.values.iter().flatten() {
-                    self.word(w, ctx, true)?;
+                    values.extend(self.word(w, ctx, true)?);
                 }
+                if f.values.is_none() {
+                    values.push(Word { raw: "\"$@\"".to_string(), lit: None });
+                }
+                self.assign(&f.variable_name, values, ctx);
                 self.compound_list(&f.body.list, ctx)
             }
             ast::CompoundCommand::CaseClause(c) => {
@@ -848,6 +858,18 @@ impl Walker<'_> {
         }
         self.push(cmd);
         Ok(())
+    }
+
+    /// Assignments made by something other than `NAME=value` (a loop's variable, `${NAME:=..}`),
+    /// recorded as that assignment: at most [`ASSIGNED_VALUES_MAX`] values of one name.
+    fn assign(&mut self, name: &str, values: Vec<Word>, ctx: Ctx) {
+        let mut cmd = self.new_command(ctx);
+        let many = values.len() > ASSIGNED_VALUES_MAX;
+        cmd.assignments = values.into_iter().take(ASSIGNED_VALUES_MAX).map(|v| (name.to_string(), v)).collect();
+        if many {
+            cmd.assignments.push((name.to_string(), Word { raw: "..".to_string(), lit: None }));
+        }
+        self.push(cmd);
     }
 
     fn push(&mut self, cmd: SimpleCommand) {
@@ -1105,6 +1127,17 @@ impl Walker<'_> {
                         st.push("~");
                     } else {
                         st.dynamic();
+                    }
+                    // `${NAME:=value}` assigns NAME, as `NAME=value` would (issue 28).
+                    if let ParameterExpr::AssignDefaultValues {
+                        parameter: word::Parameter::Named(name),
+                        default_value,
+                        ..
+                    } = expr
+                    {
+                        let value = ast::Word { value: default_value.clone().unwrap_or_default(), loc: None };
+                        let value = self.single_word(&value, ctx)?;
+                        self.assign(name, vec![value], ctx);
                     }
                     // `${x:-$(cmd)}`: a substitution inside an operator's operand runs too, and
                     // brush-parser keeps operands as raw text, so refuse to judge it.
@@ -1442,7 +1475,8 @@ mod tests {
             ("a; b && c || d | e & f\ng", &[&["a"], &["b"], &["c"], &["d"], &["e"], &["f"], &["g"]]),
             ("(a; b) && { c; }", &[&["a"], &["b"], &["c"]]),
             ("if a; then b; elif c; then d; else e; fi", &[&["a"], &["b"], &["c"], &["d"], &["e"]]),
-            ("for x in 1 2; do b $x; done", &[&["b", "$x"]]),
+            // The loop variable's assignments are a command with no words (issue 28).
+            ("for x in 1 2; do b $x; done", &[&[], &["b", "$x"]]),
             ("while a; do b; done; until c; do d; done", &[&["a"], &["b"], &["c"], &["d"]]),
             ("case $x in a) b;; *) c;; esac", &[&["b"], &["c"]]),
             ("f() { g; }; f", &[&["g"], &["f"]]),
@@ -1488,6 +1522,21 @@ mod tests {
         assert_eq!(argvs("echo a{b,c}d"), v(&[&["echo", "abd", "acd"]]));
         assert_eq!(argvs("echo {1..3}"), v(&[&["echo", "1", "2", "3"]]));
         assert_eq!(argvs("echo '{a,b}'"), v(&[&["echo", "{a,b}"]]));
+    }
+
+    #[test]
+    fn records_assignments_made_by_loops_and_default_expansions() {
+        let s = parse("for PS4 in a 'b c'; do :; done").unwrap();
+        let values: Vec<_> = s.commands[0].assignments.iter().map(|(n, v)| (n.as_str(), v.text())).collect();
+        assert_eq!(values, [("PS4", "a"), ("PS4", "b c")]);
+        let s = parse("for x; do :; done").unwrap();
+        assert!(s.commands[0].assignments[0].1.is_dynamic(), "the script's arguments");
+        let s = parse("echo ${V:='$(id)'} ${W:-x}").unwrap();
+        assert_eq!(
+            s.commands[0].assignments,
+            [("V".to_string(), Word { raw: "'$(id)'".into(), lit: Some("$(id)".into()) })]
+        );
+        assert_eq!(s.commands.len(), 2);
     }
 
     #[test]

@@ -703,6 +703,11 @@ pub static PROGRAMS: &[Program] = &[
                 "mounts the host's root, home or docker socket into a container",
             ),
             c(
+                When::Custom(crate::judge::assess::docker_remote),
+                High,
+                "works on another machine's container daemon (-H, --context, DOCKER_HOST), outside any box here",
+            ),
+            c(
                 When::SubArg(
                     &["system", "volume", "image", "container", "network", "builder", "buildx"],
                     &["prune", "rm"],
@@ -1075,6 +1080,9 @@ pub static CODE_ENV: &[(&str, &str)] = &[
     ("BASH_FUNC_*", "defines a function every child bash runs in place of a command"),
     ("PROMPT_COMMAND", "runs its value as a command before each prompt"),
     ("PS4", "runs the command substitutions in it while tracing"),
+    ("PS0", "runs the command substitutions in it at each prompt of an interactive shell"),
+    ("PS1", "runs the command substitutions in it at each prompt of an interactive shell"),
+    ("PS2", "runs the command substitutions in it at each prompt of an interactive shell"),
     ("BASH_CMDS*", "makes a command name run another program"),
     ("BASH_ALIASES*", "makes a command name run other text"),
     ("SHELLOPTS", "turns on shell options in every child shell"),
@@ -1229,6 +1237,34 @@ pub static SECRET_NAMES: &[&str] = &[
     ".pfx",
     ".keystore",
     "secring",
+];
+
+/// Programs that carry their arguments to another machine, with the subcommands that do (none
+/// listed: every use): a name looked up in DNS (the lookup reaches the name's own servers even
+/// where nothing else is sent), a URL fetched, a package name asked of a registry. A value
+/// computed when the command runs (`$(printenv KEY)`, `$TOKEN`) in such an argument leaves the
+/// machine, box or no box (issue 28: exfiltration through names); `assess::exfiltration`
+/// finds it.
+#[rustfmt::skip]
+pub static SENDS_ARGUMENTS: &[(&str, &[&str])] = &[
+    // Names: any value in one is looked up on the name's own servers.
+    ("dig", &[]), ("nslookup", &[]), ("host", &[]), ("drill", &[]), ("delv", &[]), ("kdig", &[]),
+    ("ping", &[]), ("ping6", &[]), ("traceroute", &[]), ("traceroute6", &[]), ("tracepath", &[]),
+    ("mtr", &[]), ("whois", &[]), ("arping", &[]), ("fping", &[]), ("resolvectl", &["query"]),
+    ("getent", &["hosts", "ahosts", "ahostsv4", "ahostsv6"]),
+    // URLs and remotes.
+    ("curl", &[]), ("wget", &[]), ("http", &[]), ("https", &[]), ("xh", &[]), ("aria2c", &[]),
+    ("git", &["ls-remote", "clone", "fetch", "pull", "archive", "submodule"]),
+    // Registries, asked about a package by name.
+    ("npm", &["view", "v", "info", "show", "search", "s", "find", "install", "i", "add", "pack", "exec", "x", "dist-tag"]),
+    ("pnpm", &["view", "info", "add", "install", "i", "dlx", "exec", "search"]),
+    ("yarn", &["info", "add", "dlx", "npm"]),
+    ("bun", &["add", "install", "i", "x"]),
+    ("npx", &[]), ("pnpx", &[]), ("bunx", &[]),
+    ("pip", &["download", "install", "index"]), ("pip3", &["download", "install", "index"]),
+    ("uv", &["pip", "add", "tool"]), ("pipx", &["install", "run"]),
+    ("cargo", &["install", "search", "add"]), ("go", &["get", "install"]), ("gem", &["install", "fetch", "search"]),
+    ("docker", &["pull", "search", "login"]), ("podman", &["pull", "search", "login"]),
 ];
 
 /// agentsh's own subcommands that only read: allowed through the gate. Every other one changes
