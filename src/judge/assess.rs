@@ -542,16 +542,21 @@ fn assess_hidden(script: &Script, floor: &Floor, out: &mut Vec<Assessment>) {
         out.push(a);
     }
     if script.fork_bomb {
-        let mut a = Assessment::new(
-            vec![script.functions.join(" ")],
-            Risk::Forbidden,
-            Category::Blocked,
-            "a fork bomb: a function that calls itself through a pipe or in the background until the machine runs out of processes",
-            "fork-bomb",
-        );
+        let mut a = fork_bomb(script.functions.join(" "));
         apply_floor(&mut a, floor);
         out.push(a);
     }
+}
+
+/// The part a fork bomb is (`what`: its functions, or the text it was found in).
+pub(crate) fn fork_bomb(what: String) -> Assessment {
+    Assessment::new(
+        vec![what],
+        Risk::Forbidden,
+        Category::Blocked,
+        "a fork bomb: a function that calls itself through a pipe or in the background until the machine runs out of processes",
+        "fork-bomb",
+    )
 }
 
 fn apply_floor(a: &mut Assessment, floor: &Floor) {

@@ -438,6 +438,8 @@ pub enum DecidedBy {
     BrokenRules(String),
     /// The box contains it: it would ask by its risk, but runs inside the sandbox instead.
     Sandbox,
+    /// A forbidden payload in the raw text that the parsed reading does not run (`raw_text`).
+    RawText,
 }
 
 /// The custom rule that decided a part.
@@ -476,7 +478,7 @@ pub fn part_reasons(p: &Part) -> Vec<String> {
             vec![format!("{} (custom rule `{}` at {}: {})", hit.reason, hit.pattern, hit.at, hit.decision)]
         }
         DecidedBy::Sandbox => vec!["runs in the sandbox, which contains what it does".to_string()],
-        DecidedBy::Forbidden => return p.assessment.reasons.clone(),
+        DecidedBy::Forbidden | DecidedBy::RawText => return p.assessment.reasons.clone(),
         DecidedBy::Risk => {
             let mut out = p.assessment.reasons.clone();
             if let Some(e) = p.edge.as_ref().filter(|_| p.decision == Decision::Ask) {
@@ -538,7 +540,11 @@ impl Verdict {
 pub fn judge(text: &str, policy: &Policy) -> Verdict {
     let script = match parse::parse(text) {
         Ok(script) => script,
-        Err(e) => return decide(text, vec![assess::unparseable(text, &e)], policy),
+        Err(e) => {
+            let mut parts = vec![decide_part(assess::unparseable(text, &e), policy)];
+            parts.extend(raw_text(text, &parts, policy));
+            return conclude(text, parts, policy);
+        }
     };
     // Each part is decided as it is assessed: a 64 KiB script has thousands, and holding all
     // the assessments and all the parts at once doubled the peak memory (issue 9).
@@ -559,7 +565,39 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
         };
         parts.push(decide_part(nothing, policy));
     }
+    let raw = raw_text(text, &parts, policy);
+    parts.extend(raw);
     conclude(text, parts, policy)
+}
+
+/// Issue 28, defence in depth: where the parsed reading found nothing forbidden, the raw text
+/// read a second way (`raw_scan`). A forbidden payload found there means that the two
+/// readings differ, and bash or sh may run it: at least a person is asked, and without a box
+/// it is denied. Neither the whitelist nor an allow rule lifts it: they speak of the parsed
+/// reading's commands.
+fn raw_text(text: &str, parts: &[Part], policy: &Policy) -> Option<Part> {
+    if parts.iter().any(|p| p.assessment.risk == Risk::Forbidden) {
+        return None;
+    }
+    let found = crate::judge::raw_scan::forbidden_payloads(text).into_iter().next()?;
+    let shown = if found.argv.is_empty() { String::new() } else { format!("`{}` ", found.text()) };
+    let why = found.reasons.first().cloned().unwrap_or_default();
+    let mut a = found;
+    a.risk = Risk::High;
+    a.rule = "raw-text".to_string();
+    a.reasons = vec![format!(
+        "the text holds {shown}({why}) where a shell could run it, though agentsh's reading of the command does \
+         not: bash, sh or bash in POSIX mode may read this text otherwise"
+    )];
+    let (decision, runs, edge) = match &policy.sandbox {
+        Sandbox::Off(_) => (Decision::Deny, Runs::Unconfined, None),
+        Sandbox::On(_) => (
+            Decision::Ask,
+            Runs::NeedsPerson,
+            Some(Edge { kind: containment::EdgeKind::Unjudged, why: "holds text agentsh reads two ways".to_string() }),
+        ),
+    };
+    Some(Part { assessment: a, decision, decided_by: DecidedBy::RawText, runs, edge })
 }
 
 pub fn decide(text: &str, assessments: Vec<Assessment>, policy: &Policy) -> Verdict {

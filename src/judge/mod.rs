@@ -15,6 +15,7 @@ pub mod levels;
 pub mod long_text;
 pub mod parse;
 pub mod plain_words;
+pub mod raw_scan;
 pub mod rules;
 pub mod sed;
 pub mod startup;

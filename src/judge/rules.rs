@@ -1336,6 +1336,26 @@ pub fn find_program(name: &str) -> Option<&'static Program> {
         .or_else(|| exact(name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')))
 }
 
+/// Whether the rules can forbid a command of the program `name` (the programs `raw_scan` judges
+/// when it finds them in the raw text): those whose base risk or one of whose checks is
+/// forbidden, looked up as `find_program` does (`mkfs.ext4` is `mkfs`).
+pub fn may_be_forbidden(name: &str) -> bool {
+    use std::sync::OnceLock;
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        let forbidding = |p: &Program| p.risk == Forbidden || p.checks.iter().any(|c| c.risk == Forbidden);
+        let mut names: Vec<&'static str> =
+            PROGRAMS.iter().filter(|p| forbidding(p)).flat_map(|p| p.names.iter().copied()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    });
+    let known = |n: &str| names.binary_search(&n).is_ok();
+    known(name)
+        || name.split_once('.').is_some_and(|(stem, _)| known(stem))
+        || known(name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-'))
+}
+
 /// The last program in the table that lists exactly this name. A walk through the table costs
 /// about 4,000 instructions for an unknown name (and `find_program` tries three): fine for a
 /// command's few lookups, most of the cost of a thousand custom rules with examples

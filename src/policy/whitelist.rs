@@ -251,7 +251,8 @@ pub fn always_entries(asking: &[&Part]) -> Vec<String> {
     {
         return Vec::new();
     }
-    if only.assessment.rule == "redirect" || only.assessment.rule == "parse" || only.assessment.rule == "opaque" {
+    // Nor for what agentsh could not read (`parse`, `opaque`) or reads two ways (`raw-text`).
+    if matches!(only.assessment.rule.as_str(), "redirect" | "parse" | "opaque" | "raw-text") {
         return Vec::new();
     }
     let argv = &only.assessment.argv;
