@@ -373,10 +373,20 @@ pub fn judge_with(
 /// user-installed agentsh (outside the system directories) would ask, so every hook-allowed
 /// command would ask again when the agent's shell is agentsh too.
 pub fn hook_rewrite(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<String> {
+    if !starts_with_path(text) {
+        return None;
+    }
     let words = shlex::split(text)?;
     let [path, flag, inner] = words.as_slice() else { return None };
     let canonical = shlex::try_join([path.as_str(), "-c", inner.as_str()]).ok()?;
     (flag == "-c" && canonical == text && path.starts_with('/') && is_agentsh(Path::new(path))).then(|| inner.clone())
+}
+
+/// Whether `text` starts with an absolute path, quoted or not, as the hook's rewrite and hook
+/// command do (shlex quotes a path with `'`): anything else is ruled out without splitting the
+/// whole text into words, which cost a 32 KiB script 6 million instructions.
+fn starts_with_path(text: &str) -> bool {
+    text.starts_with('/') || text.starts_with("'/")
 }
 
 /// `'<this agentsh>' hook <protocol>`, exactly as `agentsh init` writes the hook command: Gemini
@@ -384,6 +394,9 @@ pub fn hook_rewrite(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<St
 /// otherwise refuse the hook itself (a management command). `agentsh hook` only judges the tool
 /// call on its stdin and records it; it changes no setting and answers no request.
 pub fn hook_call(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<&'static str> {
+    if !starts_with_path(text) {
+        return None;
+    }
     let words = shlex::split(text)?;
     let [path, hook, proto] = words.as_slice() else { return None };
     let agent = match proto.as_str() {

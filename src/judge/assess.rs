@@ -326,6 +326,11 @@ fn read_targets(argv: &[String]) -> Vec<String> {
 /// known (a here-document or here-string read by `read`, the text `printf -v` formats), and
 /// how they are set. `argv` is the command's words as written.
 fn builtin_assignments(words: &[Word], here: Option<&str>) -> Vec<(String, Option<String>, &'static str)> {
+    const SETTERS: &[&str] =
+        &["printf", "read", "mapfile", "readarray", "getopts", "declare", "typeset", "local", "readonly", "export"];
+    if !words.first().is_some_and(|w| SETTERS.contains(&w.text())) {
+        return Vec::new();
+    }
     let argv: Vec<String> = words.iter().map(|w| w.text().to_string()).collect();
     let Some((program, args)) = argv.split_first() else { return Vec::new() };
     let literal = |from: usize| {
@@ -785,7 +790,9 @@ fn assess_redirect(r: &parse::Redirect) -> Option<Assessment> {
 
 /// Unwraps wrappers and judges the command that actually runs.
 fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
-    let mut words: Vec<Word> = words.to_vec();
+    // Copied only when a wrapper splits a string into words (`env -S`): most commands' words
+    // are judged where they are.
+    let mut words: std::borrow::Cow<[Word]> = std::borrow::Cow::Borrowed(words);
     let mut idx = 0;
     loop {
         let Some(first) = words.get(idx) else {
@@ -830,7 +837,7 @@ fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<A
                     // `env -S 'a b'` splits a string into argv.
                     let mut v = new_words;
                     v.extend(rest[skip..].iter().cloned());
-                    words = v;
+                    words = std::borrow::Cow::Owned(v);
                     idx = 0;
                 } else {
                     idx += 1 + skip;
@@ -1064,6 +1071,9 @@ fn judge_program(
 /// leaves the machine, and the box does not stop it: a part that needs a person. A local URL
 /// (`localhost:$PORT`) stays.
 fn exfiltration(name: &str, args: &[Word]) -> Option<Assessment> {
+    if args.iter().all(|w| w.lit.is_some()) {
+        return None;
+    }
     let (_, subs) = rules::SENDS_ARGUMENTS.iter().find(|(n, _)| *n == name)?;
     if !subs.is_empty() {
         let value_opts = rules::find_program(name).map_or(&[][..], |p| p.value_opts);
@@ -1609,7 +1619,11 @@ pub fn mentions_queue(text: &str) -> bool {
 }
 
 pub fn basename(path: &str) -> &str {
-    path.rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or(path)
+    // Words are short: a plain loop, not a search set up for long text.
+    match path.as_bytes().iter().rposition(|&b| b == b'/') {
+        Some(i) if i + 1 < path.len() => &path[i + 1..],
+        _ => path,
+    }
 }
 
 /// Lexically normalizes a path: `//` -> `/`, `/./` and `..` resolved, trailing `/`, `/*` and

@@ -41,7 +41,7 @@ pub fn forbidden_payloads(text: &str) -> Vec<Assessment> {
 /// forbidden: a word naming a program whose rules can forbid it, `agentsh` or its files, or a
 /// device (`/dev/sda`) as a word or a redirection's target.
 fn commands(text: &str) -> Vec<SimpleCommand> {
-    let mut lexer = Lexer { b: text.as_bytes(), found: Vec::new(), depth: 0 };
+    let mut lexer = Lexer { text, b: text.as_bytes(), found: Vec::new(), depth: 0 };
     lexer.list(0, Stop::End);
     lexer.found
 }
@@ -52,7 +52,8 @@ fn suspect(word: &str) -> bool {
     rules::may_be_forbidden(name)
         || name == "agentsh"
         || word.starts_with("/dev/")
-        || (word.contains("agent") && assess::mentions_self(word))
+        // `.agents/`, `.config/agentsh`, the approval queue: each names `agent`.
+        || (word.len() >= 7 && word.as_bytes().windows(5).any(|w| w == b"agent") && assess::mentions_self(word))
 }
 
 /// What ends the command list being read.
@@ -66,20 +67,40 @@ enum Stop {
 }
 
 struct Lexer<'a> {
+    text: &'a str,
     b: &'a [u8],
     found: Vec<SimpleCommand>,
     /// How deeply command lists nest: `$( $( ..` past a bound is read as words only.
     depth: usize,
 }
 
-/// A word being built.
+/// A word being built. While it is one run of plain characters it is only a range of the
+/// text; it is copied (`own`) once a quote, an escape or an expansion makes it differ.
 #[derive(Default)]
 struct Building {
+    start: usize,
+    end: usize,
     text: String,
+    decoded: bool,
     dynamic: bool,
     started: bool,
     /// Only unquoted plain characters so far: a reserved word or an assignment.
     plain: bool,
+}
+
+impl Building {
+    /// The word's own copy, to append to.
+    fn own(&mut self, src: &str) -> &mut String {
+        if !self.decoded {
+            self.decoded = true;
+            self.text.push_str(src.get(self.start..self.end).unwrap_or_default());
+        }
+        &mut self.text
+    }
+
+    fn as_str<'s>(&'s self, src: &'s str) -> &'s str {
+        if self.decoded { &self.text } else { src.get(self.start..self.end).unwrap_or_default() }
+    }
 }
 
 /// The command being built. Its words' text is kept in one buffer, reused from command to
@@ -88,10 +109,10 @@ struct Building {
 #[derive(Default)]
 struct Command {
     text: String,
-    /// Each word: where its text is in `text`, and whether it is only known when it runs.
-    words: Vec<(std::ops::Range<usize>, bool)>,
+    /// Each word: where its text is, and whether it is only known when it runs.
+    words: Vec<(Place, bool)>,
     /// Each redirection: its kind and its target, as words are.
-    redirects: Vec<(RedirectKind, std::ops::Range<usize>, bool)>,
+    redirects: Vec<(RedirectKind, Place, bool)>,
     /// The next word is a redirection's target (`>` write, `<` read).
     target: Option<RedirectKind>,
     /// `for x in ..`, `case x in ..`: no command here.
@@ -110,13 +131,35 @@ impl Command {
         self.worth = false;
     }
 
-    fn word(&self, (range, dynamic): &(std::ops::Range<usize>, bool)) -> Word {
-        let text = &self.text[range.clone()];
-        if *dynamic { Word { raw: text.to_string(), lit: None } } else { Word::literal(text) }
+    fn word(&self, src: &str, place: &Place, dynamic: bool) -> Word {
+        let text = match place {
+            Place::Source(r) => src.get(r.clone()).unwrap_or_default(),
+            Place::Own(r) => &self.text[r.clone()],
+        };
+        if dynamic { Word { raw: text.to_string(), lit: None } } else { Word::literal(text) }
     }
 }
 
+/// Where a word's text is: a range of the text read, or of the command's own buffer.
+#[derive(Clone)]
+enum Place {
+    Source(std::ops::Range<usize>),
+    Own(std::ops::Range<usize>),
+}
+
 const MAX_NESTING: usize = 64;
+
+/// Bytes that end a run of plain characters in a word.
+const SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let special = b" \t\n;&|()<>`'\"\\$#";
+    let mut i = 0;
+    while i < special.len() {
+        t[special[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
 
 impl Lexer<'_> {
     fn at(&self, i: usize) -> u8 {
@@ -205,7 +248,10 @@ impl Lexer<'_> {
 
     /// Reads one piece of a word from `i` into `word`; returns the index after it.
     fn word_part(&mut self, mut i: usize, word: &mut Building) -> usize {
-        word.started = true;
+        if !word.started {
+            (word.started, word.start, word.end) = (true, i, i);
+        }
+        let src = self.text;
         let c = self.b[i];
         match c {
             b'\\' => {
@@ -218,8 +264,8 @@ impl Lexer<'_> {
             }
             b'\'' => {
                 word.plain = false;
-                let end = find(self.b, i + 1, b'\'');
-                word.text.push_str(&String::from_utf8_lossy(&self.b[i + 1..end]));
+                let end = find(self.text, i + 1, b'\'');
+                word.own(src).push_str(src.get(i + 1..end).unwrap_or_default());
                 end + 1
             }
             b'"' => {
@@ -230,14 +276,32 @@ impl Lexer<'_> {
                 word.plain = false;
                 self.dollar(i, word, false)
             }
-            _ => self.push_char(i, word),
+            _ => {
+                // A run of plain characters at once (its ends are ASCII, so it is whole UTF-8).
+                let n = self.b[i..].iter().take_while(|c| !SPECIAL[usize::from(**c)]).count().max(1);
+                if n == 1 {
+                    return self.push_char(i, word);
+                }
+                // Every index this lexer stops at is after an ASCII byte, so on a character
+                // boundary.
+                if !word.decoded && word.end == i {
+                    word.end = i + n;
+                } else {
+                    word.own(src).push_str(src.get(i..i + n).unwrap_or_default());
+                }
+                i + n
+            }
         }
     }
 
     /// Appends the character at `i` (whole, if it is not ASCII) to `word`.
     fn push_char(&self, i: usize, word: &mut Building) -> usize {
         let len = utf8_len(self.b[i]).min(self.b.len() - i);
-        word.text.push_str(&String::from_utf8_lossy(&self.b[i..i + len]));
+        if !word.decoded && word.end == i {
+            word.end = i + len;
+        } else {
+            word.own(self.text).push_str(self.text.get(i..i + len).unwrap_or_default());
+        }
         i + len
     }
 
@@ -248,7 +312,7 @@ impl Lexer<'_> {
                 b'"' => return i + 1,
                 b'\\' if matches!(self.at(i + 1), b'$' | b'`' | b'"' | b'\\' | b'\n') => {
                     if self.at(i + 1) != b'\n' {
-                        word.text.push(self.at(i + 1) as char);
+                        word.own(self.text).push(self.at(i + 1) as char);
                     }
                     i += 2;
                 }
@@ -272,7 +336,8 @@ impl Lexer<'_> {
                     end += if self.b[end] == b'\\' { 2 } else { 1 };
                 }
                 let end = end.min(self.b.len());
-                word.text.push_str(&crate::judge::parse::decode_ansi_c(&String::from_utf8_lossy(&self.b[i + 2..end])));
+                let body = crate::judge::parse::decode_ansi_c(self.text.get(i + 2..end).unwrap_or_default());
+                word.own(self.text).push_str(&body);
                 end + 1
             }
             b'(' if self.at(i + 2) == b'(' => {
@@ -287,7 +352,7 @@ impl Lexer<'_> {
                 let end = self.param_end(i + 2, quoted);
                 let body = &self.b[i + 2..end.saturating_sub(1).max(i + 2)];
                 if body == b"HOME" {
-                    word.text.push('~');
+                    word.own(self.text).push('~');
                 } else {
                     word.dynamic = true;
                 }
@@ -296,7 +361,7 @@ impl Lexer<'_> {
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 let len = self.b[i + 1..].iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
                 if &self.b[i + 1..i + 1 + len] == b"HOME" {
-                    word.text.push('~');
+                    word.own(self.text).push('~');
                 } else {
                     word.dynamic = true;
                 }
@@ -307,7 +372,7 @@ impl Lexer<'_> {
                 i + 2
             }
             _ => {
-                word.text.push('$');
+                word.own(self.text).push('$');
                 i + 1
             }
         }
@@ -321,7 +386,7 @@ impl Lexer<'_> {
             match self.b[i] {
                 b'}' => return i + 1,
                 b'\\' => i += 2,
-                b'\'' if !quoted => i = find(self.b, i + 1, b'\'') + 1,
+                b'\'' if !quoted => i = find(self.text, i + 1, b'\'') + 1,
                 b'"' => i = self.double_quoted(i + 1, &mut ignored),
                 b'$' => i = self.dollar(i, &mut ignored, quoted),
                 b'`' => i = self.nested(i + 1, Stop::Tick),
@@ -374,7 +439,7 @@ impl Lexer<'_> {
     /// commands.
     fn heredoc_body(&self, mut i: usize, delimiter: &str, tabs: bool) -> usize {
         while i < self.b.len() {
-            let end = find(self.b, i, b'\n');
+            let end = find(self.text, i, b'\n');
             let mut line = &self.b[i..end.min(self.b.len())];
             let mut start = i;
             if tabs {
@@ -399,56 +464,59 @@ impl Lexer<'_> {
         if !word.started {
             return;
         }
+        let src = self.text;
+        let text = word.as_str(src);
         let (dynamic, plain) = (word.dynamic, word.plain);
-        *word = Building { text: std::mem::take(&mut word.text), plain: true, ..Building::default() };
-        let text = word.text.as_str();
         let worth = !dynamic && suspect(text);
+        let place = |cmd: &mut Command| {
+            if word.decoded {
+                let start = cmd.text.len();
+                cmd.text.push_str(text);
+                Place::Own(start..cmd.text.len())
+            } else {
+                Place::Source(word.start..word.end)
+            }
+        };
+        let mut keep = true;
         if let Some(kind) = cmd.target.take() {
-            let start = cmd.text.len();
-            cmd.text.push_str(text);
-            cmd.redirects.push((kind, start..cmd.text.len(), dynamic));
+            let at = place(cmd);
+            cmd.redirects.push((kind, at, dynamic));
             cmd.worth |= worth && kind != RedirectKind::Read;
-            word.text.clear();
-            return;
-        }
-        if cmd.words.is_empty() && plain {
+            keep = false;
+        } else if cmd.words.is_empty() && plain {
             // Reserved words before a command, and assignments, are not its name.
             match text {
                 "if" | "then" | "elif" | "else" | "fi" | "do" | "done" | "while" | "until" | "!" | "time" | "{"
-                | "}" | "esac" | "coproc" | "[[" | "]]" => {
-                    word.text.clear();
-                    return;
-                }
+                | "}" | "esac" | "coproc" | "[[" | "]]" => keep = false,
                 "for" | "select" | "case" | "function" | "in" => {
                     cmd.skip = true;
-                    word.text.clear();
-                    return;
+                    keep = false;
                 }
-                _ if text.split_once('=').is_some_and(|(n, _)| is_name(n)) => {
-                    word.text.clear();
-                    return;
-                }
+                _ if text.contains('=') && text.split_once('=').is_some_and(|(n, _)| is_name(n)) => keep = false,
                 _ => {}
             }
         }
-        let start = cmd.text.len();
-        cmd.text.push_str(text);
-        cmd.words.push((start..cmd.text.len(), dynamic));
-        cmd.worth |= worth;
-        word.text.clear();
+        if keep {
+            let at = place(cmd);
+            cmd.words.push((at, dynamic));
+            cmd.worth |= worth;
+        }
+        let mut buffer = std::mem::take(&mut word.text);
+        buffer.clear();
+        *word = Building { text: buffer, plain: true, ..Building::default() };
     }
 
     fn end_command(&mut self, cmd: &mut Command) {
         if cmd.worth && !cmd.skip {
             let mut command = SimpleCommand::new(Nesting::Top, 0);
-            command.words = cmd.words.iter().map(|w| cmd.word(w)).collect();
+            command.words = cmd.words.iter().map(|(at, dynamic)| cmd.word(self.text, at, *dynamic)).collect();
             command.redirects = cmd
                 .redirects
                 .iter()
-                .map(|(kind, range, dynamic)| Redirect {
+                .map(|(kind, at, dynamic)| Redirect {
                     fd: None,
                     kind: *kind,
-                    target: cmd.word(&(range.clone(), *dynamic)),
+                    target: cmd.word(self.text, at, *dynamic),
                 })
                 .collect();
             self.found.push(command);
@@ -471,9 +539,14 @@ fn past_arithmetic(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The index of the next `c` from `i`, or the end.
-fn find(b: &[u8], i: usize, c: u8) -> usize {
-    b.get(i..).and_then(|rest| rest.iter().position(|&x| x == c)).map_or(b.len(), |n| i + n)
+/// The index of the next `c` (ASCII) from `i` in `text`, or its end: memchr, for the lines of
+/// a here-document. Every index this lexer stops at is after an ASCII byte, so on a character
+/// boundary.
+fn find(text: &str, i: usize, c: u8) -> usize {
+    match text.get(i..) {
+        Some(rest) => rest.find(char::from(c)).map_or(text.len(), |n| i + n),
+        None => text.as_bytes().get(i..).and_then(|r| r.iter().position(|&x| x == c)).map_or(text.len(), |n| i + n),
+    }
 }
 
 fn utf8_len(first: u8) -> usize {

@@ -1340,21 +1340,38 @@ pub fn find_program(name: &str) -> Option<&'static Program> {
 /// when it finds them in the raw text): those whose base risk or one of whose checks is
 /// forbidden, looked up as `find_program` does (`mkfs.ext4` is `mkfs`).
 pub fn may_be_forbidden(name: &str) -> bool {
-    use std::sync::OnceLock;
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        let forbidding = |p: &Program| p.risk == Forbidden || p.checks.iter().any(|c| c.risk == Forbidden);
-        let mut names: Vec<&'static str> =
-            PROGRAMS.iter().filter(|p| forbidding(p)).flat_map(|p| p.names.iter().copied()).collect();
-        names.sort_unstable();
-        names.dedup();
-        names
-    });
-    let known = |n: &str| names.binary_search(&n).is_ok();
+    let known = |n: &str| FORBIDDING.binary_search(&n).is_ok();
+    // Most words are ruled out by their first byte, as `raw_scan` asks about every word.
+    if !name.as_bytes().first().is_some_and(|b| FORBIDDING_FIRST[usize::from(*b)]) {
+        return false;
+    }
     known(name)
-        || name.split_once('.').is_some_and(|(stem, _)| known(stem))
-        || known(name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-'))
+        || (name.contains('.') && name.split_once('.').is_some_and(|(stem, _)| known(stem)))
+        || (name.ends_with(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
+            && known(name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')))
 }
+
+/// The programs whose base risk or one of whose checks is forbidden, sorted: what
+/// [`may_be_forbidden`] knows. A test keeps it the same as the table's.
+#[rustfmt::skip]
+pub const FORBIDDING: &[&str] = &[
+    "blkdiscard", "btrfs", "cfdisk", "chattr", "chgrp", "chmod", "chown", "cp", "cryptsetup", "dd", "e2fsck",
+    "fdisk", "find", "fsck", "gdisk", "hdparm", "install", "losetup", "lvm", "lvremove", "mdadm", "mkdir",
+    "mkdosfs", "mke2fs", "mkfifo", "mkfs", "mknod", "mkswap", "mount", "mv", "newfs", "parted", "pvremove",
+    "rename", "resize2fs", "rm", "rsync", "setfacl", "sfdisk", "sgdisk", "shred", "srm", "swapoff", "swapon",
+    "tee", "touch", "truncate", "tune2fs", "umount", "vgremove", "wipe", "wipefs", "zfs", "zpool",
+];
+
+/// The first bytes of [`FORBIDDING`]'s names.
+const FORBIDDING_FIRST: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < FORBIDDING.len() {
+        table[FORBIDDING[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// The last program in the table that lists exactly this name. A walk through the table costs
 /// about 4,000 instructions for an unknown name (and `find_program` tries three): fine for a
@@ -1496,5 +1513,21 @@ mod tests {
         missing.sort();
         missing.dedup();
         assert!(missing.is_empty(), "safe programs with no OPTION_REVIEW entry: {missing:?}");
+    }
+}
+
+#[cfg(test)]
+mod forbidding_tests {
+    use super::*;
+
+    /// `FORBIDDING` lists exactly the programs the table can forbid, sorted (for its binary search).
+    #[test]
+    fn forbidding_is_the_tables_list() {
+        let forbidding = |p: &Program| p.risk == Forbidden || p.checks.iter().any(|c| c.risk == Forbidden);
+        let mut names: Vec<&str> =
+            PROGRAMS.iter().filter(|p| forbidding(p)).flat_map(|p| p.names.iter().copied()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(FORBIDDING, names.as_slice(), "rules::FORBIDDING: write it as {names:?}");
     }
 }

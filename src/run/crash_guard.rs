@@ -29,9 +29,17 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     pub code: i32,
+    /// Written to stdout, with [`TEXT_MARK`] replaced by `text`, JSON-escaped.
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// The command's text, for a JSON verdict: escaped when it is written, so that a long
+    /// command costs nothing unless agentsh crashes.
+    pub text: Option<&'static str>,
 }
+
+/// Where the command's text goes in [`Refusal::stdout`]: a JSON string holding U+0001, as
+/// serde_json writes it.
+pub const TEXT_MARK: &[u8] = b"\\u0001";
 
 /// The refusal of the judging in progress, or null when no judging is guarded. Set to a leaked
 /// refusal, never freed: a handler may be reading it at any moment.
@@ -82,7 +90,13 @@ extern "C" fn handler(sig: libc::c_int, _info: *mut libc::siginfo_t, _context: *
     // SAFETY: a non-null ARMED points at a leaked, never freed `Refusal`, which nothing
     // mutates after `arm` stored it.
     let refusal = unsafe { &*refusal };
-    write_all(1, &refusal.stdout);
+    let mut stdout = refusal.stdout.as_slice();
+    while let Some(at) = refusal.text.and(find(stdout, TEXT_MARK)) {
+        write_all(1, &stdout[..at]);
+        write_escaped(1, refusal.text.unwrap_or_default().as_bytes());
+        stdout = &stdout[at + TEXT_MARK.len()..];
+    }
+    write_all(1, stdout);
     write_all(2, &refusal.stderr);
     // SAFETY: `_exit` is async-signal-safe; it ends the process without running destructors or
     // flushing std's buffers, which another thread may hold locked.
@@ -103,6 +117,46 @@ fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
     }
 }
 
+/// Where `needle` first starts in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `text` written as the inside of a JSON string, through a buffer on the stack.
+fn write_escaped(fd: libc::c_int, text: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 512];
+    let mut n = 0;
+    for &b in text {
+        if n + 6 > buf.len() {
+            write_all(fd, &buf[..n]);
+            n = 0;
+        }
+        match b {
+            b'"' | b'\\' => {
+                buf[n..n + 2].copy_from_slice(&[b'\\', b]);
+                n += 2;
+            }
+            0..=0x1f => {
+                buf[n..n + 6].copy_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 15)],
+                ]);
+                n += 6;
+            }
+            _ => {
+                buf[n] = b;
+                n += 1;
+            }
+        }
+    }
+    write_all(fd, &buf[..n]);
+}
+
 /// An alternate signal stack for the calling thread, while it lives: a stack overflow's
 /// SIGSEGV cannot run its handler on the stack that overflowed.
 pub struct AltStack {
@@ -117,10 +171,12 @@ impl AltStack {
     /// Sets up an alternate stack for this thread. `None` if the kernel refuses it: the guard
     /// then still catches other faults, and a stack overflow ends the process as before.
     pub fn new() -> Option<AltStack> {
-        let mut memory = vec![0u8; ALT_STACK_BYTES.max(libc::SIGSTKSZ)];
-        let stack = libc::stack_t { ss_sp: memory.as_mut_ptr().cast(), ss_flags: 0, ss_size: memory.len() };
-        // SAFETY: `stack` describes memory owned by the returned value, which disables the
-        // stack (below) before that memory is freed.
+        // Not zeroed: only the kernel and the handler write there, each before it reads.
+        let mut memory: Vec<u8> = Vec::with_capacity(ALT_STACK_BYTES.max(libc::SIGSTKSZ));
+        let stack = libc::stack_t { ss_sp: memory.as_mut_ptr().cast(), ss_flags: 0, ss_size: memory.capacity() };
+        // SAFETY: `stack` describes the vector's allocation (its capacity), owned by the
+        // returned value, which disables the stack (below) before that memory is freed. Safe
+        // code never reads it: its length stays 0.
         let rc = unsafe { libc::sigaltstack(&stack, std::ptr::null_mut()) };
         (rc == 0).then_some(AltStack { _memory: memory })
     }

@@ -107,36 +107,34 @@ const CRASHED: &str = "agentsh crashed while judging the command (a stack overfl
 /// crash handler can only write bytes made in advance (`crash_guard`).
 pub fn crash_refusal(text: &str, policy: &Policy, route: Route) -> crash_guard::Refusal {
     let hint = "hint: nothing ran; this is a bug in agentsh: please report it with the command\n";
+    let on_stderr = |code: i32, message: String| crash_guard::Refusal {
+        code,
+        stdout: Vec::new(),
+        stderr: message.into_bytes(),
+        text: None,
+    };
     match route {
-        Route::Shell => crash_guard::Refusal {
-            code: crate::model::exit::REFUSED,
-            stdout: Vec::new(),
-            stderr: format!("agentsh: denied: {CRASHED}\n{hint}").into_bytes(),
-        },
-        Route::Hook { block } => crash_guard::Refusal {
-            code: block,
-            stdout: Vec::new(),
-            stderr: format!("agentsh: {CRASHED}; the command is blocked\n").into_bytes(),
-        },
-        Route::Check { prompt: true, deny, .. } => crash_guard::Refusal {
-            code: deny,
-            stdout: Vec::new(),
-            stderr: format!("agentsh: denied: {CRASHED}\n{hint}").into_bytes(),
-        },
+        Route::Shell => on_stderr(crate::model::exit::REFUSED, format!("agentsh: denied: {CRASHED}\n{hint}")),
+        Route::Hook { block } => on_stderr(block, format!("agentsh: {CRASHED}; the command is blocked\n")),
+        Route::Check { prompt: true, deny, .. } => on_stderr(deny, format!("agentsh: denied: {CRASHED}\n{hint}")),
         Route::Check { json, deny, .. } => {
+            // The verdict check would print, made for a stand-in text (U+0001) where the
+            // command goes: the command itself is written in its place only on a crash, so a
+            // long command costs nothing more here.
+            let stand_in = if json { "\u{1}" } else { text };
             let crashed = parse::ParseError::Pathological(
                 "input that crashed agentsh's parser (a stack overflow or another fault)",
             );
-            let mut verdict = decide::decide(text, vec![assess::unparseable(text, &crashed)], policy);
+            let mut verdict = decide::decide(stand_in, vec![assess::unparseable(stand_in, &crashed)], policy);
             verdict.reasons = vec![CRASHED.to_string()];
-            let stdout = if json {
+            let (stdout, text) = if json {
                 let mut out = serde_json::to_vec(&verdict).unwrap_or_default();
                 out.push(b'\n');
-                out
+                (out, Some(&*Box::leak(text.to_string().into_boxed_str())))
             } else {
-                crate::run::explain::check_report(&verdict).into_bytes()
+                (crate::run::explain::check_report(&verdict).into_bytes(), None)
             };
-            crash_guard::Refusal { code: deny, stdout, stderr: Vec::new() }
+            crash_guard::Refusal { code: deny, stdout, stderr: Vec::new(), text }
         }
     }
 }
