@@ -982,6 +982,13 @@ fn sed_e_in_every_spelling() {
         let v = judge(quiet, &default());
         assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
     }
+    // In the box, `sed -i` writes its files, not its script: a script that starts with `/`
+    // (an address) is no path outside the workspace.
+    check(&[("sed -i '/^x/d' /etc/passwd", Gate), ("sed -i -e 's/a/b/' ~/.bashrc", Gate)], &boxed());
+    for quiet in ["sed -i '/^import os/d' src/app.py", "sed -i -e '/DEBUG/d' -e 's/a/b/' src/app.py"] {
+        let v = judge(quiet, &boxed());
+        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
+    }
 }
 
 // Issue 28: a value computed when the command runs, sent to another machine through a name, a

@@ -242,6 +242,8 @@ fn file_write(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
             let dest = args.value_of(&["-t", "--target-directory"]).or(args.positionals.last().copied());
             write_edge(view, dest.into_iter())
         }
+        // `sed -i SCRIPT FILE...`: the script is not a file (issue 28, sed read as GNU sed reads it).
+        "sed" | "gsed" => write_edge(view, crate::judge::sed::files(&args.words).into_iter()),
         _ => write_edge(view, args.positionals.iter().copied()),
     }
 }

@@ -25,8 +25,8 @@ use crate::model::Risk;
 /// none (the usual case).
 pub fn forbidden_payloads(text: &str) -> Vec<Assessment> {
     let mut found = Vec::new();
-    if fork_bomb(text) {
-        found.push(assess::fork_bomb(text.to_string()));
+    if let Some(bomb) = fork_bomb(text) {
+        found.push(assess::fork_bomb(bomb));
     }
     for cmd in commands(text) {
         let script = Script { commands: vec![cmd], ..Script::default() };
@@ -119,9 +119,23 @@ struct Command {
     skip: bool,
     /// A word or a target makes the command worth judging ([`suspect`]).
     worth: bool,
+    /// The `case` commands this list is inside, innermost last (kept from command to command).
+    cases: Vec<Case>,
+}
+
+/// Where a `case` command is being read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Case {
+    /// `case WORD` up to `in`.
+    Header,
+    /// The patterns of an arm, up to its `)`: not commands (`rm|mkfs)`).
+    Patterns,
+    /// An arm's commands, up to `;;`, `;&` or `;;&`.
+    Body,
 }
 
 impl Command {
+    /// Ready for the next command of the same list (the cases it is in stay).
     fn clear(&mut self) {
         self.text.clear();
         self.words.clear();
@@ -186,6 +200,27 @@ impl Lexer<'_> {
                     for (delimiter, tabs) in heredocs.drain(..) {
                         i = self.heredoc_body(i, &delimiter, tabs);
                     }
+                }
+                // In a case arm's patterns, `|` separates patterns, and `(` may open them.
+                b'|' | b'(' if cmd.cases.last() == Some(&Case::Patterns) => {
+                    self.end_word(&mut cmd, &mut word);
+                    i += 1;
+                }
+                b')' if cmd.cases.last() == Some(&Case::Patterns) => {
+                    self.end_word(&mut cmd, &mut word);
+                    if let Some(top) = cmd.cases.last_mut() {
+                        *top = Case::Body;
+                    }
+                    i += 1;
+                }
+                // `;;`, `;&`, `;;&` end a case arm: patterns follow.
+                b';' if cmd.cases.last() == Some(&Case::Body) && matches!(self.at(i + 1), b';' | b'&') => {
+                    self.end_word(&mut cmd, &mut word);
+                    self.end_command(&mut cmd);
+                    if let Some(top) = cmd.cases.last_mut() {
+                        *top = Case::Patterns;
+                    }
+                    i += 2 + usize::from(self.at(i + 1) == b';' && self.at(i + 2) == b'&');
                 }
                 b';' | b'&' | b'|' | b'(' => {
                     self.end_word(&mut cmd, &mut word);
@@ -478,7 +513,22 @@ impl Lexer<'_> {
             }
         };
         let mut keep = true;
-        if let Some(kind) = cmd.target.take() {
+        let case = cmd.cases.last().copied();
+        if matches!(case, Some(Case::Header | Case::Patterns)) && cmd.words.is_empty() {
+            // The word a case looks at, and the patterns of its arms: not commands.
+            match (case, text) {
+                (Some(Case::Header), "in") => {
+                    if let Some(top) = cmd.cases.last_mut() {
+                        *top = Case::Patterns;
+                    }
+                }
+                (Some(Case::Patterns), "esac") => {
+                    cmd.cases.pop();
+                }
+                _ => {}
+            }
+            keep = false;
+        } else if let Some(kind) = cmd.target.take() {
             let at = place(cmd);
             cmd.redirects.push((kind, at, dynamic));
             cmd.worth |= worth && kind != RedirectKind::Read;
@@ -487,8 +537,16 @@ impl Lexer<'_> {
             // Reserved words before a command, and assignments, are not its name.
             match text {
                 "if" | "then" | "elif" | "else" | "fi" | "do" | "done" | "while" | "until" | "!" | "time" | "{"
-                | "}" | "esac" | "coproc" | "[[" | "]]" => keep = false,
-                "for" | "select" | "case" | "function" | "in" => {
+                | "}" | "coproc" | "[[" | "]]" => keep = false,
+                "case" => {
+                    cmd.cases.push(Case::Header);
+                    keep = false;
+                }
+                "esac" => {
+                    cmd.cases.pop();
+                    keep = false;
+                }
+                "for" | "select" | "function" | "in" => {
                     cmd.skip = true;
                     keep = false;
                 }
@@ -566,14 +624,19 @@ fn is_name(s: &str) -> bool {
         && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
-/// A function defined to call itself through a pipe or `&` (`:(){ :|:& };:`), in the raw text.
-fn fork_bomb(text: &str) -> bool {
-    text.match_indices("()").any(|(i, _)| {
-        let after = text[i + 2..].trim_start();
-        let Some(body) = after.strip_prefix('{') else { return false };
-        let body = &body[..body.find('}').unwrap_or(body.len())];
-        let name = text[..i].trim_end().rsplit([' ', '\t', '\n', ';', '&', '|', '(']).next().unwrap_or("");
-        !name.is_empty() && body.matches(name).count() >= 2 && body.contains(['|', '&'])
+/// The fork bomb as it is written (`:(){ :|:& };:`, `bomb() { bomb | bomb & }`), found in the
+/// raw text: a function whose whole body is itself piped to itself in the background. Only that
+/// exact shape, since the raw text also holds documents and code in other languages (`f() {`
+/// in JavaScript); other spellings are the parsed reading's to find.
+fn fork_bomb(text: &str) -> Option<String> {
+    text.match_indices("()").find_map(|(i, _)| {
+        let body = text[i + 2..].trim_start().strip_prefix('{')?;
+        let body = &body[..body.find('}')?];
+        let name = text[..i].trim_end().rsplit([' ', '\t', '\n', ';', '&', '|', '(']).next()?;
+        let squeezed: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+        let bomb = format!("{name}|{name}&");
+        (!name.is_empty() && (squeezed == bomb || squeezed == format!("{bomb};")))
+            .then(|| format!("{name}(){{ {name}|{name}& }}"))
     })
 }
 
@@ -602,6 +665,8 @@ mod tests {
             "echo `rm -rf ~`",
             "echo \"$(rm -rf /)\"",
             "if true; then rm -rf ~; fi",
+            "case x in x) rm -rf ~ ;; esac",
+            "case x in a|b) echo ;; (c) rm -rf / ;; esac; rm -rf ~",
             "dd if=/dev/zero of=/dev/sda",
             "cat /dev/urandom > /dev/sda",
             "mkfs.ext4 /dev/sda1",
@@ -612,6 +677,7 @@ mod tests {
         }
         assert!(!forbidden_payloads(":(){ :|:& };:").is_empty());
         assert!(!forbidden_payloads("bomb() { bomb | bomb & }; bomb").is_empty());
+        assert!(!forbidden_payloads("echo \"${x:-'}\"; :(){ :|:& };:; echo \"'}\"").is_empty());
     }
 
     #[test]
@@ -625,10 +691,14 @@ mod tests {
             "# rm -rf ~\nls",
             "rm -rf build dist",
             "for x in rm -rf ~; do echo $x; done",
+            "case $a in\n  sh|rm|mkfs|dd) echo bin ;;\n  (chmod) echo x ;&\n  *) echo other ;;\nesac",
             "x=rm; echo $x",
             "ls /dev/null > /dev/null",
             "f() { echo hi; }; f",
             "printf '%s\\n' 'rm -rf ~'",
+            // Code in another language, with `name() {` and pipes in it.
+            "cat > a.js <<'EOF'\nfunction Publications() { return a | b && Publications() }\nEOF",
+            "echo 'static void pc(int c) { pc(c) | pc(c) & 1; }' > a.c",
         ] {
             assert_eq!(found(text), Vec::<Vec<String>>::new(), "{text:?}");
         }

@@ -48,18 +48,27 @@ const LONG: &[&str] = &[
     "version",
 ];
 
-/// The effects of sed run with `args` (its arguments, after the program name).
-pub fn effects(args: &[&str]) -> Effects {
-    let mut pieces: Vec<String> = Vec::new();
-    let mut from_file = false;
-    let mut first_operand: Option<&str> = None;
+/// A sed command line read as GNU sed reads it.
+struct Invocation<'a> {
+    /// The `-e` pieces, in order.
+    pieces: Vec<String>,
+    /// A `-f` script file.
+    from_file: bool,
+    /// The operands: the script first when there is no `-e` or `-f`, then the files.
+    operands: Vec<&'a str>,
+    /// An unknown or ambiguous long option.
+    unknown: bool,
+}
+
+fn invocation<'a>(args: &[&'a str]) -> Invocation<'a> {
+    let mut inv = Invocation { pieces: Vec::new(), from_file: false, operands: Vec::new(), unknown: false };
     let mut i = 0;
     let mut options_done = false;
     while i < args.len() {
         let a = args[i];
         i += 1;
         if options_done || a == "-" || !a.starts_with('-') {
-            first_operand = first_operand.or(Some(a));
+            inv.operands.push(a);
             continue;
         }
         if a == "--" {
@@ -77,18 +86,17 @@ pub fn effects(args: &[&str]) -> Effects {
                 _ if LONG.contains(&name) => name,
                 // Unknown or ambiguous: sed refuses to run, but agentsh cannot say so for sure.
                 _ => {
-                    return Effects { unreadable: true, ..Effects::default() };
+                    inv.unknown = true;
+                    continue;
                 }
             };
-            let value = || value.map(str::to_string).or_else(|| args.get(i).map(|v| v.to_string()));
+            let separate = value.is_none() && matches!(full, "expression" | "file" | "line-length");
+            let value =
+                value.map(str::to_string).or_else(|| separate.then(|| args.get(i).map(|v| v.to_string())).flatten());
+            i += usize::from(separate);
             match full {
-                "expression" => {
-                    let v = value();
-                    i += usize::from(long.split_once('=').is_none());
-                    pieces.push(v.unwrap_or_default());
-                }
-                "file" => from_file = true,
-                "line-length" => i += usize::from(long.split_once('=').is_none()),
+                "expression" => inv.pieces.push(value.unwrap_or_default()),
+                "file" => inv.from_file = true,
                 _ => {}
             }
             continue;
@@ -106,8 +114,8 @@ pub fn effects(args: &[&str]) -> Effects {
                         Some(rest.to_string())
                     };
                     match c {
-                        'e' => pieces.push(value.unwrap_or_default()),
-                        'f' => from_file = true,
+                        'e' => inv.pieces.push(value.unwrap_or_default()),
+                        'f' => inv.from_file = true,
                         _ => {}
                     }
                     break;
@@ -118,10 +126,31 @@ pub fn effects(args: &[&str]) -> Effects {
             }
         }
     }
-    let mut fx = Effects { unreadable: from_file, ..Effects::default() };
-    let script = if pieces.is_empty() { first_operand.unwrap_or("").to_string() } else { pieces.join("\n") };
+    inv
+}
+
+/// The effects of sed run with `args` (its arguments, after the program name).
+pub fn effects(args: &[&str]) -> Effects {
+    let inv = invocation(args);
+    let mut fx = Effects { unreadable: inv.from_file || inv.unknown, ..Effects::default() };
+    if inv.unknown {
+        return fx;
+    }
+    let script = if inv.pieces.is_empty() {
+        inv.operands.first().copied().unwrap_or("").to_string()
+    } else {
+        inv.pieces.join("\n")
+    };
     read_script(&script, &mut fx);
     fx
+}
+
+/// The files sed reads (and with `-i` rewrites): its operands after the script, which is the
+/// first operand only when no `-e` or `-f` gave one. `sed -i '/^x/d' f` writes `f`, not `/^x/d`.
+pub fn files<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let inv = invocation(args);
+    let skip = usize::from(inv.pieces.is_empty() && !inv.from_file);
+    inv.operands.into_iter().skip(skip).collect()
 }
 
 /// Reads the commands of `script` into `fx`.
@@ -337,10 +366,20 @@ mod tests {
         assert!(effects(&["-f", "script.sed", "f"]).unreadable);
         assert!(effects(&["--file=s.sed"]).unreadable);
         assert!(effects(&["1k"]).unreadable);
+        assert!(effects(&["--unknown-option", "p"]).unreadable);
         // An address with no command is an error to sed; agentsh does not guess.
         assert!(effects(&["1\ne rm -rf ~"]).unreadable);
         assert_eq!(effects(&["s/x/y/w /tmp/out"]).writes, ["/tmp/out"]);
         assert_eq!(effects(&["1w out.txt"]).writes, ["out.txt"]);
+    }
+
+    #[test]
+    fn knows_the_files_from_the_script() {
+        assert_eq!(files(&["-i", "/^x/d", "a.py", "b.py"]), ["a.py", "b.py"]);
+        assert_eq!(files(&["-i", "-e", "/^x/d", "a.py"]), ["a.py"]);
+        assert_eq!(files(&["-ni", "-f", "s.sed", "a.py"]), ["a.py"]);
+        assert_eq!(files(&["--in-place=.bak", "--expression", "s/a/b/", "--", "-x.py"]), ["-x.py"]);
+        assert_eq!(files(&["-l", "5", "p", "f"]), ["f"]);
     }
 
     #[test]
