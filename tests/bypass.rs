@@ -31,6 +31,17 @@ fn failure(text: &str, want: Want, policy: &Policy) -> Option<String> {
     (!ok).then(|| format!("{text:?} {:?}: want {want:?}, got {:?} ({:?})", policy.script_args, v.decision, v.reasons))
 }
 
+/// Everyday commands that must stay allowed: the fixes beside them stop only what they name.
+fn allowed(texts: &[&str], policy: &Policy) {
+    let failures: Vec<String> = texts
+        .iter()
+        .map(|text| (text, judge(text, policy)))
+        .filter(|(_, v)| v.decision != Decision::Allow)
+        .map(|(text, v)| format!("{text:?}: want Allow, got {:?} ({:?})", v.decision, v.reasons))
+        .collect();
+    assert!(failures.is_empty(), "false alarms:\n{}", failures.join("\n"));
+}
+
 fn default() -> Policy {
     Policy::default()
 }
@@ -681,16 +692,16 @@ fn variables_that_run_code_however_set() {
         &default(),
     );
     // What agents set every day stays quiet.
-    for quiet in [
-        "select x in a b; do echo \"$x\"; break; done",
-        "GIT_PAGER=cat git log",
-        "export PATH=\"$PATH:$HOME/.cargo/bin\"",
-        "export NODE_ENV=test",
-        "PATH=/usr/local/go/bin:$PATH go version",
-    ] {
-        let v = judge(quiet, &default());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(
+        &[
+            "select x in a b; do echo \"$x\"; break; done",
+            "GIT_PAGER=cat git log",
+            "export PATH=\"$PATH:$HOME/.cargo/bin\"",
+            "export NODE_ENV=test",
+            "PATH=/usr/local/go/bin:$PATH go version",
+        ],
+        &default(),
+    );
 }
 
 // Issue 16 §4: "read-only" programs with an operand or option that writes or runs.
@@ -727,10 +738,7 @@ fn secret_paths_without_their_names() {
         ],
         &default(),
     );
-    for text in ["echo \"shadows and credentials\"", "grep -r \"id_rsa\" src/", "cat .env.example", "ls ~/*"] {
-        let v = judge(text, &default());
-        assert_eq!(v.decision, Decision::Allow, "{text}: {:?}", v.reasons);
-    }
+    allowed(&["echo \"shadows and credentials\"", "grep -r \"id_rsa\" src/", "cat .env.example", "ls ~/*"], &default());
 }
 
 // Issue 16 §6: false alarms on real agents' commands, fixed without letting their neighbours by.
@@ -740,15 +748,15 @@ fn read_only_subcommands_and_quoted_here_documents() {
     let heredoc = format!("cat > notes.md <<'EOF'\n{notes}EOF");
     // Real nesting past the limit is still refused.
     let deep = format!("echo {}x{}", "$(".repeat(70), ")".repeat(70));
-    for quiet in [
-        "kubectl config current-context",
-        "kubectl config get-contexts",
-        "docker compose ps",
-        "docker compose logs web",
-    ] {
-        let v = judge(quiet, &default());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(
+        &[
+            "kubectl config current-context",
+            "kubectl config get-contexts",
+            "docker compose ps",
+            "docker compose logs web",
+        ],
+        &default(),
+    );
     let v = judge(&heredoc, &default());
     assert_ne!(v.decision, Decision::Deny, "a quoted here-document with 60 backtick spans: {:?}", v.reasons);
     check(
@@ -838,10 +846,7 @@ fn reviewed_options_that_write_or_run() {
         ],
         &default(),
     );
-    for quiet in ["tree src", "less README.md", "sort -n data.txt", "ls -la", "printf -v x '%s' hi"] {
-        let v = judge(quiet, &default());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(&["tree src", "less README.md", "sort -n data.txt", "ls -la", "printf -v x '%s' hi"], &default());
 }
 
 // Issue 16 §4 (rest): options and subcommands of tools that write, run or reach elsewhere, and
@@ -871,18 +876,18 @@ fn more_programs_that_write_or_run() {
         ],
         &default(),
     );
-    for quiet in [
-        "git grep foo",
-        "npm config get registry",
-        "pip config list",
-        "conda env list",
-        "find . -name '*.rs' | xargs grep foo",
-        "awk -v x=1 '{print $1}' f",
-        "sed -n '/foo/Ip' f",
-    ] {
-        let v = judge(quiet, &default());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(
+        &[
+            "git grep foo",
+            "npm config get registry",
+            "pip config list",
+            "conda env list",
+            "find . -name '*.rs' | xargs grep foo",
+            "awk -v x=1 '{print $1}' f",
+            "sed -n '/foo/Ip' f",
+        ],
+        &default(),
+    );
 }
 
 // Issue 28: where agentsh's reading of the text differed from bash's, with no box to fall back
@@ -946,12 +951,10 @@ fn code_variables_set_indirectly() {
         ],
         &default(),
     );
-    for quiet in
-        ["printf -v x '%s' hi; echo \"$x\"", "for f in *.py; do echo \"$f\"; done", "read -r name < f; echo $name"]
-    {
-        let v = judge(quiet, &default());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(
+        &["printf -v x '%s' hi; echo \"$x\"", "for f in *.py; do echo \"$f\"; done", "read -r name < f; echo $name"],
+        &default(),
+    );
 }
 
 // Issue 28: sed's `e` in every spelling; its command is judged as shell text.
@@ -977,18 +980,14 @@ fn sed_e_in_every_spelling() {
         ],
         &default(),
     );
-    for quiet in ["sed -n '80,200p' f.py", "sed 's/a/b/g' f", "sed -E 's#(a|b)#\\1#g' f", "sed '$a echo e rm -rf /' f"]
-    {
-        let v = judge(quiet, &default());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(
+        &["sed -n '80,200p' f.py", "sed 's/a/b/g' f", "sed -E 's#(a|b)#\\1#g' f", "sed '$a echo e rm -rf /' f"],
+        &default(),
+    );
     // In the box, `sed -i` writes its files, not its script: a script that starts with `/`
     // (an address) is no path outside the workspace.
     check(&[("sed -i '/^x/d' /etc/passwd", Gate), ("sed -i -e 's/a/b/' ~/.bashrc", Gate)], &boxed());
-    for quiet in ["sed -i '/^import os/d' src/app.py", "sed -i -e '/DEBUG/d' -e 's/a/b/' src/app.py"] {
-        let v = judge(quiet, &boxed());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(&["sed -i '/^import os/d' src/app.py", "sed -i -e '/DEBUG/d' -e 's/a/b/' src/app.py"], &boxed());
 }
 
 // Issue 28: a value computed when the command runs, sent to another machine through a name, a
@@ -1018,16 +1017,16 @@ fn exfiltration_through_names_and_remote_daemons() {
         ],
         &default(),
     );
-    for quiet in [
-        "dig example.com",
-        "ping -c 1 8.8.8.8",
-        "npm view react version",
-        "docker ps",
-        "for h in a b; do host $h.example.com; done",
-    ] {
-        let v = judge(quiet, &default());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(
+        &[
+            "dig example.com",
+            "ping -c 1 8.8.8.8",
+            "npm view react version",
+            "docker ps",
+            "for h in a b; do host $h.example.com; done",
+        ],
+        &default(),
+    );
     // The box does not hold what leaves through the network or another machine's daemon.
     check(
         &[
@@ -1039,10 +1038,7 @@ fn exfiltration_through_names_and_remote_daemons() {
         ],
         &boxed(),
     );
-    for quiet in ["curl -s http://localhost:$PORT/health", "docker ps"] {
-        let v = judge(quiet, &boxed());
-        assert_eq!(v.decision, Decision::Allow, "{quiet}: {:?}", v.reasons);
-    }
+    allowed(&["curl -s http://localhost:$PORT/health", "docker ps"], &boxed());
 }
 
 /// The default policy, judged as with the box (network on) around a workspace.
