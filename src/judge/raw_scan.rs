@@ -70,7 +70,8 @@ struct Lexer<'a> {
     text: &'a str,
     b: &'a [u8],
     found: Vec<SimpleCommand>,
-    /// How deeply command lists nest: `$( $( ..` past a bound is read as words only.
+    /// How deeply command lists and `${..}` nest. Past [`MAX_NESTING`] the rest of the text is
+    /// not read: the parser refuses such nesting, and then this reading is not asked for.
     depth: usize,
 }
 
@@ -115,7 +116,7 @@ struct Command {
     redirects: Vec<(RedirectKind, Place, bool)>,
     /// The next word is a redirection's target (`>` write, `<` read).
     target: Option<RedirectKind>,
-    /// `for x in ..`, `case x in ..`: no command here.
+    /// `for x in ..`, `select x in ..`, `function f`: no command here.
     skip: bool,
     /// A word or a target makes the command worth judging ([`suspect`]).
     worth: bool,
@@ -415,7 +416,18 @@ impl Lexer<'_> {
 
     /// Past the `}` of a `${` whose body starts at `i`. Inside double quotes, a single quote
     /// there is a plain character (as sh reads it); outside, it quotes.
-    fn param_end(&mut self, mut i: usize, quoted: bool) -> usize {
+    fn param_end(&mut self, i: usize, quoted: bool) -> usize {
+        // `${x:-"${y:-"..`: nested as deeply as command lists may be.
+        if self.depth > MAX_NESTING {
+            return self.b.len();
+        }
+        self.depth += 1;
+        let end = self.param_body(i, quoted);
+        self.depth -= 1;
+        end
+    }
+
+    fn param_body(&mut self, mut i: usize, quoted: bool) -> usize {
         let mut ignored = Building::default();
         while i < self.b.len() {
             match self.b[i] {
