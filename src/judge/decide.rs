@@ -576,7 +576,8 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
 /// it is denied. Neither the whitelist nor an allow rule lifts it: they speak of the parsed
 /// reading's commands.
 fn raw_text(text: &str, parts: &[Part], policy: &Policy) -> Option<Part> {
-    if parts.iter().any(|p| p.assessment.risk == Risk::Forbidden) {
+    // Plain words read the same every way (`-c /bin/true`, most of what agents send).
+    if crate::judge::plain_words::is_plain_text(text) || parts.iter().any(|p| p.assessment.risk == Risk::Forbidden) {
         return None;
     }
     let found = crate::judge::raw_scan::forbidden_payloads(text).into_iter().next()?;

@@ -20,6 +20,11 @@ pub fn is_plain_word(raw: &str) -> bool {
     !raw.is_empty() && raw.bytes().all(is_word_byte)
 }
 
+/// Text of plain words and blanks only: every reading of it is the same words.
+pub fn is_plain_text(text: &str) -> bool {
+    text.bytes().all(|b| is_word_byte(b) || b == b' ' || b == b'\t')
+}
+
 /// Words that mean something else in the command's first place.
 const RESERVED: &[&str] = &[
     "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select", "then",
@@ -31,7 +36,7 @@ pub fn plain(text: &str, depth: usize) -> Option<Script> {
     if depth > parse::MAX_DEPTH || text.len() > parse::MAX_INPUT_BYTES {
         return None;
     }
-    if !text.bytes().all(|b| is_word_byte(b) || b == b' ' || b == b'\t') {
+    if !is_plain_text(text) {
         return None;
     }
     let words: Vec<Word> = text.split([' ', '\t']).filter(|w| !w.is_empty()).map(Word::literal).collect();
