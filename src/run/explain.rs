@@ -76,6 +76,9 @@ fn forbidden_hint(blocking: &[&Part]) -> &'static str {
     if a.rule == "parse" {
         return "nothing ran. agentsh could not read this text as bash; simplify it, or write it to a script file and run that file";
     }
+    if a.rule == "raw-text" {
+        return "nothing ran. The shell and agentsh's parser read this text differently, and a shell's reading runs a forbidden command; write what you mean so that it reads one way (quotes closed inside ${..}, a here-document's terminator on a line of its own)";
+    }
     if says("fork bomb") {
         return "nothing ran. A function that calls itself in the background exhausts the machine; do the task another way";
     }
@@ -218,6 +221,8 @@ mod tests {
             ("dd if=/dev/zero of=/dev/sda", "disk device"),
             (":(){ :|:& };:", "calls itself"),
             ("agentsh whitelist add 'rm -rf /'", "Only the person"),
+            // Issue 28: found by the raw text's second reading, not the parser's.
+            ("x=$(cat <<EOF\nhi\nEOF)\nrm -rf ~\nEOF\n)", "reads one way"),
         ] {
             let h = hint(text);
             assert!(h.contains(wanted) && !h.contains("rm -rf"), "{text}: {h}");
