@@ -174,6 +174,11 @@ fn allowed_commands_are_invisible() {
     sh("ls /nonexistent-dir-xyz").run().status(2);
     sh("echo out; echo err >&2").run().status(0).stdout_is("out\n").stderr_has("err");
     sh("printf '%s-%s' a b | cat").run().status(0).stdout_is("a-b");
+    // One command in the parse is not one statement: bash runs what surrounds it.
+    sh("! false").run().status(0);
+    sh("! true").run().status(1);
+    sh("case y in x) echo wrong;; esac").run().status(0).stdout_is("");
+    sh("case x in x) false;; esac").run().status(1);
 }
 
 #[test]

@@ -98,7 +98,7 @@ pub const SHELL: &str = "/bin/bash";
 /// [`SHELL`]. Pure.
 pub fn plan(script: &Script, source: &Source, opts: &ShellArgs) -> Plan {
     let shell_opts_matter = opts.login || opts.xtrace || !opts.options.is_empty() || opts.noprofile || opts.norc;
-    if let (Source::Text { .. }, [only], false, true, true, false) = (
+    if let (Source::Text { text, .. }, [only], false, true, true, false) = (
         source,
         script.commands.as_slice(),
         shell_opts_matter,
@@ -114,7 +114,8 @@ pub fn plan(script: &Script, source: &Source, opts: &ShellArgs) -> Plan {
             // Words the shell would expand (`~`, `$HOME`, globs, braces) are judged by their
             // meaning but must still be expanded by a shell.
             && only.words.iter().all(|w| w.lit.is_some() && !w.raw.contains(['$', '~', '*', '?', '[', '{', '`']))
-            && !BUILTINS.contains(&only.words[0].text());
+            && !BUILTINS.contains(&only.words[0].text())
+            && is_one_statement(text, &only.words[0].raw);
         if plain {
             return Plan::Direct(only.argv());
         }
@@ -152,6 +153,31 @@ pub fn plan(script: &Script, source: &Source, opts: &ShellArgs) -> Plan {
         Source::Stdin => unreachable!("stdin scripts are turned into text before planning"),
     }
     Plan::Shell { program: SHELL.to_string(), args }
+}
+
+/// Whether `text` is nothing but the one simple command whose first word is `first`: it starts
+/// with that word, and no operator stands outside quotes. The parse lists the simple commands
+/// that run, not what surrounds them: `! false` (negated), `case y in x) echo no;; esac` (never
+/// runs its `echo`) and `time ls` each list one command that must not be exec'd alone.
+fn is_one_statement(text: &str, first: &str) -> bool {
+    let text = text.trim_start_matches([' ', '\t']);
+    let starts =
+        text.strip_prefix(first).is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\n', '#']));
+    if !starts {
+        return false;
+    }
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for c in text.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            ';' | '&' | '|' | '(' | ')' | '<' | '>' | '\n' if !single && !double => return false,
+            _ => {}
+        }
+    }
+    true
 }
 
 pub use crate::model::NEW_SESSION_MARKER;
@@ -431,6 +457,13 @@ mod tests {
     fn everything_else_goes_to_a_real_shell() {
         let o = ShellArgs::default();
         for t in [
+            "! false",
+            "case y in x) echo no;; esac",
+            "case x in x) false;; esac",
+            "time ls",
+            "{ ls; }",
+            "(ls)",
+            "ls\n",
             "ls | wc",
             "exit 7",
             "ls ~",
