@@ -107,12 +107,16 @@ _agentsh() {
             return 0
             ;;
         agentsh__subcmd__approvals)
-            opts="-h --json --help"
+            opts="-h --json --request --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --request)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -197,12 +201,16 @@ _agentsh() {
             return 0
             ;;
         agentsh__subcmd__hook)
-            opts="-h --list --help claude-code codex gemini"
+            opts="-h --list --timeout --help claude-code codex gemini"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

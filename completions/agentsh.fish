@@ -82,6 +82,7 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and __fish_se
 complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -l cwd -d 'Show the policy for commands run in DIR (its .agents/terminal.json applies)' -r -F
 complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -l json -d 'Print one JSON object instead of text'
 complete -c agentsh -n "__fish_agentsh_using_subcommand policy" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -l timeout -d 'The agent\'s timeout for this hook, in seconds: agentsh answers 10 s before it (default: the agent\'s own default, 600 for Claude Code and Codex, 60 for Gemini CLI)' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -l list -d 'List the supported protocols and how each maps allow, ask and deny'
 complete -c agentsh -n "__fish_agentsh_using_subcommand hook" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c agentsh -n "__fish_agentsh_using_subcommand init" -l write -d 'Install it: merge into the settings file (a backup is kept, the diff is shown)'
@@ -103,6 +104,7 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand log" -s h -l help -d 'Pr
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l since -d 'Only decisions since WHEN: a span before now (30m, 2minutes, 1h, 2d, 1w), an RFC 3339 date or time, or a date and time in local time (2025-06-01T09:00)' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -l json -d 'Print one JSON object'
 complete -c agentsh -n "__fish_agentsh_using_subcommand stats" -s h -l help -d 'Print help'
+complete -c agentsh -n "__fish_agentsh_using_subcommand approvals" -l request -d 'Show only request ID, and end once it is answered or gone (what agentsh\'s tmux popup runs)' -r
 complete -c agentsh -n "__fish_agentsh_using_subcommand approvals" -l json -d 'Print the pending requests as a JSON array and exit'
 complete -c agentsh -n "__fish_agentsh_using_subcommand approvals" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand approve" -l entry -d 'With --always: which offered entry to add (default: the whole command)' -r

@@ -25,9 +25,13 @@ use std::time::{Duration, Instant};
 pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
     let tty = persons_terminal();
     let dir = queue::dir();
+    // No terminal of the person's here, but they run the agent in their tmux: agentsh's prompt
+    // in a popup on their client (issue 24).
+    let client = if tty.is_err() && dir.is_ok() { crate::ask::popup::client() } else { None };
+    let watched = dir.as_ref().is_ok_and(|d| queue::watched(d));
     let wanted = match (&tty, &dir) {
         (Ok(_), Ok(_)) => true,
-        (Err(_), Ok(d)) => queue_setting || queue::watched(d),
+        (Err(_), Ok(_)) => queue_setting || watched || client.is_some(),
         (_, Err(_)) => false,
     };
     let mut refused = None;
@@ -42,14 +46,31 @@ pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
         },
         _ => None,
     };
+    let mut popup = match (&pending, &client) {
+        (Some(p), Some(c)) => crate::ask::popup::open(c, p.id()).ok(),
+        _ => None,
+    };
+    let mut pending = pending;
+    if popup.is_some() && !queue_setting && !watched && !popup_shown(dir.as_deref().ok()) {
+        // The popup runs `agentsh approvals`, which refuses a terminal that is not the person's
+        // (a client attached from a pty the agent holds): then nobody can answer, and the
+        // request is withdrawn, as with no one to ask.
+        popup = None;
+        pending = None;
+    }
     // Only where no prompt is drawn: above the prompt, the line is noise for a person who
     // answers right there (issue 29, item 6).
     if let (Err(_), Some(p)) = (&tty, &pending) {
+        let place = if popup.is_some() { "the tmux popup, or `agentsh approvals`" } else { "`agentsh approvals`" };
         eprintln!(
-            "agentsh: waiting for approval ({}s): request {} (answer it in `agentsh approvals`)",
+            "agentsh: waiting for approval ({}s): request {} (answer it in {place})",
             req.timeout.as_secs(),
             p.id()
         );
+        if tty.is_err() && !watched && popup.is_none() {
+            // Nobody watches the queue (`approvalQueue: true`): tell the person something waits.
+            notify(&req.command);
+        }
     }
     match (tty, pending) {
         (Ok(tty), pending) => in_turn(&tty, pending.as_ref(), req),
@@ -69,6 +90,36 @@ fn no_one_to_ask(tty: &str, dir: Option<String>, refused: Option<String>) -> Str
         (None, None) => "no `agentsh approvals` is open".to_string(),
     };
     format!("{tty}, and {queue}")
+}
+
+/// Whether `agentsh approvals` came up in the popup: it marks the queue watched once it has the
+/// person's terminal. Waits a moment for it.
+fn popup_shown(dir: Option<&std::path::Path>) -> bool {
+    let Some(dir) = dir else { return false };
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        if queue::watched(dir) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// A desktop notification where `notify-send` exists, best effort: the command is passed as an
+/// argument (sanitized), never through a shell.
+fn notify(command: &str) {
+    let body = format!("{}\nanswer it in `agentsh approvals`", sanitize(command));
+    if let Ok(mut child) = std::process::Command::new("notify-send")
+        .args(["--app-name=agentsh", "agentsh: a command waits for your approval", &body])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        // Reaped in the background: it ends on its own at once.
+        std::thread::spawn(move || child.wait());
+    }
 }
 
 /// Asks on the controlling terminal only, never in the queue: for agentsh's own loosening

@@ -5,7 +5,9 @@
 //! never take an answer from stdin, arguments or the environment.
 
 pub mod approval;
+pub mod grant;
 pub mod pause;
+pub mod popup;
 pub mod prompt;
 pub mod queue;
 pub mod terminal_owner;

@@ -152,7 +152,7 @@ fn new_id() -> io::Result<String> {
 
 /// Opens a file without following links or blocking, and checks it is a regular file of ours
 /// and not too large to be ours.
-fn open_owned(path: &Path) -> io::Result<File> {
+pub(crate) fn open_owned(path: &Path) -> io::Result<File> {
     let opened = crate::policy::files::open(path, crate::policy::files::Links::Refuse)?.owned()?;
     if opened.meta.len() > MAX_FILE {
         return Err(io::Error::new(io::ErrorKind::PermissionDenied, "not a file of this user's"));

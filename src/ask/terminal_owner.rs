@@ -504,26 +504,36 @@ fn uid_of(pid: u32) -> Option<u32> {
     line.split_whitespace().next()?.parse().ok()
 }
 
-/// The fields of `/proc/PID/stat` used here.
+/// The fields of `/proc/PID/stat` used here (and by `grant`, which names a process by its ID
+/// and start time).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct ProcStat {
-    ppid: u32,
+pub(crate) struct ProcStat {
+    pub(crate) ppid: u32,
+    /// Its process group, and the foreground process group of its controlling terminal (-1
+    /// for none).
+    pub(crate) pgrp: i32,
+    pub(crate) tpgid: i32,
     session: i32,
     /// The controlling terminal's device number (`new_encode_dev`), 0 for none.
     tty_nr: u64,
+    /// When it started, in clock ticks after boot: with the ID, a name no later process reuses.
+    pub(crate) start: u64,
 }
 
 impl ProcStat {
     /// The command name is in parentheses and may hold spaces and parentheses itself: the
     /// fields start after the last `)`.
-    fn parse(text: &str) -> Option<ProcStat> {
+    pub(crate) fn parse(text: &str) -> Option<ProcStat> {
         let rest = &text[text.rfind(')')? + 1..];
         let f: Vec<&str> = rest.split_whitespace().collect();
-        // state ppid pgrp session tty_nr
+        // state ppid pgrp session tty_nr ... starttime (the 22nd field, the 20th after the name)
         Some(ProcStat {
             ppid: f.get(1)?.parse().ok()?,
+            pgrp: f.get(2)?.parse().ok()?,
+            tpgid: f.get(5)?.parse().ok()?,
             session: f.get(3)?.parse().ok()?,
             tty_nr: f.get(4)?.parse().ok()?,
+            start: f.get(19)?.parse().ok()?,
         })
     }
 }
@@ -700,8 +710,11 @@ mod tests {
 
     #[test]
     fn proc_stat_fields_are_found_after_the_last_parenthesis() {
-        let text = "123 (a) b) (c) S 1 123 123 34816 123 4194560 0 0";
-        assert_eq!(ProcStat::parse(text), Some(ProcStat { ppid: 1, session: 123, tty_nr: 34816 }));
+        let text = "123 (a) b) (c) S 1 123 123 34816 123 4194560 0 0 0 0 0 0 0 0 20 0 1 0 98765 0 0";
+        assert_eq!(
+            ProcStat::parse(text),
+            Some(ProcStat { ppid: 1, pgrp: 123, tpgid: 123, session: 123, tty_nr: 34816, start: 98765 })
+        );
         assert_eq!(ProcStat::parse("garbage"), None);
         // 34816 = 136:0, /dev/pts/0; 1025 = 4:1, /dev/tty1.
         assert_eq!(split_dev(34816), (136, 0));

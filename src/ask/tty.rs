@@ -103,6 +103,29 @@ impl Tty {
     }
 }
 
+/// Whether process `pid` is a full-screen program at a terminal: its standard input is a
+/// terminal in raw mode (no line editing: it reads every key) whose foreground is the process's
+/// own group. An agent's UI (Gemini CLI's), as seen by the hook it runs: its own dialog asks the
+/// person there, and `-p` (no UI) leaves the terminal as it was. Read through
+/// `/proc/PID/fd/0`, so it holds whatever session the hook itself runs in.
+pub fn full_screen_at_a_terminal(pid: u32) -> bool {
+    let Ok(file) = OpenOptions::new()
+        .read(true)
+        .custom_flags((nix::fcntl::OFlag::O_NOCTTY | nix::fcntl::OFlag::O_NONBLOCK).bits())
+        .open(format!("/proc/{pid}/fd/0"))
+    else {
+        return false;
+    };
+    let Ok(tty) = Tty::from_file(file) else { return false };
+    let raw = tcgetattr(&tty.file).is_ok_and(|t| !t.local_flags.contains(LocalFlags::ICANON));
+    // The foreground from /proc (`tcgetpgrp` answers only on one's own controlling terminal, and
+    // agentsh's hook may run in a session of its own).
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+    let foreground =
+        stat.ok().as_deref().and_then(crate::ask::terminal_owner::ProcStat::parse).is_some_and(|s| s.tpgid == s.pgrp);
+    raw && foreground
+}
+
 /// A prompt in progress: raw terminal plus blocked signals. Fields drop in order: the terminal
 /// is restored before the signal mask, so a pending signal's default action finds it sane.
 #[derive(Debug)]

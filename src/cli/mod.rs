@@ -219,11 +219,11 @@ pub struct StatsArgs {
 /// The agents whose hook protocols agentsh speaks.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookProtocol {
-    /// Claude Code PreToolUse (tool Bash)
+    /// Claude Code PreToolUse and PermissionRequest (tool Bash)
     ClaudeCode,
-    /// Codex PreToolUse (tool Bash); Codex cannot ask, so ask becomes deny
+    /// Codex PreToolUse and PermissionRequest (tool Bash); agentsh asks in its own channel
     Codex,
-    /// Gemini CLI BeforeTool (tool run_shell_command); no ask either
+    /// Gemini CLI BeforeTool (tool run_shell_command) and its ToolPermission notification
     Gemini,
 }
 
@@ -235,16 +235,25 @@ pub struct HookArgs {
     /// List the supported protocols and how each maps allow, ask and deny
     #[arg(long)]
     pub list: bool,
+    /// The agent's timeout for this hook, in seconds: agentsh answers 10 s before it (default:
+    /// the agent's own default, 600 for Claude Code and Codex, 60 for Gemini CLI)
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
 }
 
 /// What `agentsh init` wires agentsh into.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitTarget {
-    /// A PreToolUse hook and CLAUDE_CODE_SHELL in ~/.claude/settings.json, and a bash link to agentsh
+    /// Claude Code (also `claude`): PreToolUse and PermissionRequest hooks and CLAUDE_CODE_SHELL in
+    /// ~/.claude/settings.json, and a bash link to agentsh
+    #[value(alias = "claude")]
     ClaudeCode,
-    /// A PreToolUse hook in ~/.codex/hooks.json with its trust record, and a bash link to agentsh
+    /// Codex: PreToolUse and PermissionRequest hooks in ~/.codex/hooks.json with their trust
+    /// records, and a bash link to agentsh
     Codex,
-    /// A BeforeTool hook in ~/.gemini/settings.json, and a bash link to agentsh
+    /// Gemini CLI (also `gemini-cli`): BeforeTool and Notification hooks in ~/.gemini/settings.json,
+    /// and a bash link to agentsh
+    #[value(alias = "gemini-cli")]
     Gemini,
     /// A hook that gates each command line of an interactive bash (~/.bashrc)
     Bash,
@@ -298,6 +307,9 @@ pub struct ApprovalsArgs {
     /// Print the pending requests as a JSON array and exit
     #[arg(long)]
     pub json: bool,
+    /// Show only request ID, and end once it is answered or gone (what agentsh's tmux popup runs)
+    #[arg(long, value_name = "ID", conflicts_with = "json")]
+    pub request: Option<String>,
 }
 
 #[derive(Args, Debug, PartialEq, Eq)]

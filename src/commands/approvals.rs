@@ -37,6 +37,8 @@ pub fn run(args: ApprovalsArgs) -> Result<i32> {
     let mut ui = Ui::new(Style::from_env());
     let mut notifier = Notifier::default();
     let mut dirty = true;
+    // `--request ID` (the tmux popup, issue 24): that request only, until it is answered or gone.
+    let only = args.request.as_deref();
     loop {
         if dirty {
             while let Ok(events) = changes.read_events() {
@@ -44,11 +46,19 @@ pub fn run(args: ApprovalsArgs) -> Result<i32> {
                     break;
                 }
             }
-            let arrived = ui.update(queue::list(&dir).unwrap_or_default());
+            let listed = queue::list(&dir).unwrap_or_default();
+            let arrived = ui.update(listed.into_iter().filter(|l| only.is_none_or(|id| l.request.id == id)).collect());
             if let Some(first) = arrived.first() {
                 notifier.notify(out, first, arrived.len());
             }
             dirty = false;
+            if only.is_some() && ui.is_empty() {
+                // What happened to it stays readable for a moment before the popup closes.
+                out.write_all(ui.render(queue::now_secs()).as_bytes())?;
+                out.flush()?;
+                std::thread::sleep(Duration::from_millis(if ui.status.is_empty() { 0 } else { 800 }));
+                break;
+            }
         }
         if let Ok(size) = rustix::termios::tcgetwinsize(out) {
             ui.width = usize::from(size.ws_col).max(20);
@@ -259,6 +269,11 @@ impl Ui {
             self.mode = Mode::List;
         }
         arrived
+    }
+
+    /// No live request on the list.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
     }
 
     fn current(&self) -> Option<&Listed> {

@@ -55,13 +55,20 @@ pub enum Outcome {
     WrongCode,
     /// `agentsh hook`: this decision was handed to the agent, which runs (or asks) itself.
     Hook(Decision),
+    /// Run on a yes the person gave elsewhere (`ask::grant`): where, e.g. "Claude Code's
+    /// permission dialog".
+    Granted(String),
 }
 
 impl Outcome {
     pub fn runs(&self) -> bool {
         matches!(
             self,
-            Outcome::Allowed | Outcome::ApprovedOnce | Outcome::ApprovedAlways(_) | Outcome::Hook(Decision::Allow)
+            Outcome::Allowed
+                | Outcome::ApprovedOnce
+                | Outcome::ApprovedAlways(_)
+                | Outcome::Hook(Decision::Allow)
+                | Outcome::Granted(_)
         )
     }
 
@@ -69,7 +76,7 @@ impl Outcome {
         match self {
             Outcome::Allowed => "allowed",
             Outcome::Denied => "denied",
-            Outcome::ApprovedOnce => "approved_once",
+            Outcome::ApprovedOnce | Outcome::Granted(_) => "approved_once",
             Outcome::ApprovedAlways(_) => "approved_always",
             Outcome::Rejected | Outcome::RejectedWithMessage(_) => "rejected",
             Outcome::TakenOver => "taken_over",
@@ -94,6 +101,7 @@ fn decided_by(verdict: &Verdict, outcome: &Outcome, prompt_timeout: u64) -> By {
     let by = |by: &str, detail: String| By { by: by.to_string(), detail };
     match outcome {
         Outcome::ApprovedOnce => by("person", "once".into()),
+        Outcome::Granted(place) => by("person", format!("once, in {}", sanitize(place))),
         Outcome::ApprovedAlways(entry) => by("person", format!("always: {}", sanitize(entry))),
         Outcome::Rejected => by("person", "rejected".into()),
         Outcome::RejectedWithMessage(message) => by("person", format!("rejected: {}", sanitize(message))),
