@@ -30,24 +30,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
         Some(d) => bail!("--cwd {}: not a directory", d.display()),
         None => std::env::current_dir().unwrap_or_else(|_| ".".into()),
     };
-    let mut config = crate::policy::config::load(&cwd);
-    crate::run::explain::print_warnings(&config.warnings);
-    // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
-    config.policy.force_ask = crate::run::gate::ask_requested(args.ask);
-    // What the gate would do here: judged with the box it would run the command in. An
-    // interactive shell (`--prompt`) runs the line itself, unconfined: nothing is allowed there
-    // because a box would have contained it.
-    config.policy.sandbox = if args.prompt {
-        crate::judge::decide::Sandbox::Off("an interactive shell runs the line itself, outside the sandbox".into())
-    } else {
-        crate::run::gate::python_env_of(crate::run::gate::sandbox_for(&config.sandbox, &cwd).1, &text)
-    };
-    config.policy.local_bins = crate::run::gate::local_bins(&text, &cwd);
-    let verdict = crate::run::judging::judge_once(
-        &text,
-        std::mem::take(&mut config.policy),
-        crate::run::judging::Route::Check { json: args.json, prompt: args.prompt, deny: DENY },
-    );
+    let (config, verdict) = judge(&text, &cwd, args.ask, args.prompt, args.json);
     if args.prompt {
         return Ok(admit(&verdict, &config, &cwd));
     }
@@ -101,6 +84,32 @@ fn print_json_paused(verdict: &crate::judge::decide::Verdict, p: &crate::ask::pa
     v["decision"] = now.into();
     v["paused"] = mode.into();
     println!("{v}");
+}
+
+/// The verdict `check` gives on `text` in `cwd`: what the gate would do there, judged with the
+/// box it would run the command in. An interactive shell (`prompt`) runs the line itself,
+/// unconfined: nothing is allowed there because a box would have contained it. A crash while
+/// judging is refused as `check` refuses (JSON with `json`). Returns the config (its policy
+/// taken) and the verdict.
+pub fn judge(
+    text: &str,
+    cwd: &std::path::Path,
+    ask: bool,
+    prompt: bool,
+    json: bool,
+) -> (crate::policy::config::Config, crate::judge::decide::Verdict) {
+    let mut config = crate::policy::config::load(cwd);
+    crate::run::explain::print_warnings(&config.warnings);
+    if prompt {
+        let unboxed =
+            crate::judge::decide::Sandbox::Off("an interactive shell runs the line itself, outside the sandbox".into());
+        crate::run::gate::prepare_with(&mut config, text, cwd, ask, unboxed);
+    } else {
+        crate::run::gate::prepare(&mut config, text, cwd, ask);
+    }
+    let route = crate::run::judging::Route::Check { json, prompt, deny: DENY };
+    let verdict = crate::run::judging::judge_once(text, std::mem::take(&mut config.policy), route);
+    (config, verdict)
 }
 
 /// One line of JSON on stdout, written as it is serialized: a 64 KiB script's verdict is about

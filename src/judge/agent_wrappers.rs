@@ -389,23 +389,34 @@ fn starts_with_path(text: &str) -> bool {
     text.starts_with('/') || text.starts_with("'/")
 }
 
-/// `'<this agentsh>' hook <protocol>`, exactly as `agentsh init` writes the hook command: Gemini
-/// CLI 0.61 runs hook commands with `bash -c`, and with agentsh as its `bash` the gate would
-/// otherwise refuse the hook itself (a management command). `agentsh hook` only judges the tool
-/// call on its stdin and records it; it changes no setting and answers no request.
+/// `'<this agentsh>' hook <protocol> [--timeout N]`, exactly as `agentsh init` writes the hook
+/// command: Gemini CLI 0.61 runs hook commands with `bash -c`, and with agentsh as its `bash` the
+/// gate would otherwise refuse the hook itself (a management command). `agentsh hook` judges the
+/// tool call on its stdin, records it, and asks the person where the agent cannot (issue 24); it
+/// changes no setting and answers no request itself.
 pub fn hook_call(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<&'static str> {
     if !starts_with_path(text) {
         return None;
     }
     let words = shlex::split(text)?;
-    let [path, hook, proto] = words.as_slice() else { return None };
+    let (path, hook, proto, timeout) = match words.as_slice() {
+        [path, hook, proto] => (path, hook, proto, None),
+        [path, hook, proto, flag, n]
+            if flag == "--timeout" && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            (path, hook, proto, Some(n.as_str()))
+        }
+        _ => return None,
+    };
     let agent = match proto.as_str() {
         "claude-code" => "Claude Code",
         "codex" => "Codex",
         "gemini" => "Gemini CLI",
         _ => return None,
     };
-    let canonical = shlex::try_join([path.as_str(), "hook", proto.as_str()]).ok()?;
+    let mut canonical_words = vec![path.as_str(), "hook", proto.as_str()];
+    canonical_words.extend(timeout.map(|n| ["--timeout", n]).into_iter().flatten());
+    let canonical = shlex::try_join(canonical_words).ok()?;
     (hook == "hook" && canonical == text && path.starts_with('/') && is_agentsh(Path::new(path))).then_some(agent)
 }
 
@@ -714,6 +725,7 @@ mod tests {
     fn an_agent_running_agentshs_hook_through_its_shell_is_allowed_and_nothing_else() {
         let me = |p: &Path| p == Path::new("/opt/agentsh");
         assert_eq!(hook_call("/opt/agentsh hook gemini", &me), Some("Gemini CLI"));
+        assert_eq!(hook_call("/opt/agentsh hook gemini --timeout 300", &me), Some("Gemini CLI"));
         let v = judge_with("/opt/agentsh hook gemini", &Policy::default(), &env(), &trusted, &me);
         assert_eq!(v.decision, Decision::Allow);
         for bad in [
@@ -723,6 +735,11 @@ mod tests {
             "/opt/agentsh hook gemini; rm -rf ~",
             "agentsh hook gemini",
             "/opt/agentsh hook bogus",
+            "/opt/agentsh hook gemini --timeout",
+            "/opt/agentsh hook gemini --timeout x",
+            "/opt/agentsh hook gemini --timeout 3 x",
+            "/opt/agentsh hook gemini --list 3",
+            "/opt/agentsh hook gemini --timeout '3'",
         ] {
             assert_eq!(hook_call(bad, &me), None, "{bad}");
         }

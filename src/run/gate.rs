@@ -37,22 +37,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Source::Stdin => unreachable!("read_source turns stdin into text"),
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let mut config = config::load(&cwd);
-    explain::print_warnings(&config.warnings);
-    // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
-    config.policy.force_ask = ask_requested(options.ask);
-    let (boxed, judged_with) = sandbox_for(&config.sandbox, &cwd);
-    config.policy.sandbox = python_env_of(judged_with, &text);
-    config.policy.local_bins = local_bins(&text, &cwd);
-    config.policy.script_args = match &source {
-        Source::Text { argv0, args, .. } => argv0.iter().chain(args).cloned().collect(),
-        Source::Script { path, args } => std::iter::once(path).chain(args).cloned().collect(),
-        Source::Stdin => Vec::new(),
-    };
-
-    // Shared with the judging thread, not copied (see `decide::bounded`).
-    let verdict =
-        crate::run::judging::judge_once(&text, std::mem::take(&mut config.policy), crate::run::judging::Route::Shell);
+    let (config, boxed, verdict) = judge_source(&source, &text, &cwd, &options);
     // A typo (`pyhton x.py`) that would ask: nobody should approve a program that does not
     // exist. Bash's answer, without a prompt.
     if let Some(program) = missing_program(&verdict) {
@@ -189,6 +174,43 @@ fn carry_out(inside: &Path, outside: &Path) {
             crate::text::sanitize::sanitize(&outside.display().to_string())
         );
     }
+}
+
+/// The verdict on `text` (of `source`) as this shell route runs it from `cwd`: the config there,
+/// the box, the script's arguments. Returns the config (its policy taken), the box, and the
+/// verdict. `tests/parity.rs` holds it against `check` and `hook`.
+pub fn judge_source(source: &Source, text: &str, cwd: &Path, options: &ShellArgs) -> (Config, Confinement, Verdict) {
+    let mut config = config::load(cwd);
+    explain::print_warnings(&config.warnings);
+    let boxed = prepare(&mut config, text, cwd, options.ask);
+    config.policy.script_args = match source {
+        Source::Text { argv0, args, .. } => argv0.iter().chain(args).cloned().collect(),
+        Source::Script { path, args } => std::iter::once(path).chain(args).cloned().collect(),
+        Source::Stdin => Vec::new(),
+    };
+    // Shared with the judging thread, not copied (see `decide::bounded`).
+    let verdict =
+        crate::run::judging::judge_once(text, std::mem::take(&mut config.policy), crate::run::judging::Route::Shell);
+    (config, boxed, verdict)
+}
+
+/// Readies `config`'s policy to judge `text` in `cwd` as the shell route will run it: `--ask` (or
+/// `AGENTSH_ASK`), the box commands run in here and what the judge is told of it, and the package
+/// runner's local programs. The shell route, `check` and `hook` all call this, so they give one
+/// verdict (issue 24). Returns the box.
+pub fn prepare(config: &mut Config, text: &str, cwd: &Path, ask: bool) -> Confinement {
+    let (boxed, judged_with) = sandbox_for(&config.sandbox, cwd);
+    prepare_with(config, text, cwd, ask, python_env_of(judged_with, text));
+    boxed
+}
+
+/// [`prepare`] with the judge told of `sandbox` (an interactive shell runs the line itself,
+/// outside any box: `check --prompt`).
+pub fn prepare_with(config: &mut Config, text: &str, cwd: &Path, ask: bool, sandbox: Sandbox) {
+    // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
+    config.policy.force_ask = ask_requested(ask);
+    config.policy.sandbox = sandbox;
+    config.policy.local_bins = local_bins(text, cwd);
 }
 
 /// The names in the nearest `node_modules/.bin` above `cwd` (up to the git top-level), when the
@@ -380,6 +402,7 @@ pub(crate) fn admit(
         Decision::Allow => {
             trail.record(verdict, &audit::Outcome::Allowed, None, &[])?;
         }
+        Decision::Ask if granted(verdict, cwd, &trail)? => {}
         Decision::Ask => {
             let asked = Instant::now();
             let answer = approve(verdict, config, cwd);
@@ -390,6 +413,16 @@ pub(crate) fn admit(
         }
     }
     Ok(trail)
+}
+
+/// Issue 24: the person already said yes to this very command, in the agent's own dialog or in
+/// agentsh's channel for the agent's hook, and the hook left a single-use grant for it
+/// (`ask::grant`). Taken, the command runs without a second question and the record says where
+/// the yes was given. `Ok(false)`: no grant, ask as usual.
+fn granted(verdict: &Verdict, cwd: &Path, trail: &audit::Trail) -> Result<bool, i32> {
+    let Some(place) = crate::ask::grant::take(&verdict.command, cwd) else { return Ok(false) };
+    trail.record(verdict, &audit::Outcome::Granted(place), None, &[])?;
+    Ok(true)
 }
 
 fn env_flag(name: &str) -> bool {
@@ -505,7 +538,7 @@ fn prompt_request(verdict: &Verdict, config: &Config, cwd: &Path) -> Result<Prom
 }
 
 /// Where a person's yes runs the command, in the prompt's words.
-fn approval_runs(verdict: &Verdict) -> String {
+pub(crate) fn approval_runs(verdict: &Verdict) -> String {
     match verdict.runs_in {
         RunsIn::Sandbox => "if approved, in the sandbox (it can write only inside the workspace)".to_string(),
         RunsIn::Unconfined => {
