@@ -25,7 +25,17 @@ impl Env {
         e
     }
     fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        self.run_with(args, stdin, &[])
+    }
+    /// `run`, with extra environment variables (what the agent sets for its hook).
+    fn run_with(&self, args: &[&str], stdin: Option<&str>, vars: &[(&str, &str)]) -> Output {
+        self.command(args, stdin.is_some(), vars).spawn_with(stdin)
+    }
+    fn command(&self, args: &[&str], piped: bool, vars: &[(&str, &str)]) -> Command {
+        use std::os::unix::process::CommandExt;
         let mut c = Command::new(env!("CARGO_BIN_EXE_agentsh"));
+        // Not in the foreground of the terminal the tests may run from: no prompt is drawn there.
+        c.process_group(0);
         c.args(args)
             .current_dir(self.project.path())
             .env("HOME", self.home.path())
@@ -36,15 +46,16 @@ impl Env {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env_remove("AGENTSH_ASK")
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            // Not the developer's tmux (a popup would open on their screen), nor the agent they
+            // may run these tests from.
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("CLAUDE_CODE_ENTRYPOINT")
+            .envs(vars.iter().copied())
+            .stdin(if piped { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        if let Some(text) = stdin {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-        }
-        child.wait_with_output().unwrap()
+        c
     }
     /// A snapshot as Claude Code leaves it: private to the user.
     fn snapshot(&self, body: &str) -> PathBuf {
@@ -56,6 +67,21 @@ impl Env {
         std::fs::write(&f, body).unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         f
+    }
+}
+
+trait SpawnWith {
+    fn spawn_with(self, stdin: Option<&str>) -> Output;
+}
+
+impl SpawnWith for Command {
+    fn spawn_with(mut self, stdin: Option<&str>) -> Output {
+        let mut child = self.spawn().unwrap();
+        if let Some(text) = stdin {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        }
+        child.wait_with_output().unwrap()
     }
 }
 
@@ -178,7 +204,7 @@ fn hook_mode_through_the_binary() {
     assert_eq!(e.run(&["hook", "codex"], None).status.code(), Some(2));
     let out = e.run(&["hook", "codex"], Some(&ev("Bash", "sudo reboot")));
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("needs a person's approval: sudo reboot"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not approved: sudo reboot"), "{}", text(&out.stderr));
     let gem = r#"{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"rm -rf ~"}}"#;
     assert_eq!(hook_json(&e.run(&["hook", "gemini"], Some(gem)))["decision"], "deny");
     let list = text(&e.run(&["hook", "--list"], None).stdout);
@@ -203,7 +229,7 @@ fn init_write_merges_keeps_a_backup_and_refuses_broken_files() {
     assert_eq!(v["model"], "opus");
     assert_eq!(v["permissions"]["allow"][0], "Bash(ls:*)");
     let cmd = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str().unwrap();
-    assert!(cmd.ends_with("agentsh hook claude-code"), "{cmd}");
+    assert!(cmd.ends_with("agentsh hook claude-code --timeout 300"), "{cmd}");
     let backups: Vec<_> = std::fs::read_dir(settings.parent().unwrap())
         .unwrap()
         .filter_map(|d| d.ok())
@@ -388,4 +414,267 @@ fn the_interactive_line_gate_decides_and_records_as_the_gate_does() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["outcome"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(outcomes, ["allowed", "denied", "no_terminal", "taken_over"]);
+}
+
+/// A project with a commit and a bare remote of its own: `git push` to it needs a person (it
+/// acts outside the workspace, box or not) and leaves a branch to check for.
+fn with_remote(e: &Env) -> PathBuf {
+    let git = |args: &[&str], dir: &Path| {
+        let out = Command::new("git").args(args).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    };
+    let remote = e.home.path().join("remote.git");
+    git(&["init", "-q", "--bare", remote.to_str().unwrap()], e.home.path());
+    git(&["init", "-q", "."], e.project.path());
+    std::fs::write(e.project.path().join("notes.txt"), "notes\n").unwrap();
+    git(&["add", "."], e.project.path());
+    git(&["-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "t"], e.project.path());
+    git(&["remote", "add", "origin", remote.to_str().unwrap()], e.project.path());
+    remote
+}
+
+fn pushed(remote: &Path, branch: &str) -> bool {
+    Command::new("git")
+        .args(["--git-dir", remote.to_str().unwrap(), "rev-parse", "-q", "--verify", &format!("refs/heads/{branch}")])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+fn audit(e: &Env) -> Vec<serde_json::Value> {
+    let log = std::fs::read_to_string(e.home.path().join(".local/state/agentsh/audit.jsonl")).unwrap_or_default();
+    log.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Issue 24: Claude Code's dialog asks once. The hook asks with the command rewritten to run
+/// through agentsh and leaves a grant; Claude Code's PermissionRequest (its dialog is showing)
+/// arms it; the person's yes runs the rewrite, which takes the grant instead of asking again.
+/// Without the dialog event (a mode that approves by itself) the grant counts for nothing.
+#[test]
+fn a_yes_in_claude_codes_dialog_runs_the_command_once_without_a_second_ask() {
+    let e = Env::boxed();
+    let remote = with_remote(&e);
+    let cwd = e.project.path().canonicalize().unwrap();
+    let event = |name: &str, cmd: &str| {
+        serde_json::json!({"hook_event_name": name, "tool_name": "Bash", "cwd": cwd,
+            "permission_mode": "default", "tool_input": {"command": cmd, "description": "push"}})
+        .to_string()
+    };
+    let cli = [("CLAUDE_CODE_ENTRYPOINT", "cli")];
+    let push = "git push -q origin HEAD:refs/heads/granted";
+    let out = e.run_with(&["hook", "claude-code"], Some(&event("PreToolUse", push)), &cli);
+    let v = hook_json(&out)["hookSpecificOutput"].clone();
+    assert_eq!(v["permissionDecision"], "ask", "{v}");
+    let reason = v["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.starts_with("agentsh asks you") && !reason.contains("whitelist"), "text for the person: {reason}");
+    let rewritten = v["updatedInput"]["command"].as_str().unwrap().to_string();
+    assert_eq!(shlex::split(&rewritten).unwrap()[1..], ["-c", push]);
+
+    // The dialog never showed: the rewrite asks agentsh's own way (here: no one, so refused).
+    let out = e.run(&["-c", &rewritten], None);
+    assert_eq!(out.status.code(), Some(126), "{}", text(&out.stderr));
+    assert!(!pushed(&remote, "granted"));
+
+    // Claude Code shows its dialog (PermissionRequest, with the rewritten input), the person says
+    // yes, Claude Code runs the rewrite: it runs, once.
+    let out = e.run(&["hook", "claude-code"], Some(&event("PermissionRequest", &rewritten)));
+    assert_eq!(hook_json(&out), serde_json::json!({}), "the dialog is Claude Code's to show");
+    let out = e.run(&["-c", &rewritten], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(pushed(&remote, "granted"));
+    let records = audit(&e);
+    let last = records.iter().rfind(|r| r["event"] == "decision").unwrap();
+    assert_eq!(
+        (last["outcome"].as_str(), last["command"].as_str()),
+        (Some("approved_once"), Some(push)),
+        "{records:?}"
+    );
+    assert_eq!(last["decided_by"]["detail"], "once, in Claude Code's permission dialog");
+    // Single use: the same command again is asked again.
+    let again = "git push -q origin HEAD:refs/heads/granted2";
+    let out = e.run(&["-c", &format!("'{}' -c '{again}'", env!("CARGO_BIN_EXE_agentsh"))], None);
+    assert_eq!(out.status.code(), Some(126));
+    assert_eq!(e.run(&["-c", &rewritten], None).status.code(), Some(126), "a grant is taken once");
+}
+
+/// Issue 24: Codex cannot ask from a hook, so the hook asks in agentsh's own channel and waits:
+/// the person's one answer in `agentsh approvals` runs the command, and the agentsh that runs it
+/// does not ask again. A rejection is told to the model, and nothing runs.
+#[test]
+fn codexs_hook_waits_for_one_answer_in_agentshs_channel() {
+    let e = Env::boxed();
+    let remote = with_remote(&e);
+    std::fs::create_dir_all(e.home.path().join(".config/agentsh")).unwrap();
+    std::fs::write(e.home.path().join(".config/agentsh/config.json"), r#"{"approvalQueue": true}"#).unwrap();
+    let cwd = e.project.path().canonicalize().unwrap();
+    let event = |cmd: &str| {
+        serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": cwd,
+            "permission_mode": "bypassPermissions", "tool_input": {"command": cmd}})
+        .to_string()
+    };
+    let answer = |cmd: &str, verdict: &[&str]| {
+        let hook = e.command(&["hook", "codex"], true, &[]);
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| hook.spawn_with(Some(&event(cmd))));
+            let mut id = None;
+            for _ in 0..200 {
+                let listing: serde_json::Value =
+                    serde_json::from_slice(&e.run(&["approvals", "--json"], None).stdout).unwrap_or_default();
+                if let Some(r) = listing.as_array().and_then(|a| a.iter().find(|r| r["command"] == cmd)) {
+                    id = r["id"].as_str().map(str::to_string);
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let id = id.expect("the request reached agentsh approvals");
+            let mut args = verdict.to_vec();
+            args.push(&id);
+            assert_eq!(e.run(&args, None).status.code(), Some(0));
+            waiting.join().unwrap()
+        })
+    };
+    let push = "git push -q origin HEAD:refs/heads/codex";
+    let out = answer(push, &["approve"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v = hook_json(&out)["hookSpecificOutput"].clone();
+    assert_eq!(v["permissionDecision"], "allow", "{v}");
+    let rewritten = v["updatedInput"]["command"].as_str().unwrap().to_string();
+    assert!(!pushed(&remote, "codex"), "the hook runs nothing itself");
+    let out = e.run(&["-c", &rewritten], None);
+    assert_eq!(out.status.code(), Some(0), "no second ask: {}", text(&out.stderr));
+    assert!(pushed(&remote, "codex"));
+    let records = audit(&e);
+    let mine: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["command"] == push)
+        .map(|r| (r["outcome"].as_str().unwrap(), r["decided_by"]["detail"].as_str().unwrap()))
+        .collect();
+    assert_eq!(mine, [("approved_once", "once"), ("approved_once", "once, in agentsh's prompt, for Codex's hook")]);
+
+    // Rejected: blocked, and the model reads that the person said no.
+    let other = "git push -q origin HEAD:refs/heads/codex-no";
+    let out = answer(other, &["deny", "--message", "not today"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("the person rejected it and says: not today"), "{}", text(&out.stderr));
+    assert!(!pushed(&remote, "codex-no"));
+}
+
+/// Issue 29, item 8: `init` shows everything it writes, labels files truly, shows only what
+/// changed in a compact file, and takes the names people type.
+#[test]
+fn init_shows_what_it_writes_and_takes_the_names_people_type() {
+    let e = Env::new();
+    let settings = e.home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, r#"{"model":"opus","permissions":{"allow":["Bash(ls:*)"]}}"#).unwrap();
+    let out = e.run(&["init", "claude", "--write"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let path = settings.display().to_string();
+    assert!(shown.contains(&format!("--- {path}\n+++ {path}\n")), "an existing file is not (new): {shown}");
+    assert!(shown.contains("+    \"CLAUDE_CODE_SHELL\": "), "the env line is in the diff: {shown}");
+    assert!(shown.contains("+    \"PermissionRequest\": ["), "{shown}");
+    assert!(!shown.contains("-{\"model\""), "the compact line is not shown as removed: {shown}");
+    assert!(!shown.contains("+  \"model\": \"opus\""), "unchanged settings are not shown as added: {shown}");
+    assert!(shown.contains("rewritten formatted"), "{shown}");
+    // A new file is one.
+    let out = e.run(&["init", "gemini-cli", "--write"], None);
+    let gemini = e.home.path().join(".gemini/settings.json").display().to_string();
+    assert!(text(&out.stdout).contains(&format!("--- /dev/null\n+++ {gemini} (new file)\n")), "{}", text(&out.stdout));
+    for name in ["claude", "claude-code", "gemini", "gemini-cli", "codex"] {
+        assert_eq!(e.run(&["init", name], None).status.code(), Some(0), "init {name}");
+    }
+    // An older agentsh hook (no dialog hook, another timeout) is brought up to date, not doubled.
+    let old = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": format!("{} hook claude-code", env!("CARGO_BIN_EXE_agentsh"))}]}]}});
+    std::fs::write(&settings, old.to_string()).unwrap();
+    e.run(&["init", "claude-code", "--write"], None);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 1, "{v}");
+    assert!(
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("hook claude-code --timeout 300")
+    );
+    assert_eq!(v["hooks"]["PermissionRequest"][0]["matcher"], "Bash");
+}
+
+/// tmux, or `None` (a note; a failure under CI, which installs it).
+fn tmux_installed() -> bool {
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "tmux is not installed: CI needs it (apt-get install -y tmux)");
+    eprintln!("note: skipped: tmux is not installed");
+    false
+}
+
+/// Issue 24: agentsh with no terminal of its own (a headless agent, a hook) that runs inside the
+/// person's tmux asks in a popup on their tmux client; the keys typed there go to agentsh, and
+/// one `y` runs the command. The person's screen here is a pane of another tmux, with a client of
+/// the person's tmux attached in it, so the popup can be read and typed into.
+#[test]
+fn with_no_terminal_inside_the_persons_tmux_agentsh_asks_in_a_popup() {
+    if !tmux_installed() {
+        return;
+    }
+    let e = Env::new();
+    let sockets = tempfile::tempdir().unwrap();
+    let (outer, inner) = (sockets.path().join("o"), sockets.path().join("i"));
+    let tmux = |socket: &Path, args: &[&str]| {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(socket)
+            .args(["-f", "/dev/null"])
+            .args(args)
+            .env_remove("TMUX")
+            .env("HOME", e.home.path())
+            .env("LANG", "C.UTF-8")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    tmux(&inner, &["new-session", "-d", "-s", "work", "-x", "120", "-y", "40", "sleep 600"]);
+    let attach = format!("TERM=xterm tmux -S '{}' attach -t work", inner.display());
+    tmux(&outer, &["new-session", "-d", "-s", "screen", "-x", "130", "-y", "45", &attach]);
+    let start = std::time::Instant::now();
+    while tmux(&inner, &["list-clients"]).trim().is_empty() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "the person's client did not attach");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pane = tmux(&inner, &["display-message", "-p", "-t", "work", "#{pane_id}"]).trim().to_string();
+    let screen = || tmux(&outer, &["capture-pane", "-p", "-t", "screen"]);
+    std::fs::write(e.project.path().join("x"), "").unwrap();
+    let tmux_var = format!("{},1,0", inner.display());
+    // No controlling terminal (setsid), as an agent runs its shell and its hooks.
+    let mut c = e.command(&["-c", "chmod 777 x"], false, &[("TMUX", &tmux_var), ("TMUX_PANE", &pane)]);
+    let agentsh = std::mem::replace(&mut c, Command::new("setsid"));
+    c.arg(agentsh.get_program()).args(agentsh.get_args()).current_dir(e.project.path());
+    for (k, v) in agentsh.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    let child = c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !screen().contains("chmod 777 x") {
+        assert!(start.elapsed() < std::time::Duration::from_secs(15), "no popup:\n{}", screen());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let shown = screen();
+    assert!(shown.contains("agentsh"), "{shown}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    tmux(&outer, &["send-keys", "-t", "screen", "y"]);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("answer it in the tmux popup"), "{}", text(&out.stderr));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(e.project.path().join("x")).unwrap().permissions().mode() & 0o777, 0o777);
+    let last = audit(&e).into_iter().rfind(|r| r["event"] == "decision").unwrap();
+    assert_eq!(last["outcome"], "approved_once");
+    tmux(&outer, &["kill-server"]);
+    tmux(&inner, &["kill-server"]);
 }

@@ -219,40 +219,51 @@ fn claude_settings_file(f: &Facts) -> Option<PathBuf> {
         .map(|d| d.join("settings.json"))
 }
 
-/// Codex skips a hook nobody trusted, silently: the trust record must be in config.toml and
+/// Codex skips a hook nobody trusted, silently: each trust record must be in config.toml and
 /// match the hook as it is now (an edit to the hook revokes it).
 fn codex_trusted(hooks_file: &Path) -> Result<(), String> {
-    let Some((key, hash)) = crate::commands::init::codex_expected_trust(hooks_file) else {
-        return Err("cannot read the agentsh hook's place in hooks.json".into());
-    };
+    let records = crate::commands::init::codex_expected_trust(hooks_file);
+    if records.is_empty() {
+        return Err("cannot read the agentsh hooks' places in hooks.json".into());
+    }
     let config = hooks_file.with_file_name("config.toml");
     let text = std::fs::read_to_string(&config).unwrap_or_default();
-    let header = format!("[hooks.state.{}]", Value::String(key.clone()));
-    let mut lines = text.lines().skip_while(|l| l.trim() != header);
-    if lines.next().is_none() {
-        return Err(format!("no trust record [hooks.state.\"{key}\"] in {}", config.display()));
+    for (key, hash) in records {
+        let header = format!("[hooks.state.{}]", Value::String(key.clone()));
+        let mut lines = text.lines().skip_while(|l| l.trim() != header);
+        if lines.next().is_none() {
+            return Err(format!("no trust record [hooks.state.\"{key}\"] in {}", config.display()));
+        }
+        let recorded = lines.take_while(|l| !l.trim_start().starts_with('[')).find_map(|l| {
+            l.trim()
+                .strip_prefix("trusted_hash")
+                .map(|r| r.trim().trim_start_matches('=').trim().trim_matches('"').to_string())
+        });
+        match recorded {
+            Some(h) if h == hash => {}
+            Some(h) => {
+                return Err(format!(
+                    "its trust record in {} is for another version of the hook ({h})",
+                    config.display()
+                ));
+            }
+            None => return Err(format!("no trusted_hash under {header} in {}", config.display())),
+        }
     }
-    let recorded = lines.take_while(|l| !l.trim_start().starts_with('[')).find_map(|l| {
-        l.trim()
-            .strip_prefix("trusted_hash")
-            .map(|r| r.trim().trim_start_matches('=').trim().trim_matches('"').to_string())
-    });
-    match recorded {
-        Some(h) if h == hash => Ok(()),
-        Some(h) => Err(format!("its trust record in {} is for another version of the hook ({h})", config.display())),
-        None => Err(format!("no trusted_hash under {header} in {}", config.display())),
-    }
+    Ok(())
 }
 
-/// The agents agentsh can hook, as data: config directory, settings file, hook marker.
+/// The agents agentsh can hook, as data: config directory, settings file, hooks (`init`).
 struct AgentHook {
     agent: &'static str,
     dir_env: Option<&'static str>,
     dir: &'static str,
     file: &'static str,
-    event: &'static str,
-    protocol: &'static str,
+    spec: &'static crate::commands::init::AgentSpec,
     shell_env: Option<&'static str>,
+    /// What a missing dialog hook means: the person's yes in the agent's own dialog is asked
+    /// again (Claude Code, Gemini CLI); for Codex, only a second ask on its escalations.
+    dialog_missing: Level,
 }
 
 const AGENT_HOOKS: &[AgentHook] = &[
@@ -261,27 +272,27 @@ const AGENT_HOOKS: &[AgentHook] = &[
         dir_env: Some("CLAUDE_CONFIG_DIR"),
         dir: ".claude",
         file: "settings.json",
-        event: "PreToolUse",
-        protocol: "claude-code",
+        spec: &crate::commands::init::CLAUDE,
         shell_env: Some("CLAUDE_CODE_SHELL"),
+        dialog_missing: Level::Problem,
     },
     AgentHook {
         agent: "Codex",
         dir_env: Some("CODEX_HOME"),
         dir: ".codex",
         file: "hooks.json",
-        event: "PreToolUse",
-        protocol: "codex",
+        spec: &crate::commands::init::CODEX,
         shell_env: None,
+        dialog_missing: Level::Info,
     },
     AgentHook {
         agent: "Gemini CLI",
         dir_env: None,
         dir: ".gemini",
         file: "settings.json",
-        event: "BeforeTool",
-        protocol: "gemini",
+        spec: &crate::commands::init::GEMINI,
         shell_env: None,
+        dialog_missing: Level::Problem,
     },
 ];
 
@@ -300,10 +311,10 @@ fn agent_hooks(f: &Facts) -> Vec<Finding> {
             continue;
         };
         let file = dir.join(a.file);
-        let fix = format!("agentsh init {} --write", a.protocol);
+        let fix = format!("agentsh init {} --write", a.spec.protocol);
         let shell_ok = a.shell_env.and_then(|e| (f.env)(e)).is_some_and(|v| f.reaches_agentsh(&v));
-        let hook = match std::fs::read_to_string(&file) {
-            Err(_) => None,
+        let installed = match std::fs::read_to_string(&file) {
+            Err(_) => Vec::new(),
             Ok(text) => match serde_json::from_str::<Value>(&text) {
                 Err(e) => {
                     out.push(finding(
@@ -314,29 +325,31 @@ fn agent_hooks(f: &Facts) -> Vec<Finding> {
                     ));
                     continue;
                 }
-                Ok(v) => hook_command(&v, a),
+                Ok(v) => crate::commands::init::installed_hooks(&v, a.spec),
             },
         };
-        match hook {
+        let tool_event = a.spec.hooks[0].event;
+        let tool_hook = installed.first().and_then(|(_, c)| c.clone());
+        match tool_hook {
             Some(cmd) => {
                 let program = shlex::split(&cmd).and_then(|w| w.into_iter().next()).unwrap_or_default();
-                let untrusted = if a.protocol == "codex" { codex_trusted(&file).err() } else { None };
+                let untrusted = if a.spec.protocol == "codex" { codex_trusted(&file).err() } else { None };
                 if let (true, Some(why)) = (f.reaches_agentsh(&program), untrusted) {
                     out.push(finding(
                         "hooks",
                         Level::Problem,
                         format!(
-                            "{}: the hook in {} is not trusted, so Codex skips it silently: {why}",
+                            "{}: the hooks in {} are not trusted, so Codex skips them silently: {why}",
                             a.agent,
                             file.display()
                         ),
-                        Some("agentsh init codex --write (writes the trust record), or trust it in Codex's /hooks"),
+                        Some("agentsh init codex --write (writes the trust records), or trust them in Codex's /hooks"),
                     ));
                 } else if f.reaches_agentsh(&program) {
                     out.push(finding(
                         "hooks",
                         Level::Ok,
-                        format!("{}: {} hook in {}", a.agent, a.event, file.display()),
+                        format!("{}: {tool_event} hook in {}", a.agent, file.display()),
                         None,
                     ));
                 } else {
@@ -351,7 +364,33 @@ fn agent_hooks(f: &Facts) -> Vec<Finding> {
                         Some(&format!("remove that hook entry, then {fix}")),
                     ));
                 }
+                for (event, command) in installed.iter().skip(1) {
+                    if command.is_none() {
+                        out.push(finding(
+                            "hooks",
+                            a.dialog_missing,
+                            format!(
+                                "{}: no agentsh {event} hook in {}: agentsh cannot tell that the person said yes in the agent's own dialog, and asks again",
+                                a.agent,
+                                file.display()
+                            ),
+                            Some(&fix),
+                        ));
+                    }
+                }
             }
+            // Issue 24: the model chooses exec_command's shell, and `sh` with `login: false` runs
+            // without the login shell; only the hook sees every command.
+            None if a.spec.protocol == "codex" => out.push(finding(
+                "hooks",
+                Level::Problem,
+                format!(
+                    "Codex: no agentsh hook in {}: the login shell alone is not a complete wiring for Codex (the model \
+                     chooses the shell of each command, and `sh` with login: false never reaches agentsh)",
+                    file.display()
+                ),
+                Some(&fix),
+            )),
             None if shell_ok => out.push(finding(
                 "hooks",
                 Level::Ok,
@@ -371,17 +410,6 @@ fn agent_hooks(f: &Facts) -> Vec<Finding> {
         }
     }
     out
-}
-
-/// The command of the agentsh hook for this agent's protocol, if any.
-fn hook_command(settings: &Value, a: &AgentHook) -> Option<String> {
-    let marker = format!("hook {}", a.protocol);
-    settings["hooks"][a.event].as_array()?.iter().find_map(|group| {
-        group["hooks"]
-            .as_array()?
-            .iter()
-            .find_map(|h| h["command"].as_str().filter(|c| c.ends_with(&marker)).map(str::to_string))
-    })
 }
 
 fn interactive_hooks(f: &Facts) -> Vec<Finding> {
@@ -729,14 +757,21 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_hook_command_of_each_protocol() {
+    fn finds_the_hook_commands_of_each_protocol() {
+        use crate::commands::init::installed_hooks;
         let v: Value = serde_json::from_str(
             r#"{"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"command":"fmt"}]},
                {"matcher":"Bash","hooks":[{"type":"command","command":"/x/agentsh hook claude-code"}]}]}}"#,
         )
         .unwrap();
-        assert_eq!(hook_command(&v, &AGENT_HOOKS[0]).as_deref(), Some("/x/agentsh hook claude-code"));
-        assert_eq!(hook_command(&v, &AGENT_HOOKS[1]), None);
-        assert_eq!(hook_command(&serde_json::json!({"hooks": 3}), &AGENT_HOOKS[0]), None);
+        let claude = installed_hooks(&v, AGENT_HOOKS[0].spec);
+        assert_eq!(
+            claude,
+            [("PreToolUse", Some("/x/agentsh hook claude-code".to_string())), ("PermissionRequest", None)]
+        );
+        assert!(installed_hooks(&v, AGENT_HOOKS[1].spec).iter().all(|(_, c)| c.is_none()));
+        assert!(
+            installed_hooks(&serde_json::json!({"hooks": 3}), AGENT_HOOKS[0].spec).iter().all(|(_, c)| c.is_none())
+        );
     }
 }

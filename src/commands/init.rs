@@ -12,42 +12,76 @@ use std::path::{Path, PathBuf};
 const BASH_HOOK: &str = include_str!("../shell/agentsh.bash");
 const ZSH_HOOK: &str = include_str!("../shell/agentsh.zsh");
 
-/// One hook wiring, as data: which file, which event list, which matcher, which entry.
-struct HookSpec {
-    event: &'static str,
-    matcher: &'static str,
-    protocol: &'static str,
-    /// Extra fields of the hook entry (timeouts are in the agent's own unit).
-    extra: fn() -> Value,
+/// One hook of an agent, as data: which event list, which matcher, what Codex calls the event
+/// in its trust records.
+pub struct HookSpec {
+    pub event: &'static str,
+    pub matcher: &'static str,
+    /// Codex's name for the event in a trust record's key and identity.
+    codex_event: &'static str,
 }
 
-const CLAUDE: HookSpec =
-    HookSpec { event: "PreToolUse", matcher: "Bash", protocol: "claude-code", extra: || json!({}) };
-const CODEX: HookSpec =
-    HookSpec { event: "PreToolUse", matcher: "Bash", protocol: "codex", extra: || json!({ "timeout": 30 }) };
-const GEMINI: HookSpec = HookSpec {
-    event: "BeforeTool",
-    matcher: "run_shell_command",
+/// One agent's wiring: the protocol `agentsh hook` speaks to it and its hooks (issue 24): the
+/// tool hook judges (and asks where the agent cannot), the dialog hook tells agentsh that the
+/// agent is showing its own dialog for a command, so that a yes there is not asked twice.
+pub struct AgentSpec {
+    pub protocol: &'static str,
+    pub hooks: &'static [HookSpec],
+    /// The timeout field in the agent's own unit: seconds, or milliseconds (Gemini CLI).
+    timeout_scale: u64,
+    /// Extra fields of each hook entry.
+    name: Option<&'static str>,
+}
+
+/// How long each agent gives agentsh's hook, in seconds. agentsh answers 10 s before it
+/// (`--timeout`): waiting for a person in its own channel fits in it, with
+/// `confirmationTimeoutSeconds` (60 by default) as the limit.
+pub const HOOK_TIMEOUT: u64 = 300;
+
+pub const CLAUDE: AgentSpec = AgentSpec {
+    protocol: "claude-code",
+    hooks: &[
+        HookSpec { event: "PreToolUse", matcher: "Bash", codex_event: "" },
+        HookSpec { event: "PermissionRequest", matcher: "Bash", codex_event: "" },
+    ],
+    timeout_scale: 1,
+    name: None,
+};
+pub const CODEX: AgentSpec = AgentSpec {
+    protocol: "codex",
+    hooks: &[
+        HookSpec { event: "PreToolUse", matcher: "Bash", codex_event: "pre_tool_use" },
+        HookSpec { event: "PermissionRequest", matcher: "Bash", codex_event: "permission_request" },
+    ],
+    timeout_scale: 1,
+    name: None,
+};
+pub const GEMINI: AgentSpec = AgentSpec {
     protocol: "gemini",
-    extra: || json!({ "name": "agentsh", "timeout": 30000 }),
+    hooks: &[
+        HookSpec { event: "BeforeTool", matcher: "run_shell_command", codex_event: "" },
+        HookSpec { event: "Notification", matcher: "ToolPermission", codex_event: "" },
+    ],
+    timeout_scale: 1000,
+    name: Some("agentsh"),
 };
 
 pub fn run(args: InitArgs) -> Result<i32> {
     let bin = agentsh_path();
     match args.target {
         InitTarget::ClaudeCode => {
-            let code = json_target(&CLAUDE, claude_settings()?, &bin, args.write)?;
-            claude_shell(&bin, args.write)?;
-            Ok(code)
+            let link = bash_link(&bin, args.write)?;
+            let shell = link.display().to_string();
+            json_target(&CLAUDE, claude_settings()?, &bin, Some(&shell), args.write)
         }
         InitTarget::Codex => {
-            let code = json_target(&CODEX, codex_hooks()?, &bin, args.write)?;
+            let code = json_target(&CODEX, codex_hooks()?, &bin, None, args.write)?;
             codex_trust(&bin, args.write)?;
             codex_shell_note(&bin, args.write)?;
             Ok(code)
         }
         InitTarget::Gemini => {
-            let code = json_target(&GEMINI, home()?.join(".gemini/settings.json"), &bin, args.write)?;
+            let code = json_target(&GEMINI, home()?.join(".gemini/settings.json"), &bin, None, args.write)?;
             gemini_shell(&bin, args.write)?;
             Ok(code)
         }
@@ -127,28 +161,6 @@ fn bash_link(bin: &str, write: bool) -> Result<PathBuf> {
     Ok(link)
 }
 
-/// Claude Code 2.1: `CLAUDE_CODE_SHELL` in settings.json `env`, pointing at the `bash` link.
-fn claude_shell(bin: &str, write: bool) -> Result<()> {
-    let link = bash_link(bin, write)?;
-    let value = link.display().to_string();
-    if !write {
-        println!("# and in the same settings file: {{\"env\": {{\"CLAUDE_CODE_SHELL\": {}}}}}", Value::String(value));
-        return Ok(());
-    }
-    let path = claude_settings()?;
-    let changed = crate::policy::atomic_file::update(&path, |m| {
-        let env = m.entry("env").or_insert_with(|| json!({}));
-        let Some(env) = env.as_object_mut() else { bail!("\"env\" is not an object; fix the file first") };
-        let changed = env.get("CLAUDE_CODE_SHELL").and_then(Value::as_str) != Some(value.as_str());
-        env.insert("CLAUDE_CODE_SHELL".into(), Value::String(value.clone()));
-        Ok(changed)
-    })?;
-    if changed {
-        println!("agentsh: set env.CLAUDE_CODE_SHELL={value} in {}", path.display());
-    }
-    Ok(())
-}
-
 /// Gemini CLI 0.61 runs `bash` from PATH: the person starts it with the link directory first.
 fn gemini_shell(bin: &str, write: bool) -> Result<()> {
     let link = bash_link(bin, write)?;
@@ -171,13 +183,14 @@ fn codex_shell_note(bin: &str, write: bool) -> Result<()> {
     Ok(())
 }
 
-/// Codex 0.169 runs a hook only after the person trusts it: `[hooks.state."<file>:pre_tool_use:
+/// Codex 0.169 runs a hook only after the person trusts it: `[hooks.state."<file>:<event>:
 /// <group>:<handler>"] trusted_hash = "sha256:<hex>"` in config.toml, the hex being SHA-256 of the
 /// hook's identity as compact JSON with sorted keys (`event_name`, `hooks` with `async`,
 /// `command`, `timeout`, `type`, then `matcher`). Checked live: with this record `codex exec`
 /// runs the hook without `--dangerously-bypass-hook-trust`.
 pub fn codex_trust_record(
     hooks_file: &Path,
+    event: &str,
     group: usize,
     matcher: &str,
     command: &str,
@@ -185,63 +198,127 @@ pub fn codex_trust_record(
 ) -> (String, String) {
     use sha2::Digest;
     let identity = json!({
-        "event_name": "pre_tool_use",
+        "event_name": event,
         "hooks": [{ "async": false, "command": command, "timeout": timeout, "type": "command" }],
         "matcher": matcher,
     });
     // serde_json keeps insertion order (preserve_order); the keys above are already sorted.
     let canonical = serde_json::to_string(&identity).unwrap_or_default();
     let hex: String = sha2::Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-    (format!("{}:pre_tool_use:{group}:0", hooks_file.display()), format!("sha256:{hex}"))
+    (format!("{}:{event}:{group}:0", hooks_file.display()), format!("sha256:{hex}"))
 }
 
-/// The agentsh hook's place in hooks.json and its trust record.
-pub fn codex_expected_trust(hooks_file: &Path) -> Option<(String, String)> {
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(hooks_file).ok()?).ok()?;
-    let groups = v["hooks"]["PreToolUse"].as_array()?;
-    groups.iter().enumerate().find_map(|(i, g)| {
-        let h = g["hooks"].as_array()?.first()?;
-        let cmd = h["command"].as_str()?;
-        (cmd.contains("agentsh") && cmd.ends_with("hook codex")).then(|| {
-            codex_trust_record(
-                hooks_file,
-                i,
-                g["matcher"].as_str().unwrap_or(""),
-                cmd,
-                h["timeout"].as_u64().unwrap_or(600),
+/// Whether a hook command runs agentsh's hook for `protocol`: `<…agentsh> hook <protocol>`,
+/// with or without `--timeout N`.
+pub fn runs_agentsh_hook(command: &str, protocol: &str) -> bool {
+    let words = shlex::split(command).unwrap_or_default();
+    matches!(words.as_slice(), [bin, hook, p, ..] if bin.contains("agentsh") && hook == "hook" && p == protocol)
+}
+
+/// The agentsh hook of `spec` in a settings value: its group's position, the group, the entry.
+fn find_hook<'a>(settings: &'a Value, spec: &HookSpec, protocol: &str) -> Option<(usize, &'a Value, &'a Value)> {
+    settings["hooks"][spec.event].as_array()?.iter().enumerate().find_map(|(i, g)| {
+        let h = g["hooks"]
+            .as_array()?
+            .iter()
+            .find(|h| h["command"].as_str().is_some_and(|c| runs_agentsh_hook(c, protocol)))?;
+        Some((i, g, h))
+    })
+}
+
+/// The command of each of the agent's agentsh hooks found in `settings`, by event (`None`
+/// where one is missing).
+pub fn installed_hooks(settings: &Value, agent: &AgentSpec) -> Vec<(&'static str, Option<String>)> {
+    agent
+        .hooks
+        .iter()
+        .map(|spec| {
+            (
+                spec.event,
+                find_hook(settings, spec, agent.protocol)
+                    .and_then(|(_, _, h)| h["command"].as_str().map(str::to_string)),
             )
         })
-    })
+        .collect()
+}
+
+/// The trust record each agentsh hook in Codex's hooks.json needs, as it is now.
+pub fn codex_expected_trust(hooks_file: &Path) -> Vec<(String, String)> {
+    let Some(v) = std::fs::read_to_string(hooks_file).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok()) else {
+        return Vec::new();
+    };
+    CODEX
+        .hooks
+        .iter()
+        .filter_map(|spec| {
+            let (i, g, h) = find_hook(&v, spec, CODEX.protocol)?;
+            Some(codex_trust_record(
+                hooks_file,
+                spec.codex_event,
+                i,
+                g["matcher"].as_str().unwrap_or(""),
+                h["command"].as_str()?,
+                h["timeout"].as_u64().unwrap_or(600),
+            ))
+        })
+        .collect()
 }
 
 fn codex_config() -> Result<PathBuf> {
     Ok(codex_hooks()?.with_file_name("config.toml"))
 }
 
-/// Writes (or corrects) the trust record of the agentsh hook in Codex's config.toml.
+/// Writes (or corrects) the trust records of the agentsh hooks in Codex's config.toml.
 fn codex_trust(bin: &str, write: bool) -> Result<()> {
     let hooks = codex_hooks()?;
     let config = codex_config()?;
-    let (key, hash) = match codex_expected_trust(&hooks) {
-        Some(t) => t,
-        None => {
-            let cmd = hook_command(&CODEX, bin);
-            codex_trust_record(&hooks, 0, CODEX.matcher, &cmd, 30)
-        }
-    };
-    let table = format!("[hooks.state.{}]", Value::String(key.clone()));
-    let line = format!("trusted_hash = {}", Value::String(hash.clone()));
+    let mut records = codex_expected_trust(&hooks);
+    if records.is_empty() || !write {
+        // What --write would install.
+        records = CODEX
+            .hooks
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                codex_trust_record(
+                    &hooks,
+                    spec.codex_event,
+                    if write { i } else { 0 },
+                    spec.matcher,
+                    &hook_command(&CODEX, bin),
+                    HOOK_TIMEOUT,
+                )
+            })
+            .collect();
+    }
     if !write {
-        println!(
-            "# and trust it in {} (Codex skips an untrusted hook silently):
-{table}
-{line}",
-            config.display()
-        );
+        println!("# and trust them in {} (Codex skips an untrusted hook silently):", config.display());
+        for (key, hash) in &records {
+            println!("[hooks.state.{}]\ntrusted_hash = {}", Value::String(key.clone()), Value::String(hash.clone()));
+        }
         return Ok(());
     }
     let before = read_existing(&config)?.unwrap_or_default();
     let mut lines: Vec<String> = before.lines().map(str::to_string).collect();
+    for (key, hash) in &records {
+        set_trust(&mut lines, key, hash);
+    }
+    let after = lines.join("\n") + "\n";
+    if after == before {
+        println!("agentsh: the hooks are already trusted in {}", config.display());
+        return Ok(());
+    }
+    let backup = backup(&config, (!before.is_empty()).then_some(before.as_str()))?;
+    crate::policy::atomic_file::write_text(&config, after.as_bytes())?;
+    print_change(&config, (!before.is_empty()).then_some(before.as_str()), &after, backup.as_deref());
+    Ok(())
+}
+
+/// Sets `trusted_hash` under `[hooks.state."<key>"]` in config.toml's lines, adding the table
+/// or the line where missing.
+fn set_trust(lines: &mut Vec<String>, key: &str, hash: &str) {
+    let table = format!("[hooks.state.{}]", Value::String(key.to_string()));
+    let line = format!("trusted_hash = {}", Value::String(hash.to_string()));
     match lines.iter().position(|l| l.trim() == table) {
         Some(at) => {
             // Replace the table's trusted_hash line (or add one right under the header).
@@ -250,10 +327,6 @@ fn codex_trust(bin: &str, write: bool) -> Result<()> {
                 .position(|l| l.trim_start().starts_with('['))
                 .map_or(lines.len(), |e| at + 1 + e);
             match lines[at + 1..end].iter().position(|l| l.trim_start().starts_with("trusted_hash")) {
-                Some(i) if lines[at + 1 + i] == line => {
-                    println!("agentsh: the hook is already trusted in {}", config.display());
-                    return Ok(());
-                }
                 Some(i) => lines[at + 1 + i] = line,
                 None => lines.insert(at + 1, line),
             }
@@ -266,53 +339,83 @@ fn codex_trust(bin: &str, write: bool) -> Result<()> {
             lines.push(line);
         }
     }
-    let after = lines.join("\n") + "\n";
-    let backup = backup(&config, (!before.is_empty()).then_some(before.as_str()))?;
-    crate::policy::atomic_file::write_text(&config, after.as_bytes())?;
-    print_change(&config, &before, &after, backup.as_deref());
-    Ok(())
 }
 
-fn hook_command(spec: &HookSpec, bin: &str) -> String {
-    format!("{} hook {}", quote(bin), spec.protocol)
+/// `'<agentsh>' hook <protocol> --timeout <seconds>`.
+pub fn hook_command(agent: &AgentSpec, bin: &str) -> String {
+    format!("{} hook {} --timeout {HOOK_TIMEOUT}", quote(bin), agent.protocol)
 }
 
-/// The settings snippet for one agent.
-fn snippet(spec: &HookSpec, bin: &str) -> Value {
+/// The hook entry, as the agent's settings hold it.
+fn hook_entry(agent: &AgentSpec, bin: &str) -> Value {
+    let mut entry = json!({ "type": "command", "command": hook_command(agent, bin), "timeout": HOOK_TIMEOUT * agent.timeout_scale });
+    if let Some(name) = agent.name {
+        entry["name"] = Value::String(name.into());
+    }
+    entry
+}
+
+/// The settings snippet for one agent (and Claude Code's shell).
+fn snippet(agent: &AgentSpec, bin: &str, shell: Option<&str>) -> Value {
     let mut map = Map::new();
-    merge_hook(&mut map, spec, bin).expect("an empty object takes the hook");
+    merge(&mut map, agent, bin, shell).expect("an empty object takes the hooks");
     Value::Object(map)
 }
 
-/// Adds the hook to `hooks.<event>` unless an agentsh hook of this protocol is already there.
-/// Returns false when nothing changed. Fails, changing nothing, on a shape it does not know.
-fn merge_hook(map: &mut Map<String, Value>, spec: &HookSpec, bin: &str) -> Result<bool> {
+/// Puts the agent's agentsh hooks into `hooks.<event>` (an agentsh hook already there is brought
+/// up to date in place, never added twice), and `env.CLAUDE_CODE_SHELL` for Claude Code. Returns
+/// false when nothing changed. Fails, changing nothing, on a shape it does not know.
+fn merge(map: &mut Map<String, Value>, agent: &AgentSpec, bin: &str, shell: Option<&str>) -> Result<bool> {
+    let mut changed = false;
     let hooks = map.entry("hooks").or_insert_with(|| json!({}));
     let Some(hooks) = hooks.as_object_mut() else { bail!("\"hooks\" is not an object; fix the file first") };
-    let list = hooks.entry(spec.event).or_insert_with(|| json!([]));
-    let Some(list) = list.as_array_mut() else { bail!("\"hooks.{}\" is not a list; fix the file first", spec.event) };
-    let marker = format!("hook {}", spec.protocol);
-    let present = list.iter().any(|group| {
-        group["hooks"].as_array().is_some_and(|hs| {
-            hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.contains("agentsh") && c.ends_with(&marker)))
-        })
-    });
-    if present {
-        return Ok(false);
+    for spec in agent.hooks {
+        if let Some(list) = hooks.get(spec.event)
+            && !list.is_array()
+        {
+            bail!("\"hooks.{}\" is not a list; fix the file first", spec.event);
+        }
     }
-    let mut entry = json!({ "type": "command", "command": hook_command(spec, bin) });
-    if let (Some(e), Value::Object(extra)) = (entry.as_object_mut(), (spec.extra)()) {
-        e.extend(extra);
+    for spec in agent.hooks {
+        let list = hooks.entry(spec.event).or_insert_with(|| json!([])).as_array_mut().expect("checked above");
+        let entry = hook_entry(agent, bin);
+        let found = list.iter_mut().find_map(|g| {
+            let at = g["hooks"]
+                .as_array()?
+                .iter()
+                .position(|h| h["command"].as_str().is_some_and(|c| runs_agentsh_hook(c, agent.protocol)))?;
+            Some((g, at))
+        });
+        match found {
+            Some((group, at)) => {
+                if group["hooks"][at] != entry || group["matcher"] != spec.matcher {
+                    group["hooks"][at] = entry;
+                    group["matcher"] = Value::String(spec.matcher.into());
+                    changed = true;
+                }
+            }
+            None => {
+                list.push(json!({ "matcher": spec.matcher, "hooks": [entry] }));
+                changed = true;
+            }
+        }
     }
-    list.push(json!({ "matcher": spec.matcher, "hooks": [entry] }));
-    Ok(true)
+    if let Some(shell) = shell {
+        let env = map.entry("env").or_insert_with(|| json!({}));
+        let Some(env) = env.as_object_mut() else { bail!("\"env\" is not an object; fix the file first") };
+        if env.get("CLAUDE_CODE_SHELL").and_then(Value::as_str) != Some(shell) {
+            env.insert("CLAUDE_CODE_SHELL".into(), Value::String(shell.into()));
+            changed = true;
+        }
+    }
+    Ok(changed)
 }
 
-fn json_target(spec: &HookSpec, path: PathBuf, bin: &str, write: bool) -> Result<i32> {
+fn json_target(agent: &AgentSpec, path: PathBuf, bin: &str, shell: Option<&str>, write: bool) -> Result<i32> {
     if !write {
-        println!("# merge into {} (or run: agentsh init {} --write)", path.display(), spec.protocol);
-        println!("{}", serde_json::to_string_pretty(&snippet(spec, bin))?);
-        if spec.protocol == "codex" {
+        println!("# merge into {} (or run: agentsh init {} --write)", path.display(), agent.protocol);
+        println!("{}", serde_json::to_string_pretty(&snippet(agent, bin, shell))?);
+        if agent.protocol == "codex" {
             println!("# Codex builds before hooks were on by default also need, in ~/.codex/config.toml:");
             println!("#   [features]\n#   hooks = true");
         }
@@ -329,20 +432,35 @@ fn json_target(spec: &HookSpec, path: PathBuf, bin: &str, write: bool) -> Result
                 path.display(),
                 e.line(),
                 e.column(),
-                serde_json::to_string_pretty(&snippet(spec, bin))?
+                serde_json::to_string_pretty(&snippet(agent, bin, shell))?
             ),
         },
     };
-    if !merge_hook(&mut map, spec, bin)? {
+    let shown_before = before.as_deref().map(|_| pretty(&Value::Object(map.clone())));
+    if !merge(&mut map, agent, bin, shell)? {
         println!("agentsh: already installed in {}", path.display());
         return Ok(0);
     }
-    let after = serde_json::to_string_pretty(&Value::Object(map))? + "\n";
     let backup = backup(&path, before.as_deref())?;
     // Merge again under the lock, on what is there now: a concurrent writer loses nothing.
-    crate::policy::atomic_file::update(&path, |m| merge_hook(m, spec, bin).map(|_| ()))?;
-    print_change(&path, before.as_deref().unwrap_or(""), &after, backup.as_deref());
+    crate::policy::atomic_file::update(&path, |m| merge(m, agent, bin, shell).map(|_| ()))?;
+    let after = std::fs::read_to_string(&path).unwrap_or_else(|_| pretty(&Value::Object(map)));
+    if let (Some(raw), Some(formatted)) = (before.as_deref(), shown_before.as_deref())
+        && raw.trim_end() != formatted.trim_end()
+    {
+        // Issue 29, item 8: a compact file would otherwise show as rewritten whole.
+        println!(
+            "note: {} is rewritten formatted (2-space JSON); the diff compares the formatted forms",
+            path.display()
+        );
+    }
+    print_change(&path, shown_before.as_deref(), &after, backup.as_deref());
     Ok(0)
+}
+
+/// JSON as agentsh writes a settings file (`atomic_file`).
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
 }
 
 fn shell_target(shell: &str, hook: &str, rc: PathBuf, bin: &str, write: bool, all_shells: bool) -> Result<i32> {
@@ -374,7 +492,7 @@ fn shell_target(shell: &str, hook: &str, rc: PathBuf, bin: &str, write: bool, al
     after.push('\n');
     let backup = backup(&rc, before.as_deref())?;
     crate::policy::atomic_file::write_text(&rc, after.as_bytes())?;
-    print_change(&rc, &text, &after, backup.as_deref());
+    print_change(&rc, before.as_deref(), &after, backup.as_deref());
     if all_shells {
         println!("agentsh: every new interactive {shell} is gated, yours included");
     } else {
@@ -405,10 +523,13 @@ fn backup(path: &Path, before: Option<&str>) -> Result<Option<PathBuf>> {
     Ok(Some(b))
 }
 
-fn print_change(path: &Path, before: &str, after: &str, backup: Option<&Path>) {
-    println!("--- {}", path.display());
-    println!("+++ {} (new)", path.display());
-    print!("{}", diff(before, after));
+/// The change as a unified-style diff. `before` is `None` for a file that did not exist.
+fn print_change(path: &Path, before: Option<&str>, after: &str, backup: Option<&Path>) {
+    match before {
+        Some(_) => println!("--- {0}\n+++ {0}", path.display()),
+        None => println!("--- /dev/null\n+++ {} (new file)", path.display()),
+    }
+    print!("{}", diff(before.unwrap_or(""), after));
     match backup {
         Some(b) => println!("agentsh: wrote {}; the old file is kept as {}", path.display(), b.display()),
         None => println!("agentsh: wrote {} (new file)", path.display()),
@@ -471,34 +592,48 @@ mod tests {
             r#"{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"fmt"}]}],"Stop":[]}}"#,
         )
         .unwrap();
-        assert!(merge_hook(&mut m, &CLAUDE, "/usr/bin/agentsh").unwrap());
-        assert!(!merge_hook(&mut m, &CLAUDE, "/usr/bin/agentsh").unwrap());
+        assert!(merge(&mut m, &CLAUDE, "/usr/bin/agentsh", Some("/h/bash")).unwrap());
+        assert!(!merge(&mut m, &CLAUDE, "/usr/bin/agentsh", Some("/h/bash")).unwrap());
         assert_eq!(m["model"], "opus");
         assert_eq!(m["hooks"]["Stop"], json!([]));
+        assert_eq!(m["env"]["CLAUDE_CODE_SHELL"], "/h/bash");
         let list = m["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(list.len(), 2);
         assert_eq!(list[1]["matcher"], "Bash");
-        assert_eq!(list[1]["hooks"][0]["command"], "/usr/bin/agentsh hook claude-code");
+        assert_eq!(list[1]["hooks"][0]["command"], "/usr/bin/agentsh hook claude-code --timeout 300");
+        assert_eq!(m["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"], 300);
         // A different protocol is a different hook.
-        assert!(merge_hook(&mut m, &CODEX, "/usr/bin/agentsh").unwrap());
+        assert!(merge(&mut m, &CODEX, "/usr/bin/agentsh", None).unwrap());
+        // An agentsh hook of another build or shape is replaced in place, not added beside.
+        assert!(merge(&mut m, &CLAUDE, "/opt/agentsh", Some("/h/bash")).unwrap());
+        assert_eq!(m["hooks"]["PreToolUse"].as_array().unwrap().len(), 3, "Edit's, Claude Code's and Codex's");
+        assert_eq!(m["hooks"]["PreToolUse"][1]["hooks"][0]["command"], "/opt/agentsh hook claude-code --timeout 300");
     }
 
     #[test]
     fn refuses_shapes_it_does_not_know() {
         let mut m: Map<String, Value> = serde_json::from_str(r#"{"hooks":[1]}"#).unwrap();
-        assert!(merge_hook(&mut m, &CLAUDE, "agentsh").is_err());
-        let mut m: Map<String, Value> = serde_json::from_str(r#"{"hooks":{"BeforeTool":{}}}"#).unwrap();
-        assert!(merge_hook(&mut m, &GEMINI, "agentsh").is_err());
-        assert_eq!(m["hooks"]["BeforeTool"], json!({}));
+        assert!(merge(&mut m, &CLAUDE, "agentsh", None).is_err());
+        let mut m: Map<String, Value> = serde_json::from_str(r#"{"hooks":{"Notification":{}}}"#).unwrap();
+        assert!(merge(&mut m, &GEMINI, "agentsh", None).is_err());
+        assert_eq!(m["hooks"], json!({"Notification": {}}), "nothing was added before the refusal");
+        let mut m: Map<String, Value> = serde_json::from_str(r#"{"env":"x"}"#).unwrap();
+        assert!(merge(&mut m, &CLAUDE, "agentsh", Some("/h/bash")).is_err());
     }
 
     #[test]
     fn snippets_are_each_agents_shape() {
-        let g = snippet(&GEMINI, "/bin/agentsh");
+        let g = snippet(&GEMINI, "/bin/agentsh", None);
         assert_eq!(g["hooks"]["BeforeTool"][0]["matcher"], "run_shell_command");
-        assert_eq!(g["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 30000);
-        let c = snippet(&CODEX, "/a b/agentsh");
-        assert_eq!(c["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "'/a b/agentsh' hook codex");
+        assert_eq!(g["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 300_000, "Gemini CLI counts milliseconds");
+        assert_eq!(g["hooks"]["Notification"][0]["matcher"], "ToolPermission");
+        let c = snippet(&CODEX, "/a b/agentsh", None);
+        assert_eq!(c["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "'/a b/agentsh' hook codex --timeout 300");
+        assert_eq!(c["hooks"]["PermissionRequest"][0]["matcher"], "Bash");
+        assert!(runs_agentsh_hook("'/a b/agentsh' hook codex --timeout 300", "codex"));
+        assert!(runs_agentsh_hook("/usr/bin/agentsh hook codex", "codex"));
+        assert!(!runs_agentsh_hook("/usr/bin/agentsh hook gemini", "codex"));
+        assert!(!runs_agentsh_hook("/usr/bin/other hook codex", "codex"));
     }
 
     #[test]
@@ -514,6 +649,7 @@ mod tests {
         // without --dangerously-bypass-hook-trust.
         let (key, hash) = codex_trust_record(
             Path::new("/tmp/cap/c2/codex/hooks.json"),
+            "pre_tool_use",
             0,
             "Bash",
             "/work/wt-agents/target/debug/agentsh hook codex",
