@@ -94,7 +94,7 @@ impl Drop for Popup {
 pub fn open(client: &Client, id: &str) -> std::io::Result<Popup> {
     let me = std::env::current_exe()?;
     let mut cmd = Command::new("tmux");
-    cmd.arg("-S").arg(&client.socket).args(["display-popup", "-E", "-c", &client.name, "-w", "90%", "-h", "70%"]);
+    cmd.arg("-S").arg(&client.socket).args(["display-popup", "-E", "-c", &client.name, "-w", "90%", "-h", "60%"]);
     cmd.args(["-T", " agentsh: a command waits for your approval "]);
     for name in PLACES {
         if let Some(v) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {

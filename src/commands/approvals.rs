@@ -39,6 +39,8 @@ pub fn run(args: ApprovalsArgs) -> Result<i32> {
     let mut dirty = true;
     // `--request ID` (the tmux popup, issue 24): that request only, until it is answered or gone.
     let only = args.request.as_deref();
+    // The popup shows what the command does, why it asks and where it runs, without a key.
+    ui.detail = only.is_some();
     loop {
         if dirty {
             while let Ok(events) = changes.read_events() {

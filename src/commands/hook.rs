@@ -399,15 +399,19 @@ pub fn person_text(p: &Protocol, v: &Verdict) -> String {
     let reasons: Vec<String> =
         v.blocking_parts().flat_map(crate::judge::decide::part_reasons).map(|r| sanitize(&r)).collect();
     let reasons = if reasons.is_empty() { v.reasons.iter().map(|r| sanitize(r)).collect() } else { reasons };
-    let mut text = format!("agentsh asks you ({} risk): {}.", v.risk, reasons.join("; "));
-    text.push_str(&format!(
-        " A yes runs it once, through agentsh, {}.",
-        crate::run::gate::approval_runs(v).trim_start_matches("if approved, ")
-    ));
-    if p.name == "claude-code" {
-        text.push_str(" The command above is the model's, run by agentsh.");
-    }
-    text
+    let text = format!("agentsh asks you ({} risk): {}.", v.risk, reasons.join("; "));
+    // Where a yes runs it: "in the sandbox (...)" or "OUTSIDE the sandbox: <why>", the why left
+    // out when the reasons said it already.
+    let runs = crate::run::gate::approval_runs(v);
+    let runs = runs.trim_start_matches("if approved, ");
+    let runs = match runs.split_once(": ") {
+        Some((place, why)) if text.contains(why) => place,
+        _ => runs,
+    };
+    format!(
+        "{text} A yes runs it once, {runs}. {} shows it as agentsh will run it: the model's command, unchanged.",
+        p.agent
+    )
 }
 
 /// The text for the model when the person did not approve, by what happened.
@@ -545,8 +549,10 @@ pub fn gemini_args_run_the_ui(argv: &[String]) -> bool {
 
 impl World for Live {
     fn judge(&self, command: &str, cwd: &Path) -> Verdict {
+        // Config warnings are not printed: an agent shows a hook's stderr to the model (Codex's
+        // block reason) or as a failure. `agentsh doctor` shows them, and so does the agentsh
+        // that runs the command.
         let mut config = crate::policy::config::load(cwd);
-        crate::run::explain::print_warnings(&config.warnings);
         crate::run::gate::prepare(&mut config, command, cwd, false);
         let policy = std::mem::take(&mut config.policy);
         *self.config.borrow_mut() = Some(config);

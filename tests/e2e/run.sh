@@ -5,7 +5,7 @@
 #        E2E_NPM       where the pinned CLIs are installed once (default /var/tmp/agentsh-e2e-npm;
 #                      not under /root or /home, which each run hides)
 #        E2E_ROOT      scratch for the runs (default /tmp/agentsh-e2e)
-# Needs root or unprivileged user namespaces (unshare), node/npm, python3, git. With no npm
+# Needs root or unprivileged user namespaces (unshare), node/npm, python3, git, tmux. With no npm
 # registry to install from, it says so and fails: it never passes without running the agents.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +23,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     fail "node and npm are needed (apt-get install nodejs npm)"
   fi
 fi
-for t in python3 git unshare timeout; do command -v "$t" >/dev/null || fail "$t is needed"; done
+# tmux: the agents' UIs run in the person's tmux (apt-get install tmux; .ci/run installs it).
+for t in python3 git unshare timeout tmux; do command -v "$t" >/dev/null || fail "$t is needed"; done
 
 installed() {
   for spec in "${PINNED[@]}"; do
