@@ -123,6 +123,10 @@ pub enum Command {
 
 const HOOK_AFTER_HELP: &str = "\
 Wire it in with `agentsh init claude-code|codex|gemini` (prints the settings; --write installs).
+It answers the agent's tool event (PreToolUse, BeforeTool) and its dialog event
+(PermissionRequest, Gemini CLI's ToolPermission notification). A command that needs a person is
+asked in the agent's own dialog (Claude Code's and Gemini CLI's UI), or else in agentsh's own
+prompt (a tmux popup, `agentsh approvals`), waited for here within --timeout.
 
 Exit status: 0 the answer is on stdout; 2 the call is blocked and the reason is on stderr
 (malformed input, wrong event, internal error; Codex: every refusal).
@@ -134,9 +138,9 @@ Examples:
 const INIT_AFTER_HELP: &str = "\
 Examples:
   agentsh init claude-code            print the settings for ~/.claude/settings.json
-  agentsh init claude-code --write    merge the hook and CLAUDE_CODE_SHELL in (shows the diff,
+  agentsh init claude --write         merge the hooks and CLAUDE_CODE_SHELL in (shows the diff,
                                       keeps a backup), link ~/.local/share/agentsh/bin/bash
-  agentsh init codex --write          ~/.codex/hooks.json, its trust record in config.toml, the link
+  agentsh init codex --write          ~/.codex/hooks.json, their trust records in config.toml, the link
   agentsh init gemini --write         ~/.gemini/settings.json and the link (run gemini with it on PATH)
   eval \"$(agentsh init bash)\"         gate this interactive bash (add it to ~/.bashrc)
   agentsh init zsh --write            add that line to ~/.zshrc

@@ -415,7 +415,7 @@ pub fn person_text(p: &Protocol, v: &Verdict) -> String {
         _ => runs,
     };
     format!(
-        "{text} A yes runs it once, {runs}. {} shows it as agentsh will run it: the model's command, unchanged.",
+        "{text} A yes runs it once, {runs}. {} shows the command as it will run: the model's, unchanged, through agentsh.",
         p.agent
     )
 }

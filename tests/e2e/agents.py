@@ -365,9 +365,9 @@ class Tmux:
                               env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "xterm-256color"})
 
     def start(self, script):
-        self.cmd(self.inner, "new-session", "-d", "-s", "agent", "-x", "150", "-y", "45", script)
+        self.cmd(self.inner, "new-session", "-d", "-s", "agent", "-x", "100", "-y", "40", script)
         attach = f"TERM=xterm-256color tmux -S {shlex.quote(self.inner)} attach -t agent"
-        self.cmd(self.outer, "new-session", "-d", "-s", "screen", "-x", "150", "-y", "46", attach)
+        self.cmd(self.outer, "new-session", "-d", "-s", "screen", "-x", "100", "-y", "41", attach)
 
     def screen(self):
         return self.cmd(self.outer, "capture-pane", "-p", "-t", "screen").stdout
