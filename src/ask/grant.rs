@@ -22,12 +22,11 @@
 //! replaces it. What a grant cannot stop is the same as for the approval queue (SECURITY.md): the
 //! agent's own file tools, which never pass through agentsh, can write this directory.
 
-use crate::ask::queue::open_owned;
+use crate::ask::queue::{open_owned, write_temp};
 use crate::ask::terminal_owner::ProcStat;
 use serde::{Deserialize, Serialize};
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// How long a grant waits for its dialog to show (the person may read for a while).
@@ -150,24 +149,16 @@ fn read(path: &Path) -> Option<Grant> {
     serde_json::from_str(&text).ok()
 }
 
-/// Writes `grant` under `name` (a temp file renamed into place: never seen half written).
+/// Writes `grant` under `name`: a private temp file (the queue's), renamed into place, so it is
+/// never seen half written.
 fn write(dir: &Path, name: &str, grant: &Grant) -> io::Result<()> {
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-            .open(&tmp)?;
-        f.write_all(&serde_json::to_vec(grant).map_err(io::Error::from)?)?;
-        f.sync_all()?;
-        fs::rename(&tmp, dir.join(name))
-    })();
-    if written.is_err() {
+    let bytes = serde_json::to_vec(grant).map_err(io::Error::from)?;
+    let (_, tmp) = write_temp(dir, name, &bytes, false)?;
+    let renamed = fs::rename(&tmp, dir.join(name));
+    if renamed.is_err() {
         let _ = fs::remove_file(&tmp);
     }
-    written
+    renamed
 }
 
 /// Offers a grant for `command` in `cwd` for `agent`: armed at once for a yes already given, or

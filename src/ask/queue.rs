@@ -172,7 +172,7 @@ fn parse_json<T: for<'de> Deserialize<'de>>(file: &File) -> io::Result<T> {
 
 /// Writes a temp file (0600), fsyncs it, and returns it with its path. With `lock`, it is
 /// locked before anything is written, so it is never seen unlocked under its final name.
-fn write_temp(dir: &Path, name: &str, bytes: &[u8], lock: bool) -> io::Result<(File, PathBuf)> {
+pub(crate) fn write_temp(dir: &Path, name: &str, bytes: &[u8], lock: bool) -> io::Result<(File, PathBuf)> {
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let mut file = OpenOptions::new()
         .write(true)
