@@ -264,6 +264,22 @@ fn doctor_reports_an_unwired_agent_as_a_problem() {
     e.run(&["init", "claude-code", "--write"], None);
     let claude = claude_finding(&e.run(&["doctor", "--json"], None));
     assert_eq!(claude["level"], "ok", "{claude}");
+    // The tool hook alone (as an older init wrote it): a yes in Claude Code's dialog would be
+    // asked again, which doctor says (issue 24).
+    let settings = e.home.path().join(".claude/settings.json");
+    let tool_only = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": format!("{} hook claude-code", env!("CARGO_BIN_EXE_agentsh"))}]}]}});
+    std::fs::write(&settings, tool_only.to_string()).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&e.run(&["doctor", "--json"], None).stdout).unwrap();
+    let about: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "hooks" && f["message"].as_str().unwrap().starts_with("Claude Code"))
+        .collect();
+    assert_eq!(about[0]["level"], "ok", "the tool hook is there: {about:?}");
+    assert_eq!(about[1]["level"], "problem", "{about:?}");
+    assert!(about[1]["message"].as_str().unwrap().contains("no agentsh PermissionRequest hook"), "{about:?}");
 }
 
 /// Issue 14: what each agent really uses, set up by init, and doctor telling the truth.

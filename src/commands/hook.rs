@@ -866,6 +866,8 @@ mod tests {
             ("node /x/gemini -m gemini-2.5-pro --approval-mode yolo", true),
             ("node /x/gemini --yolo -p run", false),
             ("node /x/gemini --prompt=run", false),
+            // A prompt that reads like an option is still a prompt.
+            ("node /x/gemini --yolo -p -fix-the-bug", false),
             ("node /x/gemini fix the bug", false),
             ("node /x/gemini -i fix", true),
             ("node /x/gemini --prompt-interactive fix", true),
