@@ -1,25 +1,31 @@
-//! The `sandbox` key of a config file (issues 15, 25): `enabled`, `writable`, `readable`,
-//! `denyRead`, `passEnv` and `network`, validated with `file:line:col` warnings, and the
-//! settings in force after every file is merged. `run::sandbox` builds the kernel box from the
-//! result.
+//! The `sandbox` key of a config file (issues 15, 25, 26): `enabled`, `writable`, `readable`,
+//! `denyRead`, `passEnv`, `network`, `allowHosts` and `denyHosts`, validated with
+//! `file:line:col` warnings, and the settings in force after every file is merged.
+//! `run::sandbox` builds the kernel box from the result.
 //!
 //! What loosens the box (`enabled: false`, more `writable` or `readable` roots, secrets let in
-//! with `passEnv`) counts only from the user config or a trusted project file
-//! (`trust::strip_loosening`); what tightens it (`denyRead`, `network: "off"`) counts from any
-//! file. A value agentsh cannot read is taken the strict way.
+//! with `passEnv`, `network: "on"`, `allowHosts`) counts only from the user config or a trusted
+//! project file (`trust::strip_loosening`); what tightens it (`denyRead`, `network: "off"`,
+//! `denyHosts`) counts from any file. A value agentsh cannot read is taken the strict way.
 
 use serde_json::Value;
 
 /// The config key.
 pub const KEY: &str = "sandbox";
-const FIELDS: &[&str] = &["enabled", "writable", "readable", "denyRead", "passEnv", "network"];
+const FIELDS: &[&str] =
+    &["enabled", "writable", "readable", "denyRead", "passEnv", "network", "allowHosts", "denyHosts"];
 
-/// `sandbox.network`. Serialized as written (`"on"`, `"off"`): the box's spec carries it.
+/// `sandbox.network`. Serialized as written: the box's spec carries it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Network {
-    #[default]
+    /// The machine's network, unconfined: whatever the box can read can leave.
     On,
+    /// A network of the box's own whose only way out is agentsh's proxy, host by host
+    /// (issue 26).
+    #[default]
+    Proxy,
+    /// A network of the box's own with nothing in it.
     Off,
 }
 
@@ -27,7 +33,17 @@ impl Network {
     pub fn as_str(self) -> &'static str {
         match self {
             Network::On => "on",
+            Network::Proxy => "proxy",
             Network::Off => "off",
+        }
+    }
+
+    /// Stricter is larger: off, then proxy, then on.
+    fn strictness(self) -> u8 {
+        match self {
+            Network::On => 0,
+            Network::Proxy => 1,
+            Network::Off => 2,
         }
     }
 }
@@ -43,6 +59,11 @@ pub struct FileSandbox {
     /// Environment variables passed into the box although they look like secrets.
     pub pass_env: Vec<String>,
     pub network: Option<Network>,
+    /// Hosts the box's network may reach without asking (`example.com`, `*.example.com`,
+    /// `host:port`).
+    pub allow_hosts: Vec<String>,
+    /// Hosts it never reaches, even when allowed elsewhere.
+    pub deny_hosts: Vec<String>,
 }
 
 impl FileSandbox {
@@ -60,6 +81,8 @@ pub struct Settings {
     pub deny_read: Vec<Sourced>,
     pub pass_env: Vec<String>,
     pub network: Network,
+    pub allow_hosts: Vec<Sourced>,
+    pub deny_hosts: Vec<Sourced>,
     /// The file that set each of `enabled` and `network`, when one did.
     pub enabled_from: Option<String>,
     pub network_from: Option<String>,
@@ -80,7 +103,9 @@ impl Default for Settings {
             readable: Vec::new(),
             deny_read: Vec::new(),
             pass_env: Vec::new(),
-            network: Network::On,
+            network: Network::Proxy,
+            allow_hosts: Vec::new(),
+            deny_hosts: Vec::new(),
             enabled_from: None,
             network_from: None,
         }
@@ -95,13 +120,19 @@ impl Settings {
             self.enabled = false;
             self.enabled_from = Some(source.to_string());
         }
-        if file.network == Some(Network::Off) {
-            self.network = Network::Off;
+        // The first file to set it, or a stricter one after it (a looser value from a project
+        // file reaches here only when the file is trusted).
+        if let Some(n) = file.network
+            && (self.network_from.is_none() || n.strictness() > self.network.strictness())
+        {
+            self.network = n;
             self.network_from = Some(source.to_string());
         }
         let sourced = |p: &String| Sourced { path: p.clone(), source: source.to_string() };
         self.writable.extend(file.writable.iter().map(sourced));
         self.readable.extend(file.readable.iter().map(sourced));
+        self.allow_hosts.extend(file.allow_hosts.iter().map(sourced));
+        self.deny_hosts.extend(file.deny_hosts.iter().map(sourced));
         self.deny_read.extend(file.deny_read.iter().map(sourced));
         for name in &file.pass_env {
             if !self.pass_env.contains(name) {
@@ -128,9 +159,29 @@ pub fn validate(value: &Value, at: &str, s: &mut FileSandbox, warnings: &mut Vec
             },
             "network" => match v.as_str() {
                 Some("on") => s.network = Some(Network::On),
+                Some("proxy") => s.network = Some(Network::Proxy),
                 Some("off") => s.network = Some(Network::Off),
                 _ => {
-                    warnings.push(format!("{at}: sandbox.network must be \"on\" or \"off\"; using \"off\""));
+                    warnings.push(format!(
+                        "{at}: sandbox.network must be \"proxy\", \"off\" or \"on\"; using \"off\""
+                    ));
+                    s.network = Some(Network::Off);
+                }
+            },
+            "allowHosts" => match hosts(v) {
+                Some(h) => s.allow_hosts = h,
+                None => warnings.push(format!(
+                    "{at}: sandbox.allowHosts must be a list of hosts (\"example.com\", \"*.example.com\", \
+                     \"host:port\"); ignored, so no more hosts are allowed"
+                )),
+            },
+            "denyHosts" => match hosts(v) {
+                Some(h) => s.deny_hosts = h,
+                None => {
+                    warnings.push(format!(
+                        "{at}: sandbox.denyHosts must be a list of hosts; since agentsh cannot tell which to deny, \
+                         the network is turned off"
+                    ));
                     s.network = Some(Network::Off);
                 }
             },
@@ -169,6 +220,18 @@ pub fn validate(value: &Value, at: &str, s: &mut FileSandbox, warnings: &mut Vec
             }),
         }
     }
+}
+
+/// A list of host patterns (`example.com`, `*.example.com`, `host:port`, an IP address), or
+/// `None` when any item is not one.
+fn hosts(v: &Value) -> Option<Vec<String>> {
+    let host = |h: &str| {
+        !h.is_empty()
+            && h.len() <= 255
+            && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:*[]_".contains(&b))
+            && !h.contains("**")
+    };
+    v.as_array()?.iter().map(|p| p.as_str().filter(|h| host(h)).map(str::to_ascii_lowercase)).collect()
 }
 
 /// A list of environment variable names, or `None` when any item is not one.
@@ -223,8 +286,26 @@ mod tests {
         assert!(w.iter().any(|m| m.contains("unknown key \"sandbox.colour\"")), "{w:?}");
         let (s, _) = read(r#"{"denyRead": "~/.vault"}"#);
         assert_eq!(s.network, Some(Network::Off));
+        let (s, w) = read(r#"{"denyHosts": "evil.example", "allowHosts": ["a b"]}"#);
+        assert_eq!((s.network, s.allow_hosts.len()), (Some(Network::Off), 0));
+        assert_eq!(w.len(), 2, "{w:?}");
         let (s, _) = read(r#"true"#);
         assert_eq!(s.network, Some(Network::Off));
+    }
+
+    #[test]
+    fn the_network_defaults_to_the_proxy_and_the_first_file_or_a_stricter_one_sets_it() {
+        assert_eq!(Settings::default().network, Network::Proxy);
+        let (f, w) = read(r#"{"network": "proxy", "allowHosts": ["Example.com", "*.corp.example:8443"], "denyHosts": ["x.io"]}"#);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(f.allow_hosts, ["example.com", "*.corp.example:8443"]);
+        let mut s = Settings::default();
+        s.apply(&FileSandbox { network: Some(Network::On), ..FileSandbox::default() }, "user");
+        assert_eq!(s.network, Network::On, "the user config may loosen it");
+        s.apply(&FileSandbox { network: Some(Network::Proxy), ..FileSandbox::default() }, "project");
+        assert_eq!(s.network, Network::Proxy, "a stricter file wins");
+        s.apply(&FileSandbox { network: Some(Network::On), ..FileSandbox::default() }, "other");
+        assert_eq!(s.network, Network::Proxy, "a looser one after it does not");
     }
 
     #[test]

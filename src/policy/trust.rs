@@ -107,6 +107,14 @@ pub fn strip_loosening(project: &mut FileSettings, user: &FileSettings) -> Vec<S
     for n in std::mem::take(&mut project.sandbox.pass_env) {
         removed.push(format!("sandbox.passEnv entry `{}`", sanitize(&n)));
     }
+    for h in std::mem::take(&mut project.sandbox.allow_hosts) {
+        removed.push(format!("sandbox.allowHosts entry `{}`", sanitize(&h)));
+    }
+    // Unconfined network: looser than the proxy every box has by default.
+    if project.sandbox.network == Some(crate::policy::sandbox_settings::Network::On) {
+        removed.push("sandbox.network: \"on\"".to_string());
+        project.sandbox.network = None;
+    }
     // Running commands unrecorded; already refused from a project file, this covers a user file
     // that is unsafe (a symlink, another user's, writable by others).
     if project.audit.on_failure == Some(crate::policy::audit_settings::OnFailure::Warn) {

@@ -3,6 +3,7 @@
 //! Small shared pieces of text handling: the one sanitizer, compact string lists, positions in
 //! a file, borrowed JSON strings. They import nothing from the rest of agentsh.
 
+pub mod base64;
 pub mod json;
 pub mod line_index;
 pub mod sanitize;

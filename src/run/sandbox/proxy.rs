@@ -1,0 +1,848 @@
+//! The box's wire (issue 26): with `sandbox.network: "proxy"` (the default) the box has a
+//! network of its own with nothing in it but its loopback, where agentsh's proxy listens: an
+//! HTTP proxy (`CONNECT` and plain HTTP, on [`HTTP_PORT`]) and SOCKS5 (on [`SOCKS_PORT`], for git
+//! over ssh and other TCP). The box's environment points every tool at them. So nothing leaves
+//! the box but a TCP connection the proxy makes, to a host and port its policy allows:
+//! - `sandbox.denyHosts` never;
+//! - the package registries ([`REGISTRIES`]), the project's own git remotes and
+//!   `sandbox.allowHosts`, on the web ports unless a port is named;
+//! - anything else asks the person, in agentsh's own channel (`agentsh approvals`), once for the
+//!   command or always (saved to `sandbox.allowHosts`); with no one to ask it is refused, and the
+//!   command is told which host after it ends;
+//! - loopback and link-local addresses (services on the machine, cloud metadata) only where
+//!   named explicitly, whatever a name resolves to.
+//!
+//! UDP, raw sockets and direct DNS do not exist in the box: names are resolved by the proxy.
+//! Every connection is recorded in the audit log (host, port, bytes each way, decision) with
+//! the command it came from, which the box's proxy settings name (`agentsh:<record id>` as the
+//! proxy's user and password).
+//!
+//! The proxy is a process of its own (`agentsh-proxy` in `ps`), outside the box, made by the
+//! box's builder before the box's network exists and handed the listening sockets made in it;
+//! it lives as long as the box's holder. It is fed untrusted bytes by everything in the box:
+//! every read is bounded, and every connection has its own thread and a time limit.
+
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where the proxies listen on the box's loopback. Ports few programs use: the box's own
+/// servers have the rest.
+pub const HTTP_PORT: u16 = 43128;
+pub const SOCKS_PORT: u16 = 41080;
+
+/// The package registries every box may reach on the web ports: Cargo, npm and yarn, PyPI, Go
+/// modules, Maven and Gradle, RubyGems, NuGet, and the Rust toolchain's downloads.
+pub const REGISTRIES: &[&str] = &[
+    "crates.io",
+    "index.crates.io",
+    "static.crates.io",
+    "static.rust-lang.org",
+    "registry.npmjs.org",
+    "registry.yarnpkg.com",
+    "pypi.org",
+    "files.pythonhosted.org",
+    "proxy.golang.org",
+    "sum.golang.org",
+    "repo.maven.apache.org",
+    "repo1.maven.org",
+    "plugins.gradle.org",
+    "services.gradle.org",
+    "downloads.gradle.org",
+    "rubygems.org",
+    "index.rubygems.org",
+    "api.nuget.org",
+];
+
+/// More than this in a request's head is not a request.
+const MAX_HEAD: usize = 64 * 1024;
+/// A connection that sends nothing for this long is closed.
+const IDLE: Duration = Duration::from_secs(300);
+
+/// What the proxy allows, as the spec carries it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NetPolicy {
+    /// `sandbox.allowHosts`.
+    pub allow: Vec<String>,
+    /// `sandbox.denyHosts`.
+    pub deny: Vec<String>,
+    /// The workspace's git directory: its remotes are allowed.
+    pub git_dir: Option<PathBuf>,
+    /// Where the person's settings for asking are looked up (the workspace, or the cwd).
+    pub workspace: PathBuf,
+    /// Where refused connections are noted for the command that made them.
+    pub records: PathBuf,
+}
+
+/// A host pattern: `example.com`, `*.example.com` (its subdomains), an address, with `:port`
+/// or `:*`; without a port, the web ports (80 and 443).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    host: Host,
+    port: Port,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Host {
+    Exact(String),
+    Below(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Port {
+    Web,
+    One(u16),
+    Any,
+}
+
+impl Pattern {
+    pub fn parse(text: &str) -> Option<Pattern> {
+        let text = text.trim().to_ascii_lowercase();
+        // `[::1]:8080`, `[::1]`, `host:port`, `host`.
+        let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+            let (h, after) = rest.split_once(']')?;
+            (h.to_string(), after.strip_prefix(':'))
+        } else if text.matches(':').count() > 1 {
+            (text.clone(), None)
+        } else {
+            match text.split_once(':') {
+                Some((h, p)) => (h.to_string(), Some(p)),
+                None => (text.clone(), None),
+            }
+        };
+        let port = match port {
+            None => Port::Web,
+            Some("*") => Port::Any,
+            Some(p) => Port::One(p.parse().ok().filter(|p| *p > 0)?),
+        };
+        if host.is_empty() {
+            return None;
+        }
+        let host = match host.strip_prefix("*.") {
+            Some(rest) if !rest.is_empty() && !rest.contains('*') => Host::Below(rest.to_string()),
+            Some(_) => return None,
+            None if host.contains('*') => return None,
+            None => Host::Exact(host),
+        };
+        Some(Pattern { host, port })
+    }
+
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        let host_ok = match &self.host {
+            Host::Exact(h) => h == host,
+            Host::Below(h) => host.len() > h.len() + 1 && host.ends_with(h.as_str()) && host.as_bytes()[host.len() - h.len() - 1] == b'.',
+        };
+        let port_ok = match self.port {
+            Port::Web => port == 80 || port == 443,
+            Port::One(p) => p == port,
+            Port::Any => true,
+        };
+        host_ok && port_ok
+    }
+
+    /// Whether the pattern names this machine itself (`localhost`, a loopback address): only
+    /// such a pattern lets a connection reach a local address.
+    fn local(&self) -> bool {
+        match &self.host {
+            Host::Exact(h) => h == "localhost" || h.parse::<IpAddr>().is_ok_and(|ip| local_address(&ip)),
+            Host::Below(_) => false,
+        }
+    }
+}
+
+/// Loopback, link-local (cloud metadata at 169.254.169.254), unspecified.
+fn local_address(ip: &IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_link_local() || v4.is_unspecified(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80 || v6.to_ipv4_mapped().is_some_and(|v4| local_address(&IpAddr::V4(v4)))
+        }
+    }
+}
+
+/// The hosts and ports of a git config's remotes (`url =` and `pushurl =`): `https://host/...`
+/// on its port or 443, `http://` on 80, `ssh://[user@]host[:port]/` and `user@host:path` on 22.
+pub fn remotes(config: &str) -> Vec<Pattern> {
+    let mut out = Vec::new();
+    for line in config.lines().map(str::trim) {
+        let Some((key, value)) = line.split_once('=') else { continue };
+        if !matches!(key.trim(), "url" | "pushurl") {
+            continue;
+        }
+        let url = value.trim().trim_matches('"');
+        let (scheme, rest, default) = if let Some(r) = url.strip_prefix("https://") {
+            ("https", r, 443)
+        } else if let Some(r) = url.strip_prefix("http://") {
+            ("http", r, 80)
+        } else if let Some(r) = url.strip_prefix("ssh://").or_else(|| url.strip_prefix("git+ssh://")) {
+            ("ssh", r, 22)
+        } else if let Some(r) = url.strip_prefix("git://") {
+            ("git", r, 9418)
+        } else if !url.contains("://") && url.contains(':') && !url.starts_with('/') {
+            // scp-like: user@host:path
+            let host = url.split_once(':').map(|(h, _)| h).unwrap_or("");
+            let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+            if let Some(p) = Pattern::parse(&format!("{host}:22")) {
+                out.push(p);
+            }
+            continue;
+        } else {
+            continue;
+        };
+        let _ = scheme;
+        let authority = rest.split('/').next().unwrap_or("");
+        let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+        let with_port = if authority.contains(':') && !authority.ends_with(']') { authority.to_string() } else { format!("{authority}:{default}") };
+        if let Some(p) = Pattern::parse(&with_port) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Why a connection was allowed, or why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Allow(&'static str),
+    Deny(String),
+}
+
+/// The proxy's view of its policy.
+struct Rules {
+    allow: Vec<Pattern>,
+    deny: Vec<Pattern>,
+    builtin: Vec<Pattern>,
+}
+
+impl Rules {
+    fn of(p: &NetPolicy) -> Rules {
+        let parse = |v: &[String]| v.iter().filter_map(|h| Pattern::parse(h)).collect::<Vec<_>>();
+        let mut builtin: Vec<Pattern> = REGISTRIES.iter().filter_map(|h| Pattern::parse(h)).collect();
+        if let Some(git) = &p.git_dir
+            && let Ok(text) = read_capped(&git.join("config"), 1024 * 1024)
+        {
+            builtin.extend(remotes(&text).into_iter().filter(|r| !r.local()));
+        }
+        Rules { allow: parse(&p.allow), deny: parse(&p.deny), builtin }
+    }
+
+    /// The policy's word on `host:port`, before asking anyone: `None` means ask.
+    fn decide(&self, host: &str, port: u16) -> Option<Verdict> {
+        if self.deny.iter().any(|d| d.matches(host, port)) {
+            return Some(Verdict::Deny(format!("sandbox.denyHosts names {host}")));
+        }
+        if self.allow.iter().any(|a| a.matches(host, port)) {
+            return Some(Verdict::Allow("sandbox.allowHosts"));
+        }
+        let is_local = host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| local_address(&ip));
+        if is_local {
+            return Some(Verdict::Deny(
+                "it is this machine's own address, which the sandbox reaches only where sandbox.allowHosts names it".into(),
+            ));
+        }
+        if self.builtin.iter().any(|b| b.matches(host, port)) {
+            return Some(Verdict::Allow("a package registry or the project's git remote"));
+        }
+        None
+    }
+
+    /// Whether an address `host` resolved to may be reached: a local one only where the
+    /// allow-list names it as such.
+    fn address_ok(&self, host: &str, port: u16, ip: &IpAddr) -> bool {
+        !local_address(ip) || self.allow.iter().any(|a| a.local() && a.matches(host, port))
+    }
+}
+
+fn read_capped(path: &Path, cap: u64) -> std::io::Result<String> {
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(cap).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// The running proxy.
+pub struct Proxy {
+    rules: Rules,
+    policy: NetPolicy,
+    config: crate::policy::config::Config,
+    /// Allowed for one command (`once`) or for the box's life (`always`, saved too).
+    granted: Mutex<Vec<(String, String, u16)>>,
+    /// Hosts a person is being asked about now: others wait for that answer.
+    asking: (Mutex<Vec<(String, u16)>>, Condvar),
+    /// Test names mapped to addresses (debug builds only: `AGENTSH_TEST_RESOLVE`).
+    resolve: Vec<(String, SocketAddr)>,
+}
+
+/// Which listener a connection came in on.
+#[derive(Clone, Copy)]
+enum Kind {
+    Http,
+    Socks,
+}
+
+/// Serves the box until `lifeline` closes (the holder has ended): accepts on both listeners, a
+/// thread per connection.
+pub fn serve(http: OwnedFd, socks: OwnedFd, lifeline: OwnedFd, policy: NetPolicy) -> ! {
+    let config = crate::policy::config::load(&policy.workspace);
+    let resolve = test_names();
+    let proxy = Arc::new(Proxy {
+        rules: Rules::of(&policy),
+        policy,
+        config,
+        granted: Mutex::new(Vec::new()),
+        asking: (Mutex::new(Vec::new()), Condvar::new()),
+        resolve,
+    });
+    let http = std::net::TcpListener::from(http);
+    let socks = std::net::TcpListener::from(socks);
+    loop {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        let mut fds = [
+            PollFd::new(http.as_fd(), PollFlags::POLLIN),
+            PollFd::new(socks.as_fd(), PollFlags::POLLIN),
+            PollFd::new(lifeline.as_fd(), PollFlags::POLLIN),
+        ];
+        if poll(&mut fds, PollTimeout::NONE).is_err() {
+            continue;
+        }
+        let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
+        if ready(2) {
+            std::process::exit(0);
+        }
+        for (i, listener, kind) in [(0, &http, Kind::Http), (1, &socks, Kind::Socks)] {
+            if ready(i)
+                && let Ok((stream, _)) = listener.accept()
+            {
+                let proxy = Arc::clone(&proxy);
+                let _ = std::thread::Builder::new().stack_size(256 * 1024).spawn(move || {
+                    let _ = stream.set_read_timeout(Some(IDLE));
+                    match kind {
+                        Kind::Http => proxy.http(stream),
+                        Kind::Socks => proxy.socks(stream),
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// `AGENTSH_TEST_RESOLVE=name=127.0.0.1:port,...`: stand-in hosts for tests (the tests' own
+/// servers), read only by debug builds; a release build never maps a name.
+fn test_names() -> Vec<(String, SocketAddr)> {
+    if !cfg!(debug_assertions) {
+        return Vec::new();
+    }
+    std::env::var("AGENTSH_TEST_RESOLVE")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|pair| {
+            let (name, addr) = pair.split_once('=')?;
+            Some((name.to_ascii_lowercase(), addr.parse().ok()?))
+        })
+        .collect()
+}
+
+impl Proxy {
+    /// One HTTP proxy connection: `CONNECT host:port`, or a plain-HTTP request in absolute form.
+    fn http(&self, mut client: TcpStream) {
+        let Some((head, rest)) = read_head(&mut client) else { return };
+        let text = String::from_utf8_lossy(&head).into_owned();
+        let mut lines = text.split("\r\n");
+        let request = lines.next().unwrap_or("");
+        let mut parts = request.split(' ');
+        let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let headers: Vec<(String, String)> = lines
+            .filter(|l| !l.is_empty())
+            .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())))
+            .collect();
+        let id = headers.iter().find(|(k, _)| k == "proxy-authorization").and_then(|(_, v)| command_id(v));
+        if method.eq_ignore_ascii_case("CONNECT") {
+            let Some((host, port)) = split_host_port(target, 443) else {
+                return refuse_http(&mut client, 400, "agentsh: a CONNECT needs host:port");
+            };
+            let Some(upstream) = self.open(&host, port, id.as_deref()) .map_err(|why| refuse_http(&mut client, 403, &why)).ok() else { return };
+            if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").is_err() {
+                return;
+            }
+            self.relay(client, upstream, rest, &host, port, id.as_deref());
+            return;
+        }
+        let Some(rest_url) = target.strip_prefix("http://") else {
+            return refuse_http(
+                &mut client,
+                400,
+                "agentsh: the sandbox's proxy takes CONNECT, or plain http:// URLs in absolute form",
+            );
+        };
+        let (authority, path) = match rest_url.find('/') {
+            Some(i) => (&rest_url[..i], &rest_url[i..]),
+            None => (rest_url, "/"),
+        };
+        if authority.contains('@') {
+            return refuse_http(&mut client, 400, "agentsh: a user name before the host is not passed on");
+        }
+        let Some((host, port)) = split_host_port(authority, 80) else {
+            return refuse_http(&mut client, 400, "agentsh: no host in the URL");
+        };
+        let Ok(mut upstream) = self.open(&host, port, id.as_deref()).map_err(|why| refuse_http(&mut client, 403, &why)) else { return };
+        // One request a connection: a second one on it could name another host.
+        let mut out = format!("{method} {path} HTTP/1.1\r\n");
+        for (k, v) in &headers {
+            if !matches!(k.as_str(), "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive") {
+                out.push_str(&format!("{k}: {v}\r\n"));
+            }
+        }
+        out.push_str("connection: close\r\n\r\n");
+        if upstream.write_all(out.as_bytes()).is_err() {
+            return;
+        }
+        self.relay(client, upstream, rest, &host, port, id.as_deref());
+    }
+
+    /// One SOCKS5 connection: no authentication, or a user name and password (which name the
+    /// command); `CONNECT` only.
+    fn socks(&self, mut client: TcpStream) {
+        let mut head = [0u8; 2];
+        if client.read_exact(&mut head).is_err() || head[0] != 5 {
+            return;
+        }
+        let mut methods = vec![0u8; usize::from(head[1])];
+        if client.read_exact(&mut methods).is_err() {
+            return;
+        }
+        let mut id = None;
+        if methods.contains(&2) {
+            if client.write_all(&[5, 2]).is_err() {
+                return;
+            }
+            let mut v = [0u8; 2];
+            if client.read_exact(&mut v).is_err() {
+                return;
+            }
+            let mut user = vec![0u8; usize::from(v[1])];
+            let mut plen = [0u8; 1];
+            if client.read_exact(&mut user).is_err() || client.read_exact(&mut plen).is_err() {
+                return;
+            }
+            let mut pass = vec![0u8; usize::from(plen[0])];
+            if client.read_exact(&mut pass).is_err() {
+                return;
+            }
+            if user == b"agentsh" {
+                id = String::from_utf8(pass).ok().filter(|p| valid_id(p));
+            }
+            if client.write_all(&[1, 0]).is_err() {
+                return;
+            }
+        } else if methods.contains(&0) {
+            if client.write_all(&[5, 0]).is_err() {
+                return;
+            }
+        } else {
+            let _ = client.write_all(&[5, 0xff]);
+            return;
+        }
+        let mut req = [0u8; 4];
+        if client.read_exact(&mut req).is_err() || req[0] != 5 {
+            return;
+        }
+        let host = match req[3] {
+            1 => {
+                let mut a = [0u8; 4];
+                if client.read_exact(&mut a).is_err() {
+                    return;
+                }
+                IpAddr::from(a).to_string()
+            }
+            4 => {
+                let mut a = [0u8; 16];
+                if client.read_exact(&mut a).is_err() {
+                    return;
+                }
+                IpAddr::from(a).to_string()
+            }
+            3 => {
+                let mut n = [0u8; 1];
+                if client.read_exact(&mut n).is_err() {
+                    return;
+                }
+                let mut name = vec![0u8; usize::from(n[0])];
+                if client.read_exact(&mut name).is_err() {
+                    return;
+                }
+                String::from_utf8_lossy(&name).to_ascii_lowercase()
+            }
+            _ => return,
+        };
+        let mut p = [0u8; 2];
+        if client.read_exact(&mut p).is_err() {
+            return;
+        }
+        let port = u16::from_be_bytes(p);
+        // Only CONNECT: no UDP, no listening for the box.
+        if req[1] != 1 {
+            let _ = client.write_all(&[5, 7, 0, 1, 0, 0, 0, 0, 0, 0]);
+            return;
+        }
+        match self.open(&host, port, id.as_deref()) {
+            Ok(upstream) => {
+                if client.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).is_ok() {
+                    self.relay(client, upstream, Vec::new(), &host, port, id.as_deref());
+                }
+            }
+            // "Connection not allowed by ruleset".
+            Err(_) => {
+                let _ = client.write_all(&[5, 2, 0, 1, 0, 0, 0, 0, 0, 0]);
+            }
+        }
+    }
+
+    /// The connection to `host:port` for the command `id`, when the policy (or a person)
+    /// allows it. A refusal is recorded, noted for the command, and returned as a message.
+    fn open(&self, host: &str, port: u16, id: Option<&str>) -> Result<TcpStream, String> {
+        let verdict = match self.rules.decide(host, port) {
+            Some(v) => v,
+            None if self.granted(id, host, port) => Verdict::Allow("the person"),
+            None => self.ask(id, host, port),
+        };
+        let refuse = |why: String| {
+            let message = format!(
+                "agentsh: the sandbox's network does not reach {host}:{port}: {why}. If the command needs it, the \
+                 person can allow it in `agentsh approvals` when asked, or add \"{host}\" to sandbox.allowHosts in \
+                 ~/.config/agentsh/config.json"
+            );
+            self.record(id, host, port, "denied", &why, (0, 0), Duration::ZERO);
+            self.note(id, host, port, &why);
+            message
+        };
+        let by = match verdict {
+            Verdict::Allow(by) => by,
+            Verdict::Deny(why) => return Err(refuse(why)),
+        };
+        let addrs: Vec<SocketAddr> = match self.resolve.iter().find(|(n, _)| n == host) {
+            Some((_, a)) => vec![*a],
+            None => match (host, port).to_socket_addrs() {
+                Ok(a) => a.collect(),
+                Err(e) => return Err(refuse(format!("its name does not resolve ({e})"))),
+            },
+        };
+        let mapped = self.resolve.iter().any(|(n, _)| n == host);
+        if !mapped && addrs.iter().any(|a| !self.rules.address_ok(host, port, &a.ip())) {
+            return Err(refuse("it resolves to this machine's own or a link-local address".into()));
+        }
+        let mut last = String::from("no address");
+        for a in &addrs {
+            match TcpStream::connect_timeout(a, Duration::from_secs(30)) {
+                Ok(s) => {
+                    let _ = by;
+                    return Ok(s);
+                }
+                Err(e) => last = e.to_string(),
+            }
+        }
+        self.record(id, host, port, "failed", &last, (0, 0), Duration::ZERO);
+        Err(format!("agentsh: {host}:{port} could not be reached: {last}"))
+    }
+
+    fn granted(&self, id: Option<&str>, host: &str, port: u16) -> bool {
+        let granted = self.granted.lock().unwrap_or_else(|e| e.into_inner());
+        granted.iter().any(|(who, h, p)| h == host && *p == port && (who.is_empty() || Some(who.as_str()) == id))
+    }
+
+    /// Asks the person (one question per host at a time; the others wait for its answer).
+    fn ask(&self, id: Option<&str>, host: &str, port: u16) -> Verdict {
+        let key = (host.to_string(), port);
+        {
+            let (lock, cvar) = &self.asking;
+            let mut asking = lock.lock().unwrap_or_else(|e| e.into_inner());
+            while asking.contains(&key) {
+                asking = cvar.wait(asking).unwrap_or_else(|e| e.into_inner());
+            }
+            if self.granted(id, host, port) {
+                return Verdict::Allow("the person");
+            }
+            asking.push(key.clone());
+        }
+        let verdict = self.ask_person(id, host, port);
+        let (lock, cvar) = &self.asking;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).retain(|k| *k != key);
+        cvar.notify_all();
+        verdict
+    }
+
+    fn ask_person(&self, id: Option<&str>, host: &str, port: u16) -> Verdict {
+        use crate::ask::prompt::{Answer, PromptRequest};
+        let command = id.and_then(crate::record::audit::command_of).unwrap_or_else(|| "a command in the sandbox".into());
+        let Ok(code) = crate::ask::prompt::random_code() else { return Verdict::Deny("no approval code could be made".into()) };
+        let entry = format!("{host}:{port}");
+        let req = PromptRequest {
+            command: format!("connect to {host}:{port}   (for: {command})"),
+            cwd: self.policy.workspace.display().to_string(),
+            risk: crate::model::Risk::Moderate,
+            category: crate::model::Category::Network,
+            reasons: vec![format!(
+                "`{command}` wants to reach {host}:{port}, which is not on the sandbox's list of hosts: what the \
+                 command can read could leave with it"
+            )],
+            parts: Vec::new(),
+            always_entries: vec![entry.clone()],
+            timeout: Duration::from_secs(self.config.confirmation_timeout),
+            code,
+            notice: None,
+            sandbox: format!("the connection leaves the sandbox for {host}:{port}"),
+            always_where: crate::policy::config::user_file().map(|f| format!("{} (sandbox.allowHosts)", f.display())),
+            confirming: false,
+        };
+        let answer = crate::ask::approval::ask(&req, self.config.approval_queue);
+        let mut granted = self.granted.lock().unwrap_or_else(|e| e.into_inner());
+        match answer {
+            Answer::Once => {
+                granted.push((id.unwrap_or_default().to_string(), host.to_string(), port));
+                Verdict::Allow("the person (once)")
+            }
+            Answer::Always(_) => {
+                granted.push((String::new(), host.to_string(), port));
+                if let Err(e) = save_allowed(&entry) {
+                    eprintln!("agentsh: warning: could not save {entry} to sandbox.allowHosts: {e:#}");
+                }
+                Verdict::Allow("the person (always)")
+            }
+            Answer::NoTerminal(why) => Verdict::Deny(format!("it is not on the sandbox's list of hosts, and {why}")),
+            Answer::TimedOut => Verdict::Deny("no one answered in time".into()),
+            Answer::Rejected | Answer::Denied(_) | Answer::WrongCode => Verdict::Deny("the person refused it".into()),
+            _ => Verdict::Deny("it was not approved".into()),
+        }
+    }
+
+    /// Copies bytes both ways until both sides are done, then records the connection.
+    fn relay(&self, client: TcpStream, upstream: TcpStream, first: Vec<u8>, host: &str, port: u16, id: Option<&str>) {
+        let started = Instant::now();
+        let (Ok(mut c_read), Ok(mut u_write)) = (client.try_clone(), upstream.try_clone()) else { return };
+        let _ = upstream.set_read_timeout(Some(IDLE));
+        let up = std::thread::spawn(move || {
+            let mut n = first.len() as u64;
+            if u_write.write_all(&first).is_ok() {
+                n += copy(&mut c_read, &mut u_write);
+            }
+            let _ = u_write.shutdown(std::net::Shutdown::Write);
+            n
+        });
+        let (mut u_read, mut c_write) = (upstream, client);
+        let down = copy(&mut u_read, &mut c_write);
+        let _ = c_write.shutdown(std::net::Shutdown::Write);
+        let up = up.join().unwrap_or(0);
+        self.record(id, host, port, "allowed", "", (up, down), started.elapsed());
+    }
+
+    /// One audit record for a connection (best effort: the command already ran or is running).
+    #[allow(clippy::too_many_arguments)]
+    fn record(&self, id: Option<&str>, host: &str, port: u16, decision: &str, why: &str, bytes: (u64, u64), took: Duration) {
+        let line = crate::record::audit::ConnectionLine {
+            id: id.unwrap_or(""),
+            host,
+            port,
+            decision,
+            why,
+            bytes_out: bytes.0,
+            bytes_in: bytes.1,
+            duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        };
+        let _ = crate::record::audit::connection(&line, &self.config.audit);
+    }
+
+    /// A line for the command `id` to print after it ends: which host the network refused.
+    fn note(&self, id: Option<&str>, host: &str, port: u16, why: &str) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let Some(id) = id else { return };
+        let dir = self.policy.records.join("notes");
+        let _ = std::fs::create_dir_all(&dir);
+        let line = format!("{host}:{port}\t{}\n", why.replace(['\n', '\t'], " "));
+        let _ = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(dir.join(id))
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+    }
+}
+
+/// Adds `entry` to the user config's `sandbox.allowHosts` (an "always" answer).
+fn save_allowed(entry: &str) -> anyhow::Result<()> {
+    use serde_json::Value;
+    let file = crate::policy::config::user_file().ok_or_else(|| anyhow::anyhow!("no user config"))?;
+    crate::policy::atomic_file::update(&file, |m| {
+        let sandbox = m.entry("sandbox".to_string()).or_insert_with(|| Value::Object(serde_json::Map::new()));
+        let Value::Object(sandbox) = sandbox else { anyhow::bail!("\"sandbox\" is not an object; fix the file first") };
+        let list = crate::policy::atomic_file::string_list(sandbox, "allowHosts")?;
+        if !list.iter().any(|v| v.as_str() == Some(entry)) {
+            list.push(Value::String(entry.to_string()));
+        }
+        Ok(())
+    })
+}
+
+fn copy(from: &mut TcpStream, to: &mut TcpStream) -> u64 {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut n = 0u64;
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => return n,
+            Ok(k) => {
+                if to.write_all(&buf[..k]).is_err() {
+                    return n;
+                }
+                n += k as u64;
+            }
+        }
+    }
+}
+
+/// The request's head (up to the blank line) and what came after it, or `None` when it is
+/// longer than [`MAX_HEAD`] or the client goes away.
+fn read_head(client: &mut TcpStream) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = client.read(&mut chunk).ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            buf.truncate(end);
+            return Some((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return None;
+        }
+    }
+}
+
+fn refuse_http(client: &mut TcpStream, status: u16, message: &str) {
+    let reason = if status == 403 { "Forbidden" } else { "Bad Request" };
+    let body = format!("{message}\n");
+    let oneline = message.replace(['\r', '\n'], " ");
+    let _ = client.write_all(
+        format!(
+            "HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\nx-agentsh: {oneline}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    );
+}
+
+/// `host:port` (or `[v6]:port`), with `default` where no port is named.
+fn split_host_port(text: &str, default: u16) -> Option<(String, u16)> {
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (h, after) = rest.split_once(']')?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match text.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            _ => (text, None),
+        }
+    };
+    let port = match port {
+        Some(p) => p.parse().ok()?,
+        None => default,
+    };
+    let host = host.trim().to_ascii_lowercase();
+    let plain = !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._:".contains(&b));
+    (plain && port > 0).then_some((host, port))
+}
+
+/// The record id in `Basic base64(agentsh:<id>)`.
+fn command_id(header: &str) -> Option<String> {
+    let b64 = header.strip_prefix("Basic ").or_else(|| header.strip_prefix("basic "))?;
+    let decoded = String::from_utf8(crate::text::base64::decode(b64.trim())?).ok()?;
+    let (user, id) = decoded.split_once(':')?;
+    (user == "agentsh" && valid_id(id)).then(|| id.to_string())
+}
+
+/// A record id as the audit trail makes them (`<hex ms>-<pid>`).
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 40 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
+/// The environment that points a box's tools at the proxy, naming the command `id`.
+pub fn environment(id: &str) -> Vec<(String, String)> {
+    let http = format!("http://agentsh:{id}@127.0.0.1:{HTTP_PORT}");
+    let socks = format!("socks5h://agentsh:{id}@127.0.0.1:{SOCKS_PORT}");
+    let local = "localhost,127.0.0.1,::1".to_string();
+    let mut out = Vec::new();
+    for (k, v) in [("HTTP_PROXY", &http), ("HTTPS_PROXY", &http), ("ALL_PROXY", &socks), ("NO_PROXY", &local)] {
+        out.push((k.to_string(), v.clone()));
+        out.push((k.to_ascii_lowercase(), v.clone()));
+    }
+    out
+}
+
+/// What the proxy refused the command `id`, noted in `records` (and the note removed).
+pub fn refusals(records: &Path, id: &str) -> Vec<(String, String)> {
+    if !valid_id(id) {
+        return Vec::new();
+    }
+    let path = records.join("notes").join(id);
+    let Ok(text) = read_capped(&path, 64 * 1024) else { return Vec::new() };
+    let _ = std::fs::remove_file(&path);
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some((hp, why)) = line.split_once('\t')
+            && !out.iter().any(|(h, _)| h == hp)
+        {
+            out.push((hp.to_string(), why.to_string()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_hosts_and_ports() {
+        let p = |t: &str| Pattern::parse(t).unwrap();
+        assert!(p("example.com").matches("example.com", 443) && p("example.com").matches("example.com", 80));
+        assert!(!p("example.com").matches("example.com", 22) && !p("example.com").matches("a.example.com", 443));
+        assert!(p("*.example.com").matches("a.b.example.com", 443) && !p("*.example.com").matches("example.com", 443));
+        assert!(!p("*.example.com").matches("evilexample.com", 443));
+        assert!(p("example.com:22").matches("example.com", 22) && p("example.com:*").matches("example.com", 5432));
+        assert!(p("[::1]:8080").matches("::1", 8080) && p("127.0.0.1:8080").local());
+        for bad in ["", "*", "a*.b", "host:0", "host:x", "*."] {
+            assert_eq!(Pattern::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_policy_denies_what_is_denied_allows_registries_and_remotes_and_asks_about_the_rest() {
+        let policy = NetPolicy { allow: vec!["internal.example:8443".into(), "localhost:3000".into()], deny: vec!["pypi.org".into()], ..NetPolicy::default() };
+        let mut rules = Rules::of(&policy);
+        rules.builtin.extend(remotes("[remote \"origin\"]\n\turl = git@github.com:me/repo.git\n\tpushurl = https://gitlab.example/x.git\n"));
+        assert!(matches!(rules.decide("pypi.org", 443), Some(Verdict::Deny(_))), "denyHosts wins over the registries");
+        assert!(matches!(rules.decide("registry.npmjs.org", 443), Some(Verdict::Allow(_))));
+        assert!(matches!(rules.decide("github.com", 22), Some(Verdict::Allow(_))));
+        assert!(matches!(rules.decide("gitlab.example", 443), Some(Verdict::Allow(_))));
+        assert!(matches!(rules.decide("internal.example", 8443), Some(Verdict::Allow(_))));
+        assert_eq!(rules.decide("evil.example", 443), None, "asks");
+        assert!(matches!(rules.decide("127.0.0.1", 8080), Some(Verdict::Deny(_))));
+        assert!(matches!(rules.decide("169.254.169.254", 80), Some(Verdict::Deny(_))));
+        assert!(matches!(rules.decide("localhost", 3000), Some(Verdict::Allow(_))));
+        // A name that resolves to a local address reaches it only where a local pattern allows.
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        assert!(!rules.address_ok("registry.npmjs.org", 443, &ip));
+        assert!(rules.address_ok("localhost", 3000, &ip));
+    }
+
+    #[test]
+    fn requests_name_their_command() {
+        assert_eq!(command_id("Basic YWdlbnRzaDoxOWFiLTQy").as_deref(), Some("19ab-42"));
+        assert_eq!(command_id("Basic bm9ib2R5OjE5YWItNDI="), None, "another user");
+        assert_eq!(split_host_port("example.com:8443", 443), Some(("example.com".into(), 8443)));
+        assert_eq!(split_host_port("Example.COM", 80), Some(("example.com".into(), 80)));
+        assert_eq!(split_host_port("[::1]:8080", 80), Some(("::1".into(), 8080)));
+        assert_eq!(split_host_port("a b:80", 80), None);
+    }
+}
