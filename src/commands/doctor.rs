@@ -722,7 +722,47 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
                   kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for agentsh)"),
         )),
     }
+    out.push(network(&config.sandbox));
     out
+}
+
+/// The box's network (issue 26): where it leads, and what reaches out unasked.
+fn network(settings: &crate::policy::sandbox_settings::Settings) -> Finding {
+    use crate::policy::sandbox_settings::Network;
+    let from = settings.network_from.as_deref().unwrap_or("built-in");
+    match settings.network {
+        Network::Proxy => finding(
+            "network",
+            Level::Ok,
+            format!(
+                "sandbox.network is proxy ({from}): boxed commands reach the network only through agentsh's proxy: \
+                 package registries, the project's git remotes and {} host(s) in sandbox.allowHosts unasked, any \
+                 other host asks the person; {} host(s) in sandbox.denyHosts never (`agentsh policy` lists them)",
+                settings.allow_hosts.len(),
+                settings.deny_hosts.len()
+            ),
+            None,
+        ),
+        Network::Off => finding(
+            "network",
+            Level::Ok,
+            format!(
+                "sandbox.network is off ({from}): boxed commands have no network; a download asks, and runs outside"
+            ),
+            None,
+        ),
+        Network::On => finding(
+            "network",
+            Level::Problem,
+            format!(
+                "sandbox.network is on ({from}): boxed commands reach any host unasked, so whatever they can read can \
+                 leave the machine"
+            ),
+            Some(
+                "set sandbox.network to \"proxy\" (the default) in ~/.config/agentsh/config.json, and name the hosts the work needs in sandbox.allowHosts",
+            ),
+        ),
+    }
 }
 
 /// Whether the next commands join a kept box (`run::sandbox::holder`): not where the records

@@ -230,6 +230,9 @@ pub fn table(entries: &[&Entry], layout: &Layout, home: Option<&str>) -> String 
             if !r.why.is_empty() {
                 let _ = writeln!(out, "{}", fit(format!("  why: {}", r.why), 7));
             }
+            if !r.net.is_empty() {
+                let _ = writeln!(out, "{}", fit(format!("  net: {}", r.net), 7));
+            }
         }
         return out;
     }
@@ -255,6 +258,9 @@ pub fn table(entries: &[&Entry], layout: &Layout, home: Option<&str>) -> String 
         if !r.why.is_empty() {
             let _ = writeln!(out, "{}", fit(format!("{:21}why: {}", "", r.why), 26));
         }
+        if !r.net.is_empty() {
+            let _ = writeln!(out, "{}", fit(format!("{:21}net: {}", "", r.net), 26));
+        }
     }
     out
 }
@@ -270,6 +276,8 @@ struct Row {
     cwd: String,
     command: String,
     why: String,
+    /// The connections the box's proxy made or refused for it.
+    net: String,
 }
 
 impl Row {
@@ -300,6 +308,7 @@ impl Row {
             // Whole, on one line: wrapped on a terminal, never cut.
             command: sanitize(&d.command),
             why: why_text(e),
+            net: net_text(e),
         }
     }
 }
@@ -333,6 +342,43 @@ fn why_text(e: &Entry) -> String {
         parts.push(format!("the sandbox kept it from {}", x.box_refused.join(", ")));
     }
     sanitize(&parts.join("; "))
+}
+
+/// The command's connections: `host:port` with the bytes each way, or refused and why;
+/// repeated connections to one host and port are summed.
+fn net_text(e: &Entry) -> String {
+    let mut seen: Vec<(String, &str, u64, u64, usize, &str)> = Vec::new();
+    for c in &e.connections {
+        let at = format!("{}:{}", c.host, c.port);
+        match seen.iter_mut().find(|s| s.0 == at && s.1 == c.decision) {
+            Some(s) => {
+                s.2 += c.bytes_out;
+                s.3 += c.bytes_in;
+                s.4 += 1;
+            }
+            None => seen.push((at, &c.decision, c.bytes_out, c.bytes_in, 1, &c.why)),
+        }
+    }
+    let parts: Vec<String> = seen
+        .iter()
+        .map(|(at, decision, out, inn, n, why)| {
+            let times = if *n > 1 { format!(" x{n}") } else { String::new() };
+            match *decision {
+                "allowed" => format!("{at}{times} ({} out, {} in)", bytes(*out), bytes(*inn)),
+                "denied" => format!("{at} refused: {why}"),
+                other => format!("{at} {other}: {why}"),
+            }
+        })
+        .collect();
+    sanitize(&parts.join("; "))
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 10 * 1024 * 1024 => format!("{} MiB", n / (1024 * 1024)),
+        n if n >= 10 * 1024 => format!("{} KiB", n / 1024),
+        n => format!("{n} B"),
+    }
 }
 
 /// "approved once (3.1s)", "denied: blacklist rm", "allowed: whitelist npm test".
@@ -391,8 +437,34 @@ mod tests {
                 ..Seen::default()
             },
             exit: None,
+            connections: Vec::new(),
             at,
         }
+    }
+
+    #[test]
+    fn connections_show_under_their_command() {
+        let mut e = entry("allow", "allowed", "/w", "cargo fetch", 1000);
+        let conn = |host: &str, decision: &str, out: u64, inn: u64, why: &str| Seen {
+            event: "connection".into(),
+            host: host.into(),
+            port: 443,
+            decision: decision.into(),
+            bytes_out: out,
+            bytes_in: inn,
+            why: why.into(),
+            ..Seen::default()
+        };
+        e.connections = vec![
+            conn("index.crates.io", "allowed", 100, 20 * 1024, ""),
+            conn("index.crates.io", "allowed", 50, 1024, ""),
+            conn("evil.example", "denied", 0, 0, "it is not on the sandbox's list of hosts"),
+        ];
+        let text = table(&[&e], &Layout { width: None, color: false }, None);
+        assert!(
+            text.contains("net: index.crates.io:443 x2 (150 B out, 21 KiB in); evil.example:443 refused: it is not"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -160,6 +160,9 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
         json!({"landlock_abi": support.landlock_abi, "min_abi": sandbox::MIN_ABI, "namespaces": support.namespaces});
     let settings = &config.sandbox;
     let from = |f: &Option<String>| f.clone().unwrap_or_else(|| "built-in".to_string());
+    let hosts = |list: &[crate::policy::sandbox_settings::Sourced]| -> Vec<Value> {
+        list.iter().map(|h| json!({"path": h.path, "from": h.source})).collect()
+    };
     let (confinement, judged) = crate::run::gate::sandbox_for(settings, cwd);
     match confinement {
         Confinement::Unconfined => {
@@ -180,7 +183,14 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
             "kernel": kernel,
             "workspace": spec.workspace,
             "home": spec.home,
-            "network": {"value": spec.network.as_str(), "source": from(&settings.network_from)},
+            "network": {
+                "value": spec.network.as_str(),
+                "source": from(&settings.network_from),
+                "registries": sandbox::proxy::REGISTRIES,
+                "git_remotes": spec.net.git_dir.as_deref().map(sandbox::proxy::git_remotes).unwrap_or_default(),
+                "allow_hosts": hosts(&settings.allow_hosts),
+                "deny_hosts": hosts(&settings.deny_hosts),
+            },
             "write": spec.write,
             "private": spec.private,
             "store": spec.store,
@@ -224,11 +234,26 @@ fn sandbox_text(v: &Value) -> String {
             s(&v["workspace"])
         }
     );
-    let _ = writeln!(out, "  network: {} ({})", s(&v["network"]["value"]), s(&v["network"]["source"]));
     let root = |r: &Value| {
         let source = r["source"].as_str().map(|x| format!(", {}", sanitize(x))).unwrap_or_default();
         format!("{} ({}{source})", s(&r["path"]), s(&r["from"]))
     };
+    let net = &v["network"];
+    let _ = writeln!(out, "  network: {} ({})", s(&net["value"]), s(&net["source"]));
+    if net["value"] == json!("proxy") {
+        let list = |key: &str| -> Vec<String> {
+            net[key].as_array().into_iter().flatten().map(|h| if h.is_string() { s(h) } else { root(h) }).collect()
+        };
+        let _ = writeln!(
+            out,
+            "    only through agentsh's proxy (no direct network, UDP or DNS); a host not listed asks the person"
+        );
+        let _ = writeln!(out, "    package registries: {}", list("registries").join(", "));
+        let shown = |items: Vec<String>| if items.is_empty() { "(none)".to_string() } else { items.join(", ") };
+        let _ = writeln!(out, "    the project's git remotes: {}", shown(list("git_remotes")));
+        let _ = writeln!(out, "    sandbox.allowHosts: {}", shown(list("allow_hosts")));
+        let _ = writeln!(out, "    sandbox.denyHosts (never): {}", shown(list("deny_hosts")));
+    }
     let sections: [(&str, String); 7] = [
         ("write", "writable, the person's (everything else of theirs is read-only or hidden):".to_string()),
         ("private", format!("the box's own, kept in {}:", s(&v["store"]))),

@@ -344,6 +344,7 @@ mod tests {
                 ..Seen::default()
             },
             exit: None,
+            connections: Vec::new(),
             at: 0,
         }
     }

@@ -34,7 +34,8 @@ pub struct BoxView {
     /// Paths inside `writable` that stay read-only in the box (`.git/hooks`, `.git/config`,
     /// `.agents`): code the person's own tools run later.
     pub read_only: Vec<String>,
-    /// `sandbox.network`: whether the box lets commands use the network.
+    /// `sandbox.network`: whether the box lets commands use the network (`"on"`, or through
+    /// its proxy, which asks the person about a host not on its list).
     pub network: bool,
     /// A Python environment inside the workspace is active (`VIRTUAL_ENV`, the `pip` on PATH,
     /// or one the command activates): `pip install` writes there. Set from the agent's

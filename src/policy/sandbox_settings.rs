@@ -296,7 +296,9 @@ mod tests {
     #[test]
     fn the_network_defaults_to_the_proxy_and_the_first_file_or_a_stricter_one_sets_it() {
         assert_eq!(Settings::default().network, Network::Proxy);
-        let (f, w) = read(r#"{"network": "proxy", "allowHosts": ["Example.com", "*.corp.example:8443"], "denyHosts": ["x.io"]}"#);
+        let (f, w) = read(
+            r#"{"network": "proxy", "allowHosts": ["Example.com", "*.corp.example:8443"], "denyHosts": ["x.io"]}"#,
+        );
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(f.allow_hosts, ["example.com", "*.corp.example:8443"]);
         let mut s = Settings::default();

@@ -451,6 +451,11 @@ impl Trail {
 
     /// Records how a run ended (a second line with the same id). Failure is only a warning:
     /// the command has already run.
+    /// The record's id: the command's name to the box's proxy, and in `agentsh log`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     pub fn finished(&self, exit_status: i32, duration: Duration, timed_out: bool) {
         self.finished_boxed(exit_status, duration, timed_out, &[]);
     }
@@ -545,6 +550,70 @@ pub struct AbandonedRequest<'a> {
 }
 
 /// Appends the "abandoned" record of a request whose waiter is gone.
+/// One connection the box's network proxy made or refused (issue 26), tied to the command it
+/// came from by that command's record id.
+pub struct ConnectionLine<'a> {
+    pub id: &'a str,
+    pub host: &'a str,
+    pub port: u16,
+    /// `allowed`, `denied` or `failed`.
+    pub decision: &'a str,
+    pub why: &'a str,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    pub duration_ms: u64,
+}
+
+/// Records a connection (event `connection`, with the id of the command's decision).
+pub fn connection(c: &ConnectionLine, settings: &Settings) -> Result<(), String> {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        time: String,
+        id: &'a str,
+        event: &'static str,
+        host: String,
+        port: u16,
+        decision: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        why: String,
+        bytes_out: u64,
+        bytes_in: u64,
+        duration_ms: u64,
+    }
+    let path = checked_log_path()?;
+    let line = Line {
+        time: crate::record::clock::format_rfc3339(crate::record::clock::now_ms()),
+        id: c.id,
+        event: "connection",
+        host: sanitize(c.host),
+        port: c.port,
+        decision: c.decision,
+        why: sanitize(c.why),
+        bytes_out: c.bytes_out,
+        bytes_in: c.bytes_in,
+        duration_ms: c.duration_ms,
+    };
+    let payload = serde_json::to_string(&line).map_err(|e| e.to_string())?;
+    append(&path, payload, settings).map(|_| ()).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The command text of the decision recorded with `id`, looked for in the log's last 256 KiB
+/// (for the network proxy's question to the person, which names the command).
+pub fn command_of(id: &str) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let path = checked_log_path().ok()?;
+    let mut file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(256 * 1024))).ok()?;
+    let mut text = String::new();
+    file.take(256 * 1024).read_to_string(&mut text).ok()?;
+    let needle = format!("\"id\":\"{id}\"");
+    text.lines().rev().filter(|l| l.contains(&needle) && l.contains("\"event\":\"decision\"")).find_map(|l| {
+        let v: serde_json::Value = serde_json::from_str(l).ok()?;
+        v["command"].as_str().map(str::to_string)
+    })
+}
+
 pub fn abandoned(r: &AbandonedRequest) -> Result<(), String> {
     let path = checked_log_path()?;
     let uid = nix::unistd::getuid();
@@ -904,6 +973,13 @@ pub struct Seen {
     pub timed_out: bool,
     /// Paths the sandbox most likely refused the command (an exit line's `box_refused`).
     pub box_refused: Vec<String>,
+    /// A connection line's host, port, decision and bytes.
+    pub host: String,
+    pub port: u16,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    /// A connection line's reason for a refusal.
+    pub why: String,
     #[serde(skip)]
     pub raw: String,
 }
@@ -913,6 +989,8 @@ pub struct Seen {
 pub struct Entry {
     pub decision: Seen,
     pub exit: Option<Seen>,
+    /// The connections the box's network proxy made or refused for it.
+    pub connections: Vec<Seen>,
     /// Milliseconds since the epoch, from `time`.
     pub at: i64,
 }
@@ -937,10 +1015,16 @@ pub fn read(path: &Path) -> io::Result<(Vec<Entry>, usize)> {
                     Some(&i) => entries[i].exit = Some(seen),
                     None => unreadable += 1,
                 },
+                // A connection of an unknown command (its proxy settings were changed) is kept
+                // with no decision to hang from: counted, not shown.
+                "connection" => match index.get(&seen.id) {
+                    Some(&i) => entries[i].connections.push(seen),
+                    None => unreadable += 1,
+                },
                 _ => {
                     let at = crate::record::clock::parse_rfc3339(&seen.time).unwrap_or(0);
                     index.insert(seen.id.clone(), entries.len());
-                    entries.push(Entry { decision: seen, exit: None, at });
+                    entries.push(Entry { decision: seen, exit: None, connections: Vec::new(), at });
                 }
             }
         }

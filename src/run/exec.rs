@@ -193,6 +193,14 @@ pub fn needs_terminal() -> bool {
     *ON_A_TERMINAL.get_or_init(|| nix::unistd::isatty(std::io::stdin()).unwrap_or(false))
 }
 
+/// The command's name to the box's proxy (its record's id), and who asks the person about a
+/// host the proxy does not know.
+#[derive(Clone, Copy)]
+pub struct Net<'a> {
+    pub id: &'a str,
+    pub ask_host: Option<&'a dyn Fn(&str, u16) -> sandbox::asking::Answer>,
+}
+
 /// How a command agentsh ran ended, or why it did not run.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Ran {
@@ -218,14 +226,23 @@ pub enum Ran {
 /// started by an interactive shell), through a child agentsh that calls `setsid` and execs,
 /// while this process waits and passes on signals. A boxed command's child makes its own
 /// session (`sandbox::spawn`).
-pub fn run(plan: Plan, confinement: Confinement, limit: Option<Duration>, pass_env: &[String]) -> Ran {
+///
+/// `net_id` names the command to the box's proxy (its audit record's id).
+pub fn run(plan: Plan, confinement: Confinement, limit: Option<Duration>, pass_env: &[String], net: Net<'_>) -> Ran {
     let (program, args) = plan.into_program_and_args();
     if let Confinement::Boxed(plan) = confinement {
         // Looked up before the box: a missing program is told as bash would.
         if !findable(&program) {
             return Ran::NotRun(exec_error(&program, &std::io::ErrorKind::NotFound.into()));
         }
-        let cmd = sandbox::spawn::Command { program: &program, args: &args, pass_env, limit };
+        let cmd = sandbox::spawn::Command {
+            program: &program,
+            args: &args,
+            pass_env,
+            limit,
+            net_id: net.id,
+            ask_host: net.ask_host,
+        };
         return match sandbox::spawn::run(plan, &cmd) {
             Ok(sandbox::spawn::Ended::Exited(code)) => Ran::Ended { code, signal: None, timed_out: false },
             Ok(sandbox::spawn::Ended::TimedOut) => Ran::Ended { code: 124, signal: None, timed_out: true },

@@ -202,6 +202,27 @@ pub fn print_box_refusal(paths: &[(String, String)]) {
     crate::ask::tty::eprint_fitted(hint);
 }
 
+/// What the box's proxy refused the command (`proxy::refusals`): host and port, and why, with
+/// what the person can do about it.
+pub fn print_network_refusals(refused: &[(String, String)]) {
+    use crate::text::sanitize::sanitize;
+    if refused.is_empty() {
+        return;
+    }
+    for (host, why) in refused {
+        crate::ask::tty::eprint_fitted(&format!(
+            "agentsh: the sandbox's network refused {}: {}\n",
+            sanitize(host),
+            sanitize(why)
+        ));
+    }
+    crate::ask::tty::eprint_fitted(
+        "hint: the sandbox reaches package registries, the project's git remotes and sandbox.allowHosts; if the \
+         command needs this host, ask the person to allow it when agentsh asks (`agentsh approvals`), or to add it to \
+         sandbox.allowHosts in ~/.config/agentsh/config.json\n",
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,7 +60,16 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let limit = (config.command_timeout > 0).then(|| Duration::from_secs(config.command_timeout));
     let carried = agent_file(&text, &confinement);
     let out_of_sight = out_of_sight(&verdict, &confinement);
-    let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env);
+    let proxied = match &confinement {
+        Confinement::Boxed(b) if b.network() == sandbox::Network::Proxy => Some(b.spec().net.records.clone()),
+        _ => None,
+    };
+    let ask_host = |host: &str, port: u16| sandbox::proxy::ask_person(&text, &cwd, host, port, &config);
+    let net = exec::Net { id: trail.id(), ask_host: Some(&ask_host) };
+    let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env, net);
+    if let Some(records) = proxied {
+        explain::print_network_refusals(&sandbox::proxy::refusals(&records, trail.id()));
+    }
     if let Some((inside, outside)) = carried {
         carry_out(&inside, &outside);
     }
@@ -338,7 +347,8 @@ fn box_view(plan: &sandbox::BoxPlan, cwd: &Path) -> BoxView {
         home: plan.home().as_deref().map(crate::text::path).unwrap_or_default(),
         writable: roots.writable.clone(),
         read_only: roots.read_only.clone(),
-        network: plan.network() == sandbox::Network::On,
+        // Through the proxy, the network is in the box: the proxy asks about a new host.
+        network: plan.network() != sandbox::Network::Off,
         python_env_inside: std::env::var_os("VIRTUAL_ENV").is_some_and(|v| in_workspace(Path::new(&v))),
     }
 }

@@ -651,6 +651,13 @@ fn builder() -> Result<(), String> {
     std::io::stdin().take(4 * 1024 * 1024).read_to_end(&mut json).map_err(|e| format!("reading the box: {e}"))?;
     let spec: BoxSpec =
         serde_json::from_slice(&json).map_err(|e| format!("the box's description does not read: {e}"))?;
+    // The proxy: started first, before the box's namespaces exist, so it stays in this
+    // machine's network (and user namespace), and before anything is open that it must not
+    // hold; it gets its listening sockets once the box's network is made.
+    let proxy = match spec.network {
+        super::Network::Proxy => Some(start_proxy(&spec)?),
+        _ => None,
+    };
     // What the holder keeps to leave cleanly: the record's lock and directory, opened while
     // they are still in sight.
     let lock = open_lock(&spec.records, &spec.name, true).map_err(|e| format!("the box's lock: {e}"))?;
@@ -661,10 +668,13 @@ fn builder() -> Result<(), String> {
         | CloneFlags::CLONE_NEWPID
         | CloneFlags::CLONE_NEWIPC
         | CloneFlags::CLONE_NEWUTS;
-    if spec.network == super::Network::Off {
+    if spec.network != super::Network::On {
         flags |= CloneFlags::CLONE_NEWNET;
     }
     nix::sched::unshare(flags).map_err(|e| format!("cannot make the sandbox's namespaces: unshare: {e}"))?;
+    if let Some(ctl) = &proxy {
+        listen_for_proxy(ctl)?;
+    }
     let write = |file: &str, text: String| std::fs::write(file, text).map_err(|e| format!("{file}: {e}"));
     // Required before gid_map: once in the new namespace, this process has no CAP_SETGID in the
     // parent one, root included.
@@ -677,7 +687,8 @@ fn builder() -> Result<(), String> {
     match super::sys::fork() {
         Ok(nix::unistd::ForkResult::Child) => {
             drop(ready_r);
-            hold(ready_w, &spec, lock, records);
+            // The proxy's lifeline: it ends when the holder does.
+            hold(ready_w, &spec, lock, records, proxy);
         }
         Ok(nix::unistd::ForkResult::Parent { child }) => {
             drop(ready_w);
@@ -702,6 +713,40 @@ fn builder() -> Result<(), String> {
     }
 }
 
+/// Starts the box's proxy (`proxy::serve`) as a process of its own, in this machine's network,
+/// and returns the socket it will be sent its listeners on, which is also its lifeline: it ends
+/// when every copy of this end is closed (the builder's and its holder's).
+fn start_proxy(spec: &BoxSpec) -> Result<OwnedFd, String> {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
+    let (ours, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
+        .map_err(|e| format!("the sandbox's proxy: socketpair: {e}"))?;
+    match super::sys::fork() {
+        Ok(nix::unistd::ForkResult::Child) => {
+            drop(ours);
+            super::proxy::detached(theirs, spec.net.clone())
+        }
+        Ok(nix::unistd::ForkResult::Parent { .. }) => Ok(ours),
+        Err(e) => Err(format!("starting the sandbox's proxy: {e}")),
+    }
+}
+
+/// In the box's new network: brings its loopback up, listens on the proxy's ports there, and
+/// sends the two listening sockets to the proxy over `ctl`.
+fn listen_for_proxy(ctl: &OwnedFd) -> Result<(), String> {
+    use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
+    super::sys::loopback_up().map_err(|e| format!("bringing up the sandbox's loopback: {e}"))?;
+    let listen = |port: u16| {
+        std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port))
+            .map_err(|e| format!("the sandbox's proxy cannot listen on 127.0.0.1:{port}: {e}"))
+    };
+    let (http, socks) = (listen(super::proxy::HTTP_PORT)?, listen(super::proxy::SOCKS_PORT)?);
+    let fds = [http.as_raw_fd(), socks.as_raw_fd()];
+    let iov = [std::io::IoSlice::new(b"L")];
+    sendmsg::<()>(ctl.as_raw_fd(), &iov, &[ControlMessage::ScmRights(&fds)], MsgFlags::empty(), None)
+        .map_err(|e| format!("handing the sandbox's proxy its sockets: {e}"))?;
+    Ok(())
+}
+
 /// The inode of a pidfd of `pid` (pidfs names each process by one), or `None` before pidfs,
 /// where every pidfd shares one inode (told by comparing with this process's own).
 fn pid_inode(pid: i32) -> Option<u64> {
@@ -722,7 +767,7 @@ fn pid_inode(pid: i32) -> Option<u64> {
 /// box's ruleset (last: Landlock's rules hold for what is mounted when they are made, not for a
 /// mount put on top later), reaps the box's orphans, and leaves once [`LIFETIME`] has passed
 /// and no other process is in the box. It tells its builder `ready FD RULES`, or why not.
-fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File) -> ! {
+fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option<OwnedFd>) -> ! {
     use nix::mount::{MsFlags, mount};
     let fail = |why: String| -> ! {
         let _ = nix::unistd::write(&ready, why.as_bytes());
@@ -741,7 +786,8 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File) -> ! {
     };
     let name = spec.name.as_str();
     let ruleset = ruleset.as_raw_fd();
-    let keep = [ruleset, ready.as_raw_fd(), lock.as_raw_fd(), records.as_raw_fd()];
+    let lifeline = proxy.as_ref().map_or(-1, |p| p.as_raw_fd());
+    let keep = [ruleset, ready.as_raw_fd(), lock.as_raw_fd(), records.as_raw_fd(), lifeline];
     let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
         .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
         .unwrap_or_default();

@@ -32,9 +32,11 @@
 //! command is judged as without one (fail closed), and `doctor`, `check` and `policy` say why.
 //! What the box does not hold is in SECURITY.md ("The sandbox").
 
+pub mod asking;
 pub mod environ;
 pub mod filter;
 pub mod holder;
+pub mod proxy;
 pub mod rules;
 pub mod spawn;
 pub mod spec;

@@ -134,7 +134,11 @@ impl Pattern {
     pub fn matches(&self, host: &str, port: u16) -> bool {
         let host_ok = match &self.host {
             Host::Exact(h) => h == host,
-            Host::Below(h) => host.len() > h.len() + 1 && host.ends_with(h.as_str()) && host.as_bytes()[host.len() - h.len() - 1] == b'.',
+            Host::Below(h) => {
+                host.len() > h.len() + 1
+                    && host.ends_with(h.as_str())
+                    && host.as_bytes()[host.len() - h.len() - 1] == b'.'
+            }
         };
         let port_ok = match self.port {
             Port::Web => port == 80 || port == 443,
@@ -154,12 +158,37 @@ impl Pattern {
     }
 }
 
+impl std::fmt::Display for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.host {
+            Host::Exact(h) if h.contains(':') => write!(f, "[{h}]")?,
+            Host::Exact(h) => write!(f, "{h}")?,
+            Host::Below(h) => write!(f, "*.{h}")?,
+        }
+        match self.port {
+            Port::Web => Ok(()),
+            Port::One(p) => write!(f, ":{p}"),
+            Port::Any => write!(f, ":*"),
+        }
+    }
+}
+
+/// The project's git remotes as the proxy allows them (`policy`, `agentsh doctor`).
+pub fn git_remotes(git_dir: &Path) -> Vec<String> {
+    read_capped(&git_dir.join("config"), 1024 * 1024)
+        .map(|text| remotes(&text).into_iter().filter(|r| !r.local()).map(|r| r.to_string()).collect())
+        .unwrap_or_default()
+}
+
 /// Loopback, link-local (cloud metadata at 169.254.169.254), unspecified.
 fn local_address(ip: &IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => v4.is_loopback() || v4.is_link_local() || v4.is_unspecified(),
         IpAddr::V6(v6) => {
-            v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xffc0) == 0xfe80 || v6.to_ipv4_mapped().is_some_and(|v4| local_address(&IpAddr::V4(v4)))
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6.to_ipv4_mapped().is_some_and(|v4| local_address(&IpAddr::V4(v4)))
         }
     }
 }
@@ -196,7 +225,11 @@ pub fn remotes(config: &str) -> Vec<Pattern> {
         let _ = scheme;
         let authority = rest.split('/').next().unwrap_or("");
         let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-        let with_port = if authority.contains(':') && !authority.ends_with(']') { authority.to_string() } else { format!("{authority}:{default}") };
+        let with_port = if authority.contains(':') && !authority.ends_with(']') {
+            authority.to_string()
+        } else {
+            format!("{authority}:{default}")
+        };
         if let Some(p) = Pattern::parse(&with_port) {
             out.push(p);
         }
@@ -241,7 +274,8 @@ impl Rules {
         let is_local = host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| local_address(&ip));
         if is_local {
             return Some(Verdict::Deny(
-                "it is this machine's own address, which the sandbox reaches only where sandbox.allowHosts names it".into(),
+                "it is this machine's own address, which the sandbox reaches only where sandbox.allowHosts names it"
+                    .into(),
             ));
         }
         if self.builtin.iter().any(|b| b.matches(host, port)) {
@@ -272,6 +306,8 @@ pub struct Proxy {
     granted: Mutex<Vec<(String, String, u16)>>,
     /// Hosts a person is being asked about now: others wait for that answer.
     asking: (Mutex<Vec<(String, u16)>>, Condvar),
+    /// Numbers the questions put to commands' agentsh.
+    questions: std::sync::atomic::AtomicU64,
     /// Test names mapped to addresses (debug builds only: `AGENTSH_TEST_RESOLVE`).
     resolve: Vec<(String, SocketAddr)>,
 }
@@ -281,6 +317,45 @@ pub struct Proxy {
 enum Kind {
     Http,
     Socks,
+}
+
+/// The proxy's process, forked by the box's builder (`holder::builder`): leaves the agent's
+/// session and every file it did not need, takes its two listening sockets from `ctl`, confines
+/// its own writes, and serves until `ctl` closes.
+pub fn detached(ctl: OwnedFd, policy: NetPolicy) -> ! {
+    use std::os::fd::AsRawFd;
+    let _ = nix::unistd::setsid();
+    let _ = std::env::set_current_dir("/");
+    let _ = rustix::thread::set_name(c"agentsh-proxy");
+    // Standard output and error are the builder's answer pipe: holding them would keep the
+    // agentsh that reads it waiting.
+    if let Ok(null) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stdin(&null);
+        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = nix::unistd::dup2_stderr(&null);
+    }
+    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    for fd in fds.into_iter().filter(|fd| *fd > 2 && *fd != ctl.as_raw_fd()) {
+        let _ = nix::unistd::close(fd);
+    }
+    let Ok([http, socks]) = <[OwnedFd; 2]>::try_from(super::sys::receive_fds(ctl.as_fd())) else {
+        std::process::exit(1)
+    };
+    let mut writable = vec![policy.records.clone()];
+    writable.extend(crate::policy::dirs::state_dir());
+    writable.extend(crate::ask::queue::dir().ok());
+    if let Some(dir) = crate::policy::config::user_file().and_then(|f| f.parent().map(Path::to_path_buf)) {
+        // Made now: a rule can only name what exists.
+        let _ = std::fs::create_dir_all(&dir);
+        writable.push(dir);
+    }
+    let _ = nix::sys::prctl::set_dumpable(false);
+    if crate::run::sandbox::rules::confine_writes(&writable).is_err() {
+        std::process::exit(1);
+    }
+    serve(http, socks, ctl, policy)
 }
 
 /// Serves the box until `lifeline` closes (the holder has ended): accepts on both listeners, a
@@ -294,6 +369,7 @@ pub fn serve(http: OwnedFd, socks: OwnedFd, lifeline: OwnedFd, policy: NetPolicy
         config,
         granted: Mutex::new(Vec::new()),
         asking: (Mutex::new(Vec::new()), Condvar::new()),
+        questions: std::sync::atomic::AtomicU64::new(1),
         resolve,
     });
     let http = std::net::TcpListener::from(http);
@@ -363,7 +439,11 @@ impl Proxy {
             let Some((host, port)) = split_host_port(target, 443) else {
                 return refuse_http(&mut client, 400, "agentsh: a CONNECT needs host:port");
             };
-            let Some(upstream) = self.open(&host, port, id.as_deref()) .map_err(|why| refuse_http(&mut client, 403, &why)).ok() else { return };
+            let Some(upstream) =
+                self.open(&host, port, id.as_deref()).map_err(|why| refuse_http(&mut client, 403, &why)).ok()
+            else {
+                return;
+            };
             if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").is_err() {
                 return;
             }
@@ -387,7 +467,10 @@ impl Proxy {
         let Some((host, port)) = split_host_port(authority, 80) else {
             return refuse_http(&mut client, 400, "agentsh: no host in the URL");
         };
-        let Ok(mut upstream) = self.open(&host, port, id.as_deref()).map_err(|why| refuse_http(&mut client, 403, &why)) else { return };
+        let Ok(upstream) = self.open(&host, port, id.as_deref()).map_err(|why| refuse_http(&mut client, 403, &why))
+        else {
+            return;
+        };
         // One request a connection: a second one on it could name another host.
         let mut out = format!("{method} {path} HTTP/1.1\r\n");
         for (k, v) in &headers {
@@ -396,10 +479,9 @@ impl Proxy {
             }
         }
         out.push_str("connection: close\r\n\r\n");
-        if upstream.write_all(out.as_bytes()).is_err() {
-            return;
-        }
-        self.relay(client, upstream, rest, &host, port, id.as_deref());
+        let mut first = out.into_bytes();
+        first.extend_from_slice(&rest);
+        self.relay(client, upstream, first, &host, port, id.as_deref());
     }
 
     /// One SOCKS5 connection: no authentication, or a user name and password (which name the
@@ -574,46 +656,29 @@ impl Proxy {
     }
 
     fn ask_person(&self, id: Option<&str>, host: &str, port: u16) -> Verdict {
-        use crate::ask::prompt::{Answer, PromptRequest};
-        let command = id.and_then(crate::record::audit::command_of).unwrap_or_else(|| "a command in the sandbox".into());
-        let Ok(code) = crate::ask::prompt::random_code() else { return Verdict::Deny("no approval code could be made".into()) };
-        let entry = format!("{host}:{port}");
-        let req = PromptRequest {
-            command: format!("connect to {host}:{port}   (for: {command})"),
-            cwd: self.policy.workspace.display().to_string(),
-            risk: crate::model::Risk::Moderate,
-            category: crate::model::Category::Network,
-            reasons: vec![format!(
-                "`{command}` wants to reach {host}:{port}, which is not on the sandbox's list of hosts: what the \
-                 command can read could leave with it"
-            )],
-            parts: Vec::new(),
-            always_entries: vec![entry.clone()],
-            timeout: Duration::from_secs(self.config.confirmation_timeout),
-            code,
-            notice: None,
-            sandbox: format!("the connection leaves the sandbox for {host}:{port}"),
-            always_where: crate::policy::config::user_file().map(|f| format!("{} (sandbox.allowHosts)", f.display())),
-            confirming: false,
+        use super::asking::Answer;
+        let Some(id) = id else {
+            return Verdict::Deny(
+                "it is not on the sandbox's list of hosts, and the connection did not say which command made it (its \
+                 tool did not send the proxy's user name), so no one could be asked"
+                    .into(),
+            );
         };
-        let answer = crate::ask::approval::ask(&req, self.config.approval_queue);
-        let mut granted = self.granted.lock().unwrap_or_else(|e| e.into_inner());
-        match answer {
+        let seq = self.questions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let wait = Duration::from_secs(self.config.confirmation_timeout.saturating_add(10));
+        let granted = |who: &str| {
+            self.granted.lock().unwrap_or_else(|e| e.into_inner()).push((who.to_string(), host.to_string(), port));
+        };
+        match super::asking::ask(&self.policy.records, id, host, port, seq, wait) {
             Answer::Once => {
-                granted.push((id.unwrap_or_default().to_string(), host.to_string(), port));
+                granted(id);
                 Verdict::Allow("the person (once)")
             }
-            Answer::Always(_) => {
-                granted.push((String::new(), host.to_string(), port));
-                if let Err(e) = save_allowed(&entry) {
-                    eprintln!("agentsh: warning: could not save {entry} to sandbox.allowHosts: {e:#}");
-                }
+            Answer::Always => {
+                granted("");
                 Verdict::Allow("the person (always)")
             }
-            Answer::NoTerminal(why) => Verdict::Deny(format!("it is not on the sandbox's list of hosts, and {why}")),
-            Answer::TimedOut => Verdict::Deny("no one answered in time".into()),
-            Answer::Rejected | Answer::Denied(_) | Answer::WrongCode => Verdict::Deny("the person refused it".into()),
-            _ => Verdict::Deny("it was not approved".into()),
+            Answer::No(why) => Verdict::Deny(format!("it is not on the sandbox's list of hosts, and {why}")),
         }
     }
 
@@ -639,7 +704,16 @@ impl Proxy {
 
     /// One audit record for a connection (best effort: the command already ran or is running).
     #[allow(clippy::too_many_arguments)]
-    fn record(&self, id: Option<&str>, host: &str, port: u16, decision: &str, why: &str, bytes: (u64, u64), took: Duration) {
+    fn record(
+        &self,
+        id: Option<&str>,
+        host: &str,
+        port: u16,
+        decision: &str,
+        why: &str,
+        bytes: (u64, u64),
+        took: Duration,
+    ) {
         let line = crate::record::audit::ConnectionLine {
             id: id.unwrap_or(""),
             host,
@@ -667,6 +741,51 @@ impl Proxy {
             .custom_flags(libc::O_NOFOLLOW)
             .open(dir.join(id))
             .and_then(|mut f| f.write_all(line.as_bytes()));
+    }
+}
+
+/// The command's agentsh asks the person about `host:port` for the box's proxy (`asking`), in
+/// the channels a command is asked in, and saves an "always" to `sandbox.allowHosts`.
+pub fn ask_person(
+    command: &str,
+    cwd: &Path,
+    host: &str,
+    port: u16,
+    config: &crate::policy::config::Config,
+) -> super::asking::Answer {
+    use super::asking::Answer as Said;
+    use crate::ask::prompt::{Answer, PromptRequest};
+    let Ok(code) = crate::ask::prompt::random_code() else { return Said::No("no approval code could be made".into()) };
+    let entry = if port == 80 || port == 443 { host.to_string() } else { format!("{host}:{port}") };
+    let req = PromptRequest {
+        command: format!("connect to {host}:{port}"),
+        cwd: cwd.display().to_string(),
+        risk: crate::model::Risk::Moderate,
+        category: crate::model::Category::Network,
+        reasons: vec![format!(
+            "`{command}` wants to reach {host}:{port}, which is not on the sandbox's list of hosts: what the command \
+             can read could leave with it"
+        )],
+        parts: Vec::new(),
+        always_entries: vec![entry.clone()],
+        timeout: Duration::from_secs(config.confirmation_timeout),
+        code,
+        notice: None,
+        sandbox: format!("the command runs in the sandbox; the connection leaves it for {host}:{port}"),
+        always_where: crate::policy::config::user_file().map(|f| format!("{} (sandbox.allowHosts)", f.display())),
+        confirming: false,
+    };
+    match crate::ask::approval::ask(&req, config.approval_queue) {
+        Answer::Once => Said::Once,
+        Answer::Always(_) => {
+            if let Err(e) = save_allowed(&entry) {
+                eprintln!("agentsh: warning: could not save {entry} to sandbox.allowHosts: {e:#}");
+            }
+            Said::Always
+        }
+        Answer::NoTerminal(why) => Said::No(format!("no one could be asked ({why})")),
+        Answer::TimedOut => Said::No("no one answered in time".into()),
+        _ => Said::No("the person refused it".into()),
     }
 }
 
@@ -818,9 +937,15 @@ mod tests {
 
     #[test]
     fn the_policy_denies_what_is_denied_allows_registries_and_remotes_and_asks_about_the_rest() {
-        let policy = NetPolicy { allow: vec!["internal.example:8443".into(), "localhost:3000".into()], deny: vec!["pypi.org".into()], ..NetPolicy::default() };
+        let policy = NetPolicy {
+            allow: vec!["internal.example:8443".into(), "localhost:3000".into()],
+            deny: vec!["pypi.org".into()],
+            ..NetPolicy::default()
+        };
         let mut rules = Rules::of(&policy);
-        rules.builtin.extend(remotes("[remote \"origin\"]\n\turl = git@github.com:me/repo.git\n\tpushurl = https://gitlab.example/x.git\n"));
+        rules.builtin.extend(remotes(
+            "[remote \"origin\"]\n\turl = git@github.com:me/repo.git\n\tpushurl = https://gitlab.example/x.git\n",
+        ));
         assert!(matches!(rules.decide("pypi.org", 443), Some(Verdict::Deny(_))), "denyHosts wins over the registries");
         assert!(matches!(rules.decide("registry.npmjs.org", 443), Some(Verdict::Allow(_))));
         assert!(matches!(rules.decide("github.com", 22), Some(Verdict::Allow(_))));

@@ -103,6 +103,29 @@ pub(crate) fn ruleset(spec: &BoxSpec) -> Result<(OwnedFd, usize), BoxError> {
     fd.map(|fd| (fd, count)).ok_or_else(|| BoxError::Unsupported("this kernel made no Landlock ruleset".into()))
 }
 
+/// Confines this process's own writes to `dirs` (and beneath): the box's proxy, which reads
+/// untrusted bytes all its life, can then change nothing but agentsh's records, its approval
+/// queue and the user config. Reading stays open: it resolves names and reads the config like
+/// any agentsh. Abstract unix sockets are scoped too.
+pub(crate) fn confine_writes(dirs: &[PathBuf]) -> Result<(), String> {
+    use nix::fcntl::{OFlag, open};
+    let writes = all_access() & !read_access();
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(writes)
+        .and_then(|r| r.handle_access(AccessNet::BindTcp))
+        // Not signals: it tells the command's agentsh of a question with one (`asking`).
+        .and_then(|r| r.scope(Scope::AbstractUnixSocket))
+        .and_then(|r| r.create())
+        .map_err(|e| e.to_string())?;
+    for dir in dirs {
+        if let Ok(fd) = open(dir, OFlag::O_PATH | OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty()) {
+            ruleset = ruleset.add_rule(PathBeneath::new(fd, writes)).map_err(|e| e.to_string())?;
+        }
+    }
+    ruleset.restrict_self().map(|_| ()).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,7 +140,8 @@ mod tests {
             "store": "/s", "caches": [], "visible": [], "hidden": [], "deny": [], "read_only": [],
             "devices": [{"path": "/dev/null", "from": "device"}],
             "ttys": [{"path": "/dev/pts/3", "from": "terminal"}],
-            "network": "on", "keep_terminal": false, "refused": [], "records": "/r", "name": "n"
+            "network": "on", "keep_terminal": false, "refused": [], "records": "/r", "name": "n",
+            "net": {"allow": [], "deny": [], "git_dir": null, "workspace": "/w", "records": "/r"}
         }))
         .unwrap();
         let top = ["usr", "dev", "etc", "proc"].map(String::from);

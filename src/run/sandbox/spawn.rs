@@ -39,6 +39,11 @@ pub struct Command<'a> {
     pub pass_env: &'a [String],
     /// Stop it after this long (`commandTimeoutSeconds`).
     pub limit: Option<Duration>,
+    /// Its name to the box's proxy (the audit record's id), which records its connections
+    /// under it and notes what it refused it.
+    pub net_id: &'a str,
+    /// Asks the person about a host the proxy does not know (`asking`), while the command runs.
+    pub ask_host: Option<&'a dyn Fn(&str, u16) -> super::asking::Answer>,
 }
 
 /// Runs `cmd` in the box `plan` describes (joining its holder, or making it first) and waits
@@ -51,7 +56,14 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     let c =
         |s: &[u8]| CString::new(s).map_err(|_| BoxError::Failed("a NUL byte in the command or its environment".into()));
     let cwd_c = c(cwd.as_os_str().as_bytes())?;
-    let env = environ::scrub(std::env::vars_os(), cmd.pass_env);
+    let mut env = environ::scrub(std::env::vars_os(), cmd.pass_env);
+    if plan.network() == Network::Proxy {
+        // The proxy is the box's only way out: every tool is pointed at it, in place of any
+        // proxy of the machine's, which the box could not reach.
+        let ours = super::proxy::environment(cmd.net_id);
+        env.retain(|(k, _)| !ours.iter().any(|(name, _)| k.as_bytes() == name.as_bytes()));
+        env.extend(ours.into_iter().map(|(k, v)| (k.into(), v.into())));
+    }
     let envs: Vec<CString> =
         env.iter().map(|(k, v)| c(&[k.as_bytes(), b"=", v.as_bytes()].concat())).collect::<Result<_, _>>()?;
     let args: Vec<CString> = std::iter::once(cmd.program)
@@ -68,8 +80,14 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     let envp: Vec<*const libc::c_char> =
         envs.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let keep_terminal = plan.place().keep_terminal;
+    let questions = match (plan.network(), cmd.ask_host) {
+        (Network::Proxy, Some(decide)) => {
+            Some(Questions { records: plan.spec().net.records.clone(), id: cmd.net_id, decide })
+        }
+        _ => None,
+    };
     let mut namespaces = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
-    if plan.network() == Network::Off {
+    if plan.network() != Network::On {
         namespaces |= libc::CLONE_NEWNET;
     }
     let filter = filter::program();
@@ -125,7 +143,7 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
             return Err(BoxError::Failed(format!("entering the sandbox ({stage:?}): {e}")));
         }
     };
-    let ended = signals.wait(pid, keep_terminal, cmd.limit, started);
+    let ended = signals.wait(pid, keep_terminal, cmd.limit, started, questions.as_ref());
     // The kernel kills the box's processes as its PID 1 exits, a moment before the holder's
     // pidfd says it has: wait that moment.
     let holder_ended = || {
@@ -212,6 +230,13 @@ pub(crate) fn alone(f: impl Fn() -> nix::Result<()>) -> nix::Result<()> {
     f()
 }
 
+/// Where the box's proxy puts its questions for this command, and who answers them.
+struct Questions<'a> {
+    records: std::path::PathBuf,
+    id: &'a str,
+    decide: &'a dyn Fn(&str, u16) -> super::asking::Answer,
+}
+
 /// The signals this process passes on to the command while it waits, blocked and read from a
 /// signalfd with the child's end (SIGCHLD).
 struct Signals {
@@ -223,7 +248,9 @@ impl Signals {
     fn block() -> Signals {
         use nix::sys::signal::{SigSet, Signal};
         let mut mask = SigSet::empty();
-        for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT, Signal::SIGCHLD] {
+        for s in
+            [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT, Signal::SIGCHLD, super::asking::SIGNAL]
+        {
             mask.add(s);
         }
         let _ = mask.thread_block();
@@ -238,8 +265,16 @@ impl Signals {
     }
 
     /// Waits for `pid`, passing on the signals this process gets (not the ones a terminal sent
-    /// its whole foreground group, which the child got too), and stopping it at `limit`.
-    fn wait(self, pid: nix::unistd::Pid, keep_terminal: bool, limit: Option<Duration>, started: Instant) -> Ended {
+    /// its whole foreground group, which the child got too), stopping it at `limit`, and
+    /// answering the proxy's questions about hosts.
+    fn wait(
+        self,
+        pid: nix::unistd::Pid,
+        keep_terminal: bool,
+        limit: Option<Duration>,
+        started: Instant,
+        questions: Option<&Questions<'_>>,
+    ) -> Ended {
         use nix::sys::signal::{Signal, kill, killpg};
         use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
         let signal = |sig| {
@@ -294,6 +329,12 @@ impl Signals {
                 let Ok(sig) = Signal::try_from(info.ssi_signo as i32) else { continue };
                 // SI_KERNEL: sent by the terminal to its foreground group, the child included.
                 let from_terminal = info.ssi_code == 0x80;
+                if sig == super::asking::SIGNAL {
+                    if let Some(q) = questions {
+                        super::asking::answer(&q.records, q.id, q.decide);
+                    }
+                    continue;
+                }
                 if sig != Signal::SIGCHLD && !(keep_terminal && from_terminal) {
                     signal(sig);
                 }

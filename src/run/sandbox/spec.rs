@@ -127,6 +127,8 @@ pub struct BoxSpec {
     /// The command's own terminals.
     pub ttys: Vec<Root>,
     pub network: Network,
+    /// What the box's network proxy allows (`network: "proxy"`).
+    pub net: super::proxy::NetPolicy,
     pub keep_terminal: bool,
     pub refused: Vec<Refused>,
     /// Where the records of kept boxes are ([`super::holder`]), and this box's name there.
@@ -431,6 +433,13 @@ impl BoxSpec {
             }
         }
 
+        let net = super::proxy::NetPolicy {
+            allow: settings.allow_hosts.iter().map(|h| h.path.clone()).collect(),
+            deny: settings.deny_hosts.iter().map(|h| h.path.clone()).collect(),
+            git_dir: git_dir.clone(),
+            workspace: ws.clone().unwrap_or_else(|| cwd.clone()),
+            records: records.to_path_buf(),
+        };
         let devices = DEVICES.iter().map(|d| Root::new(*d, Origin::Device)).collect();
         let ttys = place.ttys.iter().map(|t| Root::new(normalize(t), Origin::Terminal)).collect();
         BoxSpec {
@@ -449,6 +458,7 @@ impl BoxSpec {
             devices,
             ttys,
             network: settings.network,
+            net,
             keep_terminal: place.keep_terminal,
             refused,
             records: records.to_path_buf(),
@@ -619,7 +629,8 @@ pub fn key(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path) 
     use std::os::unix::ffi::OsStrExt;
     let mut k = super::holder::Key::new();
     // Every list after its length, every item after its own: no two inputs hash alike.
-    for s in [&settings.writable, &settings.readable, &settings.deny_read] {
+    for s in [&settings.writable, &settings.readable, &settings.deny_read, &settings.allow_hosts, &settings.deny_hosts]
+    {
         k.count(s.len());
         for w in s {
             k.item(w.path.as_bytes());

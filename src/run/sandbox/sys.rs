@@ -10,6 +10,10 @@
 //! - `clone` with `CLONE_VM | CLONE_VFORK` and the child's system calls up to `execve`, through
 //!   which the command's child joins the box (`spawn`), as `posix_spawn` starts a process.
 //! - `fork`, for the box's builder.
+//! - taking ownership of descriptors received over a socket (`SCM_RIGHTS`): the proxy's
+//!   listeners, sent to it by the builder.
+//! - `ioctl(SIOCSIFFLAGS)`, which brings up the loopback of the box's own network (the builder),
+//!   where the proxy listens.
 //!
 //! They are the only `unsafe` in the crate (STYLE.md: one small module, with SAFETY comments).
 #![allow(unsafe_code)]
@@ -166,9 +170,10 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             shared.failed = Some((stage, *libc::__errno_location()));
             libc::_exit(127)
         };
-        // agentsh ignores SIGPIPE (exec keeps an ignored signal ignored); a handler would not
-        // survive exec, but must not run here either.
-        for sig in [libc::SIGPIPE, libc::SIGSEGV, libc::SIGBUS] {
+        // agentsh ignores SIGPIPE (exec keeps an ignored signal ignored); the judge's crash guard
+        // (`run::crash_guard`) handles the fatal signals: a handler would not survive exec, but
+        // must not run here either, on this process's memory.
+        for sig in [libc::SIGPIPE, libc::SIGSEGV, libc::SIGBUS, libc::SIGABRT, libc::SIGILL, libc::SIGFPE] {
             let mut dfl: libc::sigaction = std::mem::zeroed();
             dfl.sa_sigaction = libc::SIG_DFL;
             libc::sigaction(sig, &dfl, std::ptr::null_mut());
@@ -225,4 +230,44 @@ pub(crate) fn fork() -> nix::Result<nix::unistd::ForkResult> {
     // alone, which has a single thread: the child is a whole copy of it, with no lock held by a
     // thread that does not exist there.
     unsafe { nix::unistd::fork() }
+}
+
+/// Brings up the loopback interface (`lo`) of this process's network namespace: a new one has
+/// it down, so nothing could reach the proxy listening there.
+pub(crate) fn loopback_up() -> std::io::Result<()> {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, socket};
+    let sock = socket(AddressFamily::Inet, SockType::Datagram, SockFlag::SOCK_CLOEXEC, None)?;
+    // SAFETY: `ifreq` is a plain C struct for which all zero bytes are a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (to, from) in req.ifr_name.iter_mut().zip(b"lo") {
+        *to = *from as libc::c_char;
+    }
+    req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+    // SAFETY: SIOCSIFFLAGS reads the `ifreq` passed, which is valid and alive for the call; the
+    // socket is open (owned here).
+    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &req as *const libc::ifreq) };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
+/// The descriptors in one message on `sock` (`SCM_RIGHTS`, made close-on-exec), owned by this
+/// process from now on; empty when none came (the sender closed its end).
+pub(crate) fn receive_fds(sock: BorrowedFd<'_>) -> Vec<std::os::fd::OwnedFd> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+    use std::os::fd::FromRawFd;
+    let mut byte = [0u8; 1];
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([RawFd; 4]);
+    let mut got = Vec::new();
+    let Ok(msg) = recvmsg::<()>(sock.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC) else {
+        return got;
+    };
+    let Ok(cmsgs) = msg.cmsgs() else { return got };
+    for c in cmsgs {
+        if let ControlMessageOwned::ScmRights(fds) = c {
+            // SAFETY: the kernel installed each descriptor in this process as the message was
+            // received; nothing else refers to it, so it is owned here exactly once.
+            got.extend(fds.into_iter().map(|fd| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }));
+        }
+    }
+    got
 }
