@@ -1015,12 +1015,13 @@ pub fn read(path: &Path) -> io::Result<(Vec<Entry>, usize)> {
                     Some(&i) => entries[i].exit = Some(seen),
                     None => unreadable += 1,
                 },
-                // A connection of an unknown command (its proxy settings were changed) is kept
-                // with no decision to hang from: counted, not shown.
-                "connection" => match index.get(&seen.id) {
-                    Some(&i) => entries[i].connections.push(seen),
-                    None => unreadable += 1,
-                },
+                // A connection no command named (a SOCKS client with no user name) has no
+                // decision to hang from: it stays in the file, and in `--verify`.
+                "connection" => {
+                    if let Some(&i) = index.get(&seen.id) {
+                        entries[i].connections.push(seen);
+                    }
+                }
                 _ => {
                     let at = crate::record::clock::parse_rfc3339(&seen.time).unwrap_or(0);
                     index.insert(seen.id.clone(), entries.len());

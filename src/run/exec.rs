@@ -198,7 +198,7 @@ pub fn needs_terminal() -> bool {
 #[derive(Clone, Copy)]
 pub struct Net<'a> {
     pub id: &'a str,
-    pub ask_host: Option<&'a dyn Fn(&str, u16) -> sandbox::asking::Answer>,
+    pub ask_host: Option<sandbox::asking::AskHost<'a>>,
 }
 
 /// How a command agentsh ran ended, or why it did not run.

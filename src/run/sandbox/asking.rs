@@ -21,6 +21,9 @@ pub const SIGNAL: nix::sys::signal::Signal = nix::sys::signal::Signal::SIGURG;
 /// How long the command's agentsh has to pick the question up.
 const PICK_UP: Duration = Duration::from_secs(3);
 
+/// Who asks the person about a host (`host`, `port`) for the command's agentsh.
+pub type AskHost<'a> = &'a dyn Fn(&str, u16) -> Answer;
+
 /// A person's answer about one host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
@@ -51,6 +54,13 @@ fn dir(records: &Path) -> PathBuf {
     records.join("asks")
 }
 
+/// `name` in the directory `at`, as a path short enough for a socket's address (108 bytes): the
+/// records of a deep home are longer.
+fn short(at: &std::fs::File, name: &str) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}/{name}", at.as_raw_fd()))
+}
+
 /// The process ID in a record id, when it is one.
 fn pid_of(id: &str) -> Option<i32> {
     let (_, pid) = id.split_once('-')?;
@@ -68,7 +78,8 @@ pub fn ask(records: &Path, id: &str, host: &str, port: u16, seq: u64, wait: Dura
     }
     let dir = dir(records);
     let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join(format!("{id}.{seq}"));
+    let Ok(at) = std::fs::File::open(&dir) else { return no("the question could not be put") };
+    let path = short(&at, &format!("{id}.{seq}"));
     let _ = std::fs::remove_file(&path);
     let Ok(listener) = UnixListener::bind(&path) else { return no("the question could not be put") };
     let answer = (|| {
@@ -99,6 +110,7 @@ pub fn ask(records: &Path, id: &str, host: &str, port: u16, seq: u64, wait: Dura
 /// `decide(host, port)`.
 pub fn answer(records: &Path, id: &str, decide: &dyn Fn(&str, u16) -> Answer) {
     let Ok(entries) = std::fs::read_dir(dir(records)) else { return };
+    let Ok(at) = std::fs::File::open(dir(records)) else { return };
     let prefix = format!("{id}.");
     for entry in entries.flatten().take(64) {
         let name = entry.file_name();
@@ -106,7 +118,7 @@ pub fn answer(records: &Path, id: &str, decide: &dyn Fn(&str, u16) -> Answer) {
         if !name.strip_prefix(&prefix).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
             continue;
         }
-        let Ok(mut stream) = UnixStream::connect(entry.path()) else { continue };
+        let Ok(mut stream) = UnixStream::connect(short(&at, name)) else { continue };
         let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
         let mut line = String::new();
         if BufReader::new((&stream).take(512)).read_line(&mut line).is_err() {

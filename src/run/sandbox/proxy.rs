@@ -435,6 +435,15 @@ impl Proxy {
             .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())))
             .collect();
         let id = headers.iter().find(|(k, _)| k == "proxy-authorization").and_then(|(_, v)| command_id(v));
+        if id.is_none() {
+            // The box's proxy settings carry the command's name as the user and password; a
+            // client that waits to be asked for them (git's libcurl) is asked, and sends them.
+            return refuse_http(
+                &mut client,
+                407,
+                "agentsh: the sandbox's proxy needs the user and password in the box's HTTP_PROXY setting",
+            );
+        }
         if method.eq_ignore_ascii_case("CONNECT") {
             let Some((host, port)) = split_host_port(target, 443) else {
                 return refuse_http(&mut client, 400, "agentsh: a CONNECT needs host:port");
@@ -840,12 +849,17 @@ fn read_head(client: &mut TcpStream) -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 fn refuse_http(client: &mut TcpStream, status: u16, message: &str) {
-    let reason = if status == 403 { "Forbidden" } else { "Bad Request" };
+    let reason = match status {
+        403 => "Forbidden",
+        407 => "Proxy Authentication Required",
+        _ => "Bad Request",
+    };
+    let challenge = if status == 407 { "proxy-authenticate: Basic realm=\"agentsh\"\r\n" } else { "" };
     let body = format!("{message}\n");
     let oneline = message.replace(['\r', '\n'], " ");
     let _ = client.write_all(
         format!(
-            "HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\nx-agentsh: {oneline}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            "HTTP/1.1 {status} {reason}\r\n{challenge}content-type: text/plain\r\nx-agentsh: {oneline}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()
         )
         .as_bytes(),

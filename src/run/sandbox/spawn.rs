@@ -43,7 +43,7 @@ pub struct Command<'a> {
     /// under it and notes what it refused it.
     pub net_id: &'a str,
     /// Asks the person about a host the proxy does not know (`asking`), while the command runs.
-    pub ask_host: Option<&'a dyn Fn(&str, u16) -> super::asking::Answer>,
+    pub ask_host: Option<super::asking::AskHost<'a>>,
 }
 
 /// Runs `cmd` in the box `plan` describes (joining its holder, or making it first) and waits
@@ -234,7 +234,7 @@ pub(crate) fn alone(f: impl Fn() -> nix::Result<()>) -> nix::Result<()> {
 struct Questions<'a> {
     records: std::path::PathBuf,
     id: &'a str,
-    decide: &'a dyn Fn(&str, u16) -> super::asking::Answer,
+    decide: super::asking::AskHost<'a>,
 }
 
 /// The signals this process passes on to the command while it waits, blocked and read from a
