@@ -166,6 +166,16 @@ pub fn load(cwd: &Path) -> Config {
     }
     let mut approval_queue = false;
     for (path, s) in &mut parsed {
+        // Credentials are sent to the hosts they name: a project file, trusted or not, could
+        // name its own host for the person's token.
+        if Some(&*path) != user_path.as_ref() && !s.sandbox.credentials.is_empty() {
+            s.sandbox.credentials.clear();
+            s.warnings.push(format!(
+                "{}: sandbox.credentials is ignored in a project file (only ~/.config/agentsh/config.json may hand \
+                 the person's tokens to a host)",
+                path.display()
+            ));
+        }
         let projects = std::mem::take(&mut s.project_whitelist);
         if Some(&*path) == user_path.as_ref() {
             // The person's own entries for this project (and the ones holding it).

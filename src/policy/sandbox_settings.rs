@@ -13,7 +13,42 @@ use serde_json::Value;
 /// The config key.
 pub const KEY: &str = "sandbox";
 const FIELDS: &[&str] =
-    &["enabled", "writable", "readable", "denyRead", "passEnv", "network", "allowHosts", "denyHosts"];
+    &["enabled", "writable", "readable", "denyRead", "passEnv", "network", "allowHosts", "denyHosts", "credentials"];
+
+/// One of `sandbox.credentials`: a header the box's proxy adds to requests for `host`, outside
+/// the box, so the token never enters it. `value` may name environment variables of agentsh's
+/// (`"Bearer ${NPM_TOKEN}"`), which are then kept out of the box's environment. Only the user
+/// config may set it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Credential {
+    pub host: String,
+    pub header: String,
+    pub value: String,
+}
+
+impl Credential {
+    /// The environment variables `value` names (`${NAME}`).
+    pub fn variables(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut rest = self.value.as_str();
+        while let Some(i) = rest.find("${") {
+            let Some(end) = rest[i + 2..].find('}') else { break };
+            out.push(&rest[i + 2..i + 2 + end]);
+            rest = &rest[i + 2 + end + 1..];
+        }
+        out
+    }
+
+    /// `value` with each `${NAME}` replaced from `env`; `Err(NAME)` for one that is not set.
+    pub fn expand(&self, env: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+        let mut value = self.value.clone();
+        for name in self.variables() {
+            let v = env(name).ok_or_else(|| name.to_string())?;
+            value = value.replace(&format!("${{{name}}}"), &v);
+        }
+        Ok(value)
+    }
+}
 
 /// `sandbox.network`. Serialized as written: the box's spec carries it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -64,6 +99,8 @@ pub struct FileSandbox {
     pub allow_hosts: Vec<String>,
     /// Hosts it never reaches, even when allowed elsewhere.
     pub deny_hosts: Vec<String>,
+    /// Headers the proxy adds for hosts (user config only).
+    pub credentials: Vec<Credential>,
 }
 
 impl FileSandbox {
@@ -83,6 +120,8 @@ pub struct Settings {
     pub network: Network,
     pub allow_hosts: Vec<Sourced>,
     pub deny_hosts: Vec<Sourced>,
+    /// `sandbox.credentials`, from the user config.
+    pub credentials: Vec<Credential>,
     /// The file that set each of `enabled` and `network`, when one did.
     pub enabled_from: Option<String>,
     pub network_from: Option<String>,
@@ -106,6 +145,7 @@ impl Default for Settings {
             network: Network::Proxy,
             allow_hosts: Vec::new(),
             deny_hosts: Vec::new(),
+            credentials: Vec::new(),
             enabled_from: None,
             network_from: None,
         }
@@ -133,6 +173,7 @@ impl Settings {
         self.readable.extend(file.readable.iter().map(sourced));
         self.allow_hosts.extend(file.allow_hosts.iter().map(sourced));
         self.deny_hosts.extend(file.deny_hosts.iter().map(sourced));
+        self.credentials.extend(file.credentials.iter().cloned());
         self.deny_read.extend(file.deny_read.iter().map(sourced));
         for name in &file.pass_env {
             if !self.pass_env.contains(name) {
@@ -185,6 +226,13 @@ pub fn validate(value: &Value, at: &str, s: &mut FileSandbox, warnings: &mut Vec
                     s.network = Some(Network::Off);
                 }
             },
+            "credentials" => match credentials(v) {
+                Some(c) => s.credentials = c,
+                None => warnings.push(format!(
+                    "{at}: sandbox.credentials must be a list like [{{\"host\": \"registry.example.com\", \"header\": \
+                     \"Authorization\", \"value\": \"Bearer ${{TOKEN_NAME}}\"}}]; ignored, so no credential is added"
+                )),
+            },
             "writable" => match paths(v) {
                 Some(p) => s.writable = p,
                 None => warnings.push(format!(
@@ -232,6 +280,22 @@ fn hosts(v: &Value) -> Option<Vec<String>> {
             && !h.contains("**")
     };
     v.as_array()?.iter().map(|p| p.as_str().filter(|h| host(h)).map(str::to_ascii_lowercase)).collect()
+}
+
+/// A list of credentials, or `None` when any item is not one: a host pattern, a header name
+/// (token characters) and a value of printable text.
+fn credentials(v: &Value) -> Option<Vec<Credential>> {
+    v.as_array()?
+        .iter()
+        .map(|c| {
+            let host = hosts(&Value::Array(vec![c.get("host")?.clone()]))?.pop()?;
+            let header = c.get("header")?.as_str()?;
+            let value = c.get("value")?.as_str()?;
+            let token = !header.is_empty() && header.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+            let printable = !value.is_empty() && value.len() <= 8192 && !value.chars().any(char::is_control);
+            (token && printable).then(|| Credential { host, header: header.to_string(), value: value.to_string() })
+        })
+        .collect()
 }
 
 /// A list of environment variable names, or `None` when any item is not one.

@@ -76,6 +76,10 @@ pub struct NetPolicy {
     pub workspace: PathBuf,
     /// Where refused connections are noted for the command that made them.
     pub records: PathBuf,
+    /// `sandbox.credentials`: headers added on the way out (their values expanded by the proxy,
+    /// from its own environment).
+    #[serde(default)]
+    pub credentials: Vec<crate::policy::sandbox_settings::Credential>,
 }
 
 /// A host pattern: `example.com`, `*.example.com` (its subdomains), an address, with `:port`
@@ -249,6 +253,8 @@ struct Rules {
     allow: Vec<Pattern>,
     deny: Vec<Pattern>,
     builtin: Vec<Pattern>,
+    /// Headers to add for a host: (where, name, value).
+    credentials: Vec<(Pattern, String, String)>,
 }
 
 impl Rules {
@@ -260,7 +266,24 @@ impl Rules {
         {
             builtin.extend(remotes(&text).into_iter().filter(|r| !r.local()));
         }
-        Rules { allow: parse(&p.allow), deny: parse(&p.deny), builtin }
+        let credentials = p
+            .credentials
+            .iter()
+            .filter_map(|c| {
+                let value = c.expand(|n| std::env::var(n).ok()).ok()?;
+                Some((Pattern::parse(&c.host)?, c.header.clone(), value))
+            })
+            .collect();
+        Rules { allow: parse(&p.allow), deny: parse(&p.deny), builtin, credentials }
+    }
+
+    /// The headers to add to a request for `host:port`.
+    fn headers_for(&self, host: &str, port: u16) -> Vec<(String, String)> {
+        self.credentials
+            .iter()
+            .filter(|(p, _, _)| p.matches(host, port))
+            .map(|(_, name, value)| (name.to_ascii_lowercase(), value.clone()))
+            .collect()
     }
 
     /// The policy's word on `host:port`, before asking anyone: `None` means ask.
@@ -482,10 +505,17 @@ impl Proxy {
         };
         // One request a connection: a second one on it could name another host.
         let mut out = format!("{method} {path} HTTP/1.1\r\n");
+        // The person's credentials for the host, added here: the box never holds them, and
+        // any value the box sent for the same header is dropped.
+        let added = self.rules.headers_for(&host, port);
         for (k, v) in &headers {
-            if !matches!(k.as_str(), "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive") {
+            let ours = added.iter().any(|(name, _)| name == k);
+            if !ours && !matches!(k.as_str(), "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive") {
                 out.push_str(&format!("{k}: {v}\r\n"));
             }
+        }
+        for (k, v) in &added {
+            out.push_str(&format!("{k}: {v}\r\n"));
         }
         out.push_str("connection: close\r\n\r\n");
         let mut first = out.into_bytes();

@@ -57,6 +57,9 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
         |s: &[u8]| CString::new(s).map_err(|_| BoxError::Failed("a NUL byte in the command or its environment".into()));
     let cwd_c = c(cwd.as_os_str().as_bytes())?;
     let mut env = environ::scrub(std::env::vars_os(), cmd.pass_env);
+    // What the proxy adds as credentials stays outside, whatever its name (passEnv included).
+    let held: Vec<&str> = plan.spec().net.credentials.iter().flat_map(|c| c.variables()).collect();
+    env.retain(|(k, _)| !held.iter().any(|h| k.as_bytes() == h.as_bytes()));
     if plan.network() == Network::Proxy {
         // The proxy is the box's only way out: every tool is pointed at it, in place of any
         // proxy of the machine's, which the box could not reach.

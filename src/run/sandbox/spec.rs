@@ -439,6 +439,7 @@ impl BoxSpec {
             git_dir: git_dir.clone(),
             workspace: ws.clone().unwrap_or_else(|| cwd.clone()),
             records: records.to_path_buf(),
+            credentials: settings.credentials.clone(),
         };
         let devices = DEVICES.iter().map(|d| Root::new(*d, Origin::Device)).collect();
         let ttys = place.ttys.iter().map(|t| Root::new(normalize(t), Origin::Terminal)).collect();
@@ -638,6 +639,13 @@ pub fn key(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path) 
         }
     }
     k.item(settings.network.as_str().as_bytes());
+    // The credentials as the proxy will send them: a changed token makes a new box (and proxy).
+    k.count(settings.credentials.len());
+    for c in &settings.credentials {
+        k.item(c.host.as_bytes());
+        k.item(c.header.as_bytes());
+        k.item(c.expand(|n| std::env::var(n).ok()).unwrap_or_default().as_bytes());
+    }
     let p = place;
     let home = p.home.as_deref().map(normalize).unwrap_or_else(|| PathBuf::from("/"));
     let cwd = normalize(&p.cwd);
