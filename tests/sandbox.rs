@@ -1538,3 +1538,33 @@ fn a_registry_token_never_enters_the_box_yet_requests_carry_it() {
     let out = w.run("true");
     assert!(text(&out.stderr).contains("sandbox.credentials is ignored in a project file"), "{}", text(&out.stderr));
 }
+
+/// The real registries, which this machine reaches, through the proxy with nothing configured:
+/// a new cargo dependency with an empty CARGO_HOME, `npm install`, and `pip install` in a venv.
+#[test]
+fn real_registries_work_through_the_proxy() {
+    let Some(w) = world() else { return };
+    w.write(
+        "Cargo.toml",
+        "[package]\nname = \"uses-itoa\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\n",
+    );
+    w.write("src/main.rs", "fn main() { println!(\"{}\", itoa::Buffer::new().format(26)); }\n");
+    let npm = if Command::new("npm").arg("--version").output().is_ok() {
+        "npm install --no-audit --no-fund --loglevel=error is-number >/dev/null\nnode -e 'console.log(require(\"is-number\")(7))'\n"
+    } else {
+        skip("npm is not installed: npm install not tried");
+        ""
+    };
+    let out = w.script(&format!(
+        "set -e\nCARGO_HOME=$PWD/empty-cargo-home cargo run -q\n{npm}{} -m venv venv\nvenv/bin/pip install -q \
+         --disable-pip-version-check six\nvenv/bin/python -c 'import six; print(six.PY3)'\n{INSIDE}",
+        python()
+    ));
+    succeeded(&out, "the real registries through the proxy");
+    let want = if npm.is_empty() { "26\nTrue\n" } else { "26\ntrue\nTrue\n" };
+    assert_eq!(text(&out.stdout), want);
+    let shown = logged(&w, "files.pythonhosted.org:443");
+    for host in ["index.crates.io:443", "pypi.org:443", "files.pythonhosted.org:443"] {
+        assert!(shown.contains(host), "{host}: {shown}");
+    }
+}

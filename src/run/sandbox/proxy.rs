@@ -510,7 +510,8 @@ impl Proxy {
         let added = self.rules.headers_for(&host, port);
         for (k, v) in &headers {
             let ours = added.iter().any(|(name, _)| name == k);
-            if !ours && !matches!(k.as_str(), "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive") {
+            if !ours && !matches!(k.as_str(), "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive")
+            {
                 out.push_str(&format!("{k}: {v}\r\n"));
             }
         }
