@@ -1568,3 +1568,35 @@ fn real_registries_work_through_the_proxy() {
         assert!(shown.contains(host), "{host}: {shown}");
     }
 }
+
+/// A box whose proxy was killed takes no new command: the next one gets a new box and proxy,
+/// and reaches the network again.
+#[test]
+fn a_killed_proxy_is_replaced_for_the_next_command() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("hello.txt", b"hello\n");
+    let w = w.through(&[("stand.in", &host)], serde_json::json!({"allowHosts": ["stand.in"]}));
+    succeeded(&w.run("curl -fsS http://stand.in/hello.txt"), "before");
+    // This box's proxy: the one that has the stand-in's name (the world's first box has one too).
+    let home = format!("AGENTSH_TEST_RESOLVE=stand.in=127.0.0.1:{}", host.port);
+    let proxies = || -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "agentsh-proxy")
+                    && std::fs::read_to_string(format!("/proc/{pid}/environ")).is_ok_and(|e| e.contains(&home))
+            })
+            .collect()
+    };
+    let before = proxies();
+    assert_eq!(before.len(), 1, "{before:?}");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(before[0]), nix::sys::signal::Signal::SIGKILL).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = w.run("curl -fsS http://stand.in/hello.txt");
+    succeeded(&out, "after the proxy was killed");
+    assert_eq!(text(&out.stdout), "hello\n");
+    assert!(proxies().iter().all(|p| *p != before[0]), "a new proxy serves the new box");
+}

@@ -190,6 +190,13 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
                 "git_remotes": spec.net.git_dir.as_deref().map(sandbox::proxy::git_remotes).unwrap_or_default(),
                 "allow_hosts": hosts(&settings.allow_hosts),
                 "deny_hosts": hosts(&settings.deny_hosts),
+                // Never the value: the header, and which of its variables are set.
+                "credentials": settings.credentials.iter().map(|c| json!({
+                    "host": c.host,
+                    "header": c.header,
+                    "variables": c.variables(),
+                    "missing": c.variables().into_iter().filter(|v| std::env::var_os(v).is_none()).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
             },
             "write": spec.write,
             "private": spec.private,
@@ -253,6 +260,15 @@ fn sandbox_text(v: &Value) -> String {
         let _ = writeln!(out, "    the project's git remotes: {}", shown(list("git_remotes")));
         let _ = writeln!(out, "    sandbox.allowHosts: {}", shown(list("allow_hosts")));
         let _ = writeln!(out, "    sandbox.denyHosts (never): {}", shown(list("deny_hosts")));
+        for c in net["credentials"].as_array().into_iter().flatten() {
+            let missing: Vec<String> = c["missing"].as_array().into_iter().flatten().map(s).collect();
+            let state = if missing.is_empty() {
+                "added by the proxy over plain HTTP".to_string()
+            } else {
+                format!("not added: {} not set in agentsh's environment", missing.join(", "))
+            };
+            let _ = writeln!(out, "    credential: {} for {} ({state})", s(&c["header"]), s(&c["host"]));
+        }
     }
     let sections: [(&str, String); 7] = [
         ("write", "writable, the person's (everything else of theirs is read-only or hidden):".to_string()),

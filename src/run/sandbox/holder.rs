@@ -802,11 +802,26 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
     let _ = nix::unistd::write(&ready, format!("ready {ruleset} {rules}\n").as_bytes());
     drop(ready);
     let started = std::time::Instant::now();
+    let mut proxy = proxy;
     loop {
         if let Some(s) = &signals {
-            let mut fds = [nix::poll::PollFd::new(s.as_fd(), nix::poll::PollFlags::POLLIN)];
+            let mut fds = vec![nix::poll::PollFd::new(s.as_fd(), nix::poll::PollFlags::POLLIN)];
+            if let Some(p) = &proxy {
+                fds.push(nix::poll::PollFd::new(p.as_fd(), nix::poll::PollFlags::POLLIN));
+            }
             let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16));
+            let proxy_gone = fds.get(1).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
             while let Ok(Some(_)) = s.read_signal() {}
+            if proxy_gone {
+                // The box's only way out is gone (its proxy was killed): no new command joins it.
+                // Its record goes, so the next command makes a new box with a new proxy; the
+                // commands in this one go on, without a network, and the holder leaves with them.
+                proxy = None;
+                let _ = nix::unistd::unlinkat(&records, name, nix::unistd::UnlinkatFlags::NoRemoveDir);
+                if alone() && leave(&lock, &records, name) {
+                    std::process::exit(0);
+                }
+            }
         } else {
             std::thread::sleep(Duration::from_secs(5));
         }
@@ -817,7 +832,8 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
                 break;
             }
         }
-        if started.elapsed() >= LIFETIME && alone() && leave(&lock, &records, name) {
+        let orphaned = proxy.is_none() && spec.network == super::Network::Proxy;
+        if (started.elapsed() >= LIFETIME || orphaned) && alone() && leave(&lock, &records, name) {
             std::process::exit(0);
         }
     }

@@ -844,9 +844,38 @@ fn save_allowed(entry: &str) -> anyhow::Result<()> {
     })
 }
 
+/// Moves bytes from one socket to the other until the first ends: through a pipe with
+/// `splice`, so they never pass through this process (a copy through user memory ran at a
+/// third of a direct download's speed on loopback); by reading and writing where the kernel
+/// will not splice.
 fn copy(from: &mut TcpStream, to: &mut TcpStream) -> u64 {
-    let mut buf = vec![0u8; 64 * 1024];
+    use rustix::pipe::{PipeFlags, SpliceFlags, fcntl_setpipe_size, pipe_with, splice};
+    const CHUNK: usize = 1024 * 1024;
+    let Ok((pipe_r, pipe_w)) = pipe_with(PipeFlags::CLOEXEC) else { return copy_through_memory(from, to, 0) };
+    let _ = fcntl_setpipe_size(&pipe_w, CHUNK);
     let mut n = 0u64;
+    loop {
+        let got = match splice(&*from, None, &pipe_w, None, CHUNK, SpliceFlags::MOVE) {
+            Ok(0) => return n,
+            Ok(k) => k,
+            Err(rustix::io::Errno::INVAL) if n == 0 => return copy_through_memory(from, to, 0),
+            Err(_) => return n,
+        };
+        let mut left = got;
+        while left > 0 {
+            match splice(&pipe_r, None, &*to, None, left, SpliceFlags::MOVE) {
+                Ok(0) | Err(_) => return n,
+                Ok(k) => {
+                    left -= k;
+                    n += k as u64;
+                }
+            }
+        }
+    }
+}
+
+fn copy_through_memory(from: &mut TcpStream, to: &mut TcpStream, mut n: u64) -> u64 {
+    let mut buf = vec![0u8; 64 * 1024];
     loop {
         match from.read(&mut buf) {
             Ok(0) | Err(_) => return n,
