@@ -479,4 +479,8 @@ if new == text and block not in text:
 open(doc, "w").write(new)
 print(block)
 PY
+# The sandbox's network proxy (issue 26): a download through it against a direct one.
+echo "timing downloads through the sandbox's proxy (bench/proxy.py)..." >&2
+python3 bench/proxy.py --bin "$AGENTSH" --write docs/BENCHMARKS.md >&2 ||
+    echo "compare.sh: bench/proxy.py failed" >&2
 echo "compare.sh: wrote docs/BENCHMARKS.md" >&2

@@ -877,3 +877,41 @@ fn the_tiocsti_note_shows_once_per_terminal_session() {
     assert_eq!(screen.matches("approve this command?").count(), 2, "{screen}");
     assert_eq!(screen.matches("legacy_tiocsti").count(), 1, "{screen}");
 }
+
+/// The box's proxy asks about a new host on the person's terminal, as about a command (issue
+/// 26): "`curl ...` wants to reach host:80"; y lets the one command reach it, and its output
+/// comes through.
+#[test]
+fn a_new_host_is_asked_about_on_the_persons_terminal() {
+    let support = agentsh::run::sandbox::probe();
+    if !support.boxable() || support.namespaces != agentsh::run::sandbox::Namespaces::Available {
+        assert!(std::env::var_os("AGENTSH_REQUIRE_SANDBOX").is_none_or(|v| v != "1"), "no sandbox: {support:?}");
+        eprintln!("skipped: this kernel cannot make the sandbox");
+        return;
+    }
+    let f = Fixture::new();
+    std::fs::write(f.tmp.path().join("xdg/agentsh/config.json"), "{}\n").unwrap();
+    // A stand-in for the host, outside the box.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\nconnection: close\r\n\r\nfrom a host\n");
+        }
+    });
+    let Some(tmux) = f.tmux() else { return };
+    let pane = tmux.window(&format!(
+        r#"AGENTSH_TEST_RESOLVE=new.example=127.0.0.1:{port} "$AGENTSH" -c 'curl -fsS http://new.example/'"#
+    ));
+    let screen = pane.await_prompt();
+    assert!(screen.contains("connect to new.example:80"), "{screen}");
+    assert!(screen.contains("`curl -fsS http://new.example/` wants to reach new.example:80"), "{screen}");
+    assert!(screen.contains("a: allow always (`new.example`)"), "{screen}");
+    pane.keys("y");
+    let (status, screen) = pane.finish(EXPECT_MS);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("from a host"), "{screen}");
+}

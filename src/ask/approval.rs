@@ -24,6 +24,13 @@ use std::time::{Duration, Instant};
 /// `queue_setting` is the user config's `approvalQueue`.
 pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
     let tty = persons_terminal();
+    ask_on(req, queue_setting, tty.as_ref().map_err(String::clone))
+}
+
+/// [`ask`] with the person's terminal established before: a boxed command's agentsh, asked by
+/// the box's proxy about a host, has joined the box's user namespace by then, where the other
+/// side of its terminal can no longer be inspected (`terminal_owner`).
+pub fn ask_on(req: &PromptRequest, queue_setting: bool, tty: Result<&PersonsTerminal, String>) -> Answer {
     let dir = queue::dir();
     // No terminal of the person's here, but they run the agent in their tmux: agentsh's prompt
     // in a popup on their client (issue 24).
@@ -73,7 +80,7 @@ pub fn ask(req: &PromptRequest, queue_setting: bool) -> Answer {
         }
     }
     match (tty, pending) {
-        (Ok(tty), pending) => in_turn(&tty, pending.as_ref(), req),
+        (Ok(tty), pending) => in_turn(tty, pending.as_ref(), req),
         (Err(_), Some(p)) => in_queue(&p, req, Some(Instant::now() + req.timeout)).unwrap_or(Answer::TimedOut),
         (Err(why), None) => Answer::NoTerminal(no_one_to_ask(&why, dir.err(), refused)),
     }

@@ -64,7 +64,23 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Confinement::Boxed(b) if b.network() == sandbox::Network::Proxy => Some(b.spec().net.records.clone()),
         _ => None,
     };
-    let ask_host = |host: &str, port: u16| sandbox::proxy::ask_person(&text, &cwd, host, port, &config);
+    // The person's terminal for the proxy's questions, established now: once in the box's user
+    // namespace this process cannot inspect the terminal's other side. Only where a person types
+    // (standard input is a terminal): the check reads /proc, too dear for every agent's command.
+    let terminal = match &confinement {
+        Confinement::Boxed(b) if b.network() == sandbox::Network::Proxy && exec::needs_terminal() => {
+            Some(crate::ask::approval::persons_terminal())
+        }
+        _ => None,
+    };
+    let ask_host = |host: &str, port: u16| {
+        let tty = match &terminal {
+            Some(Ok(t)) => Ok(t),
+            Some(Err(why)) => Err(why.clone()),
+            None => Err("the command's input is not a terminal".to_string()),
+        };
+        sandbox::proxy::ask_person(&text, &cwd, (host, port), &config, tty)
+    };
     let net = exec::Net { id: trail.id(), ask_host: Some(&ask_host) };
     let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env, net);
     if let Some(records) = proxied {

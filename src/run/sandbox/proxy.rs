@@ -789,9 +789,9 @@ impl Proxy {
 pub fn ask_person(
     command: &str,
     cwd: &Path,
-    host: &str,
-    port: u16,
+    (host, port): (&str, u16),
     config: &crate::policy::config::Config,
+    terminal: Result<&crate::ask::approval::PersonsTerminal, String>,
 ) -> super::asking::Answer {
     use super::asking::Answer as Said;
     use crate::ask::prompt::{Answer, PromptRequest};
@@ -815,7 +815,7 @@ pub fn ask_person(
         always_where: crate::policy::config::user_file().map(|f| format!("{} (sandbox.allowHosts)", f.display())),
         confirming: false,
     };
-    match crate::ask::approval::ask(&req, config.approval_queue) {
+    match crate::ask::approval::ask_on(&req, config.approval_queue, terminal) {
         Answer::Once => Said::Once,
         Answer::Always(_) => {
             if let Err(e) = save_allowed(&entry) {
