@@ -1212,6 +1212,50 @@ fn an_allowed_host_works_for_curl_and_git_over_http() {
     // which can be a moment after the command has).
     let shown = logged(&w, "net: stand.in:80 x");
     assert!(shown.contains("net: stand.in:80 x"), "{shown}");
+    // SOCKS5, as a client that takes ALL_PROXY uses it (the name resolved by the proxy).
+    let out = w.script("curl -fsS --proxy \"$ALL_PROXY\" http://stand.in/hello.txt\n");
+    succeeded(&out, "curl through SOCKS5");
+    assert_eq!(text(&out.stdout), "hello from the stand-in\n");
+}
+
+/// The project's own git remote needs no setting: `git fetch` reaches it unasked, and nothing
+/// else of the same server's name does.
+#[test]
+fn the_projects_git_remote_is_reached_unasked() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    let w = w.git();
+    let bare = host.root.path().join("repo.git");
+    let git = |dir: &Path, args: &[&str]| {
+        let s = Command::new("git").args(args).current_dir(dir).output().unwrap();
+        assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
+    };
+    git(w.ws.path(), &["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
+    git(&bare, &["update-server-info"]);
+    git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
+    let w = w.through(&[("git.stand.in", &host), ("other.stand.in", &host)], serde_json::json!({}));
+    let out = w.run("git fetch -q origin");
+    succeeded(&out, "git fetch from the project's remote");
+    let out = w.run("curl -fsS http://other.stand.in/repo.git/HEAD");
+    assert!(text(&out.stderr).contains("refused other.stand.in:80"), "{}", text(&out.stderr));
+}
+
+/// A service on this machine is out of the box's reach unless the person's list names it:
+/// directly (the box's loopback is its own) and through the proxy.
+#[test]
+fn a_service_on_this_machine_is_not_reached() {
+    let Some(w) = world() else { return };
+    let service = StandIn::start();
+    let w = w.through(&[], serde_json::json!({}));
+    let port = service.port;
+    let _ = w.run(&format!("curl -s -X POST -d @/etc/hostname http://127.0.0.1:{port}/"));
+    let out = w.script(&format!("curl -sS --noproxy '' -x \"$HTTP_PROXY\" http://127.0.0.1:{port}/\n"));
+    assert!(text(&out.stderr).contains("this machine's own address"), "{}", text(&out.stderr));
+    assert!(service.requests().is_empty(), "{:?}", service.requests());
+    // Named in allowHosts, it is reached through the proxy.
+    let w = w.sandbox(serde_json::json!({"allowHosts": [format!("localhost:{port}")]}));
+    succeeded(&w.run(&format!("curl -sS --noproxy '' http://localhost:{port}/")), "an allowed local service");
+    assert_eq!(service.requests().len(), 1);
 }
 
 #[test]
