@@ -477,6 +477,11 @@ pub fn part_reasons(p: &Part) -> Vec<String> {
         DecidedBy::Rule(hit) => {
             vec![format!("{} (custom rule `{}` at {}: {})", hit.reason, hit.pattern, hit.at, hit.decision)]
         }
+        DecidedBy::Sandbox if p.assessment.category == crate::model::Category::Network => vec![
+            "runs in the sandbox, whose network is agentsh's proxy (by default): a host not on its list asks the \
+             person first"
+                .to_string(),
+        ],
         DecidedBy::Sandbox => vec!["runs in the sandbox, which contains what it does".to_string()],
         DecidedBy::Forbidden | DecidedBy::RawText => return p.assessment.reasons.clone(),
         DecidedBy::Risk => {
