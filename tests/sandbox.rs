@@ -1644,3 +1644,40 @@ fn a_killed_proxy_is_replaced_for_the_next_command() {
     assert_eq!(text(&out.stdout), "hello\n");
     assert!(proxies().iter().all(|p| *p != before[0]), "a new proxy serves the new box");
 }
+
+/// After the person refuses one host, the command's next hosts are refused without asking them
+/// again (a command cannot wear the person down host by host).
+#[test]
+fn after_a_no_the_commands_other_hosts_are_not_asked_about() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    let names = [("one.example", &host), ("two.example", &host), ("three.example", &host)];
+    let w = w.through(&names, serde_json::json!({})).with_config(serde_json::json!({"approvalQueue": true}));
+    w.write("probe.sh", "for h in one two three; do curl -fsS http://$h.example/ || true; done\n");
+    let mut child = w.command(&["-c", "sh probe.sh"]).spawn().unwrap();
+    let mut asked = Vec::new();
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(20) && child.try_wait().unwrap().is_none() {
+        let out = w.command(&["approvals", "--json"]).output().unwrap();
+        let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        for r in list.as_array().into_iter().flatten() {
+            let id = r["id"].as_str().unwrap().to_string();
+            if !asked.contains(&id) {
+                asked.push(id.clone());
+                succeeded(&w.command(&["deny", &id]).output().unwrap(), "agentsh deny");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(asked.len(), 1, "asked about more than one host: {asked:?}\n{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("refused one.example:80: the person refused it"), "{err}");
+    assert!(
+        err.contains(
+            "refused two.example:80: it is not on the sandbox's list of hosts, and the person already refused"
+        ),
+        "{err}"
+    );
+    assert!(host.requests().is_empty());
+}

@@ -29,6 +29,9 @@ pub type AskHost<'a> = &'a dyn Fn(&str, u16) -> Answer;
 pub enum Answer {
     Once,
     Always,
+    /// The person said no.
+    Refused,
+    /// No one said yes: why.
     No(String),
 }
 
@@ -37,6 +40,7 @@ impl Answer {
         match self {
             Answer::Once => "once\n".into(),
             Answer::Always => "always\n".into(),
+            Answer::Refused => "refused\n".into(),
             Answer::No(why) => format!("no {}\n", why.replace(['\n', '\r'], " ")),
         }
     }
@@ -45,6 +49,7 @@ impl Answer {
         match line.trim_end() {
             "once" => Answer::Once,
             "always" => Answer::Always,
+            "refused" => Answer::Refused,
             other => Answer::No(other.strip_prefix("no ").unwrap_or("it was not approved").to_string()),
         }
     }
@@ -137,7 +142,7 @@ mod tests {
 
     #[test]
     fn answers_read_back() {
-        for a in [Answer::Once, Answer::Always, Answer::No("the person refused it".into())] {
+        for a in [Answer::Once, Answer::Always, Answer::Refused, Answer::No("no one answered in time".into())] {
             assert_eq!(Answer::read(&a.line()), a);
         }
         assert_eq!(pid_of("19ab-4242"), Some(4242));

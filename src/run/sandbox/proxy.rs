@@ -60,6 +60,8 @@ pub const REGISTRIES: &[&str] = &[
 
 /// More than this in a request's head is not a request.
 const MAX_HEAD: usize = 64 * 1024;
+/// The hosts one command may ask a person about.
+const MAX_QUESTIONS: u32 = 5;
 /// A connection that sends nothing for this long is closed.
 const IDLE: Duration = Duration::from_secs(300);
 
@@ -331,6 +333,8 @@ pub struct Proxy {
     asking: (Mutex<Vec<(String, u16)>>, Condvar),
     /// Numbers the questions put to commands' agentsh.
     questions: std::sync::atomic::AtomicU64,
+    /// Per command: how many hosts it asked about, and whether the person refused one.
+    asked: Mutex<std::collections::HashMap<String, (u32, bool)>>,
     /// Test names mapped to addresses (debug builds only: `AGENTSH_TEST_RESOLVE`).
     resolve: Vec<(String, SocketAddr)>,
 }
@@ -393,6 +397,7 @@ pub fn serve(http: OwnedFd, socks: OwnedFd, lifeline: OwnedFd, policy: NetPolicy
         granted: Mutex::new(Vec::new()),
         asking: (Mutex::new(Vec::new()), Condvar::new()),
         questions: std::sync::atomic::AtomicU64::new(1),
+        asked: Mutex::new(std::collections::HashMap::new()),
         resolve,
     });
     let http = std::net::TcpListener::from(http);
@@ -704,6 +709,25 @@ impl Proxy {
                     .into(),
             );
         };
+        // A command that reaches for host after host asks about a few, then no more: a person
+        // who said no to one is not asked about the next, nor anyone about a sixth.
+        {
+            let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+            let entry = asked.entry(id.to_string()).or_insert((0, false));
+            if entry.1 {
+                return Verdict::Deny(
+                    "it is not on the sandbox's list of hosts, and the person already refused a host for this command"
+                        .into(),
+                );
+            }
+            if entry.0 >= MAX_QUESTIONS {
+                return Verdict::Deny(format!(
+                    "it is not on the sandbox's list of hosts, and the command already asked about {MAX_QUESTIONS} \
+                     hosts; the rest are refused without asking"
+                ));
+            }
+            entry.0 += 1;
+        }
         let seq = self.questions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let wait = Duration::from_secs(self.config.confirmation_timeout.saturating_add(10));
         let granted = |who: &str| {
@@ -717,6 +741,11 @@ impl Proxy {
             Answer::Always => {
                 granted("");
                 Verdict::Allow("the person (always)")
+            }
+            Answer::Refused => {
+                let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+                asked.entry(id.to_string()).or_insert((0, false)).1 = true;
+                Verdict::Deny("the person refused it".into())
             }
             Answer::No(why) => Verdict::Deny(format!("it is not on the sandbox's list of hosts, and {why}")),
         }
@@ -825,7 +854,7 @@ pub fn ask_person(
         }
         Answer::NoTerminal(why) => Said::No(format!("no one could be asked ({why})")),
         Answer::TimedOut => Said::No("no one answered in time".into()),
-        _ => Said::No("the person refused it".into()),
+        _ => Said::Refused,
     }
 }
 
