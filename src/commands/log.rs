@@ -100,6 +100,9 @@ pub fn run(args: LogArgs) -> Result<i32> {
         let mut out = String::new();
         for e in shown {
             let _ = writeln!(out, "{}", e.decision.raw);
+            for c in &e.connections {
+                let _ = writeln!(out, "{}", c.raw);
+            }
             if let Some(x) = &e.exit {
                 let _ = writeln!(out, "{}", x.raw);
             }
