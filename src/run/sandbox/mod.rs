@@ -28,6 +28,9 @@
 //!   environment; [`spawn`]: joining the box and running the command in it as a child, whose
 //!   exit this process waits for (so it can record it).
 //!
+//! For the box's network proxy (issue 26), [`tls`] ends the box's TLS to a host agentsh adds
+//! credentials to, with a certificate from agentsh's own authority, and puts them in on the way.
+//!
 //! Where the kernel lacks Landlock (ABI 3) or user namespaces, there is no box at all: every
 //! command is judged as without one (fail closed), and `doctor`, `check` and `policy` say why.
 //! What the box does not hold is in SECURITY.md ("The sandbox").
@@ -41,6 +44,7 @@ pub mod rules;
 pub mod spawn;
 pub mod spec;
 pub(crate) mod sys;
+pub mod tls;
 pub mod view;
 
 pub use crate::policy::sandbox_settings::{Network, Settings};
