@@ -746,16 +746,32 @@ mod tests {
         (dir, Arc::new(auth))
     }
 
+    /// A stand-in host showing `host`'s certificate, and agentsh intercepting one connection to
+    /// it, trusting `trusted` upstream.
+    struct Wire {
+        _dir: tempfile::TempDir,
+        auth: Arc<Authority>,
+        /// Where the box connects.
+        port: u16,
+        host: JoinHandle<Vec<Message>>,
+        relay: JoinHandle<Relayed>,
+    }
+
+    fn wire(host: Arc<ServerConfig>, trusted: &TestCa) -> Wire {
+        let (_dir, auth) = authority();
+        let (host_port, host) = stand_in(host);
+        let (port, relay) = proxy(Arc::clone(&auth), host_port, Trust::Roots(vec![trusted.der.clone()]));
+        Wire { _dir, auth, port, host, relay }
+    }
+
     // -----------------------------------------------------------------------------------------
     // Intercepted connections
 
     #[test]
     fn keep_alive_requests_get_the_credential_and_the_box_never_sees_it() {
         let ca = test_ca("stand-in authority");
-        let (_dir, auth) = authority();
-        let (port, host) = stand_in(host_config(&ca, HOST));
-        let (proxy_port, relay) = proxy(Arc::clone(&auth), port, Trust::Roots(vec![ca.der.clone()]));
-        let mut client = boxed_client(&auth, proxy_port, HOST);
+        let Wire { _dir, auth, port, host, relay } = wire(host_config(&ca, HOST), &ca);
+        let mut client = boxed_client(&auth, port, HOST);
 
         let w = client.get_mut();
         w.write_all(
@@ -800,10 +816,8 @@ mod tests {
         for (config, why) in
             [(host_config(&other_ca, HOST), "UnknownIssuer"), (host_config(&ca, "other.test"), "not valid for name")]
         {
-            let (_dir, auth) = authority();
-            let (port, host) = stand_in(config);
-            let (proxy_port, relay) = proxy(Arc::clone(&auth), port, Trust::Roots(vec![ca.der.clone()]));
-            let mut client = boxed_client(&auth, proxy_port, HOST);
+            let Wire { _dir, auth, port, host, relay } = wire(config, &ca);
+            let mut client = boxed_client(&auth, port, HOST);
             client.get_mut().write_all(b"GET / HTTP/1.1\r\nHost: registry.test\r\n\r\n").unwrap();
             client.get_mut().flush().unwrap();
             let (head, body) = read_message(&mut client).unwrap();
@@ -818,10 +832,8 @@ mod tests {
     #[test]
     fn a_client_that_does_not_speak_tls_or_names_another_host_is_refused() {
         let ca = test_ca("stand-in authority");
-        let (_dir, auth) = authority();
-        let (port, host) = stand_in(host_config(&ca, HOST));
-        let (proxy_port, relay) = proxy(Arc::clone(&auth), port, Trust::Roots(vec![ca.der.clone()]));
-        let mut plain = TcpStream::connect(("127.0.0.1", proxy_port)).unwrap();
+        let Wire { _dir, port, host, relay, .. } = wire(host_config(&ca, HOST), &ca);
+        let mut plain = TcpStream::connect(("127.0.0.1", port)).unwrap();
         plain.write_all(b"GET / HTTP/1.1\r\nHost: registry.test\r\n\r\n").unwrap();
         let e = relay.join().unwrap().result.unwrap_err();
         assert!(e.starts_with("the box's TLS handshake failed"), "{e}");
@@ -830,8 +842,7 @@ mod tests {
 
         // SNI naming another host than the one connected to, from a client that takes any
         // certificate agentsh's authority signed.
-        let (port, host) = stand_in(host_config(&ca, HOST));
-        let (proxy_port, relay) = proxy(Arc::clone(&auth), port, Trust::Roots(vec![ca.der.clone()]));
+        let Wire { _dir, auth, port, host, relay } = wire(host_config(&ca, HOST), &ca);
         let mut roots = RootCertStore::empty();
         roots.add(CertificateDer::from_pem_slice(auth.cert_pem().as_bytes()).unwrap()).unwrap();
         let inner =
@@ -844,7 +855,7 @@ mod tests {
             .with_no_client_auth();
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         let conn = ClientConnection::new(Arc::new(config), ServerName::try_from("evil.test").unwrap()).unwrap();
-        let mut client = BufReader::new(StreamOwned::new(conn, TcpStream::connect(("127.0.0.1", proxy_port)).unwrap()));
+        let mut client = BufReader::new(StreamOwned::new(conn, TcpStream::connect(("127.0.0.1", port)).unwrap()));
         client.get_mut().write_all(b"GET / HTTP/1.1\r\nHost: registry.test\r\n\r\n").unwrap();
         client.get_mut().flush().unwrap();
         let (head, _) = read_message(&mut client).unwrap();
@@ -893,10 +904,8 @@ mod tests {
     #[test]
     fn a_header_flood_is_refused_before_anything_reaches_the_host() {
         let ca = test_ca("stand-in authority");
-        let (_dir, auth) = authority();
-        let (port, host) = stand_in(host_config(&ca, HOST));
-        let (proxy_port, relay) = proxy(Arc::clone(&auth), port, Trust::Roots(vec![ca.der.clone()]));
-        let mut client = boxed_client(&auth, proxy_port, HOST);
+        let Wire { _dir, auth, port, host, relay } = wire(host_config(&ca, HOST), &ca);
+        let mut client = boxed_client(&auth, port, HOST);
         let flood = format!("GET / HTTP/1.1\r\nHost: registry.test\r\nX-Pad: {}\r\n\r\n", "a".repeat(100 * 1024));
         // The box may be cut off mid-write: agentsh stops reading at the bound.
         let _ = client.get_mut().write_all(flood.as_bytes()).and_then(|()| client.get_mut().flush());
