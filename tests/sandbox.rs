@@ -1071,6 +1071,32 @@ struct StandIn {
 
 impl StandIn {
     fn start() -> StandIn {
+        StandIn::serving(None)
+    }
+    /// The same over HTTPS, as `name`, with a certificate made by an authority of the test's
+    /// own, whose certificate (PEM) it returns beside it.
+    fn start_tls(name: &str) -> (StandIn, String) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::default();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = params.self_signed(&key).unwrap();
+        let issuer = rcgen::Issuer::new(params, key);
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf =
+            rcgen::CertificateParams::new(vec![name.to_string()]).unwrap().signed_by(&leaf_key, &issuer).unwrap();
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![leaf.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+            )
+            .unwrap();
+        (StandIn::serving(Some(std::sync::Arc::new(config))), ca.pem())
+    }
+    fn serving(tls: Option<std::sync::Arc<rustls::ServerConfig>>) -> StandIn {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -1078,8 +1104,17 @@ impl StandIn {
         let (keep, dir) = (std::sync::Arc::clone(&seen), root.path().to_path_buf());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (keep, dir) = (std::sync::Arc::clone(&keep), dir.clone());
-                std::thread::spawn(move || serve_one(stream, &dir, &keep));
+                let (keep, dir, tls) = (std::sync::Arc::clone(&keep), dir.clone(), tls.clone());
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                std::thread::spawn(move || match tls {
+                    None => serve_one(stream, &dir, &keep),
+                    Some(config) => {
+                        let mut tls = rustls::StreamOwned::new(rustls::ServerConnection::new(config).unwrap(), stream);
+                        serve_one(&mut tls, &dir, &keep);
+                        tls.conn.send_close_notify();
+                        let _ = std::io::Write::flush(&mut tls);
+                    }
+                });
             }
         });
         StandIn { port, seen, root }
@@ -1094,9 +1129,7 @@ impl StandIn {
     }
 }
 
-fn serve_one(mut stream: std::net::TcpStream, root: &Path, seen: &std::sync::Mutex<Vec<String>>) {
-    use std::io::{Read, Write};
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+fn serve_one(mut stream: impl std::io::Read + std::io::Write, root: &Path, seen: &std::sync::Mutex<Vec<String>>) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     let end = loop {
@@ -1163,6 +1196,23 @@ impl World {
     }
 }
 
+/// A repository served the dumb way (plain files) as `repo.git` on `host`: one commit, whose
+/// README says "from the remote".
+fn serve_repo(w: &World, host: &StandIn) {
+    let src = tempfile::tempdir().unwrap();
+    w.git_in(src.path());
+    std::fs::write(src.path().join("README"), "from the remote\n").unwrap();
+    let git = |dir: &Path, args: &[&str]| {
+        let s = Command::new("git").args(args).current_dir(dir).output().unwrap();
+        assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
+    };
+    git(src.path(), &["add", "README"]);
+    git(src.path(), &["commit", "-qm", "remote"]);
+    let bare = host.root.path().join("repo.git");
+    git(src.path(), &["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
+    git(&bare, &["update-server-info"]);
+}
+
 /// `agentsh log -n 1`, once it shows `want` (or after two seconds).
 fn logged(w: &World, want: &str) -> String {
     let mut shown = String::new();
@@ -1187,19 +1237,7 @@ fn an_allowed_host_works_for_curl_and_git_over_http() {
     let Some(w) = world() else { return };
     let host = StandIn::start();
     host.file("hello.txt", b"hello from the stand-in\n");
-    // A repository served the dumb way: plain files.
-    let src = tempfile::tempdir().unwrap();
-    w.git_in(src.path());
-    std::fs::write(src.path().join("README"), "from the remote\n").unwrap();
-    let git = |dir: &Path, args: &[&str]| {
-        let s = Command::new("git").args(args).current_dir(dir).output().unwrap();
-        assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
-    };
-    git(src.path(), &["add", "README"]);
-    git(src.path(), &["commit", "-qm", "remote"]);
-    let bare = host.root.path().join("repo.git");
-    git(src.path(), &["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
-    git(&bare, &["update-server-info"]);
+    serve_repo(&w, &host);
     let w = w.through(&[("stand.in", &host)], serde_json::json!({"allowHosts": ["stand.in"]}));
     let out = w.script(&format!(
         "set -e\ncurl -fsS http://stand.in/hello.txt\ngit clone -q http://stand.in/repo.git cloned\ncat cloned/README\n\
@@ -1582,6 +1620,56 @@ fn a_registry_token_never_enters_the_box_yet_requests_carry_it() {
     );
     let out = w.run("true");
     assert!(text(&out.stderr).contains("sandbox.credentials is ignored in a project file"), "{}", text(&out.stderr));
+}
+
+/// The same over HTTPS: for a host with a credential, the proxy ends the box's TLS with a
+/// certificate of agentsh's own authority (which the box's tools are pointed at), verifies the
+/// real host's, and puts the person's token into each request (curl's, and git's). The box
+/// holds neither the token nor the authority's key, and a host whose certificate does not
+/// verify gets nothing, with the reason told.
+#[test]
+fn an_https_token_never_enters_the_box_yet_requests_carry_it() {
+    let Some(w) = world() else { return };
+    let (registry, roots) = StandIn::start_tls("registry.stand.in");
+    registry.file("pkg/index.html", b"{\"name\": \"pkg\"}\n");
+    serve_repo(&w, &registry);
+    // A host that presents a certificate of another authority: an impostor.
+    let (impostor, _) = StandIn::start_tls("impostor.stand.in");
+    impostor.file("pkg/index.html", b"impostor\n");
+    let roots_file = registry.root.path().join("test-roots.pem");
+    std::fs::write(&roots_file, roots).unwrap();
+    let token =
+        |host: &str| serde_json::json!({"host": host, "header": "Authorization", "value": "Bearer ${REGISTRY_TOKEN}"});
+    let mut w = w.through(
+        &[("registry.stand.in", &registry), ("impostor.stand.in", &impostor)],
+        serde_json::json!({
+            "allowHosts": ["registry.stand.in", "impostor.stand.in"],
+            "credentials": [token("registry.stand.in"), token("impostor.stand.in")],
+        }),
+    );
+    w.env.push(("REGISTRY_TOKEN".into(), "sk-reg-8888".into()));
+    w.env.push(("AGENTSH_TEST_ROOTS".into(), roots_file.display().to_string()));
+    let out = w.script(&format!(
+        "set -e\nprintenv | grep -c sk-reg || true\ngrep -c 'PRIVATE KEY' \"$SSL_CERT_FILE\" || true\n\
+         curl -fsS -H 'Authorization: Bearer from-the-box' https://registry.stand.in/pkg/\n\
+         git clone -q https://registry.stand.in/repo.git cloned\ncat cloned/README\n{INSIDE}"
+    ));
+    succeeded(&out, "authenticated HTTPS requests from the box");
+    assert_eq!(text(&out.stdout), "0\n0\n{\"name\": \"pkg\"}\nfrom the remote\n");
+    let seen = registry.requests();
+    assert!(seen.len() >= 3, "curl's request and git's: {seen:?}");
+    for request in &seen {
+        assert!(request.contains("authorization: Bearer sk-reg-8888\r\n"), "{request}");
+        assert!(!request.contains("from-the-box"), "the box's own value is dropped: {request}");
+    }
+    let shown = logged(&w, "registry.stand.in:443");
+    assert!(shown.contains("net: registry.stand.in:443"), "{shown}");
+    // The impostor is never sent a request, and the command is told why.
+    let out = w.script("curl -fsS https://impostor.stand.in/pkg/\n");
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    assert!(impostor.requests().is_empty(), "{:?}", impostor.requests());
+    let said = text(&out.stderr);
+    assert!(said.contains("the connection to impostor.stand.in:443 that carries sandbox.credentials ended"), "{said}");
 }
 
 /// The real registries, which this machine reaches, through the proxy with nothing configured:

@@ -263,7 +263,7 @@ fn sandbox_text(v: &Value) -> String {
         for c in net["credentials"].as_array().into_iter().flatten() {
             let missing: Vec<String> = c["missing"].as_array().into_iter().flatten().map(s).collect();
             let state = if missing.is_empty() {
-                "added by the proxy over plain HTTP".to_string()
+                "added by the proxy, over HTTP and HTTPS".to_string()
             } else {
                 format!("not added: {} not set in agentsh's environment", missing.join(", "))
             };

@@ -204,17 +204,32 @@ pub fn print_box_refusal(paths: &[(String, String)]) {
 
 /// What the box's proxy refused the command (`proxy::refusals`): host and port, and why, with
 /// what the person can do about it.
-pub fn print_network_refusals(refused: &[(String, String)]) {
+pub fn print_network_refusals(notes: &[(String, String)]) {
+    use crate::run::sandbox::proxy::CREDENTIALS_FAILED;
     use crate::text::sanitize::sanitize;
-    if refused.is_empty() {
-        return;
+    let (failed, refused): (Vec<_>, Vec<_>) = notes.iter().partition(|(_, why)| why.starts_with(CREDENTIALS_FAILED));
+    for (host, why) in &failed {
+        crate::ask::tty::eprint_fitted(&format!(
+            "agentsh: the connection to {} that carries sandbox.credentials ended: {}\n",
+            sanitize(host),
+            sanitize(&why[CREDENTIALS_FAILED.len()..])
+        ));
     }
-    for (host, why) in refused {
+    if !failed.is_empty() {
+        crate::ask::tty::eprint_fitted(
+            "hint: for a host with credentials, agentsh checks its certificate against the system's roots and relays \
+             HTTP/1.1 only (README, \"Network\"); a tool that pins certificates or ignores SSL_CERT_FILE cannot use it\n",
+        );
+    }
+    for (host, why) in &refused {
         crate::ask::tty::eprint_fitted(&format!(
             "agentsh: the sandbox's network refused {}: {}\n",
             sanitize(host),
             sanitize(why)
         ));
+    }
+    if refused.is_empty() {
+        return;
     }
     crate::ask::tty::eprint_fitted(
         "hint: the sandbox reaches package registries, the project's git remotes and sandbox.allowHosts; if the \

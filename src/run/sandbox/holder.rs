@@ -720,10 +720,17 @@ fn start_proxy(spec: &BoxSpec) -> Result<OwnedFd, String> {
     use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
     let (ours, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
         .map_err(|e| format!("the sandbox's proxy: socketpair: {e}"))?;
+    // Made here, outside the box and before the fork: the proxy's own writes are confined.
+    let home = spec.kept_at(&spec.home);
+    if let Some(home) = &home {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(home);
+    }
+    let authority = super::proxy::authority(&spec.net, home.as_deref());
     match super::sys::fork() {
         Ok(nix::unistd::ForkResult::Child) => {
             drop(ours);
-            super::proxy::detached(theirs, spec.net.clone())
+            super::proxy::detached(theirs, spec.net.clone(), authority)
         }
         Ok(nix::unistd::ForkResult::Parent { .. }) => Ok(ours),
         Err(e) => Err(format!("starting the sandbox's proxy: {e}")),

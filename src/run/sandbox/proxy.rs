@@ -17,6 +17,11 @@
 //! the command it came from, which the box's proxy settings name (`agentsh:<record id>` as the
 //! proxy's user and password).
 //!
+//! A host with a configured credential (`sandbox.credentials`, user config only) gets it added
+//! to each request on the way out: over plain HTTP here, and over HTTPS by ending the box's TLS
+//! with a certificate of agentsh's own authority ([`super::tls`]; [`authority`] makes it and the
+//! box's bundle, [`trust_environment`] points the box's tools at it).
+//!
 //! The proxy is a process of its own (`agentsh-proxy` in `ps`), outside the box, made by the
 //! box's builder before the box's network exists and handed the listening sockets made in it;
 //! it lives as long as the box's holder. It is fed untrusted bytes by everything in the box:
@@ -337,6 +342,9 @@ pub struct Proxy {
     asked: Mutex<std::collections::HashMap<String, (u32, bool)>>,
     /// Test names mapped to addresses (debug builds only: `AGENTSH_TEST_RESOLVE`).
     resolve: Vec<(String, SocketAddr)>,
+    /// agentsh's certificate authority, for the HTTPS hosts that get a credential
+    /// ([`super::tls`]), or why there is none. Made by the builder ([`authority`]).
+    authority: Result<Arc<super::tls::Authority>, String>,
 }
 
 /// Which listener a connection came in on.
@@ -349,7 +357,7 @@ enum Kind {
 /// The proxy's process, forked by the box's builder (`holder::builder`): leaves the agent's
 /// session and every file it did not need, takes its two listening sockets from `ctl`, confines
 /// its own writes, and serves until `ctl` closes.
-pub fn detached(ctl: OwnedFd, policy: NetPolicy) -> ! {
+pub fn detached(ctl: OwnedFd, policy: NetPolicy, authority: Result<Arc<super::tls::Authority>, String>) -> ! {
     use std::os::fd::AsRawFd;
     let _ = nix::unistd::setsid();
     let _ = std::env::set_current_dir("/");
@@ -382,12 +390,18 @@ pub fn detached(ctl: OwnedFd, policy: NetPolicy) -> ! {
     if crate::run::sandbox::rules::confine_writes(&writable).is_err() {
         std::process::exit(1);
     }
-    serve(http, socks, ctl, policy)
+    serve(http, socks, ctl, policy, authority)
 }
 
 /// Serves the box until `lifeline` closes (the holder has ended): accepts on both listeners, a
 /// thread per connection.
-pub fn serve(http: OwnedFd, socks: OwnedFd, lifeline: OwnedFd, policy: NetPolicy) -> ! {
+pub fn serve(
+    http: OwnedFd,
+    socks: OwnedFd,
+    lifeline: OwnedFd,
+    policy: NetPolicy,
+    authority: Result<Arc<super::tls::Authority>, String>,
+) -> ! {
     let config = crate::policy::config::load(&policy.workspace);
     let resolve = test_names();
     let proxy = Arc::new(Proxy {
@@ -399,6 +413,7 @@ pub fn serve(http: OwnedFd, socks: OwnedFd, lifeline: OwnedFd, policy: NetPolicy
         questions: std::sync::atomic::AtomicU64::new(1),
         asked: Mutex::new(std::collections::HashMap::new()),
         resolve,
+        authority,
     });
     let http = std::net::TcpListener::from(http);
     let socks = std::net::TcpListener::from(socks);
@@ -431,6 +446,65 @@ pub fn serve(http: OwnedFd, socks: OwnedFd, lifeline: OwnedFd, policy: NetPolicy
             }
         }
     }
+}
+
+/// What an intercepted host's certificate is verified against: the system's roots. Debug
+/// builds also take `AGENTSH_TEST_ROOTS` (a PEM file: the tests' stand-in hosts' authority)
+/// in their place; a release build never does.
+fn trust() -> super::tls::Trust {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let test = std::env::var_os("AGENTSH_TEST_ROOTS").filter(|_| cfg!(debug_assertions));
+    match test.and_then(|path| std::fs::read(path).ok()) {
+        Some(pem) => super::tls::Trust::Roots(
+            CertificateDer::pem_slice_iter(&pem).filter_map(Result::ok).map(|c| c.to_vec()).collect(),
+        ),
+        None => super::tls::Trust::System,
+    }
+}
+
+/// Where the box finds the certificates it trusts when a host gets a credential: the system's
+/// roots and agentsh's authority ([`super::tls::Authority::bundle`]), in the box's own home.
+pub const BUNDLE_IN_HOME: &str = ".agentsh-ca-bundle.pem";
+
+/// The variables that point the box's tools at [`BUNDLE_IN_HOME`] (`bundle`, its path inside
+/// the box): OpenSSL and what uses it (curl, Python, Ruby, Go), requests and pip, Node.js and
+/// npm, cargo, git and Deno.
+pub fn trust_environment(bundle: &Path) -> Vec<(String, String)> {
+    let path = bundle.display().to_string();
+    [
+        "SSL_CERT_FILE",
+        "CURL_CA_BUNDLE",
+        "REQUESTS_CA_BUNDLE",
+        "PIP_CERT",
+        "NODE_EXTRA_CA_CERTS",
+        "CARGO_HTTP_CAINFO",
+        "GIT_SSL_CAINFO",
+        "DENO_CERT",
+    ]
+    .into_iter()
+    .map(|k| (k.to_string(), path.clone()))
+    .collect()
+}
+
+/// The authority for a box whose policy has credentials (made by its builder, outside the box,
+/// before the proxy is forked): loaded from, or made in, `<state>/proxy-ca`, and its bundle
+/// written to the box's home (`home_store`: where the box's home is kept outside it). `Err`
+/// says why not; the proxy then refuses to carry a credential, and says so.
+pub fn authority(policy: &NetPolicy, home_store: Option<&Path>) -> Result<Arc<super::tls::Authority>, String> {
+    if policy.credentials.is_empty() {
+        return Err("no credentials are configured".into());
+    }
+    let dir = crate::policy::dirs::state_dir().ok_or("no state directory")?.join("proxy-ca");
+    let authority = super::tls::Authority::load_or_make(&dir)?;
+    let home = home_store.ok_or("the box has no home of its own")?;
+    let bundle = authority.bundle()?;
+    // The box can write its home: a new file renamed into place, so a link the box left under
+    // that name is replaced, never followed out of the box.
+    let written = crate::ask::queue::write_temp(home, BUNDLE_IN_HOME, bundle.as_bytes(), false).and_then(|(_, tmp)| {
+        std::fs::rename(&tmp, home.join(BUNDLE_IN_HOME)).inspect_err(|_| drop(std::fs::remove_file(&tmp)))
+    });
+    written.map_err(|e| format!("writing the box's certificates to {}: {e}", home.join(BUNDLE_IN_HOME).display()))?;
+    Ok(Arc::new(authority))
 }
 
 /// `AGENTSH_TEST_RESOLVE=name=127.0.0.1:port,...`: stand-in hosts for tests (the tests' own
@@ -484,7 +558,7 @@ impl Proxy {
             if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").is_err() {
                 return;
             }
-            self.relay(client, upstream, rest, &host, port, id.as_deref());
+            self.tunnel(client, upstream, rest, &host, port, id.as_deref());
             return;
         }
         let Some(rest_url) = target.strip_prefix("http://") else {
@@ -617,7 +691,7 @@ impl Proxy {
         match self.open(&host, port, id.as_deref()) {
             Ok(upstream) => {
                 if client.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).is_ok() {
-                    self.relay(client, upstream, Vec::new(), &host, port, id.as_deref());
+                    self.tunnel(client, upstream, Vec::new(), &host, port, id.as_deref());
                 }
             }
             // "Connection not allowed by ruleset".
@@ -748,6 +822,39 @@ impl Proxy {
                 Verdict::Deny("the person refused it".into())
             }
             Answer::No(why) => Verdict::Deny(format!("it is not on the sandbox's list of hosts, and {why}")),
+        }
+    }
+
+    /// A tunnel the box opened (`CONNECT`, SOCKS5): relayed as it is, or, for a host that gets a
+    /// credential, its TLS ended here ([`super::tls::intercept`]) so the credential goes into
+    /// each request on the way out. An intercepted connection that fails (the host's
+    /// certificate, a refused request) is noted for the command, with the reason.
+    fn tunnel(&self, client: TcpStream, upstream: TcpStream, first: Vec<u8>, host: &str, port: u16, id: Option<&str>) {
+        let added = self.rules.headers_for(host, port);
+        if added.is_empty() {
+            return self.relay(client, upstream, first, host, port, id);
+        }
+        let started = Instant::now();
+        let relayed = match &self.authority {
+            // A client speaks first in TLS only after the tunnel is open.
+            Ok(_) if !first.is_empty() => Err("the box sent data before the tunnel was open".to_string()),
+            Ok(authority) => {
+                let done = super::tls::intercept(authority, client, upstream, host, &added, &trust());
+                self.record(
+                    id,
+                    host,
+                    port,
+                    "allowed",
+                    "credentials added",
+                    (done.to_host, done.to_box),
+                    started.elapsed(),
+                );
+                done.result
+            }
+            Err(why) => Err(format!("agentsh has no certificate authority to add its credentials with: {why}")),
+        };
+        if let Err(why) = relayed {
+            self.note(id, host, port, &format!("{CREDENTIALS_FAILED}{why}"));
         }
     }
 
@@ -1001,7 +1108,13 @@ pub fn environment(id: &str) -> Vec<(String, String)> {
     out
 }
 
-/// What the proxy refused the command `id`, noted in `records` (and the note removed).
+/// How a note begins whose host was reached but whose credentials could not be carried
+/// ([`Proxy::tunnel`]), as against a host the proxy refused.
+pub const CREDENTIALS_FAILED: &str = "credentials: ";
+
+/// What the proxy refused the command `id`, noted in `records` (and the note removed). A note
+/// whose reason begins [`CREDENTIALS_FAILED`] is a connection that was allowed but could not
+/// carry its credentials.
 pub fn refusals(records: &Path, id: &str) -> Vec<(String, String)> {
     if !valid_id(id) {
         return Vec::new();
