@@ -463,6 +463,30 @@ fn temporary_places_are_the_boxs_own() {
     assert_eq!(text(&out.stdout), "kept\n");
 }
 
+/// The agents' shell snapshots, which their wrappers source before each command, are read in
+/// the box wherever the agent keeps its home (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`), even in the
+/// real /tmp the box replaces; the box cannot change them. (Codex runs a login shell's command
+/// through the person's shell, agentsh, only once its snapshot has been read back.)
+#[test]
+fn agents_shell_snapshots_are_read_where_the_agent_keeps_them() {
+    let Some(mut w) = world() else { return };
+    let codex = tempfile::Builder::new().prefix("codex-home").tempdir_in("/tmp").unwrap();
+    let claude = tempfile::Builder::new().prefix("claude-home").tempdir_in("/tmp").unwrap();
+    let codex_snap = codex.path().join("shell_snapshots/s.sh");
+    let claude_snap = claude.path().join("shell-snapshots/s.sh");
+    for (snap, said) in [(&codex_snap, "codex"), (&claude_snap, "claude")] {
+        std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+        std::fs::write(snap, format!("echo {said} snapshot\n")).unwrap();
+    }
+    w.env.push(("CODEX_HOME".into(), codex.path().display().to_string()));
+    w.env.push(("CLAUDE_CONFIG_DIR".into(), claude.path().display().to_string()));
+    let out = w.script(&format!("set -e\n. {}\n. {}\n", codex_snap.display(), claude_snap.display()));
+    succeeded(&out, "source the agents' snapshots");
+    assert_eq!(text(&out.stdout), "codex snapshot\nclaude snapshot\n");
+    refused_by_box(&w.script(&format!("set -e\necho evil > {}\n", codex_snap.display())), "change a snapshot");
+    assert_eq!(std::fs::read_to_string(&codex_snap).unwrap(), "echo codex snapshot\n");
+}
+
 /// Caches that later run code outside the box (issue 25): the box reads the person's caches and
 /// writes its own copy; the person's next unconfined build never sees what the box wrote.
 #[test]

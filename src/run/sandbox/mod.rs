@@ -103,6 +103,11 @@ const TOOL_VARS: &[&str] = &[
     "JAVA_HOME",
 ];
 
+/// The agents' own homes, when the environment moves them, and where in each the agent keeps the
+/// shell snapshots its wrapper sources before each command (`~/.codex/shell_snapshots` and
+/// `~/.claude/shell-snapshots` are in [`spec::HOME_VISIBLE`]): shown read-only, as at home.
+const SNAPSHOT_VARS: &[(&str, &str)] = &[("CODEX_HOME", "shell_snapshots"), ("CLAUDE_CONFIG_DIR", "shell-snapshots")];
+
 /// Environment variables that name a cache (the tools' own names for them).
 const CACHE_VARS: &[&str] = &[
     "npm_config_cache",
@@ -169,7 +174,11 @@ impl Place {
             gopath: abs("GOPATH"),
             gomodcache: abs("GOMODCACHE"),
             gradle_user_home: abs("GRADLE_USER_HOME"),
-            tool_dirs: TOOL_VARS.iter().filter_map(|v| abs(v)).collect(),
+            tool_dirs: TOOL_VARS
+                .iter()
+                .filter_map(|v| abs(v))
+                .chain(SNAPSHOT_VARS.iter().filter_map(|(v, dir)| abs(v).map(|home| home.join(dir))))
+                .collect(),
             cache_dirs: CACHE_VARS.iter().filter_map(|v| abs(v)).collect(),
             path_dirs,
             keep_terminal,
