@@ -435,9 +435,36 @@ impl OtherUser {
 }
 
 impl Drop for OtherUser {
+    /// `userdel` refuses a user who still has a process (the box's holder outlives its command
+    /// by minutes): those are ended first, and `userdel` is tried until it succeeds.
     fn drop(&mut self) {
-        let _ = Command::new("userdel").arg(&self.name).status();
+        for _ in 0..50 {
+            // Never root's (the uid is 0 until `id` has answered).
+            for pid in processes_of(self.uid).into_iter().filter(|_| self.uid != 0) {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            }
+            let gone = Command::new("userdel").arg(&self.name).stderr(Stdio::null()).status();
+            if gone.is_ok_and(|s| s.success()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        eprintln!("warning: could not remove the test user {}", self.name);
     }
+}
+
+/// The processes whose real user is `uid`.
+fn processes_of(uid: u32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
+                s.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|l| l.split_whitespace().next())
+                    == Some(uid.to_string().as_str())
+            })
+        })
+        .collect()
 }
 
 fn gid_of(name: &str) -> u32 {
