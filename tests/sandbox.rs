@@ -465,7 +465,7 @@ fn temporary_places_are_the_boxs_own() {
 
 /// The agents' shell snapshots, which their wrappers source before each command, are read in
 /// the box wherever the agent keeps its home (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`), even in the
-/// real /tmp the box replaces; the box cannot change them. (Codex runs a login shell's command
+/// real /tmp the box replaces, and once they appear; the box cannot change them. (Codex runs a login shell's command
 /// through the person's shell, agentsh, only once its snapshot has been read back.)
 #[test]
 fn agents_shell_snapshots_are_read_where_the_agent_keeps_them() {
@@ -474,12 +474,14 @@ fn agents_shell_snapshots_are_read_where_the_agent_keeps_them() {
     let claude = tempfile::Builder::new().prefix("claude-home").tempdir_in("/tmp").unwrap();
     let codex_snap = codex.path().join("shell_snapshots/s.sh");
     let claude_snap = claude.path().join("shell-snapshots/s.sh");
+    w.env.push(("CODEX_HOME".into(), codex.path().display().to_string()));
+    w.env.push(("CLAUDE_CONFIG_DIR".into(), claude.path().display().to_string()));
+    // An agent makes the directory after its first command, which made the box.
+    succeeded(&w.run("true"), "the agent's first command");
     for (snap, said) in [(&codex_snap, "codex"), (&claude_snap, "claude")] {
         std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
         std::fs::write(snap, format!("echo {said} snapshot\n")).unwrap();
     }
-    w.env.push(("CODEX_HOME".into(), codex.path().display().to_string()));
-    w.env.push(("CLAUDE_CONFIG_DIR".into(), claude.path().display().to_string()));
     let out = w.script(&format!("set -e\n. {}\n. {}\n", codex_snap.display(), claude_snap.display()));
     succeeded(&out, "source the agents' snapshots");
     assert_eq!(text(&out.stdout), "codex snapshot\nclaude snapshot\n");

@@ -103,10 +103,12 @@ const TOOL_VARS: &[&str] = &[
     "JAVA_HOME",
 ];
 
-/// The agents' own homes, when the environment moves them, and where in each the agent keeps the
-/// shell snapshots its wrapper sources before each command (`~/.codex/shell_snapshots` and
-/// `~/.claude/shell-snapshots` are in [`spec::HOME_VISIBLE`]): shown read-only, as at home.
-const SNAPSHOT_VARS: &[(&str, &str)] = &[("CODEX_HOME", "shell_snapshots"), ("CLAUDE_CONFIG_DIR", "shell-snapshots")];
+/// Where the agents keep the shell snapshots their wrappers source before each command: the
+/// variable that moves the agent's home, where it is in that home, and the home's default name.
+/// Shown read-only, as toolchains are, where they exist; the box is made anew once one appears
+/// (an agent makes its directory only after its first command).
+const SNAPSHOT_DIRS: &[(&str, &str, &str)] =
+    &[("CODEX_HOME", "shell_snapshots", ".codex"), ("CLAUDE_CONFIG_DIR", "shell-snapshots", ".claude")];
 
 /// Environment variables that name a cache (the tools' own names for them).
 const CACHE_VARS: &[&str] = &[
@@ -163,10 +165,19 @@ impl Place {
         let path_dirs = std::env::var_os("PATH")
             .map(|p| std::env::split_paths(&p).filter(|d| d.is_absolute()).collect())
             .unwrap_or_default();
+        let home = crate::policy::dirs::home().map(Path::to_path_buf);
+        let tool_dirs = TOOL_VARS
+            .iter()
+            .filter_map(|v| abs(v))
+            .chain(SNAPSHOT_DIRS.iter().flat_map(|(var, dir, default)| {
+                let at_home = home.as_ref().map(|h| h.join(default).join(dir));
+                [abs(var).map(|moved| moved.join(dir)), at_home].into_iter().flatten().filter(|d| d.is_dir())
+            }))
+            .collect();
         Place {
             cwd: cwd.to_path_buf(),
             workspace: Workspace::find(cwd),
-            home: crate::policy::dirs::home().map(Path::to_path_buf),
+            home,
             runtime_dir: abs("XDG_RUNTIME_DIR"),
             xdg_cache_home: abs("XDG_CACHE_HOME"),
             cargo_home: abs("CARGO_HOME"),
@@ -174,11 +185,7 @@ impl Place {
             gopath: abs("GOPATH"),
             gomodcache: abs("GOMODCACHE"),
             gradle_user_home: abs("GRADLE_USER_HOME"),
-            tool_dirs: TOOL_VARS
-                .iter()
-                .filter_map(|v| abs(v))
-                .chain(SNAPSHOT_VARS.iter().filter_map(|(v, dir)| abs(v).map(|home| home.join(dir))))
-                .collect(),
+            tool_dirs,
             cache_dirs: CACHE_VARS.iter().filter_map(|v| abs(v)).collect(),
             path_dirs,
             keep_terminal,

@@ -169,9 +169,7 @@ pub const HOME_VISIBLE: &[(&str, Origin)] = &[
     (".elan", Origin::Toolchain),
     (".nix-profile", Origin::Toolchain),
     (".npm-global", Origin::Toolchain),
-    // The agents' shell snapshots, which their wrappers source before each command.
-    (".claude/shell-snapshots", Origin::Toolchain),
-    (".codex/shell_snapshots", Origin::Toolchain),
+    // The agents' shell snapshots: `Place::tool_dirs`, where they exist.
     // git needs the author; a credential helper's store stays hidden (`.git-credentials`,
     // `.config/git/credentials`).
     (".gitconfig", Origin::Config),
