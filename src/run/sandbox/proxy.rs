@@ -494,13 +494,15 @@ pub fn authority(policy: &NetPolicy, home_store: Option<&Path>) -> Result<Arc<su
     if policy.credentials.is_empty() {
         return Err("no credentials are configured".into());
     }
-    let dir = crate::policy::dirs::state_dir().ok_or("no state directory")?.join("proxy-ca");
+    let dir = crate::policy::dirs::state()?.join("proxy-ca");
     let authority = super::tls::Authority::load_or_make(&dir)?;
     let home = home_store.ok_or("the box has no home of its own")?;
     let bundle = authority.bundle()?;
     // The box can write its home: a new file renamed into place, so a link the box left under
     // that name is replaced, never followed out of the box.
-    let written = crate::ask::queue::write_temp(home, BUNDLE_IN_HOME, bundle.as_bytes(), false).and_then(|(_, tmp)| {
+    // A name the box cannot guess and take first.
+    let temp = format!("{BUNDLE_IN_HOME}.{}", crate::ask::prompt::random_code().map_err(|e| e.to_string())?);
+    let written = crate::ask::queue::write_temp(home, &temp, bundle.as_bytes(), false).and_then(|(_, tmp)| {
         std::fs::rename(&tmp, home.join(BUNDLE_IN_HOME)).inspect_err(|_| drop(std::fs::remove_file(&tmp)))
     });
     written.map_err(|e| format!("writing the box's certificates to {}: {e}", home.join(BUNDLE_IN_HOME).display()))?;

@@ -64,10 +64,12 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
         // The proxy is the box's only way out: every tool is pointed at it, in place of any
         // proxy of the machine's, which the box could not reach.
         let mut ours = super::proxy::environment(cmd.net_id);
-        if !plan.spec().net.credentials.is_empty() {
-            // Hosts that get a credential are answered with agentsh's certificate: the box's
-            // tools trust the system's roots and agentsh's authority (never its key).
-            ours.extend(super::proxy::trust_environment(&plan.spec().home.join(super::proxy::BUNDLE_IN_HOME)));
+        let bundle = plan.spec().home.join(super::proxy::BUNDLE_IN_HOME);
+        // Hosts that get a credential are answered with agentsh's certificate: the box's tools
+        // trust the system's roots and agentsh's authority (never its key), where the builder
+        // wrote them (without it, every host would fail: the proxy then says why it cannot).
+        if !plan.spec().net.credentials.is_empty() && plan.spec().kept_at(&bundle).is_some_and(|b| b.is_file()) {
+            ours.extend(super::proxy::trust_environment(&bundle));
         }
         env.retain(|(k, _)| !ours.iter().any(|(name, _)| k.as_bytes() == name.as_bytes()));
         env.extend(ours.into_iter().map(|(k, v)| (k.into(), v.into())));

@@ -14,7 +14,8 @@
 //! - A credential goes only to the host the connection was opened to: a request naming another
 //!   (`Host`, an absolute URL, a different SNI) is refused, since a CDN would route it by name.
 //! - The box never reads a credential back from a host that echoes it verbatim (masked,
-//!   [`http::Masker`]).
+//!   [`http::Masker`]); the host is asked for no compression and no ranges, which would hide
+//!   it from the mask.
 //!
 //! What does not:
 //! - A tool that pins certificates, or trusts only roots built into it and ignores the
@@ -75,6 +76,8 @@ const LEAF_LIFE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// Its start is put back this far, for a box whose clock is a little behind.
 const SKEW: Duration = DAY;
 const MAX_CA_FILE: u64 = 64 * 1024;
+/// Host certificates kept at most; the cache is emptied when full.
+const MAX_LEAVES: usize = 256;
 const MAX_BUNDLE: u64 = 16 * 1024 * 1024;
 /// Headers agentsh must frame or route requests by, which no credential may replace.
 const NOT_INJECTABLE: &[&str] =
@@ -218,6 +221,10 @@ impl Authority {
             .map_err(|e| format!("no certificate for {host}: {e}"))?;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         let config = Arc::new(config);
+        // A credential for `*.example.com` lets the box name endless hosts: the cache stays small.
+        if leaves.len() >= MAX_LEAVES {
+            leaves.clear();
+        }
         leaves.insert(host.to_string(), (Arc::clone(&config), now));
         Ok(config)
     }
@@ -948,6 +955,12 @@ mod tests {
         assert!(loaded.server_config("127.0.0.1").is_ok());
         fn shared<T: Send + Sync>(_: &T) {}
         shared(&loaded);
+        // A box naming endless hosts under a wildcard credential keeps the cache bounded.
+        for n in 0..=MAX_LEAVES {
+            loaded.server_config(&format!("h{n}.test")).unwrap();
+        }
+        let kept = loaded.leaves.lock().unwrap().len();
+        assert!((1..=MAX_LEAVES).contains(&kept), "{kept}");
     }
 
     #[test]

@@ -112,10 +112,11 @@ pub fn relay<C: Read + Write, U: Read + Write>(
                 }
                 Err(Fault::Io(e)) => return Err(format!("reading the host's response: {e}").into()),
             };
-            let response =
-                Response::parse(&head, request.head_only).map_err(|why| answer(client, counts, 502, &why))?;
+            // Masked first: a reason given to the box may quote the head.
             let mut head = head;
             mask.mask(&mut head);
+            let response =
+                Response::parse(&head, request.head_only).map_err(|why| answer(client, counts, 502, &why))?;
             if response.status == 101 {
                 let why = "the host switched protocols, which agentsh did not ask for";
                 return Err(answer(client, counts, 502, why).into());
@@ -336,6 +337,9 @@ impl Request {
             if !named(authority) {
                 return Err(misdirected(rules.host));
             }
+        } else if target.starts_with("//") {
+            // Read as a host by some servers and frameworks.
+            return Err((400, "its request target begins with //, which could name another host".into()));
         } else if !(target.starts_with('/') || (target == "*" && method == "OPTIONS")) {
             return Err((400, "its request target is not a path".into()));
         }
@@ -351,6 +355,17 @@ impl Request {
             if rules.inject.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
                 continue;
             }
+            // Servers that read `_` as `-` (CGI, WSGI) would take it for the header agentsh frames by.
+            if name.contains('_')
+                && super::NOT_INJECTABLE.iter().any(|f| f.eq_ignore_ascii_case(&name.replace('_', "-")))
+            {
+                return Err((400, format!("its {name} header reads as {} to some servers", name.replace('_', "-"))));
+            }
+            // What could return the credential in a form the mask cannot find: compressed, or
+            // cut into pieces too short to recognise.
+            if ["accept-encoding", "range", "if-range"].iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                continue;
+            }
             if name.eq_ignore_ascii_case("host") {
                 hosts += 1;
                 if !named(value) {
@@ -363,6 +378,10 @@ impl Request {
                 }
                 length = Some(n);
             } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                if minor == 0 {
+                    // RFC 9112, section 6.1: framing in such a message is faulty.
+                    return Err((400, "its HTTP/1.0 request has a Transfer-Encoding".into()));
+                }
                 if chunked || !value.eq_ignore_ascii_case("chunked") {
                     return Err((501, format!("its Transfer-Encoding {value:?} is not relayed (only chunked)")));
                 }
@@ -395,6 +414,7 @@ impl Request {
         for (name, value) in rules.inject {
             head.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
         }
+        head.extend_from_slice(b"accept-encoding: identity\r\n");
         head.extend_from_slice(b"\r\n");
         let body = match (chunked, length) {
             (true, _) => Body::Chunked,
@@ -422,10 +442,16 @@ fn names_host(authority: &str, host: &str) -> bool {
     (name.eq_ignore_ascii_case(host) && !name.is_empty()) || authority.eq_ignore_ascii_case(host)
 }
 
-/// A Content-Length value: digits only (no sign, no list, no space inside).
+/// A Content-Length value: digits only (no sign, no list, no space inside), at most
+/// [`MAX_LENGTH`].
 fn content_length(value: &str) -> Option<u64> {
-    (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())).then(|| value.parse().ok())?
+    let n: u64 = (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())).then(|| value.parse().ok())??;
+    (n <= MAX_LENGTH).then_some(n)
 }
+
+/// The largest body or chunk length relayed: what a signed 64-bit integer holds, so that no
+/// server reads a length agentsh passed on as another.
+const MAX_LENGTH: u64 = i64::MAX as u64;
 
 /// Every line of a head ends with CRLF: no bare LF (which httparse takes as a line end, and
 /// some servers do not) and no bare CR.
@@ -574,7 +600,7 @@ impl Body {
                     Err(Fault::Io(e)) => return Err(CopyError::From(e)),
                 };
                 let size = match httparse::parse_chunk_size(&line) {
-                    Ok(httparse::Status::Complete((_, size))) => size,
+                    Ok(httparse::Status::Complete((_, size))) if size <= MAX_LENGTH => size,
                     _ => return Err(CopyError::Framing("has a chunk size that cannot be read".into())),
                 };
                 write(to, format!("{size:x}\r\n").as_bytes(), count).map_err(CopyError::To)?;
@@ -662,7 +688,8 @@ fn copy_trailers(
         if name.is_empty() || name.iter().any(|b| !b.is_ascii_graphic()) || name.len() == line.len() {
             return Err(CopyError::Framing("has a trailer that is not a header".into()));
         }
-        if inject.iter().any(|(n, _)| n.as_bytes().eq_ignore_ascii_case(name)) {
+        let framing = super::NOT_INJECTABLE.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(name));
+        if framing || inject.iter().any(|(n, _)| n.as_bytes().eq_ignore_ascii_case(name)) {
             continue;
         }
         if let Some(mask) = mask {
@@ -815,9 +842,10 @@ mod tests {
         assert_eq!(
             host,
             format!(
-                "POST /a HTTP/1.1\r\nHost: registry.test\r\nTransfer-Encoding: chunked\r\nAuthorization: {TOKEN}\r\n\r\n\
-                 5\r\nhello\r\n0\r\nX-Sum: 1\r\n\r\n\
-                 PUT /b HTTP/1.1\r\nHost: REGISTRY.test:443\r\nContent-Length: 3\r\nAuthorization: {TOKEN}\r\n\r\nabc"
+                "POST /a HTTP/1.1\r\nHost: registry.test\r\nTransfer-Encoding: chunked\r\nAuthorization: {TOKEN}\r\n\
+                 accept-encoding: identity\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\r\n\r\n\
+                 PUT /b HTTP/1.1\r\nHost: REGISTRY.test:443\r\nContent-Length: 3\r\nAuthorization: {TOKEN}\r\n\
+                 accept-encoding: identity\r\n\r\nabc"
             )
         );
         assert_eq!(
@@ -847,7 +875,7 @@ mod tests {
         for first in ["GET / HTTP/1.1\r\nHost: registry.test\r\nConnection: close\r\n\r\n", "GET / HTTP/1.0\r\n\r\n"] {
             let (result, host, _) = run(
                 &format!("{first}GET /never HTTP/1.1\r\nHost: registry.test\r\n\r\n"),
-                "HTTP/1.1 200 OK\r\n\r\nbody",
+                "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody",
             );
             assert_eq!(result, Ok(()));
             assert!(!host.contains("/never"), "{host}");
@@ -930,6 +958,14 @@ mod tests {
             ("CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test\r\n\r\n", "405"),
             ("GET / HTTP/1.1\r\nHost: registry.test\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n", "501"),
             ("GET / HTTP/1.1\r\nHost: registry.test\r\nExpect: something\r\n\r\n", "417"),
+            // HTTP/1.0 with chunked framing: a host that ignores it reads the chunk as a request.
+            ("POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n", "400"),
+            // Lengths another server would read as something else (a signed 64-bit integer).
+            ("POST / HTTP/1.1\r\nHost: registry.test\r\nContent-Length: 18446744073709551615\r\n\r\n", "400"),
+            // A path some servers read as a host; a framing header under another spelling.
+            ("GET //evil.test/x HTTP/1.1\r\nHost: registry.test\r\n\r\n", "400"),
+            ("POST / HTTP/1.1\r\nHost: registry.test\r\nContent_Length: 3\r\n\r\nabc", "400"),
+            ("POST / HTTP/1.1\r\nHost: registry.test\r\nTransfer_Encoding: chunked\r\n\r\n", "400"),
         ];
         for (request, status) in cases {
             let (result, host, got) = run(request, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
@@ -957,6 +993,50 @@ mod tests {
         let stars = "*".repeat(TOKEN.len());
         assert_eq!(got.matches(&stars).count(), 3, "{got}");
         assert!(got.contains(&format!("Content-Length: {}\r\n\r\nyou sent {stars}!", echo.len())), "{got}");
+    }
+
+    #[test]
+    fn nothing_lets_the_host_return_the_credential_in_a_form_the_mask_cannot_find() {
+        // Compressed or cut into short ranges, an echoed credential would not be recognised:
+        // the host is asked for neither, and told to send it as it is.
+        let (result, host, _) = run(
+            "GET / HTTP/1.1\r\nHost: registry.test\r\nAccept-Encoding: gzip\r\nRange: bytes=0-20\r\n\
+             If-Range: \"x\"\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        );
+        assert_eq!(result, Ok(()));
+        let lower = host.to_ascii_lowercase();
+        assert!(lower.contains("accept-encoding: identity\r\n"), "{host}");
+        for gone in ["gzip", "range:", "if-range"] {
+            assert!(!lower.contains(gone), "{gone}: {host}");
+        }
+        // A reason for a refused response never quotes the credential back.
+        let (result, _, got) = run(
+            "GET / HTTP/1.1\r\nHost: registry.test\r\n\r\n",
+            &format!("HTTP/1.1 200 OK\r\nContent-Length: {TOKEN}\r\n\r\n"),
+        );
+        assert!(result.is_err());
+        assert!(got.starts_with("HTTP/1.1 502 "), "{got}");
+        assert!(!got.contains("real-secret-token"), "{got}");
+        // Nor does a host's chunk too large for others to read alike go on.
+        let (result, _, got) = run(
+            "GET / HTTP/1.1\r\nHost: registry.test\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nx",
+        );
+        assert!(result.unwrap_err().contains("chunk size"), "{got}");
+        assert!(!got.contains("ffffffffffffffff"), "{got}");
+    }
+
+    #[test]
+    fn trailers_that_frame_or_route_are_dropped() {
+        let (result, host, _) = run(
+            "POST / HTTP/1.1\r\nHost: registry.test\r\nTransfer-Encoding: chunked\r\n\r\n\
+             1\r\na\r\n0\r\nHost: evil.test\r\nContent-Length: 400\r\nX-Sum: 1\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        );
+        assert_eq!(result, Ok(()));
+        assert!(!host.contains("evil.test") && !host.contains("400"), "{host}");
+        assert!(host.ends_with("0\r\nX-Sum: 1\r\n\r\n"), "{host}");
     }
 
     #[test]
