@@ -1028,6 +1028,32 @@ mod tests {
     }
 
     #[test]
+    fn the_hosts_odd_answers_are_read_as_a_server_would_mean_them() {
+        // A switch of protocol agentsh never asked for ends the connection.
+        let (result, _, got) =
+            run("GET / HTTP/1.1\r\nHost: registry.test\r\n\r\n", "HTTP/1.1 101 Switching Protocols\r\n\r\n");
+        assert!(result.unwrap_err().contains("switched protocols"));
+        assert!(got.starts_with("HTTP/1.1 502 "), "{got}");
+        // A coding other than chunked last: the body runs to the end of the connection.
+        let (result, _, got) = run(
+            "GET / HTTP/1.1\r\nHost: registry.test\r\n\r\nGET /never HTTP/1.1\r\nHost: registry.test\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nall of it",
+        );
+        assert_eq!((result, got.ends_with("\r\n\r\nall of it")), (Ok(()), true), "{got}");
+        // A response's trailers are masked too.
+        let (result, _, got) = run(
+            "GET / HTTP/1.1\r\nHost: registry.test\r\n\r\n",
+            &format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Echo: {TOKEN}\r\n\r\n"),
+        );
+        assert_eq!(result, Ok(()));
+        assert!(!got.contains("real-secret-token") && got.contains("X-Echo: *"), "{got}");
+        // A Host with an empty port names no host.
+        let (result, host, _) = run("GET / HTTP/1.1\r\nHost: registry.test:\r\n\r\n", "HTTP/1.1 200 OK\r\n\r\n");
+        assert!(result.unwrap_err().starts_with("421"));
+        assert_eq!(host, "");
+    }
+
+    #[test]
     fn trailers_that_frame_or_route_are_dropped() {
         let (result, host, _) = run(
             "POST / HTTP/1.1\r\nHost: registry.test\r\nTransfer-Encoding: chunked\r\n\r\n\
