@@ -205,14 +205,14 @@ if command -v dcg >/dev/null; then
 fi
 
 # Whether each `-c /bin/true` case really enters a Landlock domain (strace sees
-# landlock_restrict_self), so the box row compares a boxed run with an unboxed one. agentsh
-# enters it itself, before exec; not `strace -f`, which would wait for the process that keeps the
-# sandbox's namespaces for later commands (two minutes, see src/run/kept.rs).
+# landlock_restrict_self), so the box row compares a boxed run with an unboxed one. The command
+# enters it in the child agentsh starts in the box (`strace -f`); the box itself, whose holder
+# would keep `strace -f` waiting for minutes, was made by the timed runs above.
 boxed=""
 if command -v strace >/dev/null; then
     for i in "${!names[@]}"; do
         case "${names[$i]}" in true_agentsh | true_box_* | true_dynamic) ;; *) continue ;; esac
-        in_case "$i" 'eval "strace -qq -e trace=landlock_restrict_self -o \"\$work/strace\" $cmd"' >/dev/null 2>&1 </dev/null || true
+        in_case "$i" 'eval "strace -f -qq -e trace=landlock_restrict_self -o \"\$work/strace\" $cmd"' >/dev/null 2>&1 </dev/null || true
         n=$(grep -c "landlock_restrict_self(.*= 0" "$work/strace" 2>/dev/null || true)
         boxed="$boxed ${names[$i]}=${n:-0}"
     done
@@ -429,7 +429,7 @@ out += [
 ]
 out += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
 if boxed:
-    out += ["", "Landlock domains entered by one run (`strace -e trace=landlock_restrict_self`): "
+    out += ["", "Landlock domains entered by one run (`strace -f -e trace=landlock_restrict_self`): "
             + ", ".join(f"{labels.get(n, n)}: {c}" for n, c in boxed.items()) + "."]
 if not peers.split():
     out += ["", "Neither shellfirm nor dcg is installed here, so they are not compared (`cargo install shellfirm`)."]
