@@ -206,13 +206,14 @@ fi
 
 # Whether each `-c /bin/true` case really enters a Landlock domain (strace sees
 # landlock_restrict_self), so the box row compares a boxed run with an unboxed one. The command
-# enters it in the child agentsh starts in the box (`strace -f`); the box itself, whose holder
-# would keep `strace -f` waiting for minutes, was made by the timed runs above.
+# enters it in the child agentsh starts in the box (`strace -f`), which then execs; `-b execve`
+# lets go of each process at its exec, so a box built here (whose holder, exec'd by its builder,
+# stays for minutes) does not keep strace waiting.
 boxed=""
 if command -v strace >/dev/null; then
     for i in "${!names[@]}"; do
         case "${names[$i]}" in true_agentsh | true_box_* | true_dynamic) ;; *) continue ;; esac
-        in_case "$i" 'eval "strace -f -qq -e trace=landlock_restrict_self -o \"\$work/strace\" $cmd"' >/dev/null 2>&1 </dev/null || true
+        in_case "$i" 'eval "strace -f -b execve -qq -e trace=landlock_restrict_self -o \"\$work/strace\" $cmd"' >/dev/null 2>&1 </dev/null || true
         n=$(grep -c "landlock_restrict_self(.*= 0" "$work/strace" 2>/dev/null || true)
         boxed="$boxed ${names[$i]}=${n:-0}"
     done
