@@ -127,23 +127,19 @@ impl World {
         self.git_in(self.ws.path());
         self.write("README", "hello\n");
         self.write(".agents/terminal.json", "{}\n");
-        let git = |args: &[&str]| {
-            let s = Command::new("git").args(args).current_dir(self.ws.path()).output().unwrap();
-            assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
-        };
-        git(&["add", "README"]);
-        git(&["commit", "-qm", "first"]);
+        git(self.ws.path(), &["add", "README"]);
+        git(self.ws.path(), &["commit", "-qm", "first"]);
         self
     }
     fn git_in(&self, dir: &Path) {
-        let git = |args: &[&str]| {
-            let s = Command::new("git").args(args).current_dir(dir).output().unwrap();
-            assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
-        };
-        git(&["init", "-q", "."]);
-        git(&["config", "user.name", "Test"]);
-        git(&["config", "user.email", "test@example.com"]);
-        git(&["config", "commit.gpgsign", "false"]);
+        for args in [
+            &["init", "-q", "."][..],
+            &["config", "user.name", "Test"],
+            &["config", "user.email", "test@example.com"],
+            &["config", "commit.gpgsign", "false"],
+        ] {
+            git(dir, args);
+        }
     }
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(BIN);
@@ -255,6 +251,12 @@ fn attack(w: &World, what: &str, body: &str) {
 /// there to change; the private home is).
 const INSIDE: &str =
     "\nif [ -e ~/.bashrc ]; then echo 'ran outside the box: the real home is in sight' >&2; exit 99; fi\n";
+
+/// Runs git in `dir` outside the box (the test's own setup), and insists it succeeds.
+fn git(dir: &Path, args: &[&str]) {
+    let s = Command::new("git").args(args).current_dir(dir).output().unwrap();
+    assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
+}
 
 fn python() -> &'static str {
     if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" }
@@ -1228,10 +1230,6 @@ fn serve_repo(w: &World, host: &StandIn) {
     let src = tempfile::tempdir().unwrap();
     w.git_in(src.path());
     std::fs::write(src.path().join("README"), "from the remote\n").unwrap();
-    let git = |dir: &Path, args: &[&str]| {
-        let s = Command::new("git").args(args).current_dir(dir).output().unwrap();
-        assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
-    };
     git(src.path(), &["add", "README"]);
     git(src.path(), &["commit", "-qm", "remote"]);
     let bare = host.root.path().join("repo.git");
@@ -1290,10 +1288,6 @@ fn the_projects_git_remote_is_reached_unasked() {
     let host = StandIn::start();
     let w = w.git();
     let bare = host.root.path().join("repo.git");
-    let git = |dir: &Path, args: &[&str]| {
-        let s = Command::new("git").args(args).current_dir(dir).output().unwrap();
-        assert!(s.status.success(), "git {args:?}: {}", text(&s.stderr));
-    };
     git(w.ws.path(), &["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
     git(&bare, &["update-server-info"]);
     git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
