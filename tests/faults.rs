@@ -764,9 +764,13 @@ fn the_boxs_holder_killed_under_load() {
     let (kills, refused) = (kills.into_inner(), refused.into_inner());
     eprintln!("holders killed: {kills}; commands refused for it: {refused} of {total}");
     assert!(kills > 0, "no holder was killed: the test tried nothing");
+    // A kill ends at most the commands in its box at that instant: one per worker. Bounded per
+    // kill, not per command, so a slower machine (more kills in the same run) does not fail it;
+    // a holder that was never replaced would cost every command after the first kill.
     assert!(
-        refused * 10 <= total,
-        "{refused} of {total} refused: a kill should cost only the command joining at that instant"
+        refused <= kills * workers,
+        "{refused} of {total} refused after {kills} kills: a kill should cost only the commands \
+         joining or running at that instant (at most {workers} each)"
     );
     s.run(&["-c", "echo after"]).code(0).stdout_has("after");
     s.run(&["log", "--verify"]).code(0);
