@@ -61,7 +61,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let carried = agent_file(&text, &confinement);
     let out_of_sight = out_of_sight(&verdict, &confinement);
     let proxied = match &confinement {
-        Confinement::Boxed(b) if b.network() == sandbox::Network::Proxy => Some(b.spec().net.records.clone()),
+        Confinement::Boxed(b) if b.network() == sandbox::Network::Proxy => Some(b.records().to_path_buf()),
         _ => None,
     };
     // The person's terminal for the proxy's questions, established now: once in the box's user

@@ -427,6 +427,17 @@ impl BoxPlan {
         self.settings.network
     }
 
+    /// Where kept boxes are recorded and the box's proxy notes its connections (the spec's
+    /// `records` and `net.records`), without building the spec.
+    pub fn records(&self) -> &Path {
+        &self.records
+    }
+
+    /// `sandbox.credentials` (the spec's `net.credentials`), without building the spec.
+    pub fn credentials(&self) -> &[crate::policy::sandbox_settings::Credential] {
+        &self.settings.credentials
+    }
+
     /// The record's name (a hash of everything the spec is built from).
     pub fn name(&self) -> &str {
         &self.name
@@ -499,6 +510,28 @@ mod tests {
             let accepted = feature(Ruleset::default().set_compatibility(CompatLevel::HardRequirement)).is_ok();
             assert_eq!(abi.is_some_and(|a| a >= needs), accepted, "ABI {abi:?} against ABI {needs}'s feature");
         }
+    }
+
+    /// What a command that joins a kept box reads from its plan without building the spec
+    /// (issue 25's speed) is what the spec would say.
+    #[test]
+    fn the_plans_records_and_credentials_are_the_specs() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            credentials: vec![crate::policy::sandbox_settings::Credential {
+                host: "registry.example".into(),
+                header: "Authorization".into(),
+                value: "Bearer ${REGISTRY_TOKEN}".into(),
+            }],
+            ..Settings::default()
+        };
+        let records = dir.path().join("box");
+        let plan = BoxPlan::new(&settings, Place::current(dir.path(), false), Vec::new(), records.clone());
+        assert!(plan.spec.get().is_none(), "no spec is built by making the plan");
+        assert_eq!(plan.records(), records.as_path());
+        assert_eq!(plan.records(), plan.spec().net.records.as_path());
+        assert_eq!(plan.credentials(), plan.spec().net.credentials.as_slice());
+        assert_eq!(plan.credentials().len(), 1);
     }
 
     #[test]

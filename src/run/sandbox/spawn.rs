@@ -58,18 +58,22 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     let cwd_c = c(cwd.as_os_str().as_bytes())?;
     let mut env = environ::scrub(std::env::vars_os(), cmd.pass_env);
     // What the proxy adds as credentials stays outside, whatever its name (passEnv included).
-    let held: Vec<&str> = plan.spec().net.credentials.iter().flat_map(|c| c.variables()).collect();
+    // From the plan, not its spec: a command that joins a kept box builds none (building it
+    // costs about 60 µs).
+    let held: Vec<&str> = plan.credentials().iter().flat_map(|c| c.variables()).collect();
     env.retain(|(k, _)| !held.iter().any(|h| k.as_bytes() == h.as_bytes()));
     if plan.network() == Network::Proxy {
         // The proxy is the box's only way out: every tool is pointed at it, in place of any
         // proxy of the machine's, which the box could not reach.
         let mut ours = super::proxy::environment(cmd.net_id);
-        let bundle = plan.spec().home.join(super::proxy::BUNDLE_IN_HOME);
         // Hosts that get a credential are answered with agentsh's certificate: the box's tools
         // trust the system's roots and agentsh's authority (never its key), where the builder
         // wrote them (without it, every host would fail: the proxy then says why it cannot).
-        if !plan.spec().net.credentials.is_empty() && plan.spec().kept_at(&bundle).is_some_and(|b| b.is_file()) {
-            ours.extend(super::proxy::trust_environment(&bundle));
+        if !plan.credentials().is_empty() {
+            let bundle = plan.spec().home.join(super::proxy::BUNDLE_IN_HOME);
+            if plan.spec().kept_at(&bundle).is_some_and(|b| b.is_file()) {
+                ours.extend(super::proxy::trust_environment(&bundle));
+            }
         }
         env.retain(|(k, _)| !ours.iter().any(|(name, _)| k.as_bytes() == name.as_bytes()));
         env.extend(ours.into_iter().map(|(k, v)| (k.into(), v.into())));
@@ -92,7 +96,7 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     let keep_terminal = plan.place().keep_terminal;
     let questions = match (plan.network(), cmd.ask_host) {
         (Network::Proxy, Some(decide)) => {
-            Some(Questions { records: plan.spec().net.records.clone(), id: cmd.net_id, decide })
+            Some(Questions { records: plan.records().to_path_buf(), id: cmd.net_id, decide })
         }
         _ => None,
     };
