@@ -159,7 +159,7 @@ fn agent_file(text: &str, confinement: &Confinement) -> Option<(std::path::PathB
     let env = crate::run::judging::wrapper_env();
     if text.ends_with("exit $__code")
         && let Some(file) = crate::judge::agent_wrappers::gemini_pid_file(text, &env)
-        && let Some(dir) = file.parent().and_then(|d| plan.spec().kept_at(d))
+        && let Some(dir) = file.parent().and_then(|d| plan.kept_at(d))
     {
         use std::os::unix::fs::DirBuilderExt;
         let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
@@ -169,7 +169,7 @@ fn agent_file(text: &str, confinement: &Confinement) -> Option<(std::path::PathB
         return None;
     }
     let wrapped = crate::judge::agent_wrappers::unwrap(text, &env)?;
-    let inside = plan.spec().kept_at(&wrapped.cwd_file)?;
+    let inside = plan.kept_at(&wrapped.cwd_file)?;
     Some((inside, wrapped.cwd_file))
 }
 

@@ -100,6 +100,11 @@ impl Kept {
         rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default())).is_ok_and(|n| n == 0)
     }
 
+    /// Where the box's private places are kept outside it, as its record says.
+    pub(crate) fn store(&self) -> Option<&Path> {
+        self.record.store.as_deref()
+    }
+
     /// The holder's pidfd, and a copy of its ruleset (taken now: after this process joins the
     /// box's user namespace it is no longer in the holder's parent one, which the kernel's
     /// ptrace check for `pidfd_getfd` looks at).
@@ -168,6 +173,7 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
         ruleset_fd: answer.ruleset_fd,
         rules: answer.rules,
         roots: RootsText::of(spec),
+        store: Some(spec.store.clone()),
         watched: Watched { text: Vec::new() },
     };
     let pidfd = record.holder().ok_or_else(|| BoxError::Failed("the sandbox's holder ended as it started".into()))?;
@@ -232,6 +238,11 @@ fn write_record(records: &Path, name: &str, r: &Record, code_paths: &[PathBuf], 
     let mut roots = r.roots.clone();
     roots.read_only = code_paths.iter().map(|p| crate::text::path(p)).collect();
     write_roots(&roots, &mut text)?;
+    // The store, where a command finds what the box wrote in its private places without
+    // building the spec; left out when it cannot be one line of text (then the spec says it).
+    if let Some(store) = r.store.as_deref().and_then(Path::to_str).filter(|s| !s.contains('\n')) {
+        text.extend_from_slice(format!("K\t{store}\n").as_bytes());
+    }
     watch.write(&mut text)?;
     let tmp = super::join(records, &format!("{name}.{}.tmp", std::process::id()));
     let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
@@ -340,6 +351,8 @@ pub(crate) struct Record {
     rules: usize,
     /// The box's roots as text, for the judge and the audit record.
     roots: RootsText,
+    /// Where the box's private places are kept outside it (the spec's `store`), when recorded.
+    store: Option<PathBuf>,
     /// The watched paths, as [`Watch::write`] wrote them.
     watched: Watched,
 }
@@ -371,7 +384,7 @@ impl Record {
         let (pid, pid_ino, ruleset_fd, rules) =
             (next()?.parse().ok()?, next()?.parse().ok()?, next()?.parse().ok()?, next()?.parse().ok()?);
         let mut at = newline + 1;
-        let (mut writable, mut roots) = (Vec::new(), RootsText::default());
+        let (mut writable, mut roots, mut store) = (Vec::new(), RootsText::default(), None);
         while let Some(&tag) = text.get(at)
             && tag.is_ascii_uppercase()
         {
@@ -386,12 +399,13 @@ impl Record {
                 b'V' => writable.push(line),
                 b'O' => roots.read_only.push(line),
                 b'S' => roots.workspace = Some(line),
+                b'K' => store = Some(PathBuf::from(line)),
                 _ => return None,
             }
             at = end + 1;
         }
         roots.writable = writable.into();
-        Some(Record { pid, pid_ino, ruleset_fd, rules, roots, watched: Watched { text: text.split_off(at) } })
+        Some(Record { pid, pid_ino, ruleset_fd, rules, roots, store, watched: Watched { text: text.split_off(at) } })
     }
 
     /// The holder, pinned by a pidfd, when it is the process recorded (not another that took its

@@ -438,6 +438,19 @@ impl BoxPlan {
         &self.settings.credentials
     }
 
+    /// [`BoxSpec::kept_at`]: from a kept box's record where it names its store, so a command
+    /// of an agent whose wrapper leaves a file in `/tmp` (Claude Code's, every command) builds
+    /// no spec for it.
+    pub fn kept_at(&self, path: &Path) -> Option<PathBuf> {
+        match self.kept.as_ref().and_then(holder::Kept::store) {
+            Some(store) => {
+                let home = self.place.home.as_deref().map(normalize).unwrap_or_else(|| PathBuf::from("/"));
+                spec::kept_at(store, &home, path)
+            }
+            None => self.spec().kept_at(path),
+        }
+    }
+
     /// The record's name (a hash of everything the spec is built from).
     pub fn name(&self) -> &str {
         &self.name

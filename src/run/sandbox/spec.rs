@@ -523,14 +523,19 @@ impl BoxSpec {
     /// Where a file the box writes at `path` in one of its private places is kept outside it
     /// (under `store`), or `None` where `path` is in none of them.
     pub fn kept_at(&self, path: &Path) -> Option<PathBuf> {
-        let path = normalize(path);
-        let (place, name) =
-            [(self.home.as_path(), "home"), (Path::new("/tmp"), "tmp"), (Path::new("/var/tmp"), "var-tmp")]
-                .into_iter()
-                .find(|(p, _)| within(&path, p))?;
-        let rest = path.strip_prefix(place).ok()?;
-        Some(join(&self.store, name).join(rest))
+        kept_at(&self.store, &self.home, path)
     }
+}
+
+/// Where a file a box with its private places under `store` and its home at `home` writes at
+/// `path` is kept outside it ([`BoxSpec::kept_at`], and a kept box's plan without its spec).
+pub(crate) fn kept_at(store: &Path, home: &Path, path: &Path) -> Option<PathBuf> {
+    let path = normalize(path);
+    let (place, name) = [(home, "home"), (Path::new("/tmp"), "tmp"), (Path::new("/var/tmp"), "var-tmp")]
+        .into_iter()
+        .find(|(p, _)| within(&path, p))?;
+    let rest = path.strip_prefix(place).ok()?;
+    Some(join(store, name).join(rest))
 }
 
 /// `/dev` is rebuilt: only the devices listed are in it.
