@@ -443,10 +443,7 @@ impl BoxPlan {
     /// no spec for it.
     pub fn kept_at(&self, path: &Path) -> Option<PathBuf> {
         match self.kept.as_ref().and_then(holder::Kept::store) {
-            Some(store) => {
-                let home = self.place.home.as_deref().map(normalize).unwrap_or_else(|| PathBuf::from("/"));
-                spec::kept_at(store, &home, path)
-            }
+            Some(store) => spec::kept_at(store, &spec::home_of(&self.place), path),
             None => self.spec().kept_at(path),
         }
     }

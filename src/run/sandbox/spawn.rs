@@ -70,7 +70,7 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
         // trust the system's roots and agentsh's authority (never its key), where the builder
         // wrote them (without it, every host would fail: the proxy then says why it cannot).
         if !plan.credentials().is_empty() {
-            let bundle = plan.spec().home.join(super::proxy::BUNDLE_IN_HOME);
+            let bundle = super::spec::home_of(plan.place()).join(super::proxy::BUNDLE_IN_HOME);
             if plan.kept_at(&bundle).is_some_and(|b| b.is_file()) {
                 ours.extend(super::proxy::trust_environment(&bundle));
             }

@@ -259,8 +259,7 @@ impl BoxSpec {
     /// `name` this box's record (see [`key`]).
     pub fn build(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path, name: &str) -> BoxSpec {
         let norm = |p: &Option<PathBuf>| p.as_deref().map(normalize);
-        // `BoxPlan` makes no box without a home (see `gate::sandbox_for`); `/` stands in.
-        let home = norm(&place.home).unwrap_or_else(|| PathBuf::from("/"));
+        let home = home_of(place);
         let in_home = |rel: &str| join(&home, rel);
         let cwd = normalize(&place.cwd);
         let mut refused = Vec::new();
@@ -525,6 +524,12 @@ impl BoxSpec {
     pub fn kept_at(&self, path: &Path) -> Option<PathBuf> {
         kept_at(&self.store, &self.home, path)
     }
+}
+
+/// The person's home as the box names it. `BoxPlan` makes no box without a home (see
+/// `gate::sandbox_for`); `/` stands in.
+pub(crate) fn home_of(place: &Place) -> PathBuf {
+    place.home.as_deref().map(normalize).unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Where a file a box with its private places under `store` and its home at `home` writes at
