@@ -119,12 +119,50 @@ impl Asm {
             .map(|(at, (code, jt, jf, k))| {
                 let off = |t: &Target| match t {
                     Target::Next => 0,
-                    Target::Label(l) => (labels[*l].expect("every label is placed") - at - 1) as u8,
+                    Target::Label(l) => u8::try_from(labels[*l].expect("every label is placed") - at - 1)
+                        .expect("a jump of at most 255 instructions"),
                 };
                 Insn { code: *code, jt: off(jt), jf: off(jf), k: *k }
             })
             .collect()
     }
+}
+
+/// Where a call number leads: refused, or to the check of one of its arguments.
+#[derive(Clone, Copy)]
+enum Special {
+    Refused,
+    Check(usize),
+}
+
+/// Calls in a run that the tree of [`program`] tests one by one: its leaves.
+const LEAF: usize = 6;
+
+/// Tests the call number (in the accumulator) against `specials` (sorted): a tree of `>=`
+/// splits down to runs of at most [`LEAF`], each tested for equality, then allowed.
+///
+/// The kernel runs the finished filter once for every call number as it attaches it, to learn
+/// which calls it allows whatever their arguments (its cache), and that run costs as many steps
+/// as the program takes to allow a call: a straight list of the 23 special calls took 28 steps
+/// for most of the 463 numbers, about 13 µs of a boxed command more than this tree's 9.
+fn tree(a: &mut Asm, specials: &[(u32, Special)], eperm: usize, checks: &[usize]) {
+    if specials.len() <= LEAF {
+        for (nr, what) in specials {
+            let to = match what {
+                Special::Refused => eperm,
+                Special::Check(i) => checks[*i],
+            };
+            a.jump(JEQ_K, *nr, to);
+        }
+        a.ret(RET_ALLOW);
+        return;
+    }
+    let (low, high) = specials.split_at(specials.len() / 2);
+    let upper = a.label();
+    a.jump(JGE_K, high[0].0, upper);
+    tree(a, low, eperm, checks);
+    a.here(upper);
+    tree(a, high, eperm, checks);
 }
 
 /// The filter as a classic BPF program for this machine's architecture.
@@ -140,18 +178,16 @@ pub fn program() -> Vec<Insn> {
     // x32 calls: the x86_64 numbers with bit 30 set.
     #[cfg(target_arch = "x86_64")]
     a.jump(JGE_K, 0x4000_0000, eperm);
-    for nr in REFUSED {
-        a.jump(JEQ_K, *nr as u32, eperm);
-    }
-    let (ioctl, socket) = (a.label(), a.label());
-    a.jump(JEQ_K, libc::SYS_ioctl as u32, ioctl);
-    a.jump(JEQ_K, libc::SYS_socket as u32, socket);
+    // The argument checks: ioctl's request, socket's family, and each chmod's mode.
     let modes = chmods();
+    let (ioctl, socket) = (a.label(), a.label());
     let mode_at: Vec<usize> = modes.iter().map(|_| a.label()).collect();
-    for ((nr, _), l) in modes.iter().zip(&mode_at) {
-        a.jump(JEQ_K, *nr as u32, *l);
-    }
-    a.ret(RET_ALLOW);
+    let checks: Vec<usize> = [ioctl, socket].into_iter().chain(mode_at.iter().copied()).collect();
+    let mut specials: Vec<(u32, Special)> = REFUSED.iter().map(|nr| (*nr as u32, Special::Refused)).collect();
+    let checked = [libc::SYS_ioctl, libc::SYS_socket].into_iter().chain(modes.iter().map(|(nr, _)| *nr));
+    specials.extend(checked.enumerate().map(|(i, nr)| (nr as u32, Special::Check(i))));
+    specials.sort_by_key(|(nr, _)| *nr);
+    tree(&mut a, &specials, eperm, &checks);
 
     a.here(ioctl);
     a.load(arg(1));
@@ -185,18 +221,24 @@ mod tests {
 
     /// Runs the program on one call, as the kernel would: the action it returns.
     fn run(prog: &[Insn], arch: u32, nr: i64, args: [u64; 6]) -> u32 {
+        run_counting(prog, arch, nr, args).0
+    }
+
+    /// [`run`], and how many instructions it took.
+    fn run_counting(prog: &[Insn], arch: u32, nr: i64, args: [u64; 6]) -> (u32, usize) {
         let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&(nr as u32).to_le_bytes());
         data[4..8].copy_from_slice(&arch.to_le_bytes());
         for (i, a) in args.iter().enumerate() {
             data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_le_bytes());
         }
-        let (mut pc, mut acc) = (0usize, 0u32);
+        let (mut pc, mut acc, mut steps) = (0usize, 0u32, 0);
         loop {
             let i = prog[pc];
+            steps += 1;
             match i.code {
                 LD_W_ABS => acc = u32::from_le_bytes(data[i.k as usize..i.k as usize + 4].try_into().unwrap()),
-                RET_K => return i.k,
+                RET_K => return (i.k, steps),
                 JEQ_K | JGE_K | JSET_K => {
                     let hit = match i.code {
                         JEQ_K => acc == i.k,
@@ -234,5 +276,27 @@ mod tests {
         assert_eq!(run(&p, 0x4000_0003, libc::SYS_read, [0; 6]), RET_EPERM, "another architecture");
         #[cfg(target_arch = "x86_64")]
         assert_eq!(call(0x4000_0000 | libc::SYS_read, [0; 6]), RET_EPERM, "x32");
+    }
+
+    /// Every call number gets the filter's answer (a tree that lost a branch would allow a refused
+    /// call or refuse an ordinary one), and an ordinary call is allowed in a few steps: the
+    /// kernel runs the filter for each of the 463 numbers as it attaches it, on every command.
+    #[test]
+    fn every_call_number_is_answered_in_a_few_steps() {
+        let p = program();
+        let checked: Vec<i64> =
+            [libc::SYS_ioctl, libc::SYS_socket].into_iter().chain(chmods().iter().map(|(nr, _)| *nr)).collect();
+        let mut most = 0;
+        for nr in 0..600_i64 {
+            // Arguments each checked call allows (a socket of IPv4, no set-user-ID bit).
+            let (action, steps) = run_counting(&p, ARCH, nr, [libc::AF_INET as u64, 0, 0, 0, 0, 0]);
+            let expected = if REFUSED.contains(&nr) { RET_EPERM } else { RET_ALLOW };
+            assert_eq!(action, expected, "call {nr}");
+            if !REFUSED.contains(&nr) && !checked.contains(&nr) {
+                most = most.max(steps);
+            }
+        }
+        // A straight list of the special calls took 28.
+        assert!(most <= 13, "an ordinary call takes {most} steps");
     }
 }

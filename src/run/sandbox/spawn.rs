@@ -1,8 +1,9 @@
 //! Running a command in its box: this process joins the box's user and PID namespaces (so its
-//! child is born in the box), starts the command as that child, which joins the rest (mount,
-//! IPC, UTS, network), takes the box's Landlock domain, seccomp filter and process limit, and
-//! execs; this process waits for it outside the box's view, passing on signals, so it can
-//! record how the command ended.
+//! child is born in the box) and takes the box's seccomp filter (so its child has it: see
+//! `sys::load_filter`), starts the command as that child, which joins the rest (mount, IPC,
+//! UTS, network), takes the box's Landlock domain and process limit, and execs; this process
+//! waits for it outside the box's view, passing on signals, so it can record how the command
+//! ended.
 //!
 //! The child is started as `posix_spawn` starts one (`sys::spawn`): its setup makes system
 //! calls only, on values prepared before it.
@@ -104,7 +105,6 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     if plan.network() != Network::On {
         namespaces |= libc::CLONE_NEWNET;
     }
-    let filter = filter::program();
 
     let setup = super::sys::ChildSetup {
         pidfd: pidfd.as_raw_fd(),
@@ -113,11 +113,12 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
         new_session: !keep_terminal,
         ruleset: ruleset.as_raw_fd(),
         max_processes: MAX_PROCESSES,
-        filter: &filter,
         programs: &programs,
         argv: &argv,
         envp: &envp,
     };
+    super::sys::load_filter(&filter::program())
+        .map_err(|e| BoxError::Failed(format!("loading the sandbox's seccomp filter: {e}")))?;
     let started = Instant::now();
     let signals = Signals::block();
     let spawned = super::sys::spawn(&setup);

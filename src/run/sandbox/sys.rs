@@ -9,6 +9,8 @@
 //! - `mount_setattr`, which makes the box's view read-only in one call (the builder, `view`).
 //! - `clone` with `CLONE_VM | CLONE_VFORK` and the child's system calls up to `execve`, through
 //!   which the command's child joins the box (`spawn`), as `posix_spawn` starts a process.
+//! - `seccomp(SECCOMP_SET_MODE_FILTER)`, which attaches the box's filter (`filter`) to the
+//!   process that starts a boxed command, so the command inherits it (`load_filter`).
 //! - `fork`, for the box's builder.
 //! - taking ownership of descriptors received over a socket (`SCM_RIGHTS`): the proxy's
 //!   listeners, sent to it by the builder.
@@ -86,8 +88,6 @@ pub(crate) struct ChildSetup<'a> {
     /// The box's finished Landlock ruleset.
     pub ruleset: RawFd,
     pub max_processes: u64,
-    /// The seccomp filter (`filter::program`).
-    pub filter: &'a [libc::sock_filter],
     /// Where the program may be, tried in order (`$PATH` looked up in the box's view).
     pub programs: &'a [std::ffi::CString],
     /// NULL-terminated.
@@ -103,7 +103,6 @@ pub(crate) enum Stage {
     Session,
     Limits,
     Landlock,
-    Seccomp,
     /// `execve` itself: not found, not executable.
     Exec,
 }
@@ -113,21 +112,31 @@ struct Shared<'a> {
     failed: Option<(Stage, i32)>,
 }
 
+/// The stack the command's child runs on until it execs. Static, not on this thread's stack: a
+/// frame that large is probed page by page as it is made (16 fresh pages, each a page fault,
+/// and each unmapped again at exit), where the child uses the top one or two; a static buffer's
+/// pages are faulted in only where they are touched. A heap block this large would be a fresh
+/// mapping per command.
+static CHILD_STACK: std::sync::Mutex<ChildStack> = std::sync::Mutex::new(ChildStack([0; 64 * 1024]));
+
+#[repr(align(16))]
+struct ChildStack([u8; 64 * 1024]);
+
 /// Starts the command's child as `posix_spawn` does (`clone` with `CLONE_VM | CLONE_VFORK`:
 /// no copy of this process's memory, which a `fork` made per command cost about 0.1 ms), has
 /// it join the box and exec, and returns its process ID once it has exec'd; or where it
 /// stopped, after reaping it.
 pub(crate) fn spawn(setup: &ChildSetup<'_>) -> Result<libc::pid_t, (Stage, std::io::Error)> {
     let mut shared = Shared { setup, failed: None };
-    // On this thread's own stack: a heap block this large would be a fresh mapping per command.
-    let mut stack = [0u8; 64 * 1024];
-    // SAFETY: the stack is this array, alive until `clone` returns; with CLONE_VFORK this
-    // thread is suspended until the child has exec'd or exited, so the child's use of this
-    // process's memory (`shared`, `setup`, the stack) ends before anything here runs again.
+    let mut stack = CHILD_STACK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // SAFETY: the stack is the static buffer, held locked until `clone` returns; with
+    // CLONE_VFORK this thread is suspended until the child has exec'd or exited, so the
+    // child's use of this process's memory (`shared`, `setup`, the stack) ends before anything
+    // here runs again.
     // All signals are blocked around the clone, so no handler of this process runs on the
     // child's borrowed stack; the child sets its own mask before exec.
     let pid = unsafe {
-        let top = stack.as_mut_ptr().add(stack.len()) as usize & !15;
+        let top = stack.0.as_mut_ptr().add(stack.0.len()) as usize & !15;
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
@@ -197,15 +206,6 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         if libc::syscall(libc::SYS_landlock_restrict_self, s.ruleset, 0 as libc::c_uint) != 0 {
             return fail(shared, Stage::Landlock);
         }
-        let prog = libc::sock_fprog { len: s.filter.len() as u16, filter: s.filter.as_ptr() as *mut libc::sock_filter };
-        const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
-        // Without it, attaching a filter also turns on the Speculative Store Bypass mitigation
-        // for the process, which costs every context switch; the box is no defence against
-        // speculation attacks, and does not claim to be.
-        const SECCOMP_FILTER_FLAG_SPEC_ALLOW: libc::c_ulong = 1 << 2;
-        if libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog) != 0 {
-            return fail(shared, Stage::Seccomp);
-        }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
@@ -221,6 +221,31 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         *libc::__errno_location() = errno;
         fail(shared, Stage::Exec)
     }
+}
+
+/// Attaches the box's seccomp filter (`filter::program`) to this thread, and so to every child
+/// it starts from now on: the command's. Called by the process that waits for the command,
+/// once it has joined the box's user namespace (where it holds the capability the kernel asks
+/// of a filter's loader without `no_new_privs`).
+///
+/// Here, not in the child: the filter is freed when its last process ends, on a kernel worker,
+/// and a filter of the child's own was freed as the command ended, before this process was told
+/// (the worker took the processor the command had ended on, about 25 µs of every command).
+/// This process keeps it until it ends itself, after the agent has the command's status. What
+/// the filter refuses, this process never needs: it waits, records, and asks the person.
+pub(crate) fn load_filter(filter: &[libc::sock_filter]) -> std::io::Result<()> {
+    let len = u16::try_from(filter.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let prog = libc::sock_fprog { len, filter: filter.as_ptr() as *mut libc::sock_filter };
+    const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
+    // Without it, attaching a filter also turns on the Speculative Store Bypass mitigation
+    // for the process, which costs every context switch; the box is no defence against
+    // speculation attacks, and does not claim to be.
+    const SECCOMP_FILTER_FLAG_SPEC_ALLOW: libc::c_ulong = 1 << 2;
+    // SAFETY: `prog` points at `filter`, alive for the call, with its length; the kernel copies
+    // the program and touches no other memory of this process.
+    let rc =
+        unsafe { libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog) };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
 /// `fork(2)`, for the sandbox's builder, which leaves its holder as its child (the first
