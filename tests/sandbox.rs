@@ -668,6 +668,19 @@ fn keyrings_ptrace_and_io_uring_are_refused() {
     assert_eq!(text(&out.stdout), "keyctl refused\nptrace refused\nio_uring refused\n");
 }
 
+/// The command may use every CPU agentsh may: the pin to one CPU that starts it is agentsh's, for
+/// the clone alone (`sys::spawn`); a build left on one CPU would run at a fraction of its speed.
+#[test]
+fn the_command_runs_on_all_of_agentshs_cpus() {
+    let Some(w) = world() else { return };
+    let ours = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed =
+        |status: &str| status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).map(|v| v.trim().to_string());
+    let out = w.script("cat /proc/self/status\n");
+    succeeded(&out, "cat /proc/self/status");
+    assert_eq!(allowed(&text(&out.stdout)), allowed(&ours));
+}
+
 #[test]
 fn a_fork_storm_stays_in_the_box() {
     let Some(w) = world() else { return };

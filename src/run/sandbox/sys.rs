@@ -110,6 +110,9 @@ pub(crate) enum Stage {
 struct Shared<'a> {
     setup: &'a ChildSetup<'a>,
     failed: Option<(Stage, i32)>,
+    /// The CPUs this thread may run on, which the child takes back first thing, when the clone
+    /// pinned it to the one this thread was on (see [`spawn`]).
+    cpus: Option<libc::cpu_set_t>,
 }
 
 /// The stack the command's child runs on until it execs. Static, not on this thread's stack: a
@@ -127,8 +130,28 @@ struct ChildStack([u8; 64 * 1024]);
 /// it join the box and exec, and returns its process ID once it has exec'd; or where it
 /// stopped, after reaping it.
 pub(crate) fn spawn(setup: &ChildSetup<'_>) -> Result<libc::pid_t, (Stage, std::io::Error)> {
-    let mut shared = Shared { setup, failed: None };
+    let mut shared = Shared { setup, failed: None, cpus: None };
     let mut stack = CHILD_STACK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // The child starts on this thread's CPU: this thread sleeps until the child has exec'd, and
+    // every hand-over between the two (the child's start, its exec, its end) is then a wake-up
+    // on the same CPU. Left to itself the kernel starts a new process on the idlest CPU, and on
+    // a virtual machine waking an idle CPU is dear. The pin is inherited for the clone only:
+    // the child takes back this thread's CPUs before anything else, and this thread after it.
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: `sched_getaffinity` and `sched_setaffinity` read and write a `cpu_set_t` of the
+    // size passed, on this stack; `sched_getcpu` takes nothing.
+    let pinned = unsafe {
+        let mut cpus: libc::cpu_set_t = std::mem::zeroed();
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        let cpu = libc::sched_getcpu();
+        if cpu >= 0 && libc::sched_getaffinity(0, size, &mut cpus) == 0 {
+            libc::CPU_SET(cpu as usize, &mut one);
+            if libc::sched_setaffinity(0, size, &one) == 0 {
+                shared.cpus = Some(cpus);
+            }
+        }
+        shared.cpus
+    };
     // SAFETY: the stack is the static buffer, held locked until `clone` returns; with
     // CLONE_VFORK this thread is suspended until the child has exec'd or exited, so the
     // child's use of this process's memory (`shared`, `setup`, the stack) ends before anything
@@ -148,6 +171,9 @@ pub(crate) fn spawn(setup: &ChildSetup<'_>) -> Result<libc::pid_t, (Stage, std::
             &mut shared as *mut Shared as *mut libc::c_void,
         );
         let err = std::io::Error::last_os_error();
+        if let Some(cpus) = &pinned {
+            libc::sched_setaffinity(0, size, cpus);
+        }
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         if pid < 0 {
             return Err((Stage::Join, err));
@@ -179,6 +205,12 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
             shared.failed = Some((stage, *libc::__errno_location()));
             libc::_exit(127)
         };
+        // The CPUs the command may use: all of agentsh's, not the one it was started on.
+        if let Some(cpus) = &shared.cpus
+            && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), cpus) != 0
+        {
+            return fail(shared, Stage::Limits);
+        }
         // agentsh ignores SIGPIPE (exec keeps an ignored signal ignored); the judge's crash guard
         // (`run::crash_guard`) handles the fatal signals: a handler would not survive exec, but
         // must not run here either, on this process's memory.
