@@ -13,17 +13,27 @@ use agentsh::cli::{self, Invocation};
 use std::io::Write;
 use std::os::raw::{c_char, c_int};
 
-/// The C `main` that glibc's start code calls, in place of the one std generates.
+/// The C `main` that the C library's start code calls, in place of the one std generates.
 // SAFETY: `no_mangle` exports this function as the C symbol `main`. `#![no_main]` stops std from
 // emitting its own `main`, so no other symbol of that name exists, and the signature is the one
-// the C runtime calls. Arguments are read through `std::env::args_os`, which std fills on glibc
-// from the loader's init hook whether or not its own start-up runs.
+// the C runtime calls. The arguments are taken from it (`std::env::args_os` is empty where std's
+// start-up did not run, as with musl; glibc fills it from an init hook).
 #[allow(unsafe_code)]
 #[unsafe(no_mangle)]
-extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+    use std::os::unix::ffi::OsStrExt;
+    let count = usize::try_from(argc).unwrap_or(0);
+    let args: Vec<std::ffi::OsString> = (0..count)
+        // SAFETY: the C runtime passes `argc` pointers in `argv`, each NULL or a NUL-terminated
+        // string that lives as long as the process; they are copied before anything else runs.
+        .map(|i| unsafe { *argv.add(i) })
+        .take_while(|p| !p.is_null())
+        // SAFETY: as above, a non-NULL entry is a NUL-terminated string.
+        .map(|p| std::ffi::OsStr::from_bytes(unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes()).to_os_string())
+        .collect();
     startup();
     // A panic must not unwind into C (that aborts): report it as std's runtime would, status 101.
-    let code = std::panic::catch_unwind(run).unwrap_or(101);
+    let code = std::panic::catch_unwind(|| run(args)).unwrap_or(101);
     let _ = std::io::stdout().flush();
     // Runs std's clean-up (flushing stdout) and exits.
     std::process::exit(code)
@@ -58,8 +68,7 @@ fn startup() {
         unsafe { nix::sys::signal::signal(nix::sys::signal::Signal::SIGPIPE, nix::sys::signal::SigHandler::SigIgn) };
 }
 
-fn run() -> i32 {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+fn run(argv: Vec<std::ffi::OsString>) -> i32 {
     // agentsh re-spawned by itself to run an approved command in a new session or in the sandbox
     // (run/exec.rs).
     if argv.get(1).is_some_and(|a| a == agentsh::run::exec::NEW_SESSION_MARKER) {

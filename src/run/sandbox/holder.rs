@@ -597,7 +597,7 @@ impl Watched {
     }
 }
 
-/// A path's identity, followed: `-` where it does not exist, else [`stamp_of`]. With `entries`,
+/// A path's identity, followed: `-` where it does not exist, else [`Times::identity`]. With `entries`,
 /// the change time too.
 fn stamp(p: &Path, entries: bool) -> String {
     let mut out = String::new();
@@ -607,33 +607,66 @@ fn stamp(p: &Path, entries: bool) -> String {
 
 fn stamp_into(out: &mut String, p: &Path, entries: bool) {
     use std::fmt::Write;
-    let Ok(m) = std::fs::metadata(p) else { return out.push('-') };
-    stamp_of(out, &m);
+    let Some(t) = Times::of(p) else { return out.push('-') };
+    t.identity(out);
     if entries {
-        let _ = write!(out, ".{}.{}", m.ctime(), m.ctime_nsec());
+        let _ = write!(out, ".{}.{}", t.changed.0, t.changed.1);
     }
 }
 
-/// The inode number and birth time: a path removed and made again may get the same inode
-/// number, but not the same birth time (the change time where the file system keeps none).
-fn stamp_of(out: &mut String, m: &std::fs::Metadata) {
-    use std::fmt::Write;
-    let _ = match m.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
-        Some(born) if born.as_secs() > 0 => write!(out, "{}.{}{:09}", m.ino(), born.as_secs(), born.subsec_nanos()),
-        Some(born) => write!(out, "{}.{}", m.ino(), born.subsec_nanos()),
-        None => write!(out, "{}.c{}.{}", m.ino(), m.ctime(), m.ctime_nsec()),
-    };
+/// What a stamp is made of: a path's inode number, birth time and change time, followed.
+struct Times {
+    ino: u64,
+    /// Where the file system keeps it.
+    born: Option<(i64, u32)>,
+    changed: (i64, u32),
+}
+
+impl Times {
+    /// From statx, which gives the birth time (std's `Metadata::created` asks statx only when
+    /// built with glibc: with musl it has none, and a directory's identity would be its change
+    /// time, which moves with every entry made in it). Where statx fails for another reason than
+    /// the path (a kernel before 4.11, a filter that refuses it), from stat, without a birth time.
+    fn of(p: &Path) -> Option<Times> {
+        use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+        use rustix::io::Errno;
+        let mask = StatxFlags::INO | StatxFlags::CTIME | StatxFlags::BTIME;
+        match statx(CWD, p, AtFlags::empty(), mask) {
+            Ok(s) => Some(Times {
+                ino: s.stx_ino,
+                born: (s.stx_mask & StatxFlags::BTIME.bits() != 0).then_some((s.stx_btime.tv_sec, s.stx_btime.tv_nsec)),
+                changed: (s.stx_ctime.tv_sec, s.stx_ctime.tv_nsec),
+            }),
+            Err(Errno::NOENT | Errno::NOTDIR | Errno::ACCESS | Errno::LOOP | Errno::NAMETOOLONG) => None,
+            Err(_) => std::fs::metadata(p).ok().map(|m| Times {
+                ino: m.ino(),
+                born: None,
+                changed: (m.ctime(), u32::try_from(m.ctime_nsec()).unwrap_or(0)),
+            }),
+        }
+    }
+
+    /// The inode number and birth time: a path removed and made again may get the same inode
+    /// number, but not the same birth time (the change time where the file system keeps none).
+    fn identity(&self, out: &mut String) {
+        use std::fmt::Write;
+        let _ = match self.born {
+            Some((secs, nanos)) if secs > 0 => write!(out, "{}.{secs}{nanos:09}", self.ino),
+            Some((_, nanos)) => write!(out, "{}.{nanos}", self.ino),
+            None => write!(out, "{}.c{}.{}", self.ino, self.changed.0, self.changed.1),
+        };
+    }
 }
 
 /// A directory's identity and, apart, its change time.
 fn dir_stamp(p: &Path) -> (String, String) {
-    match std::fs::metadata(p) {
-        Ok(m) => {
+    match Times::of(p) {
+        Some(t) => {
             let mut id = String::new();
-            stamp_of(&mut id, &m);
-            (id, format!("{}.{}", m.ctime(), m.ctime_nsec()))
+            t.identity(&mut id);
+            (id, format!("{}.{}", t.changed.0, t.changed.1))
         }
-        Err(_) => ("-".into(), "-".into()),
+        None => ("-".into(), "-".into()),
     }
 }
 

@@ -302,7 +302,7 @@ pub(crate) fn loopback_up() -> std::io::Result<()> {
     req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
     // SAFETY: SIOCSIFFLAGS reads the `ifreq` passed, which is valid and alive for the call; the
     // socket is open (owned here).
-    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &req as *const libc::ifreq) };
+    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS as _, &req as *const libc::ifreq) };
     if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
