@@ -652,8 +652,9 @@ impl Times {
         use std::fmt::Write;
         let _ = match self.born {
             Some((secs, nanos)) if secs > 0 => write!(out, "{}.{secs}{nanos:09}", self.ino),
-            Some((_, nanos)) => write!(out, "{}.{nanos}", self.ino),
-            None => write!(out, "{}.c{}.{}", self.ino, self.changed.0, self.changed.1),
+            Some((0, nanos)) => write!(out, "{}.{nanos}", self.ino),
+            // None, or a birth before 1970 (a clock set back).
+            _ => write!(out, "{}.c{}.{}", self.ino, self.changed.0, self.changed.1),
         };
     }
 }
