@@ -326,13 +326,21 @@ fn the_environment_is_scrubbed_of_secrets_and_sockets() {
         .env("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1")
         .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus")
         .env("TMUX", "/tmp/tmux-0/default,1,0")
-        .env("KEEP_ME", "visible");
+        // Names without the usual endings, and secrets known by their value (a red team's).
+        .env("BW_SESSION", "SECRET")
+        .env("MYSQL_PWD", "SECRET")
+        .env("npm_config__authToken", "SECRET")
+        .env("GIT_CONFIG_PARAMETERS", "'http.extraheader'='Authorization: SECRET'")
+        .env("DATABASE_URL", "postgres://app:SECRET@db/app")
+        .env("BUILD_HELPER", "ghp_SECRET0123456789abcdefghijklmnop")
+        .env("KEEP_ME", "visible")
+        .env("GIT_AUTHOR_NAME", "Kept");
     let out = c.output().unwrap();
     succeeded(&out, "env");
     let env = text(&out.stdout);
     assert!(!env.contains("SECRET") && !env.contains("SSH_AUTH_SOCK") && !env.contains("TMUX="), "{env}");
     assert!(!env.contains("DBUS_SESSION_BUS_ADDRESS"), "{env}");
-    assert!(env.contains("KEEP_ME=visible"), "{env}");
+    assert!(env.contains("KEEP_ME=visible") && env.contains("GIT_AUTHOR_NAME=Kept"), "{env}");
     // What the person passes by name gets through.
     let w = w.sandbox(serde_json::json!({"passEnv": ["GITHUB_TOKEN"]}));
     let out = w.command(&["-c", "sh probe.sh"]).env("GITHUB_TOKEN", "ghp_PASSED").output().unwrap();

@@ -2,13 +2,51 @@
 //! the person's sockets (issue 25: `printenv | grep KEY` read the agent's API keys). Names the
 //! person lists in `sandbox.passEnv` are kept.
 //!
-//! Removed (names compared without case):
-//! - anything ending in `_KEY`, `_TOKEN`, `_SECRET`, `_PAT` or `_CREDENTIALS`, containing
-//!   `PASSWORD`, `PASSWD`, `SECRET_` or `API_KEY`, or starting with `AWS_`;
+//! Removed (names compared without case, split into words at every character that is not a
+//! letter or digit: `npm_config__authToken` is `NPM CONFIG AUTHTOKEN`):
+//! - by name ([`secret`]): a word that names a secret ([`SECRET_WORDS`]: `KEY`, `TOKEN`,
+//!   `SECRET`, `PASS`, `PASSWORD`, `PWD`, `AUTH`, `SESSION`, `JWT`, `DSN`, `WEBHOOK`, ...), a
+//!   name that contains `PASSWORD`, `PASSWD`, `SECRET`, `APIKEY`, `AUTHTOKEN` or
+//!   `CONNECTION_STRING`, `AWS_*`, `GIT_CONFIG_*` (settings given in the environment can carry
+//!   headers; `GIT_CONFIG_GLOBAL` and `GIT_CONFIG_SYSTEM`, which only name files, stay),
+//!   `OP_SESSION_*`; but `PWD`, `OLDPWD`, `XDG_SESSION_*` and the git identity stay
+//!   (`GIT_AUTHOR_*`: `AUTHOR` is not `AUTH`);
+//! - by value ([`secret_value`]), whatever the name: a URL with a password in it
+//!   (`postgres://u:pass@host`), a private key, a JSON web token, or a token in a well-known
+//!   form (`ghp_`, `github_pat_`, `glpat-`, `sk-`, `xoxb-`, `AKIA...`, `AIza...`, `hf_`, `npm_`);
 //! - the addresses of sockets and sessions outside the box: [`SOCKETS`];
 //! - credential files named by the environment: [`CREDENTIAL_FILES`].
 //!
 //! `TMPDIR` is set to `/tmp` (the box's own) when it names anything else.
+
+/// Words of a variable's name that mark it as a secret (see the module's comment).
+pub const SECRET_WORDS: &[&str] = &[
+    "KEY",
+    "KEYS",
+    "APIKEY",
+    "TOKEN",
+    "TOKENS",
+    "AUTHTOKEN",
+    "SECRET",
+    "SECRETS",
+    "PASS",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "SSHPASS",
+    "PWD",
+    "PAT",
+    "AUTH",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "CREDS",
+    "SESSION",
+    "COOKIE",
+    "JWT",
+    "DSN",
+    "WEBHOOK",
+    "CONNSTR",
+];
 
 /// Variables that point at the person's sockets, agents and sessions.
 pub const SOCKETS: &[&str] = &[
@@ -48,13 +86,75 @@ pub const CREDENTIAL_FILES: &[&str] =
 /// Whether `name` holds a secret or points outside the box.
 pub fn secret(name: &str) -> bool {
     let up = name.to_ascii_uppercase();
-    let ends = ["_KEY", "_TOKEN", "_SECRET", "_PAT", "_CREDENTIALS", "_CREDENTIAL"].iter().any(|s| up.ends_with(s));
-    let has = ["PASSWORD", "PASSWD", "SECRET_", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY"].iter().any(|s| up.contains(s));
-    ends || has
-        || up.starts_with("AWS_")
-        || up == "TOKEN"
-        || SOCKETS.contains(&up.as_str())
-        || CREDENTIAL_FILES.contains(&up.as_str())
+    // The working directory, the login session's kind, and where git's files are (paths, not
+    // settings).
+    let kept = ["PWD", "OLDPWD", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"];
+    if kept.contains(&up.as_str()) || up.starts_with("XDG_SESSION_") {
+        return false;
+    }
+    let word = up.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| SECRET_WORDS.contains(&w));
+    let has = ["PASSWORD", "PASSWD", "SECRET", "APIKEY", "API_KEY", "AUTHTOKEN", "ACCESS_KEY", "PRIVATE_KEY"]
+        .iter()
+        .any(|s| up.contains(s))
+        || up.contains("CONNECTION_STRING");
+    let starts = ["AWS_", "GIT_CONFIG_", "OP_SESSION_"].iter().any(|p| up.starts_with(p));
+    word || has || starts || SOCKETS.contains(&up.as_str()) || CREDENTIAL_FILES.contains(&up.as_str())
+}
+
+/// Whether `value` looks like a secret whatever its variable is called: a URL that carries a
+/// password, a private key, a JSON web token, or a token in a form its issuer documents.
+pub fn secret_value(value: &[u8]) -> bool {
+    let v = value.trim_ascii();
+    // scheme://user:password@host
+    if let Some(at) = find(v, b"://") {
+        let rest = &v[at + 3..];
+        let auth_end = rest.iter().position(|&c| c == b'/' || c == b'?' || c == b'#').unwrap_or(rest.len());
+        let authority = &rest[..auth_end];
+        let userinfo = authority.iter().rposition(|&c| c == b'@').map(|i| &authority[..i]);
+        if userinfo.is_some_and(|u| u.iter().position(|&c| c == b':').is_some_and(|i| i + 1 < u.len())) {
+            return true;
+        }
+    }
+    if find(v, b"-----BEGIN").is_some() && find(v, b"PRIVATE KEY").is_some() {
+        return true;
+    }
+    let token = |prefix: &[u8], min: usize| {
+        v.starts_with(prefix)
+            && v.len() >= prefix.len() + min
+            && v[prefix.len()..].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+    };
+    let issued = [
+        (&b"ghp_"[..], 20),
+        (b"gho_", 20),
+        (b"ghu_", 20),
+        (b"ghs_", 20),
+        (b"ghr_", 20),
+        (b"github_pat_", 20),
+        (b"glpat-", 16),
+        (b"sk-", 20),
+        (b"xoxb-", 10),
+        (b"xoxp-", 10),
+        (b"xoxa-", 10),
+        (b"xoxs-", 10),
+        (b"hf_", 20),
+        (b"npm_", 20),
+        (b"AIza", 30),
+    ]
+    .iter()
+    .any(|(p, min)| token(p, *min));
+    let aws = (v.starts_with(b"AKIA") || v.starts_with(b"ASIA"))
+        && v.len() == 20
+        && v.iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    // header.payload.signature, each base64url; the header of every JWT starts `{"` = `eyJ`.
+    let jwt = v.starts_with(b"eyJ")
+        && v.iter().filter(|&&c| c == b'.').count() == 2
+        && v.len() >= 30
+        && v.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'='));
+    issued || aws || jwt
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The environment for the box: `vars` (the agent's) less what [`secret`] names, but for
@@ -64,9 +164,9 @@ where
     I: IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
 {
     vars.into_iter()
-        .filter(|(k, _)| {
+        .filter(|(k, v)| {
             let k = k.to_string_lossy();
-            pass.iter().any(|p| p == &*k) || !secret(&k)
+            pass.iter().any(|p| p == &*k) || !(secret(&k) || secret_value(v.as_encoded_bytes()))
         })
         .map(|(k, v)| if k == "TMPDIR" && v != "/tmp" { (k, "/tmp".into()) } else { (k, v) })
         .collect()
@@ -96,13 +196,76 @@ mod tests {
             "gh_token",
             "HF_TOKEN",
             "KAGGLE_KEY",
+            // Found by a red team (issue 25): unlock sessions, database and mail passwords,
+            // npm's and git's settings, and tokens under names without the usual endings.
+            "BW_SESSION",
+            "OP_SESSION_myacct",
+            "MYSQL_PWD",
+            "SSHPASS",
+            "REDIS_PASS",
+            "SMTP_PASS",
+            "npm_config__authToken",
+            "npm_config_//registry.npmjs.org/:_authToken",
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_VALUE_0",
+            "OPENAI_APIKEY",
+            "CI_JOB_JWT",
+            "GITHUB_TOKEN_2",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
         ] {
             assert!(secret(name), "{name} kept");
         }
-        for name in
-            ["PATH", "HOME", "LANG", "TERM", "CARGO_HOME", "KEYBOARD", "TOKENIZERS_PARALLELISM", "GOPATH", "PWD"]
-        {
+        for name in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "TERM",
+            "CARGO_HOME",
+            "KEYBOARD",
+            "TOKENIZERS_PARALLELISM",
+            "GOPATH",
+            "PWD",
+            "OLDPWD",
+            "GIT_AUTHOR_NAME",
+            "GIT_COMMITTER_EMAIL",
+            "GIT_CONFIG_GLOBAL",
+            "XDG_SESSION_TYPE",
+            "DATABASE_URL",
+            "NODE_ENV",
+            "RUST_LOG",
+        ] {
             assert!(!secret(name), "{name} removed");
+        }
+    }
+
+    #[test]
+    fn a_secret_is_known_by_its_value_whatever_its_name() {
+        for value in [
+            "postgres://app:DBPASS@db.internal:5432/app",
+            "https://__token__:pypi-AgEIcHlwaS5vcmc@upload.pypi.org/legacy/",
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+            "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
+            "xoxb-1234567890-abcdefghij",
+            "AKIAIOSFODNN7EXAMPLE",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXZhbHVl",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----",
+        ] {
+            assert!(secret_value(value.as_bytes()), "{value} kept");
+        }
+        for value in [
+            "/usr/local/bin:/usr/bin:/bin",
+            "postgres://localhost/app",
+            "https://user@example.com/repo.git",
+            "http://127.0.0.1:43128",
+            "sk-short",
+            "skeleton-key-of-the-castle",
+            "en_US.UTF-8",
+            "eyJustAWord",
+        ] {
+            assert!(!secret_value(value.as_bytes()), "{value} removed");
         }
     }
 
