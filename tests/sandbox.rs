@@ -1811,3 +1811,36 @@ fn after_a_no_the_commands_other_hosts_are_not_asked_about() {
     );
     assert!(host.requests().is_empty());
 }
+
+// ---- lead: processes, for root too ----
+
+/// A fork storm stays in the box whoever runs it. `RLIMIT_NPROC` does not hold for root (the
+/// kernel exempts root's user from it), so as root a red team started 120 processes under a
+/// limit of 60; the box's PID namespace now hands out no more IDs than the limit.
+#[test]
+fn a_fork_storm_stays_in_the_box_even_as_root() {
+    let Some(w) = world() else { return };
+    let storm = r#"python3 - <<'EOF'
+import os
+r, wr = os.pipe()
+n = 0
+try:
+    while n < 6000:
+        if os.fork() == 0:
+            os.close(wr)
+            os.read(r, 1)
+            os._exit(0)
+        n += 1
+except OSError:
+    pass
+os.close(wr)
+print(n)
+EOF
+"#;
+    let out = w.script(storm);
+    succeeded(&out, "the storm");
+    let n: u64 = text(&out.stdout).trim().parse().unwrap();
+    let max = agentsh::run::sandbox::spawn::MAX_PROCESSES;
+    assert!(n < max + 300, "{n} processes started in the box (limit {max})");
+    assert!(n > max / 2, "only {n} processes: the limit is much lower than it should be");
+}

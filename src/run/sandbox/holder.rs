@@ -817,6 +817,33 @@ fn pid_inode(pid: i32) -> Option<u64> {
     }
 }
 
+/// Bounds how many processes and threads the box can hold at once, whoever runs it.
+/// `RLIMIT_NPROC` (set in every command's child) does not hold for root: the kernel exempts
+/// the user root is from it. So the box's PID namespace gets its own `pid_max`, which bounds
+/// the process IDs it can hand out, for root too: a fork storm stays in the box. The kernel
+/// keeps `pid_max` per PID namespace since Linux 6.14; before that the file is the machine's,
+/// which root in the box could otherwise change for every process, so it is left alone there
+/// (SECURITY.md says what is then lost).
+fn bound_processes() -> Result<(), String> {
+    if !per_namespace_pid_max(nix::sys::utsname::uname().ok().as_ref().map(|u| u.release().to_string_lossy())) {
+        return Ok(());
+    }
+    // After the first wrap the kernel hands out IDs from 300 up (its reserved range).
+    let max = super::spawn::MAX_PROCESSES + 300;
+    std::fs::write("/proc/sys/kernel/pid_max", max.to_string())
+        .map_err(|e| format!("bounding the box's processes (/proc/sys/kernel/pid_max): {e}"))
+}
+
+/// Whether a kernel of this release keeps `pid_max` per PID namespace (Linux 6.14 and later).
+fn per_namespace_pid_max(release: Option<impl AsRef<str>>) -> bool {
+    let Some(release) = release else { return false };
+    let mut parts = release.as_ref().split(['.', '-', '+']).map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= (6, 14),
+        _ => false,
+    }
+}
+
 /// The holder: PID 1 of the box. Out of the agent's session, off every directory, holding no
 /// file but the ruleset and what it needs to leave; it mounts the box's `/proc`, makes the
 /// box's ruleset (last: Landlock's rules hold for what is mounted when they are made, not for a
@@ -834,6 +861,9 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
     let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
     if let Err(e) = mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>) {
         fail(format!("mounting the box's /proc: {e}"));
+    }
+    if let Err(e) = bound_processes() {
+        fail(e);
     }
     let (ruleset, rules) = match super::rules::ruleset(spec) {
         Ok(r) => r,
@@ -914,4 +944,20 @@ fn leave(lock: &File, records: &File, name: &str) -> bool {
     // is removed once it names no live process, by the next command (`prune`).
     let _ = (records, name);
     lock.try_lock().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::per_namespace_pid_max;
+
+    #[test]
+    fn pid_max_is_set_only_where_the_kernel_keeps_one_per_namespace() {
+        for r in ["6.14.0", "6.18.0-1-cloud-amd64", "7.0", "6.14-rc1", "10.1.2"] {
+            assert!(per_namespace_pid_max(Some(r)), "{r}");
+        }
+        for r in ["6.13.7", "5.15.0-91-generic", "6", "", "six.fourteen"] {
+            assert!(!per_namespace_pid_max(Some(r)), "{r}");
+        }
+        assert!(!per_namespace_pid_max(None::<&str>));
+    }
 }

@@ -15,7 +15,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
 /// Processes (and threads) the box may hold at once: a fork storm stays in the box. Counted per
-/// user namespace by the kernel (Linux 5.14), so for the box alone.
+/// user namespace by the kernel (Linux 5.14), so for the box alone, for every user but root;
+/// for root too, the box's PID namespace hands out no more IDs than this (`holder`).
 pub const MAX_PROCESSES: u64 = 4096;
 
 /// How a boxed command ended.
