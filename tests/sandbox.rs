@@ -1852,3 +1852,194 @@ EOF
     assert!(n < max + 300, "{n} processes started in the box (limit {max})");
     assert!(n > max / 2, "only {n} processes: the limit is much lower than it should be");
 }
+
+// ---- fix-git: git's code-running files reached through other spellings (rt-files F9, F10) ----
+
+/// The person's own git, outside the box, as they review the agent's work: their home (and its
+/// `.gitconfig`), no system config.
+fn persons_git(w: &World, dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", w.home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .unwrap()
+}
+
+/// `sh probe.sh` with `body`, started in `dir`.
+fn script_in(w: &World, dir: &Path, body: &str) -> Output {
+    std::fs::write(dir.join("probe.sh"), body).unwrap();
+    w.command(&["-c", "sh probe.sh"]).current_dir(dir).output().unwrap()
+}
+
+/// A git directory the box writes, whose `core.fsmonitor` leaves `marker`: what the attacks
+/// point the person's git at.
+fn evil_git_dir(dir: &str, marker: &Path) -> String {
+    format!(
+        "mkdir -p {dir}/objects {dir}/refs\necho 'ref: refs/heads/main' > {dir}/HEAD\n\
+         printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"echo RAN > {}; false\"\\n' > {dir}/config\n",
+        marker.display()
+    )
+}
+
+/// rt-files F9: a linked worktree's `.git` file, rewritten to name a git directory the box wrote,
+/// made the person's next `git status` run its `core.fsmonitor`. It is bound read-only: it can
+/// be neither rewritten, nor renamed or removed (EBUSY), nor replaced.
+#[test]
+fn a_linked_worktrees_git_file_cannot_be_repointed() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let wt = w.home("wt");
+    git(w.ws.path(), &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "wtb"]);
+    let marker = w.home("fsmonitor-ran");
+    let before = std::fs::read_to_string(wt.join(".git")).unwrap();
+    for (what, body) in [
+        ("rewrite .git", format!("{}printf 'gitdir: .g\\n' > .git\n", evil_git_dir(".g", &marker))),
+        ("replace .git", format!("{}printf 'gitdir: .g\\n' > x\nmv x .git\n", evil_git_dir(".g", &marker))),
+        ("remove .git", "rm -f .git\n".to_string()),
+        ("rename .git", "mv .git .git-old\n".to_string()),
+    ] {
+        refused_by_box(&script_in(&w, &wt, &format!("set -e\n{body}")), what);
+        assert_eq!(std::fs::read_to_string(wt.join(".git")).unwrap(), before, "{what}");
+        let _ = persons_git(&w, &wt, &["status"]);
+        assert!(!marker.exists(), "{what}: the person's git status ran what the box wrote");
+    }
+    // From the main workspace, the worktree's git directory cannot be moved aside for one whose
+    // `commondir` names a common directory the box wrote.
+    let evil = w.path(".evilcommon");
+    let swap = format!(
+        "{}mv .git/worktrees/wt .git/worktrees/old
+mkdir .git/worktrees/wt
+         cp .git/worktrees/old/HEAD .git/worktrees/old/gitdir .git/worktrees/wt/
+echo {} > .git/worktrees/wt/commondir
+",
+        evil_git_dir(".evilcommon", &marker),
+        evil.display()
+    );
+    for (what, body) in [
+        ("move the worktree's git directory aside", swap),
+        ("move worktrees/ aside", "mv .git/worktrees .git/old\n".into()),
+    ] {
+        refused_by_box(&w.script(&format!("set -e\n{body}")), what);
+        let _ = persons_git(&w, &wt, &["status"]);
+        assert!(!marker.exists(), "{what}: the person's git status ran what the box wrote");
+    }
+    // It reads, and the worktree is written. (git itself works there only where the git
+    // directory is in the box's sight: here it is in /tmp, which the box has its own of.)
+    succeeded(&script_in(&w, &wt, "set -e\ncat .git\necho x > made\n"), "work in the worktree");
+    assert!(wt.join("made").exists());
+}
+
+/// rt-files F9: a submodule checkout's `.git` file likewise, found through `.gitmodules` and the
+/// git directory's `modules/` (under a name with a slash too, whose git directory's code paths
+/// are kept as well), while git in the submodule and the top-level works.
+#[test]
+fn a_submodules_git_file_cannot_be_repointed() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let upstream = w.home("upstream");
+    std::fs::create_dir_all(&upstream).unwrap();
+    w.git_in(&upstream);
+    std::fs::write(upstream.join("lib.txt"), "lib\n").unwrap();
+    git(&upstream, &["add", "lib.txt"]);
+    git(&upstream, &["commit", "-qm", "lib"]);
+    let add = ["-c", "protocol.file.allow=always", "submodule", "add", "-q", upstream.to_str().unwrap(), "libs/sub"];
+    git(w.ws.path(), &add);
+    git(w.ws.path(), &["commit", "-qm", "submodule"]);
+    assert!(w.path(".git/modules/libs/sub/config").is_file(), "a name with a slash");
+    let marker = w.home("fsmonitor-ran");
+    let before = std::fs::read_to_string(w.path("libs/sub/.git")).unwrap();
+    for (what, body) in [
+        (
+            "rewrite sub/.git",
+            format!("{}printf 'gitdir: ../../.evilgit\\n' > libs/sub/.git\n", evil_git_dir(".evilgit", &marker)),
+        ),
+        ("remove sub/.git", "rm -f libs/sub/.git\n".to_string()),
+        ("rename sub/.git", "mv libs/sub/.git libs/sub/.git-old\n".to_string()),
+        ("the submodule's config", "echo '[core] fsmonitor = x' >> .git/modules/libs/sub/config\n".to_string()),
+        ("the submodule's hook", "echo x > .git/modules/libs/sub/hooks/post-checkout\n".to_string()),
+        ("move its git directory aside", "mv .git/modules/libs/sub .git/modules/libs/old\n".to_string()),
+        ("move modules/ aside", "mv .git/modules .git/old\n".to_string()),
+    ] {
+        refused_by_box(&w.script(&format!("set -e\n{body}")), what);
+        assert_eq!(std::fs::read_to_string(w.path("libs/sub/.git")).unwrap(), before, "{what}");
+        let _ = persons_git(&w, w.ws.path(), &["status"]);
+        assert!(!marker.exists(), "{what}: the person's git status ran what the box wrote");
+    }
+    // git works in the submodule and in the top-level.
+    let work = format!(
+        "set -e\ncd libs/sub\necho more >> lib.txt\ngit add lib.txt\ngit commit -qm 'in the box'\ncd ../..\n\
+         git add libs/sub\ngit commit -qm 'bump'\ngit status --short\n{INSIDE}"
+    );
+    succeeded(&w.script(&work), "git add and commit in a submodule and the top-level");
+    let log = persons_git(&w, &w.path("libs/sub"), &["log", "--oneline", "-1"]);
+    assert!(text(&log.stdout).contains("in the box"), "{}", text(&log.stdout));
+}
+
+/// rt-files F10: files git settings point at in the workspace are code: husky's
+/// `core.hooksPath=.husky/_` (gitignored, so `git status` shows nothing), an `include.path`,
+/// and a file a program setting runs (`core.fsmonitor = sh tools/fsmon.sh`). Each is bound
+/// read-only in a box made once the config names it.
+#[test]
+fn files_git_settings_name_in_the_workspace_are_kept() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let marker = w.home("git-ran");
+    w.write(".husky/_/.gitignore", "*\n");
+    w.write(".husky/_/pre-commit", "#!/bin/sh\n. \"$(dirname \"$0\")/h\"\n");
+    w.write(".husky/_/h", "#!/bin/sh\n");
+    for f in ["pre-commit", "h"] {
+        std::fs::set_permissions(w.path(&format!(".husky/_/{f}")), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    w.write(".gitconfig.shared", "[user]\n\tname = Test\n");
+    w.write("tools/fsmon.sh", "exit 1\n");
+    // Set after the world's first box: the changed config makes a new one.
+    git(w.ws.path(), &["config", "core.hooksPath", ".husky/_"]);
+    git(w.ws.path(), &["config", "include.path", "../.gitconfig.shared"]);
+    git(w.ws.path(), &["config", "core.fsmonitor", "sh tools/fsmon.sh"]);
+    let run = format!("echo RAN > {}\n", marker.display());
+    let fsmonitor = format!("[core]\\n\\tfsmonitor = \"echo RAN > {}; false\"\\n", marker.display());
+    for (what, body) in [
+        ("append to husky's h", format!("printf '{run}' >> .husky/_/h\n")),
+        ("add a hook to husky's directory", format!("printf '#!/bin/sh\\n{run}' > .husky/_/post-commit\n")),
+        ("remove husky's directory", "rm -rf .husky/_\n".to_string()),
+        ("rename husky's directory", "mv .husky/_ .husky/old\n".to_string()),
+        ("rename the directory above it", "mv .husky .husky-old\nmkdir -p .husky/_\n".to_string()),
+        ("rename the script's directory", "mv tools tools-old\n".to_string()),
+        ("append to an included config", format!("printf '{fsmonitor}' >> .gitconfig.shared\n")),
+        ("replace an included config", format!("printf '{fsmonitor}' > x\nmv x .gitconfig.shared\n")),
+        ("append to the fsmonitor script", format!("printf '{run}' >> tools/fsmon.sh\n")),
+    ] {
+        refused_by_box(&w.script(&format!("set -e\n{body}")), what);
+        let _ = persons_git(&w, w.ws.path(), &["status"]);
+        let _ = persons_git(&w, w.ws.path(), &["commit", "-q", "--allow-empty", "-m", "t"]);
+        assert!(!marker.exists(), "{what}: the person's git ran what the box wrote");
+    }
+    assert_eq!(std::fs::read_to_string(w.path("tools/fsmon.sh")).unwrap(), "exit 1\n");
+    // Work goes on: git status, add and commit in the box (its hooks run).
+    w.write("new.txt", "new\n");
+    succeeded(&w.script(&format!("set -e\ngit add new.txt\ngit commit -qm 'from the box'\n{INSIDE}")), "commit");
+}
+
+/// rt-files F10: a `core.hooksPath` that does not exist yet (here set in the person's own
+/// `~/.gitconfig`, relative, so in every repository) is made empty and bound, so the box cannot
+/// make a hook there.
+#[test]
+fn a_missing_hooks_path_cannot_be_made_by_the_box() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let marker = w.home("hook-ran");
+    w.write_home(".gitconfig", "[user]\n\tname = Test\n\temail = test@example.com\n[core]\n\thooksPath = .githooks\n");
+    let body = format!(
+        "set -e\nmkdir -p .githooks\nprintf '#!/bin/sh\\necho RAN > {}\\n' > .githooks/pre-commit\nchmod +x .githooks/pre-commit\n",
+        marker.display()
+    );
+    refused_by_box(&w.script(&body), "make a hook in a hooksPath that did not exist");
+    assert!(w.path(".githooks").is_dir(), "made empty, to be bound");
+    let _ = persons_git(&w, w.ws.path(), &["commit", "-q", "--allow-empty", "-m", "t"]);
+    assert!(!marker.exists(), "the person's commit ran a hook the box made");
+}

@@ -205,7 +205,8 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
             "visible": existing(&spec.visible),
             "hidden": spec.hidden,
             "devices": spec.devices,
-            "read_only": spec.read_only,
+            // With what the person's git runs from the workspace, as the builder will find it.
+            "read_only": spec.read_only.iter().cloned().chain(sandbox::holder::git_code(spec, false).roots()).collect::<Vec<_>>(),
             "deny": spec.deny,
             "refused": spec.refused,
             "pass_env": settings.pass_env,

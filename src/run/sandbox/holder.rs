@@ -10,8 +10,8 @@
 //!
 //! A record in agentsh's state directory (`box/`, which no box can see) names the holder, the
 //! box's roots (for the judge and the audit record) and what the view was made from
-//! ([`Watch`]): the workspace, its git directory and code paths, and the person's toolchains
-//! and caches, each through the nearest directory above it. A command joins only while those
+//! ([`Watch`]): the workspace, its git directory and code paths, the git config files read for
+//! them, and the person's toolchains and caches, each through the nearest directory above it. A command joins only while those
 //! are unchanged: a `.git/config` replaced by rename (which detaches the read-only mount on the
 //! old file), a workspace made again, or a toolchain installed since makes a new box.
 //!
@@ -27,7 +27,7 @@
 //! following links or blocking (issue 27: a FIFO or `/dev/zero` in its place).
 
 use super::spec::BoxSpec;
-use super::{BoxError, RootsText, within};
+use super::{BoxError, RootsText};
 use std::ffi::OsString;
 use std::fs::File;
 use std::hash::{Hash, Hasher};
@@ -165,7 +165,22 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
         return Ok(k);
     }
     prune(&spec.records);
-    let watch = watch(spec);
+    // What the person's git runs from the workspace beyond its git directory's own code paths
+    // (`.git` files, `core.hooksPath`, includes, programs settings name): bound read-only too.
+    let git = git_code(spec, true);
+    let with_git;
+    let spec = if git.bind.is_empty() {
+        spec
+    } else {
+        let mut s = spec.clone();
+        s.read_only.extend(git.roots());
+        with_git = s;
+        &with_git
+    };
+    let mut watch = watch(spec);
+    for file in &git.read {
+        watch.beneath(file, false);
+    }
     let answer = run_builder(spec)?;
     let record = Record {
         pid: answer.pid,
@@ -439,6 +454,15 @@ fn write_roots(roots: &RootsText, out: &mut Vec<u8>) -> Option<()> {
     Some(())
 }
 
+/// [`super::gitcode::find`] for the spec's workspace, with git's settings files where this
+/// process's environment puts them. `make_hooks`: a missing `core.hooksPath` in the workspace is
+/// made (empty) to be bound.
+pub(crate) fn git_code(spec: &BoxSpec, make_hooks: bool) -> super::gitcode::Found {
+    let Some(ws) = &spec.workspace else { return Default::default() };
+    let globals = super::gitcode::Globals::from_env(&spec.home, |v| std::env::var_os(v));
+    super::gitcode::find(ws, &globals, make_hooks)
+}
+
 /// What a record vouches for: the view was made from these, and a command joins only while
 /// each is as it was (see [`Watch`]).
 fn watch(spec: &BoxSpec) -> Watch {
@@ -454,7 +478,8 @@ fn watch(spec: &BoxSpec) -> Watch {
             w.beneath(&super::join(git, name), false);
         }
     }
-    for r in spec.read_only.iter().filter(|r| spec.git_dir.as_deref().is_none_or(|g| !within(&r.path, g))) {
+    // The other code paths (`.agents`, `.git` files, what git settings name), wherever they are.
+    for r in &spec.read_only {
         w.beneath(&r.path, false);
     }
     // What is shown of the person's toolchains and caches is not watched: a toolchain installed

@@ -5,8 +5,9 @@
 //! What a boxed command sees, in namespaces of its own (user, mount, PID, IPC, UTS):
 //! - `/` read-only, metadata included (a read-only mount refuses chmod, chown, utimes and xattrs);
 //! - the workspace writable (a git top-level, or a directory the person named), with the code
-//!   its own git runs later (`.git/config`, `hooks`, `info`, `commondir`, `modules/*`, ...)
-//!   read-only and `.git` itself impossible to rename or remove;
+//!   its own git runs later (`.git/config`, `hooks`, `info`, `commondir`, `modules/*`, ...,
+//!   the `.git` files and what git settings name there, [`gitcode`]) read-only and `.git` itself
+//!   impossible to rename or remove;
 //! - a private `/tmp`, `/var/tmp`, `/dev/shm`, `$XDG_RUNTIME_DIR` and `/run`: no path socket of
 //!   the person's (tmux, ssh-agent, D-Bus, docker) and no file they later open is there;
 //! - a private home: the person's toolchains and harmless configuration read-only (an
@@ -38,6 +39,7 @@
 pub mod asking;
 pub mod environ;
 pub mod filter;
+pub(crate) mod gitcode;
 pub mod holder;
 pub mod proxy;
 pub mod rules;
@@ -209,11 +211,7 @@ impl Workspace {
                 // A linked worktree or a submodule: `gitdir: PATH`, relative to `dir`. Only a git
                 // directory inside the workspace is granted: a `.git` file is the workspace's own
                 // text, and one a command wrote could name any directory (issue 25).
-                let named = std::fs::read_to_string(&dot_git)
-                    .ok()
-                    .and_then(|t| t.lines().next().and_then(|l| l.strip_prefix("gitdir:")).map(|p| dir.join(p.trim())))
-                    .map(|g| normalize(&g));
-                let (git_dir, outside_git) = match named {
+                let (git_dir, outside_git) = match gitcode::gitdir_file(&dot_git) {
                     Some(g) if within(&g, dir) && g != dir => (Some(g), None),
                     other => (None, other),
                 };

@@ -120,7 +120,9 @@ pub struct BoxSpec {
     /// `sandbox.denyRead`.
     pub deny: Vec<Denied>,
     /// Inside the workspace, read-only (bound): what the person's own tools run code from.
-    /// The builder adds what it finds in the git directory (`modules/*`, `commondir`, ...).
+    /// What the person's git runs from the workspace besides ([`super::gitcode`]) is added when
+    /// the box is made, and the builder adds what it finds in the git directory (`modules/*`,
+    /// `commondir`, ...).
     pub read_only: Vec<Root>,
     /// Devices: read, write and device ioctls.
     pub devices: Vec<Root>,

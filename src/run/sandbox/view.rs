@@ -139,13 +139,18 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
             put(&fd, &path)?;
         }
     }
+    let mut pinned = Vec::new();
     if let (Some(_), Some(git)) = (&spec.workspace, &spec.git_dir) {
-        made.code_paths = protect_git(git)?;
+        made.code_paths = protect_git(git, &mut pinned)?;
     }
-    for r in spec.read_only.iter().filter(|r| !r.path.starts_with(spec.git_dir.as_deref().unwrap_or(Path::new("\0")))) {
-        if let Some((fd, _)) = take(&r.path, true) {
-            put(&fd, &r.path)?;
-            made.code_paths.push(r.path.clone());
+    // The rest, the git directory's included (what git settings name there): `.agents`, the
+    // `.git` files, what git settings name (`gitcode`). A file bound so cannot be renamed or
+    // removed either (EBUSY).
+    if let Some(ws) = &spec.workspace {
+        for r in &spec.read_only {
+            if !made.code_paths.contains(&r.path) && bind_read_only(ws, &r.path, &mut pinned)? {
+                made.code_paths.push(r.path.clone());
+            }
         }
     }
 
@@ -278,19 +283,44 @@ fn dev(spec: &BoxSpec, devices: Vec<(PathBuf, OwnedFd)>) -> Result<(), String> {
 /// read-only: `config`, `hooks`, `info`, `commondir`, `config.worktree`, and the same of each
 /// submodule's and worktree's git directory under it. A missing `hooks` is made empty first (as
 /// `git init` makes it), or a command could create `.git/hooks/pre-commit`.
-fn protect_git(git: &Path) -> Result<Vec<PathBuf>, String> {
+fn protect_git(git: &Path, pinned: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
     let Some((fd, true)) = take(git, false) else { return Ok(Vec::new()) };
     put(&fd, git)?;
+    pinned.push(git.to_path_buf());
     let mut found = Vec::new();
     code_paths(git, &mut found, 0);
     let mut bound = Vec::new();
     for p in found {
-        if let Some((fd, _)) = take(&p, true) {
-            put(&fd, &p)?;
+        if bind_read_only(git, &p, pinned)? {
             bound.push(p);
         }
     }
     Ok(bound)
+}
+
+/// Binds `path`, beneath `top` (a mount), read-only, where it exists; each directory between
+/// them is first made a mount of its own (writable, as it was). A mount point cannot be renamed
+/// or removed, nor can a directory on the way to one: else `mv .git/worktrees/wt x` (or
+/// `mv .husky x`) and a fresh `commondir` (or `.husky/_/pre-commit`) in its place would sidestep
+/// the bind (issue 25, rt-files F9). `pinned`: the directories made mounts so far.
+fn bind_read_only(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<bool, String> {
+    if !within(path, top) || path == top || std::fs::symlink_metadata(path).is_err() {
+        return Ok(false);
+    }
+    let mut on_the_way: Vec<&Path> = path.ancestors().skip(1).take_while(|a| *a != top).collect();
+    on_the_way.reverse();
+    for dir in on_the_way {
+        if pinned.iter().any(|p| p == dir) {
+            continue;
+        }
+        if let Some((fd, true)) = take(dir, false) {
+            put(&fd, dir)?;
+        }
+        pinned.push(dir.to_path_buf());
+    }
+    let Some((fd, _)) = take(path, true) else { return Ok(false) };
+    put(&fd, path)?;
+    Ok(true)
 }
 
 /// What git reads as code or settings in the git directory `git`, and in the git directories
@@ -309,13 +339,14 @@ fn code_paths(git: &Path, out: &mut Vec<PathBuf>, depth: usize) {
             out.push(p);
         }
     }
-    for sub in ["modules", "worktrees"] {
-        let Ok(entries) = std::fs::read_dir(join(git, sub)) else { continue };
-        for e in entries.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                code_paths(&e.path(), out, depth + 1);
-            }
-        }
+    // A submodule named with a slash has its git directory deeper (`modules/third_party/zlib`).
+    let mut dirs = Vec::new();
+    super::gitcode::git_dirs_under(&join(git, "modules"), &mut dirs, 0);
+    if let Ok(entries) = std::fs::read_dir(join(git, "worktrees")) {
+        dirs.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
+    }
+    for d in dirs {
+        code_paths(&d, out, depth + 1);
     }
 }
 
@@ -466,10 +497,20 @@ mod tests {
     fn the_code_paths_of_a_git_directory_and_its_submodules_are_found() {
         let dir = tempfile::tempdir().unwrap();
         let git = dir.path().join(".git");
-        for d in ["hooks", "info", "modules/a/hooks", "modules/a/modules/b", "worktrees/w", "objects"] {
+        for d in ["hooks", "info", "modules/a/hooks", "modules/a/modules/b", "modules/t/z", "worktrees/w", "objects"] {
             std::fs::create_dir_all(git.join(d)).unwrap();
         }
-        for f in ["HEAD", "config", "modules/a/config", "modules/a/modules/b/config", "worktrees/w/commondir"] {
+        for f in [
+            "HEAD",
+            "config",
+            "modules/a/HEAD",
+            "modules/a/config",
+            "modules/a/modules/b/HEAD",
+            "modules/a/modules/b/config",
+            "modules/t/z/HEAD",
+            "modules/t/z/config",
+            "worktrees/w/commondir",
+        ] {
             std::fs::write(git.join(f), "").unwrap();
         }
         let mut found = Vec::new();
@@ -483,6 +524,8 @@ mod tests {
             "modules/a/config",
             "modules/a/hooks",
             "modules/a/modules/b/config",
+            "modules/t/z/config",
+            "modules/t/z/hooks",
             "worktrees/w/commondir",
         ] {
             assert!(rel.contains(&want.to_string()), "{want}: {rel:?}");

@@ -1,0 +1,619 @@
+//! What the person's own git runs or reads as settings from the workspace outside its git
+//! directory, found when a box is made (issue 25, red team rt-files F9 and F10), so the builder
+//! ([`super::view`]) binds it read-only and the box's record ([`super::holder`]) makes a new box
+//! when it changes. It reads git's files; it neither mounts nor judges.
+//!
+//! - `.git` files (F9): the workspace's own when it is a linked worktree or a submodule, each
+//!   submodule checkout's (from `.gitmodules` and the git directories' `modules/*`), and each
+//!   linked worktree's inside the workspace (`worktrees/*/gitdir`). Rewritten, one names a git
+//!   directory the box wrote, whose `core.fsmonitor` the person's next `git status` runs.
+//! - Paths that git settings name (F10), in the system's, the person's and the repository's
+//!   config and whatever they include: `core.hooksPath` (a directory: husky's `.husky/_`),
+//!   `include.path` and `includeIf.*.path`, and the files that settings naming programs point at
+//!   (`core.fsmonitor`, `core.sshCommand`, `core.editor`, `diff.*.textconv`, `filter.*.clean`,
+//!   `merge.*.driver`, ...). Every `includeIf` is followed, whatever its condition: binding one
+//!   file too many costs nothing.
+//!
+//! A `core.hooksPath` in the workspace that does not exist is made empty (git runs no hook from
+//! an empty directory, as from none; an empty directory does not show in `git status`), so the
+//! box cannot make it. A file a setting names that does not exist cannot be kept from being
+//! made (Landlock cannot refuse one name in a writable directory): the next box binds it.
+
+use super::{join, normalize, within};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// What [`find`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// In the workspace, to bind read-only: files, and the hook directories.
+    pub bind: Vec<PathBuf>,
+    /// Every config file read or looked for (the box is made anew when one changes).
+    pub read: Vec<PathBuf>,
+}
+
+impl Found {
+    /// What to bind, as the spec's read-only roots.
+    pub fn roots(&self) -> impl Iterator<Item = super::Root> + '_ {
+        self.bind.iter().map(|p| super::Root::new(p.clone(), super::Origin::CodePath))
+    }
+}
+
+/// Where git looks for the person's and the system's settings, from the environment.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Globals {
+    pub home: Option<PathBuf>,
+    pub files: Vec<PathBuf>,
+}
+
+impl Globals {
+    /// git's own rules: `$GIT_CONFIG_SYSTEM` or `/etc/gitconfig` (none with
+    /// `GIT_CONFIG_NOSYSTEM`), then `$GIT_CONFIG_GLOBAL`, or `$XDG_CONFIG_HOME/git/config` (or
+    /// `~/.config/git/config`) and `~/.gitconfig`.
+    pub fn from_env(home: &Path, var: impl Fn(&str) -> Option<OsString>) -> Globals {
+        let abs = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let mut files = Vec::new();
+        if var("GIT_CONFIG_NOSYSTEM").is_none_or(|v| v.is_empty() || v == "0" || v == "false") {
+            files.push(abs("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+        }
+        match abs("GIT_CONFIG_GLOBAL") {
+            Some(g) => files.push(g),
+            None => {
+                let xdg = abs("XDG_CONFIG_HOME").unwrap_or_else(|| join(home, ".config"));
+                files.push(join(&normalize(&xdg), "git/config"));
+                files.push(join(home, ".gitconfig"));
+            }
+        }
+        Globals { home: Some(home.to_path_buf()), files }
+    }
+}
+
+/// A repository whose worktree is in the workspace: its git directory, the directory it shares
+/// objects and config with (`commondir`), and its worktree.
+struct Repo {
+    git_dir: PathBuf,
+    common: PathBuf,
+    worktree: PathBuf,
+}
+
+/// The `.git` files and the paths git settings name inside the workspace `ws`, whose top-level
+/// `.git` (a directory or a file) names the repository. `make_hooks`: make a missing
+/// `core.hooksPath` directory in the workspace (the box's builder does; `agentsh policy` only
+/// shows). A few small reads; nothing where `ws` holds no `.git`.
+pub(crate) fn find(ws: &Path, globals: &Globals, make_hooks: bool) -> Found {
+    let mut f = Finder { ws: ws.to_path_buf(), globals, found: Found::default(), repos: Vec::new() };
+    let dot_git = join(ws, ".git");
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { return f.found };
+    let git_dir = if meta.is_dir() {
+        dot_git
+    } else if meta.is_file() {
+        f.bind_file(&dot_git);
+        match gitdir_file(&dot_git) {
+            Some(g) => g,
+            None => return f.found,
+        }
+    } else {
+        return f.found;
+    };
+    f.repo(git_dir, ws.to_path_buf(), 0);
+    // Settings, repository by repository: the global files apply to each.
+    let repos = std::mem::take(&mut f.repos);
+    let mut global = Vec::new();
+    for file in &globals.files {
+        f.read_config(file, 0, &mut global);
+    }
+    for repo in &repos {
+        let mut entries = global.clone();
+        f.read_config(&join(&repo.common, "config"), 0, &mut entries);
+        f.read_config(&join(&repo.git_dir, "config.worktree"), 0, &mut entries);
+        f.settings(repo, &entries, make_hooks);
+    }
+    f.found
+}
+
+/// The git directory a `.git` file names (`gitdir: PATH`, relative to the file's directory),
+/// normalized. `None` where it names none.
+pub(crate) fn gitdir_file(dot_git: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    Some(normalize(&dot_git.parent()?.join(named)))
+}
+
+struct Finder<'a> {
+    ws: PathBuf,
+    globals: &'a Globals,
+    found: Found,
+    repos: Vec<Repo>,
+}
+
+/// git's limit on nested includes, and ours on nested submodules.
+const MAX_DEPTH: usize = 10;
+/// A config file larger than this is not read (git's are a few kilobytes).
+const MAX_CONFIG: u64 = 1 << 20;
+
+impl Finder<'_> {
+    /// `path` when it is a file in the workspace (followed, where a link in it points).
+    fn bind_file(&mut self, path: &Path) {
+        if let Some(p) = self.inside(path).filter(|p| p.is_file()) {
+            self.push(p);
+        }
+    }
+
+    /// `path`, resolved, when it lands in the workspace, but never the workspace itself.
+    fn inside(&self, path: &Path) -> Option<PathBuf> {
+        let p = normalize(path);
+        let p = std::fs::canonicalize(&p).unwrap_or(p);
+        (within(&p, &self.ws) && p != self.ws).then_some(p)
+    }
+
+    fn push(&mut self, p: PathBuf) {
+        if !self.found.bind.contains(&p) {
+            self.found.bind.push(p);
+        }
+    }
+
+    /// The repository at `git_dir` with its worktree at `worktree`, and those of its submodules
+    /// and linked worktrees: their `.git` files, where they are in the workspace.
+    fn repo(&mut self, git_dir: PathBuf, worktree: PathBuf, depth: usize) {
+        if depth > MAX_DEPTH || self.repos.iter().any(|r| r.git_dir == git_dir) {
+            return;
+        }
+        let common = std::fs::read_to_string(join(&git_dir, "commondir"))
+            .ok()
+            .map(|c| normalize(&git_dir.join(c.trim())))
+            .unwrap_or_else(|| git_dir.clone());
+        // Submodules named by `.gitmodules` whose git directory is elsewhere (or not absorbed).
+        let mut gitmodules = Vec::new();
+        self.read_config(&join(&worktree, ".gitmodules"), MAX_DEPTH, &mut gitmodules);
+        for e in gitmodules.iter().filter(|e| e.section == "submodule" && e.name == "path") {
+            if let Some(v) = &e.value {
+                self.bind_file(&worktree.join(v).join(".git"));
+            }
+        }
+        let modules = join(&common, "modules");
+        let mut module_dirs = Vec::new();
+        git_dirs_under(&modules, &mut module_dirs, 0);
+        for module in module_dirs {
+            let mut config = Vec::new();
+            self.read_config(&join(&module, "config"), MAX_DEPTH, &mut config);
+            let wt = config.iter().rev().find(|e| e.section == "core" && e.sub.is_none() && e.name == "worktree");
+            if let Some(wt) = wt.and_then(|e| e.value.as_deref()) {
+                let wt = normalize(&module.join(wt));
+                self.bind_file(&join(&wt, ".git"));
+                self.repo(module, wt, depth + 1);
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir(join(&common, "worktrees")) {
+            for e in entries.flatten() {
+                let Ok(text) = std::fs::read_to_string(e.path().join("gitdir")) else { continue };
+                let dot_git = normalize(Path::new(text.trim()));
+                if dot_git.is_absolute() && within(&dot_git, &self.ws) {
+                    self.bind_file(&dot_git);
+                    if let Some(wt) = dot_git.parent() {
+                        self.repo(e.path(), wt.to_path_buf(), depth + 1);
+                    }
+                }
+            }
+        }
+        self.repos.push(Repo { git_dir, common, worktree });
+    }
+
+    /// Reads the config file `path` into `out`, following its includes (every `includeIf`),
+    /// each of which is bound where it is in the workspace.
+    fn read_config(&mut self, path: &Path, depth: usize, out: &mut Vec<Entry>) {
+        if depth <= MAX_DEPTH && !self.found.read.iter().any(|r| r == path) {
+            self.found.read.push(path.to_path_buf());
+        }
+        let Ok(file) = std::fs::File::open(path) else { return };
+        let mut text = Vec::new();
+        use std::io::Read;
+        if file.take(MAX_CONFIG).read_to_end(&mut text).is_err() {
+            return;
+        }
+        for e in parse(&text) {
+            let include = e.name == "path"
+                && (e.section == "include" && e.sub.is_none() || e.section == "includeif" && e.sub.is_some());
+            if let (true, Some(v), true) = (include, &e.value, depth < MAX_DEPTH) {
+                let Some(target) = self.expand(v, path.parent().unwrap_or(Path::new("/"))) else { continue };
+                self.bind_file(&target);
+                self.read_config(&target, depth + 1, out);
+            } else {
+                out.push(e);
+            }
+        }
+    }
+
+    /// A path-valued setting: `~/` is home, a relative path is relative to `base`.
+    fn expand(&self, value: &str, base: &Path) -> Option<PathBuf> {
+        if let Some(rest) = value.strip_prefix("~/") {
+            return self.globals.home.as_deref().map(|h| h.join(rest));
+        }
+        if value.starts_with('~') || value.is_empty() {
+            return None;
+        }
+        Some(normalize(&base.join(value)))
+    }
+
+    /// What `entries` (a repository's settings, in order) name in the workspace.
+    fn settings(&mut self, repo: &Repo, entries: &[Entry], make_hooks: bool) {
+        for e in entries {
+            let Some(value) = e.value.as_deref() else { continue };
+            if e.section == "core" && e.sub.is_none() && e.name == "hookspath" {
+                // Hooks run in the worktree's top level; a relative path is taken from there.
+                let Some(dir) = self.expand(value, &repo.worktree) else { continue };
+                if within(&self.ws, &dir) {
+                    continue; // the workspace or what holds it: nothing to bind
+                }
+                if make_hooks && within(&dir, &self.ws) {
+                    make_dir_in(&self.ws, &dir);
+                }
+                if let Some(d) = self.inside(&dir).filter(|d| d.is_dir()) {
+                    self.push(d);
+                }
+            } else if runs_program(e) {
+                for word in words(value) {
+                    if let Some(p) = self.expand(word, &repo.worktree) {
+                        self.bind_file(&p);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Makes the directory `dir` beneath `ws` where it is missing, one level at a time, never
+/// through a link (the box may have left one to elsewhere).
+fn make_dir_in(ws: &Path, dir: &Path) {
+    let Ok(rel) = dir.strip_prefix(ws) else { return };
+    let mut at = ws.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return,
+            Err(_) => {
+                if std::fs::create_dir(&at).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The git directories under `dir` (`modules/`): a directory with a `HEAD` is one (and its own
+/// `modules/` is walked by its repository); another is a level of a submodule's name with a
+/// slash in it (`modules/third_party/zlib`).
+pub(crate) fn git_dirs_under(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let p = e.path();
+        if p.join("HEAD").exists() {
+            out.push(p);
+        } else if depth < MAX_DEPTH {
+            git_dirs_under(&p, out, depth + 1);
+        }
+    }
+}
+
+/// Settings whose value is a command git runs, through the shell or directly: the files its
+/// words name are code.
+fn runs_program(e: &Entry) -> bool {
+    let (s, sub, n) = (e.section.as_str(), e.sub.is_some(), e.name.as_str());
+    match (s, sub) {
+        ("core", false) => {
+            matches!(
+                n,
+                "fsmonitor" | "sshcommand" | "editor" | "pager" | "askpass" | "gitproxy" | "alternaterefscommand"
+            )
+        }
+        ("sequence", false) => n == "editor",
+        ("gpg", _) => n == "program" || n == "defaultkeycommand",
+        ("diff", false) => n == "external",
+        ("diff", true) => n == "textconv" || n == "command",
+        ("merge", true) => n == "driver",
+        ("filter", true) => matches!(n, "clean" | "smudge" | "process"),
+        ("difftool" | "mergetool", true) => n == "cmd",
+        ("credential", _) => n == "helper",
+        ("pager", _) => true,
+        ("hook", true) => n == "command",
+        ("interactive", false) => n == "difffilter",
+        ("uploadpack", false) => n == "packobjectshook",
+        ("remote", true) => n == "uploadpack" || n == "receivepack",
+        ("submodule", true) => n == "update",
+        ("sendemail", _) => n.ends_with("cmd") || n == "smtpserver",
+        _ => false,
+    }
+}
+
+/// The words of a command, roughly as the shell splits it: whitespace and the shell's operators
+/// end a word, quotes are dropped. Words that are options, variables or git's placeholders
+/// (`%f`) are left out.
+fn words(cmd: &str) -> Vec<&str> {
+    cmd.split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')' | '<' | '>' | '!' | '='))
+        .map(|w| w.trim_matches(['\'', '"']))
+        .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.contains(['$', '`', '%', '*', '?']))
+        .collect()
+}
+
+/// One setting as git reads it: section and name lower-cased, the subsection as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    section: String,
+    sub: Option<String>,
+    name: String,
+    /// `None` for a bare name (a boolean true).
+    value: Option<String>,
+}
+
+/// git's config syntax (`config.c`): `[section]`, `[section "sub"]` and the old
+/// `[section.sub]`; `name = value` with quotes, escapes, `#`/`;` comments and `\` continuations;
+/// a header and a setting on one line. A line git would refuse is skipped, the rest still read:
+/// git then reads none of the file, so what is found is more than it runs, never less.
+fn parse(text: &[u8]) -> Vec<Entry> {
+    let text = String::from_utf8_lossy(text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text));
+    let mut chars = text.chars().filter(|c| *c != '\r').peekable();
+    let mut out = Vec::new();
+    let mut section: Option<(String, Option<String>)> = None;
+    let skip_line = |chars: &mut std::iter::Peekable<_>| {
+        for c in chars.by_ref() {
+            if c == '\n' {
+                break;
+            }
+        }
+    };
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '#' || c == ';' {
+            skip_line(&mut chars);
+        } else if c == '[' {
+            chars.next();
+            section = header(&mut chars);
+            if section.is_none() {
+                skip_line(&mut chars);
+            }
+        } else if c.is_ascii_alphabetic() {
+            let mut name = String::new();
+            while let Some(&c) = chars.peek() {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    name.push(c.to_ascii_lowercase());
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            while chars.next_if(|c| *c == ' ' || *c == '\t').is_some() {}
+            let value = match chars.peek() {
+                Some('=') => {
+                    chars.next();
+                    value(&mut chars)
+                }
+                None | Some('\n') => None,
+                Some('#' | ';') => {
+                    skip_line(&mut chars);
+                    None
+                }
+                Some(_) => {
+                    skip_line(&mut chars);
+                    continue;
+                }
+            };
+            if let Some((s, sub)) = &section {
+                out.push(Entry { section: s.clone(), sub: sub.clone(), name, value });
+            }
+        } else {
+            skip_line(&mut chars);
+        }
+    }
+    out
+}
+
+/// After `[`: the section and subsection, through `]`.
+fn header(chars: &mut std::iter::Peekable<impl Iterator<Item = char>>) -> Option<(String, Option<String>)> {
+    let mut name = String::new();
+    loop {
+        match chars.next()? {
+            ']' => {
+                // `[section.sub]`, the old spelling: the subsection lower-cased.
+                return Some(match name.split_once('.') {
+                    Some((s, sub)) => (s.to_string(), Some(sub.to_string())),
+                    None => (name, None),
+                });
+            }
+            c if c.is_ascii_alphanumeric() || c == '-' || c == '.' => name.push(c.to_ascii_lowercase()),
+            c if c == ' ' || c == '\t' => break,
+            _ => return None,
+        }
+    }
+    while chars.next_if(|c| *c == ' ' || *c == '\t').is_some() {}
+    if chars.next()? != '"' {
+        return None;
+    }
+    let mut sub = String::new();
+    loop {
+        match chars.next()? {
+            '"' => break,
+            '\n' => return None,
+            '\\' => sub.push(chars.next().filter(|c| *c != '\n')?),
+            c => sub.push(c),
+        }
+    }
+    (chars.next()? == ']').then_some((name, Some(sub)))
+}
+
+/// After `=`: the value, through the end of its (continued) line.
+fn value(chars: &mut std::iter::Peekable<impl Iterator<Item = char>>) -> Option<String> {
+    let (mut out, mut quote, mut comment, mut space) = (String::new(), false, false, 0usize);
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            break;
+        }
+        if comment {
+            continue;
+        }
+        if c.is_whitespace() && !quote {
+            if !out.is_empty() {
+                space += 1;
+            }
+            continue;
+        }
+        if !quote && (c == ';' || c == '#') {
+            comment = true;
+            continue;
+        }
+        out.extend(std::iter::repeat_n(' ', std::mem::take(&mut space)));
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some('t') => out.push('\t'),
+                Some('b') => out.push('\u{8}'),
+                Some('n') => out.push('\n'),
+                Some(c @ ('\\' | '"')) => out.push(c),
+                _ => return None,
+            },
+            '"' => quote = !quote,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(s: &str, sub: Option<&str>, n: &str, v: Option<&str>) -> Entry {
+        Entry { section: s.into(), sub: sub.map(Into::into), name: n.into(), value: v.map(Into::into) }
+    }
+
+    #[test]
+    fn config_is_read_as_git_reads_it() {
+        let text = b"\xef\xbb\xbf# comment\n[core]\n\tHooksPath = .husky/_ ; husky\n\tbare\n[Diff \"Tool\"]\r\n textconv = \"sh x.sh\" \\\n  --flag # c\n[include] path = ../shared\n[filter.LFS]\n\tclean = a\\tb\n[broken\nbad line here\n[includeIf \"gitdir:~/w/\"]\n\tpath = w.inc\n";
+        assert_eq!(
+            parse(text),
+            [
+                entry("core", None, "hookspath", Some(".husky/_")),
+                entry("core", None, "bare", None),
+                entry("diff", Some("Tool"), "textconv", Some("sh x.sh   --flag")),
+                entry("include", None, "path", Some("../shared")),
+                entry("filter", Some("lfs"), "clean", Some("a\tb")),
+                entry("includeif", Some("gitdir:~/w/"), "path", Some("w.inc")),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_words_of_a_command_that_can_be_files() {
+        assert_eq!(words("sh ./x.sh --flag"), ["sh", "./x.sh"]);
+        assert_eq!(words("\"echo hi > /tmp/f; false\""), ["echo", "hi", "/tmp/f", "false"]);
+        assert_eq!(words("!f() { ./tools/t \"$1\"; }; f %f"), ["f", "{", "./tools/t", "}", "f"]);
+        assert_eq!(words("FOO=1 node s.js"), ["FOO", "1", "node", "s.js"]);
+    }
+
+    /// A workspace with a linked worktree, submodules (one named with a slash, one nested), and
+    /// settings that name files in it, through includes.
+    #[test]
+    fn git_files_and_what_settings_name_in_the_workspace_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        let home = root.join("home");
+        let w = |rel: &str, body: &str| {
+            let p = ws.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        };
+        std::fs::create_dir_all(home.join(".config/git")).unwrap();
+        std::fs::write(home.join(".gitconfig"), "[core]\n\tsshCommand = ssh -F tools/ssh.conf\n").unwrap();
+        w(".git/HEAD", "ref: refs/heads/main\n");
+        w(
+            ".git/config",
+            "[core]\n\thooksPath = .husky/_\n\tfsmonitor = \"sh tools/fsmon.sh\"\n\tworktree = ignored\n\
+             [include]\n\tpath = ../.gitconfig.shared\n[includeIf \"onbranch:x\"]\n\tpath = ../../cfg/more\n\
+             [diff \"pdf\"]\n\ttextconv = ./conv\n[alias]\n\tt = !./alias.sh\n",
+        );
+        w(".gitconfig.shared", "[include]\n\tpath = cfg/nested\n");
+        w("cfg/nested", "[merge \"m\"]\n\tdriver = bin/merge %O %A\n");
+        std::fs::create_dir_all(root.join("cfg")).unwrap();
+        std::fs::write(root.join("cfg/more"), "[core]\n\tfsmonitor = ./from-more\n").unwrap();
+        w("from-more", "");
+        for f in ["tools/fsmon.sh", "tools/ssh.conf", "conv", "alias.sh", "bin/merge"] {
+            w(f, "");
+        }
+        // Submodules: `third_party/zlib` (a name with a slash) with one nested in it, and one
+        // only `.gitmodules` names.
+        w(".gitmodules", "[submodule \"other\"]\n\tpath = other\n");
+        w("other/.git", "gitdir: /elsewhere\n");
+        w(".git/modules/third_party/zlib/HEAD", "");
+        w(".git/modules/third_party/zlib/config", "[core]\n\tworktree = ../../../../third_party/zlib\n");
+        w("third_party/zlib/.git", "gitdir: ../../.git/modules/third_party/zlib\n");
+        w(".git/modules/third_party/zlib/modules/n/HEAD", "");
+        w(
+            ".git/modules/third_party/zlib/modules/n/config",
+            "[core]\n\tworktree = ../../../../../../third_party/zlib/n\n\tfsmonitor = ./fsm\n",
+        );
+        w("third_party/zlib/n/.git", "gitdir: x\n");
+        w("third_party/zlib/n/fsm", "");
+        // A linked worktree inside the workspace, and one outside it.
+        w(".git/worktrees/in/gitdir", &format!("{}\n", ws.join(".wt/in/.git").display()));
+        w(".git/worktrees/in/commondir", "../..\n");
+        w(".wt/in/.git", "gitdir: ../../.git/worktrees/in\n");
+        w(".git/worktrees/out/gitdir", "/elsewhere/out/.git\n");
+
+        let globals = Globals::from_env(&home, |_| None);
+        let found = find(&ws, &globals, true);
+        let rel: Vec<String> =
+            found.bind.iter().map(|p| p.strip_prefix(&ws).unwrap().to_string_lossy().into_owned()).collect();
+        for want in [
+            "from-more",
+            "other/.git",
+            "third_party/zlib/.git",
+            "third_party/zlib/n/.git",
+            "third_party/zlib/n/fsm",
+            ".wt/in/.git",
+            ".gitconfig.shared",
+            "cfg/nested",
+            "tools/fsmon.sh",
+            "tools/ssh.conf",
+            "conv",
+            "bin/merge",
+            ".husky/_",
+            // In the linked worktree, the shared config's relative paths are its own.
+            ".wt/in/.husky/_",
+        ] {
+            assert!(rel.contains(&want.to_string()), "{want}: {rel:?}");
+        }
+        assert!(ws.join(".husky/_").is_dir(), "a missing hooksPath is made empty");
+        // `includeIf` outside the workspace is read, not bound; an alias is run only when asked for.
+        assert!(!rel.iter().any(|r| r.contains("cfg/more") || r.contains("alias") || r == "ignored"), "{rel:?}");
+        for read in [home.join(".gitconfig"), home.join(".config/git/config"), root.join("cfg/more")] {
+            assert!(found.read.contains(&read), "{read:?}: {:?}", found.read);
+        }
+        assert!(found.read.contains(&ws.join(".git/config")));
+        // Never the workspace itself, whatever a setting says.
+        std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = .\n").unwrap();
+        assert!(!find(&ws, &globals, true).bind.contains(&ws));
+        // No `.git`, nothing.
+        assert_eq!(find(&root, &globals, true), Found::default());
+    }
+
+    #[test]
+    fn the_global_files_follow_gits_environment() {
+        let home = Path::new("/h");
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| OsString::from(v))
+        };
+        assert_eq!(
+            Globals::from_env(home, env(&[])).files,
+            [PathBuf::from("/etc/gitconfig"), "/h/.config/git/config".into(), "/h/.gitconfig".into()]
+        );
+        assert_eq!(
+            Globals::from_env(home, env(&[("GIT_CONFIG_NOSYSTEM", "1"), ("GIT_CONFIG_GLOBAL", "/g")])).files,
+            [PathBuf::from("/g")]
+        );
+        assert_eq!(Globals::from_env(home, env(&[("XDG_CONFIG_HOME", "/x")])).files[1], Path::new("/x/git/config"));
+    }
+}
