@@ -505,6 +505,36 @@ mod tests {
         );
     }
 
+    /// What `git config -f c --list --no-includes` (2.47) says of the same file.
+    #[test]
+    fn config_is_read_as_git_lists_it() {
+        let text = "[core]\n  HooksPath = \"a b\" c ; x\nfsmonitor=x\\\ny\n[diff \"a \\\"q\\\" b\"] textconv = t1\n\
+                    [Diff.Sub] Command = t2\n[alias]\n  x = \"!f() { echo \\\"hi\\\"; }; f\"\n[filter \"lfs\"]\n\
+                    \tclean = git-lfs clean -- %f\n\trequired\n[include]path=inc\n[sec-tion \"s\"]\nna-me = 1\n";
+        let listed: Vec<String> = parse(text.as_bytes())
+            .iter()
+            .map(|e| {
+                let sub = e.sub.as_deref().map(|s| format!(".{s}")).unwrap_or_default();
+                let value = e.value.as_deref().map(|v| format!("={v}")).unwrap_or_default();
+                format!("{}{sub}.{}{value}", e.section, e.name)
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "core.hookspath=a b c",
+                "core.fsmonitor=xy",
+                "diff.a \"q\" b.textconv=t1",
+                "diff.sub.command=t2",
+                "alias.x=!f() { echo \"hi\"; }; f",
+                "filter.lfs.clean=git-lfs clean -- %f",
+                "filter.lfs.required",
+                "include.path=inc",
+                "sec-tion.s.na-me=1",
+            ]
+        );
+    }
+
     #[test]
     fn the_words_of_a_command_that_can_be_files() {
         assert_eq!(words("sh ./x.sh --flag"), ["sh", "./x.sh"]);
