@@ -2027,11 +2027,12 @@ fn files_git_settings_name_in_the_workspace_are_kept() {
 
 /// rt-files F10: a `core.hooksPath` that does not exist yet (here set in the person's own
 /// `~/.gitconfig`, relative, so in every repository) is made empty and bound, so the box cannot
-/// make a hook there.
+/// make a hook there. Set after the repository's box was made, it makes a new one.
 #[test]
 fn a_missing_hooks_path_cannot_be_made_by_the_box() {
     let Some(w) = world() else { return };
     let w = w.git();
+    let first = w.mount_ns();
     let marker = w.home("hook-ran");
     w.write_home(".gitconfig", "[user]\n\tname = Test\n\temail = test@example.com\n[core]\n\thooksPath = .githooks\n");
     let body = format!(
@@ -2042,4 +2043,5 @@ fn a_missing_hooks_path_cannot_be_made_by_the_box() {
     assert!(w.path(".githooks").is_dir(), "made empty, to be bound");
     let _ = persons_git(&w, w.ws.path(), &["commit", "-q", "--allow-empty", "-m", "t"]);
     assert!(!marker.exists(), "the person's commit ran a hook the box made");
+    assert_ne!(w.mount_ns(), first, "the changed ~/.gitconfig made a new box");
 }

@@ -179,7 +179,7 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
     };
     let mut watch = watch(spec);
     for file in &git.read {
-        watch.beneath(file, false);
+        watch.content(file);
     }
     let answer = run_builder(spec)?;
     let record = Record {
@@ -500,7 +500,8 @@ fn watch(spec: &BoxSpec) -> Watch {
 ///   no entry in it was made, removed or renamed. When it did change (another program saved a
 ///   file in home), each name is checked on its own, and the box is still joined if those are
 ///   unchanged.
-/// - `Entries`: a directory any change to whose entries counts.
+/// - `Entries`: a directory any change to whose entries counts, or a file any change to whose
+///   content counts (its change time).
 #[derive(Default, Debug, PartialEq, Eq)]
 pub(crate) struct Watch {
     lines: Vec<Line>,
@@ -548,6 +549,17 @@ impl Watch {
         let names = self.lines[at + 1..].iter().take_while(|l| matches!(l, Line::Name(..))).count();
         if !self.lines[at + 1..at + 1 + names].iter().any(|l| matches!(l, Line::Name(n, _) if *n == name)) {
             self.lines.insert(at + 1 + names, line);
+        }
+    }
+
+    /// A file whose content the view depends on (a git config file): any change to it, made
+    /// in place too (an editor's save), counts; where it does not exist, its making does.
+    pub(crate) fn content(&mut self, path: &Path) {
+        if std::fs::metadata(path).is_err() {
+            return self.beneath(path, false);
+        }
+        if !self.lines.iter().any(|l| matches!(l, Line::Entries(p, _) if p == path)) {
+            self.lines.push(Line::Entries(path.to_path_buf(), stamp(path, true)));
         }
     }
 
