@@ -1928,6 +1928,15 @@ echo {} > .git/worktrees/wt/commondir
         let _ = persons_git(&w, &wt, &["status"]);
         assert!(!marker.exists(), "{what}: the person's git status ran what the box wrote");
     }
+    // `git worktree` works in the box: a worktree made inside the workspace, committed in, and
+    // again in the next box, which binds its `.git` file.
+    let work = "set -e\ngit worktree add -q .wt/in -b inb\ncd .wt/in\necho x > f\ngit add f\ngit commit -qm in\n";
+    succeeded(&w.script(work), "git worktree add and commit in the box");
+    git(w.ws.path(), &["config", "test.newbox", "1"]);
+    let again = format!("set -e\ncd .wt/in\necho y >> f\ngit commit -qam again\ngit status --short\n{INSIDE}");
+    succeeded(&w.script(&again), "commit in the worktree, in a new box");
+    refused_by_box(&w.script("set -e\necho 'gitdir: /x' > .wt/in/.git\n"), "rewrite the inner worktree's .git");
+    assert_eq!(text(&persons_git(&w, &w.path(".wt/in"), &["log", "--format=%s", "-2"]).stdout), "again\nin\n");
     // It reads, and the worktree is written. (git itself works there only where the git
     // directory is in the box's sight: here it is in /tmp, which the box has its own of.)
     succeeded(&script_in(&w, &wt, "set -e\ncat .git\necho x > made\n"), "work in the worktree");
