@@ -1969,6 +1969,8 @@ fn a_submodules_git_file_cannot_be_repointed() {
         ),
         ("remove sub/.git", "rm -f libs/sub/.git\n".to_string()),
         ("rename sub/.git", "mv libs/sub/.git libs/sub/.git-old\n".to_string()),
+        ("move the checkout aside", "mv libs/sub libs/old\nmkdir libs/sub\n".to_string()),
+        ("move the directory above it aside", "mv libs libs-old\n".to_string()),
         ("the submodule's config", "echo '[core] fsmonitor = x' >> .git/modules/libs/sub/config\n".to_string()),
         ("the submodule's hook", "echo x > .git/modules/libs/sub/hooks/post-checkout\n".to_string()),
         ("move its git directory aside", "mv .git/modules/libs/sub .git/modules/libs/old\n".to_string()),
