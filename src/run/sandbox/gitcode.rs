@@ -280,9 +280,10 @@ fn make_dir_in(ws: &Path, dir: &Path) {
     }
 }
 
-/// The git directories under `dir` (`modules/`): a directory with a `HEAD` is one (and its own
-/// `modules/` is walked by its repository); another is a level of a submodule's name with a
-/// slash in it (`modules/third_party/zlib`).
+/// The git directories under `dir` (`modules/`): a directory with a `HEAD` or a `config` is one
+/// (and its own `modules/` is walked by its repository: `config`, once bound, cannot be removed
+/// to make it look like none); another is a level of a submodule's name with a slash in it
+/// (`modules/third_party/zlib`).
 pub(crate) fn git_dirs_under(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
@@ -290,7 +291,7 @@ pub(crate) fn git_dirs_under(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
             continue;
         }
         let p = e.path();
-        if p.join("HEAD").exists() {
+        if p.join("HEAD").exists() || p.join("config").exists() {
             out.push(p);
         } else if depth < MAX_DEPTH {
             git_dirs_under(&p, out, depth + 1);

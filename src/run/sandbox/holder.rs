@@ -11,9 +11,10 @@
 //! A record in agentsh's state directory (`box/`, which no box can see) names the holder, the
 //! box's roots (for the judge and the audit record) and what the view was made from
 //! ([`Watch`]): the workspace, its git directory and code paths, the git config files read for
-//! them, and the person's toolchains and caches, each through the nearest directory above it. A command joins only while those
-//! are unchanged: a `.git/config` replaced by rename (which detaches the read-only mount on the
-//! old file), a workspace made again, or a toolchain installed since makes a new box.
+//! them, and the person's toolchains and caches, each through the nearest directory above it. A
+//! command joins only while those are unchanged: a `.git/config` replaced by rename (which
+//! detaches the read-only mount on the old file), a workspace made again, or a toolchain
+//! installed since makes a new box.
 //!
 //! The record's name hashes everything the box is built from ([`super::spec::key`]): one box
 //! per workspace and settings, whichever directory of it a command starts in.

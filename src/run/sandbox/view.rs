@@ -503,7 +503,7 @@ mod tests {
         for f in [
             "HEAD",
             "config",
-            "modules/a/HEAD",
+            // No HEAD (a command in the box can remove it): its config still makes it one.
             "modules/a/config",
             "modules/a/modules/b/HEAD",
             "modules/a/modules/b/config",
