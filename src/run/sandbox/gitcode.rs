@@ -47,24 +47,25 @@ pub(crate) struct Globals {
 }
 
 impl Globals {
-    /// git's own rules: `$GIT_CONFIG_SYSTEM` or `/etc/gitconfig` (none with
-    /// `GIT_CONFIG_NOSYSTEM`), then `$GIT_CONFIG_GLOBAL`, or `$XDG_CONFIG_HOME/git/config` (or
-    /// `~/.config/git/config`) and `~/.gitconfig`.
+    /// Where git looks, by default and as the environment moves it (`GIT_CONFIG_SYSTEM`,
+    /// `GIT_CONFIG_GLOBAL`, `XDG_CONFIG_HOME`): both. agentsh's environment is the agent's, and
+    /// the person's git later runs with theirs: a variable can add a file, never take one away
+    /// (`GIT_CONFIG_NOSYSTEM` and `GIT_CONFIG_GLOBAL=/dev/null` leave the defaults read).
     pub fn from_env(home: &Path, var: impl Fn(&str) -> Option<OsString>) -> Globals {
-        let abs = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
-        let mut files = Vec::new();
-        if var("GIT_CONFIG_NOSYSTEM").is_none_or(|v| v.is_empty() || v == "0" || v == "false") {
-            files.push(abs("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
-        }
-        match abs("GIT_CONFIG_GLOBAL") {
-            Some(g) => files.push(g),
-            None => {
-                let xdg = abs("XDG_CONFIG_HOME").unwrap_or_else(|| join(home, ".config"));
-                files.push(join(&normalize(&xdg), "git/config"));
-                files.push(join(home, ".gitconfig"));
+        let abs = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute()).map(|p| normalize(&p));
+        let mut files = vec![PathBuf::from("/etc/gitconfig")];
+        files.extend(abs("GIT_CONFIG_SYSTEM"));
+        files.extend(abs("XDG_CONFIG_HOME").map(|x| join(&x, "git/config")));
+        files.push(join(home, ".config/git/config"));
+        files.push(join(home, ".gitconfig"));
+        files.extend(abs("GIT_CONFIG_GLOBAL"));
+        let mut unique = Vec::new();
+        for f in files {
+            if !unique.contains(&f) {
+                unique.push(f);
             }
         }
-        Globals { home: Some(home.to_path_buf()), files }
+        Globals { home: Some(home.to_path_buf()), files: unique }
     }
 }
 
@@ -632,19 +633,19 @@ mod tests {
     }
 
     #[test]
-    fn the_global_files_follow_gits_environment() {
+    fn the_global_files_follow_gits_environment_and_its_defaults() {
         let home = Path::new("/h");
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| OsString::from(v))
         };
-        assert_eq!(
-            Globals::from_env(home, env(&[])).files,
-            [PathBuf::from("/etc/gitconfig"), "/h/.config/git/config".into(), "/h/.gitconfig".into()]
-        );
-        assert_eq!(
-            Globals::from_env(home, env(&[("GIT_CONFIG_NOSYSTEM", "1"), ("GIT_CONFIG_GLOBAL", "/g")])).files,
-            [PathBuf::from("/g")]
-        );
-        assert_eq!(Globals::from_env(home, env(&[("XDG_CONFIG_HOME", "/x")])).files[1], Path::new("/x/git/config"));
+        let defaults = ["/etc/gitconfig", "/h/.config/git/config", "/h/.gitconfig"].map(PathBuf::from);
+        assert_eq!(Globals::from_env(home, env(&[])).files, defaults);
+        // The agent's environment can add a file, never take one away.
+        const MOVED: &[(&str, &str)] =
+            &[("GIT_CONFIG_NOSYSTEM", "1"), ("GIT_CONFIG_GLOBAL", "/dev/null"), ("XDG_CONFIG_HOME", "/x")];
+        let files = Globals::from_env(home, env(MOVED)).files;
+        for f in defaults.iter().chain(&[PathBuf::from("/x/git/config"), PathBuf::from("/dev/null")]) {
+            assert!(files.contains(f), "{f:?}: {files:?}");
+        }
     }
 }
