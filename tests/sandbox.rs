@@ -1958,9 +1958,14 @@ fn a_submodules_git_file_cannot_be_repointed() {
     git(&upstream, &["commit", "-qm", "lib"]);
     let add = ["-c", "protocol.file.allow=always", "submodule", "add", "-q", upstream.to_str().unwrap(), "libs/sub"];
     git(w.ws.path(), &add);
+    // One cloned in place, whose git directory stays its own `.git`.
+    git(w.ws.path(), &["clone", "-q", upstream.to_str().unwrap(), "libs/inplace"]);
+    git(w.ws.path(), &["submodule", "add", "-q", upstream.to_str().unwrap(), "libs/inplace"]);
     git(w.ws.path(), &["commit", "-qm", "submodule"]);
     assert!(w.path(".git/modules/libs/sub/config").is_file(), "a name with a slash");
+    assert!(w.path("libs/inplace/.git/config").is_file(), "a git directory in place");
     let marker = w.home("fsmonitor-ran");
+    let fsmonitor = format!("[core]\\n\\tfsmonitor = \"echo RAN > {}; false\"\\n", marker.display());
     let before = std::fs::read_to_string(w.path("libs/sub/.git")).unwrap();
     for (what, body) in [
         (
@@ -1974,6 +1979,9 @@ fn a_submodules_git_file_cannot_be_repointed() {
         ("the submodule's config", "echo '[core] fsmonitor = x' >> .git/modules/libs/sub/config\n".to_string()),
         ("the submodule's hook", "echo x > .git/modules/libs/sub/hooks/post-checkout\n".to_string()),
         ("move its git directory aside", "mv .git/modules/libs/sub .git/modules/libs/old\n".to_string()),
+        ("an in-place submodule's config", format!("printf '{fsmonitor}' >> libs/inplace/.git/config\n")),
+        ("an in-place submodule's hook", "echo x > libs/inplace/.git/hooks/post-checkout\n".to_string()),
+        ("move an in-place git directory aside", "mv libs/inplace/.git libs/inplace/old\n".to_string()),
         ("move modules/ aside", "mv .git/modules .git/old\n".to_string()),
     ] {
         refused_by_box(&w.script(&format!("set -e\n{body}")), what);

@@ -6,7 +6,8 @@
 //! - `.git` files (F9): the workspace's own when it is a linked worktree or a submodule, each
 //!   submodule checkout's (from `.gitmodules` and the git directories' `modules/*`), and each
 //!   linked worktree's inside the workspace (`worktrees/*/gitdir`). Rewritten, one names a git
-//!   directory the box wrote, whose `core.fsmonitor` the person's next `git status` runs.
+//!   directory the box wrote, whose `core.fsmonitor` the person's next `git status` runs. A
+//!   submodule whose `.git` is a directory (never absorbed) has its code paths found instead.
 //! - Paths that git settings name (F10), in the system's, the person's and the repository's
 //!   config and whatever they include: `core.hooksPath` (a directory: husky's `.husky/_`),
 //!   `include.path` and `includeIf.*.path`, and the files that settings naming programs point at
@@ -167,8 +168,22 @@ impl Finder<'_> {
         let mut gitmodules = Vec::new();
         self.read_config(&join(&worktree, ".gitmodules"), MAX_DEPTH, &mut gitmodules);
         for e in gitmodules.iter().filter(|e| e.section == "submodule" && e.name == "path") {
-            if let Some(v) = &e.value {
-                self.bind_file(&worktree.join(v).join(".git"));
+            let Some(v) = &e.value else { continue };
+            let checkout = normalize(&worktree.join(v));
+            let dot_git = join(&checkout, ".git");
+            self.bind_file(&dot_git);
+            // A submodule whose git directory is its own `.git` (cloned in place, never absorbed):
+            // its code paths, as the workspace's own (the directory itself is made a mount on
+            // the way to them, so it cannot be moved aside either).
+            if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_dir())
+                && let Some(nested) = self.inside(&dot_git)
+            {
+                let mut paths = Vec::new();
+                super::view::code_paths(&nested, &mut paths, 0);
+                for p in paths {
+                    self.push(p);
+                }
+                self.repo(nested, checkout, depth + 1);
             }
         }
         let modules = join(&common, "modules");

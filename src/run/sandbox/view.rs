@@ -325,7 +325,7 @@ fn bind_read_only(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<
 
 /// What git reads as code or settings in the git directory `git`, and in the git directories
 /// of its submodules (`modules/*`, nested) and worktrees (`worktrees/*`).
-fn code_paths(git: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+pub(crate) fn code_paths(git: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     if depth > 8 {
         return;
     }
