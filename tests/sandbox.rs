@@ -2064,3 +2064,28 @@ fn a_missing_hooks_path_cannot_be_made_by_the_box() {
     assert!(!marker.exists(), "the person's commit ran a hook the box made");
     assert_ne!(w.mount_ns(), first, "the changed ~/.gitconfig made a new box");
 }
+
+// ---- fix-view: what the box shows besides the workspace (issue 25, rt-files F6, F8, F11, F13, F15) ----
+
+/// rt-files F11: devices and terminals are bound read-only: written as before, but the host's
+/// device nodes keep their mode, owner and times.
+#[test]
+fn devices_are_written_but_their_metadata_cannot_change() {
+    use std::os::unix::fs::MetadataExt;
+    let Some(w) = world() else { return };
+    let before = std::fs::metadata("/dev/null").unwrap();
+    let mode = before.mode() & 0o7777;
+    for (what, body) in [
+        ("chmod /dev/null", format!("chmod {mode:o} /dev/null")),
+        ("touch /dev/urandom", format!("{} -c 'import os; os.utime(\"/dev/urandom\", None)'", python())),
+        ("chown /dev/zero", "chown 0:0 /dev/zero".into()),
+    ] {
+        refused_by_box(&w.script(&format!("set -e\n{body}\n")), what);
+    }
+    let after = std::fs::metadata("/dev/null").unwrap();
+    assert_eq!((before.ctime(), before.ctime_nsec()), (after.ctime(), after.ctime_nsec()), "/dev/null changed");
+    succeeded(
+        &w.script("set -e\necho x > /dev/null\nhead -c 4 /dev/urandom | wc -c\necho x >> /dev/null\n"),
+        "use the devices",
+    );
+}

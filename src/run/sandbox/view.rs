@@ -84,11 +84,14 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
     }
     let write: Vec<(PathBuf, OwnedFd)> =
         spec.write.iter().filter_map(|w| take(&w.path, false).map(|(fd, _)| (w.path.clone(), fd))).collect();
+    // Read-only binds: a device is still read and written (the mount's flag does not reach a
+    // device's own file operations), but its mode, owner and times, which are the host's, cannot
+    // change (`chmod 666` of the person's terminal, `touch /dev/urandom`).
     let devices: Vec<(PathBuf, OwnedFd)> = spec
         .devices
         .iter()
         .chain(&spec.ttys)
-        .filter_map(|d| take(&d.path, false).map(|(fd, _)| (d.path.clone(), fd)))
+        .filter_map(|d| take(&d.path, true).map(|(fd, _)| (d.path.clone(), fd)))
         .collect();
 
     // Read-only, everything: no write and no change of mode, owner, time or attribute anywhere
