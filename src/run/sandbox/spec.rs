@@ -416,10 +416,11 @@ impl BoxSpec {
         }
 
         let mut deny: Vec<Denied> = Vec::new();
+        // Covered wherever they are and whatever shows them (a workspace that holds
+        // `$XDG_CONFIG_HOME`, `$PATH`, `sandbox.readable`): first in the list, and the builder
+        // covers them after everything else is mounted, where they really are.
         for p in own.iter().map(|p| normalize(p)) {
-            if !hides(&p) {
-                deny.push(Denied { path: p, from: Origin::Agentsh, source: None });
-            }
+            deny.push(Denied { path: p, from: Origin::Agentsh, source: None });
         }
         deny.extend(SYSTEM_SECRETS.iter().map(|p| Denied { path: p.into(), from: Origin::Secret, source: None }));
         for d in &settings.deny_read {
@@ -806,8 +807,10 @@ mod tests {
         }
         assert!(!caches.contains(&Path::new("/h/.cache")), "the whole cache holds tokens (huggingface)");
         assert_eq!(paths(&s.hidden), [Path::new("/home"), Path::new("/root"), Path::new("/run")]);
-        // agentsh's own directories are in home: hidden with it, nothing to cover.
-        assert!(!s.deny.iter().any(|d| d.from == Origin::Agentsh));
+        // agentsh's own directories are covered wherever they are, hidden or not (issue 25:
+        // `$XDG_CONFIG_HOME` in a dotfiles repository put the config in the workspace).
+        assert!(s.deny.iter().any(|d| d.from == Origin::Agentsh && d.path == Path::new("/h/.config/agentsh")));
+        assert!(matches!(s.sight(Path::new("/h/.config/agentsh/config.json")), Sight::Covered(_)));
         assert!(s.deny.iter().any(|d| d.path == Path::new("/etc/shadow")));
         assert!(s.store.to_string_lossy().starts_with("/h/.local/state/agentsh/box/w-"), "{:?}", s.store);
         let ro = paths(&s.read_only);

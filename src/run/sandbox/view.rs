@@ -10,7 +10,7 @@
 //! what is shown read-only, the caches, the writable roots, the workspace's code paths, and the
 //! denied paths last, on top of everything.
 
-use super::spec::{BoxSpec, RUN_VISIBLE};
+use super::spec::{BoxSpec, Origin, RUN_VISIBLE};
 use super::{join, within};
 use rustix::mount::{MountAttrFlags, MoveMountFlags, OpenTreeFlags};
 use std::ffi::CString;
@@ -93,6 +93,10 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         .chain(&spec.ttys)
         .filter_map(|d| take(&d.path, true).map(|(fd, _)| (d.path.clone(), fd)))
         .collect();
+    // Found while everything is in sight: where agentsh's own directories really are, and the
+    // workspace files home's start-up files link into.
+    let own = own_places(spec, &mut made.notes);
+    let linked = linked_from_home(spec);
 
     // Read-only, everything: no write and no change of mode, owner, time or attribute anywhere
     // the spec does not put something writable back (issue 25: `chmod 666 ~/.bashrc`).
@@ -157,11 +161,32 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         }
     }
 
+    // What home's start-up files link into a writable root, bound read-only as the code paths
+    // are; and what holds agentsh's own directories there made mounts, so their covers (last,
+    // below) cannot be renamed away with what holds them (`mv config config.old; mkdir config`).
+    let roots = writable_roots(spec);
+    for path in &linked {
+        for root in roots.iter().filter(|w| within(path, w)) {
+            if bind_read_only(root, path, &mut pinned)? && !made.code_paths.contains(path) {
+                made.code_paths.push(path.clone());
+            }
+        }
+    }
+    for path in &own {
+        for root in roots.iter().filter(|w| within(path, w)) {
+            pin(root, path, &mut pinned)?;
+        }
+    }
+
     let mut cover = Cover::default();
-    for d in &spec.deny {
+    for d in spec.deny.iter().filter(|d| d.from != Origin::Agentsh) {
         for path in expand(&d.path) {
             cover.cover(&path)?;
         }
+    }
+    // Last, so nothing mounted after reopens them.
+    for path in &own {
+        cover.cover(path)?;
     }
     // The covers take no new entry from inside the box.
     let empty = CString::default();
@@ -310,7 +335,17 @@ fn bind_read_only(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<
     if !within(path, top) || path == top || std::fs::symlink_metadata(path).is_err() {
         return Ok(false);
     }
-    let mut on_the_way: Vec<&Path> = path.ancestors().skip(1).take_while(|a| *a != top).collect();
+    pin(top, path, pinned)?;
+    let Some((fd, _)) = take(path, true) else { return Ok(false) };
+    put(&fd, path)?;
+    Ok(true)
+}
+
+/// Each directory between `top` and `path` (inside it) made a mount of its own, writable as it
+/// was: a mount point cannot be renamed or removed, so what is bound or covered at `path` stays
+/// where the spec put it. `pinned`: the directories made mounts so far.
+fn pin(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), String> {
+    let mut on_the_way: Vec<&Path> = path.ancestors().skip(1).take_while(|a| *a != top && within(a, top)).collect();
     on_the_way.reverse();
     for dir in on_the_way {
         if pinned.iter().any(|p| p == dir) {
@@ -321,9 +356,7 @@ fn bind_read_only(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<
         }
         pinned.push(dir.to_path_buf());
     }
-    let Some((fd, _)) = take(path, true) else { return Ok(false) };
-    put(&fd, path)?;
-    Ok(true)
+    Ok(())
 }
 
 /// What git reads as code or settings in the git directory `git`, and in the git directories
@@ -351,6 +384,73 @@ pub(crate) fn code_paths(git: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     for d in dirs {
         code_paths(&d, out, depth + 1);
     }
+}
+
+/// `path` with every link on the way followed, as far as it exists; the rest as written.
+fn resolve(path: &Path) -> PathBuf {
+    for (n, dir) in path.ancestors().enumerate() {
+        if let Ok(real) = std::fs::canonicalize(dir) {
+            let rest: PathBuf = path.components().skip(dir.components().count()).collect();
+            return if n == 0 { real } else { real.join(rest) };
+        }
+    }
+    path.to_path_buf()
+}
+
+/// The writable roots (the workspace, `sandbox.writable`) where they really are.
+fn writable_roots(spec: &BoxSpec) -> Vec<PathBuf> {
+    spec.write.iter().filter_map(|w| std::fs::canonicalize(&w.path).ok()).collect()
+}
+
+/// agentsh's own directories ([`Origin::Agentsh`] in the spec's denied paths), as the spec names
+/// them and where they really are: `$XDG_CONFIG_HOME` in a dotfiles repository, or
+/// `~/.config -> dotfiles/config`, puts the config inside a workspace. One that is missing
+/// inside a writable root, where a command could make it and write a config agentsh would read,
+/// is made now (empty, 0700, as agentsh makes it), so that it is covered too.
+fn own_places(spec: &BoxSpec, notes: &mut Vec<String>) -> Vec<PathBuf> {
+    let roots = writable_roots(spec);
+    let mut out: Vec<PathBuf> = Vec::new();
+    for d in spec.deny.iter().filter(|d| d.from == Origin::Agentsh) {
+        let real = resolve(&d.path);
+        if std::fs::symlink_metadata(&real).is_err()
+            && roots.iter().any(|w| within(&real, w))
+            && let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&real)
+        {
+            notes.push(format!("{}: not made, so not covered: {e}", real.display()));
+        }
+        for p in [d.path.clone(), real] {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// What the person's shell and tools read from a workspace: the targets of home's top-level
+/// entries (`~/.zshrc -> dotfiles/zshrc`) and of `~/.config`'s (`~/.config/fish ->
+/// ../dotfiles/fish`) that are inside a writable root, not the root itself or what holds it.
+/// Bound read-only, a command cannot change what the person's next shell runs. Two directory
+/// reads, and a few calls for each link.
+fn linked_from_home(spec: &BoxSpec) -> Vec<PathBuf> {
+    let roots = writable_roots(spec);
+    let mut out: Vec<PathBuf> = Vec::new();
+    if roots.is_empty() {
+        return out;
+    }
+    for dir in [spec.home.clone(), join(&spec.home, ".config")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_symlink()) {
+                continue;
+            }
+            let Ok(target) = std::fs::canonicalize(e.path()) else { continue };
+            if roots.iter().any(|w| within(&target, w) && target != *w) && !out.contains(&target) {
+                out.push(target);
+            }
+        }
+    }
+    out
 }
 
 /// `dir/*.suffix`-style patterns in a last component, listed; other paths as they are.
