@@ -2155,3 +2155,35 @@ fn devices_are_written_but_their_metadata_cannot_change() {
         "use the devices",
     );
 }
+
+/// rt-files F8: home, what holds it, or a whole dot-directory of home on `$PATH` shows nothing of
+/// it, and `agentsh policy` says why.
+#[test]
+fn path_directories_never_show_home_or_its_dot_directories() {
+    let Some(mut w) = world() else { return };
+    w.write_home(".x/credentials", "SECRET\n");
+    w.write_home(".config/gh/hosts.yml", "oauth_token: SECRET\n");
+    w.write_home("bin/tool", "#!/bin/sh\necho tool\n");
+    std::fs::set_permissions(w.home("bin/tool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "/usr/local/bin:/usr/bin:/bin:{}:{}:{}:{}",
+        w.home.path().display(),
+        w.home(".x").display(),
+        w.home(".config").display(),
+        w.home("bin").display()
+    );
+    w.env.push(("PATH".into(), path));
+    for (what, body) in [
+        ("read a key through home on PATH", "cat ~/.ssh/id_ed25519"),
+        ("read a dot-directory on PATH", "cat ~/.x/credentials"),
+        ("read ~/.config on PATH", "cat ~/.config/gh/hosts.yml"),
+    ] {
+        refused_by_box(&w.script(&format!("set -e\n{body}\n")), what);
+    }
+    let out = w.script("set -e\ntool\n");
+    succeeded(&out, "a program of a narrow PATH directory");
+    let out = w.command(&["policy"]).output().unwrap();
+    let said = text(&out.stdout) + &text(&out.stderr);
+    assert!(said.contains("a whole dot-directory of home"), "{said}");
+    assert!(said.contains("it is home or holds it"), "{said}");
+}

@@ -15,6 +15,7 @@
 use super::{Place, join, normalize, top_level, within};
 use crate::policy::sandbox_settings::{Network, Settings};
 use serde::{Deserialize, Serialize};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Why a path is in the box. Shown by `agentsh policy`, `check` and the audit record.
@@ -379,16 +380,63 @@ impl BoxSpec {
         let own_place = |p: &Path| own.iter().any(|o| within(p, &normalize(o)));
         // Shown already through what holds it (`~/.pyenv/shims` in `~/.pyenv`).
         let shown = |visible: &[Root], p: &Path| visible.iter().chain(&caches).any(|v| within(p, &v.path));
+        // A directory the environment names is shown only where it is narrow: never home, a
+        // place hidden or private whole or what holds one, what holds agentsh's own directories,
+        // or a whole dot-directory of home, where tools keep their settings and tokens.
+        let dot_dir_of_home = |dir: &Path| {
+            dir.parent() == Some(home.as_path()) && dir.file_name().is_some_and(|n| n.as_bytes().starts_with(b"."))
+        };
+        let too_wide = |dir: &Path| -> Option<&'static str> {
+            let holds = |inner: &Path| within(inner, dir);
+            if holds(&home) {
+                Some("it is home or holds it")
+            } else if hidden.iter().chain(&private).any(|h| holds(&h.path)) {
+                Some("it is or holds a place the sandbox hides whole or has its own of")
+            } else if own.iter().any(|o| holds(&normalize(o))) {
+                Some("it holds agentsh's own directories")
+            } else if dot_dir_of_home(dir) {
+                Some("it is a whole dot-directory of home, where tools keep their settings and tokens")
+            } else {
+                None
+            }
+        };
         for dir in place.tool_dirs.iter().map(|d| normalize(d)) {
             if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
-                show(&mut visible, dir, Origin::Toolchain);
+                match too_wide(&dir) {
+                    None => show(&mut visible, dir, Origin::Toolchain),
+                    Some(why) => {
+                        // A toolchain's programs, at least (`~/.bun/bin` of `BUN_INSTALL=~/.bun`).
+                        let bin = join(&dir, "bin");
+                        let narrower = dot_dir_of_home(&dir) && too_wide(&bin).is_none();
+                        refused.push(Refused {
+                            path: dir.clone(),
+                            why: format!(
+                                "a toolchain directory the environment names, but {why}: {}; name what the sandbox \
+                                 should show in sandbox.readable",
+                                if narrower { "only its bin is shown" } else { "not shown" }
+                            ),
+                        });
+                        if narrower && !shown(&visible, &bin) {
+                            show(&mut visible, bin, Origin::Toolchain);
+                        }
+                    }
+                }
             }
         }
         for dir in place.path_dirs.iter().map(|d| normalize(d)) {
             // agentsh's own directories stay hidden even on `$PATH` (its `bash` link): inside
             // the box, `bash` is bash.
             if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
-                show(&mut visible, dir, Origin::Path);
+                match too_wide(&dir) {
+                    None => show(&mut visible, dir, Origin::Path),
+                    Some(why) => refused.push(Refused {
+                        path: dir,
+                        why: format!(
+                            "a directory of $PATH, but {why}: not shown; name what the sandbox should show in \
+                             sandbox.readable"
+                        ),
+                    }),
+                }
             }
         }
         // A cache outside every hidden place is the person's in sight: it is copied on write
@@ -892,6 +940,38 @@ mod tests {
         let s = BoxSpec::build(&Settings::default(), &p, &own, Path::new("/r"), "n");
         assert!(paths(&s.caches).contains(&Path::new("/root/.npm")));
         assert!(!paths(&s.caches).contains(&Path::new("/h")) && !paths(&s.caches).contains(&Path::new("/")));
+    }
+
+    #[test]
+    fn a_directory_the_environment_names_is_never_home_or_what_holds_its_secrets() {
+        let mut p = git(place("/w/p", "/h"), "/w/p");
+        let own = [PathBuf::from("/h/.local/share/agentsh"), PathBuf::from("/h/.config/agentsh")];
+        p.runtime_dir = Some("/h/run".into());
+        p.path_dirs = ["/h", "/", "/home", "/run", "/tmp", "/h/run", "/h/.local/share", "/h/.x", "/h/.config"]
+            .into_iter()
+            .chain(["/h/.config/composer/vendor/bin", "/h/bin", "/h/.x/bin"])
+            .map(PathBuf::from)
+            .collect();
+        p.tool_dirs =
+            vec!["/h/.bun".into(), "/h/.local".into(), "/h/sdk/go".into(), "/h/.codex/shell_snapshots".into()];
+        let s = BoxSpec::build(&Settings::default(), &p, &own, Path::new("/r"), "n");
+        let visible = paths(&s.visible);
+        for not in
+            ["/h", "/home", "/run", "/tmp", "/h/run", "/h/.local/share", "/h/.x", "/h/.config", "/h/.bun", "/h/.local"]
+        {
+            assert!(!visible.contains(&Path::new(not)), "{not}: {visible:?}");
+            assert!(s.refused.iter().any(|r| r.path == Path::new(not)), "{not} not told: {:?}", s.refused);
+        }
+        for shown in ["/h/.config/composer/vendor/bin", "/h/bin", "/h/.x/bin", "/h/sdk/go", "/h/.codex/shell_snapshots"]
+        {
+            assert!(visible.contains(&Path::new(shown)), "{shown}: {visible:?}");
+        }
+        // A toolchain's whole dot-directory: its programs only.
+        assert!(visible.contains(&Path::new("/h/.bun/bin")));
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/h/.bun") && r.why.contains("only its bin")));
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/h/.local/share") && r.why.contains("agentsh's own")));
+        // `/` is not hidden: it shows what the system shows.
+        assert!(!s.refused.iter().any(|r| r.path == Path::new("/")));
     }
 
     #[test]
