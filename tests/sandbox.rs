@@ -2187,3 +2187,44 @@ fn path_directories_never_show_home_or_its_dot_directories() {
     assert!(said.contains("a whole dot-directory of home"), "{said}");
     assert!(said.contains("it is home or holds it"), "{said}");
 }
+
+/// rt-files F15: what of the system others may not read is covered, whatever its name: the box
+/// runs as the person, and a box of root's is root.
+#[test]
+fn what_others_may_not_read_of_the_system_is_covered() {
+    use std::os::unix::fs::MetadataExt;
+    let Some(w) = world() else { return };
+    let dir = match tempfile::Builder::new().prefix("agentsh-test-system").tempdir_in("/opt") {
+        Ok(d) => d,
+        Err(e) => return skip(&format!("cannot make a directory in /opt ({e}): the system's files are another's")),
+    };
+    let owned = std::fs::metadata(dir.path()).unwrap().uid();
+    if owned != 0 {
+        return skip("not root: what is made in /opt is the person's own, not the system's");
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (key, private, public) = (dir.path().join("key"), dir.path().join("private"), dir.path().join("public"));
+    std::fs::write(&key, "SECRET\n").unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::create_dir(&private).unwrap();
+    std::fs::write(private.join("db.conf"), "password=SECRET\n").unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o710)).unwrap();
+    std::fs::write(&public, "hello\n").unwrap();
+    // A new box: the walk is made when it is built.
+    let w = w.sandbox(serde_json::json!({"readable": ["/opt/agentsh-test-none"]}));
+    for (what, body) in [
+        ("read a file only root may", format!("cat {}", key.display())),
+        ("read in a directory only root may enter", format!("cat {}/db.conf", private.display())),
+    ] {
+        refused_by_box(&w.script(&format!("set -e\n{body}\n")), what);
+    }
+    // Known places, where this machine has them.
+    for known in ["/etc/security/opasswd", "/etc/ssl/private/ssl-cert-snakeoil.key"] {
+        if Path::new(known).exists() {
+            refused_by_box(&w.script(&format!("set -e\nhead -c1 {known}\n")), known);
+        }
+    }
+    let out = w.script(&format!("set -e\ncat {}\n", public.display()));
+    succeeded(&out, "read what anyone may");
+    assert_eq!(text(&out.stdout), "hello\n");
+}

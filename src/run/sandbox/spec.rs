@@ -228,17 +228,50 @@ pub const HOME_CACHES: &[&str] = &[
 ];
 
 /// The system's own secrets, covered although the rest of `/etc` is in sight (root can read
-/// them, and a box of root's is root).
+/// them, and a box of root's is root): the places known to hold them, whatever their mode.
+/// Besides these, the builder covers what it finds in [`SYSTEM_WALKED`] that others may not
+/// read ([`super::view`]); the two together are the system's secrets.
 pub const SYSTEM_SECRETS: &[&str] = &[
     "/etc/shadow",
     "/etc/shadow-",
     "/etc/gshadow",
     "/etc/gshadow-",
+    "/etc/security/opasswd",
     "/etc/ssh/ssh_host_*_key",
     "/etc/krb5.keytab",
     "/etc/sudoers",
     "/etc/sudoers.d",
+    "/etc/ssl/private",
+    "/etc/pki/tls/private",
+    "/etc/letsencrypt",
+    "/etc/wireguard",
+    "/etc/NetworkManager/system-connections",
+    "/etc/ipsec.secrets",
+    "/etc/ipsec.d/private",
+    "/etc/ppp/*-secrets",
+    "/etc/openvpn",
+    "/etc/kubernetes",
+    "/etc/rancher",
+    "/etc/credstore",
+    "/etc/credstore.encrypted",
+    "/etc/containers/auth.json",
+    "/etc/docker/key.json",
+    "/etc/libvirt/secrets",
+    "/etc/ldap.secret",
+    "/etc/pam_ldap.secret",
+    "/var/lib/systemd/credential.secret",
+    "/var/lib/samba/private",
+    "/var/cache/debconf/passwords.dat",
+    "/var/backups/shadow.bak",
+    "/var/backups/gshadow.bak",
 ];
+
+/// The system trees the builder walks for what others may not read (a file without `o+r`, a
+/// directory without `o+x`) and covers it: the box runs as the person, often root, and must read
+/// only what any user could. Package-managed `/usr` is left out (its files are world-readable),
+/// and so is any other top-level directory but for itself (`/lost+found`); a mount beneath a
+/// tree is not entered.
+pub const SYSTEM_WALKED: &[&str] = &["/etc", "/var", "/opt", "/srv", "/boot", "/usr/local", "/mnt", "/media"];
 
 /// What stays in sight of `/run`, which is hidden: the resolver's configuration where
 /// `/etc/resolv.conf` points into it (systemd-resolved), and NixOS's system profile.

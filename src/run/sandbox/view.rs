@@ -10,7 +10,7 @@
 //! what is shown read-only, the caches, the writable roots, the workspace's code paths, and the
 //! denied paths last, on top of everything.
 
-use super::spec::{BoxSpec, Origin, RUN_VISIBLE};
+use super::spec::{BoxSpec, Origin, RUN_VISIBLE, SYSTEM_WALKED};
 use super::{join, within};
 use rustix::mount::{MountAttrFlags, MoveMountFlags, OpenTreeFlags};
 use std::ffi::CString;
@@ -93,10 +93,11 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         .chain(&spec.ttys)
         .filter_map(|d| take(&d.path, true).map(|(fd, _)| (d.path.clone(), fd)))
         .collect();
-    // Found while everything is in sight: where agentsh's own directories really are, and the
-    // workspace files home's start-up files link into.
+    // Found while everything is in sight: where agentsh's own directories really are, the
+    // workspace files home's start-up files link into, and what of the system others may not read.
     let own = own_places(spec, &mut made.notes);
     let linked = linked_from_home(spec);
+    let secrets = unreadable_system(spec, &mut made.notes);
 
     // Read-only, everything: no write and no change of mode, owner, time or attribute anywhere
     // the spec does not put something writable back (issue 25: `chmod 666 ~/.bashrc`).
@@ -183,6 +184,9 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         for path in expand(&d.path) {
             cover.cover(&path)?;
         }
+    }
+    for path in &secrets {
+        cover.cover(path)?;
     }
     // Last, so nothing mounted after reopens them.
     for path in &own {
@@ -447,6 +451,88 @@ fn linked_from_home(spec: &BoxSpec) -> Vec<PathBuf> {
             let Ok(target) = std::fs::canonicalize(e.path()) else { continue };
             if roots.iter().any(|w| within(&target, w) && target != *w) && !out.contains(&target) {
                 out.push(target);
+            }
+        }
+    }
+    out
+}
+
+/// What the box could read of the system that others may not: in [`SYSTEM_WALKED`], every file
+/// without `o+r` and every directory without `o+x` (not entered further) that is not the
+/// person's own; of the other top-level directories, the directory itself. The box runs as the
+/// person, and a box of root's is root: where the person is root nothing in the system is their
+/// own, and what root alone may read is the system's secret (`/etc/ssl/private`,
+/// `/var/cache/debconf/passwords.dat`, a database's data). What the box could not read anyway
+/// (another user's, for a person who is not root) needs no cover. Nothing the spec shows or
+/// hides otherwise is looked at, and no mount beneath a tree is entered. About 10,000 `statx`
+/// on a Debian machine.
+fn unreadable_system(spec: &BoxSpec, notes: &mut Vec<String>) -> Vec<PathBuf> {
+    use rustix::fs::{Access, AtFlags, CWD, accessat};
+    use std::os::unix::fs::MetadataExt;
+    const MAX_ENTRIES: usize = 200_000;
+    let euid = nix::unistd::geteuid().as_raw();
+    let elsewhere: Vec<&Path> = [&spec.write, &spec.private, &spec.caches, &spec.visible, &spec.hidden]
+        .into_iter()
+        .flatten()
+        .map(|r| r.path.as_path())
+        .chain(spec.deny.iter().map(|d| d.path.as_path()))
+        .chain(["/proc", "/sys", "/dev"].map(Path::new))
+        .collect();
+    let excluded = |p: &Path| elsewhere.iter().any(|e| within(p, e));
+    let secret = |p: &Path, m: &std::fs::Metadata| {
+        let (others, access) =
+            if m.is_dir() { (m.mode() & 0o001, Access::EXEC_OK) } else { (m.mode() & 0o004, Access::READ_OK) };
+        others == 0 && (euid == 0 || m.uid() != euid) && accessat(CWD, p, access, AtFlags::EACCESS).is_ok()
+    };
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/") {
+        for e in entries.flatten() {
+            let p = e.path();
+            if SYSTEM_WALKED.iter().any(|w| Path::new(w) == p) || excluded(&p) {
+                continue;
+            }
+            if let Ok(m) = e.metadata()
+                && m.is_dir()
+                && secret(&p, &m)
+            {
+                out.push(p);
+            }
+        }
+    }
+    let mut seen = 0;
+    for root in SYSTEM_WALKED.iter().map(Path::new) {
+        let Ok(m) = std::fs::symlink_metadata(root) else { continue };
+        let dev = m.dev();
+        if !m.is_dir() || excluded(root) {
+            continue;
+        }
+        if secret(root, &m) {
+            out.push(root.to_path_buf());
+            continue;
+        }
+        let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
+        while let Some(dir) = queue.pop_front() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for e in entries.flatten() {
+                seen += 1;
+                if seen > MAX_ENTRIES {
+                    notes.push(format!(
+                        "the system's trees hold more than {MAX_ENTRIES} entries: what others may not read below \
+                         {} is not covered",
+                        dir.display()
+                    ));
+                    return out;
+                }
+                let p = e.path();
+                let Ok(m) = e.metadata() else { continue };
+                if m.file_type().is_symlink() || excluded(&p) {
+                    continue;
+                }
+                if secret(&p, &m) {
+                    out.push(p);
+                } else if m.is_dir() && m.dev() == dev {
+                    queue.push_back(p);
+                }
             }
         }
     }
