@@ -2228,3 +2228,16 @@ fn what_others_may_not_read_of_the_system_is_covered() {
     succeeded(&out, "read what anyone may");
     assert_eq!(text(&out.stdout), "hello\n");
 }
+
+/// rt-files F13: of uv's directory, the box sees what uv runs from, not its credentials.
+#[test]
+fn uvs_credentials_are_out_of_sight() {
+    let Some(w) = world() else { return };
+    w.write_home(".local/share/uv/credentials/credentials.toml", "password = \"SECRET\"\n");
+    w.write_home(".local/share/uv/python/cpython-3/bin/marker", "python\n");
+    // A new box: what is shown of home is read when it is built.
+    let w = w.sandbox(serde_json::json!({"readable": ["/opt/agentsh-test-none"]}));
+    attack(&w, "read uv's credentials", "set -e\ncat ~/.local/share/uv/credentials/credentials.toml\n");
+    let out = w.script("set -e\ncat ~/.local/share/uv/python/cpython-3/bin/marker\n");
+    succeeded(&out, "uv's Pythons");
+}

@@ -153,7 +153,10 @@ pub const HOME_VISIBLE: &[(&str, Origin)] = &[
     (".local/share/pnpm", Origin::Toolchain),
     (".local/share/fnm", Origin::Toolchain),
     (".local/share/mise", Origin::Toolchain),
-    (".local/share/uv", Origin::Toolchain),
+    // What uv runs from: its Pythons and its tools' environments; not its credentials store
+    // (`.local/share/uv/credentials`, where `uv auth login` keeps index passwords in plain text).
+    (".local/share/uv/python", Origin::Toolchain),
+    (".local/share/uv/tools", Origin::Toolchain),
     (".nvm", Origin::Toolchain),
     (".volta", Origin::Toolchain),
     (".fnm", Origin::Toolchain),
@@ -892,6 +895,9 @@ mod tests {
         // `$XDG_CONFIG_HOME` in a dotfiles repository put the config in the workspace).
         assert!(s.deny.iter().any(|d| d.from == Origin::Agentsh && d.path == Path::new("/h/.config/agentsh")));
         assert!(matches!(s.sight(Path::new("/h/.config/agentsh/config.json")), Sight::Covered(_)));
+        // What uv runs from, not its credentials.
+        assert!(visible.contains(&Path::new("/h/.local/share/uv/python")));
+        assert!(!visible.contains(&Path::new("/h/.local/share/uv")));
         assert!(s.deny.iter().any(|d| d.path == Path::new("/etc/shadow")));
         assert!(s.store.to_string_lossy().starts_with("/h/.local/state/agentsh/box/w-"), "{:?}", s.store);
         let ro = paths(&s.read_only);
