@@ -2241,3 +2241,42 @@ fn uvs_credentials_are_out_of_sight() {
     let out = w.script("set -e\ncat ~/.local/share/uv/python/cpython-3/bin/marker\n");
     succeeded(&out, "uv's Pythons");
 }
+
+/// rt-files F13: git's global config and the agents' shell snapshots are shown as copies without
+/// their secrets: git still knows the author, and Codex's wrapper still sources its snapshot by
+/// path (a snapshot written for a new session is in the next command's box).
+#[test]
+fn git_config_and_shell_snapshots_are_shown_without_their_secrets() {
+    let Some(mut w) = world() else { return };
+    w.write_home(
+        ".gitconfig",
+        "[user]\n\tname = Test\n\temail = test@example.com\n\
+         [url \"https://x-access-token:GITSECRET@github.com/\"]\n\tinsteadOf = https://github.com/\n",
+    );
+    let codex = tempfile::Builder::new().prefix("codex-home").tempdir_in("/tmp").unwrap();
+    w.env.push(("CODEX_HOME".into(), codex.path().display().to_string()));
+    succeeded(&w.run("true"), "the agent's first command");
+    let snap = codex.path().join("shell_snapshots/s.sh");
+    std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+    std::fs::write(
+        &snap,
+        "# Snapshot file\n# exports 2\nexport OPENAI_API_KEY='SNAPSECRET'\nexport FROM_SNAPSHOT=yes\n",
+    )
+    .unwrap();
+    let out = w.script(&format!(
+        "set -e\n. {}\necho \"from=$FROM_SNAPSHOT key=${{OPENAI_API_KEY:-none}}\"\ncat {} ~/.gitconfig\ngit config user.name\n",
+        snap.display(),
+        snap.display()
+    ));
+    succeeded(&out, "source the snapshot and read git's config");
+    let said = text(&out.stdout);
+    assert!(said.starts_with("from=yes key=none\n"), "{said}");
+    assert!(!said.contains("SNAPSECRET") && !said.contains("GITSECRET"), "{said}");
+    assert!(said.ends_with("Test\n"), "{said}");
+    // A snapshot written since: in the next command's box, without its secrets.
+    let later = codex.path().join("shell_snapshots/t.sh");
+    std::fs::write(&later, "# Snapshot file\n# exports 1\nexport GITHUB_TOKEN=LATERSECRET\nexport LATER=1\n").unwrap();
+    let out = w.script(&format!("set -e\n. {}\necho \"later=$LATER\"\ncat {}\n", later.display(), later.display()));
+    succeeded(&out, "source a later snapshot");
+    assert!(text(&out.stdout).starts_with("later=1\n") && !text(&out.stdout).contains("LATERSECRET"));
+}

@@ -485,6 +485,11 @@ fn watch(spec: &BoxSpec) -> Watch {
     }
     // What is shown of the person's toolchains and caches is not watched: a toolchain installed
     // since shows in the next box (at most LIFETIME away), and nothing it holds is a secret.
+    // What is shown as a copy is: a snapshot written for a new session, or a changed git config,
+    // makes a new box (`super::copies`).
+    for v in spec.visible.iter().filter(|v| super::copies::copied(&v.path, &spec.home).is_some()) {
+        w.beneath(&v.path, true);
+    }
     for d in &spec.deny {
         if !d.path.to_string_lossy().contains('*') {
             w.beneath(&d.path, false);

@@ -37,6 +37,7 @@
 //! What the box does not hold is in SECURITY.md ("The sandbox").
 
 pub mod asking;
+pub mod copies;
 pub mod environ;
 pub mod filter;
 pub(crate) mod gitcode;

@@ -14,6 +14,7 @@ use super::spec::{BoxSpec, Origin, RUN_VISIBLE, SYSTEM_WALKED};
 use super::{join, within};
 use rustix::mount::{MountAttrFlags, MoveMountFlags, OpenTreeFlags};
 use std::ffi::CString;
+use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -52,7 +53,19 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
     let mut visible: Vec<(PathBuf, OwnedFd, bool)> = Vec::new();
     for v in &spec.visible {
         for path in expand(&v.path) {
-            if let Some((fd, dir)) = take(&path, true) {
+            // What holds secrets is shown as a copy without them ([`super::copies`]).
+            let source = match super::copies::copied(&path, &spec.home) {
+                Some(how) if v.from != super::spec::Origin::Setting => match store.copy(&path, how) {
+                    Ok(Some(copy)) => copy,
+                    Ok(None) => continue,
+                    Err(why) => {
+                        made.notes.push(format!("{}: not shown ({why})", path.display()));
+                        continue;
+                    }
+                },
+                _ => path.clone(),
+            };
+            if let Some((fd, dir)) = take(&source, true) {
                 visible.push((path, fd, dir));
             }
         }
@@ -597,6 +610,40 @@ impl Store {
         let _ = std::fs::set_permissions(&backing, std::fs::Permissions::from_mode(mode));
         let (fd, _) = take(&backing, false).ok_or_else(|| format!("{}: cannot be mounted", backing.display()))?;
         Ok(Some(fd))
+    }
+
+    /// A copy of `path` without its secrets ([`super::copies`]), written under `copies/`, or
+    /// `None` where there is no `path` to copy.
+    fn copy(&self, path: &Path, how: super::copies::Copied) -> Result<Option<PathBuf>, String> {
+        use super::copies::{Copied, git_config, snapshot};
+        let name =
+            format!("copies/{}", path.as_os_str().as_bytes().iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let copy = join(&self.dir, &name);
+        let fail = |e: std::io::Error| format!("{}: {e}", copy.display());
+        let _ = std::fs::remove_dir_all(&copy);
+        let _ = std::fs::remove_file(&copy);
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(join(&self.dir, "copies")).map_err(fail)?;
+        let write = |to: &Path, text: String| {
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to)?.write_all(text.as_bytes())
+        };
+        match how {
+            Copied::GitConfig => {
+                let Ok(text) = std::fs::read_to_string(path) else { return Ok(None) };
+                write(&copy, git_config(&text)).map_err(fail)?;
+            }
+            Copied::Snapshots => {
+                let Ok(entries) = std::fs::read_dir(path) else { return Ok(None) };
+                std::fs::DirBuilder::new().mode(0o700).create(&copy).map_err(fail)?;
+                for e in entries.flatten() {
+                    if !e.file_type().is_ok_and(|t| t.is_file()) {
+                        continue;
+                    }
+                    let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
+                    write(&copy.join(e.file_name()), snapshot(&text)).map_err(fail)?;
+                }
+            }
+        }
+        Ok(Some(copy))
     }
 
     /// A detached overlay of the cache `lower`: reads see the person's cache, writes land in
