@@ -9,8 +9,9 @@
 //!   places, the person's toolchains and harmless configuration ([`HOME_VISIBLE`]), their
 //!   caches copy-on-write ([`HOME_CACHES`]), the directories of `$PATH` and of the toolchain
 //!   variables, and the current directory.
-//! - Everything else of the system is read-only, less agentsh's own directories, the system's
-//!   secrets ([`SYSTEM_SECRETS`]) and `sandbox.denyRead`.
+//! - Everything else of the system is read-only, less agentsh's own directories (wherever they
+//!   are), the system's secrets ([`SYSTEM_SECRETS`], and what the builder finds in
+//!   [`SYSTEM_WALKED`] that others may not read) and `sandbox.denyRead`.
 
 use super::{Place, join, normalize, top_level, within};
 use crate::policy::sandbox_settings::{Network, Settings};
@@ -177,7 +178,8 @@ pub const HOME_VISIBLE: &[(&str, Origin)] = &[
     (".npm-global", Origin::Toolchain),
     // The agents' shell snapshots: `Place::tool_dirs`, where they exist.
     // git needs the author; a credential helper's store stays hidden (`.git-credentials`,
-    // `.config/git/credentials`).
+    // `.config/git/credentials`), and git's config is shown as a copy without its tokens
+    // (`super::copies`).
     (".gitconfig", Origin::Config),
     (".config/git/config", Origin::Config),
     (".config/git/ignore", Origin::Config),
