@@ -2219,7 +2219,8 @@ fn what_others_may_not_read_of_the_system_is_covered() {
         refused_by_box(&w.script(&format!("set -e\n{body}\n")), what);
     }
     // Known places, where this machine has them.
-    for known in ["/etc/security/opasswd", "/etc/ssl/private/ssl-cert-snakeoil.key"] {
+    for known in ["/etc/security/opasswd", "/etc/ssl/private/ssl-cert-snakeoil.key", "/var/cache/debconf/passwords.dat"]
+    {
         if Path::new(known).exists() {
             refused_by_box(&w.script(&format!("set -e\nhead -c1 {known}\n")), known);
         }
@@ -2279,4 +2280,16 @@ fn git_config_and_shell_snapshots_are_shown_without_their_secrets() {
     let out = w.script(&format!("set -e\n. {}\necho \"later=$LATER\"\ncat {}\n", later.display(), later.display()));
     succeeded(&out, "source a later snapshot");
     assert!(text(&out.stdout).starts_with("later=1\n") && !text(&out.stdout).contains("LATERSECRET"));
+}
+
+/// agentsh's own directories are covered wherever they are, but one it makes in the hidden home
+/// after the box was built (its cache, its runtime directory) is out of the box's sight: the box
+/// is kept.
+#[test]
+fn agentsh_making_its_own_directories_in_home_keeps_the_box() {
+    let Some(w) = world() else { return };
+    let before = w.mount_ns();
+    std::fs::create_dir_all(w.home(".cache/agentsh")).unwrap();
+    std::fs::create_dir_all(w.home(".local/share/agentsh")).unwrap();
+    assert_eq!(w.mount_ns(), before, "a new box for agentsh's own new directory");
 }

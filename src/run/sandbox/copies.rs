@@ -6,8 +6,9 @@
 //! - the agents' shell snapshots (`~/.codex/shell_snapshots`): Codex's export every variable,
 //!   and sourcing one would put back what the environment scrub ([`super::environ`]) removed.
 //!
-//! A copy is made when the box is built; the box's record watches the original, so a changed
-//! one (a snapshot written for a new session, `git config --global`) makes a new box.
+//! A copy is made when the box is built. The box's record watches the snapshot directories, so a
+//! snapshot written for a new session makes a new box; a changed git config shows in the next
+//! box (as a toolchain installed since does).
 
 use std::path::Path;
 

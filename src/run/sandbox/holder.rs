@@ -485,13 +485,19 @@ fn watch(spec: &BoxSpec) -> Watch {
     }
     // What is shown of the person's toolchains and caches is not watched: a toolchain installed
     // since shows in the next box (at most LIFETIME away), and nothing it holds is a secret.
-    // What is shown as a copy is: a snapshot written for a new session, or a changed git config,
-    // makes a new box (`super::copies`).
-    for v in spec.visible.iter().filter(|v| super::copies::copied(&v.path, &spec.home).is_some()) {
+    // The agents' snapshot directories, shown as copies, are: a snapshot written for a new
+    // session makes a new box, where the agent's wrapper finds it (`super::copies`). git's config,
+    // a copy too, shows a change in the next box, as a toolchain does.
+    let snapshots = |path: &Path| super::copies::copied(path, &spec.home) == Some(super::copies::Copied::Snapshots);
+    for v in spec.visible.iter().filter(|v| snapshots(&v.path)) {
         w.beneath(&v.path, true);
     }
     for d in &spec.deny {
-        if !d.path.to_string_lossy().contains('*') {
+        // agentsh's own directories where the box cannot see them, now or once they are made (in
+        // the private home or runtime directory, and not shown there, a link followed): agentsh
+        // makes its runtime and cache directories after the first box, which must still be kept.
+        let unseen = d.from == super::Origin::Agentsh && spec.out_of_sight(&super::view::resolve(&d.path));
+        if !d.path.to_string_lossy().contains('*') && !unseen {
             w.beneath(&d.path, false);
         }
     }

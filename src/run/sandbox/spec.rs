@@ -233,9 +233,12 @@ pub const HOME_CACHES: &[&str] = &[
 ];
 
 /// The system's own secrets, covered although the rest of `/etc` is in sight (root can read
-/// them, and a box of root's is root): the places known to hold them, whatever their mode.
-/// Besides these, the builder covers what it finds in [`SYSTEM_WALKED`] that others may not
-/// read ([`super::view`]); the two together are the system's secrets.
+/// them, and a box of root's is root): the places in `/etc` known to hold them, whatever their
+/// mode. Besides these, the builder covers what it finds in [`SYSTEM_WALKED`] that others may not
+/// read ([`super::view`]): `/var`'s secrets (debconf's `passwords.dat`, `/var/backups/*shadow*`,
+/// a database's data) are root's alone by their packages' own modes. The two together are the
+/// system's secrets. Each place here that exists costs a box's commands a `statx` (its record
+/// watches it); what the walk finds costs them nothing.
 pub const SYSTEM_SECRETS: &[&str] = &[
     "/etc/shadow",
     "/etc/shadow-",
@@ -264,11 +267,6 @@ pub const SYSTEM_SECRETS: &[&str] = &[
     "/etc/libvirt/secrets",
     "/etc/ldap.secret",
     "/etc/pam_ldap.secret",
-    "/var/lib/systemd/credential.secret",
-    "/var/lib/samba/private",
-    "/var/cache/debconf/passwords.dat",
-    "/var/backups/shadow.bak",
-    "/var/backups/gshadow.bak",
 ];
 
 /// The system trees the builder walks for what others may not read (a file without `o+r`, a
@@ -608,6 +606,15 @@ impl BoxSpec {
         Sight::Shown
     }
 
+    /// Whether `path` is in a place the box hides whole or has its own of, and nothing shows it
+    /// there: what becomes of it is out of the box's sight.
+    pub(crate) fn out_of_sight(&self, path: &Path) -> bool {
+        let p = normalize(path);
+        let shown = self.write.iter().chain(&self.visible).chain(&self.caches).any(|r| within(&p, &r.path));
+        let hidden = self.hidden.iter().chain(&self.private).any(|h| within(&p, &h.path));
+        hidden && !shown
+    }
+
     /// Where a file the box writes at `path` in one of its private places is kept outside it
     /// (under `store`), or `None` where `path` is in none of them.
     pub fn kept_at(&self, path: &Path) -> Option<PathBuf> {
@@ -897,6 +904,9 @@ mod tests {
         // `$XDG_CONFIG_HOME` in a dotfiles repository put the config in the workspace).
         assert!(s.deny.iter().any(|d| d.from == Origin::Agentsh && d.path == Path::new("/h/.config/agentsh")));
         assert!(matches!(s.sight(Path::new("/h/.config/agentsh/config.json")), Sight::Covered(_)));
+        // Out of sight in the private home: what agentsh makes there later does not make a new box.
+        assert!(s.out_of_sight(Path::new("/h/.config/agentsh")));
+        assert!(!s.out_of_sight(Path::new("/h/.cargo/bin/agentsh")) && !s.out_of_sight(Path::new("/etc/agentsh")));
         // What uv runs from, not its credentials.
         assert!(visible.contains(&Path::new("/h/.local/share/uv/python")));
         assert!(!visible.contains(&Path::new("/h/.local/share/uv")));

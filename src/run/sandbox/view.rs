@@ -404,7 +404,7 @@ pub(crate) fn code_paths(git: &Path, out: &mut Vec<PathBuf>, depth: usize) {
 }
 
 /// `path` with every link on the way followed, as far as it exists; the rest as written.
-fn resolve(path: &Path) -> PathBuf {
+pub(crate) fn resolve(path: &Path) -> PathBuf {
     for (n, dir) in path.ancestors().enumerate() {
         if let Ok(real) = std::fs::canonicalize(dir) {
             let rest: PathBuf = path.components().skip(dir.components().count()).collect();
