@@ -55,7 +55,7 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         for path in expand(&v.path) {
             // What holds secrets is shown as a copy without them ([`super::copies`]).
             let source = match super::copies::copied(&path, &spec.home) {
-                Some(how) if v.from != super::spec::Origin::Setting => match store.copy(&path, how) {
+                Some(how) if v.from != Origin::Setting => match store.copy(&path, how, &spec.name) {
                     Ok(Some(copy)) => copy,
                     Ok(None) => continue,
                     Err(why) => {
@@ -612,17 +612,18 @@ impl Store {
         Ok(Some(fd))
     }
 
-    /// A copy of `path` without its secrets ([`super::copies`]), written under `copies/`, or
-    /// `None` where there is no `path` to copy.
-    fn copy(&self, path: &Path, how: super::copies::Copied) -> Result<Option<PathBuf>, String> {
+    /// A copy of `path` without its secrets ([`super::copies`]), written under
+    /// `copies/<box>/` (the box's name: another box of this workspace, built at the same time,
+    /// keeps its own), or `None` where there is no `path` to copy.
+    fn copy(&self, path: &Path, how: super::copies::Copied, box_name: &str) -> Result<Option<PathBuf>, String> {
         use super::copies::{Copied, git_config, snapshot};
-        let name =
-            format!("copies/{}", path.as_os_str().as_bytes().iter().map(|b| format!("{b:02x}")).collect::<String>());
-        let copy = join(&self.dir, &name);
+        let hex: String = path.as_os_str().as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        let dir = join(&self.dir, &format!("copies/{box_name}"));
+        let copy = join(&dir, &hex);
         let fail = |e: std::io::Error| format!("{}: {e}", copy.display());
         let _ = std::fs::remove_dir_all(&copy);
         let _ = std::fs::remove_file(&copy);
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(join(&self.dir, "copies")).map_err(fail)?;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(fail)?;
         let write = |to: &Path, text: String| {
             std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to)?.write_all(text.as_bytes())
         };
