@@ -99,7 +99,8 @@ fn holds_credential(text: &str) -> bool {
     })
 }
 
-/// A shell snapshot without the variables whose name [`super::environ::secret`] names: each
+/// A shell snapshot without the variables the environment scrub removes: a name
+/// [`super::environ::secret`] names, or a value [`super::environ::secret_value`] does. Each
 /// `export NAME=…` or `declare -x NAME=…` statement (its value may span lines, quoted) becomes
 /// `:`, so what holds it (a function's body) still reads. In a snapshot with an `# exports`
 /// section (Codex's), only that section is looked at, after the functions.
@@ -112,8 +113,10 @@ pub fn snapshot(text: &str) -> String {
     while !rest.is_empty() {
         let end = statement_end(rest);
         let (stmt, after) = rest.split_at(end);
-        match exported_name(stmt) {
-            Some(name) if super::environ::secret(name) => {
+        match exported(stmt) {
+            Some((name, value))
+                if super::environ::secret(name) || super::environ::secret_value(unquoted(value).as_bytes()) =>
+            {
                 out.push(':');
                 if stmt.ends_with('\n') {
                     out.push('\n');
@@ -162,8 +165,8 @@ fn statement_end(text: &str) -> usize {
     b.len()
 }
 
-/// `NAME` of `export NAME=…`, `export -x`-less `declare -x NAME=…` (with any other flags).
-fn exported_name(stmt: &str) -> Option<&str> {
+/// `NAME` and the value's text of `export NAME=…`, or `declare -x NAME=…` (with any other flags).
+fn exported(stmt: &str) -> Option<(&str, &str)> {
     let s = stmt.trim_start();
     let rest = if let Some(r) = s.strip_prefix("export ") {
         r
@@ -177,7 +180,19 @@ fn exported_name(stmt: &str) -> Option<&str> {
     };
     let rest = rest.trim_start().trim_start_matches("-- ");
     let name = rest.split(['=', ' ', '\n', ';']).next()?;
-    (!name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')).then_some(name)
+    let value = rest[name.len()..].strip_prefix('=').unwrap_or("").trim_end_matches('\n');
+    (!name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')).then_some((name, value))
+}
+
+/// A value's text without one layer of quotes (`'…'`, `"…"`, `$'…'`).
+fn unquoted(value: &str) -> &str {
+    let v = value.strip_prefix('$').filter(|v| v.starts_with('\'')).unwrap_or(value);
+    for q in ['\'', '"'] {
+        if let Some(inner) = v.strip_prefix(q).and_then(|v| v.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    value
 }
 
 #[cfg(test)]
@@ -219,9 +234,10 @@ mod tests {
         let text = "# Snapshot file\nf() {\n  export INNER_TOKEN=x\n  echo 'it'\"s\"\n}\n# exports 5\n\
                     export OPENAI_API_KEY='sk-SECRET1'\nexport PATH=/usr/bin:/bin\n\
                     export MULTI_SECRET_TOKEN='line1\nSECRET2'\ndeclare -x GITHUB_TOKEN=\"SECRET3\\\"\nSECRET4\"\n\
-                    export NOTE=$'a\\'b'\nexport SSH_AUTH_SOCK=/tmp/ssh-x/agent.1\nexport LANG=C.UTF-8\n";
+                    export NOTE=$'a\\'b'\nexport SSH_AUTH_SOCK=/tmp/ssh-x/agent.1\nexport LANG=C.UTF-8\n\
+                    export DATABASE='postgres://u:SECRET5@db/app'\nexport HELPER=\"ghp_SECRET6aaaaaaaaaaaaaaaaaaaa\"\n";
         let out = snapshot(text);
-        for secret in ["SECRET1", "SECRET2", "SECRET3", "SECRET4", "agent.1"] {
+        for secret in ["SECRET1", "SECRET2", "SECRET3", "SECRET4", "agent.1", "SECRET5", "SECRET6"] {
             assert!(!out.contains(secret), "{secret} kept:\n{out}");
         }
         for kept in ["export PATH=/usr/bin:/bin\n", "export NOTE=$'a\\'b'\n", "export LANG=C.UTF-8\n", "f() {\n"] {
