@@ -414,8 +414,6 @@ impl BoxSpec {
                 || DEVICES_ROOT.iter().any(|d| within(p, Path::new(d)))
         };
         let own_place = |p: &Path| own.iter().any(|o| within(p, &normalize(o)));
-        // Shown already through what holds it (`~/.pyenv/shims` in `~/.pyenv`).
-        let shown = |visible: &[Root], p: &Path| visible.iter().chain(&caches).any(|v| within(p, &v.path));
         // A directory the environment names is shown only where it is narrow: never home, a
         // place hidden or private whole or what holds one, what holds agentsh's own directories,
         // or a whole dot-directory of home, where tools keep their settings and tokens.
@@ -436,6 +434,23 @@ impl BoxSpec {
                 None
             }
         };
+        // A cache the environment moves (`PIP_CACHE_DIR`, `GOMODCACHE`, `XDG_CACHE_HOME`,
+        // `RUSTUP_HOME`, ...) is shown, copy-on-write, only where it is narrow too: the box reads
+        // all of a cache, so `PIP_CACHE_DIR=~/.config` would show every token in it.
+        let builtin: Vec<PathBuf> = HOME_CACHES.iter().map(|rel| in_home(rel)).collect();
+        caches.retain(|c| {
+            let Some(why) = too_wide(&c.path).filter(|_| !builtin.contains(&c.path)) else { return true };
+            refused.push(Refused {
+                path: c.path.clone(),
+                why: format!(
+                    "a cache the environment names, but {why}: not shown; name what the sandbox should show in \
+                     sandbox.readable"
+                ),
+            });
+            false
+        });
+        // Shown already through what holds it (`~/.pyenv/shims` in `~/.pyenv`).
+        let shown = |visible: &[Root], p: &Path| visible.iter().chain(&caches).any(|v| within(p, &v.path));
         for dir in place.tool_dirs.iter().map(|d| normalize(d)) {
             if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
                 match too_wide(&dir) {
@@ -1023,6 +1038,25 @@ mod tests {
         assert!(s.refused.iter().any(|r| r.path == Path::new("/h/.local/share") && r.why.contains("agentsh's own")));
         // `/` is not hidden: it shows what the system shows.
         assert!(!s.refused.iter().any(|r| r.path == Path::new("/")));
+    }
+
+    #[test]
+    fn a_cache_the_environment_names_is_never_home_or_a_dot_directory_of_its_settings() {
+        let mut p = git(place("/w/p", "/h"), "/w/p");
+        p.cache_dirs = ["/h/.config", "/h/.npm", "/h/work/cache", "/h/.local/state"].map(PathBuf::from).to_vec();
+        p.gomodcache = Some("/h/.ssh".into());
+        p.rustup_home = Some("/h".into());
+        let s =
+            BoxSpec::build(&Settings::default(), &p, &[PathBuf::from("/h/.local/state/agentsh")], Path::new("/r"), "n");
+        let caches = paths(&s.caches);
+        for not in ["/h/.config", "/h/.ssh", "/h", "/h/.local/state"] {
+            assert!(!caches.contains(&Path::new(not)), "{not}: {caches:?}");
+            assert!(s.refused.iter().any(|r| r.path == Path::new(not) && r.why.contains("a cache")), "{not} not told");
+        }
+        // The caches of the built-in list stay, wherever a variable also names them.
+        for kept in ["/h/.npm", "/h/work/cache", "/h/.cargo/registry"] {
+            assert!(caches.contains(&Path::new(kept)), "{kept}: {caches:?}");
+        }
     }
 
     #[test]
