@@ -2225,6 +2225,12 @@ fn what_others_may_not_read_of_the_system_is_covered() {
             refused_by_box(&w.script(&format!("set -e\nhead -c1 {known}\n")), known);
         }
     }
+    // The kernel's tracing file system, where it is mounted: root reads the kernel's symbols
+    // and what the person traces there.
+    let tracing = Path::new("/sys/kernel/tracing/available_events");
+    if std::fs::File::open(tracing).is_ok() {
+        refused_by_box(&w.script(&format!("set -e\nhead -c1 {}\n", tracing.display())), "the tracing file system");
+    }
     let out = w.script(&format!("set -e\ncat {}\n", public.display()));
     succeeded(&out, "read what anyone may");
     assert_eq!(text(&out.stdout), "hello\n");

@@ -238,8 +238,11 @@ pub const HOME_CACHES: &[&str] = &[
 /// read ([`super::view`]): `/var`'s secrets (debconf's `passwords.dat`, `/var/backups/*shadow*`,
 /// a database's data) are root's alone by their packages' own modes. The two together are the
 /// system's secrets. Each place here that exists costs a box's commands a `statx` (its record
-/// watches it); what the walk finds costs them nothing.
+/// watches it); what the walk finds costs them nothing. Also the kernel's tracing and debug
+/// file systems, which root may read (the kernel's symbols, what the person traces).
 pub const SYSTEM_SECRETS: &[&str] = &[
+    "/sys/kernel/tracing",
+    "/sys/kernel/debug",
     "/etc/shadow",
     "/etc/shadow-",
     "/etc/gshadow",
