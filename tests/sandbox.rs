@@ -2299,3 +2299,104 @@ fn agentsh_making_its_own_directories_in_home_keeps_the_box() {
     std::fs::create_dir_all(w.home(".local/share/agentsh")).unwrap();
     assert_eq!(w.mount_ns(), before, "a new box for agentsh's own new directory");
 }
+
+// ---- fix-caps: capabilities, the new mount API, terminal ioctls, inherited descriptors ----
+// (issue 25: rt-proc F1, F2, F4, F5; rt-files F12, F16). The machine and CI run as root, where
+// the box's root had every capability in the box's user namespace.
+
+/// `w.command(args)` run through `wrapper` (a program and its first arguments), which then
+/// execs agentsh with the same environment and directory.
+fn wrapped(w: &World, wrapper: &[&str], args: &[&str]) -> Command {
+    let agentsh = w.command(args);
+    let mut c = Command::new(wrapper[0]);
+    c.args(&wrapper[1..]).arg(agentsh.get_program()).args(agentsh.get_args()).current_dir(w.ws.path());
+    for (k, v) in agentsh.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c
+}
+
+/// rt-proc F1: the new mount API answers ENOSYS (the filter), so `open_tree(OPEN_TREE_CLONE)`
+/// cannot clone a mount without the covers on it: `.git/hooks` stays read-only and
+/// `/etc/shadow` covered. Without the filter, the dropped CAP_SYS_ADMIN refuses it (EPERM).
+#[test]
+fn the_new_mount_api_is_missing_in_the_box() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let body = format!(
+        r##"{py} - <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE = 1 | 0o2000000  # OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC
+for nr in (428, 429, 430, 431, 432, 433, 442, 467):
+    libc.syscall(nr, -1, 0, 0, 0, 0)
+    print(nr, ctypes.get_errno())
+ws = libc.syscall(428, -100, os.getcwd().encode(), CLONE)
+print("clone of the workspace", ws, ctypes.get_errno())
+if ws >= 0:
+    fd = os.open(".git/hooks/pre-commit", os.O_WRONLY | os.O_CREAT, 0o755, dir_fd=ws)
+    os.write(fd, b"#!/bin/sh\ntouch planted\n")
+etc = libc.syscall(428, -100, b"/etc", CLONE)
+print("clone of /etc", etc, ctypes.get_errno())
+if etc >= 0:
+    print("shadow:", os.read(os.open("shadow", os.O_RDONLY, dir_fd=etc), 64))
+PY
+"##,
+        py = python()
+    );
+    let out = w.script(&body);
+    let said = text(&out.stdout);
+    assert!(!w.path(".git/hooks/pre-commit").exists(), "a hook was planted through a clone: {said}");
+    assert!(!said.contains("shadow:"), "{said}");
+    for nr in [428, 429, 430, 431, 432, 433, 442, 467] {
+        assert!(said.contains(&format!("{nr} {}\n", libc::ENOSYS)), "call {nr}: {said}\n{}", text(&out.stderr));
+    }
+}
+
+/// rt-proc F4, F5: a job in the box that holds the person's terminal (agentsh's stdin is it,
+/// so the command keeps it and its session) cannot take its foreground, to read what the person
+/// types next, nor change its line discipline (N_NULL left it dead after the command).
+#[test]
+fn a_job_cannot_take_the_terminals_foreground_or_line_discipline() {
+    let Some(w) = world() else { return };
+    let pty = nix::pty::openpty(None, None).unwrap();
+    w.write(
+        "job.py",
+        "import fcntl, os, signal, struct\n\
+         for s in (signal.SIGTTOU, signal.SIGTTIN):\n    signal.signal(s, signal.SIG_IGN)\n\
+         os.setpgid(0, 0)\n\
+         try:\n    os.tcsetpgrp(0, os.getpgrp()); print('foreground taken')\n\
+         except OSError as e:\n    print('TIOCSPGRP', e.errno)\n\
+         try:\n    fcntl.ioctl(0, 0x5423, struct.pack('i', 27)); print('line discipline changed')\n\
+         except OSError as e:\n    print('TIOCSETD', e.errno)\n\
+         try:\n    fcntl.ioctl(0, 0x540E, 0); print('terminal taken')\n\
+         except OSError as e:\n    print('TIOCSCTTY', e.errno)\n",
+    );
+    // The job reports, then the command waits, so its terminal's session (agentsh's) is still
+    // there to be looked at from outside.
+    w.write("probe.sh", &format!("{} job.py > job.out\ntouch job.done\nsleep 3\n", python()));
+    // agentsh leads a session whose controlling terminal is the pty, as under the person's shell.
+    let mut c = wrapped(&w, &["setsid", "--ctty"], &["-c", "sh probe.sh"]);
+    let child = c.stdin(Stdio::from(pty.slave.try_clone().unwrap())).spawn().unwrap();
+    let agentsh = nix::unistd::Pid::from_raw(child.id() as i32);
+    let started = std::time::Instant::now();
+    while !w.path("job.done").exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let foreground = nix::unistd::tcgetpgrp(&pty.master);
+    let out = child.wait_with_output().unwrap();
+    succeeded(&out, "the job's command");
+    let said = std::fs::read_to_string(w.path("job.out")).unwrap_or_default();
+    assert_eq!(foreground, Ok(agentsh), "the terminal's foreground moved: {said}");
+    assert_eq!(said, "TIOCSPGRP 1\nTIOCSETD 1\nTIOCSCTTY 1\n");
+    let ldisc = Command::new(python())
+        .args(["-c", "import fcntl, struct; print(struct.unpack('i', fcntl.ioctl(0, 0x5424, b'1234'))[0])"])
+        .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .output()
+        .unwrap();
+    assert_eq!(text(&ldisc.stdout).trim(), "0", "the terminal's line discipline is no longer N_TTY");
+}

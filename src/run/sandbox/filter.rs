@@ -2,13 +2,27 @@
 //! use for, refused with `EPERM` (issue 25). Everything else is allowed: the view and the
 //! Landlock domain decide what it reaches.
 //!
+//! Answered `ENOSYS`, as a kernel without them would: the new mount API (`open_tree`,
+//! `move_mount`, `fsopen`, `fsconfig`, `fsmount`, `fspick`, `mount_setattr`, `open_tree_attr`).
+//! A clone of a mount without the ones on it (`OPEN_TREE_CLONE`) would show what the box's
+//! covers hide, and Landlock has no hook on these calls. The command's child drops the
+//! capability they need (`CAP_SYS_ADMIN`, `sys::spawn`); this is the second wall. A tool that
+//! meets `ENOSYS` falls back to `mount(2)`, which Landlock refuses and the dropped capability
+//! would too.
+//!
 //! Refused:
 //! - another process's memory: `ptrace`, `process_vm_readv`/`writev`;
 //! - the kernel keyrings (`keyctl`, `add_key`, `request_key`): the person's session keyring
 //!   holds their secrets;
 //! - `io_uring` (its operations bypass this filter), `bpf`, `perf_event_open`, `userfaultfd`,
 //!   loading kernels and modules;
-//! - pushing keys into a terminal (`ioctl` TIOCSTI, TIOCLINUX), even the command's own;
+//! - on any terminal, even the command's own: pushing keys into it (`ioctl` TIOCSTI, TIOCLINUX),
+//!   taking its foreground (TIOCSPGRP: a job left behind would read what the person types
+//!   next), changing its line discipline (TIOCSETD: `N_NULL` leaves it dead after the
+//!   command), making it a controlling terminal (TIOCSCTTY), taking the console's output
+//!   (TIOCCONS) or hanging it up (TIOCVHANGUP). The box has no terminal of its own to give a
+//!   shell job control on (no `/dev/ptmx`), so a shell in it has none: an interactive one given
+//!   the person's terminal stops as it starts, waiting for the foreground (SECURITY.md);
 //! - socket families other than unix, IPv4, IPv6 and netlink (raw packets, Bluetooth, ...);
 //! - setting the set-user-ID or set-group-ID bit (`chmod u+s`): a program a box made that runs
 //!   with its owner's rights for whoever starts it;
@@ -24,18 +38,30 @@ pub type Insn = libc::sock_filter;
 
 const RET_ALLOW: u32 = 0x7fff_0000; // SECCOMP_RET_ALLOW
 const RET_EPERM: u32 = 0x0005_0000 | libc::EPERM as u32; // SECCOMP_RET_ERRNO | EPERM
+const RET_ENOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32; // SECCOMP_RET_ERRNO | ENOSYS
 
 #[cfg(target_arch = "x86_64")]
 const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
 #[cfg(target_arch = "aarch64")]
 const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
 
-/// `ioctl` requests that push input into a terminal.
+/// `ioctl` requests refused on any terminal (the same numbers on x86_64 and aarch64).
 const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541C;
+const TIOCSPGRP: u32 = 0x5410;
+const TIOCSETD: u32 = 0x5423;
+const TIOCCONS: u32 = 0x541D;
+const TIOCVHANGUP: u32 = 0x5437;
+const TIOCSCTTY: u32 = 0x540E;
+const TERMINAL_REFUSED: &[u32] = &[TIOCSTI, TIOCLINUX, TIOCSPGRP, TIOCSETD, TIOCCONS, TIOCVHANGUP, TIOCSCTTY];
 
 /// `fchmodat2` (Linux 6.6): the same number on every architecture; libc may not name it yet.
 const FCHMODAT2: i64 = 452;
+
+/// The new mount API, answered `ENOSYS` whatever the arguments: the same numbers on every
+/// architecture (`open_tree`, `move_mount`, `fsopen`, `fsconfig`, `fsmount`, `fspick`,
+/// `mount_setattr`, `open_tree_attr`); libc may not name the last yet.
+const MISSING: &[i64] = &[428, 429, 430, 431, 432, 433, 442, 467];
 
 /// System calls refused whatever their arguments.
 const REFUSED: &[i64] = &[
@@ -84,6 +110,8 @@ struct Asm {
 #[derive(Clone, Copy)]
 enum Target {
     Next,
+    /// Over this many instructions.
+    Skip(u8),
     Label(usize),
 }
 
@@ -108,6 +136,15 @@ impl Asm {
     fn jump(&mut self, op: u16, k: u32, yes: usize) {
         self.code.push((op, Target::Label(yes), Target::Next, k));
     }
+    /// Goes on when the accumulator equals `k` (or `op` holds), else jumps to `no`.
+    fn unless(&mut self, op: u16, k: u32, no: usize) {
+        self.code.push((op, Target::Next, Target::Label(no), k));
+    }
+    /// Jumps to `yes` when the accumulator is in `lo..hi`, else goes on: two instructions.
+    fn within(&mut self, lo: u32, hi: u32, yes: usize) {
+        self.code.push((JGE_K, Target::Next, Target::Skip(1), lo));
+        self.code.push((JGE_K, Target::Next, Target::Label(yes), hi));
+    }
     fn ret(&mut self, action: u32) {
         self.code.push((RET_K, Target::Next, Target::Next, action));
     }
@@ -119,6 +156,7 @@ impl Asm {
             .map(|(at, (code, jt, jf, k))| {
                 let off = |t: &Target| match t {
                     Target::Next => 0,
+                    Target::Skip(n) => *n,
                     Target::Label(l) => u8::try_from(labels[*l].expect("every label is placed") - at - 1)
                         .expect("a jump of at most 255 instructions"),
                 };
@@ -128,72 +166,117 @@ impl Asm {
     }
 }
 
-/// Where a call number leads: refused, or to the check of one of its arguments.
-#[derive(Clone, Copy)]
+/// Where a call number leads: refused, missing, or to the check of one of its arguments.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Special {
     Refused,
+    Missing,
     Check(usize),
 }
 
-/// Calls in a run that the tree of [`program`] tests one by one: its leaves.
+/// Consecutive call numbers that lead to the same place: `lo..hi`.
+#[derive(Clone, Copy)]
+struct Run {
+    lo: u32,
+    hi: u32,
+    to: Special,
+}
+
+/// `specials` (any order) as runs of consecutive numbers, sorted.
+fn runs(specials: &mut [(u32, Special)]) -> Vec<Run> {
+    specials.sort_by_key(|(nr, _)| *nr);
+    let mut out: Vec<Run> = Vec::new();
+    for (nr, to) in specials.iter().copied() {
+        match out.last_mut() {
+            Some(r) if r.hi == nr && r.to == to => r.hi += 1,
+            _ => out.push(Run { lo: nr, hi: nr + 1, to }),
+        }
+    }
+    out
+}
+
+/// The most instructions a leaf of the tree of [`program`] tests runs with.
 const LEAF: usize = 6;
 
-/// Tests the call number (in the accumulator) against `specials` (sorted): a tree of `>=`
-/// splits down to runs of at most [`LEAF`], each tested for equality, then allowed.
+/// Tests the call number (in the accumulator) against `runs` (sorted): a tree of `>=` splits
+/// into halves of about as many instructions, down to leaves of at most [`LEAF`], each run
+/// tested (a number for equality, a longer run by its two ends), then allowed.
 ///
 /// The kernel runs the finished filter once for every call number as it attaches it, to learn
 /// which calls it allows whatever their arguments (its cache), and that run costs as many steps
 /// as the program takes to allow a call: a straight list of the 23 special calls took 28 steps
 /// for most of the 463 numbers, about 13 µs of a boxed command more than this tree's 9.
-fn tree(a: &mut Asm, specials: &[(u32, Special)], eperm: usize, checks: &[usize]) {
-    if specials.len() <= LEAF {
-        for (nr, what) in specials {
-            let to = match what {
-                Special::Refused => eperm,
-                Special::Check(i) => checks[*i],
+fn tree(a: &mut Asm, runs: &[Run], ends: Ends, checks: &[usize]) {
+    // A run of several numbers takes two instructions.
+    let weight = |r: &Run| if r.hi - r.lo == 1 { 1 } else { 2 };
+    let total: usize = runs.iter().map(weight).sum();
+    if total <= LEAF || runs.len() == 1 {
+        for r in runs {
+            let to = match r.to {
+                Special::Refused => ends.eperm,
+                Special::Missing => ends.enosys,
+                Special::Check(i) => checks[i],
             };
-            a.jump(JEQ_K, *nr, to);
+            if r.hi - r.lo == 1 {
+                a.jump(JEQ_K, r.lo, to);
+            } else {
+                a.within(r.lo, r.hi, to);
+            }
         }
         a.ret(RET_ALLOW);
         return;
     }
-    let (low, high) = specials.split_at(specials.len() / 2);
+    // Halves of about the same number of instructions.
+    let mut half = 0;
+    let at = runs
+        .iter()
+        .position(|r| {
+            half += weight(r);
+            2 * half > total
+        })
+        .unwrap_or(runs.len() / 2);
+    let (low, high) = runs.split_at(at.clamp(1, runs.len() - 1));
     let upper = a.label();
-    a.jump(JGE_K, high[0].0, upper);
-    tree(a, low, eperm, checks);
+    a.jump(JGE_K, high[0].lo, upper);
+    tree(a, low, ends, checks);
     a.here(upper);
-    tree(a, high, eperm, checks);
+    tree(a, high, ends, checks);
+}
+
+/// The labels of the program's refusals.
+#[derive(Clone, Copy)]
+struct Ends {
+    eperm: usize,
+    enosys: usize,
 }
 
 /// The filter as a classic BPF program for this machine's architecture.
 pub fn program() -> Vec<Insn> {
     let mut a = Asm::default();
-    let (eperm, allow) = (a.label(), a.label());
+    let (eperm, enosys, allow) = (a.label(), a.label(), a.label());
     a.load(ARCH_AT);
-    let native = a.label();
-    a.jump(JEQ_K, ARCH, native);
-    a.ret(RET_EPERM);
-    a.here(native);
+    a.unless(JEQ_K, ARCH, eperm);
     a.load(NR);
     // x32 calls: the x86_64 numbers with bit 30 set.
     #[cfg(target_arch = "x86_64")]
     a.jump(JGE_K, 0x4000_0000, eperm);
-    // The argument checks: ioctl's request, socket's family, and each chmod's mode.
-    let modes = chmods();
+    // The argument checks: ioctl's request, socket's family, and the mode of the chmod family,
+    // one check for each argument a mode is in (chmod and fchmod: the second).
     let (ioctl, socket) = (a.label(), a.label());
-    let mode_at: Vec<usize> = modes.iter().map(|_| a.label()).collect();
-    let checks: Vec<usize> = [ioctl, socket].into_iter().chain(mode_at.iter().copied()).collect();
+    let mut mode_at: Vec<u32> = chmods().iter().map(|(_, at)| *at).collect();
+    mode_at.sort_unstable();
+    mode_at.dedup();
+    let mode_labels: Vec<usize> = mode_at.iter().map(|_| a.label()).collect();
+    let checks: Vec<usize> = [ioctl, socket].into_iter().chain(mode_labels.iter().copied()).collect();
     let mut specials: Vec<(u32, Special)> = REFUSED.iter().map(|nr| (*nr as u32, Special::Refused)).collect();
-    let checked = [libc::SYS_ioctl, libc::SYS_socket].into_iter().chain(modes.iter().map(|(nr, _)| *nr));
-    specials.extend(checked.enumerate().map(|(i, nr)| (nr as u32, Special::Check(i))));
-    specials.sort_by_key(|(nr, _)| *nr);
-    tree(&mut a, &specials, eperm, &checks);
-
-    a.here(ioctl);
-    a.load(arg(1));
-    a.jump(JEQ_K, TIOCSTI, eperm);
-    a.jump(JEQ_K, TIOCLINUX, eperm);
-    a.ret(RET_ALLOW);
+    specials.extend(MISSING.iter().map(|nr| (*nr as u32, Special::Missing)));
+    specials.push((libc::SYS_ioctl as u32, Special::Check(0)));
+    specials.push((libc::SYS_socket as u32, Special::Check(1)));
+    for (nr, at) in chmods() {
+        let i = mode_at.iter().position(|m| *m == at).expect("every mode's argument has a check");
+        specials.push((nr as u32, Special::Check(2 + i)));
+    }
+    tree(&mut a, &runs(&mut specials), Ends { eperm, enosys }, &checks);
 
     a.here(socket);
     a.load(arg(0));
@@ -202,16 +285,25 @@ pub fn program() -> Vec<Insn> {
     }
     a.ret(RET_EPERM);
 
-    for ((_, at), l) in modes.iter().zip(&mode_at) {
+    for (at, l) in mode_at.iter().zip(&mode_labels) {
         a.here(*l);
         a.load(arg(*at));
         a.jump(JSET_K, 0o6000, eperm);
         a.ret(RET_ALLOW);
     }
-    a.here(eperm);
-    a.ret(RET_EPERM);
+
+    // Last, as any other request goes on to be allowed (jumps go forward only).
+    a.here(ioctl);
+    a.load(arg(1));
+    for request in TERMINAL_REFUSED {
+        a.jump(JEQ_K, *request, eperm);
+    }
     a.here(allow);
     a.ret(RET_ALLOW);
+    a.here(eperm);
+    a.ret(RET_EPERM);
+    a.here(enosys);
+    a.ret(RET_ENOSYS);
     a.finish()
 }
 
@@ -266,6 +358,21 @@ mod tests {
         // High bits set by the caller change nothing: the kernel reads an unsigned int.
         assert_eq!(call(libc::SYS_ioctl, [0, 0x1_0000_0000 | TIOCSTI as u64, 0, 0, 0, 0]), RET_EPERM);
         assert_eq!(call(libc::SYS_ioctl, [0, 0x5401, 0, 0, 0, 0]), RET_ALLOW, "TCGETS");
+        // A job left behind takes no terminal's foreground, line discipline, console or hang-up.
+        for request in [TIOCSPGRP, TIOCSETD, TIOCSCTTY, TIOCCONS, TIOCVHANGUP, TIOCLINUX] {
+            assert_eq!(call(libc::SYS_ioctl, [0, request as u64, 0, 0, 0, 0]), RET_EPERM, "{request:#x}");
+        }
+        // What editors, pagers and REPLs do with their terminal stays allowed: TCSETS, TIOCGWINSZ,
+        // TIOCSWINSZ, TIOCGPGRP, FIONREAD, TIOCOUTQ.
+        for request in [0x5402, 0x5413, 0x5414, 0x540F, 0x541B, 0x5411] {
+            assert_eq!(call(libc::SYS_ioctl, [0, request, 0, 0, 0, 0]), RET_ALLOW, "{request:#x}");
+        }
+        // The new mount API is missing, as on a kernel without it: tools fall back to mount(2).
+        for nr in MISSING {
+            assert_eq!(call(*nr, [0; 6]), RET_ENOSYS, "{nr}");
+        }
+        assert_eq!(call(libc::SYS_open_tree, [0; 6]), RET_ENOSYS);
+        assert_eq!(call(libc::SYS_mount_setattr, [0; 6]), RET_ENOSYS);
         assert_eq!(call(libc::SYS_socket, [libc::AF_INET as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(call(libc::SYS_socket, [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(call(libc::SYS_socket, [libc::AF_PACKET as u64, 3, 0, 0, 0, 0]), RET_EPERM);
@@ -273,6 +380,14 @@ mod tests {
         assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o2755, 0, 0, 0]), RET_EPERM);
         assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o755, 0, 0, 0]), RET_ALLOW);
         assert_eq!(call(libc::SYS_fchmod, [0, 0o4755, 0, 0, 0, 0]), RET_EPERM);
+        assert_eq!(call(libc::SYS_fchmod, [0, 0o755, 0, 0, 0, 0]), RET_ALLOW);
+        // Each call of the family reads its own mode argument (two checks are shared).
+        for (nr, at) in chmods() {
+            let mut args = [0o4755; 6];
+            assert_eq!(call(nr, args), RET_EPERM, "{nr}");
+            args[at as usize] = 0o755;
+            assert_eq!(call(nr, args), RET_ALLOW, "{nr}");
+        }
         assert_eq!(run(&p, 0x4000_0003, libc::SYS_read, [0; 6]), RET_EPERM, "another architecture");
         #[cfg(target_arch = "x86_64")]
         assert_eq!(call(0x4000_0000 | libc::SYS_read, [0; 6]), RET_EPERM, "x32");
@@ -290,9 +405,15 @@ mod tests {
         for nr in 0..600_i64 {
             // Arguments each checked call allows (a socket of IPv4, no set-user-ID bit).
             let (action, steps) = run_counting(&p, ARCH, nr, [libc::AF_INET as u64, 0, 0, 0, 0, 0]);
-            let expected = if REFUSED.contains(&nr) { RET_EPERM } else { RET_ALLOW };
+            let expected = if REFUSED.contains(&nr) {
+                RET_EPERM
+            } else if MISSING.contains(&nr) {
+                RET_ENOSYS
+            } else {
+                RET_ALLOW
+            };
             assert_eq!(action, expected, "call {nr}");
-            if !REFUSED.contains(&nr) && !checked.contains(&nr) {
+            if !REFUSED.contains(&nr) && !MISSING.contains(&nr) && !checked.contains(&nr) {
                 most = most.max(steps);
             }
         }
