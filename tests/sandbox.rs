@@ -2320,6 +2320,77 @@ fn wrapped(w: &World, wrapper: &[&str], args: &[&str]) -> Command {
     c
 }
 
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.strip_prefix("Uid:").is_some_and(|v| v.split_whitespace().all(|id| id == "0")))
+}
+
+/// The capability sets of `status` (a `/proc/PID/status`), by name: `CapEff` -> its bits.
+fn capabilities(status: &str) -> std::collections::BTreeMap<String, u64> {
+    status
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(k, _)| k.starts_with("Cap"))
+        .map(|(k, v)| (k.to_string(), u64::from_str_radix(v.trim(), 16).unwrap()))
+        .collect()
+}
+
+/// python3 itself (not a link to it), to copy.
+fn python_file() -> PathBuf {
+    let out = Command::new("sh").args(["-c", &format!("command -v {}", python())]).output().unwrap();
+    std::fs::canonicalize(text(&out.stdout).trim()).unwrap()
+}
+
+/// rt-proc F1, F2: a boxed command keeps only the capabilities the box names, root's included,
+/// after exec and after any later exec: a file made outside with capabilities (as a system's
+/// `ping` has them) gives it none more.
+#[test]
+fn a_boxed_command_keeps_only_the_capabilities_the_box_names() {
+    let Some(w) = world() else { return };
+    let kept = agentsh::run::sandbox::spawn::KEPT_CAPABILITIES;
+    let root = running_as_root();
+    let out = w.script("cat /proc/self/status\n");
+    succeeded(&out, "cat /proc/self/status");
+    let caps = capabilities(&text(&out.stdout));
+    let held = if root { kept } else { 0 };
+    assert_eq!(caps["CapBnd"], kept, "bounding set {caps:x?}");
+    assert_eq!(caps["CapPrm"], held, "permitted {caps:x?}");
+    assert_eq!(caps["CapEff"], held, "effective {caps:x?}");
+    assert_eq!(caps["CapInh"], 0, "inheritable {caps:x?}");
+    assert_eq!(caps["CapAmb"], 0, "ambient {caps:x?}");
+    if !root {
+        return;
+    }
+    // Copies of python3 with CAP_SETUID and CAP_SYS_ADMIN permitted (v2), set outside by root,
+    // one of them effective too. In the box the first starts with no capability it did not
+    // have; the second does not start (the kernel refuses a file whose capabilities are not all
+    // in the bounding set where the file counts on them).
+    for (name, flags) in [("capped", "0x02000000"), ("capped-e", "0x02000001")] {
+        std::fs::copy(python_file(), w.path(name)).unwrap();
+        let set = Command::new(python())
+            .args([
+                "-c",
+                &format!(
+                    "import os, struct, sys; os.setxattr(sys.argv[1], 'security.capability', \
+                     struct.pack('<IIIII', {flags}, 1 << 7 | 1 << 21, 0, 0, 0))"
+                ),
+            ])
+            .arg(w.path(name))
+            .output()
+            .unwrap();
+        succeeded(&set, "setting file capabilities outside");
+    }
+    let out = w.script("./capped -c 'print(open(\"/proc/self/status\").read())'\n");
+    succeeded(&out, "run a file with capabilities");
+    let caps = capabilities(&text(&out.stdout));
+    assert_eq!(caps["CapEff"], kept, "{caps:x?}");
+    assert_eq!(caps["CapPrm"], kept, "{caps:x?}");
+    let out = w.script("./capped-e -c 'print(open(\"/proc/self/status\").read())'\n");
+    assert!(text(&out.stderr).contains("Operation not permitted"), "{}{}", text(&out.stdout), text(&out.stderr));
+}
+
 /// rt-proc F1: the new mount API answers ENOSYS (the filter), so `open_tree(OPEN_TREE_CLONE)`
 /// cannot clone a mount without the covers on it: `.git/hooks` stays read-only and
 /// `/etc/shadow` covered. Without the filter, the dropped CAP_SYS_ADMIN refuses it (EPERM).
@@ -2355,6 +2426,66 @@ PY
     for nr in [428, 429, 430, 431, 432, 433, 442, 467] {
         assert!(said.contains(&format!("{nr} {}\n", libc::ENOSYS)), "call {nr}: {said}\n{}", text(&out.stderr));
     }
+}
+
+/// rt-proc F2, rt-files F12: the box's root cannot give a file capabilities (they would hold on
+/// the whole machine), and a set-user-ID bit set as a file is made is gone once it is written
+/// (CAP_FSETID is dropped), so neither leaves the box as a way to root.
+#[test]
+fn file_capabilities_and_set_user_id_files_do_not_leave_the_box() {
+    let Some(w) = world() else { return };
+    let body = format!(
+        r##"{py} - <<'PY'
+import os, shutil, struct
+shutil.copyfile("{python}", "pycap"); os.chmod("pycap", 0o755)
+try:
+    os.setxattr("pycap", "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 7, 0, 0, 0))
+    print("capabilities set")
+except OSError as e:
+    print("setxattr", e.errno)
+fd = os.open("suid", os.O_WRONLY | os.O_CREAT, 0o6755)
+os.write(fd, b"#!/bin/sh\nid\n")
+os.close(fd)
+PY
+"##,
+        py = python(),
+        python = python_file().display()
+    );
+    let out = w.script(&body);
+    succeeded(&out, "copy python3, try capabilities, make a set-user-ID file");
+    assert_eq!(text(&out.stdout), "setxattr 1\n");
+    let read = Command::new(python())
+        .args([
+            "-c",
+            "import os, sys\ntry: print(os.getxattr(sys.argv[1], 'security.capability'))\nexcept OSError as e: print(e.errno)",
+        ])
+        .arg(w.path("pycap"))
+        .output()
+        .unwrap();
+    assert_eq!(text(&read.stdout).trim(), libc::ENODATA.to_string(), "outside, the file has capabilities");
+    let mode = std::fs::metadata(w.path("suid")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o6000, 0, "outside, the file is set-user-ID: {mode:o}");
+}
+
+/// What root's tools do with the capabilities kept: extract and copy keeping owners (`tar`,
+/// `cp -a`), write and delete read-only files, serve on a port below 1024.
+#[test]
+fn roots_everyday_tools_work_with_the_capabilities_kept() {
+    let Some(w) = world() else { return };
+    if !running_as_root() {
+        eprintln!("skipped: the capabilities kept are root's");
+        return;
+    }
+    let body = format!(
+        "set -e\nmkdir -p t/a && echo hi > t/a/f && tar cf t.tar t && rm -r t && tar xpf t.tar && cp -a t t2\n\
+         echo a > ro && chmod 444 ro && echo b >> ro && test \"$(cat ro)\" = \"$(printf 'a\\nb')\"\n\
+         mkdir -p rodir/sub && chmod 555 rodir && rm -rf rodir\n\
+         {py} -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 80)); print(\"port 80\")'\n{INSIDE}",
+        py = python()
+    );
+    let out = w.script(&body);
+    succeeded(&out, "root's tar, cp -a, read-only files, port 80");
+    assert_eq!(text(&out.stdout), "port 80\n");
 }
 
 /// rt-proc F4, F5: a job in the box that holds the person's terminal (agentsh's stdin is it,

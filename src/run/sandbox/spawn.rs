@@ -19,6 +19,24 @@ use std::time::{Duration, Instant};
 /// for root too, the box's PID namespace hands out no more IDs than this (`holder`).
 pub const MAX_PROCESSES: u64 = 4096;
 
+/// The capabilities a boxed command keeps (bit N: capability N, linux/capability.h). The child
+/// joins the box's user namespace with all of them, and root's commands would keep them all:
+/// with CAP_SYS_ADMIN over the box's mounts, `open_tree` clones a mount without the covers on
+/// it and `mount_setattr` makes it writable; with CAP_SETFCAP a file gets capabilities the
+/// whole machine honours (issue 25). Every other one leaves the child's bounding set before it
+/// execs (`sys::spawn`): a root command starts with the bounding set and no more, and
+/// `no_new_privs` keeps any later exec from adding one; nothing in the box gets one back.
+///
+/// Kept, for root's tools (a non-root person's commands lose all at exec, as before): writing
+/// and deleting read-only files (`CAP_DAC_OVERRIDE`: git's objects, Go's module cache,
+/// `rm -rf`), and a dev server on a port below 1024 of the box's own network
+/// (`CAP_NET_BIND_SERVICE`). The box maps one user and group, root's own, so the capabilities
+/// that act on other owners (`CAP_CHOWN`, `CAP_FOWNER`, `CAP_KILL`, `CAP_SETUID`, ...) would
+/// change nothing: `tar -x`, `cp -a` and npm as root work without them.
+pub const KEPT_CAPABILITIES: u64 = 1 << CAP_DAC_OVERRIDE | 1 << CAP_NET_BIND_SERVICE;
+const CAP_DAC_OVERRIDE: u32 = 1;
+const CAP_NET_BIND_SERVICE: u32 = 10;
+
 /// How a boxed command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ended {
@@ -114,6 +132,7 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
         new_session: !keep_terminal,
         ruleset: ruleset.as_raw_fd(),
         max_processes: MAX_PROCESSES,
+        capabilities: KEPT_CAPABILITIES,
         programs: &programs,
         argv: &argv,
         envp: &envp,

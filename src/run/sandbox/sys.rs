@@ -88,6 +88,8 @@ pub(crate) struct ChildSetup<'a> {
     /// The box's finished Landlock ruleset.
     pub ruleset: RawFd,
     pub max_processes: u64,
+    /// The capabilities the command keeps (bit N: capability N); every other one is dropped.
+    pub capabilities: u64,
     /// Where the program may be, tried in order (`$PATH` looked up in the box's view).
     pub programs: &'a [std::ffi::CString],
     /// NULL-terminated.
@@ -103,6 +105,7 @@ pub(crate) enum Stage {
     Session,
     Limits,
     Landlock,
+    Capabilities,
     /// `execve` itself: not found, not executable.
     Exec,
 }
@@ -237,6 +240,23 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         }
         if libc::syscall(libc::SYS_landlock_restrict_self, s.ruleset, 0 as libc::c_uint) != 0 {
             return fail(shared, Stage::Landlock);
+        }
+        // Joining the box's user namespace gave this process every capability in it. All but
+        // `capabilities` leave the bounding set, one call each, up to the kernel's last (the
+        // call answers EINVAL past it, so one newer than this code leaves too). That is all
+        // exec needs: a root command gets the bounding set and no more (`no_new_privs` also
+        // keeps exec from adding to what this process holds), anyone else gets none; the
+        // inheritable and ambient sets are empty since the join.
+        for cap in 0..64 {
+            if s.capabilities & (1 << cap) != 0 {
+                continue;
+            }
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+                if *libc::__errno_location() == libc::EINVAL {
+                    break;
+                }
+                return fail(shared, Stage::Capabilities);
+            }
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
