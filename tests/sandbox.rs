@@ -2531,3 +2531,19 @@ fn a_job_cannot_take_the_terminals_foreground_or_line_discipline() {
         .unwrap();
     assert_eq!(text(&ldisc.stdout).trim(), "0", "the terminal's line discipline is no longer N_TTY");
 }
+
+/// rt-files F16: a descriptor agentsh inherits (a caller's `exec 9>>~/.bashrc`) is not the
+/// command's: it is closed as the command starts.
+#[test]
+fn descriptors_agentsh_inherits_stay_out_of_the_box() {
+    let Some(w) = world() else { return };
+    let bashrc = w.home(".bashrc");
+    w.write("probe.sh", "ls /proc/self/fd > fds.txt\necho via-fd-9 >&9\n");
+    let wrapper = ["sh", "-c", "exec 9>>\"$0\"; exec \"$@\"", bashrc.to_str().unwrap()];
+    let out = wrapped(&w, &wrapper, &["-c", "sh probe.sh"]).output().unwrap();
+    assert!(!out.status.success(), "the write through fd 9 succeeded: {}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("Bad file descriptor"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# bashrc\n");
+    // ls's own: 0-2 and the directory it lists.
+    assert_eq!(std::fs::read_to_string(w.path("fds.txt")).unwrap(), "0\n1\n2\n3\n");
+}

@@ -106,6 +106,8 @@ pub(crate) enum Stage {
     Limits,
     Landlock,
     Capabilities,
+    /// Marking the inherited descriptors close-on-exec.
+    Descriptors,
     /// `execve` itself: not found, not executable.
     Exec,
 }
@@ -257,6 +259,11 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
                 }
                 return fail(shared, Stage::Capabilities);
             }
+        }
+        // Descriptors above 2 that agentsh inherited (a caller's open file) stay out of the
+        // command; the ones this child used are done with.
+        if libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC) != 0 {
+            return fail(shared, Stage::Descriptors);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
