@@ -23,9 +23,9 @@ pub const MAX_PROCESSES: u64 = 4096;
 /// joins the box's user namespace with all of them, and root's commands would keep them all:
 /// with CAP_SYS_ADMIN over the box's mounts, `open_tree` clones a mount without the covers on
 /// it and `mount_setattr` makes it writable; with CAP_SETFCAP a file gets capabilities the
-/// whole machine honours (issue 25). Every other one leaves the child's bounding set before it
-/// execs (`sys::spawn`): a root command starts with the bounding set and no more, and
-/// `no_new_privs` keeps any later exec from adding one; nothing in the box gets one back.
+/// whole machine honours (issue 25). The child keeps these alone before it execs
+/// (`sys::spawn`, one `capset`), and `no_new_privs` keeps every exec from adding one (root's
+/// "all", a file's capabilities): nothing in the box gets one back.
 ///
 /// Kept, for root's tools (a non-root person's commands lose all at exec, as before): writing
 /// and deleting read-only files (`CAP_DAC_OVERRIDE`: git's objects, Go's module cache,

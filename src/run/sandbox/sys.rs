@@ -112,6 +112,23 @@ pub(crate) enum Stage {
     Exec,
 }
 
+/// `struct __user_cap_header_struct` (linux/capability.h).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// `struct __user_cap_data_struct`: version 3 takes two, for 64 capabilities.
+#[repr(C)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
 struct Shared<'a> {
     setup: &'a ChildSetup<'a>,
     failed: Option<(Stage, i32)>,
@@ -243,22 +260,22 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         if libc::syscall(libc::SYS_landlock_restrict_self, s.ruleset, 0 as libc::c_uint) != 0 {
             return fail(shared, Stage::Landlock);
         }
-        // Joining the box's user namespace gave this process every capability in it. All but
-        // `capabilities` leave the bounding set, one call each, up to the kernel's last (the
-        // call answers EINVAL past it, so one newer than this code leaves too). That is all
-        // exec needs: a root command gets the bounding set and no more (`no_new_privs` also
-        // keeps exec from adding to what this process holds), anyone else gets none; the
-        // inheritable and ambient sets are empty since the join.
-        for cap in 0..64 {
-            if s.capabilities & (1 << cap) != 0 {
-                continue;
-            }
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
-                if *libc::__errno_location() == libc::EINVAL {
-                    break;
-                }
-                return fail(shared, Stage::Capabilities);
-            }
+        // Joining the box's user namespace gave this process every capability in it. One
+        // `capset` keeps `capabilities` only (permitted and effective; none inheritable, so none
+        // ambient). That is all exec needs: with `no_new_privs` the kernel gives an exec no more
+        // than this process holds (it intersects the new permitted set with the old, root's
+        // "all" and a file's capabilities alike), and no call can raise the permitted set. The
+        // bounding set stays as it was, but bounds nothing more: dropping from it took one call
+        // per capability, about 40 µs per command.
+        let header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+        let low = s.capabilities as u32;
+        let high = (s.capabilities >> 32) as u32;
+        let data = [
+            CapData { effective: low, permitted: low, inheritable: 0 },
+            CapData { effective: high, permitted: high, inheritable: 0 },
+        ];
+        if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
+            return fail(shared, Stage::Capabilities);
         }
         // Descriptors above 2 that agentsh inherited (a caller's open file) stay out of the
         // command; the ones this child used are done with.
