@@ -2553,3 +2553,28 @@ fn descriptors_agentsh_inherits_stay_out_of_the_box() {
     // ls's own: 0-2 and the directory it lists.
     assert_eq!(std::fs::read_to_string(w.path("fds.txt")).unwrap(), "0\n1\n2\n3\n");
 }
+
+/// An interactive shell given the person's terminal stops itself until its own process group has
+/// the terminal's foreground, which the box does not hand over (TIOCSPGRP is refused): agentsh
+/// ends it and says why, rather than wait for ever.
+#[test]
+fn a_command_that_waits_for_the_terminals_foreground_is_ended_not_waited_for() {
+    let Some(w) = world() else { return };
+    let pty = nix::pty::openpty(None, None).unwrap();
+    w.write("probe.sh", "exec bash -i\n");
+    let mut c = wrapped(&w, &["setsid", "--ctty"], &["-c", "sh probe.sh"]);
+    let child = c.stdin(Stdio::from(pty.slave.try_clone().unwrap())).spawn().unwrap();
+    let pid = child.id();
+    let started = std::time::Instant::now();
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    while !waiter.is_finished() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if !waiter.is_finished() {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL);
+        panic!("agentsh still waits for the stopped shell after 20 s");
+    }
+    let out = waiter.join().unwrap();
+    assert_eq!(out.status.code(), Some(126), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("job control"), "{}", text(&out.stderr));
+}

@@ -329,9 +329,22 @@ impl Signals {
         };
         let mut stopping: Option<Instant> = None;
         let ended = loop {
-            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+            match waitpid(pid, Some(WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED)) {
                 Ok(WaitStatus::Exited(_, code)) => break Ended::Exited(code),
                 Ok(WaitStatus::Signaled(_, sig, _)) => break Ended::Signaled(sig),
+                // Stopped for the terminal although its group has it: it wants a group of its
+                // own in the foreground (job control: an interactive shell), which the box does
+                // not hand over (the filter refuses TIOCSPGRP). It would wait for ever.
+                Ok(WaitStatus::Stopped(_, Signal::SIGTTIN | Signal::SIGTTOU)) if keep_terminal && foreground() => {
+                    eprintln!(
+                        "agentsh: the command stopped to take the terminal for a process group of its own (job \
+                         control, as an interactive shell does), which the sandbox does not allow, so it was ended. \
+                         Give a shell its commands instead (bash -c '...'), or run it without the terminal"
+                    );
+                    let _ = kill(pid, Signal::SIGKILL);
+                    let _ = waitpid(pid, None);
+                    break Ended::Exited(126);
+                }
                 Ok(_) => {}
                 Err(_) => break Ended::Exited(126),
             }
@@ -388,6 +401,11 @@ impl Signals {
         self.restore();
         ended
     }
+}
+
+/// Whether this process's group has the terminal on its standard input in the foreground.
+fn foreground() -> bool {
+    nix::unistd::tcgetpgrp(std::io::stdin()).is_ok_and(|g| g == nix::unistd::getpgrp())
 }
 
 #[cfg(test)]
