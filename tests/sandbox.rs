@@ -2578,3 +2578,70 @@ fn a_command_that_waits_for_the_terminals_foreground_is_ended_not_waited_for() {
     assert_eq!(out.status.code(), Some(126), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("job control"), "{}", text(&out.stderr));
 }
+
+// ---- fix-proxy: the proxy's questions, signals and connections (rt-files F2, rt-proc F6, F7) ----
+//
+// Where an attack needs a process that reaches agentsh's records (the box reached them through
+// rt-files F1), a stand-in plays it: a process in a PID namespace of its own, below the
+// person's, as every process of a box is (`unshare`), outside the box's view.
+
+/// Polls the approval queue while `child` runs, refusing every question; returns the questions
+/// (their commands) and the child's output.
+fn refuse_every_question(w: &World, mut child: std::process::Child) -> (Vec<String>, Output) {
+    let mut asked: Vec<(String, String)> = Vec::new();
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(30) && child.try_wait().unwrap().is_none() {
+        let out = w.command(&["approvals", "--json"]).output().unwrap();
+        let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        for r in list.as_array().into_iter().flatten() {
+            let id = r["id"].as_str().unwrap().to_string();
+            if !asked.iter().any(|(i, _)| *i == id) {
+                asked.push((id.clone(), r["command"].as_str().unwrap_or("").to_string()));
+                succeeded(&w.command(&["deny", &id]).output().unwrap(), "agentsh deny");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    (asked.into_iter().map(|(_, c)| c).collect(), out)
+}
+
+/// Over SOCKS5 (argv 1: the proxy's URL from ALL_PROXY) and over HTTP CONNECT, asks for
+/// argv 2:443; prints SOCKS5's reply code and CONNECT's status line.
+const PATTERN: &str = r#"
+import base64, socket, sys
+from urllib.parse import urlparse
+url = urlparse(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", url.port))
+s.sendall(b"\x05\x01\x02")
+assert s.recv(2) == b"\x05\x02"
+user, pw = url.username.encode(), url.password.encode()
+s.sendall(bytes([1, len(user)]) + user + bytes([len(pw)]) + pw)
+assert s.recv(2) == b"\x01\x00"
+name = sys.argv[2].encode()
+s.sendall(b"\x05\x01\x00\x03" + bytes([len(name)]) + name + (443).to_bytes(2, "big"))
+print("socks", s.recv(10)[1])
+h = socket.create_connection(("127.0.0.1", 43128))
+auth = base64.b64encode(user + b":" + pw).decode()
+h.sendall(("CONNECT %s:443 HTTP/1.1\r\nProxy-Authorization: Basic %s\r\n\r\n" % (sys.argv[2], auth)).encode())
+print("http", h.recv(4096).split(b"\r\n")[0].decode())
+"#;
+
+/// rt-proc, seen but not counted: a SOCKS5 host name was not checked as CONNECT's is, so
+/// `*.com` was put to the person, and an `always` would have saved it to sandbox.allowHosts
+/// (every .com host). Now both take one check: a pattern is refused unasked, and noted nowhere.
+#[test]
+fn a_pattern_for_a_host_is_refused_unasked_over_socks_as_over_connect() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    let w = w
+        .through(&[("pattern.example", &host)], serde_json::json!({}))
+        .with_config(serde_json::json!({"approvalQueue": true}));
+    w.write("pattern.py", PATTERN);
+    let child = w.command(&["-c", "python3 pattern.py \"$ALL_PROXY\" '*.com'"]).spawn().unwrap();
+    let (asked, out) = refuse_every_question(&w, child);
+    succeeded(&out, "the requests");
+    assert_eq!(asked, Vec::<String>::new(), "a pattern was put to the person");
+    assert_eq!(text(&out.stdout), "socks 2\nhttp HTTP/1.1 400 Bad Request\n");
+    assert!(!text(&out.stderr).contains("*.com"), "it reached the policy: {}", text(&out.stderr));
+}

@@ -676,7 +676,15 @@ impl Proxy {
                 if client.read_exact(&mut name).is_err() {
                     return;
                 }
-                String::from_utf8_lossy(&name).to_ascii_lowercase()
+                // The same check as CONNECT's: a name, never a pattern (`*.com`) or control
+                // characters.
+                match std::str::from_utf8(&name).ok().and_then(host_name) {
+                    Some(host) => host,
+                    None => {
+                        let _ = client.write_all(&[5, 2, 0, 1, 0, 0, 0, 0, 0, 0]);
+                        return;
+                    }
+                }
             }
             _ => return,
         };
@@ -911,7 +919,7 @@ impl Proxy {
         let Some(id) = id else { return };
         let dir = self.policy.records.join("notes");
         let _ = std::fs::create_dir_all(&dir);
-        let line = format!("{host}:{port}\t{}\n", why.replace(['\n', '\t'], " "));
+        let line = note_line(host, port, why);
         let _ = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
@@ -934,7 +942,11 @@ pub fn ask_person(
     use super::asking::Answer as Said;
     use crate::ask::prompt::{Answer, PromptRequest};
     let Ok(code) = crate::ask::prompt::random_code() else { return Said::No("no approval code could be made".into()) };
-    let entry = if port == 80 || port == 443 { host.to_string() } else { format!("{host}:{port}") };
+    let entry = match (port, host.contains(':')) {
+        (80 | 443, _) => host.to_string(),
+        (_, true) => format!("[{host}]:{port}"),
+        (_, false) => format!("{host}:{port}"),
+    };
     let req = PromptRequest {
         command: format!("connect to {host}:{port}"),
         cwd: cwd.display().to_string(),
@@ -1079,9 +1091,25 @@ fn split_host_port(text: &str, default: u16) -> Option<(String, u16)> {
         Some(p) => p.parse().ok()?,
         None => default,
     };
-    let host = host.trim().to_ascii_lowercase();
-    let plain = !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._:".contains(&b));
-    (plain && port > 0).then_some((host, port))
+    (port > 0).then_some((host_name(host.trim())?, port))
+}
+
+/// A host as the box may name one (CONNECT, a plain-HTTP URL, SOCKS5), lowercased: a name of
+/// letters, digits, `-`, `_` and `.`, or an IPv6 address; at most 253 characters. Never a
+/// pattern (`*.com`, which an "always" would save to sandbox.allowHosts as every .com host),
+/// nor a control character (which would forge lines in notes and prompts).
+pub(crate) fn host_name(text: &str) -> Option<String> {
+    let host = text.to_ascii_lowercase();
+    let plain = host.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
+    let v6 = host.contains(':') && host.parse::<std::net::Ipv6Addr>().is_ok();
+    (!host.is_empty() && host.len() <= 253 && (plain || v6)).then_some(host)
+}
+
+/// A refusal noted for the command (`notes/<id>`): one line, `host:port`, a tab, and why, each
+/// sanitized so that no text of the box's can start a line of its own.
+fn note_line(host: &str, port: u16, why: &str) -> String {
+    use crate::text::sanitize::sanitize;
+    format!("{}:{port}\t{}\n", sanitize(host), sanitize(why))
 }
 
 /// The record id in `Basic base64(agentsh:<id>)`.
@@ -1187,5 +1215,37 @@ mod tests {
         assert_eq!(split_host_port("Example.COM", 80), Some(("example.com".into(), 80)));
         assert_eq!(split_host_port("[::1]:8080", 80), Some(("::1".into(), 8080)));
         assert_eq!(split_host_port("a b:80", 80), None);
+        assert_eq!(split_host_port("*.com:443", 443), None, "a pattern is no host");
+    }
+
+    /// CONNECT, plain HTTP and SOCKS5 take a host through one check: a SOCKS5 name `*.com`
+    /// would otherwise be asked about, and an "always" save every .com host (rt-proc).
+    #[test]
+    fn a_host_is_a_name_or_an_address_never_a_pattern() {
+        for (text, want) in [
+            ("Example.COM", Some("example.com")),
+            ("registry.npmjs.org.", Some("registry.npmjs.org.")),
+            ("my_host-1", Some("my_host-1")),
+            ("2001:db8::1", Some("2001:db8::1")),
+            ("::ffff:127.0.0.1", Some("::ffff:127.0.0.1")),
+            ("*.com", None),
+            ("*", None),
+            ("evil.com\n203.0.113.7:80\tthe person allowed it", None),
+            ("a b", None),
+            ("host:80", None),
+            ("", None),
+            ("exa\u{202e}mple.com", None),
+        ] {
+            assert_eq!(host_name(text).as_deref(), want, "{text:?}");
+        }
+        assert_eq!(host_name(&"a".repeat(254)), None, "longer than a name can be");
+    }
+
+    #[test]
+    fn a_note_is_one_line_whatever_its_text() {
+        let line = note_line("a\nb", 443, "why\tand\n\x1b[31mmore");
+        assert_eq!(line, "a\\nb:443\twhy\\tand\\n\\x1b[31mmore\n");
+        assert_eq!(line.lines().count(), 1);
+        assert_eq!(line.matches('\t').count(), 1);
     }
 }
