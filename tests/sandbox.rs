@@ -2585,6 +2585,24 @@ fn a_command_that_waits_for_the_terminals_foreground_is_ended_not_waited_for() {
 // rt-files F1), a stand-in plays it: a process in a PID namespace of its own, below the
 // person's, as every process of a box is (`unshare`), outside the box's view.
 
+/// Starts `script` (python) with `args` in a user and PID namespace of its own.
+fn in_own_pid_namespace(script: &str, args: &[&Path]) -> std::process::Child {
+    Command::new("unshare")
+        .args(["--user", "--map-root-user", "--pid", "--fork", "--kill-child", python(), "-c", script])
+        .args(args)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("unshare (util-linux)")
+}
+
+/// Waits up to ten seconds for `path` to exist.
+fn appears(path: &Path) -> bool {
+    (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        path.exists()
+    })
+}
+
 /// Polls the approval queue while `child` runs, refusing every question; returns the questions
 /// (their commands) and the child's output.
 fn refuse_every_question(w: &World, mut child: std::process::Child) -> (Vec<String>, Output) {
@@ -2604,6 +2622,178 @@ fn refuse_every_question(w: &World, mut child: std::process::Child) -> (Vec<Stri
     }
     let out = child.wait_with_output().unwrap();
     (asked.into_iter().map(|(_, c)| c).collect(), out)
+}
+
+/// Connects to every new socket in `asks` (argv 1) as soon as it appears and puts its own
+/// question; writes what it got back to argv 2.
+const RACER: &str = r#"
+import os, socket, sys, time
+asks, out = sys.argv[1], sys.argv[2]
+before = set(os.listdir(asks)) if os.path.isdir(asks) else set()
+open(out + ".ready", "w").close()
+end = time.time() + 30
+while time.time() < end:
+    try:
+        names = [n for n in os.listdir(asks) if n not in before]
+    except OSError:
+        names = []
+    for n in names:
+        before.add(n)
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            # By a relative name: a socket's address is at most 108 bytes.
+            os.chdir(asks)
+            s.connect(n)
+        except OSError:
+            continue
+        s.settimeout(20)
+        try:
+            s.sendall(b"racer.example 443\n")
+            got = s.recv(4096)
+        except OSError:
+            got = b""
+        open(out, "w").write("connected: %s\n" % ("got " + repr(got) if got else "nothing"))
+        sys.exit(0)
+    time.sleep(0.001)
+open(out, "w").write("never connected\n")
+"#;
+
+/// rt-files F2: the proxy put its question on a socket path and took the first connection, so a
+/// process of the box that could see agentsh's records answered `always` itself. The question
+/// now goes the other way, to a socket the command's agentsh listens on, and each side checks
+/// the other is outside every box. A stand-in for the box connects to it first and asks about a
+/// host of its own: it gets nothing, the person is asked only the proxy's question, and their no
+/// stands.
+#[test]
+fn a_process_of_another_pid_namespace_neither_answers_nor_asks_for_the_proxy() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("hello.txt", b"hello\n");
+    let w = w
+        .through(&[("new.example", &host)], serde_json::json!({}))
+        .with_config(serde_json::json!({"approvalQueue": true}));
+    let (asks, got) = (w.records().join("asks"), w.home("racer.out"));
+    let mut racer = in_own_pid_namespace(RACER, &[&asks, &got]);
+    assert!(appears(&w.home("racer.out.ready")), "the stand-in did not start");
+    let child = w.command(&["-c", "curl -fsS http://new.example/hello.txt"]).spawn().unwrap();
+    let (asked, out) = refuse_every_question(&w, child);
+    // It ends once it has connected and been answered (or cut off).
+    for _ in 0..100 {
+        if racer.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = racer.kill();
+    let _ = racer.wait();
+    let got = std::fs::read_to_string(&got).unwrap_or_default();
+    assert_eq!(got, "connected: nothing\n", "the stand-in reached the command's agentsh first and got an answer");
+    assert_eq!(asked, ["connect to new.example:80"], "{}", text(&out.stderr));
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("refused new.example:80: the person refused it"), "{}", text(&out.stderr));
+    assert!(host.requests().is_empty(), "{:?}", host.requests());
+    let config = std::fs::read_to_string(w.home(".config/agentsh/config.json")).unwrap();
+    assert!(!config.contains("allowHosts"), "{config}");
+}
+
+/// Logs every SIGURG it gets to argv 1.
+const VICTIM: &str = r#"
+import signal, sys, time
+log = sys.argv[1]
+signal.signal(signal.SIGURG, lambda *a: open(log, "a").write("SIGURG\n"))
+open(log, "w").close()
+time.sleep(60)
+"#;
+
+/// Listens at argv 1 as if it were a command's agentsh, logs what each connection says to
+/// argv 2, and answers `always`.
+const IMPOSTOR: &str = r#"
+import os, socket, sys
+path, log = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX)
+os.chdir(os.path.dirname(path))
+s.bind(os.path.basename(path))
+s.listen(16)
+open(log, "w").close()
+while True:
+    c, _ = s.accept()
+    c.settimeout(2)
+    try:
+        got = c.recv(4096)
+    except OSError:
+        got = b""
+    open(log, "a").write("asked %r\n" % got)
+    try:
+        c.sendall(b"always\n")
+    except OSError:
+        pass
+    c.close()
+"#;
+
+/// CONNECTs to argv 1 once per id in argv 2.., each naming that id as its command; prints each
+/// answer on a line.
+const CONNECT_AS: &str = r#"
+import base64, socket, sys
+for id in sys.argv[2:]:
+    s = socket.create_connection(("127.0.0.1", 43128))
+    auth = base64.b64encode(("agentsh:" + id).encode()).decode()
+    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n" % (sys.argv[1], sys.argv[1], auth)).encode())
+    data = b""
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        data += b
+    print(data.decode(errors="replace").replace("\r\n", "|").replace("\n", "|"))
+"#;
+
+/// rt-proc F6: the proxy sent SIGURG to whatever process ID the box put in its proxy settings
+/// (`agentsh:<hex>-<pid>`), and its refusal said whether that process existed. Now it signals
+/// no one; a listener bound under the named id from another PID namespace (as the box's would
+/// be) is told nothing and its `always` counts for nothing; and the refusal reads the same
+/// whoever was named.
+#[test]
+fn the_proxy_signals_no_one_and_asks_only_the_agentsh_the_id_names() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    let w = w.through(&[("new.example", &host)], serde_json::json!({}));
+    succeeded(&w.script("true\n"), "the box and its proxy");
+    let mut victim = Command::new(python()).arg("-c").arg(VICTIM).arg(w.home("victim.log")).spawn().unwrap();
+    let asks = w.records().join("asks");
+    std::fs::create_dir_all(&asks).unwrap();
+    let mut impostor = in_own_pid_namespace(IMPOSTOR, &[&asks.join("standin"), &w.home("impostor.log")]);
+    assert!(appears(&w.home("impostor.log")) && appears(&w.home("victim.log")), "the stand-ins did not start");
+    // The impostor's ID outside its namespace (unshare's child), under which it now listens.
+    let standin: i32 = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .find(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')').unwrap().1.split_whitespace().nth(1) == Some(&impostor.id().to_string())
+            })
+        })
+        .expect("the impostor's process");
+    std::fs::rename(asks.join("standin"), asks.join(format!("1-{standin}"))).unwrap();
+    let mut ended = Command::new("true").spawn().unwrap();
+    ended.wait().unwrap();
+    let ids = [format!("1-{}", victim.id()), format!("1-{standin}"), format!("1-{}", ended.id()), "1-4194303".into()];
+    w.write("connect.py", CONNECT_AS);
+    let out = w.script(&format!("python3 connect.py new.example:443 {}\n", ids.join(" ")));
+    succeeded(&out, "the CONNECTs");
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = (victim.kill(), impostor.kill());
+    let _ = (victim.wait(), impostor.wait());
+    let answers: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    assert_eq!(answers.len(), ids.len(), "{answers:?}");
+    assert!(answers[0].starts_with("HTTP/1.1 403") && answers[0].contains("could not be asked"), "{}", answers[0]);
+    assert!(answers.iter().all(|a| *a == answers[0]), "the refusal tells who was named: {answers:#?}");
+    let signals = std::fs::read_to_string(w.home("victim.log")).unwrap();
+    assert_eq!(signals, "", "the proxy signalled a process the box named");
+    let heard = std::fs::read_to_string(w.home("impostor.log")).unwrap();
+    assert!(heard.contains("asked b''"), "the proxy never reached the impostor: {heard:?}");
+    assert!(!heard.contains("new.example"), "the impostor was asked: {heard}");
+    assert!(host.requests().is_empty(), "{:?}", host.requests());
 }
 
 /// Over SOCKS5 (argv 1: the proxy's URL from ALL_PROXY) and over HTTP CONNECT, asks for

@@ -336,8 +336,6 @@ pub struct Proxy {
     granted: Mutex<Vec<(String, String, u16)>>,
     /// Hosts a person is being asked about now: others wait for that answer.
     asking: (Mutex<Vec<(String, u16)>>, Condvar),
-    /// Numbers the questions put to commands' agentsh.
-    questions: std::sync::atomic::AtomicU64,
     /// Per command: how many hosts it asked about, and whether the person refused one.
     asked: Mutex<std::collections::HashMap<String, (u32, bool)>>,
     /// Test names mapped to addresses (debug builds only: `AGENTSH_TEST_RESOLVE`).
@@ -410,7 +408,6 @@ pub fn serve(
         config,
         granted: Mutex::new(Vec::new()),
         asking: (Mutex::new(Vec::new()), Condvar::new()),
-        questions: std::sync::atomic::AtomicU64::new(1),
         asked: Mutex::new(std::collections::HashMap::new()),
         resolve,
         authority,
@@ -812,12 +809,11 @@ impl Proxy {
             }
             entry.0 += 1;
         }
-        let seq = self.questions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let wait = Duration::from_secs(self.config.confirmation_timeout.saturating_add(10));
         let granted = |who: &str| {
             self.granted.lock().unwrap_or_else(|e| e.into_inner()).push((who.to_string(), host.to_string(), port));
         };
-        match super::asking::ask(&self.policy.records, id, host, port, seq, wait) {
+        match super::asking::ask(&self.policy.records, id, host, port, wait) {
             Answer::Once => {
                 granted(id);
                 Verdict::Allow("the person (once)")

@@ -106,7 +106,7 @@ pub(crate) fn ruleset(spec: &BoxSpec) -> Result<(OwnedFd, usize), BoxError> {
 /// Confines this process's own writes to `dirs` (and beneath): the box's proxy, which reads
 /// untrusted bytes all its life, can then change nothing but agentsh's records, its approval
 /// queue and the user config. Reading stays open: it resolves names and reads the config like
-/// any agentsh. Abstract unix sockets are scoped too.
+/// any agentsh. Abstract unix sockets and signals are scoped too.
 pub(crate) fn confine_writes(dirs: &[PathBuf]) -> Result<(), String> {
     use nix::fcntl::{OFlag, open};
     let writes = all_access() & !read_access();
@@ -114,8 +114,9 @@ pub(crate) fn confine_writes(dirs: &[PathBuf]) -> Result<(), String> {
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(writes)
         .and_then(|r| r.handle_access(AccessNet::BindTcp))
-        // Not signals: it tells the command's agentsh of a question with one (`asking`).
-        .and_then(|r| r.scope(Scope::AbstractUnixSocket))
+        // Signals too: the proxy signals no one (a question goes over a socket, `asking`), so a
+        // process ID the box names can never be signalled from outside it.
+        .and_then(|r| r.scope(Scope::AbstractUnixSocket | Scope::Signal))
         .and_then(|r| r.create())
         .map_err(|e| e.to_string())?;
     for dir in dirs {
