@@ -2603,6 +2603,33 @@ fn appears(path: &Path) -> bool {
     })
 }
 
+/// The box's proxy whose environment holds `marker` (each test's stand-in names are its own).
+fn proxy_with(marker: &str) -> i32 {
+    let found: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "agentsh-proxy")
+                && std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|e| String::from_utf8_lossy(&e).contains(marker))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "one proxy with {marker}: {found:?}");
+    found[0]
+}
+
+/// A process's threads, and its CPU time so far in clock ticks (user and system).
+fn threads_and_ticks(pid: i32) -> (usize, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let threads = status.lines().find_map(|l| l.strip_prefix("Threads:")).unwrap().trim().parse().unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    // After the name: state is field 3, utime 14 and stime 15.
+    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    (threads, ticks)
+}
+
 /// Polls the approval queue while `child` runs, refusing every question; returns the questions
 /// (their commands) and the child's output.
 fn refuse_every_question(w: &World, mut child: std::process::Child) -> (Vec<String>, Output) {
@@ -2794,6 +2821,97 @@ fn the_proxy_signals_no_one_and_asks_only_the_agentsh_the_id_names() {
     assert!(heard.contains("asked b''"), "the proxy never reached the impostor: {heard:?}");
     assert!(!heard.contains("new.example"), "the impostor was asked: {heard}");
     assert!(host.requests().is_empty(), "{:?}", host.requests());
+}
+
+/// Opens argv 1 connections to the proxy's SOCKS port from the box and sends nothing; writes
+/// `open` to argv 3 once they are made, holds them argv 2 seconds, then prints how many the
+/// proxy closed.
+const FLOOD: &str = r#"
+import os, select, socket, sys, time
+n, hold, state = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+start = time.time()
+socks = []
+for _ in range(n):
+    s = socket.socket()
+    s.setblocking(False)
+    try:
+        s.connect(("127.0.0.1", 41080))
+    except BlockingIOError:
+        pass
+    socks.append(s)
+time.sleep(1)
+open(state, "w").write("open\n")
+while time.time() < start + hold:
+    time.sleep(0.2)
+closed = 0
+for s in socks:
+    try:
+        if s.recv(1) == b"":
+            closed += 1
+    except (BlockingIOError, OSError):
+        pass
+print("closed", closed)
+"#;
+
+/// rt-proc F7: each connection was a thread of the proxy's, without end (1,500 idle connections
+/// made 1,501 threads, outside the box's process limit). Now the proxy serves at most
+/// `MAX_CONNECTIONS` at once, the rest wait in the kernel's queue, a connection that sends no
+/// request within ten seconds is closed, and the proxy serves the next command.
+#[test]
+fn idle_connections_hold_a_bounded_number_of_the_proxys_threads_and_are_closed() {
+    use agentsh::run::sandbox::proxy::MAX_CONNECTIONS;
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("hello.txt", b"hello\n");
+    let w = w.through(&[("flood.example", &host)], serde_json::json!({"allowHosts": ["flood.example"]}));
+    succeeded(&w.run("curl -fsS http://flood.example/hello.txt"), "before the flood");
+    let proxy = proxy_with(&format!("flood.example=127.0.0.1:{}", host.port));
+    w.write("flood.py", FLOOD);
+    let state = w.path("flood.state");
+    let child =
+        w.command(&["-c", &format!("python3 flood.py {} 13 flood.state", MAX_CONNECTIONS + 150)]).spawn().unwrap();
+    assert!(appears(&state), "the flood did not start");
+    let (mut most, ticks_before) = (0, threads_and_ticks(proxy).1);
+    for _ in 0..20 {
+        most = most.max(threads_and_ticks(proxy).0);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let ticks = threads_and_ticks(proxy).1 - ticks_before;
+    let out = child.wait_with_output().unwrap();
+    succeeded(&out, "the flood");
+    // The connections served, one thread each, and the proxy's own; at least 100 were served
+    // (the cap is lower only where the proxy's descriptors are few).
+    assert!(most <= MAX_CONNECTIONS + 1, "{most} threads for {} connections", MAX_CONNECTIONS + 150);
+    assert!(most > 100, "the flood never reached the proxy: {most} threads");
+    assert!(ticks < 20, "the proxy used {ticks} ticks of CPU in two seconds of idle connections");
+    // Each served connection was closed after ten seconds without a request.
+    let closed: usize = text(&out.stdout).trim().strip_prefix("closed ").unwrap().parse().unwrap();
+    assert!(closed + 1 >= most, "the proxy closed {closed} of the idle connections: {}", text(&out.stdout));
+    succeeded(&w.run("curl -fsS http://flood.example/hello.txt"), "after the flood");
+}
+
+/// rt-proc F7: at its descriptor limit the proxy's accept failed, the listener stayed readable,
+/// and it spun a core for as long as the box held its connections. Now it rests after a failed
+/// accept.
+#[test]
+fn a_proxy_out_of_descriptors_does_not_spin() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("hello.txt", b"hello\n");
+    let w = w.through(&[("spin.example", &host)], serde_json::json!({"allowHosts": ["spin.example"]}));
+    succeeded(&w.run("curl -fsS http://spin.example/hello.txt"), "the box and its proxy");
+    let proxy = proxy_with(&format!("spin.example=127.0.0.1:{}", host.port));
+    let limited = Command::new("prlimit").args([&format!("--pid={proxy}"), "--nofile=32:32"]).output().unwrap();
+    assert!(limited.status.success(), "prlimit: {}", text(&limited.stderr));
+    w.write("flood.py", FLOOD);
+    let state = w.path("flood.state");
+    let child = w.command(&["-c", "python3 flood.py 100 5 flood.state"]).spawn().unwrap();
+    assert!(appears(&state), "the flood did not start");
+    let before = threads_and_ticks(proxy).1;
+    std::thread::sleep(Duration::from_secs(2));
+    let ticks = threads_and_ticks(proxy).1 - before;
+    succeeded(&child.wait_with_output().unwrap(), "the flood");
+    assert!(ticks < 20, "the proxy used {ticks} ticks of CPU in two seconds (a core is 200)");
 }
 
 /// Over SOCKS5 (argv 1: the proxy's URL from ALL_PROXY) and over HTTP CONNECT, asks for

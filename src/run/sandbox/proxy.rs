@@ -25,7 +25,9 @@
 //! The proxy is a process of its own (`agentsh-proxy` in `ps`), outside the box, made by the
 //! box's builder before the box's network exists and handed the listening sockets made in it;
 //! it lives as long as the box's holder. It is fed untrusted bytes by everything in the box:
-//! every read is bounded, and every connection has its own thread and a time limit.
+//! every read is bounded, a request's head (or SOCKS5 handshake) must come within
+//! [`HEAD_TIME`], and each connection has its own thread and an idle limit, with at most
+//! [`MAX_CONNECTIONS`] at once; more wait in the kernel's queue until one ends.
 
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
@@ -69,6 +71,20 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_QUESTIONS: u32 = 5;
 /// A connection that sends nothing for this long is closed.
 const IDLE: Duration = Duration::from_secs(300);
+/// A connection has this long to send its request's head (HTTP) or finish its handshake and
+/// request (SOCKS5), however it drips the bytes: a client sends them at once.
+const HEAD_TIME: Duration = Duration::from_secs(10);
+/// Connections the proxy serves at once; more wait in the listeners' queue (the kernel's) until
+/// one ends. Each holds a thread (a relayed one two) and up to eight descriptors (the two
+/// sockets, a copy of each for the second thread, a pipe each way), and the proxy is outside the
+/// box, so outside its process limit: 256 bounds it to about 513 threads and 2,100 descriptors
+/// per box. Ordinary work stays well under it: npm opens at most 15 sockets a host, pnpm 16 to
+/// 64 requests at once, cargo multiplexes over HTTP/2, pip and git one or a few.
+pub const MAX_CONNECTIONS: usize = 256;
+/// After an accept fails (out of descriptors, memory or threads), the listeners rest this long
+/// rather than be polled again at once: a full accept queue stays readable, and the proxy would
+/// spin a core.
+const BACKOFF: Duration = Duration::from_millis(100);
 
 /// What the proxy allows, as the spec carries it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -392,7 +408,7 @@ pub fn detached(ctl: OwnedFd, policy: NetPolicy, authority: Result<Arc<super::tl
 }
 
 /// Serves the box until `lifeline` closes (the holder has ended): accepts on both listeners, a
-/// thread per connection.
+/// thread per connection, at most [`connection_cap`] at once.
 pub fn serve(
     http: OwnedFd,
     socks: OwnedFd,
@@ -400,6 +416,7 @@ pub fn serve(
     policy: NetPolicy,
     authority: Result<Arc<super::tls::Authority>, String>,
 ) -> ! {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let config = crate::policy::config::load(&policy.workspace);
     let resolve = test_names();
     let proxy = Arc::new(Proxy {
@@ -414,34 +431,130 @@ pub fn serve(
     });
     let http = std::net::TcpListener::from(http);
     let socks = std::net::TcpListener::from(socks);
+    // Never blocks: a connection the box reset after poll said ready is skipped.
+    let _ = http.set_nonblocking(true);
+    let _ = socks.set_nonblocking(true);
+    let cap = connection_cap();
+    let open = Arc::new(AtomicUsize::new(0));
+    let mut resting_until: Option<Instant> = None;
     loop {
         use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-        let mut fds = [
-            PollFd::new(http.as_fd(), PollFlags::POLLIN),
-            PollFd::new(socks.as_fd(), PollFlags::POLLIN),
-            PollFd::new(lifeline.as_fd(), PollFlags::POLLIN),
-        ];
-        if poll(&mut fds, PollTimeout::NONE).is_err() {
+        let resting = resting_until.is_some_and(|t| Instant::now() < t);
+        // At the cap, or resting after a failed accept: only the lifeline, and a look again
+        // shortly (a slot frees when a connection's thread ends).
+        let listening = !resting && open.load(Ordering::Acquire) < cap;
+        let mut fds = vec![PollFd::new(lifeline.as_fd(), PollFlags::POLLIN)];
+        if listening {
+            fds.push(PollFd::new(http.as_fd(), PollFlags::POLLIN));
+            fds.push(PollFd::new(socks.as_fd(), PollFlags::POLLIN));
+        }
+        let timeout = if listening { PollTimeout::NONE } else { PollTimeout::from(BACKOFF.as_millis() as u16) };
+        if poll(&mut fds, timeout).is_err() {
             continue;
         }
-        let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
-        if ready(2) {
+        let ready = |i: usize| fds.get(i).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
+        if ready(0) {
             std::process::exit(0);
         }
-        for (i, listener, kind) in [(0, &http, Kind::Http), (1, &socks, Kind::Socks)] {
-            if ready(i)
-                && let Ok((stream, _)) = listener.accept()
-            {
-                let proxy = Arc::clone(&proxy);
-                let _ = std::thread::Builder::new().stack_size(256 * 1024).spawn(move || {
-                    let _ = stream.set_read_timeout(Some(IDLE));
-                    match kind {
-                        Kind::Http => proxy.http(stream),
-                        Kind::Socks => proxy.socks(stream),
-                    }
-                });
+        for (i, listener, kind) in [(1, &http, Kind::Http), (2, &socks, Kind::Socks)] {
+            if !ready(i) || open.load(Ordering::Acquire) >= cap {
+                continue;
+            }
+            let stream = match listener.accept() {
+                Ok((stream, _)) => stream,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::Interrupted
+                            | std::io::ErrorKind::ConnectionAborted
+                    ) =>
+                {
+                    continue;
+                }
+                Err(_) => {
+                    resting_until = Some(Instant::now() + BACKOFF);
+                    continue;
+                }
+            };
+            let slot = Slot::take(&open);
+            let proxy = Arc::clone(&proxy);
+            let spawned = std::thread::Builder::new().stack_size(256 * 1024).spawn(move || {
+                let _slot = slot;
+                let _ = stream.set_write_timeout(Some(IDLE));
+                match kind {
+                    Kind::Http => proxy.http(stream),
+                    Kind::Socks => proxy.socks(stream),
+                }
+            });
+            // No thread (the machine's limit): the connection is dropped and its slot freed.
+            if spawned.is_err() {
+                resting_until = Some(Instant::now() + BACKOFF);
             }
         }
+    }
+}
+
+/// One of the proxy's [`MAX_CONNECTIONS`], held by a connection's thread and given back when it
+/// ends, however it ends.
+struct Slot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Slot {
+    fn take(open: &Arc<std::sync::atomic::AtomicUsize>) -> Slot {
+        open.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Slot(Arc::clone(open))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// How many connections this proxy serves at once: [`MAX_CONNECTIONS`], or fewer where its
+/// descriptors would not last (eight a connection, and a margin). The soft limit is raised to
+/// the hard one first, as far as is needed (it is often 1,024, the hard one far more).
+fn connection_cap() -> usize {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    const PER_CONNECTION: u64 = 8;
+    const MARGIN: u64 = 64;
+    let want = MAX_CONNECTIONS as u64 * PER_CONNECTION + MARGIN;
+    let limit = getrlimit(Resource::Nofile);
+    let soft = match (limit.current, limit.maximum) {
+        (Some(soft), hard) if soft < want => {
+            let raised = hard.map_or(want, |h| h.min(want));
+            let ok = setrlimit(Resource::Nofile, Rlimit { current: Some(raised), maximum: hard }).is_ok();
+            if ok { raised } else { soft }
+        }
+        (Some(soft), _) => soft,
+        (None, _) => want,
+    };
+    usize::try_from(soft.saturating_sub(MARGIN) / PER_CONNECTION).unwrap_or(MAX_CONNECTIONS).clamp(1, MAX_CONNECTIONS)
+}
+
+/// Reads from the box's connection until `until`, however slowly it drips its bytes: each read
+/// waits only for what is left of the time.
+struct Before<'a> {
+    stream: &'a TcpStream,
+    until: Instant,
+}
+
+impl<'a> Before<'a> {
+    fn head_of(stream: &'a TcpStream) -> Before<'a> {
+        Before { stream, until: Instant::now() + HEAD_TIME }
+    }
+}
+
+impl Read for Before<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut stream = self.stream;
+        stream.read(buf)
     }
 }
 
@@ -525,7 +638,10 @@ fn test_names() -> Vec<(String, SocketAddr)> {
 impl Proxy {
     /// One HTTP proxy connection: `CONNECT host:port`, or a plain-HTTP request in absolute form.
     fn http(&self, mut client: TcpStream) {
-        let Some((head, rest)) = read_head(&mut client) else { return };
+        let Some((head, rest)) = read_head(&mut Before::head_of(&client)) else { return };
+        if client.set_read_timeout(Some(IDLE)).is_err() {
+            return;
+        }
         let text = String::from_utf8_lossy(&head).into_owned();
         let mut lines = text.split("\r\n");
         let request = lines.next().unwrap_or("");
@@ -605,72 +721,73 @@ impl Proxy {
     /// One SOCKS5 connection: no authentication, or a user name and password (which name the
     /// command); `CONNECT` only.
     fn socks(&self, mut client: TcpStream) {
+        let mut from = Before::head_of(&client);
         let mut head = [0u8; 2];
-        if client.read_exact(&mut head).is_err() || head[0] != 5 {
+        if from.read_exact(&mut head).is_err() || head[0] != 5 {
             return;
         }
         let mut methods = vec![0u8; usize::from(head[1])];
-        if client.read_exact(&mut methods).is_err() {
+        if from.read_exact(&mut methods).is_err() {
             return;
         }
         let mut id = None;
         if methods.contains(&2) {
-            if client.write_all(&[5, 2]).is_err() {
+            if (&client).write_all(&[5, 2]).is_err() {
                 return;
             }
             let mut v = [0u8; 2];
-            if client.read_exact(&mut v).is_err() {
+            if from.read_exact(&mut v).is_err() {
                 return;
             }
             let mut user = vec![0u8; usize::from(v[1])];
             let mut plen = [0u8; 1];
-            if client.read_exact(&mut user).is_err() || client.read_exact(&mut plen).is_err() {
+            if from.read_exact(&mut user).is_err() || from.read_exact(&mut plen).is_err() {
                 return;
             }
             let mut pass = vec![0u8; usize::from(plen[0])];
-            if client.read_exact(&mut pass).is_err() {
+            if from.read_exact(&mut pass).is_err() {
                 return;
             }
             if user == b"agentsh" {
                 id = String::from_utf8(pass).ok().filter(|p| valid_id(p));
             }
-            if client.write_all(&[1, 0]).is_err() {
+            if (&client).write_all(&[1, 0]).is_err() {
                 return;
             }
         } else if methods.contains(&0) {
-            if client.write_all(&[5, 0]).is_err() {
+            if (&client).write_all(&[5, 0]).is_err() {
                 return;
             }
         } else {
-            let _ = client.write_all(&[5, 0xff]);
+            let _ = (&client).write_all(&[5, 0xff]);
             return;
         }
         let mut req = [0u8; 4];
-        if client.read_exact(&mut req).is_err() || req[0] != 5 {
+        if from.read_exact(&mut req).is_err() || req[0] != 5 {
             return;
         }
         let host = match req[3] {
             1 => {
                 let mut a = [0u8; 4];
-                if client.read_exact(&mut a).is_err() {
+                if from.read_exact(&mut a).is_err() {
                     return;
                 }
                 IpAddr::from(a).to_string()
             }
             4 => {
                 let mut a = [0u8; 16];
-                if client.read_exact(&mut a).is_err() {
+                if from.read_exact(&mut a).is_err() {
                     return;
                 }
                 IpAddr::from(a).to_string()
             }
             3 => {
                 let mut n = [0u8; 1];
-                if client.read_exact(&mut n).is_err() {
+                if from.read_exact(&mut n).is_err() {
                     return;
                 }
                 let mut name = vec![0u8; usize::from(n[0])];
-                if client.read_exact(&mut name).is_err() {
+                if from.read_exact(&mut name).is_err() {
                     return;
                 }
                 // The same check as CONNECT's: a name, never a pattern (`*.com`) or control
@@ -678,7 +795,7 @@ impl Proxy {
                 match std::str::from_utf8(&name).ok().and_then(host_name) {
                     Some(host) => host,
                     None => {
-                        let _ = client.write_all(&[5, 2, 0, 1, 0, 0, 0, 0, 0, 0]);
+                        let _ = (&client).write_all(&[5, 2, 0, 1, 0, 0, 0, 0, 0, 0]);
                         return;
                     }
                 }
@@ -686,13 +803,16 @@ impl Proxy {
             _ => return,
         };
         let mut p = [0u8; 2];
-        if client.read_exact(&mut p).is_err() {
+        if from.read_exact(&mut p).is_err() {
             return;
         }
         let port = u16::from_be_bytes(p);
+        if client.set_read_timeout(Some(IDLE)).is_err() {
+            return;
+        }
         // Only CONNECT: no UDP, no listening for the box.
         if req[1] != 1 {
-            let _ = client.write_all(&[5, 7, 0, 1, 0, 0, 0, 0, 0, 0]);
+            let _ = (&client).write_all(&[5, 7, 0, 1, 0, 0, 0, 0, 0, 0]);
             return;
         }
         match self.open(&host, port, id.as_deref()) {
@@ -869,6 +989,7 @@ impl Proxy {
         let started = Instant::now();
         let (Ok(mut c_read), Ok(mut u_write)) = (client.try_clone(), upstream.try_clone()) else { return };
         let _ = upstream.set_read_timeout(Some(IDLE));
+        let _ = upstream.set_write_timeout(Some(IDLE));
         let up = std::thread::spawn(move || {
             let mut n = first.len() as u64;
             if u_write.write_all(&first).is_ok() {
@@ -1037,7 +1158,7 @@ fn copy_through_memory(from: &mut TcpStream, to: &mut TcpStream, mut n: u64) -> 
 
 /// The request's head (up to the blank line) and what came after it, or `None` when it is
 /// longer than [`MAX_HEAD`] or the client goes away.
-fn read_head(client: &mut TcpStream) -> Option<(Vec<u8>, Vec<u8>)> {
+fn read_head(client: &mut impl Read) -> Option<(Vec<u8>, Vec<u8>)> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     loop {
