@@ -2651,60 +2651,55 @@ fn refuse_every_question(w: &World, mut child: std::process::Child) -> (Vec<Stri
     (asked.into_iter().map(|(_, c)| c).collect(), out)
 }
 
-/// Connects to every new socket in `asks` (argv 1) as soon as it appears and puts its own
-/// question; writes what it got back to argv 2.
+/// Stands in for a process of the box that reaches agentsh's records: once the command has
+/// written its proxy settings to argv 3, registers the command's id with the proxy (the socket
+/// in argv 1), as if it were the command's agentsh, and answers `always` to what it is asked;
+/// writes what it got to argv 2.
 const RACER: &str = r#"
-import os, socket, sys, time
-asks, out = sys.argv[1], sys.argv[2]
-before = set(os.listdir(asks)) if os.path.isdir(asks) else set()
+import os, re, socket, sys, time
+asks, out, settings = sys.argv[1], sys.argv[2], sys.argv[3]
 open(out + ".ready", "w").close()
 end = time.time() + 30
-while time.time() < end:
-    try:
-        names = [n for n in os.listdir(asks) if n not in before]
-    except OSError:
-        names = []
-    for n in names:
-        before.add(n)
-        s = socket.socket(socket.AF_UNIX)
-        try:
-            # By a relative name: a socket's address is at most 108 bytes.
-            os.chdir(asks)
-            s.connect(n)
-        except OSError:
-            continue
-        s.settimeout(20)
-        try:
-            s.sendall(b"racer.example 443\n")
-            got = s.recv(4096)
-        except OSError:
-            got = b""
-        open(out, "w").write("connected: %s\n" % ("got " + repr(got) if got else "nothing"))
-        sys.exit(0)
-    time.sleep(0.001)
-open(out, "w").write("never connected\n")
+while not os.path.exists(settings) and time.time() < end:
+    time.sleep(0.01)
+time.sleep(0.1)
+cid = re.search(r"agentsh:([0-9a-f-]+)@", open(settings).read()).group(1)
+os.chdir(asks)
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.listdir(".")[0])
+s.sendall(cid.encode() + b"\n")
+s.settimeout(20)
+try:
+    got = s.recv(4096)
+    if got:
+        s.sendall(b"always\n")
+except OSError:
+    got = b""
+open(out, "w").write("registered: %s\n" % ("asked " + repr(got) if got else "nothing"))
 "#;
 
 /// rt-files F2: the proxy put its question on a socket path and took the first connection, so a
-/// process of the box that could see agentsh's records answered `always` itself. The question
-/// now goes the other way, to a socket the command's agentsh listens on, and each side checks
-/// the other is outside every box. A stand-in for the box connects to it first and asks about a
-/// host of its own: it gets nothing, the person is asked only the proxy's question, and their no
-/// stands.
+/// process of the box that could see agentsh's records answered `always` itself. Now the
+/// command's agentsh registers with the proxy before the command starts and the question goes
+/// over that connection; the proxy keeps a registration only from the agentsh the id names,
+/// outside every box. A stand-in for the box registers the command's own id after it: it is
+/// asked nothing, the person is asked, and their no stands.
 #[test]
-fn a_process_of_another_pid_namespace_neither_answers_nor_asks_for_the_proxy() {
+fn a_process_of_another_pid_namespace_cannot_take_the_commands_questions() {
     let Some(w) = world() else { return };
     let host = StandIn::start();
     host.file("hello.txt", b"hello\n");
     let w = w
         .through(&[("new.example", &host)], serde_json::json!({}))
         .with_config(serde_json::json!({"approvalQueue": true}));
+    succeeded(&w.script("true\n"), "the box and its proxy");
     let (asks, got) = (w.records().join("asks"), w.home("racer.out"));
-    let mut racer = in_own_pid_namespace(RACER, &[&asks, &got]);
+    let mut racer = in_own_pid_namespace(RACER, &[&asks, &got, &w.path("settings.txt")]);
     assert!(appears(&w.home("racer.out.ready")), "the stand-in did not start");
-    let child = w.command(&["-c", "curl -fsS http://new.example/hello.txt"]).spawn().unwrap();
+    w.write("probe.sh", "echo \"$HTTP_PROXY\" > settings.txt\nsleep 1\ncurl -fsS http://new.example/hello.txt\n");
+    let child = w.command(&["-c", "sh probe.sh"]).spawn().unwrap();
     let (asked, out) = refuse_every_question(&w, child);
-    // It ends once it has connected and been answered (or cut off).
+    // It ends once it has been turned away (or asked).
     for _ in 0..100 {
         if racer.try_wait().unwrap().is_some() {
             break;
@@ -2714,13 +2709,67 @@ fn a_process_of_another_pid_namespace_neither_answers_nor_asks_for_the_proxy() {
     let _ = racer.kill();
     let _ = racer.wait();
     let got = std::fs::read_to_string(&got).unwrap_or_default();
-    assert_eq!(got, "connected: nothing\n", "the stand-in reached the command's agentsh first and got an answer");
+    assert_eq!(got, "registered: nothing\n", "the stand-in took the command's question");
     assert_eq!(asked, ["connect to new.example:80"], "{}", text(&out.stderr));
     assert!(!out.status.success(), "{}", text(&out.stdout));
     assert!(text(&out.stderr).contains("refused new.example:80: the person refused it"), "{}", text(&out.stderr));
     assert!(host.requests().is_empty(), "{:?}", host.requests());
     let config = std::fs::read_to_string(w.home(".config/agentsh/config.json")).unwrap();
     assert!(!config.contains("allowHosts"), "{config}");
+}
+
+/// Stands in for a process of the box that could write agentsh's records: takes the place of
+/// the proxy's socket (the one in argv 1), and to the first agentsh that registers puts a
+/// question of its own; writes what it got back to argv 2.
+const USURPER: &str = r#"
+import os, socket, sys
+asks, out = sys.argv[1], sys.argv[2]
+os.chdir(asks)
+name = os.listdir(".")[0]
+os.unlink(name)
+s = socket.socket(socket.AF_UNIX)
+s.bind(name)
+s.listen(4)
+open(out + ".ready", "w").close()
+c, _ = s.accept()
+c.settimeout(20)
+c.recv(64)
+try:
+    c.sendall(b"racer.example 443\n")
+    got = c.recv(4096)
+except OSError:
+    got = b""
+open(out, "w").write("asked: %s\n" % ("answered " + repr(got) if got else "nothing"))
+"#;
+
+/// rt-files F2, the other way round: a stand-in for the box that takes the proxy's place puts
+/// its own question to the command's agentsh, which asks the person about nothing and answers
+/// it nothing (it answers only a process outside every box).
+#[test]
+fn a_process_of_another_pid_namespace_cannot_put_questions_to_the_agentsh() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    let w = w
+        .through(&[("new.example", &host)], serde_json::json!({}))
+        .with_config(serde_json::json!({"approvalQueue": true}));
+    succeeded(&w.script("true\n"), "the box and its proxy");
+    let got = w.home("usurper.out");
+    let mut usurper = in_own_pid_namespace(USURPER, &[&w.records().join("asks"), &got]);
+    assert!(appears(&w.home("usurper.out.ready")), "the stand-in did not start");
+    w.write("probe.sh", "sleep 2\n");
+    let child = w.command(&["-c", "sh probe.sh"]).spawn().unwrap();
+    let (asked, out) = refuse_every_question(&w, child);
+    for _ in 0..100 {
+        if usurper.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = usurper.kill();
+    let _ = usurper.wait();
+    succeeded(&out, "the command");
+    assert_eq!(asked, Vec::<String>::new(), "the person was asked the stand-in's question");
+    assert_eq!(std::fs::read_to_string(&got).unwrap_or_default(), "asked: nothing\n");
 }
 
 /// Logs every SIGURG it gets to argv 1.
@@ -2732,29 +2781,26 @@ open(log, "w").close()
 time.sleep(60)
 "#;
 
-/// Listens at argv 1 as if it were a command's agentsh, logs what each connection says to
-/// argv 2, and answers `always`.
+/// Registers with the proxy (the one socket in argv 1) under the id that argv 3 will hold, as
+/// if it were that command's agentsh; logs to argv 2 what it is asked, and answers `always`.
 const IMPOSTOR: &str = r#"
-import os, socket, sys
-path, log = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX)
-os.chdir(os.path.dirname(path))
-s.bind(os.path.basename(path))
-s.listen(16)
+import os, socket, sys, time
+asks, log, idfile = sys.argv[1], sys.argv[2], sys.argv[3]
 open(log, "w").close()
+while not os.path.exists(idfile):
+    time.sleep(0.01)
+os.chdir(asks)
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.listdir(".")[0])
+s.sendall(open(idfile).read().strip().encode() + b"\n")
+open(log, "a").write("registered\n")
 while True:
-    c, _ = s.accept()
-    c.settimeout(2)
-    try:
-        got = c.recv(4096)
-    except OSError:
-        got = b""
+    got = s.recv(4096)
+    if not got:
+        open(log, "a").write("closed\n")
+        break
     open(log, "a").write("asked %r\n" % got)
-    try:
-        c.sendall(b"always\n")
-    except OSError:
-        pass
-    c.close()
+    s.sendall(b"always\n")
 "#;
 
 /// CONNECTs to argv 1 once per id in argv 2.., each naming that id as its command; prints each
@@ -2776,9 +2822,9 @@ for id in sys.argv[2:]:
 
 /// rt-proc F6: the proxy sent SIGURG to whatever process ID the box put in its proxy settings
 /// (`agentsh:<hex>-<pid>`), and its refusal said whether that process existed. Now it signals
-/// no one; a listener bound under the named id from another PID namespace (as the box's would
-/// be) is told nothing and its `always` counts for nothing; and the refusal reads the same
-/// whoever was named.
+/// no one; a process of another PID namespace (as the box's are) that registers under an id
+/// naming itself is turned away, asked nothing, and its `always` counts for nothing; and the
+/// refusal reads the same whoever was named.
 #[test]
 fn the_proxy_signals_no_one_and_asks_only_the_agentsh_the_id_names() {
     let Some(w) = world() else { return };
@@ -2787,10 +2833,10 @@ fn the_proxy_signals_no_one_and_asks_only_the_agentsh_the_id_names() {
     succeeded(&w.script("true\n"), "the box and its proxy");
     let mut victim = Command::new(python()).arg("-c").arg(VICTIM).arg(w.home("victim.log")).spawn().unwrap();
     let asks = w.records().join("asks");
-    std::fs::create_dir_all(&asks).unwrap();
-    let mut impostor = in_own_pid_namespace(IMPOSTOR, &[&asks.join("standin"), &w.home("impostor.log")]);
+    let idfile = w.home("impostor.id");
+    let mut impostor = in_own_pid_namespace(IMPOSTOR, &[&asks, &w.home("impostor.log"), &idfile]);
     assert!(appears(&w.home("impostor.log")) && appears(&w.home("victim.log")), "the stand-ins did not start");
-    // The impostor's ID outside its namespace (unshare's child), under which it now listens.
+    // The impostor's ID outside its namespace (unshare's child), which its id names.
     let standin: i32 = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -2801,7 +2847,15 @@ fn the_proxy_signals_no_one_and_asks_only_the_agentsh_the_id_names() {
             })
         })
         .expect("the impostor's process");
-    std::fs::rename(asks.join("standin"), asks.join(format!("1-{standin}"))).unwrap();
+    std::fs::write(&idfile, format!("1-{standin}\n")).unwrap();
+    let heard = w.home("impostor.log");
+    assert!(
+        (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            std::fs::read_to_string(&heard).is_ok_and(|h| h.contains("registered"))
+        }),
+        "the impostor did not register"
+    );
     let mut ended = Command::new("true").spawn().unwrap();
     ended.wait().unwrap();
     let ids = [format!("1-{}", victim.id()), format!("1-{standin}"), format!("1-{}", ended.id()), "1-4194303".into()];
@@ -2818,8 +2872,7 @@ fn the_proxy_signals_no_one_and_asks_only_the_agentsh_the_id_names() {
     let signals = std::fs::read_to_string(w.home("victim.log")).unwrap();
     assert_eq!(signals, "", "the proxy signalled a process the box named");
     let heard = std::fs::read_to_string(w.home("impostor.log")).unwrap();
-    assert!(heard.contains("asked b''"), "the proxy never reached the impostor: {heard:?}");
-    assert!(!heard.contains("new.example"), "the impostor was asked: {heard}");
+    assert_eq!(heard, "registered\nclosed\n", "the impostor was not turned away, or was asked");
     assert!(host.requests().is_empty(), "{:?}", host.requests());
 }
 

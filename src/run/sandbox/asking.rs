@@ -3,32 +3,38 @@
 //! the question on the person's terminal or puts it in `agentsh approvals`, as it would a
 //! command's, and saves an "always".
 //!
-//! Before the command starts, its agentsh listens on a socket of its own in agentsh's records
-//! (`asks/<id>`, the command's record id `<hex ms>-<pid>`, which the box's proxy settings carry),
-//! a place no box can see. The proxy connects to it, writes `host port`, and reads `once`,
-//! `always`, `refused` or `no <why>`. No signal is sent to anyone.
+//! Before the command starts, its agentsh connects to the box's proxy on a socket the proxy
+//! listens on in agentsh's records (`asks/<box name>`), a place no box can see, and names its
+//! command (its record id, `<hex ms>-<pid>`, which the box's proxy settings carry). That
+//! connection is the question's way: the proxy writes `host port` on it, and the agentsh, which
+//! polls it while it waits for the command, answers `once`, `always`, `refused` or `no <why>`. No
+//! signal is sent to anyone, and the agentsh listens on nothing.
 //!
-//! Each side checks the other before a byte is written ([`peer_outside`]): the same user, in
-//! this process's own PID namespace, which no process of a box is (a box has a PID namespace of
-//! its own, below the person's). The proxy also wants the very agentsh the id names (its process
-//! ID). So a process in the box that could reach the socket (or bind one under an id it chose)
-//! can neither answer a question nor put one, and a process ID the box names is never
-//! signalled. Whatever went wrong before a checked agentsh answered, the proxy says the same
-//! ([`NO_ONE`]): the box learns nothing of the processes outside it.
+//! Each side checks the other ([`peer_outside`]): the same user, in this process's own PID
+//! namespace, which no process of a box is (a box has a PID namespace of its own, below the
+//! person's). The proxy also takes a registration only from the very agentsh the id names (its
+//! process ID). So a process of the box that could reach the socket can neither take a
+//! command's questions nor answer them, and a process ID the box names is never signalled.
+//! Whatever went wrong before a registered agentsh answered, the proxy says the same
+//! ([`NO_ONE`]): the box learns nothing of the processes outside it. And only the commands of
+//! this box are asked: the proxy asks no agentsh that did not register with it.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// How long the proxy waits to hand its question over (the agentsh reads it at once).
-const HAND_OVER: Duration = Duration::from_secs(3);
+/// How long a question or an answer may take to be written, and a registration to be read
+/// (the other side reads and writes at once).
+const HAND_OVER: Duration = Duration::from_secs(2);
 
 /// The proxy's one refusal for every case where the command's agentsh could not be asked: the
 /// id names no command, its agentsh has ended, or whoever listens is not that agentsh.
 pub const NO_ONE: &str = "the agentsh that ran the command could not be asked (it has ended, or the connection \
-                          named no command that is waiting), so no one was asked";
+                          named no command of this sandbox that is waiting), so no one was asked";
 
 /// Who asks the person about a host (`host`, `port`) for the command's agentsh.
 pub type AskHost<'a> = &'a dyn Fn(&str, u16) -> Answer;
@@ -115,89 +121,208 @@ fn ns_pids(path: &str) -> Option<Vec<i32>> {
     line.split_whitespace().map(|n| n.parse().ok()).collect::<Option<Vec<i32>>>().filter(|ids| !ids.is_empty())
 }
 
-/// The proxy's side: asks the command `id`'s agentsh about `host:port` and waits up to `wait`
-/// for the person's answer. Never a yes without that agentsh's word, and never a word to
-/// anyone else.
-pub fn ask(records: &Path, id: &str, host: &str, port: u16, wait: Duration) -> Answer {
-    let answer = (|| {
-        let pid = pid_of(id)?;
-        let at = std::fs::File::open(dir(records)).ok()?;
-        let stream = UnixStream::connect(short(&at, name_for(id)?)).ok()?;
-        // Checked before the question is written: one that is not the agentsh named learns
-        // nothing, not even the host.
-        if peer_outside(&stream) != Some(pid) {
-            return None;
-        }
-        stream.set_write_timeout(Some(HAND_OVER)).ok()?;
-        stream.set_read_timeout(Some(wait)).ok()?;
-        (&stream).write_all(format!("{host} {port}\n").as_bytes()).ok()?;
-        let mut line = String::new();
-        BufReader::new((&stream).take(4096)).read_line(&mut line).ok()?;
-        (!line.is_empty()).then(|| Answer::read(&line))
-    })();
-    answer.unwrap_or_else(|| Answer::No(NO_ONE.to_string()))
+/// The socket of the box `name`'s proxy in `records`.
+fn socket_of(records: &Path, name: &str) -> PathBuf {
+    dir(records).join(name)
 }
 
-/// The command's agentsh's side: the socket it waits for the proxy's questions on, from before
-/// the command starts until it ends (then removed).
-pub struct Questions {
+/// `path` as a socket's address: as it is, or through a descriptor of its directory where it
+/// is longer than an address holds (108 bytes; the records of a deep home are). The directory,
+/// when opened, is returned to be kept until the address is used.
+fn address(path: &Path) -> std::io::Result<(nix::sys::socket::UnixAddr, Option<std::fs::File>)> {
+    use nix::sys::socket::UnixAddr;
+    if let Ok(addr) = UnixAddr::new(path) {
+        return Ok((addr, None));
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    };
+    let at = std::fs::File::open(parent)?;
+    Ok((UnixAddr::new(&short(&at, name))?, Some(at)))
+}
+
+/// The proxy's side: the socket the commands' agentsh register on, and who registered.
+pub struct Registry {
     listener: UnixListener,
     path: PathBuf,
+    /// Accepted, their id not read yet (an agentsh writes it as it connects, before its command
+    /// starts, so it is there before any question for that command can come).
+    pending: Mutex<Vec<UnixStream>>,
+    /// Each waiting command's agentsh, by record id: its connection, one question at a time.
+    waiting: Mutex<HashMap<String, Arc<Mutex<UnixStream>>>>,
 }
 
-impl Questions {
-    /// Listens for the proxy's questions about the command `id` (its record id), in `records`.
-    pub fn listen(records: &Path, id: &str) -> std::io::Result<Questions> {
-        let invalid = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
-        let name = name_for(id).ok_or_else(invalid)?;
-        let dir = dir(records);
-        std::fs::create_dir_all(&dir)?;
-        let at = std::fs::File::open(&dir)?;
-        let path = short(&at, name);
+/// Registrations accepted and not yet read, at most.
+const MAX_PENDING: usize = 64;
+
+impl Registry {
+    /// Listens for the agentsh of the box `name`'s commands (`asks/<name>` in `records`), in
+    /// place of any socket a proxy of an earlier box of the same name left.
+    pub fn listen(records: &Path, name: &str) -> std::io::Result<Registry> {
+        let name = name_for_box(name).ok_or(std::io::ErrorKind::InvalidInput)?;
+        let path = socket_of(records, name);
+        std::fs::create_dir_all(dir(records))?;
         let _ = std::fs::remove_file(&path);
-        // Close-on-exec (std's sockets are): the command never holds it.
-        let listener = UnixListener::bind(&path)?;
-        listener.set_nonblocking(true)?;
-        Ok(Questions { listener, path: dir.join(name) })
+        let listener = {
+            let (addr, _at) = address(&path)?;
+            listener_at(&addr)?
+        };
+        Ok(Registry { listener, path, pending: Mutex::new(Vec::new()), waiting: Mutex::new(HashMap::new()) })
     }
 
-    /// What to poll: readable when a question waits.
+    /// What to poll: readable when an agentsh registers.
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.listener.as_fd()
     }
 
-    /// Answers every question waiting with `decide(host, port)`, each only to the box's proxy
-    /// (a process outside the box: [`peer_outside`]); any other connection is closed unread.
-    pub fn answer(&self, decide: AskHost<'_>) {
-        for _ in 0..64 {
-            let Ok((stream, _)) = self.listener.accept() else { return };
-            if peer_outside(&stream).is_none() {
-                continue;
+    /// Takes the registrations waiting (never waiting for one: see [`Registry::settle`]).
+    pub fn take(&self) {
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            for _ in 0..MAX_PENDING {
+                let Ok((stream, _)) = self.listener.accept() else { break };
+                pending.push(stream);
             }
-            // Blocking already (an accepted socket does not take the listener's flag), and
-            // no ioctl here: this process is under the box's seccomp filter by now.
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
-            let mut line = String::new();
-            if BufReader::new((&stream).take(512)).read_line(&mut line).is_err() {
-                continue;
-            }
-            let mut parts = line.split_whitespace();
-            let (Some(host), Some(Ok(port))) = (parts.next(), parts.next().map(str::parse::<u16>)) else { continue };
-            // The proxy checked it; a name that is no host (a pattern such as `*.com`, which an
-            // "always" would save to sandbox.allowHosts) is never put to the person.
-            let said = match super::proxy::host_name(host) {
-                Some(h) if h == host && port > 0 => decide(host, port),
-                _ => Answer::No(format!("{} is not a host name", crate::text::sanitize::sanitize(host))),
-            };
-            let _ = (&stream).write_all(said.line().as_bytes());
+            let excess = pending.len().saturating_sub(MAX_PENDING);
+            pending.drain(..excess);
         }
+        self.settle();
+    }
+
+    /// Reads the ids the pending registrations have sent: each names its command, and is kept
+    /// only when it comes from the agentsh the id names, outside every box ([`peer_outside`]);
+    /// any other is closed unanswered. Registrations whose agentsh has ended go.
+    fn settle(&self) {
+        use nix::sys::socket::{MsgFlags, recv};
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        // Between questions an agentsh sends nothing: readable is hung up (or out of turn).
+        waiting.retain(|_, stream| stream.try_lock().map_or(true, |s| !readable(&s)));
+        pending.retain(|stream| {
+            let mut buf = [0u8; 64];
+            let n = match recv(stream.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT) {
+                Err(nix::errno::Errno::EAGAIN) => return true,
+                Ok(n) => n,
+                Err(_) => return false,
+            };
+            let line = std::str::from_utf8(&buf[..n]).unwrap_or("");
+            let id = line.strip_suffix('\n').unwrap_or("");
+            if let (Some(id), Some(pid)) = (name_for(id), pid_of(id))
+                && peer_outside(stream) == Some(pid)
+                && let Ok(kept) = stream.try_clone()
+            {
+                waiting.insert(id.to_string(), Arc::new(Mutex::new(kept)));
+            }
+            false
+        });
+    }
+
+    /// Asks the command `id`'s agentsh about `host:port` and waits up to `wait` for the
+    /// person's answer. Never a yes without that agentsh's word, and never a word to anyone
+    /// else.
+    pub fn ask(&self, id: &str, host: &str, port: u16, wait: Duration) -> Answer {
+        self.settle();
+        let found = self.waiting.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
+        let answer = found.and_then(|stream| {
+            let stream = stream.lock().unwrap_or_else(|e| e.into_inner());
+            stream.set_write_timeout(Some(HAND_OVER)).ok()?;
+            stream.set_read_timeout(Some(wait)).ok()?;
+            (&*stream).write_all(format!("{host} {port}\n").as_bytes()).ok()?;
+            let mut line = String::new();
+            BufReader::new((&*stream).take(4096)).read_line(&mut line).ok()?;
+            (!line.is_empty()).then(|| Answer::read(&line))
+        });
+        answer.unwrap_or_else(|| Answer::No(NO_ONE.to_string()))
+    }
+
+    /// Removes the socket (the proxy is ending).
+    pub fn close(&self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
-impl Drop for Questions {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+/// A listening socket at `addr`: close-on-exec, non-blocking.
+fn listener_at(addr: &nix::sys::socket::UnixAddr) -> std::io::Result<UnixListener> {
+    use nix::sys::socket::{AddressFamily, Backlog, SockFlag, SockType, bind, listen, socket};
+    let fd = socket(AddressFamily::Unix, SockType::Stream, SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK, None)?;
+    bind(fd.as_raw_fd(), addr)?;
+    listen(&fd, Backlog::MAXCONN)?;
+    Ok(UnixListener::from(fd))
+}
+
+/// Whether `stream` has something to read, or its other end has closed.
+fn readable(stream: &UnixStream) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut fds = [PollFd::new(stream.as_fd(), PollFlags::POLLIN)];
+    poll(&mut fds, PollTimeout::ZERO).is_ok_and(|n| n > 0)
+}
+
+/// A box's name as its record is named (hex), never a path.
+fn name_for_box(name: &str) -> Option<&str> {
+    (!name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        .then_some(name)
+}
+
+/// The command's agentsh's side: its connection to the box's proxy, from before the command
+/// starts until it ends.
+pub struct Questions {
+    stream: UnixStream,
+    /// Until the proxy hangs up (then there is nothing more to poll).
+    open: std::cell::Cell<bool>,
+}
+
+impl Questions {
+    /// Registers the command `id` (its record id) with the proxy of the box `name`, whose
+    /// records are `records`: four system calls (the socket, its send time limit, connect, the
+    /// id's write) and no file made, as every boxed command comes here.
+    pub fn register(records: &Path, name: &str, id: &str) -> std::io::Result<Questions> {
+        use nix::sys::socket::{AddressFamily, SockFlag, SockType, connect, socket};
+        let invalid = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
+        let (id, name) = (name_for(id).ok_or_else(invalid)?, name_for_box(name).ok_or_else(invalid)?);
+        // Close-on-exec: the command never holds it.
+        let fd = socket(AddressFamily::Unix, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+        let stream = UnixStream::from(fd);
+        // A proxy that does not take it at once is not waited for.
+        stream.set_write_timeout(Some(HAND_OVER))?;
+        let (addr, _at) = address(&socket_of(records, name))?;
+        connect(stream.as_raw_fd(), &addr)?;
+        (&stream).write_all(format!("{id}\n").as_bytes())?;
+        Ok(Questions { stream, open: std::cell::Cell::new(true) })
+    }
+
+    /// What to poll while the proxy is there: readable when a question waits.
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.open.get().then(|| self.stream.as_fd())
+    }
+
+    /// Whether a question waits (or the proxy hung up), without waiting.
+    pub fn waiting(&self) -> bool {
+        self.open.get() && readable(&self.stream)
+    }
+
+    /// Answers the question waiting with `decide(host, port)`, only to the box's proxy (a
+    /// process outside the box: [`peer_outside`]). When the proxy has hung up, or is not one,
+    /// nothing more is read.
+    pub fn answer(&self, decide: AskHost<'_>) {
+        let _ = self.stream.set_read_timeout(Some(HAND_OVER));
+        let mut line = String::new();
+        let read = BufReader::new((&self.stream).take(512)).read_line(&mut line);
+        if read.is_err() || line.is_empty() || peer_outside(&self.stream).is_none() {
+            self.open.set(false);
+            return;
+        }
+        let mut parts = line.split_whitespace();
+        let (Some(host), Some(Ok(port))) = (parts.next(), parts.next().map(str::parse::<u16>)) else {
+            self.open.set(false);
+            return;
+        };
+        // The proxy checked it; a name that is no host (a pattern such as `*.com`, which an
+        // "always" would save to sandbox.allowHosts) is never put to the person.
+        let said = match super::proxy::host_name(host) {
+            Some(h) if h == host && port > 0 => decide(host, port),
+            _ => Answer::No(format!("{} is not a host name", crate::text::sanitize::sanitize(host))),
+        };
+        let _ = (&self.stream).write_all(said.line().as_bytes());
     }
 }
 
@@ -223,31 +348,30 @@ mod tests {
         std::env::temp_dir().join(format!("agentsh-asking-{what}-{}", std::process::id()))
     }
 
-    #[test]
-    fn with_no_agentsh_behind_the_id_no_one_is_asked_and_every_case_reads_the_same() {
-        let dir = records("none");
-        // A process that has ended (the test's own child, reaped), one that lives but listens
-        // nowhere (this test), and no process ID at all: one answer for all.
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        child.wait().unwrap();
-        for id in [format!("1-{}", child.id()), format!("1-{}", std::process::id()), "1".to_string()] {
-            assert_eq!(ask(&dir, &id, "example.com", 443, Duration::from_secs(1)), Answer::No(NO_ONE.into()), "{id}");
-        }
-        let _ = std::fs::remove_dir_all(dir);
+    /// The proxy takes registrations until one is there, or `tries` run out.
+    fn taken(registry: &Registry, id: &str) -> bool {
+        (0..100).any(|_| {
+            registry.take();
+            std::thread::sleep(Duration::from_millis(5));
+            registry.waiting.lock().unwrap().contains_key(id)
+        })
     }
 
-    /// The whole round: the agentsh listens, the proxy asks, the answer comes back; both ends
-    /// here are this process, outside every box, and the id names it.
+    /// The whole round: the agentsh registers, the proxy asks, the answer comes back; both
+    /// ends are this process, outside every box, and the id names it.
     #[test]
     fn the_commands_agentsh_answers_the_proxy() {
         let dir = records("round");
+        let registry = Registry::listen(&dir, "45c9e8bdee1cfcb4").unwrap();
         let id = format!("19ab-{}", std::process::id());
-        let questions = Questions::listen(&dir, &id).unwrap();
+        let questions = Questions::register(&dir, "45c9e8bdee1cfcb4", &id).unwrap();
+        assert!(taken(&registry, &id));
+        let registry = Arc::new(registry);
         let asked = std::thread::spawn({
-            let (dir, id) = (dir.clone(), id.clone());
-            move || ask(&dir, &id, "example.com", 8443, Duration::from_secs(5))
+            let (registry, id) = (Arc::clone(&registry), id.clone());
+            move || registry.ask(&id, "example.com", 8443, Duration::from_secs(5))
         });
-        let mut fds = [nix::poll::PollFd::new(questions.fd(), nix::poll::PollFlags::POLLIN)];
+        let mut fds = [nix::poll::PollFd::new(questions.fd().unwrap(), nix::poll::PollFlags::POLLIN)];
         nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16)).unwrap();
         let seen = std::cell::RefCell::new(Vec::new());
         questions.answer(&|host, port| {
@@ -256,11 +380,30 @@ mod tests {
         });
         assert_eq!(asked.join().unwrap(), Answer::Once);
         assert_eq!(*seen.borrow(), [("example.com".to_string(), 8443)]);
-        // Another process's id: this agentsh is not the one it names, so the proxy puts nothing.
-        let other = format!("19ab-{}", std::process::id() + 1);
-        std::fs::rename(dir.join("asks").join(&id), dir.join("asks").join(&other)).unwrap();
-        assert_eq!(ask(&dir, &other, "example.com", 443, Duration::from_secs(1)), Answer::No(NO_ONE.into()));
+        // Ended: its registration goes, and the proxy asks no one.
         drop(questions);
+        registry.take();
+        assert!(registry.waiting.lock().unwrap().is_empty());
+        assert_eq!(registry.ask(&id, "example.com", 443, Duration::from_secs(1)), Answer::No(NO_ONE.into()));
+        registry.close();
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A registration that names another process is not kept, and every case in which no
+    /// registered agentsh answers reads the same.
+    #[test]
+    fn a_registration_for_another_process_is_refused_and_no_one_is_asked() {
+        let dir = records("other");
+        let registry = Registry::listen(&dir, "box").unwrap();
+        let other = format!("19ab-{}", std::process::id() + 1);
+        let _questions = Questions::register(&dir, "box", &other).unwrap();
+        assert!(!taken(&registry, &other), "a registration naming another process was kept");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        for id in [other, format!("1-{}", child.id()), format!("1-{}", std::process::id()), "1".into()] {
+            assert_eq!(registry.ask(&id, "example.com", 443, Duration::from_secs(1)), Answer::No(NO_ONE.into()));
+        }
+        registry.close();
         let _ = std::fs::remove_dir_all(dir);
     }
 }

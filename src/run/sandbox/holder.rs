@@ -779,6 +779,9 @@ fn builder() -> Result<(), String> {
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     let made = super::view::make(&spec)?;
+    if let Some(ctl) = &proxy {
+        proxy_listening(ctl);
+    }
     let (ready_r, ready_w) = nix::unistd::pipe().map_err(|e| format!("pipe: {e}"))?;
     // The holder: this process's child, the first in the new PID namespace (its PID 1).
     match super::sys::fork() {
@@ -827,10 +830,22 @@ fn start_proxy(spec: &BoxSpec) -> Result<OwnedFd, String> {
     match super::sys::fork() {
         Ok(nix::unistd::ForkResult::Child) => {
             drop(ours);
-            super::proxy::detached(theirs, spec.net.clone(), authority)
+            super::proxy::detached(theirs, &spec.name, spec.net.clone(), authority)
         }
         Ok(nix::unistd::ForkResult::Parent { .. }) => Ok(ours),
         Err(e) => Err(format!("starting the sandbox's proxy: {e}")),
+    }
+}
+
+/// Waits (up to two seconds) for the proxy to say it listens for the box's commands' agentsh
+/// (`asking`), so that the box's first command can register with it, and takes the word off
+/// `ctl`, which the holder then watches only for the proxy's end.
+fn proxy_listening(ctl: &OwnedFd) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut fds = [PollFd::new(ctl.as_fd(), PollFlags::POLLIN)];
+    if poll(&mut fds, PollTimeout::from(2000u16)).is_ok_and(|n| n > 0) {
+        let mut word = [0u8; 1];
+        let _ = nix::sys::socket::recv(ctl.as_raw_fd(), &mut word, nix::sys::socket::MsgFlags::MSG_DONTWAIT);
     }
 }
 

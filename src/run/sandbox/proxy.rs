@@ -352,6 +352,8 @@ pub struct Proxy {
     granted: Mutex<Vec<(String, String, u16)>>,
     /// Hosts a person is being asked about now: others wait for that answer.
     asking: (Mutex<Vec<(String, u16)>>, Condvar),
+    /// Where the commands' agentsh wait for questions (`asking`); without it no one is asked.
+    registry: Option<super::asking::Registry>,
     /// Per command: how many hosts it asked about, and whether the person refused one.
     asked: Mutex<std::collections::HashMap<String, (u32, bool)>>,
     /// Test names mapped to addresses (debug builds only: `AGENTSH_TEST_RESOLVE`).
@@ -371,7 +373,12 @@ enum Kind {
 /// The proxy's process, forked by the box's builder (`holder::builder`): leaves the agent's
 /// session and every file it did not need, takes its two listening sockets from `ctl`, confines
 /// its own writes, and serves until `ctl` closes.
-pub fn detached(ctl: OwnedFd, policy: NetPolicy, authority: Result<Arc<super::tls::Authority>, String>) -> ! {
+pub fn detached(
+    ctl: OwnedFd,
+    name: &str,
+    policy: NetPolicy,
+    authority: Result<Arc<super::tls::Authority>, String>,
+) -> ! {
     use std::os::fd::AsRawFd;
     let _ = nix::unistd::setsid();
     let _ = std::env::set_current_dir("/");
@@ -392,6 +399,10 @@ pub fn detached(ctl: OwnedFd, policy: NetPolicy, authority: Result<Arc<super::tl
     let Ok([http, socks]) = <[OwnedFd; 2]>::try_from(super::sys::receive_fds(ctl.as_fd())) else {
         std::process::exit(1)
     };
+    // Made by this process (its credentials are what the commands' agentsh check), and said
+    // to the builder, which waits for it before the box is ready.
+    let registry = super::asking::Registry::listen(&policy.records, name).ok();
+    let _ = nix::sys::socket::send(ctl.as_raw_fd(), b"L", nix::sys::socket::MsgFlags::empty());
     let mut writable = vec![policy.records.clone()];
     writable.extend(crate::policy::dirs::state_dir());
     writable.extend(crate::ask::queue::dir().ok());
@@ -404,15 +415,17 @@ pub fn detached(ctl: OwnedFd, policy: NetPolicy, authority: Result<Arc<super::tl
     if crate::run::sandbox::rules::confine_writes(&writable).is_err() {
         std::process::exit(1);
     }
-    serve(http, socks, ctl, policy, authority)
+    serve(http, socks, ctl, registry, policy, authority)
 }
 
 /// Serves the box until `lifeline` closes (the holder has ended): accepts on both listeners, a
-/// thread per connection, at most [`connection_cap`] at once.
+/// thread per connection, at most [`connection_cap`] at once, and takes the registrations of
+/// its commands' agentsh on `registry` (`asking`; without it no one is asked).
 pub fn serve(
     http: OwnedFd,
     socks: OwnedFd,
     lifeline: OwnedFd,
+    registry: Option<super::asking::Registry>,
     policy: NetPolicy,
     authority: Result<Arc<super::tls::Authority>, String>,
 ) -> ! {
@@ -421,6 +434,7 @@ pub fn serve(
     let resolve = test_names();
     let proxy = Arc::new(Proxy {
         rules: Rules::of(&policy),
+        registry,
         policy,
         config,
         granted: Mutex::new(Vec::new()),
@@ -444,6 +458,10 @@ pub fn serve(
         // shortly (a slot frees when a connection's thread ends).
         let listening = !resting && open.load(Ordering::Acquire) < cap;
         let mut fds = vec![PollFd::new(lifeline.as_fd(), PollFlags::POLLIN)];
+        if let Some(registry) = proxy.registry.as_ref().filter(|_| !resting) {
+            fds.push(PollFd::new(registry.fd(), PollFlags::POLLIN));
+        }
+        let first = fds.len();
         if listening {
             fds.push(PollFd::new(http.as_fd(), PollFlags::POLLIN));
             fds.push(PollFd::new(socks.as_fd(), PollFlags::POLLIN));
@@ -454,9 +472,18 @@ pub fn serve(
         }
         let ready = |i: usize| fds.get(i).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
         if ready(0) {
+            if let Some(registry) = &proxy.registry {
+                registry.close();
+            }
             std::process::exit(0);
         }
-        for (i, listener, kind) in [(1, &http, Kind::Http), (2, &socks, Kind::Socks)] {
+        if first == 2
+            && ready(1)
+            && let Some(registry) = &proxy.registry
+        {
+            registry.take();
+        }
+        for (i, listener, kind) in [(first, &http, Kind::Http), (first + 1, &socks, Kind::Socks)] {
             if !ready(i) || open.load(Ordering::Acquire) >= cap {
                 continue;
             }
@@ -933,7 +960,11 @@ impl Proxy {
         let granted = |who: &str| {
             self.granted.lock().unwrap_or_else(|e| e.into_inner()).push((who.to_string(), host.to_string(), port));
         };
-        match super::asking::ask(&self.policy.records, id, host, port, wait) {
+        let said = match &self.registry {
+            Some(registry) => registry.ask(id, host, port, wait),
+            None => Answer::No(super::asking::NO_ONE.to_string()),
+        };
+        match said {
             Answer::Once => {
                 granted(id);
                 Verdict::Allow("the person (once)")

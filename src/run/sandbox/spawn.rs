@@ -114,12 +114,12 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
     let envp: Vec<*const libc::c_char> =
         envs.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let keep_terminal = plan.place().keep_terminal;
-    // Listening before the command starts (and before the seccomp filter): the proxy's
-    // questions come only here, checked (`asking`). Without it, the proxy asks no one.
+    // Registered with the box's proxy before the command starts: its questions come only on
+    // this connection, checked both ways (`asking`). Without it, the proxy asks no one.
     let questions = match (plan.network(), cmd.ask_host) {
-        (Network::Proxy, Some(decide)) => super::asking::Questions::listen(plan.records(), cmd.net_id)
+        (Network::Proxy, Some(decide)) => super::asking::Questions::register(plan.records(), plan.name(), cmd.net_id)
             .ok()
-            .map(|listening| Questions { listening, decide }),
+            .map(|from_proxy| Questions { from_proxy, decide }),
         _ => None,
     };
     let mut namespaces = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
@@ -278,7 +278,7 @@ fn alone_counting(f: impl Fn() -> nix::Result<()>, threads: impl Fn() -> usize) 
 
 /// Where the box's proxy puts its questions for this command, and who answers them.
 struct Questions<'a> {
-    listening: super::asking::Questions,
+    from_proxy: super::asking::Questions,
     decide: super::asking::AskHost<'a>,
 }
 
@@ -376,19 +376,25 @@ impl Signals {
             let wait_ms = deadline.map(|d| d.saturating_duration_since(now).as_millis().min(60_000) as u16);
             let Some(fd) = &self.fd else {
                 std::thread::sleep(Duration::from_millis(wait_ms.map_or(20, |w| u64::from(w).min(20))));
-                if let Some(q) = questions {
-                    q.listening.answer(q.decide);
+                if let Some(q) = questions
+                    && q.from_proxy.waiting()
+                {
+                    q.from_proxy.answer(q.decide);
                 }
                 continue;
             };
             let mut fds = vec![nix::poll::PollFd::new(fd.as_fd(), nix::poll::PollFlags::POLLIN)];
-            fds.extend(questions.map(|q| nix::poll::PollFd::new(q.listening.fd(), nix::poll::PollFlags::POLLIN)));
+            fds.extend(
+                questions
+                    .and_then(|q| q.from_proxy.fd())
+                    .map(|fd| nix::poll::PollFd::new(fd, nix::poll::PollFlags::POLLIN)),
+            );
             let timeout = wait_ms.map_or(nix::poll::PollTimeout::NONE, nix::poll::PollTimeout::from);
             let _ = nix::poll::poll(&mut fds, timeout);
             if let Some(q) = questions
                 && fds.get(1).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty())
             {
-                q.listening.answer(q.decide);
+                q.from_proxy.answer(q.decide);
             }
             while let Ok(Some(info)) = fd.read_signal() {
                 let Ok(sig) = Signal::try_from(info.ssi_signo as i32) else { continue };
