@@ -2651,6 +2651,32 @@ fn refuse_every_question(w: &World, mut child: std::process::Child) -> (Vec<Stri
     (asked.into_iter().map(|(_, c)| c).collect(), out)
 }
 
+/// A world whose sandbox has `sandbox`, with a stand-in host (serving `hello.txt`) as `name`,
+/// agentsh's approval queue on where `queue`, and its box and proxy made by a first command.
+fn proxied_world(name: &str, sandbox: serde_json::Value, queue: bool) -> Option<(World, StandIn)> {
+    let w = world()?;
+    let host = StandIn::start();
+    host.file("hello.txt", b"hello\n");
+    let mut w = w.through(&[(name, &host)], sandbox);
+    if queue {
+        w = w.with_config(serde_json::json!({"approvalQueue": true}));
+    }
+    succeeded(&w.script("true\n"), "the box and its proxy");
+    Some((w, host))
+}
+
+/// Gives a stand-in five seconds to finish what it does, then ends it.
+fn ended(child: &mut std::process::Child) {
+    for _ in 0..100 {
+        if child.try_wait().unwrap().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Stands in for a process of the box that reaches agentsh's records: once the command has
 /// written its proxy settings to argv 3, registers the command's id with the proxy (the socket
 /// in argv 1), as if it were the command's agentsh, and answers `always` to what it is asked;
@@ -2686,13 +2712,7 @@ open(out, "w").write("registered: %s\n" % ("asked " + repr(got) if got else "not
 /// asked nothing, the person is asked, and their no stands.
 #[test]
 fn a_process_of_another_pid_namespace_cannot_take_the_commands_questions() {
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    host.file("hello.txt", b"hello\n");
-    let w = w
-        .through(&[("new.example", &host)], serde_json::json!({}))
-        .with_config(serde_json::json!({"approvalQueue": true}));
-    succeeded(&w.script("true\n"), "the box and its proxy");
+    let Some((w, host)) = proxied_world("new.example", serde_json::json!({}), true) else { return };
     let (asks, got) = (w.records().join("asks"), w.home("racer.out"));
     let mut racer = in_own_pid_namespace(RACER, &[&asks, &got, &w.path("settings.txt")]);
     assert!(appears(&w.home("racer.out.ready")), "the stand-in did not start");
@@ -2700,14 +2720,7 @@ fn a_process_of_another_pid_namespace_cannot_take_the_commands_questions() {
     let child = w.command(&["-c", "sh probe.sh"]).spawn().unwrap();
     let (asked, out) = refuse_every_question(&w, child);
     // It ends once it has been turned away (or asked).
-    for _ in 0..100 {
-        if racer.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = racer.kill();
-    let _ = racer.wait();
+    ended(&mut racer);
     let got = std::fs::read_to_string(&got).unwrap_or_default();
     assert_eq!(got, "registered: nothing\n", "the stand-in took the command's question");
     assert_eq!(asked, ["connect to new.example:80"], "{}", text(&out.stderr));
@@ -2747,26 +2760,14 @@ open(out, "w").write("asked: %s\n" % ("answered " + repr(got) if got else "nothi
 /// it nothing (it answers only a process outside every box).
 #[test]
 fn a_process_of_another_pid_namespace_cannot_put_questions_to_the_agentsh() {
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    let w = w
-        .through(&[("new.example", &host)], serde_json::json!({}))
-        .with_config(serde_json::json!({"approvalQueue": true}));
-    succeeded(&w.script("true\n"), "the box and its proxy");
+    let Some((w, _host)) = proxied_world("new.example", serde_json::json!({}), true) else { return };
     let got = w.home("usurper.out");
     let mut usurper = in_own_pid_namespace(USURPER, &[&w.records().join("asks"), &got]);
     assert!(appears(&w.home("usurper.out.ready")), "the stand-in did not start");
     w.write("probe.sh", "sleep 2\n");
     let child = w.command(&["-c", "sh probe.sh"]).spawn().unwrap();
     let (asked, out) = refuse_every_question(&w, child);
-    for _ in 0..100 {
-        if usurper.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = usurper.kill();
-    let _ = usurper.wait();
+    ended(&mut usurper);
     succeeded(&out, "the command");
     assert_eq!(asked, Vec::<String>::new(), "the person was asked the stand-in's question");
     assert_eq!(std::fs::read_to_string(&got).unwrap_or_default(), "asked: nothing\n");
@@ -2827,10 +2828,7 @@ for id in sys.argv[2:]:
 /// refusal reads the same whoever was named.
 #[test]
 fn the_proxy_signals_no_one_and_asks_only_the_agentsh_the_id_names() {
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    let w = w.through(&[("new.example", &host)], serde_json::json!({}));
-    succeeded(&w.script("true\n"), "the box and its proxy");
+    let Some((w, host)) = proxied_world("new.example", serde_json::json!({}), false) else { return };
     let mut victim = Command::new(python()).arg("-c").arg(VICTIM).arg(w.home("victim.log")).spawn().unwrap();
     let asks = w.records().join("asks");
     let idfile = w.home("impostor.id");
@@ -2913,10 +2911,8 @@ print("closed", closed)
 #[test]
 fn idle_connections_hold_a_bounded_number_of_the_proxys_threads_and_are_closed() {
     use agentsh::run::sandbox::proxy::MAX_CONNECTIONS;
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    host.file("hello.txt", b"hello\n");
-    let w = w.through(&[("flood.example", &host)], serde_json::json!({"allowHosts": ["flood.example"]}));
+    let allowed = serde_json::json!({"allowHosts": ["flood.example"]});
+    let Some((w, host)) = proxied_world("flood.example", allowed, false) else { return };
     succeeded(&w.run("curl -fsS http://flood.example/hello.txt"), "before the flood");
     let proxy = proxy_with(&format!("flood.example=127.0.0.1:{}", host.port));
     w.write("flood.py", FLOOD);
@@ -2948,11 +2944,8 @@ fn idle_connections_hold_a_bounded_number_of_the_proxys_threads_and_are_closed()
 /// accept.
 #[test]
 fn a_proxy_out_of_descriptors_does_not_spin() {
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    host.file("hello.txt", b"hello\n");
-    let w = w.through(&[("spin.example", &host)], serde_json::json!({"allowHosts": ["spin.example"]}));
-    succeeded(&w.run("curl -fsS http://spin.example/hello.txt"), "the box and its proxy");
+    let allowed = serde_json::json!({"allowHosts": ["spin.example"]});
+    let Some((w, host)) = proxied_world("spin.example", allowed, false) else { return };
     let proxy = proxy_with(&format!("spin.example=127.0.0.1:{}", host.port));
     let limited = Command::new("prlimit").args([&format!("--pid={proxy}"), "--nofile=32:32"]).output().unwrap();
     assert!(limited.status.success(), "prlimit: {}", text(&limited.stderr));
@@ -2993,11 +2986,7 @@ print("http", h.recv(4096).split(b"\r\n")[0].decode())
 /// (every .com host). Now both take one check: a pattern is refused unasked, and noted nowhere.
 #[test]
 fn a_pattern_for_a_host_is_refused_unasked_over_socks_as_over_connect() {
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    let w = w
-        .through(&[("pattern.example", &host)], serde_json::json!({}))
-        .with_config(serde_json::json!({"approvalQueue": true}));
+    let Some((w, _host)) = proxied_world("pattern.example", serde_json::json!({}), true) else { return };
     w.write("pattern.py", PATTERN);
     let child = w.command(&["-c", "python3 pattern.py \"$ALL_PROXY\" '*.com'"]).spawn().unwrap();
     let (asked, out) = refuse_every_question(&w, child);
