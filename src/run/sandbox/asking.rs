@@ -108,8 +108,10 @@ pub(crate) fn peer_outside(sock: &UnixStream) -> Option<i32> {
         Ok(pidfd) => ns_pids(&format!("/proc/self/fdinfo/{}", pidfd.as_raw_fd()))?,
         Err(_) => ns_pids(&format!("/proc/{}/status", cred.pid()))?,
     };
-    let own = ns_pids("/proc/self/status")?;
-    (ids.len() == own.len() && ids.first() == Some(&cred.pid()) && cred.pid() > 0).then_some(cred.pid())
+    // A process's own PID namespace never changes (joining a box's changes its children's).
+    static OWN: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let own = (*OWN.get_or_init(|| ns_pids("/proc/self/status").map(|ids| ids.len())))?;
+    (ids.len() == own && ids.first() == Some(&cred.pid()) && cred.pid() > 0).then_some(cred.pid())
 }
 
 /// The `NSpid:` line of a `status` or a pidfd's `fdinfo`: the process's ID in each PID namespace
