@@ -32,7 +32,7 @@ use std::time::Duration;
 const HAND_OVER: Duration = Duration::from_secs(2);
 
 /// The proxy's one refusal for every case where the command's agentsh could not be asked: the
-/// id names no command, its agentsh has ended, or whoever listens is not that agentsh.
+/// id names no command, its agentsh has ended, or whoever registered it is not that agentsh.
 pub const NO_ONE: &str = "the agentsh that ran the command could not be asked (it has ended, or the connection \
                           named no command of this sandbox that is waiting), so no one was asked";
 
@@ -106,7 +106,9 @@ pub(crate) fn peer_outside(sock: &UnixStream) -> Option<i32> {
     }
     let ids = match getsockopt(sock, sockopt::PeerPidfd) {
         Ok(pidfd) => ns_pids(&format!("/proc/self/fdinfo/{}", pidfd.as_raw_fd()))?,
-        Err(_) => ns_pids(&format!("/proc/{}/status", cred.pid()))?,
+        Err(nix::errno::Errno::ENOPROTOOPT) => ns_pids(&format!("/proc/{}/status", cred.pid()))?,
+        // It has ended (its ID may be another's by now).
+        Err(_) => return None,
     };
     // A process's own PID namespace never changes (joining a box's changes its children's).
     static OWN: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
