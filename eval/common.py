@@ -104,7 +104,8 @@ class Scratch:
     Nothing of the person running the scorer applies: the environment is built from scratch
     (no inherited XDG_*, AGENTSH_*, TMPDIR or PATH), so the verdicts are reproducible.
     With `workspace=True` the working directory is a git repository holding a small project
-    (WORKSPACE_FILES); otherwise it is empty.
+    (WORKSPACE_FILES); otherwise it is empty, and with the sandbox on an empty git repository: the
+    box grants a workspace only to a project (issue 25), so a plain directory would have no box.
     """
 
     def __init__(self, workspace=False, sandbox=True):
@@ -134,6 +135,8 @@ class Scratch:
         }
         if self.workspace:
             self._make_workspace()
+        elif self.sandbox:
+            self._git(["init", "-q"])
         if not self.sandbox:
             config = xdg["XDG_CONFIG_HOME"] / "agentsh"
             config.mkdir(parents=True, exist_ok=True)
@@ -148,12 +151,15 @@ class Scratch:
             path = self.cwd / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+        self._git(["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "initial"])
+
+    def _git(self, *argvs):
         git_env = {**self.env, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_DATE": "2025-01-01T00:00:00Z",
                    "GIT_COMMITTER_DATE": "2025-01-01T00:00:00Z"}
         identity = ["-c", "user.name=agent", "-c", "user.email=agent@example.invalid",
                     "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
         try:
-            for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+            for argv in argvs:
                 subprocess.run(["git", *identity, *argv], cwd=self.cwd, env=git_env, check=True,
                                capture_output=True)
         except (OSError, subprocess.CalledProcessError) as e:

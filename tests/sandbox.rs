@@ -57,6 +57,9 @@ fn world() -> Option<World> {
     let home = tempfile::Builder::new().prefix(".agentsh-test-home").tempdir_in(home_base()).unwrap();
     let ws = tempfile::tempdir().unwrap();
     let w = World { home, ws, sandbox: serde_json::json!({}), more: serde_json::json!({}), env: Vec::new() };
+    // A workspace is a project (issue 25): a git repository, unless a test says otherwise
+    // (`World::no_git`).
+    git(w.ws.path(), &["init", "-q", "."]);
     for d in ["run", ".ssh", ".cache"] {
         std::fs::create_dir_all(w.home(d)).unwrap();
     }
@@ -120,6 +123,11 @@ impl World {
     fn sandbox(mut self, v: serde_json::Value) -> World {
         self.sandbox = v;
         self.config();
+        self
+    }
+    /// The workspace directory is no git repository: no workspace for the box.
+    fn no_git(self) -> World {
+        std::fs::remove_dir_all(self.path(".git")).unwrap();
         self
     }
     /// A git repository with a commit, a hook directory and `.agents/`.
@@ -565,6 +573,7 @@ fn git_code_paths_cannot_be_planted_or_renamed_away() {
 #[test]
 fn a_git_file_naming_a_directory_outside_is_never_granted() {
     let Some(w) = world() else { return };
+    let w = w.no_git();
     // `gitdir:` into the person's settings (issue 25: it was granted as writable).
     std::fs::create_dir_all(w.home(".config/x/objects")).unwrap();
     w.write(".git", &format!("gitdir: {}\n", w.home(".config/x").display()));
@@ -609,9 +618,13 @@ fn the_workspace_is_a_project_not_wherever_a_command_starts() {
     for dir in [".config", ".config/tool", "Downloads"] {
         let d = w.home(dir);
         std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("probe.sh"), "set -e\ntouch made-here\n").unwrap();
-        let out = w.command(&["-c", "sh probe.sh"]).current_dir(&d).output().unwrap();
-        refused_by_box(&out, &format!("a write in ~/{dir}"));
+        let out = python_from(&w, &d, "open(\"made-here\", \"w\")", None);
+        if dir.starts_with('.') {
+            // Hidden, so there is no box there at all: judged as without one.
+            not_run(&out, &format!("a write in ~/{dir}"));
+        } else {
+            refused_by_box(&out, &format!("a write in ~/{dir}"));
+        }
         assert!(!d.join("made-here").exists(), "~/{dir} was writable");
     }
     // A project in home: the workspace.
@@ -2994,4 +3007,161 @@ fn a_pattern_for_a_host_is_refused_unasked_over_socks_as_over_connect() {
     assert_eq!(asked, Vec::<String>::new(), "a pattern was put to the person");
     assert_eq!(text(&out.stdout), "socks 2\nhttp HTTP/1.1 400 Bad Request\n");
     assert!(!text(&out.stderr).contains("*.com"), "it reached the policy: {}", text(&out.stderr));
+}
+
+// ---- fix-ws: where a command starts never widens the box (issue 25; rt-files F1, F3, F4, F5, F7) ----
+
+/// `python3 -c CODE` run by agentsh from `dir`, with `HOME` as `home` says: a command the judge
+/// lets run only because a box contains it. Not on the world's whitelist.
+fn python_from(w: &World, dir: &Path, code: &str, home: Option<&Path>) -> Output {
+    let mut c = w.command(&["-c", &format!("{} -c '{code}'", python())]);
+    c.current_dir(dir);
+    if let Some(h) = home {
+        c.env("HOME", h);
+    }
+    c.output().unwrap()
+}
+
+/// Nothing ran: the judge, judging without a box, needed a person and there was none.
+fn not_run(out: &Output, what: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(126), "{what}: ran\nstdout: {}\nstderr: {err}", text(&out.stdout));
+    assert!(err.contains("agentsh: not approved"), "{what}: {err}");
+}
+
+/// What `check` says about where a command run from `dir` runs.
+fn runs_from(w: &World, dir: &Path, cmd: &str, home: Option<&Path>) -> (String, String) {
+    let mut c = w.command(&["check", "--json", "--", cmd]);
+    c.current_dir(dir);
+    if let Some(h) = home {
+        c.env("HOME", h);
+    }
+    let out = c.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+    (field("runs_in"), field("runs_in_why"))
+}
+
+/// rt-files F1: a command that started in home (or `~/.ssh`, `~/.local/state`) ran in a box that
+/// showed all of it read-only: every secret, agentsh's audit log, home's sockets. Now there is
+/// no box there: the judge judges the command as without one, and a program it would let run
+/// only in a box is not run.
+#[test]
+fn a_command_that_starts_where_the_box_hides_has_no_box() {
+    let Some(w) = world() else { return };
+    w.write_home(".aws/credentials", "AWSSECRET\n");
+    let state = w.home(".local/state");
+    for (dir, read) in [
+        (w.home(""), ".ssh/id_ed25519"),
+        (w.home(".ssh"), "id_ed25519"),
+        (w.home(".aws"), "credentials"),
+        (state.clone(), "agentsh/audit.jsonl"),
+    ] {
+        let shown = dir.display().to_string();
+        let out = python_from(&w, &dir, &format!("print(open(\"{read}\").read())"), None);
+        not_run(&out, &format!("read {read} from {shown}"));
+        assert!(!text(&out.stdout).contains("KEY") && !text(&out.stdout).contains("SECRET"), "{shown}");
+        let (runs, why) = runs_from(&w, &dir, "ls", None);
+        assert_eq!(runs, "unconfined", "{shown}: {why}");
+        assert!(why.contains("neither grants nor shows"), "{shown}: {why}");
+    }
+    let (_, why) = runs_from(&w, &w.home(""), "ls", None);
+    assert!(why.contains("the home directory"), "{why}");
+    // An ordinary directory of home is still shown read-only, in the box.
+    let downloads = w.home("Downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    std::fs::write(downloads.join("notes.txt"), "NOTES\n").unwrap();
+    let out = python_from(&w, &downloads, "print(open(\"notes.txt\").read()); open(\"made\", \"w\")", None);
+    assert!(text(&out.stdout).contains("NOTES"), "{}", text(&out.stderr));
+    refused_by_box(&out, "a write in ~/Downloads");
+    assert!(!downloads.join("made").exists());
+}
+
+/// rt-files F3: a directory of `/tmp` that is no project (the person's tmux or ssh-agent socket
+/// directory) was the workspace, sockets and all. Now there is no box there, and nothing the
+/// judge would let run only in a box runs.
+#[test]
+fn a_socket_directory_in_tmp_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let dir = tempfile::Builder::new().prefix("tmux-").tempdir().unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(dir.path().join("default")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let code = "import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"default\"); open(\"planted\", \"w\")";
+    not_run(&python_from(&w, dir.path(), code, None), "connect to a socket in /tmp/tmux-*");
+    assert!(listener.accept().is_err(), "the person's socket was connected to");
+    assert!(!dir.path().join("planted").exists());
+    let (runs, why) = runs_from(&w, dir.path(), "ls", None);
+    assert_eq!(runs, "unconfined", "{why}");
+    assert!(why.contains("git init") && why.contains("sandbox.writable"), "{why}");
+    // A project in /tmp is a workspace (every other test's is one).
+    git(dir.path(), &["init", "-q", "."]);
+    succeeded(&python_from(&w, dir.path(), "open(\"made\", \"w\")", None), "a write in a git project in /tmp");
+    assert!(dir.path().join("made").exists());
+}
+
+/// rt-files F5: a directory on `$PATH` (`/opt/app/bin`) was the workspace: a program the person
+/// runs unconfined was rewritten. Now it is only in sight, read-only.
+#[test]
+fn a_directory_of_path_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let bin = tempfile::Builder::new().prefix("fix-ws-bin").tempdir_in(home_base()).unwrap();
+    std::fs::write(bin.path().join("tool"), "#!/bin/sh\necho tool\n").unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    let mut c = w.command(&["-c", &format!("{} -c 'open(\"tool\", \"a\").write(\"echo pwned\")'", python())]);
+    let out = c.current_dir(bin.path()).env("PATH", &path).output().unwrap();
+    refused_by_box(&out, "rewrite a program on PATH");
+    assert_eq!(std::fs::read_to_string(bin.path().join("tool")).unwrap(), "#!/bin/sh\necho tool\n");
+}
+
+/// rt-files F7: with `$HOME` a link to the real home, a command that started in the real home
+/// made it the workspace (`getcwd` names the real path). Now home is compared in both spellings.
+#[test]
+fn the_real_home_behind_a_linked_home_is_home() {
+    let Some(w) = world() else { return };
+    let link_dir = tempfile::Builder::new().prefix("fix-ws-link").tempdir_in(home_base()).unwrap();
+    let link = link_dir.path().join("home");
+    std::os::unix::fs::symlink(w.home.path(), &link).unwrap();
+    let real = w.home.path().canonicalize().unwrap();
+    let out = python_from(&w, &real, "open(\".bashrc\", \"a\").write(\"#pwn\")", Some(&link));
+    not_run(&out, "append to ~/.bashrc from the real home");
+    assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n");
+    let (runs, why) = runs_from(&w, &real, "ls", Some(&link));
+    assert_eq!(runs, "unconfined", "{why}");
+    // A project in it is still the workspace.
+    let proj = real.join("src/proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    w.git_in(&proj);
+    succeeded(&python_from(&w, &proj, "open(\"made\", \"w\")", Some(&link)), "a write in a project in home");
+    assert!(proj.join("made").exists());
+}
+
+/// rt-files F4: another user's home was the workspace, readable and writable. Run as root only:
+/// the test makes a directory in `/home` (removed after).
+#[test]
+fn another_users_home_is_no_workspace() {
+    let Some(w) = world() else { return };
+    if !nix::unistd::geteuid().is_root() || !Path::new("/home").is_dir() {
+        eprintln!("skipped: another user's home needs root to make one in /home");
+        return;
+    }
+    let bob = tempfile::Builder::new().prefix("fix-ws-bob").tempdir_in("/home").unwrap();
+    std::fs::write(bob.path().join(".bashrc"), "echo bob\n").unwrap();
+    let append = "open(\".bashrc\", \"a\").write(\"#pwn-bob\")";
+    not_run(&python_from(&w, bob.path(), append, None), "append to another user's .bashrc");
+    // Kept in git, it is a home all the same.
+    git(bob.path(), &["init", "-q", "."]);
+    not_run(&python_from(&w, bob.path(), append, None), "append to another user's .bashrc (home in git)");
+    assert_eq!(std::fs::read_to_string(bob.path().join(".bashrc")).unwrap(), "echo bob\n");
+}
+
+/// A directory the person named in `sandbox.writable` is the workspace of what it holds, git
+/// repository or not.
+#[test]
+fn a_directory_the_person_named_is_a_workspace() {
+    let Some(w) = world() else { return };
+    let w = w.no_git();
+    let named = w.ws.path().to_path_buf();
+    let w = w.sandbox(serde_json::json!({ "writable": [named] }));
+    succeeded(&python_from(&w, w.ws.path(), "open(\"made\", \"w\")", None), "a write in a named directory");
+    assert!(w.path("made").exists());
 }

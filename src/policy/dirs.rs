@@ -201,6 +201,25 @@ pub fn passwd(uid: u32) -> Option<Passwd> {
     passwd_line(&std::fs::read_to_string("/etc/passwd").ok()?, uid)
 }
 
+/// Every user's home directory (absolute, not `/`) that `/etc/passwd` names, and `/root`: the
+/// box never makes one, or what holds one, a workspace (issue 25). The file is read on every
+/// call (one small read); homes that only NSS knows (LDAP) are not here, `/home/*` covers most.
+pub fn homes() -> Vec<PathBuf> {
+    passwd_homes(&std::fs::read_to_string("/etc/passwd").unwrap_or_default())
+}
+
+/// [`homes`] from the text of a passwd file.
+fn passwd_homes(text: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = vec![PathBuf::from("/root")];
+    for home in text.lines().filter_map(|line| line.split(':').nth(5)) {
+        let home = home.trim_end_matches('/');
+        if home.starts_with('/') && !out.iter().any(|h| h.as_os_str() == home) {
+            out.push(home.into());
+        }
+    }
+    out
+}
+
 /// The entry of `uid` in the text of a passwd file (`name:x:uid:gid:gecos:home:shell`).
 fn passwd_line(text: &str, uid: u32) -> Option<Passwd> {
     text.lines().find_map(|line| {
@@ -253,6 +272,14 @@ mod tests {
         assert_eq!(passwd_line(text, 1000), Some(me));
         assert_eq!(passwd_line(text, 0).unwrap().home, "/root");
         assert_eq!(passwd_line(text, 7), None);
+    }
+
+    #[test]
+    fn every_absolute_home_but_slash_is_a_home() {
+        let text = "root:x:0:0:root:/root:/bin/bash\nsync:x:4:65534:sync:/bin:/bin/sync\nnone:x:5:5::/:/bin/false\n\
+                    rel:x:6:6::rel:/bin/sh\nbad line\nbob:x:1001:1001::/srv/bob/:/bin/sh\n";
+        let homes = passwd_homes(text);
+        assert_eq!(homes, [Path::new("/root"), Path::new("/bin"), Path::new("/srv/bob")]);
     }
 
     #[test]

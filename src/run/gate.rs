@@ -299,6 +299,15 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
     };
     let place = sandbox::Place::current(cwd, exec::needs_terminal());
     let plan = sandbox::BoxPlan::new(settings, place, own_dirs(), records);
+    // A box that would have to show what it hides (home, `~/.ssh`, `/tmp/tmux-0`) to run the
+    // command where it starts is no box: the command is judged as without one (issue 25).
+    if let Some(why) = plan.unboxed() {
+        let at = crate::text::sanitize::sanitize(&cwd.display().to_string());
+        return (
+            Confinement::Unconfined,
+            Sandbox::Off(format!("the command starts in {at}, which the sandbox neither grants nor shows: {why}")),
+        );
+    }
     // A box kept for these inputs proves the namespaces work; otherwise ask the system.
     if !plan.is_kept()
         && let sandbox::Namespaces::Unavailable(why) = sandbox::probe_namespaces()

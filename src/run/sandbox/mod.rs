@@ -68,6 +68,11 @@ pub struct Place {
     pub workspace: Workspace,
     /// The person's home directory (absolute).
     pub home: Option<PathBuf>,
+    /// Its real path, where `$HOME` names it through a link (`/home -> /var/home`): the current
+    /// directory is a real path, so home is compared in both spellings.
+    pub real_home: Option<PathBuf>,
+    /// Every user's home ([`crate::policy::dirs::homes`]): never a workspace, nor what holds one.
+    pub homes: Vec<PathBuf>,
     /// `$XDG_RUNTIME_DIR`, when absolute: a private one takes its place.
     pub runtime_dir: Option<PathBuf>,
     /// Environment overrides of cache locations (each absolute, or ignored).
@@ -132,7 +137,8 @@ const CACHE_VARS: &[&str] = &[
 /// Where the command's project is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Workspace {
-    /// The git top-level containing the cwd, else the cwd.
+    /// The git top-level containing the cwd, else the cwd (which is no workspace for that: only
+    /// a git top-level or a directory the person named is, `spec::workspace`).
     pub root: PathBuf,
     /// The git directory, when it is inside `root` (`.git`, or where a submodule's `.git` file
     /// points inside the top-level).
@@ -177,10 +183,14 @@ impl Place {
                 [abs(var).map(|moved| moved.join(dir)), at_home].into_iter().flatten().filter(|d| d.is_dir())
             }))
             .collect();
+        let real_home =
+            home.as_deref().and_then(|h| std::fs::canonicalize(h).ok()).filter(|r| Some(r) != home.as_ref());
         Place {
             cwd: cwd.to_path_buf(),
             workspace: Workspace::find(cwd),
             home,
+            real_home,
+            homes: crate::policy::dirs::homes(),
             runtime_dir: abs("XDG_RUNTIME_DIR"),
             xdg_cache_home: abs("XDG_CACHE_HOME"),
             cargo_home: abs("CARGO_HOME"),
@@ -384,6 +394,8 @@ pub struct BoxPlan {
     roots: std::sync::OnceLock<RootsText>,
     /// This box's holder, alive and unchanged when the plan was made: the fast path.
     kept: Option<holder::Kept>,
+    /// The command starts in the workspace: the box grants it (no spec needs building to tell).
+    starts_in_workspace: bool,
 }
 
 impl std::fmt::Debug for BoxPlan {
@@ -400,7 +412,20 @@ impl BoxPlan {
         let name = spec::key(settings, &place, &own, &records);
         let kept = holder::Kept::find(&records, &name);
         let (spec, roots) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
-        BoxPlan { settings: settings.clone(), place, own, records, name, spec, roots, kept }
+        let cwd = normalize(&place.cwd);
+        let starts_in_workspace = spec::workspace(settings, &place, &spec::home_of(&place), &cwd, &mut Vec::new())
+            .is_some_and(|w| within(&cwd, &w));
+        BoxPlan { settings: settings.clone(), place, own, records, name, spec, roots, kept, starts_in_workspace }
+    }
+
+    /// Why there is no box for this command: the box neither grants nor shows the directory it
+    /// starts in ([`BoxSpec::unboxed`]). The spec is built only where the command starts outside
+    /// the workspace.
+    pub fn unboxed(&self) -> Option<&str> {
+        if self.starts_in_workspace {
+            return None;
+        }
+        self.spec().unboxed.as_deref()
     }
 
     /// The spec, built the first time it is asked for.

@@ -135,6 +135,10 @@ pub struct BoxSpec {
     pub net: super::proxy::NetPolicy,
     pub keep_terminal: bool,
     pub refused: Vec<Refused>,
+    /// Why the box neither grants nor shows the directory the command starts in: then there is
+    /// no box for it at all (`gate::sandbox_for`), rather than one that shows what it hides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unboxed: Option<String>,
     /// Where the records of kept boxes are ([`super::holder`]), and this box's name there.
     pub records: PathBuf,
     pub name: String,
@@ -305,7 +309,7 @@ impl BoxSpec {
         let in_home = |rel: &str| join(&home, rel);
         let cwd = normalize(&place.cwd);
         let mut refused = Vec::new();
-        let ws = workspace(place, &home, &cwd, &mut refused);
+        let ws = workspace(settings, place, &home, &cwd, &mut refused);
 
         let mut write = Vec::new();
         if let Some(root) = &ws {
@@ -411,8 +415,10 @@ impl BoxSpec {
             }
         }
         let hidden = hidden_places();
+        let real_home = norm(&place.real_home);
         let hides = |p: &Path| {
             hidden.iter().any(|h| within(p, &h.path))
+                || real_home.as_deref().is_some_and(|r| within(p, r))
                 || private.iter().any(|h| within(p, &h.path))
                 || DEVICES_ROOT.iter().any(|d| within(p, Path::new(d)))
         };
@@ -497,8 +503,16 @@ impl BoxSpec {
         // all the same, so the box never writes it.
         caches.retain(|c| !own_place(&c.path));
         visible.retain(|v| !own_place(&v.path));
-        if hides(&cwd) && !own_place(&cwd) && !write.iter().any(|w| within(&cwd, &w.path)) {
-            show(&mut visible, cwd.clone(), Origin::Cwd);
+        // The directory the command starts in: in a root above, or in sight with the system,
+        // or shown on its own where it is an ordinary directory of home. Anywhere else there is
+        // no box for the command (`unboxed`).
+        let in_sight = write.iter().chain(&visible).chain(&caches).any(|r| within(&cwd, &r.path));
+        let mut unboxed = None;
+        if !in_sight && hides(&cwd) {
+            match hidden_start(&cwd, &home, real_home.as_deref(), own, &private) {
+                None => show(&mut visible, cwd.clone(), Origin::Cwd),
+                Some(why) => unboxed = Some(why),
+            }
         }
         for r in &settings.readable {
             match expand(Path::new(&r.path), &home) {
@@ -564,6 +578,7 @@ impl BoxSpec {
             net,
             keep_terminal: place.keep_terminal,
             refused,
+            unboxed,
             records: records.to_path_buf(),
             name: name.to_string(),
         }
@@ -667,64 +682,134 @@ fn hidden_places() -> Vec<Root> {
     ["/home", "/root", "/run"].iter().map(|p| Root::new(*p, Origin::Hidden)).collect()
 }
 
-/// The workspace for a command run in `cwd`: the git top-level holding it, or `cwd` itself where
-/// there is none. Never `/`, a top-level or system directory, home or what holds it, anything
-/// in a dot-directory of home (`~/.config`), and, for a directory that is no git repository, a
-/// directory directly in home (`~/Downloads`): writing there is writing the person's own files,
-/// not a project's (issue 25). A git top-level too broad to grant that holds the current
-/// directory (home kept in git) leaves the current directory as the workspace, where that is
-/// not too broad itself.
-fn workspace(place: &Place, home: &Path, cwd: &Path, refused: &mut Vec<Refused>) -> Option<PathBuf> {
-    let root = normalize(&place.workspace.root);
-    let too_broad = |p: &Path, git: bool| -> Option<String> {
-        if p.as_os_str() == "/" {
-            return Some("it is /".into());
-        }
-        if within(home, p) {
-            return Some("it is the home directory or holds it".into());
-        }
-        if top_level(p) {
-            return Some("it is a top-level directory".into());
-        }
-        if SYSTEM_TREES.iter().any(|s| within(p, Path::new(s))) && !TEMP.iter().any(|t| within(p, Path::new(t))) {
-            return Some("it is a system directory".into());
-        }
-        if let Ok(rest) = p.strip_prefix(home) {
-            let first = rest.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
-            if first.as_deref().is_some_and(|f| f.starts_with('.')) {
-                return Some("it is in a dot-directory of home, where tools keep their settings".into());
-            }
-            if !git && rest.components().count() == 1 {
-                return Some(
-                    "it is a directory directly in home and no git repository; make it one (git init), or name it \
-                     in sandbox.writable"
-                        .into(),
-                );
-            }
-        }
-        None
-    };
-    let is_git = place.workspace.is_git;
-    match too_broad(&root, is_git) {
-        None => Some(root),
-        Some(why) if root != cwd && is_git => match too_broad(cwd, false) {
-            None => {
-                refused.push(Refused {
-                    path: root,
-                    why: format!("the git top-level, but {why}: the current directory is the workspace instead"),
-                });
-                Some(cwd.to_path_buf())
-            }
-            Some(_) => {
-                refused.push(Refused { path: root, why });
-                None
-            }
-        },
-        Some(why) => {
-            refused.push(Refused { path: root, why });
-            None
+/// The workspace for a command run in `cwd` (issue 25): the git top-level holding it, or else
+/// the nearest directory the person named in `sandbox.writable` that holds it; nothing else.
+/// A directory that is neither is no project, wherever the command starts (`/tmp/tmux-0`, a
+/// directory of `$PATH`, another user's home): nothing of it is writable. Never a workspace
+/// either: `/`, a top-level or system directory, any user's home or what holds one (the
+/// person's in both spellings, every passwd entry's, `/root`, `/home/*`), or anything in a
+/// dot-directory of one (`~/.config`).
+pub(crate) fn workspace(
+    settings: &Settings,
+    place: &Place,
+    home: &Path,
+    cwd: &Path,
+    refused: &mut Vec<Refused>,
+) -> Option<PathBuf> {
+    if place.workspace.is_git {
+        let root = normalize(&place.workspace.root);
+        match too_broad(place, home, &root) {
+            None => return Some(root),
+            Some(why) => refused.push(Refused { path: root, why: format!("the git top-level, but {why}") }),
         }
     }
+    let named = settings
+        .writable
+        .iter()
+        .filter_map(|w| expand(Path::new(&w.path), home))
+        .filter(|p| within(cwd, p) && p.parent().is_some() && p != home)
+        .max_by_key(|p| p.as_os_str().len());
+    match named {
+        Some(named) => match too_broad(place, home, &named) {
+            None => return Some(named),
+            Some(why) => refused.push(Refused {
+                path: named,
+                why: format!("named in sandbox.writable, but {why}: writable as named, but no workspace"),
+            }),
+        },
+        None if !place.workspace.is_git => refused.push(Refused { path: cwd.to_path_buf(), why: NO_PROJECT.into() }),
+        None => {}
+    }
+    None
+}
+
+/// Why a directory that is no git repository and named nowhere is no workspace.
+const NO_PROJECT: &str = "it is no git repository and sandbox.writable does not name it; make it a git repository (git init) or name it in \
+     sandbox.writable";
+
+/// Why `p` is too broad to be a workspace, if it is.
+fn too_broad(place: &Place, home: &Path, p: &Path) -> Option<String> {
+    if p.as_os_str() == "/" {
+        return Some("it is /".into());
+    }
+    let real = place.real_home.as_deref().map(normalize);
+    let persons = |h: &Path| h == home || real.as_deref() == Some(h);
+    // `/home/NAME` holding `p`, whether or not passwd names it.
+    let under_home = p
+        .strip_prefix("/home")
+        .ok()
+        .and_then(|r| r.components().next())
+        .map(|c| join(Path::new("/home"), &c.as_os_str().to_string_lossy()));
+    let homes = || {
+        std::iter::once(home.to_path_buf())
+            .chain(real.clone())
+            .chain(place.homes.iter().map(|h| normalize(h)))
+            .chain(under_home.clone())
+            .filter(|h| h.parent().is_some())
+    };
+    if let Some(h) = homes().find(|h| within(h, p)) {
+        return Some(if persons(&h) {
+            "it is the home directory or holds it".into()
+        } else {
+            format!("it is a user's home directory ({}) or holds one", h.display())
+        });
+    }
+    if top_level(p) {
+        return Some("it is a top-level directory".into());
+    }
+    if SYSTEM_TREES.iter().any(|s| within(p, Path::new(s))) && !TEMP.iter().any(|t| within(p, Path::new(t))) {
+        return Some("it is a system directory".into());
+    }
+    for h in homes() {
+        let first = p.strip_prefix(&h).ok().and_then(|r| r.components().next());
+        if first.is_some_and(|f| f.as_os_str().to_string_lossy().starts_with('.')) {
+            return Some(if persons(&h) {
+                "it is in a dot-directory of home, where tools keep their settings".into()
+            } else {
+                format!("it is in a dot-directory of a user's home ({}), where tools keep their settings", h.display())
+            });
+        }
+    }
+    None
+}
+
+/// Why the box neither grants nor shows `cwd`, a directory it hides that no root above shows:
+/// only an ordinary directory of the person's home is shown, read-only (`~/Downloads`). Never
+/// home itself, anything in a dot-directory of it (`~/.ssh`, `~/.local/state`), what holds or
+/// is in agentsh's own directories, or a directory of another hidden place (`/tmp/tmux-0`,
+/// another user's home, `/run`): the box would show their files and sockets (issue 25).
+fn hidden_start(
+    cwd: &Path,
+    home: &Path,
+    real_home: Option<&Path>,
+    own: &[PathBuf],
+    private: &[Root],
+) -> Option<String> {
+    const FROM_A_PROJECT: &str = "run the command from a project (a git repository)";
+    for h in std::iter::once(home).chain(real_home) {
+        let Ok(rest) = cwd.strip_prefix(h) else { continue };
+        return match rest.components().next() {
+            None => Some(format!(
+                "it is the home directory, which the sandbox replaces with a private one; {FROM_A_PROJECT}"
+            )),
+            Some(first) if first.as_os_str().to_string_lossy().starts_with('.') => Some(format!(
+                "it is in a dot-directory of home, where tools keep their settings and secrets, which the sandbox \
+                 hides; {FROM_A_PROJECT}"
+            )),
+            _ if own.iter().map(|o| normalize(o)).any(|o| within(&o, cwd) || within(cwd, &o)) => Some(format!(
+                "it holds or is one of agentsh's own directories, which the sandbox hides; {FROM_A_PROJECT}"
+            )),
+            _ => None,
+        };
+    }
+    let place = match TEMP.iter().chain(&["/dev/shm"]).find(|t| within(cwd, Path::new(t))) {
+        Some(t) => format!("the sandbox has a {t} of its own"),
+        None => match private.iter().chain(&hidden_places()).find(|h| within(cwd, &h.path)) {
+            Some(h) => format!("the sandbox hides {} whole", h.path.display()),
+            None => "the sandbox hides it".into(),
+        },
+    };
+    Some(format!("{NO_PROJECT}, and {place}"))
 }
 
 /// `~/x` -> home/x; absolute paths as they are; anything else `None`.
@@ -771,7 +856,7 @@ pub fn key(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path) 
     let p = place;
     let home = p.home.as_deref().map(normalize).unwrap_or_else(|| PathBuf::from("/"));
     let cwd = normalize(&p.cwd);
-    let ws = workspace(p, &home, &cwd, &mut Vec::new());
+    let ws = workspace(settings, p, &home, &cwd, &mut Vec::new());
     k.path(ws.as_deref());
     // The current directory matters where it is shown on its own: outside the workspace.
     k.path(if ws.as_deref().is_some_and(|w| within(&cwd, w)) { None } else { Some(&cwd) });
@@ -779,6 +864,7 @@ pub fn key(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path) 
     k.path(p.workspace.outside_git.as_deref());
     for path in [
         &p.home,
+        &p.real_home,
         &p.runtime_dir,
         &p.xdg_cache_home,
         &p.cargo_home,
@@ -852,6 +938,7 @@ mod tests {
             ("workspace", s.clone(), git(place("/w/q/src", "/h"), "/w/q")),
             ("home", s.clone(), Place { home: Some("/h2".into()), ..p.clone() }),
             ("no home", s.clone(), Place { home: None, ..p.clone() }),
+            ("home's real path", s.clone(), Place { real_home: Some("/data/h".into()), ..p.clone() }),
             ("runtime dir", s.clone(), Place { runtime_dir: Some("/run/user/1".into()), ..p.clone() }),
             ("CARGO_HOME", s.clone(), Place { cargo_home: Some("/c".into()), ..p.clone() }),
             ("RUSTUP_HOME", s.clone(), Place { rustup_home: Some("/r".into()), ..p.clone() }),
@@ -939,41 +1026,147 @@ mod tests {
 
     #[test]
     fn the_workspace_is_a_project_never_home_or_its_settings() {
-        // Home, its ancestors, `/`, a top-level directory and system trees.
+        // Home, its ancestors, `/`, a top-level directory and system trees, as git top-levels.
         for (cwd, git_root) in [
-            ("/h", None),
-            ("/", None),
-            ("/srv", None),
-            ("/etc/nginx", None),
-            ("/usr/lib/x", None),
+            ("/h", "/h"),
+            ("/", "/"),
+            ("/srv", "/srv"),
+            ("/etc/nginx", "/etc/nginx"),
+            ("/usr/lib/x", "/usr/lib/x"),
             // From `~/.config` (issue 25: it became the workspace).
-            ("/h/.config", None),
-            ("/h/.config/nvim", Some("/h/.config")),
-            // A directory directly in home that is no repository.
+            ("/h/.config", "/h/.config"),
+            ("/h/.config/nvim", "/h/.config"),
+        ] {
+            let s = build(&git(place(cwd, "/h"), git_root));
+            assert_eq!(s.workspace, None, "{cwd}");
+            assert!(!s.write.iter().any(|r| r.from == Origin::Workspace), "{cwd}");
+            assert!(s.read_only.is_empty(), "{cwd}");
+            assert!(s.refused.iter().any(|r| r.path == Path::new(git_root)), "{cwd}: {:?}", s.refused);
+        }
+        for (cwd, root) in [("/srv/site", "/srv/site"), ("/h/proj/src", "/h/proj"), ("/tmp/t/x", "/tmp/t")] {
+            assert_eq!(build(&git(place(cwd, "/h"), root)).workspace.as_deref(), Some(Path::new(root)), "{cwd}");
+        }
+        // Home kept in git: a directory in it that is no repository of its own is no workspace.
+        let s = build(&git(place("/h/scratch/x", "/h"), "/h"));
+        assert_eq!(s.workspace, None);
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/h") && r.why.contains("home directory")));
+        assert_eq!(s.git_dir, None, "home's git directory is not granted");
+    }
+
+    /// rt-files F3, F4, F5: a directory that is no git repository is no workspace, wherever the
+    /// command starts (it was: the person's tmux and ssh-agent directories, a directory of
+    /// `$PATH`, another user's home).
+    #[test]
+    fn a_directory_that_is_no_repository_is_no_workspace() {
+        for cwd in
+            ["/tmp/tmux-0", "/tmp/ssh-XXXX", "/opt/app/bin", "/srv/site", "/home/bob", "/h/src/x", "/h/Downloads"]
+        {
+            let s = build(&place(cwd, "/h"));
+            assert_eq!(s.workspace, None, "{cwd}");
+            assert!(s.write.is_empty(), "{cwd}: {:?}", s.write);
+            assert!(s.refused.iter().any(|r| r.path == Path::new(cwd) && r.why.contains("git init")), "{cwd}");
+        }
+    }
+
+    /// rt-files F4, F7: every user's home is a home, and the person's in both spellings.
+    #[test]
+    fn no_users_home_nor_what_holds_one_nor_its_dot_directories_is_a_workspace() {
+        let mut p = place("/", "/h");
+        p.real_home = Some("/data/h".into());
+        p.homes = vec!["/root".into(), "/srv/bob".into(), "/data/users/carol".into(), "/bin".into()];
+        for root in [
+            "/home/bob",
+            "/home/bob/.config/x",
+            "/root",
+            "/root/.cargo/x",
+            "/srv/bob",
+            "/srv/bob/.local/x",
+            "/data/users",
+            "/data/users/carol",
+            "/data/h",
+            "/data/h/.config/nvim",
+            "/data",
+        ] {
+            let s = build(&git(Place { cwd: root.into(), ..p.clone() }, root));
+            assert_eq!(s.workspace, None, "{root}");
+            assert!(
+                s.refused.iter().any(|r| r.path == Path::new(root) && r.why.contains("home")),
+                "{root}: {:?}",
+                s.refused
+            );
+        }
+        // A project in a home is a project.
+        for root in ["/home/bob/proj", "/srv/bob/proj", "/data/h/proj", "/data/users/carol/src/x"] {
+            let s = build(&git(Place { cwd: root.into(), ..p.clone() }, root));
+            assert_eq!(s.workspace.as_deref(), Some(Path::new(root)));
+        }
+    }
+
+    #[test]
+    fn a_directory_the_person_named_is_the_workspace_of_what_it_holds() {
+        use crate::policy::sandbox_settings::Sourced;
+        let named = |paths: &[&str]| Settings {
+            writable: paths.iter().map(|p| Sourced { path: (*p).into(), source: "user".into() }).collect(),
+            ..Settings::default()
+        };
+        let settings = named(&["/tmp/scratch", "/tmp/scratch/a", "~/notes", "~/.config/x"]);
+        let ws = |p: &Place| BoxSpec::build(&settings, p, &[], Path::new("/r"), "n").workspace;
+        assert_eq!(ws(&place("/tmp/scratch/a/b", "/h")).as_deref(), Some(Path::new("/tmp/scratch/a")));
+        assert_eq!(ws(&place("/h/notes", "/h")).as_deref(), Some(Path::new("/h/notes")));
+        // A git top-level comes first; a named directory too broad is writable, no workspace.
+        assert_eq!(
+            ws(&git(place("/tmp/scratch/r/s", "/h"), "/tmp/scratch/r")).as_deref(),
+            Some(Path::new("/tmp/scratch/r"))
+        );
+        let s = BoxSpec::build(&settings, &place("/h/.config/x/y", "/h"), &[], Path::new("/r"), "n");
+        assert_eq!(s.workspace, None);
+        assert!(s.write.iter().any(|r| r.path == Path::new("/h/.config/x")));
+        assert_eq!(s.unboxed, None, "the person made it writable: the box grants it");
+    }
+
+    /// rt-files F1: a directory the box hides is shown only where it is an ordinary directory
+    /// of home; anywhere else there is no box for a command that starts there.
+    #[test]
+    fn a_command_that_starts_where_the_box_hides_has_no_box() {
+        let own = [PathBuf::from("/h/.config/agentsh"), PathBuf::from("/h/state/agentsh")];
+        let spec = |p: &Place| BoxSpec::build(&Settings::default(), p, &own, Path::new("/r"), "n");
+        for (cwd, why) in [
+            ("/h", "home directory"),
+            ("/h/.ssh", "dot-directory"),
+            ("/h/.local/state", "dot-directory"),
+            ("/h/.config/agentsh", "dot-directory"),
+            ("/h/state", "agentsh's own"),
+            ("/h/state/agentsh/box", "agentsh's own"),
+            ("/tmp/tmux-0", "git init"),
+            ("/tmp", "git init"),
+            ("/var/tmp/x", "git init"),
+            ("/dev/shm/x", "git init"),
+            ("/home/bob", "git init"),
+            ("/root/x", "git init"),
+            ("/run/user/0", "git init"),
+        ] {
+            let s = spec(&place(cwd, "/h"));
+            assert!(s.unboxed.as_deref().is_some_and(|w| w.contains(why)), "{cwd}: {:?}", s.unboxed);
+            assert!(!s.visible.iter().any(|v| v.from == Origin::Cwd), "{cwd} shown");
+        }
+        // The real home, where `$HOME` is a link to it (rt-files F7).
+        let mut p = place("/data/h/.ssh", "/h");
+        p.real_home = Some("/data/h".into());
+        assert!(spec(&p).unboxed.is_some_and(|w| w.contains("dot-directory")));
+        // Shown: an ordinary directory of home, the system, what is in sight, the workspace.
+        for (cwd, git_root) in [
             ("/h/Downloads", None),
+            ("/opt/app/bin", None),
+            ("/h/.cargo/registry/src/x", None),
+            ("/h/.cargo/bin", None),
+            ("/tmp/p/src", Some("/tmp/p")),
         ] {
             let mut p = place(cwd, "/h");
             if let Some(r) = git_root {
                 p = git(p, r);
             }
-            let s = build(&p);
-            assert_eq!(s.workspace, None, "{cwd}");
-            assert!(!s.write.iter().any(|r| r.from == Origin::Workspace), "{cwd}");
-            assert!(s.read_only.is_empty(), "{cwd}");
-            assert!(!s.refused.is_empty(), "{cwd}");
+            assert_eq!(spec(&p).unboxed, None, "{cwd}");
         }
-        for (cwd, root) in [("/srv/site", None), ("/h/proj", Some("/h/proj")), ("/h/src/x", None), ("/tmp/t/x", None)] {
-            let mut p = place(cwd, "/h");
-            if let Some(r) = root {
-                p = git(p, r);
-            }
-            assert_eq!(build(&p).workspace.as_deref(), Some(Path::new(cwd)), "{cwd}");
-        }
-        // Home kept in git: a directory in it that is no repository of its own is the workspace.
-        let s = build(&git(place("/h/scratch/x", "/h"), "/h"));
-        assert_eq!(s.workspace.as_deref(), Some(Path::new("/h/scratch/x")));
-        assert!(s.refused.iter().any(|r| r.path == Path::new("/h") && r.why.contains("current directory")));
-        assert_eq!(s.git_dir, None, "home's git directory is not granted");
     }
 
     #[test]
@@ -1083,7 +1276,8 @@ mod tests {
         let data = s.write.iter().find(|r| r.path == Path::new("/h/data")).unwrap();
         assert_eq!((data.from, data.source.as_deref()), (Origin::Setting, Some("~/.config/agentsh/config.json")));
         assert!(s.deny.iter().any(|d| d.path == Path::new("/srv/secret") && d.from == Origin::Setting));
-        assert_eq!(s.refused.len(), 3, "{:?}", s.refused);
+        // The three entries, and the current directory: no repository, named nowhere.
+        assert_eq!(s.refused.len(), 4, "{:?}", s.refused);
     }
 
     #[test]
