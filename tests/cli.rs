@@ -21,10 +21,17 @@ impl Test {
     /// contain, and so allow, most of the commands these tests ask about); the box itself is
     /// tested in tests/sandbox.rs and tests/bypass.rs.
     fn new() -> Test {
-        Test::boxed().unboxed()
+        Test::plain().unboxed()
     }
-    /// With the sandbox, as agentsh runs by default.
+    /// With the sandbox, as agentsh runs by default, in a project (a git repository: the box
+    /// grants a workspace only to a project, issue 25).
     fn boxed() -> Test {
+        let t = Test::plain();
+        let init = Command::new("git").args(["init", "-q", "."]).current_dir(t.dir.path()).output().unwrap();
+        assert!(init.status.success(), "git init: {}", String::from_utf8_lossy(&init.stderr));
+        t
+    }
+    fn plain() -> Test {
         Test {
             dir: tempfile::tempdir().unwrap(),
             home: tempfile::tempdir().unwrap(),

@@ -35,8 +35,13 @@ struct Done {
 
 impl Scene {
     /// As agentsh runs by default (the sandbox on, where the kernel has it).
+    /// The work directory is a project (a git repository): the box grants a workspace only to
+    /// one (issue 25).
     fn new() -> Scene {
-        Scene { home: tempfile::tempdir().unwrap(), work: tempfile::tempdir().unwrap() }
+        let s = Scene { home: tempfile::tempdir().unwrap(), work: tempfile::tempdir().unwrap() };
+        let init = Command::new("git").args(["init", "-q", "."]).current_dir(s.work.path()).output().unwrap();
+        assert!(init.status.success(), "git init");
+        s
     }
 
     /// Judged and run as without the sandbox: for cases where the box plays no part.

@@ -891,6 +891,9 @@ fn a_new_host_is_asked_about_on_the_persons_terminal() {
     }
     let f = Fixture::new();
     std::fs::write(f.tmp.path().join("xdg/agentsh/config.json"), "{}\n").unwrap();
+    // In a project: the box grants a workspace only to a git repository (issue 25).
+    let init = Command::new("git").args(["init", "-q", "."]).current_dir(f.tmp.path().join("proj")).output().unwrap();
+    assert!(init.status.success(), "git init");
     // A stand-in for the host, outside the box.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();

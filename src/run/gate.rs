@@ -275,7 +275,8 @@ fn missing_program(verdict: &Verdict) -> Option<&str> {
 /// Whether commands run in the sandbox here, and what the judge is told of it: the one place
 /// that decides it (issues 15, 25), so the judge never counts on a box that exec will not set
 /// up. In the box when `sandbox.enabled` is not false, the kernel has Landlock at
-/// `sandbox::MIN_ABI` or later and user namespaces, and there is a home to hide; otherwise
+/// `sandbox::MIN_ABI` or later and user namespaces, there is a home to hide, and the box grants
+/// or shows the directory the command starts in (`BoxPlan::unboxed`); otherwise
 /// unconfined, judged as without a box (fail closed: nothing is contained on a box's word).
 /// `check` and `hook` show and judge what the gate would do by calling this too.
 pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sandbox) {

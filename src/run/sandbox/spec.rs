@@ -8,7 +8,8 @@
 //!   temporary places. What is shown there is listed here: the workspace, the box's private
 //!   places, the person's toolchains and harmless configuration ([`HOME_VISIBLE`]), their
 //!   caches copy-on-write ([`HOME_CACHES`]), the directories of `$PATH` and of the toolchain
-//!   variables, and the current directory.
+//!   variables, and the current directory where it is an ordinary directory of home. A command
+//!   that starts anywhere else hidden has no box at all ([`BoxSpec::unboxed`]).
 //! - Everything else of the system is read-only, less agentsh's own directories (wherever they
 //!   are), the system's secrets ([`SYSTEM_SECRETS`], and what the builder finds in
 //!   [`SYSTEM_WALKED`] that others may not read) and `sandbox.denyRead`.
@@ -809,7 +810,7 @@ fn hidden_start(
             None => "the sandbox hides it".into(),
         },
     };
-    Some(format!("{NO_PROJECT}, and {place}"))
+    Some(format!("{place}, and {NO_PROJECT}"))
 }
 
 /// `~/x` -> home/x; absolute paths as they are; anything else `None`.
