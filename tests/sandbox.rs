@@ -3067,6 +3067,14 @@ fn a_command_that_starts_where_the_box_hides_has_no_box() {
     }
     let (_, why) = runs_from(&w, &w.home(""), "ls", None);
     assert!(why.contains("the home directory"), "{why}");
+    // The agent is told why, and what to do.
+    let out = python_from(&w, &w.home(""), "print(1)", None);
+    assert!(
+        text(&out.stderr).contains("agentsh: note: no sandbox here: the command starts in"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stderr).contains("run the command from a project"), "{}", text(&out.stderr));
     // An ordinary directory of home is still shown read-only, in the box.
     let downloads = w.home("Downloads");
     std::fs::create_dir_all(&downloads).unwrap();

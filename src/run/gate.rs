@@ -46,7 +46,13 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     }
     let trail = match admit(&verdict, &config, &cwd, box_line(&verdict, &boxed)) {
         Ok(trail) => trail,
-        Err(code) => return code,
+        Err(code) => {
+            // What would have let it run in a box: the agent chose where it starts.
+            if let Some(why) = verdict.runs_in_why.strip_prefix("no sandbox: ").filter(|w| w.starts_with(STARTS_IN)) {
+                eprintln!("agentsh: note: no sandbox here: {}", crate::text::sanitize::sanitize(why));
+            }
+            return code;
+        }
     };
     // What cannot work inside the box runs outside it on a person's word (a yes, their
     // whitelist); the judge only says `Sandbox` when it was told of a box.
@@ -306,7 +312,7 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
         let at = crate::text::sanitize::sanitize(&cwd.display().to_string());
         return (
             Confinement::Unconfined,
-            Sandbox::Off(format!("the command starts in {at}, which the sandbox neither grants nor shows: {why}")),
+            Sandbox::Off(format!("{STARTS_IN}{at}, which the sandbox neither grants nor shows: {why}")),
         );
     }
     // A box kept for these inputs proves the namespaces work; otherwise ask the system.
@@ -324,6 +330,9 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
     let view = box_view(&plan, cwd);
     (Confinement::Boxed(Box::new(plan)), Sandbox::On(view))
 }
+
+/// How the reason for no box where a command starts begins (`sandbox_for`, and `run`'s note).
+const STARTS_IN: &str = "the command starts in ";
 
 /// The box as the audit record names it: where the command runs, and for the box its roots
 /// (the text the judge's view holds, `BoxPlan::roots`), Landlock ABI and network.
