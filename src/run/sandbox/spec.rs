@@ -307,6 +307,7 @@ impl BoxSpec {
     pub fn build(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path, name: &str) -> BoxSpec {
         let norm = |p: &Option<PathBuf>| p.as_deref().map(normalize);
         let home = home_of(place);
+        let real_home = norm(&place.real_home);
         let in_home = |rel: &str| join(&home, rel);
         let cwd = normalize(&place.cwd);
         let mut refused = Vec::new();
@@ -343,7 +344,7 @@ impl BoxSpec {
         for w in &settings.writable {
             match expand(Path::new(&w.path), &home) {
                 // The person asked for it: only `/` and their whole home are refused.
-                Some(path) if path.parent().is_some() && path != home => {
+                Some(path) if path.parent().is_some() && path != home && real_home.as_ref() != Some(&path) => {
                     if !write.iter().any(|r: &Root| r.path == path) {
                         write.push(Root { path, from: Origin::Setting, source: Some(w.source.clone()) });
                     }
@@ -416,7 +417,6 @@ impl BoxSpec {
             }
         }
         let hidden = hidden_places();
-        let real_home = norm(&place.real_home);
         let hides = |p: &Path| {
             hidden.iter().any(|h| within(p, &h.path))
                 || real_home.as_deref().is_some_and(|r| within(p, r))
@@ -741,15 +741,14 @@ fn too_broad(place: &Place, home: &Path, p: &Path) -> Option<String> {
         .ok()
         .and_then(|r| r.components().next())
         .map(|c| join(Path::new("/home"), &c.as_os_str().to_string_lossy()));
-    let homes = || {
-        std::iter::once(home.to_path_buf())
-            .chain(real.clone())
-            .chain(place.homes.iter().map(|h| normalize(h)))
-            .chain(under_home.clone())
-            .filter(|h| h.parent().is_some())
-    };
-    if let Some(h) = homes().find(|h| within(h, p)) {
-        return Some(if persons(&h) {
+    let homes: Vec<&Path> = std::iter::once(home)
+        .chain(real.as_deref())
+        .chain(place.homes.iter().map(PathBuf::as_path))
+        .chain(under_home.as_deref())
+        .filter(|h| h.parent().is_some())
+        .collect();
+    if let Some(h) = homes.iter().find(|h| within(h, p)) {
+        return Some(if persons(h) {
             "it is the home directory or holds it".into()
         } else {
             format!("it is a user's home directory ({}) or holds one", h.display())
@@ -761,10 +760,10 @@ fn too_broad(place: &Place, home: &Path, p: &Path) -> Option<String> {
     if SYSTEM_TREES.iter().any(|s| within(p, Path::new(s))) && !TEMP.iter().any(|t| within(p, Path::new(t))) {
         return Some("it is a system directory".into());
     }
-    for h in homes() {
-        let first = p.strip_prefix(&h).ok().and_then(|r| r.components().next());
+    for h in homes {
+        let first = p.strip_prefix(h).ok().and_then(|r| r.components().next());
         if first.is_some_and(|f| f.as_os_str().to_string_lossy().starts_with('.')) {
-            return Some(if persons(&h) {
+            return Some(if persons(h) {
                 "it is in a dot-directory of home, where tools keep their settings".into()
             } else {
                 format!("it is in a dot-directory of a user's home ({}), where tools keep their settings", h.display())
@@ -1123,6 +1122,11 @@ mod tests {
         assert_eq!(s.workspace, None);
         assert!(s.write.iter().any(|r| r.path == Path::new("/h/.config/x")));
         assert_eq!(s.unboxed, None, "the person made it writable: the box grants it");
+        // Home is never writable whole, in either spelling.
+        let mut p = place("/data/h/src", "/h");
+        p.real_home = Some("/data/h".into());
+        let s = BoxSpec::build(&named(&["/data/h"]), &p, &[], Path::new("/r"), "n");
+        assert!(s.write.is_empty(), "{:?}", s.write);
     }
 
     /// rt-files F1: a directory the box hides is shown only where it is an ordinary directory
