@@ -3022,6 +3022,16 @@ fn python_from(w: &World, dir: &Path, code: &str, home: Option<&Path>) -> Output
     c.output().unwrap()
 }
 
+/// A directory of this test's own in `parent`, a directory of the system's that only root can
+/// write (removed after), or `None` (with the reason printed) where this is not root.
+fn system_dir(parent: &str, prefix: &str) -> Option<TempDir> {
+    if !nix::unistd::geteuid().is_root() || !Path::new(parent).is_dir() {
+        eprintln!("skipped: making a directory in {parent} needs root");
+        return None;
+    }
+    Some(tempfile::Builder::new().prefix(prefix).tempdir_in(parent).unwrap())
+}
+
 /// Nothing ran: the judge, judging without a box, needed a person and there was none.
 fn not_run(out: &Output, what: &str) {
     let err = text(&out.stderr);
@@ -3113,12 +3123,8 @@ fn a_socket_directory_in_tmp_is_no_workspace() {
 fn a_directory_of_path_is_no_workspace() {
     let Some(w) = world() else { return };
     // Outside every git repository (the target directory is in this one), home and the
-    // temporary places: in `/opt`, which only root can write.
-    if !nix::unistd::geteuid().is_root() || !Path::new("/opt").is_dir() {
-        eprintln!("skipped: a directory of PATH outside every repository needs root to make one in /opt");
-        return;
-    }
-    let bin = tempfile::Builder::new().prefix("fix-ws-bin").tempdir_in("/opt").unwrap();
+    // temporary places.
+    let Some(bin) = system_dir("/opt", "fix-ws-bin") else { return };
     std::fs::write(bin.path().join("tool"), "#!/bin/sh\necho tool\n").unwrap();
     let path = format!("{}:/usr/bin:/bin", bin.path().display());
     let mut c = w.command(&["-c", &format!("{} -c 'open(\"tool\", \"a\").write(\"echo pwned\")'", python())]);
@@ -3154,11 +3160,7 @@ fn the_real_home_behind_a_linked_home_is_home() {
 #[test]
 fn another_users_home_is_no_workspace() {
     let Some(w) = world() else { return };
-    if !nix::unistd::geteuid().is_root() || !Path::new("/home").is_dir() {
-        eprintln!("skipped: another user's home needs root to make one in /home");
-        return;
-    }
-    let bob = tempfile::Builder::new().prefix("fix-ws-bob").tempdir_in("/home").unwrap();
+    let Some(bob) = system_dir("/home", "fix-ws-bob") else { return };
     std::fs::write(bob.path().join(".bashrc"), "echo bob\n").unwrap();
     let append = "open(\".bashrc\", \"a\").write(\"#pwn-bob\")";
     not_run(&python_from(&w, bob.path(), append, None), "append to another user's .bashrc");
