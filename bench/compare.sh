@@ -30,7 +30,7 @@ for arg in "$@"; do
     esac
 done
 
-for tool in hyperfine python3 dash bash bwrap; do
+for tool in hyperfine python3 dash bash bwrap git; do
     command -v "$tool" >/dev/null ||
         { echo "compare.sh: $tool is missing (apt-get install -y hyperfine time dash bubblewrap)" >&2; exit 1; }
 done
@@ -76,7 +76,10 @@ if [ "$dynamic" = 1 ]; then
     AGENTSH_DYNAMIC="$work/bin/agentsh-dynamic"
 fi
 export HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" NO_COLOR=1
-mkdir -p "$HOME" "$work/plain" "$work/big/.agents" "$work/json"
+mkdir -p "$HOME" "$work/plain" "$work/big/.agents" "$work/json" "$work/examples/.agents"
+# Projects, as an agent's are: the box grants a workspace only to a git repository (issue 25),
+# and a command that starts in a plain directory of /tmp has no box at all.
+for d in plain big examples; do git init -q "$work/$d"; done
 unset AGENTSH_ASK
 
 # The command set. COMPOUND is a typical agent command that the default policy allows, so
