@@ -198,14 +198,22 @@ pub struct Passwd {
 /// for a user `/etc/passwd` does not list, such as a container's `-u 1234` (issue 27). Such a
 /// user has no name here (records show the uid) and no home from here (`HOME` must name it).
 pub fn passwd(uid: u32) -> Option<Passwd> {
-    passwd_line(&std::fs::read_to_string("/etc/passwd").ok()?, uid)
+    passwd_line(passwd_file(), uid)
+}
+
+/// The text of `/etc/passwd`, read once per process (empty where it cannot be read): the
+/// entry of the user and every home ([`homes`]) come from one read.
+fn passwd_file() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| std::fs::read_to_string("/etc/passwd").unwrap_or_default())
 }
 
 /// Every user's home directory (absolute, not `/`) that `/etc/passwd` names, and `/root`: the
-/// box never makes one, or what holds one, a workspace (issue 25). The file is read on every
-/// call (one small read); homes that only NSS knows (LDAP) are not here, `/home/*` covers most.
+/// box never makes one, or what holds one, a workspace (issue 25). The file is read once per
+/// process (shared with [`passwd`]); homes that only NSS knows (LDAP) are not here: `/home/*`
+/// covers most.
 pub fn homes() -> Vec<PathBuf> {
-    passwd_homes(&std::fs::read_to_string("/etc/passwd").unwrap_or_default())
+    passwd_homes(passwd_file())
 }
 
 /// [`homes`] from the text of a passwd file.
