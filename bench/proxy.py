@@ -77,7 +77,9 @@ def measure(binary, mib, rate, rounds, work):
         os.makedirs(f"{home}/.config/agentsh")
         with open(f"{home}/.config/agentsh/config.json", "w") as f:
             json.dump({"sandbox": {"allowHosts": [f"localhost:{port}"]}}, f)
+        # A project (a git repository): where a command starts in no project, there is no box.
         ws = tempfile.mkdtemp(dir=work)
+        subprocess.run(["git", "init", "-q", ws], check=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
         env.update(HOME=home, NO_COLOR="1")
         fmt = "%{speed_download}\n"
