@@ -159,6 +159,10 @@ pub struct Registry {
 /// Registrations accepted and not yet read, at most.
 const MAX_PENDING: usize = 64;
 
+/// At most this many rounds of [`MAX_PENDING`] in one [`Registry::take`]: more than a second of
+/// commands could register.
+const TAKE_ROUNDS: usize = 256;
+
 impl Registry {
     /// Listens for the agentsh of the box `name`'s commands (`asks/<name>` in `records`), in
     /// place of any socket a proxy of an earlier box of the same name left.
@@ -174,23 +178,29 @@ impl Registry {
         Ok(Registry { listener, path, pending: Mutex::new(Vec::new()), waiting: Mutex::new(HashMap::new()) })
     }
 
-    /// What to poll: readable when an agentsh registers.
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.listener.as_fd()
-    }
-
-    /// Takes the registrations waiting (never waiting for one: see [`Registry::settle`]).
+    /// Takes the registrations waiting (never waiting for one: see [`Registry::settle`]), all
+    /// of them, [`MAX_PENDING`] at a time. The proxy takes them only when it has a question to
+    /// put, and once a second (so those of commands that ended do not pile up in the kernel's
+    /// queue): a command that never meets an unknown host wakes no one (waking the proxy for
+    /// every command cost about 0.1 ms per command, docs/BENCHMARKS.md).
     pub fn take(&self) {
-        {
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            for _ in 0..MAX_PENDING {
-                let Ok((stream, _)) = self.listener.accept() else { break };
-                pending.push(stream);
+        for _ in 0..TAKE_ROUNDS {
+            let mut accepted = 0;
+            {
+                let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+                while accepted < MAX_PENDING {
+                    let Ok((stream, _)) = self.listener.accept() else { break };
+                    pending.push(stream);
+                    accepted += 1;
+                }
+                let excess = pending.len().saturating_sub(MAX_PENDING);
+                pending.drain(..excess);
             }
-            let excess = pending.len().saturating_sub(MAX_PENDING);
-            pending.drain(..excess);
+            self.settle();
+            if accepted < MAX_PENDING {
+                break;
+            }
         }
-        self.settle();
     }
 
     /// Reads the ids the pending registrations have sent: each names its command, and is kept
@@ -225,7 +235,7 @@ impl Registry {
     /// person's answer. Never a yes without that agentsh's word, and never a word to anyone
     /// else.
     pub fn ask(&self, id: &str, host: &str, port: u16, wait: Duration) -> Answer {
-        self.settle();
+        self.take();
         let found = self.waiting.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned();
         let answer = found.and_then(|stream| {
             let stream = stream.lock().unwrap_or_else(|e| e.into_inner());

@@ -86,6 +86,9 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// spin a core.
 const BACKOFF: Duration = Duration::from_millis(100);
 
+/// How often the proxy takes its commands' registrations when no question has (`asking`).
+const TAKE_EVERY: Duration = Duration::from_secs(1);
+
 /// What the proxy allows, as the spec carries it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NetPolicy {
@@ -451,6 +454,7 @@ pub fn serve(
     let cap = connection_cap();
     let open = Arc::new(AtomicUsize::new(0));
     let mut resting_until: Option<Instant> = None;
+    let mut last_take = Instant::now();
     loop {
         use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
         let resting = resting_until.is_some_and(|t| Instant::now() < t);
@@ -458,15 +462,14 @@ pub fn serve(
         // shortly (a slot frees when a connection's thread ends).
         let listening = !resting && open.load(Ordering::Acquire) < cap;
         let mut fds = vec![PollFd::new(lifeline.as_fd(), PollFlags::POLLIN)];
-        if let Some(registry) = proxy.registry.as_ref().filter(|_| !resting) {
-            fds.push(PollFd::new(registry.fd(), PollFlags::POLLIN));
-        }
         let first = fds.len();
         if listening {
             fds.push(PollFd::new(http.as_fd(), PollFlags::POLLIN));
             fds.push(PollFd::new(socks.as_fd(), PollFlags::POLLIN));
         }
-        let timeout = if listening { PollTimeout::NONE } else { PollTimeout::from(BACKOFF.as_millis() as u16) };
+        // Registrations are not polled for (`Registry::take`): a question takes them, and so
+        // does this loop at least once a second.
+        let timeout = PollTimeout::from(if listening { TAKE_EVERY } else { BACKOFF }.as_millis() as u16);
         if poll(&mut fds, timeout).is_err() {
             continue;
         }
@@ -477,11 +480,11 @@ pub fn serve(
             }
             std::process::exit(0);
         }
-        if first == 2
-            && ready(1)
-            && let Some(registry) = &proxy.registry
+        if let Some(registry) = &proxy.registry
+            && last_take.elapsed() >= TAKE_EVERY
         {
             registry.take();
+            last_take = Instant::now();
         }
         for (i, listener, kind) in [(first, &http, Kind::Http), (first + 1, &socks, Kind::Socks)] {
             if !ready(i) || open.load(Ordering::Acquire) >= cap {
