@@ -3181,3 +3181,25 @@ fn a_directory_the_person_named_is_a_workspace() {
     succeeded(&python_from(&w, w.ws.path(), "open(\"made\", \"w\")", None), "a write in a named directory");
     assert!(w.path("made").exists());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Session 15
+
+/// A new home's first two commands share one box. The first builds it; the box's proxy made the
+/// directory its "always" answers are saved in (`~/.config/agentsh`) as the box was built, after
+/// the record had vouched for home without it, so the second command found home changed and
+/// built a second box (about 25 ms more, on every new home).
+#[test]
+fn a_new_homes_second_command_joins_the_first_ones_box() {
+    let Some(w) = world() else { return };
+    std::fs::remove_dir_all(w.home(".config")).unwrap();
+    let _ = std::fs::remove_dir_all(w.records());
+    let mount_ns = || {
+        let out = w.command(&["-c", "readlink /proc/self/ns/mnt"]).output().unwrap();
+        succeeded(&out, "readlink /proc/self/ns/mnt");
+        text(&out.stdout)
+    };
+    let first = mount_ns();
+    assert!(w.home(".config/agentsh").is_dir(), "the proxy's directory for answers is made");
+    assert_eq!(mount_ns(), first, "the second command joins the box the first one built");
+}

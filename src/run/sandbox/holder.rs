@@ -178,6 +178,9 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
         with_git = s;
         &with_git
     };
+    if spec.network == super::Network::Proxy {
+        let _ = super::proxy::answers_dir();
+    }
     let mut watch = watch(spec);
     for file in &git.read {
         watch.content(file);

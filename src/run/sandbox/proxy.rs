@@ -409,11 +409,7 @@ pub fn detached(
     let mut writable = vec![policy.records.clone()];
     writable.extend(crate::policy::dirs::state_dir());
     writable.extend(crate::ask::queue::dir().ok());
-    if let Some(dir) = crate::policy::config::user_file().and_then(|f| f.parent().map(Path::to_path_buf)) {
-        // Made now: a rule can only name what exists.
-        let _ = std::fs::create_dir_all(&dir);
-        writable.push(dir);
-    }
+    writable.extend(answers_dir());
     let _ = nix::sys::prctl::set_dumpable(false);
     if crate::run::sandbox::rules::confine_writes(&writable).is_err() {
         std::process::exit(1);
@@ -1128,6 +1124,17 @@ pub fn ask_person(
         Answer::TimedOut => Said::No("no one answered in time".into()),
         _ => Said::Refused,
     }
+}
+
+/// The directory of the user config, where an "always" answer is saved (`save_allowed`), made
+/// if it is missing: the proxy may write there alone, and a Landlock rule can only name what
+/// exists. Made before the box's record vouches for home (`holder::build_past`) too: made only
+/// by the proxy, as the box is built, it changed home under the record, and every new home's
+/// second command built a box of its own.
+pub(crate) fn answers_dir() -> Option<PathBuf> {
+    let dir = crate::policy::config::user_file()?.parent()?.to_path_buf();
+    let _ = std::fs::create_dir_all(&dir);
+    Some(dir)
 }
 
 /// Adds `entry` to the user config's `sandbox.allowHosts` (an "always" answer).
