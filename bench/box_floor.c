@@ -150,10 +150,10 @@ int main(int argc, char **argv) {
     int runs = argc > 1 ? atoi(argv[1]) : 500;
     int last = FRESH;
     if (argc > 2) {
-        /* The record's first line: holder pid, mount namespace, pidfd inode, ruleset fd, rules. */
+        /* The record's first line: holder pid, its pidfd's inode, the ruleset's fd there, rules. */
         FILE *f = fopen(argv[2], "r");
-        unsigned long long mnt, ino;
-        if (!f || fscanf(f, "%d %llu %llu %d", &agentsh_holder, &mnt, &ino, &agentsh_rs) != 4 || !ino) {
+        unsigned long long ino;
+        if (!f || fscanf(f, "%d %llu %d", &agentsh_holder, &ino, &agentsh_rs) != 3 || !ino) {
             fprintf(stderr, "box_floor: %s is not a record of kept namespaces with a ruleset\n", argv[2]);
             return 1;
         }
