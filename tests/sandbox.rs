@@ -3203,3 +3203,35 @@ fn a_new_homes_second_command_joins_the_first_ones_box() {
     assert!(w.home(".config/agentsh").is_dir(), "the proxy's directory for answers is made");
     assert_eq!(mount_ns(), first, "the second command joins the box the first one built");
 }
+
+/// rt3 G4: a git repository that holds a directory of `$PATH` (the Flutter SDK, depot_tools,
+/// `~/bin` kept in git) was the workspace when the command started in it: a boxed command
+/// rewrote a program the person runs unconfined. Now it is no workspace: the command is judged
+/// without a box and needs a person. A project's own virtualenv on PATH keeps the project boxed.
+#[test]
+fn a_git_repository_holding_a_directory_of_path_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let sdk = tempfile::tempdir().unwrap();
+    git(sdk.path(), &["init", "-q", "."]);
+    std::fs::create_dir_all(sdk.path().join("bin")).unwrap();
+    std::fs::write(sdk.path().join("bin/tool"), "#!/bin/sh\necho tool\n").unwrap();
+    let path = format!("{}:/usr/bin:/bin", sdk.path().join("bin").display());
+    let rewrite = format!("{} -c 'open(\"bin/tool\", \"a\").write(\"echo pwned\")'", python());
+    let out = w.command(&["-c", &rewrite]).current_dir(sdk.path()).env("PATH", &path).output().unwrap();
+    not_run(&out, "rewrite a program on PATH from the repository that holds it");
+    assert_eq!(std::fs::read_to_string(sdk.path().join("bin/tool")).unwrap(), "#!/bin/sh\necho tool\n");
+    let check = w.command(&["check", "--json", "--", "touch x"]).current_dir(sdk.path()).env("PATH", &path).output();
+    let verdict: serde_json::Value = serde_json::from_slice(&check.unwrap().stdout).unwrap_or_default();
+    let why = verdict["runs_in_why"].as_str().unwrap_or_default();
+    assert_eq!(verdict["runs_in"], "unconfined", "{why}");
+    assert!(why.contains("a directory of $PATH"), "{why}");
+
+    std::fs::create_dir_all(w.path(".venv/bin")).unwrap();
+    let venv = format!("{}:/usr/bin:/bin", w.path(".venv/bin").display());
+    let write = format!("{} -c 'open(\"made\", \"w\")'", python());
+    succeeded(
+        &w.command(&["-c", &write]).env("PATH", &venv).output().unwrap(),
+        "a write with the project's venv on PATH",
+    );
+    assert!(w.path("made").exists());
+}

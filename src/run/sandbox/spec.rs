@@ -510,7 +510,10 @@ impl BoxSpec {
         let in_sight = write.iter().chain(&visible).chain(&caches).any(|r| within(&cwd, &r.path));
         let mut unboxed = None;
         if !in_sight && hides(&cwd) {
-            match hidden_start(&cwd, &home, real_home.as_deref(), own, &private) {
+            // Where the command starts in a git repository that is no workspace, that is why.
+            let root = place.workspace.is_git.then(|| normalize(&place.workspace.root));
+            let refused_root = refused.iter().find(|r| root.as_deref() == Some(r.path.as_path()));
+            match hidden_start(&cwd, &home, real_home.as_deref(), own, &private, refused_root) {
                 None => show(&mut visible, cwd.clone(), Origin::Cwd),
                 Some(why) => unboxed = Some(why),
             }
@@ -699,7 +702,7 @@ pub(crate) fn workspace(
 ) -> Option<PathBuf> {
     if place.workspace.is_git {
         let root = normalize(&place.workspace.root);
-        match too_broad(place, home, &root) {
+        match too_broad(place, home, &root).or_else(|| holds_path_dir(place, &root)) {
             None => return Some(root),
             Some(why) => refused.push(Refused { path: root, why: format!("the git top-level, but {why}") }),
         }
@@ -727,6 +730,40 @@ pub(crate) fn workspace(
 /// Why a directory that is no git repository and named nowhere is no workspace.
 const NO_PROJECT: &str = "it is no git repository and sandbox.writable does not name it; make it a git repository (git init) or name it in \
      sandbox.writable";
+
+/// Directories that hold a project's own environment, whose programs are the project's (a
+/// virtualenv, `node_modules/.bin`, cargo's `target`): on `$PATH` inside a git top-level, they
+/// do not keep it from being the workspace.
+const PROJECT_ENVIRONMENTS: &[&str] = &[
+    ".venv",
+    "venv",
+    ".direnv",
+    "node_modules",
+    ".tox",
+    ".nox",
+    "__pypackages__",
+    ".pixi",
+    "target",
+    "vendor",
+    ".bundle",
+];
+
+/// Why the git top-level `root` is no workspace when it holds a directory of `$PATH` (rt3 G4): a
+/// program there is one the person runs outside the box (the Flutter SDK's `bin`, depot_tools,
+/// `~/bin` kept in git), and a boxed command could rewrite it or what it runs. A directory of a
+/// project's own environment in it (`.venv/bin`) is the project's, as its code is. The person
+/// can still make it the workspace by naming it in `sandbox.writable`.
+fn holds_path_dir(place: &Place, root: &Path) -> Option<String> {
+    let on_path = place.path_dirs.iter().filter(|d| d.is_absolute()).map(|d| normalize(d)).find(|d| {
+        d.strip_prefix(root)
+            .is_ok_and(|rest| !rest.components().any(|c| PROJECT_ENVIRONMENTS.iter().any(|e| c.as_os_str() == *e)))
+    })?;
+    Some(format!(
+        "it holds {}, a directory of $PATH, whose programs run outside the sandbox; name it in sandbox.writable to make \
+         it the workspace all the same",
+        on_path.display()
+    ))
+}
 
 /// Why `p` is too broad to be a workspace, if it is.
 fn too_broad(place: &Place, home: &Path, p: &Path) -> Option<String> {
@@ -784,6 +821,7 @@ fn hidden_start(
     real_home: Option<&Path>,
     own: &[PathBuf],
     private: &[Root],
+    refused_root: Option<&Refused>,
 ) -> Option<String> {
     const FROM_A_PROJECT: &str = "run the command from a project (a git repository)";
     for h in std::iter::once(home).chain(real_home) {
@@ -809,7 +847,14 @@ fn hidden_start(
             None => "the sandbox hides it".into(),
         },
     };
-    Some(format!("{place}, and {NO_PROJECT}"))
+    Some(match refused_root {
+        Some(r) => format!(
+            "{place}, and its git top-level {} is no workspace: {}",
+            r.path.display(),
+            r.why.strip_prefix("the git top-level, but ").unwrap_or(&r.why)
+        ),
+        None => format!("{place}, and {NO_PROJECT}"),
+    })
 }
 
 /// `~/x` -> home/x; absolute paths as they are; anything else `None`.
@@ -1051,6 +1096,39 @@ mod tests {
         assert_eq!(s.workspace, None);
         assert!(s.refused.iter().any(|r| r.path == Path::new("/h") && r.why.contains("home directory")));
         assert_eq!(s.git_dir, None, "home's git directory is not granted");
+    }
+
+    /// rt3 G4: a git top-level that holds a directory of `$PATH` (the Flutter SDK at `~/flutter`,
+    /// `~/flutter/bin` on PATH) was the workspace: a boxed command rewrote `bin/flutter`. A
+    /// project's own environment on PATH (`.venv/bin`) keeps its project the workspace, and the
+    /// person can name the top-level in `sandbox.writable` to make it one all the same.
+    #[test]
+    fn a_git_top_level_holding_a_directory_of_path_is_no_workspace() {
+        for (root, on_path) in
+            [("/h/flutter", "/h/flutter/bin"), ("/h/bin", "/h/bin"), ("/opt/tools", "/opt/tools/x/bin")]
+        {
+            let mut p = git(place(root, "/h"), root);
+            p.path_dirs = vec!["/usr/bin".into(), on_path.into()];
+            let s = build(&p);
+            assert_eq!(s.workspace, None, "{root}");
+            assert!(s.write.iter().all(|w| w.path != Path::new(root)), "{root}: {:?}", s.write);
+            assert!(
+                s.refused.iter().any(|r| r.path == Path::new(root) && r.why.contains("a directory of $PATH")),
+                "{root}: {:?}",
+                s.refused
+            );
+        }
+        let mut p = git(place("/w/app", "/h"), "/w/app");
+        p.path_dirs = ["/w/app/.venv/bin", "/w/app/node_modules/.bin", "/w/app/.direnv/python-3.12/bin", "bin"]
+            .map(PathBuf::from)
+            .to_vec();
+        assert_eq!(build(&p).workspace.as_deref(), Some(Path::new("/w/app")), "a project's own environment");
+        let mut p = git(place("/h/flutter", "/h"), "/h/flutter");
+        p.path_dirs = vec!["/h/flutter/bin".into()];
+        let flutter = crate::policy::sandbox_settings::Sourced { path: "/h/flutter".into(), source: "f".into() };
+        let named = Settings { writable: vec![flutter], ..Settings::default() };
+        let s = BoxSpec::build(&named, &p, &[PathBuf::from("/h/.config/agentsh")], Path::new("/r"), "n");
+        assert_eq!(s.workspace.as_deref(), Some(Path::new("/h/flutter")), "named in sandbox.writable");
     }
 
     /// rt-files F3, F4, F5: a directory that is no git repository is no workspace, wherever the
