@@ -231,7 +231,18 @@ pub fn respond(p: &Protocol, input: &[u8], world: &dyn World) -> Reply {
     };
     let command = unwrapped(written, world);
     let cwd = cwd_of(obj);
-    let v = world.judge(&command, &cwd);
+    let mut v = world.judge(&command, &cwd);
+    // What the judge let through because the box would contain it runs boxed only as `agentsh
+    // -c`; where agentsh cannot name its own program, the agent would run it in its own shell,
+    // unconfined (rt3): refused instead.
+    if world.agentsh().is_none() && v.runs_in == crate::judge::decide::RunsIn::Sandbox && v.decision != Decision::Deny {
+        v.decision = Decision::Deny;
+        v.reasons.push(
+            "it would run in agentsh's sandbox, but agentsh cannot name its own program (its path is not UTF-8 text, \
+             or /proc is not mounted), so it cannot run the command through itself; nothing ran"
+                .into(),
+        );
+    }
     let asked = match v.decision {
         Decision::Ask => world.ask(&v, &cwd, obj),
         d if !world.record(&v, &Outcome::Hook(d), &cwd) => {
@@ -673,17 +684,30 @@ mod tests {
         recorded: RefCell<Vec<String>>,
         shown: RefCell<Vec<String>>,
         approved_before: bool,
+        /// Its verdicts say the command runs in the box.
+        boxed: bool,
     }
 
     impl Fake {
         fn new(asked: Asked) -> Fake {
-            Fake { asked, me: None, recorded: RefCell::default(), shown: RefCell::default(), approved_before: false }
+            Fake {
+                asked,
+                me: None,
+                recorded: RefCell::default(),
+                shown: RefCell::default(),
+                approved_before: false,
+                boxed: false,
+            }
         }
     }
 
     impl World for Fake {
         fn judge(&self, command: &str, _: &Path) -> Verdict {
-            judge(command, &Policy::default())
+            let mut v = judge(command, &Policy::default());
+            if self.boxed {
+                v.runs_in = crate::judge::decide::RunsIn::Sandbox;
+            }
+            v
         }
         fn record(&self, v: &Verdict, outcome: &Outcome, _: &Path) -> bool {
             self.recorded.borrow_mut().push(format!("{} {}", v.decision, outcome.name()));
@@ -855,6 +879,25 @@ mod tests {
         let v = r("claude-code", Asked::Dialog, &bash("'/a b/agentsh' -c 'git push'"));
         assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
         assert_eq!(v["hookSpecificOutput"]["updatedInput"]["command"], "'/a b/agentsh' -c 'git push'");
+    }
+
+    /// rt3: a command allowed because the box would contain it was answered "allow" without the
+    /// `agentsh -c` rewrite where agentsh could not name its own program, and the agent ran it in
+    /// its own shell, unconfined. Now it is refused; judged without a box, it passes as before.
+    #[test]
+    fn a_boxed_allow_that_cannot_be_rewritten_is_refused() {
+        let input = bash("ls -la");
+        let boxed = Fake { boxed: true, ..Fake::new(Asked::Dialog) };
+        let v = out(&respond(p("claude-code"), input.as_bytes(), &boxed));
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+        assert!(v.to_string().contains("cannot name its own program"), "{v}");
+        assert_eq!(boxed.recorded.borrow().as_slice(), ["deny hook"], "recorded as refused");
+        let rewritten = Fake { boxed: true, me: Some("/opt/agentsh".into()), ..Fake::new(Asked::Dialog) };
+        let v = out(&respond(p("claude-code"), input.as_bytes(), &rewritten));
+        assert_eq!(v["hookSpecificOutput"]["updatedInput"]["command"], "/opt/agentsh -c 'ls -la'", "{v}");
+        let unboxed = Fake::new(Asked::Dialog);
+        let v = out(&respond(p("claude-code"), input.as_bytes(), &unboxed));
+        assert_ne!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
     }
 
     #[test]
