@@ -1308,10 +1308,7 @@ fn an_allowed_host_works_for_curl_and_git_over_http() {
     // which can be a moment after the command has).
     let shown = logged(&w, "net: stand.in:80 x");
     assert!(shown.contains("net: stand.in:80 x"), "{shown}");
-    // SOCKS5, as a client that takes ALL_PROXY uses it (the name resolved by the proxy).
-    let out = w.script("curl -fsS --proxy \"$ALL_PROXY\" http://stand.in/hello.txt\n");
-    succeeded(&out, "curl through SOCKS5");
-    assert_eq!(text(&out.stdout), "hello from the stand-in\n");
+    // SOCKS5 to port 80 needs the port named (`a_tunnel_to_port_80_is_opened_only_where_named`).
 }
 
 /// The project's own git remote needs no setting: `git fetch` reaches it unasked, and nothing
@@ -1641,10 +1638,11 @@ fn the_proxy_is_a_process_of_its_own_that_ends_with_its_box() {
     assert!(gone, "the proxy outlived its box's holder");
 }
 
-/// `sandbox.credentials`: the proxy adds the person's token on the way out; the box never
-/// holds it, not even where `sandbox.passEnv` names it.
+/// `sandbox.credentials`: the box never holds the person's token, not even where
+/// `sandbox.passEnv` names it; over plain HTTP the proxy adds it nowhere (rt3 G2: it would cross
+/// the network in cleartext and come back unmasked), refuses the request and says why.
 #[test]
-fn a_registry_token_never_enters_the_box_yet_requests_carry_it() {
+fn a_registry_token_never_enters_the_box_nor_goes_in_cleartext() {
     let Some(w) = world() else { return };
     let registry = StandIn::start();
     registry.file("pkg/index.html", b"{\"name\": \"pkg\"}\n");
@@ -1658,15 +1656,15 @@ fn a_registry_token_never_enters_the_box_yet_requests_carry_it() {
     );
     w.env.push(("REGISTRY_TOKEN".into(), "sk-reg-7777".into()));
     let out = w.script(&format!(
-        "set -e\nprintenv | grep -c sk-reg || true\ncurl -fsS -H 'Authorization: Bearer from-the-box' \
-         http://registry.stand.in/pkg/\n{INSIDE}"
+        "printenv | grep -c sk-reg\ncurl -sS -H 'Authorization: Bearer from-the-box' http://registry.stand.in/pkg/\n{INSIDE}"
     ));
-    succeeded(&out, "an authenticated request from the box");
-    assert_eq!(text(&out.stdout), "0\n{\"name\": \"pkg\"}\n", "the token is not in the box's environment");
-    let seen = registry.requests();
-    assert_eq!(seen.len(), 1, "{seen:?}");
-    assert!(seen[0].contains("authorization: Bearer sk-reg-7777\r\n"), "{}", seen[0]);
-    assert!(!seen[0].contains("from-the-box"), "the box's own value is dropped: {}", seen[0]);
+    assert_eq!(text(&out.stdout).lines().next(), Some("0"), "the token is not in the box's environment");
+    assert!(!text(&out.stdout).contains("sk-reg-7777"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("adds a credential only over HTTPS"), "{}", text(&out.stdout));
+    assert!(registry.requests().is_empty(), "{:?}", registry.requests());
+    let said = text(&out.stderr);
+    assert!(said.contains("registry.stand.in:80 that carries sandbox.credentials ended"), "{said}");
+    assert!(said.contains("never in cleartext; use https://registry.stand.in"), "{said}");
     // A project file cannot name a host for the person's token.
     w.write(
         ".agents/terminal.json",
@@ -1676,7 +1674,7 @@ fn a_registry_token_never_enters_the_box_yet_requests_carry_it() {
     assert!(text(&out.stderr).contains("sandbox.credentials is ignored in a project file"), "{}", text(&out.stderr));
 }
 
-/// The same over HTTPS: for a host with a credential, the proxy ends the box's TLS with a
+/// Over HTTPS, for a host with a credential, the proxy ends the box's TLS with a
 /// certificate of agentsh's own authority (which the box's tools are pointed at), verifies the
 /// real host's, and puts the person's token into each request (curl's, and git's). The box
 /// holds neither the token nor the authority's key, and a host whose certificate does not
@@ -3234,4 +3232,72 @@ fn a_git_repository_holding_a_directory_of_path_is_no_workspace() {
         "a write with the project's venv on PATH",
     );
     assert!(w.path("made").exists());
+}
+
+// ---- fix-wire: the proxy's plain-HTTP path and its tunnels (rt3 G2) ----
+
+/// rt3 G2 (table #1, #2): over plain HTTP the box chose the `Host` its request named, and a
+/// credential scoped to a host (`:443` too) went with it in cleartext. Now the request goes to
+/// the host its URL names, with that `Host` (agentsh writes it), one naming another is refused
+/// before anything is sent, and no credential is ever added there. Checked at the stand-ins.
+#[test]
+fn plain_http_goes_only_to_the_host_its_url_names_and_never_carries_a_credential() {
+    let Some(w) = world() else { return };
+    let plain = StandIn::start();
+    plain.file("hello.txt", b"hello from plain\n");
+    let credited = StandIn::start();
+    credited.file("x", b"echo\n");
+    let mut w = w.through(
+        &[("plain.stand.in", &plain), ("port.stand.in", &credited)],
+        serde_json::json!({
+            "allowHosts": ["plain.stand.in", "port.stand.in:443"],
+            "credentials": [{"host": "port.stand.in:443", "header": "Authorization", "value": "Bearer ${RT3_TOKEN}"}],
+        }),
+    );
+    w.env.push(("RT3_TOKEN".into(), "tok-SECRET-443".into()));
+    let out = w.script(
+        "curl -sS http://plain.stand.in/hello.txt -H 'Host: attacker.example'; echo\n\
+         curl -sS http://port.stand.in:443/x -H 'Host: elsewhere.example'; echo\n\
+         curl -sS http://port.stand.in:443/x; echo\n\
+         curl -fsS http://plain.stand.in/hello.txt\n",
+    );
+    let said = text(&out.stdout);
+    assert!(said.contains("Host header names attacker.example, not plain.stand.in"), "{said}");
+    assert!(said.contains("Host header names elsewhere.example, not port.stand.in:443"), "{said}");
+    assert!(said.contains("adds a credential only over HTTPS, never in cleartext"), "{said}");
+    assert!(said.ends_with("hello from plain\n"), "the URL's host is reached: {said}");
+    assert!(!said.contains("tok-SECRET"), "{said}");
+    assert!(credited.requests().is_empty(), "{:?}", credited.requests());
+    let seen = plain.requests();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].contains("host: plain.stand.in\r\n") && !seen[0].contains("attacker"), "{}", seen[0]);
+}
+
+/// rt3 G2 (table #3): `CONNECT <registry>:80` (or SOCKS) was a raw tunnel whose `Host` the box
+/// chose, to any host behind the registry's address. A tunnel to port 80 is opened only where
+/// sandbox.allowHosts names the port; a bare name, a registry or a remote does not, and no one
+/// is asked.
+#[test]
+fn a_tunnel_to_port_80_is_opened_only_where_named() {
+    let Some(w) = world() else { return };
+    let plain = StandIn::start();
+    plain.file("hello.txt", b"hello from plain\n");
+    let w = w.through(&[("plain.stand.in", &plain)], serde_json::json!({"allowHosts": ["plain.stand.in"]}));
+    w.write("connect.py", CONNECT_AS);
+    let out = w.script(
+        "curl -sS -p -x \"$HTTP_PROXY\" http://plain.stand.in/hello.txt -H 'Host: attacker.example'\n\
+         curl -sS --proxy \"$ALL_PROXY\" http://plain.stand.in/hello.txt\n\
+         python3 connect.py registry.npmjs.org:80 1-1\n",
+    );
+    assert!(plain.requests().is_empty(), "{:?}", plain.requests());
+    assert!(text(&out.stdout).starts_with("HTTP/1.1 403 "), "{}", text(&out.stdout));
+    let said = text(&out.stderr);
+    assert!(said.contains("refused plain.stand.in:80: a tunnel (CONNECT or SOCKS) to port 80"), "{said}");
+    assert!(said.contains("names \"plain.stand.in:80\""), "{said}");
+    // Named with its port, SOCKS5 reaches it, as a client that takes ALL_PROXY uses it.
+    let w = w.sandbox(serde_json::json!({"allowHosts": ["plain.stand.in:80"]}));
+    let out = w.script("curl -fsS --proxy \"$ALL_PROXY\" http://plain.stand.in/hello.txt\n");
+    succeeded(&out, "SOCKS5 to a host named with :80");
+    assert_eq!(text(&out.stdout), "hello from plain\n");
+    assert_eq!(plain.requests().len(), 1);
 }

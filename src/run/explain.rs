@@ -217,8 +217,9 @@ pub fn print_network_refusals(notes: &[(String, String)]) {
     }
     if !failed.is_empty() {
         crate::ask::tty::eprint_fitted(
-            "hint: for a host with credentials, agentsh checks its certificate against the system's roots and relays \
-             HTTP/1.1 only (README, \"Network\"); a tool that pins certificates or ignores SSL_CERT_FILE cannot use it\n",
+            "hint: agentsh adds credentials over HTTPS only, where it checks the host's certificate against the system's \
+             roots and relays HTTP/1.1 only (README, \"Network\"); a tool that pins certificates or ignores \
+             SSL_CERT_FILE cannot use it\n",
         );
     }
     for (host, why) in &refused {

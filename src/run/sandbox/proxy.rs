@@ -5,7 +5,8 @@
 //! the box but a TCP connection the proxy makes, to a host and port its policy allows:
 //! - `sandbox.denyHosts` never;
 //! - the package registries ([`REGISTRIES`]), the project's own git remotes and
-//!   `sandbox.allowHosts`, on the web ports unless a port is named;
+//!   `sandbox.allowHosts`, on the web ports unless a port is named (a tunnel to port 80 only
+//!   where `:80` is named: its `Host` is the box's);
 //! - anything else asks the person, in agentsh's own channel (`agentsh approvals`), once for the
 //!   command or always (saved to `sandbox.allowHosts`); with no one to ask it is refused, and the
 //!   command is told which host after it ends;
@@ -18,9 +19,15 @@
 //! proxy's user and password).
 //!
 //! A host with a configured credential (`sandbox.credentials`, user config only) gets it added
-//! to each request on the way out: over plain HTTP here, and over HTTPS by ending the box's TLS
-//! with a certificate of agentsh's own authority ([`super::tls`]; [`authority`] makes it and the
-//! box's bundle, [`trust_environment`] points the box's tools at it).
+//! to each request on the way out, over HTTPS only, by ending the box's TLS with a certificate
+//! of agentsh's own authority ([`super::tls`]; [`authority`] makes it and the box's bundle,
+//! [`trust_environment`] points the box's tools at it). A plain-HTTP request to it is refused:
+//! the credential would cross the network in cleartext, and come back to the box unmasked.
+//!
+//! Which host a request reaches is the one the proxy was asked for, not one the box names
+//! inside (rt3 G2: behind a CDN's address, a name is a route): a plain-HTTP request's `Host` is
+//! the URL's (one naming another is refused); a tunnel to port 80, raw plain HTTP, is opened
+//! only where `sandbox.allowHosts` names the port.
 //!
 //! The proxy is a process of its own (`agentsh-proxy` in `ps`), outside the box, made by the
 //! box's builder before the box's network exists and handed the listening sockets made in it;
@@ -178,6 +185,12 @@ impl Pattern {
         host_ok && port_ok
     }
 
+    /// Whether the pattern names `port` of `host` in so many words (`:80`, or every port with
+    /// `:*`), not as one of the web ports a bare host means.
+    fn names_port(&self, host: &str, port: u16) -> bool {
+        self.port != Port::Web && self.matches(host, port)
+    }
+
     /// Whether the pattern names this machine itself (`localhost`, a loopback address): only
     /// such a pattern lets a connection reach a local address.
     fn local(&self) -> bool {
@@ -267,6 +280,14 @@ pub fn remotes(config: &str) -> Vec<Pattern> {
     out
 }
 
+/// How the box asked for a connection: a plain-HTTP request (absolute form), whose `Host` the
+/// proxy writes itself, or a tunnel (`CONNECT`, SOCKS5), whose bytes are the box's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    Http,
+    Tunnel,
+}
+
 /// Why a connection was allowed, or why not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -312,10 +333,22 @@ impl Rules {
             .collect()
     }
 
-    /// The policy's word on `host:port`, before asking anyone: `None` means ask.
-    fn decide(&self, host: &str, port: u16) -> Option<Verdict> {
+    /// The policy's word on `host:port`, reached `via`, before asking anyone: `None` means ask.
+    /// A tunnel to port 80 is raw plain HTTP whose `Host` the box writes, so that behind a
+    /// shared address (a CDN) it reaches any host there: it is opened only where
+    /// `sandbox.allowHosts` names the host with `:80` (or `:*`), never for a bare name, a
+    /// registry or a git remote, and no one is asked (rt3 G2). Plain HTTP goes as `http://` URLs.
+    fn decide(&self, host: &str, port: u16, via: Via) -> Option<Verdict> {
         if self.deny.iter().any(|d| d.matches(host, port)) {
             return Some(Verdict::Deny(format!("sandbox.denyHosts names {host}")));
+        }
+        if via == Via::Tunnel && port == 80 && !self.allow.iter().any(|a| a.names_port(host, port)) {
+            return Some(Verdict::Deny(format!(
+                "a tunnel (CONNECT or SOCKS) to port 80 carries plain HTTP naming any host the box likes, so it is \
+                 opened only where sandbox.allowHosts names \"{}\"; an http:// URL through the proxy \
+                 reaches the host it names",
+                shown_authority(host, port, 0)
+            )));
         }
         if self.allow.iter().any(|a| a.matches(host, port)) {
             return Some(Verdict::Allow("sandbox.allowHosts"));
@@ -691,8 +724,10 @@ impl Proxy {
             let Some((host, port)) = split_host_port(target, 443) else {
                 return refuse_http(&mut client, 400, "agentsh: a CONNECT needs host:port");
             };
-            let Some(upstream) =
-                self.open(&host, port, id.as_deref()).map_err(|why| refuse_http(&mut client, 403, &why)).ok()
+            let Some(upstream) = self
+                .open(&host, port, id.as_deref(), Via::Tunnel)
+                .map_err(|why| refuse_http(&mut client, 403, &why))
+                .ok()
             else {
                 return;
             };
@@ -702,41 +737,53 @@ impl Proxy {
             self.tunnel(client, upstream, rest, &host, port, id.as_deref());
             return;
         }
-        let Some(rest_url) = target.strip_prefix("http://") else {
+        let Some(url) = target.strip_prefix("http://") else {
             return refuse_http(
                 &mut client,
                 400,
                 "agentsh: the sandbox's proxy takes CONNECT, or plain http:// URLs in absolute form",
             );
         };
-        let (authority, path) = match rest_url.find('/') {
-            Some(i) => (&rest_url[..i], &rest_url[i..]),
-            None => (rest_url, "/"),
+        let (named, path) = match url.find('/') {
+            Some(i) => (&url[..i], &url[i..]),
+            None => (url, "/"),
         };
-        if authority.contains('@') {
+        if named.contains('@') {
             return refuse_http(&mut client, 400, "agentsh: a user name before the host is not passed on");
         }
-        let Some((host, port)) = split_host_port(authority, 80) else {
+        let Some((host, port)) = split_host_port(named, 80) else {
             return refuse_http(&mut client, 400, "agentsh: no host in the URL");
         };
-        let Ok(upstream) = self.open(&host, port, id.as_deref()).map_err(|why| refuse_http(&mut client, 403, &why))
+        // The request goes to the host its URL names, and names no other: behind a shared
+        // address (a CDN) a `Host` of the box's choosing would reach another host (rt3 G2).
+        if let Err(why) = plain_head(&head, &headers, &host, port) {
+            return refuse_http(&mut client, 400, &format!("agentsh: {why}"));
+        }
+        // Credentials go only inside HTTPS, where agentsh checks the host's certificate and masks
+        // the reply: here they would cross the network in cleartext and come back unmasked.
+        if !self.rules.headers_for(&host, port).is_empty() {
+            let why = format!(
+                "sandbox.credentials names {host}, and agentsh adds a credential only over HTTPS, never in \
+                 cleartext; use https://{}",
+                shown_authority(&host, port, 80)
+            );
+            self.record(id.as_deref(), &host, port, "denied", &why, (0, 0), Duration::ZERO);
+            self.note(id.as_deref(), &host, port, &format!("{CREDENTIALS_FAILED}{why}"));
+            return refuse_http(&mut client, 403, &format!("agentsh: {why}"));
+        }
+        let Ok(upstream) =
+            self.open(&host, port, id.as_deref(), Via::Http).map_err(|why| refuse_http(&mut client, 403, &why))
         else {
             return;
         };
-        // One request a connection: a second one on it could name another host.
-        let mut out = format!("{method} {path} HTTP/1.1\r\n");
-        // The person's credentials for the host, added here: the box never holds them, and
-        // any value the box sent for the same header is dropped.
-        let added = self.rules.headers_for(&host, port);
+        // One request a connection: a second one on it could name another host. Its `Host` is
+        // the URL's authority, written by agentsh.
+        let mut out = format!("{method} {path} HTTP/1.1\r\nhost: {}\r\n", shown_authority(&host, port, 80));
         for (k, v) in &headers {
-            let ours = added.iter().any(|(name, _)| name == k);
-            if !ours && !matches!(k.as_str(), "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive")
+            if !matches!(k.as_str(), "host" | "proxy-authorization" | "proxy-connection" | "connection" | "keep-alive")
             {
                 out.push_str(&format!("{k}: {v}\r\n"));
             }
-        }
-        for (k, v) in &added {
-            out.push_str(&format!("{k}: {v}\r\n"));
         }
         out.push_str("connection: close\r\n\r\n");
         let mut first = out.into_bytes();
@@ -841,7 +888,7 @@ impl Proxy {
             let _ = (&client).write_all(&[5, 7, 0, 1, 0, 0, 0, 0, 0, 0]);
             return;
         }
-        match self.open(&host, port, id.as_deref()) {
+        match self.open(&host, port, id.as_deref(), Via::Tunnel) {
             Ok(upstream) => {
                 if client.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).is_ok() {
                     self.tunnel(client, upstream, Vec::new(), &host, port, id.as_deref());
@@ -856,8 +903,8 @@ impl Proxy {
 
     /// The connection to `host:port` for the command `id`, when the policy (or a person)
     /// allows it. A refusal is recorded, noted for the command, and returned as a message.
-    fn open(&self, host: &str, port: u16, id: Option<&str>) -> Result<TcpStream, String> {
-        let verdict = match self.rules.decide(host, port) {
+    fn open(&self, host: &str, port: u16, id: Option<&str>, via: Via) -> Result<TcpStream, String> {
+        let verdict = match self.rules.decide(host, port, via) {
             Some(v) => v,
             None if self.granted(id, host, port) => Verdict::Allow("the person"),
             None => self.ask(id, host, port),
@@ -1234,6 +1281,32 @@ fn refuse_http(client: &mut TcpStream, status: u16, message: &str) {
     );
 }
 
+/// `host:port` as a URL or `Host` header names it: an IPv6 address in brackets, and no port
+/// where it is `default`.
+fn shown_authority(host: &str, port: u16, default: u16) -> String {
+    let host = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
+    if port == default { host } else { format!("{host}:{port}") }
+}
+
+/// Why a plain-HTTP request head (`head`, its `headers` as parsed) cannot go to `host:port`, the
+/// host its URL names: a line not ended by CRLF (a server that reads a bare LF as a line end
+/// would see headers agentsh did not), more than one `Host`, or a `Host` naming another host.
+fn plain_head(head: &[u8], headers: &[(String, String)], host: &str, port: u16) -> Result<(), String> {
+    super::tls::http::crlf_only(head).map_err(|what| format!("the request has {what}"))?;
+    let hosts: Vec<&str> = headers.iter().filter(|(k, _)| k == "host").map(|(_, v)| v.as_str()).collect();
+    match hosts[..] {
+        [] => Ok(()),
+        [named] if split_host_port(named, 80).is_some_and(|(h, p)| h == host && p == port) => Ok(()),
+        [named] => Err(format!(
+            "the request's Host header names {}, not {}, the host its URL names: the proxy sends a request only \
+             to the host its URL names",
+            crate::text::sanitize::sanitize(named),
+            shown_authority(host, port, 80)
+        )),
+        _ => Err("the request has more than one Host header".into()),
+    }
+}
+
 /// `host:port` (or `[v6]:port`), with `default` where no port is named.
 fn split_host_port(text: &str, default: u16) -> Option<(String, u16)> {
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
@@ -1350,15 +1423,18 @@ mod tests {
         rules.builtin.extend(remotes(
             "[remote \"origin\"]\n\turl = git@github.com:me/repo.git\n\tpushurl = https://gitlab.example/x.git\n",
         ));
-        assert!(matches!(rules.decide("pypi.org", 443), Some(Verdict::Deny(_))), "denyHosts wins over the registries");
-        assert!(matches!(rules.decide("registry.npmjs.org", 443), Some(Verdict::Allow(_))));
-        assert!(matches!(rules.decide("github.com", 22), Some(Verdict::Allow(_))));
-        assert!(matches!(rules.decide("gitlab.example", 443), Some(Verdict::Allow(_))));
-        assert!(matches!(rules.decide("internal.example", 8443), Some(Verdict::Allow(_))));
-        assert_eq!(rules.decide("evil.example", 443), None, "asks");
-        assert!(matches!(rules.decide("127.0.0.1", 8080), Some(Verdict::Deny(_))));
-        assert!(matches!(rules.decide("169.254.169.254", 80), Some(Verdict::Deny(_))));
-        assert!(matches!(rules.decide("localhost", 3000), Some(Verdict::Allow(_))));
+        assert!(
+            matches!(rules.decide("pypi.org", 443, Via::Tunnel), Some(Verdict::Deny(_))),
+            "denyHosts wins over the registries"
+        );
+        assert!(matches!(rules.decide("registry.npmjs.org", 443, Via::Tunnel), Some(Verdict::Allow(_))));
+        assert!(matches!(rules.decide("github.com", 22, Via::Tunnel), Some(Verdict::Allow(_))));
+        assert!(matches!(rules.decide("gitlab.example", 443, Via::Tunnel), Some(Verdict::Allow(_))));
+        assert!(matches!(rules.decide("internal.example", 8443, Via::Tunnel), Some(Verdict::Allow(_))));
+        assert_eq!(rules.decide("evil.example", 443, Via::Tunnel), None, "asks");
+        assert!(matches!(rules.decide("127.0.0.1", 8080, Via::Tunnel), Some(Verdict::Deny(_))));
+        assert!(matches!(rules.decide("169.254.169.254", 80, Via::Tunnel), Some(Verdict::Deny(_))));
+        assert!(matches!(rules.decide("localhost", 3000, Via::Tunnel), Some(Verdict::Allow(_))));
         // A name that resolves to a local address reaches it only where a local pattern allows.
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
         assert!(!rules.address_ok("registry.npmjs.org", 443, &ip));
@@ -1405,5 +1481,60 @@ mod tests {
         assert_eq!(line, "a\\nb:443\twhy\\tand\\n\\x1b[31mmore\n");
         assert_eq!(line.lines().count(), 1);
         assert_eq!(line.matches('\t').count(), 1);
+    }
+
+    /// rt3 G2: a tunnel to port 80 is raw plain HTTP with the box's own `Host`; it is opened only
+    /// where sandbox.allowHosts names the host's port 80 in so many words. Plain HTTP (whose
+    /// `Host` the proxy writes) reaches a bare name's port 80 as before.
+    #[test]
+    fn a_tunnel_to_port_80_needs_the_port_named() {
+        let policy = NetPolicy {
+            allow: vec!["bare.example".into(), "named.example:80".into(), "every.example:*".into()],
+            ..NetPolicy::default()
+        };
+        let rules = Rules::of(&policy);
+        for (host, port, via, allowed) in [
+            ("registry.npmjs.org", 80, Via::Tunnel, false),
+            ("registry.npmjs.org", 443, Via::Tunnel, true),
+            ("registry.npmjs.org", 80, Via::Http, true),
+            ("bare.example", 80, Via::Tunnel, false),
+            ("bare.example", 80, Via::Http, true),
+            ("bare.example", 443, Via::Tunnel, true),
+            ("named.example", 80, Via::Tunnel, true),
+            ("every.example", 80, Via::Tunnel, true),
+        ] {
+            let verdict = rules.decide(host, port, via);
+            assert_eq!(matches!(verdict, Some(Verdict::Allow(_))), allowed, "{host}:{port} {via:?}: {verdict:?}");
+        }
+        let Some(Verdict::Deny(why)) = rules.decide("unlisted.example", 80, Via::Tunnel) else { panic!() };
+        assert!(why.contains("names \"unlisted.example:80\""), "{why}");
+    }
+
+    /// rt3 G2: a plain-HTTP request goes to the host its URL names, with that host as its `Host`.
+    #[test]
+    fn a_plain_request_names_only_the_host_of_its_url() {
+        let head = |h: &str| format!("GET http://a.example/ HTTP/1.1\r\n{h}");
+        let check = |text: &str, host: &str, port: u16| {
+            let headers: Vec<(String, String)> = text
+                .split("\r\n")
+                .skip(1)
+                .filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())))
+                .collect();
+            plain_head(text.as_bytes(), &headers, host, port)
+        };
+        assert_eq!(check(&head("Host: a.example"), "a.example", 80), Ok(()));
+        assert_eq!(check(&head("Host: A.Example:80"), "a.example", 80), Ok(()));
+        assert_eq!(check(&head("Host: a.example:8080"), "a.example", 8080), Ok(()));
+        assert_eq!(check(&head("Accept: */*"), "a.example", 80), Ok(()), "HTTP/1.0 style: agentsh adds it");
+        let refused = |text: &str, port: u16, want: &str| {
+            let e = check(text, "a.example", port).unwrap_err();
+            assert!(e.contains(want), "{text:?}: {e}");
+        };
+        refused(&head("Host: attacker.example"), 80, "names attacker.example, not a.example");
+        refused(&head("Host: a.example:8080"), 80, "not a.example, the host its URL names");
+        refused(&head("Host: a.example"), 443, "not a.example:443");
+        refused(&head("Host: a.example\r\nHost: b.example"), 80, "more than one Host");
+        refused(&head("X-A: 1\nHost: b.example"), 80, "LF alone");
+        assert_eq!(shown_authority("::1", 8080, 80), "[::1]:8080");
     }
 }

@@ -455,7 +455,7 @@ const MAX_LENGTH: u64 = i64::MAX as u64;
 
 /// Every line of a head ends with CRLF: no bare LF (which httparse takes as a line end, and
 /// some servers do not) and no bare CR.
-fn crlf_only(head: &[u8]) -> Result<(), &'static str> {
+pub(crate) fn crlf_only(head: &[u8]) -> Result<(), &'static str> {
     for (i, &b) in head.iter().enumerate() {
         match b {
             b'\n' if i == 0 || head[i - 1] != b'\r' => return Err("a line ended by LF alone"),
