@@ -3301,3 +3301,57 @@ fn a_tunnel_to_port_80_is_opened_only_where_named() {
     assert_eq!(text(&out.stdout), "hello from plain\n");
     assert_eq!(plain.requests().len(), 1);
 }
+
+/// CONNECTs through the box's proxy (its settings' user and password) to argv 1, then speaks TLS
+/// in the tunnel asking for argv 2 (SNI and `Host`), trusting any certificate; prints the
+/// proxy's answer and the host's, or how the TLS ended.
+const TLS_AS: &str = r#"
+import base64, os, socket, ssl, sys
+user = os.environ["HTTP_PROXY"].split("//", 1)[1].rsplit("@", 1)[0]
+s = socket.create_connection(("127.0.0.1", 43128))
+auth = base64.b64encode(user.encode()).decode()
+s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n" % (sys.argv[1], sys.argv[1], auth)).encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    b = s.recv(1)
+    if not b:
+        break
+    head += b
+print(head.split(b"\r\n")[0].decode())
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+try:
+    t = ctx.wrap_socket(s, server_hostname=sys.argv[2])
+    t.sendall(("GET /pkg/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % sys.argv[2]).encode())
+    print(t.recv(4096).split(b"\r\n")[0].decode())
+except Exception as e:
+    print("ended:", type(e).__name__)
+"#;
+
+/// rt3 G2: a tunnel to a listed host's port 443 carried TLS for any name the box chose (a CDN
+/// routes by SNI). The proxy reads the ClientHello before it relays a byte, and one naming
+/// another host ends the tunnel with nothing sent to the host.
+#[test]
+fn a_tunnel_to_443_carries_tls_only_for_its_host() {
+    let Some(w) = world() else { return };
+    let (registry, _) = StandIn::start_tls("registry.stand.in");
+    registry.file("pkg/index.html", b"{}\n");
+    let w = w.through(&[("registry.stand.in", &registry)], serde_json::json!({"allowHosts": ["registry.stand.in"]}));
+    w.write("tls.py", TLS_AS);
+    let out = w.script(
+        "python3 tls.py registry.stand.in:443 registry.stand.in\npython3 tls.py registry.stand.in:443 attacker.example\n",
+    );
+    let lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}\n{}", text(&out.stderr));
+    assert_eq!(
+        lines[..3],
+        ["HTTP/1.1 200 Connection established", "HTTP/1.1 200 OK", "HTTP/1.1 200 Connection established"]
+    );
+    assert!(lines[3].starts_with("ended: "), "{lines:?}");
+    let seen = registry.requests();
+    assert_eq!(seen.len(), 1, "only the tunnel that asked for its own host: {seen:?}");
+    assert!(!seen[0].contains("attacker"), "{}", seen[0]);
+    let said = text(&out.stderr);
+    assert!(said.contains("the box's TLS asked for attacker.example on a tunnel to registry.stand.in"), "{said}");
+}

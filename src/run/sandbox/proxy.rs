@@ -27,7 +27,8 @@
 //! Which host a request reaches is the one the proxy was asked for, not one the box names
 //! inside (rt3 G2: behind a CDN's address, a name is a route): a plain-HTTP request's `Host` is
 //! the URL's (one naming another is refused); a tunnel to port 80, raw plain HTTP, is opened
-//! only where `sandbox.allowHosts` names the port.
+//! only where `sandbox.allowHosts` names the port; a tunnel to port 443 is relayed once its
+//! ClientHello names its host (SNI).
 //!
 //! The proxy is a process of its own (`agentsh-proxy` in `ps`), outside the box, made by the
 //! box's builder before the box's network exists and handed the listening sockets made in it;
@@ -1035,7 +1036,9 @@ impl Proxy {
     fn tunnel(&self, client: TcpStream, upstream: TcpStream, first: Vec<u8>, host: &str, port: u16, id: Option<&str>) {
         let added = self.rules.headers_for(host, port);
         if added.is_empty() {
-            return self.relay(client, upstream, first, host, port, id);
+            // TLS to the web port is relayed once its ClientHello names this host (rt3 G2).
+            let tls_to = (port == 443).then_some(host);
+            return self.relay_checked(client, upstream, first, host, port, id, tls_to);
         }
         let started = Instant::now();
         let relayed = match &self.authority {
@@ -1063,23 +1066,56 @@ impl Proxy {
 
     /// Copies bytes both ways until both sides are done, then records the connection.
     fn relay(&self, client: TcpStream, upstream: TcpStream, first: Vec<u8>, host: &str, port: u16, id: Option<&str>) {
+        self.relay_checked(client, upstream, first, host, port, id, None);
+    }
+
+    /// [`Proxy::relay`], where with `tls_to` nothing goes to the host until the box's first bytes
+    /// are read: a TLS ClientHello naming another host than `tls_to` (its SNI, by which a CDN
+    /// routes) ends the connection, and is refused and noted for the command. Bytes that are not
+    /// TLS (ssh to port 443) go on as they are; the host's bytes reach the box meanwhile (ssh's
+    /// server speaks first).
+    #[allow(clippy::too_many_arguments)]
+    fn relay_checked(
+        &self,
+        client: TcpStream,
+        upstream: TcpStream,
+        first: Vec<u8>,
+        host: &str,
+        port: u16,
+        id: Option<&str>,
+        tls_to: Option<&str>,
+    ) {
         let started = Instant::now();
         let (Ok(mut c_read), Ok(mut u_write)) = (client.try_clone(), upstream.try_clone()) else { return };
         let _ = upstream.set_read_timeout(Some(IDLE));
         let _ = upstream.set_write_timeout(Some(IDLE));
+        let tls_to = tls_to.map(str::to_string);
         let up = std::thread::spawn(move || {
+            let mut first = first;
+            if let Some(host) = tls_to
+                && let Err(why) = hello_names(&mut c_read, &mut first, &host)
+            {
+                let _ = u_write.shutdown(std::net::Shutdown::Both);
+                let _ = c_read.shutdown(std::net::Shutdown::Both);
+                return Err(why);
+            }
             let mut n = first.len() as u64;
             if u_write.write_all(&first).is_ok() {
                 n += copy(&mut c_read, &mut u_write);
             }
             let _ = u_write.shutdown(std::net::Shutdown::Write);
-            n
+            Ok(n)
         });
         let (mut u_read, mut c_write) = (upstream, client);
         let down = copy(&mut u_read, &mut c_write);
         let _ = c_write.shutdown(std::net::Shutdown::Write);
-        let up = up.join().unwrap_or(0);
-        self.record(id, host, port, "allowed", "", (up, down), started.elapsed());
+        match up.join().unwrap_or(Ok(0)) {
+            Ok(up) => self.record(id, host, port, "allowed", "", (up, down), started.elapsed()),
+            Err(why) => {
+                self.record(id, host, port, "denied", &why, (0, down), started.elapsed());
+                self.note(id, host, port, &why);
+            }
+        }
     }
 
     /// One audit record for a connection (best effort: the command already ran or is running).
@@ -1279,6 +1315,137 @@ fn refuse_http(client: &mut TcpStream, status: u16, message: &str) {
         )
         .as_bytes(),
     );
+}
+
+/// The most of a TLS ClientHello read before it is relayed (one is a few hundred bytes; a
+/// post-quantum key share makes it about 1.8 KiB).
+const MAX_HELLO: usize = 64 * 1024;
+
+/// What the first bytes of a tunnel say of the TLS host they ask for.
+#[derive(Debug, PartialEq, Eq)]
+enum Hello {
+    /// Not TLS.
+    NotTls,
+    /// The start of a ClientHello: more bytes are needed.
+    Short,
+    /// A ClientHello, and the host name it asks for (SNI), if any.
+    Names(Option<String>),
+    /// TLS, but no ClientHello agentsh can read.
+    Unreadable,
+}
+
+/// Reads `bytes`, the box's first on a tunnel: TLS handshake records (type 22), whose
+/// fragments make up a ClientHello (type 1), whose `server_name` extension names the host.
+fn client_hello(bytes: &[u8]) -> Hello {
+    if bytes.first().is_some_and(|b| *b != 22) {
+        return Hello::NotTls;
+    }
+    let mut message = Vec::new();
+    let mut at = 0;
+    loop {
+        let Some(record) = bytes.get(at..at + 5) else { return Hello::Short };
+        let length = usize::from(u16::from_be_bytes([record[3], record[4]]));
+        if record[0] != 22 || record[1] != 3 || length == 0 || length > 1 << 14 {
+            return Hello::Unreadable;
+        }
+        let Some(fragment) = bytes.get(at + 5..at + 5 + length) else { return Hello::Short };
+        message.extend_from_slice(fragment);
+        at += 5 + length;
+        if message.len() < 4 {
+            continue;
+        }
+        if message[0] != 1 {
+            return Hello::Unreadable;
+        }
+        let whole = 4 + (usize::from(message[1]) << 16 | usize::from(message[2]) << 8 | usize::from(message[3]));
+        if message.len() >= whole {
+            return hello_server_name(&message[4..whole]).map_or(Hello::Unreadable, Hello::Names);
+        }
+    }
+}
+
+/// The host name in a ClientHello's body (RFC 8446, 4.1.2; RFC 6066, 3), `None` where it
+/// names none; `Err` where the body cannot be read.
+fn hello_server_name(body: &[u8]) -> Result<Option<String>, ()> {
+    struct Cursor<'a>(&'a [u8]);
+    impl<'a> Cursor<'a> {
+        fn take(&mut self, n: usize) -> Result<&'a [u8], ()> {
+            if self.0.len() < n {
+                return Err(());
+            }
+            let (taken, rest) = self.0.split_at(n);
+            self.0 = rest;
+            Ok(taken)
+        }
+        fn number(&mut self, bytes: usize) -> Result<usize, ()> {
+            Ok(self.take(bytes)?.iter().fold(0, |n, b| n << 8 | usize::from(*b)))
+        }
+        fn vector(&mut self, length_bytes: usize) -> Result<Cursor<'a>, ()> {
+            let n = self.number(length_bytes)?;
+            Ok(Cursor(self.take(n)?))
+        }
+    }
+    let mut hello = Cursor(body);
+    hello.take(2 + 32)?; // version, random
+    hello.vector(1)?; // session id
+    hello.vector(2)?; // cipher suites
+    hello.vector(1)?; // compression methods
+    if hello.0.is_empty() {
+        return Ok(None);
+    }
+    let mut extensions = hello.vector(2)?;
+    while !extensions.0.is_empty() {
+        let kind = extensions.number(2)?;
+        let mut data = extensions.vector(2)?;
+        if kind != 0 {
+            continue;
+        }
+        let mut names = data.vector(2)?;
+        while !names.0.is_empty() {
+            let name_type = names.number(1)?;
+            let name = names.vector(2)?.0;
+            if name_type == 0 {
+                return std::str::from_utf8(name).ok().and_then(host_name).map(Some).ok_or(());
+            }
+        }
+        return Ok(None);
+    }
+    Ok(None)
+}
+
+/// Reads the box's first bytes on a tunnel to `host` onto `first` (which holds any that came
+/// with the tunnel's request) until they show whether they are TLS and, if so, which host their
+/// ClientHello names: another host than `host` is refused, and so is TLS agentsh cannot read.
+fn hello_names(client: &mut TcpStream, first: &mut Vec<u8>, host: &str) -> Result<(), String> {
+    let shown = |name: &str| crate::text::sanitize::sanitize(name);
+    let mut chunk = [0u8; 4096];
+    loop {
+        match client_hello(first) {
+            Hello::NotTls | Hello::Names(None) => return Ok(()),
+            Hello::Names(Some(name)) if name.trim_end_matches('.') == host.trim_end_matches('.') => return Ok(()),
+            Hello::Names(Some(name)) => {
+                return Err(format!(
+                    "the box's TLS asked for {} on a tunnel to {}: a tunnel reaches only the host it was opened to",
+                    shown(&name),
+                    shown(host)
+                ));
+            }
+            Hello::Unreadable => {
+                return Err("the box's first bytes began TLS, but no ClientHello agentsh can read".into());
+            }
+            Hello::Short if first.len() > MAX_HELLO => {
+                return Err(format!("the box's TLS ClientHello is over {} KiB", MAX_HELLO / 1024));
+            }
+            Hello::Short => {}
+        }
+        match client.read(&mut chunk) {
+            Ok(0) if first.is_empty() => return Ok(()),
+            Ok(0) => return Err("the box ended the tunnel within its TLS ClientHello".into()),
+            Ok(n) => first.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("reading the box's TLS ClientHello: {e}")),
+        }
+    }
 }
 
 /// `host:port` as a URL or `Host` header names it: an IPv6 address in brackets, and no port
@@ -1536,5 +1703,45 @@ mod tests {
         refused(&head("Host: a.example\r\nHost: b.example"), 80, "more than one Host");
         refused(&head("X-A: 1\nHost: b.example"), 80, "LF alone");
         assert_eq!(shown_authority("::1", 8080, 80), "[::1]:8080");
+    }
+
+    fn hello_for(name: &str) -> Vec<u8> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from(name.to_string()).unwrap();
+        let mut conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+        let mut out = Vec::new();
+        conn.write_tls(&mut out).unwrap();
+        out
+    }
+
+    /// rt3 G2: the host a tunnel's TLS asks for is read from its ClientHello, however it comes.
+    #[test]
+    fn a_client_hello_names_its_host() {
+        let hello = hello_for("registry.npmjs.org");
+        assert_eq!(client_hello(&hello), Hello::Names(Some("registry.npmjs.org".into())));
+        assert_eq!(client_hello(&hello_for("192.0.2.7")), Hello::Names(None), "no SNI for an address");
+        for cut in [0, 1, 5, 40, hello.len() - 1] {
+            assert_eq!(client_hello(&hello[..cut]), Hello::Short, "{cut}");
+        }
+        // The same handshake message in two records.
+        let message = &hello[5..];
+        let mut split = Vec::new();
+        for part in [&message[..30], &message[30..]] {
+            split.extend_from_slice(&[22, 3, 1]);
+            split.extend_from_slice(&u16::try_from(part.len()).unwrap().to_be_bytes());
+            split.extend_from_slice(part);
+        }
+        assert_eq!(client_hello(&split), Hello::Names(Some("registry.npmjs.org".into())));
+        assert_eq!(client_hello(b"SSH-2.0-OpenSSH_9.6\r\n"), Hello::NotTls);
+        assert_eq!(client_hello(b"GET / HTTP/1.1\r\n"), Hello::NotTls);
+        assert_eq!(client_hello(&[22, 3, 1, 0, 4, 2, 0, 0, 0]), Hello::Unreadable, "a ServerHello");
+        let mut bad = hello.clone();
+        bad[5 + 4 + 34] = 200; // a session id longer than the message
+        assert_eq!(client_hello(&bad), Hello::Unreadable);
     }
 }
