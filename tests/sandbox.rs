@@ -3266,6 +3266,8 @@ fn plain_http_goes_only_to_the_host_its_url_names_and_never_carries_a_credential
     assert!(said.contains("Host header names elsewhere.example, not port.stand.in:443"), "{said}");
     assert!(said.contains("adds a credential only over HTTPS, never in cleartext"), "{said}");
     assert!(said.ends_with("hello from plain\n"), "the URL's host is reached: {said}");
+    let told = text(&out.stderr);
+    assert!(told.contains("refused plain.stand.in:80: the request's Host header names attacker.example"), "{told}");
     assert!(!said.contains("tok-SECRET"), "{said}");
     assert!(credited.requests().is_empty(), "{:?}", credited.requests());
     let seen = plain.requests();

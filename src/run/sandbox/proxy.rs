@@ -758,6 +758,8 @@ impl Proxy {
         // The request goes to the host its URL names, and names no other: behind a shared
         // address (a CDN) a `Host` of the box's choosing would reach another host (rt3 G2).
         if let Err(why) = plain_head(&head, &headers, &host, port) {
+            self.record(id.as_deref(), &host, port, "denied", &why, (0, 0), Duration::ZERO);
+            self.note(id.as_deref(), &host, port, &why);
             return refuse_http(&mut client, 400, &format!("agentsh: {why}"));
         }
         // Credentials go only inside HTTPS, where agentsh checks the host's certificate and masks
