@@ -357,19 +357,19 @@ fn words(cmd: &str) -> Vec<&str> {
 
 /// One setting as git reads it: section and name lower-cased, the subsection as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Entry {
-    section: String,
-    sub: Option<String>,
-    name: String,
+pub(crate) struct Entry {
+    pub(crate) section: String,
+    pub(crate) sub: Option<String>,
+    pub(crate) name: String,
     /// `None` for a bare name (a boolean true).
-    value: Option<String>,
+    pub(crate) value: Option<String>,
 }
 
 /// git's config syntax (`config.c`): `[section]`, `[section "sub"]` and the old
 /// `[section.sub]`; `name = value` with quotes, escapes, `#`/`;` comments and `\` continuations;
 /// a header and a setting on one line. A line git would refuse is skipped, the rest still read:
 /// git then reads none of the file, so what is found is more than it runs, never less.
-fn parse(text: &[u8]) -> Vec<Entry> {
+pub(crate) fn parse(text: &[u8]) -> Vec<Entry> {
     let text = String::from_utf8_lossy(text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text));
     let mut chars = text.chars().filter(|c| *c != '\r').peekable();
     let mut out = Vec::new();

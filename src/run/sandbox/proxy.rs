@@ -237,15 +237,18 @@ fn local_address(ip: &IpAddr) -> bool {
     }
 }
 
-/// The hosts and ports of a git config's remotes (`url =` and `pushurl =`): `https://host/...`
-/// on its port or 443, `http://` on 80, `ssh://[user@]host[:port]/` and `user@host:path` on 22.
+/// The hosts and ports of a git config's remotes (`url =` and `pushurl =` in a
+/// `[remote "<name>"]` section, or the old `[remote.<name>]`): `https://host/...` on its port or
+/// 443, `http://` on 80, `ssh://[user@]host[:port]/` and `user@host:path` on 22. Other sections'
+/// urls are not the project's remotes: `git submodule init` copies `.gitmodules` urls, which the
+/// box writes, into `[submodule "..."]` (rt3 G6); their hosts are asked about like any other.
 pub fn remotes(config: &str) -> Vec<Pattern> {
     let mut out = Vec::new();
-    for line in config.lines().map(str::trim) {
-        let Some((key, value)) = line.split_once('=') else { continue };
-        if !matches!(key.trim(), "url" | "pushurl") {
-            continue;
-        }
+    let entries = super::gitcode::parse(config.as_bytes());
+    let urls = entries
+        .iter()
+        .filter(|e| e.section == "remote" && e.sub.is_some() && matches!(e.name.as_str(), "url" | "pushurl"));
+    for value in urls.filter_map(|e| e.value.as_deref()) {
         let url = value.trim().trim_matches('"');
         let (scheme, rest, default) = if let Some(r) = url.strip_prefix("https://") {
             ("https", r, 443)
@@ -1608,6 +1611,22 @@ mod tests {
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
         assert!(!rules.address_ok("registry.npmjs.org", 443, &ip));
         assert!(rules.address_ok("localhost", 3000, &ip));
+    }
+
+    #[test]
+    fn only_remote_sections_name_the_projects_remotes() {
+        // What `git submodule init` leaves after the box wrote `.gitmodules` (rt3 G6), beside
+        // the person's own remotes in every spelling git takes.
+        let config = "[core]\n\tbare = false\n\turl = https://core.example/x\n\
+                      [remote \"origin\"]\n\turl = https://github.com/me/repo.git\n\
+                      [submodule \"vendor/lib\"]\n\tactive = true\n\turl = https://exfil.rt3.example/lib.git\n\
+                      [Remote \"up]stream\"] URL = git@gitlab.example:me/repo.git\n\
+                      [submodule \"a\\\"]\"]\n\turl = https://quoted.example/x\n\
+                      [remote.old]\n\tpushurl = ssh://push.example:2222/x\n\
+                      [url \"https://insteadof.example/\"]\n\tinsteadOf = https://github.com/\n\
+                      [branch \"main\"]\n\tremote = origin\n\turl = https://branch.example/\n";
+        let got: Vec<String> = remotes(config).iter().map(|p| p.to_string()).collect();
+        assert_eq!(got, ["github.com:443", "gitlab.example:22", "push.example:2222"]);
     }
 
     #[test]
