@@ -3357,3 +3357,64 @@ fn a_tunnel_to_443_carries_tls_only_for_its_host() {
     let said = text(&out.stderr);
     assert!(said.contains("the box's TLS asked for attacker.example on a tunnel to registry.stand.in"), "{said}");
 }
+
+// ---- fix-cfg: rt3 G1 (a broken config fails closed whole), G6 (submodule urls), G7 (the cwd file) ----
+
+/// rt3 G1, second layer: the person's `git commit` wrote `wip` over their agentsh config through
+/// a link the box planted in `.git/`. Their `network: "off"` and `denyRead` must not be lost with
+/// it: a config that does not parse stands for the strictest settings whole, so the next command
+/// neither reads the denied file nor reaches the network (here the project's git remote, which
+/// the proxy allows unasked), checked from outside.
+#[test]
+fn a_config_overwritten_by_a_commit_message_keeps_the_box_closed() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("open.txt", b"reached\n");
+    let w = w.git();
+    git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
+    w.write("secret-data/k", "DENIEDSECRET\n");
+    let secret = w.path("secret-data");
+    let w = w.through(&[("git.stand.in", &host)], serde_json::json!({"network": "off", "denyRead": [secret]}));
+    let probe = "cat secret-data/k > leaked; curl -fsS -m 5 http://git.stand.in/open.txt >> leaked\n";
+    let before = w.script(probe);
+    assert!(!before.status.success(), "with the file intact the box refuses: {}", text(&before.stderr));
+    assert!(!text(&std::fs::read(w.path("leaked")).unwrap()).contains("DENIEDSECRET"));
+    let _ = std::fs::remove_file(w.path("leaked"));
+    assert!(host.requests().is_empty(), "{:?}", host.requests());
+    // What `git commit -m wip` writes through `.git/COMMIT_EDITMSG -> config.json`.
+    std::fs::write(w.home(".config/agentsh/config.json"), "wip\n").unwrap();
+    let after = w.script(probe);
+    let err = text(&after.stderr);
+    let leaked = std::fs::read(w.path("leaked")).map(|b| text(&b)).unwrap_or_default();
+    assert!(!leaked.contains("DENIEDSECRET"), "the denied file was read: {leaked}");
+    assert!(host.requests().is_empty(), "the network was reached: {:?}", host.requests());
+    assert!(!after.status.success(), "{err}");
+    assert!(
+        err.contains("config.json:1:1: not valid JSON")
+            && err.contains("agentsh assumes its strictest settings: every command needs a person")
+            && err.contains("no network in the sandbox. Fix the JSON there"),
+        "{err}"
+    );
+    // Fixed, the person's own settings are back.
+    w.config();
+    assert!(!w.script(probe).status.success());
+    assert!(host.requests().is_empty(), "{:?}", host.requests());
+}
+
+/// rt3 G6: a submodule's url (the box writes `.gitmodules`; the person's `git submodule init`
+/// copies it into `.git/config`) is no project remote: the proxy does not allow its host.
+#[test]
+fn a_submodule_url_is_not_an_allowed_remote() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("x", b"reached\n");
+    let w = w.git();
+    git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
+    git(w.ws.path(), &["config", "submodule.vendor/lib.url", "http://exfil.stand.in/lib.git"]);
+    let w = w.through(&[("git.stand.in", &host), ("exfil.stand.in", &host)], serde_json::json!({}));
+    let out = w.run("curl -fsS -m 5 http://exfil.stand.in/x");
+    assert!(text(&out.stderr).contains("refused exfil.stand.in:80"), "{}", text(&out.stderr));
+    assert!(host.requests().is_empty(), "{:?}", host.requests());
+    let out = w.run("curl -fsS -m 5 http://git.stand.in/x");
+    succeeded(&out, "the project's remote");
+}

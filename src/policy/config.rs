@@ -3,13 +3,15 @@
 //! only write on this path is `trust` noting that a warning was shown).
 //!
 //! Fail-closed rules for bad files:
-//! - a malformed file never stops agentsh: its settings are ignored with one warning each;
-//! - but a blacklist that cannot be read (or a malformed file that mentions one) makes every
-//!   command need a person, since agentsh cannot tell what it would have denied;
+//! - a file that parses never stops agentsh: a setting it cannot read is ignored with one
+//!   warning each, or taken the strict way where it may have tightened the policy;
+//! - a blacklist that cannot be read makes every command need a person, since agentsh cannot
+//!   tell what it would have denied;
 //! - an unreadable `requireCommandConfirmation` counts as `true`;
 //! - a file that is there but cannot be read at all (unreadable, over [`MAX_CONFIG_BYTES`], a
-//!   link that dangles or loops, a directory or a FIFO in its place) is taken as holding the
-//!   strictest settings, with one warning that says why ([`unreadable`]).
+//!   link that dangles or loops, a directory or a FIFO in its place), or that is not valid
+//!   JSON or not an object, is taken as holding the strictest settings and none of its own,
+//!   with one warning that says why ([`strictest`]).
 
 use crate::judge::custom_rules::{self, Rule};
 use crate::judge::decide::Policy;
@@ -245,17 +247,32 @@ pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Content>) {
 }
 
 /// The settings of a file that is there but cannot be read, whatever the reason: it may have
-/// held any setting that tightens the policy, so all of them are assumed (as for a malformed
-/// file that mentions them, [`fail_closed_for_unreadable`]), with one warning that says why.
+/// held any setting that tightens the policy, so all of them are assumed ([`strictest`]).
 pub fn unreadable(path: &Path, e: &std::io::Error) -> FileSettings {
-    let mut s = FileSettings::default();
     let at = crate::text::sanitize::sanitize(&path.display().to_string());
-    let problem = format!("cannot be read: {e}");
-    fail_closed(&mut s, &at, &problem, |_| true);
+    strictest(&at, &format!("cannot be read: {e}"), "until it can be read", "")
+}
+
+/// What a file that is there but holds no settings agentsh can read stands for: the strictest
+/// value of every setting that tightens the policy (every command needs a person, level
+/// student, no network in the sandbox), and none that loosens it, with one warning that says
+/// so (`until`: for how long; `fix`: what to do). Its `sandbox.denyRead`, `denyHosts` and
+/// blacklist cannot be known; with every command needing a person and no network, none runs
+/// without a person's word and nothing it reads can leave through the box's network.
+fn strictest(at: &str, problem: &str, until: &str, fix: &str) -> FileSettings {
+    let why = format!("{at}: {problem}");
+    let mut s = FileSettings {
+        blacklist_broken: Some(why.clone()),
+        rules_broken: Some(why),
+        require_confirmation: Some(true),
+        level: Some(Level::Student),
+        ..FileSettings::default()
+    };
+    s.sandbox.network = Some(crate::policy::sandbox_settings::Network::Off);
     // One warning for the file, not one per setting assumed.
     s.warnings = vec![format!(
-        "{at}: {problem}; until it can be read agentsh assumes its strictest settings: every command needs a \
-         person, level student, and no network in the sandbox"
+        "{at}: {problem}; {until} agentsh assumes its strictest settings: every command needs a person, level \
+         student, and no network in the sandbox{fix}"
     )];
     s
 }
@@ -342,68 +359,24 @@ pub fn parse_settings_slowly(name: &str, text: &str) -> FileSettings {
     if text.trim().is_empty() {
         return s;
     }
+    // A file that is there but does not parse, or is no object, holds nothing agentsh can read:
+    // its text may be anything (a commit message that git wrote through a link, rt3 G1), so
+    // the names of keys still in it say nothing of what it held. It stands for the strictest
+    // settings, whole.
+    let fix = ". Fix the JSON there, or move the file away to start afresh";
     let root: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
             let at = format!("{name}:{}:{}", e.line(), e.column());
-            s.warnings.push(format!(
-                "{at}: not valid JSON ({}); its settings are ignored, but any it may hold that tighten the policy are \
-                 assumed (below)",
-                strip_position(&e.to_string())
-            ));
-            fail_closed_for_unreadable(&mut s, text, &at);
-            if s.warnings.len() == 1 {
-                s.warnings[0] =
-                    format!("{at}: not valid JSON ({}); its settings are ignored", strip_position(&e.to_string()));
-            }
-            return s;
+            let problem = format!("not valid JSON ({})", strip_position(&e.to_string()));
+            return strictest(&at, &problem, "until it is fixed", fix);
         }
     };
     let Value::Object(map) = root else {
-        let at = format!("{name}:1:1");
-        s.warnings.push(format!("{at}: expected a JSON object {{ ... }}; its settings are ignored"));
-        fail_closed_for_unreadable(&mut s, text, &at);
-        return s;
+        return strictest(&format!("{name}:1:1"), "expected a JSON object { ... }", "until it is fixed", fix);
     };
     validate(name, text, &map, &mut s);
     s
-}
-
-/// A file that cannot be parsed may have held a blacklist or `requireCommandConfirmation: true`.
-fn fail_closed_for_unreadable(s: &mut FileSettings, text: &str, at: &str) {
-    let mentions = |key: &str| match key {
-        "commandBlacklist" | "requireCommandConfirmation" => text.contains(key),
-        _ => text.contains(&format!("\"{key}\"")),
-    };
-    fail_closed(s, at, "the file holding it is not valid JSON", mentions);
-}
-
-/// Assumes the strictest value of every setting that `mentions` says the file may hold, with a
-/// warning for each. `at` is the file (and position); `problem` says what is wrong with it.
-fn fail_closed(s: &mut FileSettings, at: &str, problem: &str, mentions: impl Fn(&str) -> bool) {
-    if mentions("commandBlacklist") {
-        s.blacklist_broken = Some(format!("{at}: {problem}"));
-        s.warnings
-            .push(format!("{at}: it mentions commandBlacklist, so every command needs a person until it is fixed"));
-    }
-    if mentions("requireCommandConfirmation") {
-        s.require_confirmation = Some(true);
-        s.warnings.push(format!(
-            "{at}: it mentions requireCommandConfirmation, so it is taken as on (every command needs a person) until it is fixed"
-        ));
-    }
-    if mentions("level") {
-        s.level = Some(Level::Student);
-        s.warnings.push(format!("{at}: it mentions level, so the strictest level (student) applies until it is fixed"));
-    }
-    if mentions("sandbox") {
-        s.sandbox.network = Some(crate::policy::sandbox_settings::Network::Off);
-        s.warnings.push(format!("{at}: it mentions sandbox, so the network is off in the sandbox until it is fixed"));
-    }
-    if mentions("rules") {
-        s.rules_broken = Some(format!("{at}: {problem}"));
-        s.warnings.push(format!("{at}: it mentions rules, so every command needs a person until it is fixed"));
-    }
 }
 
 pub(crate) fn validate(name: &str, text: &str, map: &Map<String, Value>, s: &mut FileSettings) {
@@ -547,6 +520,7 @@ fn strip_position(msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::sandbox_settings::Network;
 
     #[test]
     fn rules_built_when_first_needed_are_the_rules_built_at_once() {
@@ -602,7 +576,6 @@ mod tests {
         assert!(s.whitelist.is_empty());
         assert_eq!(s.warnings.len(), 1);
         assert!(s.warnings[0].starts_with("t.json:2:"), "{}", s.warnings[0]);
-        assert!(s.blacklist_broken.is_none());
     }
 
     #[test]
@@ -611,6 +584,50 @@ mod tests {
         assert!(s.blacklist_broken.is_some());
         let s = parse_settings("t.json", "{\"requireCommandConfirmation\": false,,}");
         assert_eq!(s.require_confirmation, Some(true));
+    }
+
+    /// rt3 G1: the person's git wrote a commit message over the user config through a link the
+    /// box planted. No key's name is left in it, and nothing the file tightened may be lost: a
+    /// file that does not parse (or is no object) stands for the strictest settings, whole, and
+    /// none of its own; a file that parses keeps its own.
+    #[test]
+    fn a_file_that_does_not_parse_stands_for_the_strictest_settings_whole() {
+        let intact = r#"{"commandWhitelist": ["make"], "sandbox": {"network": "proxy", "allowHosts": ["x.example"],
+            "denyRead": ["/w/secret"]}}"#;
+        let s = parse_settings("c.json", intact);
+        assert_eq!(s.sandbox.network, Some(Network::Proxy));
+        assert!(s.blacklist_broken.is_none() && s.rules_broken.is_none() && s.require_confirmation.is_none());
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        for (text, at) in [
+            ("wip\n", "c.json:1:1"),
+            ("fix typo\n\n# Please enter the commit message\n", "c.json:1:"),
+            ("{\"commandWhitelist\": [\"ls\",]}", "c.json:1:"),
+            (&intact[..intact.len() - 3], "c.json:2:"),
+            ("[\"sandbox\"]", "c.json:1:1"),
+            ("\"level\"", "c.json:1:1"),
+        ] {
+            let s = parse_settings("c.json", text);
+            assert!(s.blacklist_broken.as_deref().is_some_and(|w| w.starts_with(at)), "{text}: {s:?}");
+            assert!(s.rules_broken.is_some(), "{text}");
+            assert_eq!(s.require_confirmation, Some(true), "{text}");
+            assert_eq!(s.level, Some(Level::Student), "{text}");
+            assert_eq!(s.sandbox.network, Some(Network::Off), "{text}");
+            assert!(s.whitelist.is_empty() && s.sandbox.allow_hosts.is_empty() && s.sandbox.enabled.is_none());
+            assert_eq!(s.warnings.len(), 1, "{text}: {:?}", s.warnings);
+            let w = &s.warnings[0];
+            assert!(w.starts_with(at), "{w}");
+            assert!(
+                w.contains(
+                    "until it is fixed agentsh assumes its strictest settings: every command needs a person, \
+                            level student, and no network in the sandbox. Fix the JSON there, or move the file away"
+                ),
+                "{w}"
+            );
+            // Merged with a project file that loosens nothing, the box gets no network.
+            let cfg = merge(vec![("c.json".into(), s)]);
+            assert_eq!(cfg.sandbox.network, Network::Off);
+            assert!(cfg.policy.require_confirmation && cfg.policy.blacklist_broken.is_some());
+        }
     }
 
     #[test]
