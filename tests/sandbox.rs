@@ -3418,3 +3418,57 @@ fn a_submodule_url_is_not_an_allowed_remote() {
     let out = w.run("curl -fsS -m 5 http://git.stand.in/x");
     succeeded(&out, "the project's remote");
 }
+
+/// A Claude Code cwd file name no other run uses: `<dir>/claude-<hex>-cwd`.
+fn claude_cwd_file(dir: &Path) -> PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    dir.join(format!("claude-{:08x}{n:x}-cwd", std::process::id()))
+}
+
+/// rt3 G7: the Claude Code cwd file is carried out of the box only when it holds one absolute
+/// path (what `pwd -P` writes), and never into the person's home, where agentsh's `TMPDIR` may
+/// be (`~/.bashrc.d`, which Fedora's bashrc sources).
+#[test]
+fn the_agents_cwd_file_is_carried_out_only_as_a_path_and_never_into_home() {
+    let Some(mut w) = world() else { return };
+    let marker = w.home("cwdfile-ran");
+    // TMPDIR in home: the report's reproduction.
+    let tmpdir = w.home(".bashrc.d");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    w.env.push(("TMPDIR".into(), tmpdir.display().to_string()));
+    let file = claude_cwd_file(&tmpdir);
+    // The inner command (whitelisted) writes the box's own cwd file, in the box's home.
+    w.write(
+        "probe.sh",
+        &format!(
+            "mkdir -p {}\nprintf 'echo CWDFILE-RAN > {}\\n' > {}\nexit 1\n",
+            tmpdir.display(),
+            marker.display(),
+            file.display()
+        ),
+    );
+    let planted = format!("eval 'sh probe.sh' < /dev/null && pwd -P >| {}", file.display());
+    let out = w.run(&planted);
+    let err = text(&out.stderr);
+    assert!(!file.exists(), "the box wrote {}: {:?}", file.display(), std::fs::read_to_string(&file));
+    assert!(err.contains("did not pass") && err.contains("$TMPDIR is in your home"), "{err}");
+    // Even what `pwd -P` writes is not carried into home.
+    let out = w.run(&format!("eval 'true' < /dev/null && pwd -P >| {}", file.display()));
+    succeeded(&out, "the wrapper with TMPDIR in home");
+    assert!(!file.exists());
+    w.env.pop();
+    // In /tmp: only one absolute path on one line is passed on.
+    let file = claude_cwd_file(Path::new("/tmp"));
+    w.write("probe.sh", &format!("printf 'echo CWDFILE-RAN\\n/\\n' > {}\nexit 1\n", file.display()));
+    let planted = format!("eval 'sh probe.sh' < /dev/null && pwd -P >| {}", file.display());
+    let out = w.run(&planted);
+    assert!(!file.exists(), "{:?}", std::fs::read_to_string(&file));
+    assert!(text(&out.stderr).contains("it does not hold one absolute path"), "{}", text(&out.stderr));
+    let out = w.run(&format!("eval 'true' < /dev/null && pwd -P >| {}", file.display()));
+    succeeded(&out, "the wrapper with TMPDIR /tmp");
+    let carried = std::fs::read_to_string(&file).unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(carried, format!("{}\n", w.ws.path().canonicalize().unwrap().display()));
+    assert!(!marker.exists());
+}

@@ -92,8 +92,8 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     if let Some(records) = proxied {
         explain::print_network_refusals(&sandbox::proxy::refusals(&records, trail.id()));
     }
-    if let Some((inside, outside)) = carried {
-        carry_out(&inside, &outside);
+    if let Some((inside, outside)) = &carried {
+        carry_out(inside, outside.as_deref().map_err(String::as_str));
     }
     match ran {
         exec::Ran::NotRun(code) => {
@@ -160,7 +160,10 @@ fn out_of_sight(verdict: &Verdict, confinement: &Confinement) -> Vec<(String, St
 /// gets that directory in its own `/tmp` (or the write fails and says so in the output), and
 /// the file stays in the box: its process IDs are the box's, and the agent would take them for
 /// its own processes' (it kills them when a command is cancelled).
-fn agent_file(text: &str, confinement: &Confinement) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+fn agent_file(
+    text: &str,
+    confinement: &Confinement,
+) -> Option<(std::path::PathBuf, Result<std::path::PathBuf, String>)> {
     let Confinement::Boxed(plan) = confinement else { return None };
     let env = crate::run::judging::wrapper_env();
     if text.ends_with("exit $__code")
@@ -176,12 +179,50 @@ fn agent_file(text: &str, confinement: &Confinement) -> Option<(std::path::PathB
     }
     let wrapped = crate::judge::agent_wrappers::unwrap(text, &env)?;
     let inside = plan.kept_at(&wrapped.cwd_file)?;
-    Some((inside, wrapped.cwd_file))
+    let outside = match carry_target(&wrapped.cwd_file, plan) {
+        Ok(target) => Ok(target),
+        Err(why) => Err(format!(
+            "agentsh: warning: did not pass {} on to the agent: {why}",
+            crate::text::sanitize::sanitize(&wrapped.cwd_file.display().to_string())
+        )),
+    };
+    Some((inside, outside))
+}
+
+/// Whether agentsh may write the box's cwd file at `outside`, outside the box: only into a
+/// directory that is not the person's home nor in it (`$TMPDIR` may be, and a file written
+/// there is the box's content in the person's real home: rt3 G7), and not a place the box
+/// hides. The directory is taken as it really is, links resolved; that is where the file goes.
+fn carry_target(outside: &Path, plan: &sandbox::BoxPlan) -> Result<std::path::PathBuf, String> {
+    let (dir, name) = outside.parent().zip(outside.file_name()).ok_or("it names no directory")?;
+    let real = std::fs::canonicalize(dir).map_err(|e| format!("its directory cannot be resolved: {e}"))?;
+    if let Some(home) = crate::policy::dirs::home() {
+        // Home as it really is too, unless the directory is `/tmp` itself (Claude Code's).
+        let in_home = sandbox::within(&real, home)
+            || real != Path::new("/tmp") && std::fs::canonicalize(home).is_ok_and(|h| sandbox::within(&real, &h));
+        if in_home {
+            return Err("$TMPDIR is in your home, and agentsh writes nothing of the sandbox's there (set TMPDIR \
+                        outside your home, as /tmp)"
+                .into());
+        }
+    }
+    match plan.hides(&real) {
+        Some(why) => Err(format!("the sandbox hides its directory ({why})")),
+        None => Ok(real.join(name)),
+    }
+}
+
+/// Whether `text` is what `pwd -P` writes: one absolute path on one line.
+fn one_absolute_path(text: &[u8]) -> bool {
+    let line = text.strip_suffix(b"\n").unwrap_or(text);
+    line.starts_with(b"/") && !line.contains(&b'\n') && !line.contains(&0)
 }
 
 /// Copies the agent's file out of the box (at most 4 KiB: a directory's path), without following
-/// a link where it goes, and removes the box's copy.
-fn carry_out(inside: &Path, outside: &Path) {
+/// a link where it goes, and removes the box's copy. Only a file that holds one absolute path,
+/// as `pwd -P` writes it, is passed on; only where [`carry_target`] allows (`outside` is
+/// `Err` with the line that says why not).
+fn carry_out(inside: &Path, outside: Result<&Path, &str>) {
     use std::io::{Read, Write};
     use std::os::unix::fs::OpenOptionsExt;
     let mut text = Vec::new();
@@ -191,6 +232,21 @@ fn carry_out(inside: &Path, outside: &Path) {
         return;
     }
     let _ = std::fs::remove_file(inside);
+    let outside = match outside {
+        Ok(outside) => outside,
+        Err(why) => {
+            eprintln!("{why}");
+            return;
+        }
+    };
+    if !one_absolute_path(&text) {
+        eprintln!(
+            "agentsh: warning: did not pass {} on to the agent: it does not hold one absolute path, as `pwd -P` \
+             writes",
+            crate::text::sanitize::sanitize(&outside.display().to_string())
+        );
+        return;
+    }
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create(true)

@@ -472,6 +472,24 @@ impl BoxPlan {
         }
     }
 
+    /// Why the box hides `dir` (outside it), if it does: covered (agentsh's own directories,
+    /// the system's secrets, `sandbox.denyRead`) or in a place hidden whole or kept private
+    /// (homes, `/run`, the runtime directory), other than the temporary directories, of which
+    /// the box has its own. `/tmp` and `/var/tmp` themselves, with no `denyRead`, build no spec.
+    pub fn hides(&self, dir: &Path) -> Option<String> {
+        let dir = normalize(dir);
+        let temp = |p: &Path| spec::TEMP.iter().any(|t| p == Path::new(t));
+        if temp(&dir) && self.settings.deny_read.is_empty() {
+            return None;
+        }
+        let spec = self.spec();
+        if let Sight::Covered(why) = spec.sight(&dir) {
+            return Some(why);
+        }
+        let hidden = spec.hidden.iter().chain(&spec.private).filter(|r| !temp(&r.path)).find(|r| within(&dir, &r.path));
+        hidden.map(|r| format!("{} is hidden in the sandbox", r.path.display()))
+    }
+
     /// The record's name (a hash of everything the spec is built from).
     pub fn name(&self) -> &str {
         &self.name
