@@ -540,12 +540,15 @@ mod in_the_box {
             let notes = scene.home.path().join(".local/state/agentsh/notes");
             // And the log's seal, which names its last record (`record::seal`).
             let seal = scene.home.path().join(".local/state/agentsh/audit.seal");
+            // And the copy of the last user config that parsed (`policy::last_good`).
+            let last_good = scene.home.path().join(".local/state/agentsh/last-good");
             let differs = |f: &(PathBuf, Option<Vec<u8>>)| {
                 let old = before.iter().find(|(p, _)| *p == f.0).map(|(_, c)| c.clone()).unwrap_or(None);
-                let own = f.0.starts_with(&kept) || f.0.starts_with(&notes) || f.0 == seal;
+                let own =
+                    f.0.starts_with(&kept) || f.0.starts_with(&notes) || f.0 == seal || f.0.starts_with(&last_good);
                 if f.0 == audit { !appended(&old, &f.1) } else { !own && old != f.1 }
             };
-            let gone = before.iter().filter(|(p, _)| !after.iter().any(|(q, _)| q == p));
+            let gone = before.iter().filter(|(p, _)| !after.iter().any(|(q, _)| q == p) && !p.starts_with(&last_good));
             if after.iter().any(differs) || gone.clone().next().is_some() {
                 let changed: Vec<String> = after
                     .iter()

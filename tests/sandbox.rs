@@ -3395,6 +3395,15 @@ fn a_config_overwritten_by_a_commit_message_keeps_the_box_closed() {
             && err.contains("no network in the sandbox. Fix the JSON there"),
         "{err}"
     );
+    // What the file tightened and no strict value can stand for (the denied path) is kept from
+    // its last version that parsed: a command the person approves does not read it either.
+    let policy = w.command(&["policy"]).output().unwrap();
+    let shown = text(&policy.stdout);
+    let covered = shown.split("covered (neither readable nor writable):").nth(1).unwrap_or_default();
+    assert!(covered.contains(&secret.display().to_string()), "{shown}");
+    assert!(
+        text(&policy.stderr).contains("What its last version that parsed tightened still applies (1 sandbox.denyRead")
+    );
     // Fixed, the person's own settings are back.
     w.config();
     assert!(!w.script(probe).status.success());

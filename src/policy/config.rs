@@ -1,6 +1,7 @@
 //! Config files -> a validated policy plus warnings. Raw JSON first, then validated, collecting
 //! every problem with `file:line:col`. It reads files; it never writes them (see `atomic_file`; the
-//! only write on this path is `trust` noting that a warning was shown).
+//! only writes on this path are `trust` noting that a warning was shown and `last_good` keeping
+//! the last user config that parsed).
 //!
 //! Fail-closed rules for bad files:
 //! - a file that parses never stops agentsh: a setting it cannot read is ignored with one
@@ -11,7 +12,8 @@
 //! - a file that is there but cannot be read at all (unreadable, over [`MAX_CONFIG_BYTES`], a
 //!   link that dangles or loops, a directory or a FIFO in its place), or that is not valid
 //!   JSON or not an object, is taken as holding the strictest settings and none of its own,
-//!   with one warning that says why ([`strictest`]).
+//!   with one warning that says why ([`strictest`]); for the user config, what its last
+//!   version that parsed tightened is added (`last_good`).
 
 use crate::judge::custom_rules::{self, Rule};
 use crate::judge::decide::Policy;
@@ -89,6 +91,9 @@ pub struct FileSettings {
     pub project_whitelist: Vec<(String, Vec<String>)>,
     /// `sandbox`: the kernel box's settings.
     pub sandbox: crate::policy::sandbox_settings::FileSandbox,
+    /// Why nothing of the file could be read (unreadable, not JSON, not an object): it stands
+    /// for the strictest settings ([`strictest`]).
+    pub broken: Option<String>,
 }
 
 /// Walks up from `cwd` to the first `.agents/terminal.json`: the first that is there in any
@@ -146,7 +151,14 @@ pub fn load(cwd: &Path) -> Config {
     let mut parsed: Vec<(PathBuf, FileSettings)> = Vec::new();
     let user_path = user_file();
     if let Some(u) = user_path.clone().filter(|p| present(p)) {
-        let mut user = read_file(&u);
+        let (mut user, content) = read_file_bytes(&u);
+        // The last version that parsed is kept, for what it tightened, should the file stop
+        // parsing (`last_good`).
+        match (&user.broken, &content, crate::policy::last_good::dir()) {
+            (None, Some(content), Some(dir)) => crate::policy::last_good::keep(&dir, content),
+            (Some(_), _, Some(dir)) => crate::policy::last_good::tighten(&dir, &mut user),
+            _ => {}
+        }
         if let Some(why) = crate::policy::trust::unsafe_file(&u) {
             let removed = crate::policy::trust::strip_loosening(&mut user, &FileSettings::default());
             if !removed.is_empty() {
@@ -263,7 +275,8 @@ fn strictest(at: &str, problem: &str, until: &str, fix: &str) -> FileSettings {
     let why = format!("{at}: {problem}");
     let mut s = FileSettings {
         blacklist_broken: Some(why.clone()),
-        rules_broken: Some(why),
+        rules_broken: Some(why.clone()),
+        broken: Some(why),
         require_confirmation: Some(true),
         level: Some(Level::Student),
         ..FileSettings::default()

@@ -11,6 +11,7 @@ pub mod config;
 pub mod config_fast;
 pub mod dirs;
 pub mod files;
+pub mod last_good;
 pub mod sandbox_settings;
 pub mod trust;
 pub mod whitelist;

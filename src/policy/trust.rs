@@ -176,6 +176,11 @@ pub struct Stat(String);
 pub const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Stat {
+    /// The stat as text (`dev:ino:size:mtime:ctime`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
     /// The stat of a file taken `before` and `after` reading it, when it identifies the bytes
     /// read: unchanged across the read, and last changed at least [`SETTLED`] before `now`.
     /// Timestamps move in clock ticks, so a write in the same tick as the last change could keep
