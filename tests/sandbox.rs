@@ -3481,3 +3481,107 @@ fn the_agents_cwd_file_is_carried_out_only_as_a_path_and_never_into_home() {
     assert_eq!(carried, format!("{}\n", w.ws.path().canonicalize().unwrap().display()));
     assert!(!marker.exists());
 }
+
+// ---- fix-gitdir: links the box makes in the git directory (rt3 G1) ----
+
+fn is_link(p: &Path) -> bool {
+    p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// The files of the person's that the planted links name: `~/.bashrc` and `~/notes.txt`.
+fn plant_targets(w: &World) -> (PathBuf, PathBuf) {
+    w.write_home("notes.txt", "mine\n");
+    (w.home(".bashrc"), w.home("notes.txt"))
+}
+
+/// The person's routine git after the box: a commit (with the box's `SQUASH_MSG` offered as its
+/// message), a fetch. Returns what their two files hold then.
+fn commit_and_fetch(w: &World, ws: &Path, bashrc: &Path, notes: &Path) -> (String, String) {
+    std::fs::write(ws.join("a"), "change\n").unwrap();
+    succeeded(&persons_git(w, ws, &["add", "a"]), "git add");
+    let _ = persons_git(w, ws, &["-c", "core.editor=true", "commit", "-q"]);
+    let _ = persons_git(w, ws, &["fetch", "-q", ".", "HEAD"]);
+    (std::fs::read_to_string(bashrc).unwrap(), std::fs::read_to_string(notes).unwrap())
+}
+
+/// rt3 G1: a link a boxed command makes in `.git` (`COMMIT_EDITMSG`, `FETCH_HEAD`, a reflog)
+/// would have the person's next `git commit` / `git fetch`, outside the box, write the file it
+/// names (`~/.bashrc`, with the box's `SQUASH_MSG` as the text). The links are gone when the
+/// command ends, and the person is told.
+#[test]
+fn the_persons_git_does_not_write_through_links_a_command_made_in_the_git_directory() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let (bashrc, notes) = plant_targets(&w);
+    let body = format!(
+        "printf 'Tidy up\\n\\necho SQUASH-MSG-RAN #\\n' > .git/SQUASH_MSG\n\
+         ln -sf {b} .git/COMMIT_EDITMSG\n\
+         ln -sf {n} .git/FETCH_HEAD\n\
+         ln -sf {n} .git/logs/HEAD\n\
+         ln -sf {n} .git/logs/refs/heads/$(git symbolic-ref --short HEAD)\n\
+         {py} -c 'import os; os.symlink(\"{b}\", \".git/MERGE_MSG.new\"); os.rename(\".git/MERGE_MSG.new\", \".git/ORIG_HEAD\")'\n\
+         true\n",
+        b = bashrc.display(),
+        n = notes.display(),
+        py = python(),
+    );
+    let out = w.script(&body);
+    succeeded(&out, "plant links in .git");
+    for f in ["COMMIT_EDITMSG", "FETCH_HEAD", "ORIG_HEAD", "logs/HEAD", "MERGE_MSG.new"] {
+        assert!(!is_link(&w.path(&format!(".git/{f}"))), ".git/{f} is still a link");
+    }
+    let (b, n) = commit_and_fetch(&w, w.ws.path(), &bashrc, &notes);
+    assert_eq!((b.as_str(), n.as_str()), ("# bashrc\n", "mine\n"), "the person's git wrote through a link");
+    let err = text(&out.stderr);
+    assert!(err.contains("agentsh: removed") && err.contains("COMMIT_EDITMSG"), "the person is told: {err}");
+    // The attack works where there is no box: in another repository, where no box's holder
+    // watches, with the sandbox off.
+    let other = tempfile::tempdir().unwrap();
+    w.git_in(other.path());
+    std::fs::write(other.path().join("README"), "x\n").unwrap();
+    git(other.path(), &["add", "README"]);
+    git(other.path(), &["commit", "-qm", "first"]);
+    let (bashrc, notes) = plant_targets(&w);
+    let config = w.home(".config/agentsh/config.json");
+    let on = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, on.replace("\"sandbox\":{}", "\"sandbox\":{\"enabled\":false}")).unwrap();
+    succeeded(&script_in(&w, other.path(), &body), "plant links in .git (without the sandbox)");
+    std::fs::write(&config, on).unwrap();
+    let (b, n) = commit_and_fetch(&w, other.path(), &bashrc, &notes);
+    assert!(b.contains("SQUASH-MSG-RAN") && n != "mine\n", "without the sandbox the links are followed: {b:?} {n:?}");
+}
+
+/// rt3 G1, later: a process left running in the kept box makes the link after its command
+/// ended. The box's holder removes it as it appears, and the next command says so.
+#[test]
+fn a_link_a_process_left_in_the_box_makes_later_is_removed() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let (bashrc, notes) = plant_targets(&w);
+    let body = format!(
+        "(sleep 1; ln -sf {b} .git/COMMIT_EDITMSG; mkdir -p .git/logs/refs/heads/x/y; ln -s {n} .git/logs/refs/heads/x/y/z; \
+         touch planted) >/dev/null 2>&1 &\n",
+        b = bashrc.display(),
+        n = notes.display(),
+    );
+    succeeded(&w.script(&body), "leave a process that plants links");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !w.path("planted").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(w.path("planted").exists(), "the process left in the box ran");
+    let links = [w.path(".git/COMMIT_EDITMSG"), w.path(".git/logs/refs/heads/x/y/z")];
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    while links.iter().any(|l| is_link(l)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for l in &links {
+        assert!(!is_link(l), "{} is still a link, with no command running", l.display());
+    }
+    let (b, n) = commit_and_fetch(&w, w.ws.path(), &bashrc, &notes);
+    assert_eq!((b.as_str(), n.as_str()), ("# bashrc\n", "mine\n"), "the person's git wrote through a link");
+    let out = w.run("true");
+    succeeded(&out, "the next command");
+    let err = text(&out.stderr);
+    assert!(err.contains("agentsh: removed links") && err.contains("heads/x/y/z"), "the next command tells: {err}");
+}

@@ -202,6 +202,21 @@ pub fn print_box_refusal(paths: &[(String, String)]) {
     crate::ask::tty::eprint_fitted(hint);
 }
 
+/// The links agentsh removed from the workspace's git directory after a boxed command
+/// (`sandbox::gitlinks`), in one line: the person's git would have written through them.
+pub fn print_git_links_removed(removed: &[String]) {
+    if removed.is_empty() {
+        return;
+    }
+    let list: Vec<String> = removed.iter().map(|r| crate::text::sanitize::sanitize(r)).collect();
+    crate::ask::tty::eprint_fitted(&format!(
+        "agentsh: removed {} made in the sandbox in the git directory (git follows a link there, so the \
+         person's next git command would have written the file it names): {}\n",
+        if removed.len() == 1 { "a link" } else { "links" },
+        list.join(", ")
+    ));
+}
+
 /// What the box's proxy refused the command (`proxy::refusals`): host and port, and why, with
 /// what the person can do about it.
 pub fn print_network_refusals(notes: &[(String, String)]) {

@@ -946,6 +946,15 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
     for fd in fds.into_iter().filter(|fd| !keep.contains(fd)) {
         let _ = nix::unistd::close(fd);
     }
+    // Links made in the git directory, removed as they appear (rt3 G1): a process left in the
+    // box can make one at any time, after its command's own sweep.
+    let mut links = match (&spec.workspace, &spec.git_dir) {
+        (Some(_), Some(git)) => super::gitlinks::Watcher::new(git),
+        _ => None,
+    };
+    if let Some(w) = links.as_mut() {
+        super::gitlinks::note(records.as_fd(), name, &w.handle());
+    }
     let mut chld = nix::sys::signal::SigSet::empty();
     chld.add(nix::sys::signal::Signal::SIGCHLD);
     let _ = chld.thread_block();
@@ -958,11 +967,21 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
     loop {
         if let Some(s) = &signals {
             let mut fds = vec![nix::poll::PollFd::new(s.as_fd(), nix::poll::PollFlags::POLLIN)];
+            if let Some(w) = &links {
+                fds.push(nix::poll::PollFd::new(w.fd(), nix::poll::PollFlags::POLLIN));
+            }
             if let Some(p) = &proxy {
                 fds.push(nix::poll::PollFd::new(p.as_fd(), nix::poll::PollFlags::POLLIN));
             }
             let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16));
-            let proxy_gone = fds.get(1).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
+            let at = usize::from(links.is_some());
+            let proxy_gone =
+                proxy.is_some() && fds.get(1 + at).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
+            let linked = at == 1 && fds[1].revents().is_some_and(|r| !r.is_empty());
+            drop(fds);
+            if let (true, Some(w)) = (linked, links.as_mut()) {
+                super::gitlinks::note(records.as_fd(), name, &w.handle());
+            }
             while let Ok(Some(_)) = s.read_signal() {}
             if proxy_gone {
                 // The box's only way out is gone (its proxy was killed): no new command joins it.

@@ -25,6 +25,8 @@
 //! - [`holder`]: namespaces are made once by a builder process and kept by a holder (PID 1 of
 //!   the box) for the next commands with the same inputs, found through a record.
 //! - [`view`]: the builder's mounts (the view above).
+//! - [`gitlinks`]: links made in the git directory, which the person's git would follow,
+//!   removed when a command ends and, by the holder, as they appear.
 //! - [`rules`]: the Landlock ruleset; [`filter`]: the seccomp filter; [`environ`]: the
 //!   environment; [`spawn`]: joining the box and running the command in it as a child, whose
 //!   exit this process waits for (so it can record it).
@@ -41,6 +43,7 @@ pub mod copies;
 pub mod environ;
 pub mod filter;
 pub(crate) mod gitcode;
+pub mod gitlinks;
 pub mod holder;
 pub mod proxy;
 pub mod rules;
@@ -502,6 +505,14 @@ impl BoxPlan {
 
     pub(crate) fn place(&self) -> &Place {
         &self.place
+    }
+
+    /// The workspace's git directory, where the box grants the workspace it is in: links a
+    /// command makes there are removed when it ends ([`gitlinks::Sweep`]).
+    pub fn git_dir(&self) -> Option<PathBuf> {
+        let git = normalize(self.place.workspace.git_dir.as_deref()?);
+        let root = crate::text::path(&normalize(&self.place.workspace.root));
+        (self.roots().workspace.as_deref() == Some(root.as_str())).then_some(git)
     }
 }
 

@@ -1,0 +1,453 @@
+//! Links a box makes in the workspace's git directory, removed (issue 25, rt3 G1). Git opens
+//! several files there with a plain `open`, which follows a link: `COMMIT_EDITMSG`,
+//! `FETCH_HEAD`, `MERGE_MSG`, `SQUASH_MSG`, `TAG_EDITMSG`, `NOTES_EDITMSG`, the reflogs under
+//! `logs/` (appended to), the state of a rebase or a cherry-pick. A link a boxed command puts
+//! there would have the person's next `git commit` or `git fetch`, outside the box, write any
+//! file the person can (`~/.bashrc`, agentsh's own config). Landlock cannot withhold making
+//! links below a directory it lets a command write, so the links are taken away:
+//! - when a boxed command ends, by the agentsh that waited for it ([`Sweep`]): every link made
+//!   in the git directory's top level during the command, and every link in `logs/` and in
+//!   `rebase-merge/`, `rebase-apply/` and `sequencer/`, where git makes none;
+//! - as they are made, by the box's holder ([`Watcher`], inotify), for a process left running
+//!   in a kept box; it notes what it removed in agentsh's records (`NAME.links`), which the next
+//!   [`Sweep`] of that box reports.
+//!
+//! It must not judge or print: the caller tells the person.
+
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, StatxFlags, openat, statx, unlinkat};
+use std::ffi::{CStr, OsStr};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The directories of a git directory where git itself never makes a link: every link found
+/// in them (at any depth) is the box's.
+const LINKLESS: &[&str] = &["logs", "rebase-merge", "rebase-apply", "sequencer"];
+
+/// What [`Sweep::finish`] looks at first: where git keeps what it writes through `open`. When
+/// none of them changed during the command (most commands run no git), nothing more is read.
+const GATE: &[&str] =
+    &[".", "logs", "logs/refs", "logs/refs/heads", "logs/refs/remotes", "rebase-merge", "rebase-apply", "sequencer"];
+
+/// How far a file system's change time may lag the clock agentsh reads: a coarse clock (a
+/// jiffy), one-second time stamps (ext4 with small inodes).
+const SLACK: Duration = Duration::from_secs(2);
+
+/// How many entries a sweep or a watch reads at most: a box that makes a million directories
+/// in `logs/` slows no one but itself.
+const MAX_ENTRIES: usize = 20_000;
+
+/// One removed link: its path, and what it named.
+pub type Removed = String;
+
+/// The check for links a boxed command made in the git directory, started as it starts and
+/// finished once it ended.
+pub struct Sweep {
+    git: PathBuf,
+    /// When the command started, less [`SLACK`] (seconds and nanoseconds since the epoch):
+    /// what changed since is the command's.
+    since: Stamp,
+    /// The holder's notes of what it removed (`NAME.links` in agentsh's records).
+    notes: PathBuf,
+}
+
+impl Sweep {
+    /// `git`: the workspace's git directory, as the box grants it; `records` and `name`: the
+    /// box's record, where its holder notes what it removed.
+    pub fn start(git: &Path, records: &Path, name: &str) -> Sweep {
+        let since = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
+        Sweep { git: git.to_path_buf(), since, notes: super::join(records, &format!("{name}.links")) }
+    }
+
+    /// Removes the links the command made, and returns them with those the box's holder
+    /// removed since the last sweep. A handful of `statx` calls where nothing changed.
+    pub fn finish(&self) -> Vec<Removed> {
+        let mut removed = taken_notes(&self.notes);
+        let Ok(dir) = open_dir(rustix::fs::CWD, self.git.as_os_str()) else { return removed };
+        let changed = GATE.iter().any(|name| {
+            statx(&dir, *name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).is_ok_and(|s| changed(&s) >= self.since)
+        });
+        if changed {
+            let mut budget = MAX_ENTRIES;
+            top_level(dir, &self.git, Some(self.since), &mut removed, &mut budget);
+        }
+        removed
+    }
+}
+
+/// A time as a file system's change time is compared: seconds and nanoseconds since the epoch.
+type Stamp = (i64, u32);
+
+fn stamp(t: SystemTime) -> Stamp {
+    t.duration_since(UNIX_EPOCH).map_or((0, 0), |d| (d.as_secs() as i64, d.subsec_nanos()))
+}
+
+fn changed(s: &rustix::fs::Statx) -> Stamp {
+    (s.stx_ctime.tv_sec, s.stx_ctime.tv_nsec)
+}
+
+/// The notes the holder left, taken (renamed first: two commands that end together do not
+/// both report them).
+fn taken_notes(notes: &Path) -> Vec<Removed> {
+    let taken = notes.with_extension(format!("links.{}", std::process::id()));
+    if std::fs::rename(notes, &taken).is_err() {
+        return Vec::new();
+    }
+    let text = std::fs::File::open(&taken)
+        .and_then(|f| {
+            use std::io::Read;
+            let mut s = String::new();
+            f.take(64 * 1024).read_to_string(&mut s).map(|_| s)
+        })
+        .unwrap_or_default();
+    let _ = std::fs::remove_file(&taken);
+    let mut out: Vec<Removed> = Vec::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        if !out.iter().any(|o| o == line) {
+            out.push(line.to_string());
+        }
+    }
+    out
+}
+
+fn open_dir<P: rustix::path::Arg>(at: impl AsFd, path: P) -> rustix::io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    openat(at, path, flags, Mode::empty())
+}
+
+/// The git directory's own entries: a link made since `since` (all of them where `since` is
+/// `None`) is removed; the [`LINKLESS`] directories are swept whole.
+fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, removed: &mut Vec<Removed>, budget: &mut usize) {
+    let Ok(mut entries) = Dir::new(dir) else { return };
+    let mut linkless = Vec::new();
+    while let Some(Ok(e)) = entries.read() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let name = e.file_name();
+        let Ok(fd) = entries.fd() else { return };
+        match kind(fd, name, e.file_type()) {
+            FileType::Symlink => {
+                let new = since.is_none_or(|s| {
+                    statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).is_ok_and(|st| changed(&st) >= s)
+                });
+                if new {
+                    remove(fd, name, path, removed);
+                }
+            }
+            FileType::Directory if LINKLESS.iter().any(|l| l.as_bytes() == name.to_bytes()) => {
+                linkless.push(name.to_owned());
+            }
+            _ => {}
+        }
+    }
+    let Ok(fd) = entries.fd() else { return };
+    for name in linkless {
+        if let Ok(sub) = open_dir(fd, name.as_c_str()) {
+            every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), removed, budget, 0);
+        }
+    }
+}
+
+/// Removes every link in `dir` and below it.
+pub(crate) fn every_link(dir: OwnedFd, path: &Path, removed: &mut Vec<Removed>, budget: &mut usize, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let Ok(mut entries) = Dir::new(dir) else { return };
+    let mut subdirs = Vec::new();
+    while let Some(Ok(e)) = entries.read() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let name = e.file_name();
+        if name.to_bytes() == b"." || name.to_bytes() == b".." {
+            continue;
+        }
+        let Ok(fd) = entries.fd() else { return };
+        match kind(fd, name, e.file_type()) {
+            FileType::Symlink => remove(fd, name, path, removed),
+            FileType::Directory => subdirs.push(name.to_owned()),
+            _ => {}
+        }
+    }
+    let Ok(fd) = entries.fd() else { return };
+    for name in subdirs {
+        if let Ok(sub) = open_dir(fd, name.as_c_str()) {
+            every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), removed, budget, depth + 1);
+        }
+    }
+}
+
+/// An entry's type, asked of the file system where the directory does not say.
+fn kind(dir: BorrowedFd<'_>, name: &CStr, said: FileType) -> FileType {
+    if said != FileType::Unknown {
+        return said;
+    }
+    statx(dir, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE)
+        .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.stx_mode.into()))
+}
+
+/// Unlinks the link `name` in `dir` (at `path`), noting it with what it named.
+fn remove(dir: BorrowedFd<'_>, name: &CStr, path: &Path, removed: &mut Vec<Removed>) {
+    let target = rustix::fs::readlinkat(dir, name, Vec::new()).ok();
+    if unlinkat(dir, name, AtFlags::empty()).is_ok() {
+        let at = path.join(OsStr::from_bytes(name.to_bytes()));
+        let to = target.map(|t| String::from_utf8_lossy(t.as_bytes()).into_owned()).unwrap_or_default();
+        removed.push(format!("{} -> {to}", crate::text::path(&at)));
+    }
+}
+
+/// The box's holder's watch on the git directory (inotify): a link made in its top level, or
+/// anywhere in the [`LINKLESS`] directories, is removed as it appears, whoever made it (a
+/// process left running in a kept box included). One inotify instance per box; it costs a
+/// command nothing.
+pub(crate) struct Watcher {
+    inotify: nix::sys::inotify::Inotify,
+    git: PathBuf,
+    /// What each watch is on, and whether every link there is the box's (a [`LINKLESS`]
+    /// directory or one below it) or only a new one (the top level).
+    dirs: std::collections::HashMap<nix::sys::inotify::WatchDescriptor, (PathBuf, bool)>,
+    /// When the watch began: after the queue overflowed, the links made since are removed.
+    started: Stamp,
+    removed: Vec<Removed>,
+}
+
+impl Watcher {
+    /// Watches `git` and its [`LINKLESS`] directories, and removes the links already in those.
+    /// `None` where inotify cannot be had (the person's limit of instances reached).
+    pub(crate) fn new(git: &Path) -> Option<Watcher> {
+        use nix::sys::inotify::{InitFlags, Inotify};
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok()?;
+        let started = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
+        let mut w = Watcher { inotify, git: git.to_path_buf(), dirs: Default::default(), started, removed: Vec::new() };
+        w.watch(git.to_path_buf(), false)?;
+        for name in LINKLESS {
+            w.watch_tree(git.join(name));
+        }
+        Some(w)
+    }
+
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.inotify.as_fd()
+    }
+
+    fn watch(&mut self, dir: PathBuf, linkless: bool) -> Option<()> {
+        use nix::sys::inotify::AddWatchFlags as F;
+        let flags = F::IN_CREATE | F::IN_MOVED_TO | F::IN_ONLYDIR | F::IN_DONT_FOLLOW;
+        let wd = self.inotify.add_watch(&dir, flags).ok()?;
+        self.dirs.insert(wd, (dir, linkless));
+        Some(())
+    }
+
+    /// Watches `dir` and every directory below it (each before it is read, so nothing made
+    /// meanwhile is missed), removing every link there.
+    fn watch_tree(&mut self, dir: PathBuf) {
+        let mut todo = vec![(dir, 0)];
+        let mut budget = MAX_ENTRIES;
+        while let Some((dir, depth)) = todo.pop() {
+            if depth > 32 || self.dirs.len() >= MAX_ENTRIES || self.watch(dir.clone(), true).is_none() {
+                continue;
+            }
+            let Ok(fd) = beneath(&dir) else { continue };
+            let Ok(mut entries) = Dir::new(fd) else { continue };
+            while let Some(Ok(e)) = entries.read() {
+                if budget == 0 {
+                    return;
+                }
+                budget -= 1;
+                let name = e.file_name();
+                if name.to_bytes() == b"." || name.to_bytes() == b".." {
+                    continue;
+                }
+                let Ok(fd) = entries.fd() else { break };
+                match kind(fd, name, e.file_type()) {
+                    FileType::Symlink => remove(fd, name, &dir, &mut self.removed),
+                    FileType::Directory => todo.push((dir.join(OsStr::from_bytes(name.to_bytes())), depth + 1)),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Reads what inotify saw, and removes each link made; returns what was removed since the
+    /// last call.
+    pub(crate) fn handle(&mut self) -> Vec<Removed> {
+        use nix::sys::inotify::AddWatchFlags as F;
+        while let Ok(events) = self.inotify.read_events() {
+            for ev in events {
+                if ev.mask.contains(F::IN_Q_OVERFLOW) {
+                    self.rescan();
+                    continue;
+                }
+                if ev.mask.contains(F::IN_IGNORED) {
+                    self.dirs.remove(&ev.wd);
+                    continue;
+                }
+                let (Some(name), Some((dir, linkless))) = (ev.name, self.dirs.get(&ev.wd).cloned()) else { continue };
+                let Ok(fd) = beneath(&dir) else { continue };
+                let Ok(cname) = std::ffi::CString::new(name.as_bytes()) else { continue };
+                match kind(fd.as_fd(), &cname, FileType::Unknown) {
+                    FileType::Symlink => remove(fd.as_fd(), &cname, &dir, &mut self.removed),
+                    FileType::Directory if linkless || LINKLESS.iter().any(|l| l.as_bytes() == name.as_bytes()) => {
+                        self.watch_tree(dir.join(&name));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        std::mem::take(&mut self.removed)
+    }
+
+    /// After events were lost: the [`LINKLESS`] directories swept and watched again, and the
+    /// links made in the top level since the watch began removed.
+    fn rescan(&mut self) {
+        for name in LINKLESS {
+            self.watch_tree(self.git.join(name));
+        }
+        if let Ok(fd) = beneath(&self.git) {
+            let mut budget = MAX_ENTRIES;
+            top_level(fd, &self.git.clone(), Some(self.started), &mut self.removed, &mut budget);
+        }
+    }
+}
+
+/// A directory opened with no link followed on the way (the box could put one in place of a
+/// directory between an event and its handling).
+fn beneath(dir: &Path) -> rustix::io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::openat2(rustix::fs::CWD, dir, flags, Mode::empty(), rustix::fs::ResolveFlags::NO_SYMLINKS)
+}
+
+/// Appends what the holder removed to the box's notes (`NAME.links` in agentsh's records,
+/// `records` being that directory, opened before the box was made), for the next command's
+/// [`Sweep`] to report.
+pub(crate) fn note(records: BorrowedFd<'_>, name: &str, removed: &[Removed]) {
+    if removed.is_empty() {
+        return;
+    }
+    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(fd) = openat(records, format!("{name}.links"), flags, Mode::from_raw_mode(0o600)) else { return };
+    let mut text = String::new();
+    for r in removed {
+        text.push_str(&r.replace('\n', " "));
+        text.push('\n');
+    }
+    let _ = rustix::io::write(&fd, text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A git directory with git's own layout: `logs/refs/heads/main`, `logs/HEAD`.
+    fn git_dir() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path().join(".git");
+        std::fs::create_dir_all(git.join("logs/refs/heads")).unwrap();
+        std::fs::create_dir_all(git.join("logs/refs/remotes/origin")).unwrap();
+        for f in ["HEAD", "logs/HEAD", "logs/refs/heads/main", "logs/refs/remotes/origin/main"] {
+            std::fs::write(git.join(f), "x\n").unwrap();
+        }
+        (tmp, git)
+    }
+
+    fn sweep(git: &Path, since: Stamp) -> Sweep {
+        Sweep { git: git.to_path_buf(), since, notes: git.join("no-notes") }
+    }
+
+    fn ctime(p: &Path) -> Stamp {
+        changed(&statx(rustix::fs::CWD, p, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).unwrap())
+    }
+
+    fn is_link(p: &Path) -> bool {
+        p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink())
+    }
+
+    #[test]
+    fn links_made_during_the_command_are_removed() {
+        let (_tmp, git) = git_dir();
+        let s = Sweep::start(&git, &git, "box");
+        std::fs::remove_file(git.join("logs/refs/remotes/origin/main")).unwrap();
+        for (at, to) in [
+            ("COMMIT_EDITMSG", "/home/u/.bashrc"),
+            ("FETCH_HEAD", "/home/u/.ssh/authorized_keys"),
+            ("logs/refs/remotes/origin/main", "/etc/shadow"),
+        ] {
+            symlink(to, git.join(at)).unwrap();
+        }
+        std::fs::create_dir_all(git.join("rebase-merge/deep")).unwrap();
+        symlink("/home/u/.profile", git.join("rebase-merge/deep/message")).unwrap();
+        let mut removed = s.finish();
+        removed.sort();
+        let at = |rel: &str, to: &str| format!("{} -> {to}", git.join(rel).display());
+        assert_eq!(
+            removed,
+            vec![
+                at("COMMIT_EDITMSG", "/home/u/.bashrc"),
+                at("FETCH_HEAD", "/home/u/.ssh/authorized_keys"),
+                at("logs/refs/remotes/origin/main", "/etc/shadow"),
+                at("rebase-merge/deep/message", "/home/u/.profile"),
+            ]
+        );
+        for rel in ["COMMIT_EDITMSG", "FETCH_HEAD", "logs/refs/remotes/origin/main", "rebase-merge/deep/message"] {
+            assert!(!is_link(&git.join(rel)), "{rel}");
+        }
+        assert!(git.join("logs/refs/heads/main").is_file() && git.join("HEAD").is_file(), "git's own files stay");
+    }
+
+    #[test]
+    fn old_links_in_the_top_level_stay_and_every_link_in_logs_goes() {
+        // A git directory some tools make of links (`repo`, git-new-workdir): links older than
+        // the command are the person's. In `logs/`, git makes none: every link goes.
+        let (_tmp, git) = git_dir();
+        symlink("/elsewhere/objects", git.join("objects")).unwrap();
+        symlink("/home/u/.bashrc", git.join("logs/refs/heads/old")).unwrap();
+        let made = ctime(&git.join("objects")).max(ctime(&git.join("logs/refs/heads")));
+        let after = (made.0, made.1 + 1);
+        let removed = sweep(&git, after).finish();
+        assert!(removed.is_empty(), "nothing changed since the command started: nothing read ({removed:?})");
+        // The top level changes during the command (git's `index`), after the links were made
+        // (a clock tick later: a file system's time stamps may be that coarse).
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(git.join("index"), "i").unwrap();
+        let removed = sweep(&git, after).finish();
+        assert!(is_link(&git.join("objects")), "an old link in the top level stays");
+        assert_eq!(removed, vec![format!("{} -> /home/u/.bashrc", git.join("logs/refs/heads/old").display())]);
+    }
+
+    #[test]
+    fn the_holders_notes_are_reported_once() {
+        let (_tmp, git) = git_dir();
+        let records = rustix::fs::open(&git, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        note(records.as_fd(), "box", &["/w/.git/FETCH_HEAD -> /etc".into()]);
+        note(records.as_fd(), "box", &["/w/.git/FETCH_HEAD -> /etc".into(), "/w/.git/x -> /y".into()]);
+        let s = Sweep::start(&git, &git, "box");
+        assert_eq!(s.finish(), vec!["/w/.git/FETCH_HEAD -> /etc".to_string(), "/w/.git/x -> /y".to_string()]);
+        assert!(s.finish().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn the_watcher_removes_links_as_they_are_made() {
+        let (_tmp, git) = git_dir();
+        symlink("/home/u/.bashrc", git.join("logs/refs/heads/before")).unwrap();
+        symlink("/elsewhere/objects", git.join("objects")).unwrap();
+        let Some(mut w) = Watcher::new(&git) else { return eprintln!("skipped: no inotify here") };
+        assert!(!is_link(&git.join("logs/refs/heads/before")), "a link in logs/ goes as the watch starts");
+        assert!(is_link(&git.join("objects")), "an old link in the top level stays");
+        symlink("/home/u/.bashrc", git.join("COMMIT_EDITMSG")).unwrap();
+        std::fs::create_dir_all(git.join("logs/refs/heads/feature/deep")).unwrap();
+        symlink("/home/u/.bashrc", git.join("logs/refs/heads/feature/deep/x")).unwrap();
+        std::fs::create_dir(git.join("sequencer")).unwrap();
+        symlink("/home/u/.bashrc", git.join("sequencer/todo")).unwrap();
+        let removed = w.handle();
+        for rel in ["COMMIT_EDITMSG", "logs/refs/heads/feature/deep/x", "sequencer/todo"] {
+            assert!(!is_link(&git.join(rel)), "{rel}: {removed:?}");
+        }
+        assert!(git.join("logs/refs/heads/main").is_file());
+    }
+}
