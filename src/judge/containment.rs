@@ -237,6 +237,22 @@ fn file_write(program: &str, args: &Argv, view: &BoxView) -> Option<Edge> {
     if program == "rsync" && args.positionals.iter().any(|p| is_remote(p)) {
         return edge(EdgeKind::World, "copies files to or from another machine");
     }
+    // A link (or a file that may be one: `cp -P`, `mv`) put in a git directory: the person's
+    // git later writes what a link there names (`COMMIT_EDITMSG`, `FETCH_HEAD`, `logs/HEAD`),
+    // outside the box (rt3 G1). The box removes such links when the command ends; this asks
+    // before, where the text says so.
+    if matches!(program, "cp" | "install" | "ln" | "link" | "rsync" | "mv") {
+        let dest = args.value_of(&["-t", "--target-directory"]).or(args.positionals.last().copied());
+        if let Some(d) = dest.filter(|d| in_git_dir(view, d)) {
+            return edge(
+                EdgeKind::Outside,
+                format!(
+                    "puts {d} in a git directory, where git follows a link: the person's git would later write \
+                     the file a link there names, outside the sandbox"
+                ),
+            );
+        }
+    }
     match program {
         // Sources are only read: the destination is what is written.
         "cp" | "install" | "ln" | "link" | "rsync" => {
@@ -332,6 +348,25 @@ fn git(args: &Argv, risk: Risk) -> Option<Edge> {
             return edge(EdgeKind::Outside, "changes .git/config, which is read-only inside the sandbox");
         }
         _ => {}
+    }
+    // What hides the box's edits from the review the person relies on (rt3 G3): an index bit
+    // that makes `git status` and `git diff` skip a file, and a replacement object that makes
+    // `git show` and `git log -p` show another blob than the one checked out.
+    let blinds = match sub {
+        Some("update-index") => args.flags.iter().any(|f| matches!(*f, "--skip-worktree" | "--assume-unchanged")),
+        Some("replace") => {
+            let listing = args.flags.iter().any(|f| matches!(*f, "-l" | "--list" | "-d" | "--delete"));
+            !listing && (!rest.is_empty() || args.has_long("--convert-graft-file"))
+        }
+        Some("update-ref") => rest.iter().any(|r| r.starts_with("refs/replace/")) || args.flags.contains(&"--stdin"),
+        _ => false,
+    };
+    if blinds {
+        return edge(
+            EdgeKind::Destroys,
+            "hides changes from `git status`, `git diff` or `git show` (an index bit, or a replacement object), \
+             the review the person relies on before running what the sandbox wrote",
+        );
     }
     let discards = "discards uncommitted changes to files; the sandbox does not protect the workspace from itself";
     match sub {
@@ -506,20 +541,8 @@ fn place(view: &BoxView, word: &str) -> Place {
     if word.contains(['$', '`']) || word.is_empty() {
         return Place::Unknown;
     }
-    let word = word.trim_end_matches(['*', '?']);
-    let absolute = if word == "~" {
-        view.home.clone()
-    } else if let Some(rest) = word.strip_prefix("~/") {
-        format!("{}/{rest}", view.home)
-    } else if word.starts_with('~') {
-        // `~alice/...`: someone else's home.
-        return Place::Outside;
-    } else if word.starts_with('/') {
-        word.to_string()
-    } else {
-        format!("{}/{word}", view.cwd)
-    };
-    let path = normalize(&absolute);
+    // `~alice/...`: someone else's home.
+    let Some(path) = absolute(view, word) else { return Place::Outside };
     let under = |root: &String| path == *root || path.starts_with(&format!("{}/", root.trim_end_matches('/')));
     if view.read_only.iter().any(under) {
         Place::ReadOnly
@@ -528,6 +551,29 @@ fn place(view: &BoxView, word: &str) -> Place {
     } else {
         Place::Outside
     }
+}
+
+/// `word` as an absolute, normalized path (`~` and the cwd resolved by their text); `None` for
+/// another user's home (`~alice/x`).
+fn absolute(view: &BoxView, word: &str) -> Option<String> {
+    let word = word.trim_end_matches(['*', '?']);
+    let absolute = if word == "~" {
+        view.home.clone()
+    } else if let Some(rest) = word.strip_prefix("~/") {
+        format!("{}/{rest}", view.home)
+    } else if word.starts_with('~') {
+        return None;
+    } else if word.starts_with('/') {
+        word.to_string()
+    } else {
+        format!("{}/{word}", view.cwd)
+    };
+    Some(normalize(&absolute))
+}
+
+/// Whether `word` names a git directory (`.git`) or something in one, by its text.
+fn in_git_dir(view: &BoxView, word: &str) -> bool {
+    !word.contains(['$', '`']) && absolute(view, word).is_some_and(|p| p.split('/').any(|c| c == ".git"))
 }
 
 /// Whether the box lets a command write `path` (absolute, or relative to the view's cwd).
@@ -994,5 +1040,67 @@ mod tests {
     fn unreadable_text_needs_a_person() {
         let a = assess::unparseable("if then", &parse::ParseError::Syntax("x".into()));
         assert_eq!(edge_of(&a, &view()).map(|e| e.kind), Some(EdgeKind::Unjudged));
+    }
+
+    // ---- fix-gitdir: links into the git directory, and what blinds git's review (rt3 G1, G3) ----
+
+    #[test]
+    fn a_link_put_in_the_git_directory_needs_a_person() {
+        // rt3 G1: the person's git writes what a link in `.git` names, outside the box.
+        for t in [
+            "ln -sf ~/.bashrc .git/COMMIT_EDITMSG",
+            "ln -sf /etc/shadow ../.git/FETCH_HEAD",
+            "ln -s /root/.ssh/authorized_keys /work/app/.git/logs/HEAD",
+            "ln -s ~/.bashrc -t ../.git",
+            "ln -s ~/.bashrc ../.git",
+            "cp -s ~/.bashrc ../.git/MERGE_MSG",
+            "cp -P link ../.git/SQUASH_MSG",
+            "cp -a links/. --target-directory=../.git/logs",
+            "mv evil ../.git/TAG_EDITMSG",
+            "install x ../.git/NOTES_EDITMSG",
+            "link x ../.git/ORIG_HEAD",
+            "rsync -a x ../.git/",
+            "ln -s ~/.bashrc ../vendor/lib/.git/COMMIT_EDITMSG",
+        ] {
+            assert_eq!(kind(t), Some(EdgeKind::Outside), "{t}");
+        }
+        // Links elsewhere in the workspace, and copies out of `.git`, stay contained.
+        for t in [
+            "ln -sf ../README.md docs/README.md",
+            "cp ../.git/config /tmp/config.bak",
+            "mv .gitignore x",
+            "ln -s x .github/y",
+        ] {
+            assert!(contained(t), "{t}: {:?}", kinds(t, &view()));
+        }
+    }
+
+    #[test]
+    fn what_hides_changes_from_git_review_needs_a_person() {
+        // rt3 G3: a skip-worktree or assume-unchanged bit, or a replacement object.
+        for t in [
+            "git update-index --skip-worktree .husky/pre-commit",
+            "git update-index --assume-unchanged Makefile",
+            "git -C . update-index --really-refresh --skip-worktree a",
+            "git replace -f 1234abcd 5678ef90",
+            "git replace --edit HEAD",
+            "git replace --graft HEAD HEAD~2",
+            "git replace --convert-graft-file",
+            "git update-ref refs/replace/1234abcd 5678ef90",
+            "git update-ref --stdin",
+        ] {
+            assert_eq!(kind(t), Some(EdgeKind::Destroys), "{t}");
+        }
+        for t in [
+            "git update-index --no-skip-worktree a",
+            "git update-index --no-assume-unchanged a",
+            "git update-index --refresh",
+            "git replace -l",
+            "git replace",
+            "git replace -d 1234abcd",
+            "git update-ref refs/heads/x HEAD",
+        ] {
+            assert!(contained(t), "{t}: {:?}", kinds(t, &view()));
+        }
     }
 }
