@@ -3585,3 +3585,38 @@ fn a_link_a_process_left_in_the_box_makes_later_is_removed() {
     let err = text(&out.stderr);
     assert!(err.contains("agentsh: removed links") && err.contains("heads/x/y/z"), "the next command tells: {err}");
 }
+
+/// rt3 G3: a boxed command can hide its edits from the person's review: the skip-worktree bit
+/// (`git status` and `git diff` skip the file), a replacement ref (`git show` shows the old
+/// blob). The box cannot refuse writing the index or the refs; the person is told when the
+/// command ends, one line each, and a bit or ref that was there before is not told again.
+#[test]
+fn what_hides_a_commands_edits_from_git_review_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("Makefile", "all:\n\ttrue\n");
+    git(w.ws.path(), &["add", "Makefile"]);
+    git(w.ws.path(), &["commit", "-qm", "make"]);
+    // The person's own bit, from before: not the command's.
+    git(w.ws.path(), &["update-index", "--assume-unchanged", "README"]);
+    let body = "set -e\n\
+                echo 'echo HIDDEN' >> Makefile\n\
+                git update-index --skip-worktree Makefile\n\
+                good=$(git rev-parse HEAD:README)\n\
+                bad=$(git hash-object -w Makefile)\n\
+                git replace -f \"$bad\" \"$good\"\n";
+    let out = w.script(body);
+    succeeded(&out, "hide an edit");
+    // Blinded indeed: the person's `git status` shows nothing.
+    let status = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&status.stdout).contains("Makefile"), "{}", text(&status.stdout));
+    let err = text(&out.stderr);
+    let bits: Vec<&str> = err.lines().filter(|l| l.contains("bit on")).collect();
+    assert_eq!(bits.len(), 1, "only the command's bit is told: {err}");
+    assert!(bits[0].contains("skip-worktree bit on Makefile") && bits[0].contains("--no-skip-worktree"), "{err}");
+    assert!(err.contains("agentsh: the command made the replacement refs/replace/"), "{err}");
+    // Without the box nothing is told: the lines come from the box's end, not from git.
+    let out = w.unboxed("git update-index --skip-worktree README\n");
+    succeeded(&out, "set a bit without the sandbox");
+    assert!(!text(&out.stderr).contains("bit on"), "{}", text(&out.stderr));
+}

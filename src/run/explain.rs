@@ -217,6 +217,38 @@ pub fn print_git_links_removed(removed: &[String]) {
     ));
 }
 
+/// What a boxed command did that hides its edits from the person's git review
+/// (`sandbox::gitreview`), one line each, with how to undo it.
+pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden]) {
+    use crate::run::sandbox::gitreview::Hidden;
+    use crate::text::sanitize::sanitize;
+    for h in found {
+        let line = match h {
+            Hidden::Bit { path, skip_worktree } => {
+                let (bit, flag) = if *skip_worktree {
+                    ("skip-worktree", "skip-worktree")
+                } else {
+                    ("assume-unchanged", "assume-unchanged")
+                };
+                let path = sanitize(path);
+                format!(
+                    "agentsh: the command set git's {bit} bit on {path}: `git status` and `git diff` no longer show its \
+                     changes (undo: git update-index --no-{flag} -- {path})\n"
+                )
+            }
+            Hidden::Replaced(name) => {
+                let name = sanitize(name);
+                let object = name.strip_prefix("refs/replace/").unwrap_or(&name).to_string();
+                format!(
+                    "agentsh: the command made the replacement {name}: `git show` and `git log -p` show another object \
+                     in its place (undo: git replace -d {object})\n"
+                )
+            }
+        };
+        crate::ask::tty::eprint_fitted(&line);
+    }
+}
+
 /// What the box's proxy refused the command (`proxy::refusals`): host and port, and why, with
 /// what the person can do about it.
 pub fn print_network_refusals(notes: &[(String, String)]) {

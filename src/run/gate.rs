@@ -88,14 +88,18 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         sandbox::proxy::ask_person(&text, &cwd, (host, port), &config, tty)
     };
     let net = exec::Net { id: trail.id(), ask_host: Some(&ask_host) };
-    // Links the command makes in the git directory, which the person's git would follow (rt3 G1).
-    let links = match &confinement {
-        Confinement::Boxed(b) => b.git_dir().map(|g| sandbox::gitlinks::Sweep::start(&g, b.records(), b.name())),
+    // Links the command makes in the git directory, which the person's git would follow (rt3
+    // G1), and what it does to hide its edits from their git review (G3).
+    let git = match &confinement {
+        Confinement::Boxed(b) => b.git_dir().map(|g| {
+            (sandbox::gitlinks::Sweep::start(&g, b.records(), b.name()), sandbox::gitreview::Before::take(&g))
+        }),
         Confinement::Unconfined => None,
     };
     let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env, net);
-    if let Some(links) = links {
+    if let Some((links, review)) = git {
         explain::print_git_links_removed(&links.finish());
+        explain::print_git_review_hidden(&review.finish());
     }
     if let Some(records) = proxied {
         explain::print_network_refusals(&sandbox::proxy::refusals(&records, trail.id()));

@@ -44,6 +44,7 @@ pub mod environ;
 pub mod filter;
 pub(crate) mod gitcode;
 pub mod gitlinks;
+pub mod gitreview;
 pub mod holder;
 pub mod proxy;
 pub mod rules;
