@@ -26,9 +26,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const LINKLESS: &[&str] = &["logs", "rebase-merge", "rebase-apply", "sequencer"];
 
 /// What [`Sweep::finish`] looks at first: where git keeps what it writes through `open`. When
-/// none of them changed during the command (most commands run no git), nothing more is read.
-const GATE: &[&str] =
-    &[".", "logs", "logs/refs", "logs/refs/heads", "logs/refs/remotes", "rebase-merge", "rebase-apply", "sequencer"];
+/// none of them changed during the command (most commands run no git), nothing more is read. A
+/// directory below these that existed before (`logs/refs/remotes/origin`) is left to the
+/// holder's watch.
+const GATE: &[&str] = &[".", "logs", "logs/refs", "logs/refs/heads", "rebase-merge", "rebase-apply", "sequencer"];
 
 /// How far a file system's change time may lag the clock agentsh reads: a coarse clock (a
 /// jiffy), one-second time stamps (ext4 with small inodes).
