@@ -92,7 +92,10 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     // G1), and what it does to hide its edits from their git review (G3).
     let git = match &confinement {
         Confinement::Boxed(b) => b.git_dir().map(|g| {
-            (sandbox::gitlinks::Sweep::start(&g, b.records(), b.name()), sandbox::gitreview::Before::take(&g))
+            (
+                sandbox::gitlinks::Sweep::start(&g, b.records(), b.name(), b.holder_noted()),
+                sandbox::gitreview::Before::take(&g),
+            )
         }),
         Confinement::Unconfined => None,
     };

@@ -9,8 +9,8 @@
 //!   in the git directory's top level during the command, and every link in `logs/` and in
 //!   `rebase-merge/`, `rebase-apply/` and `sequencer/`, where git makes none;
 //! - as they are made, by the box's holder ([`Watcher`], inotify), for a process left running
-//!   in a kept box; it notes what it removed in agentsh's records (`NAME.links`), which the next
-//!   [`Sweep`] of that box reports.
+//!   in a kept box; it notes what it removed in the box's lock in agentsh's records
+//!   (`NAME.lock`), which the next [`Sweep`] of that box reports.
 //!
 //! It must not judge or print: the caller tells the person.
 
@@ -49,27 +49,32 @@ pub struct Sweep {
     /// When the command started, less [`SLACK`] (seconds and nanoseconds since the epoch):
     /// what changed since is the command's.
     since: Stamp,
-    /// The holder's notes of what it removed (`NAME.links` in agentsh's records).
+    /// The holder's notes of what it removed: the box's lock (`NAME.lock` in agentsh's
+    /// records).
     notes: PathBuf,
+    /// The holder had noted something as the command started.
+    noted: bool,
 }
 
 impl Sweep {
     /// `git`: the workspace's git directory, as the box grants it; `records` and `name`: the
-    /// box's record, where its holder notes what it removed.
-    pub fn start(git: &Path, records: &Path, name: &str) -> Sweep {
+    /// box's record, where its holder notes what it removed; `noted`: it had noted something
+    /// as the command started (`BoxPlan::holder_noted`).
+    pub fn start(git: &Path, records: &Path, name: &str, noted: bool) -> Sweep {
         let since = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
-        Sweep { git: git.to_path_buf(), since, notes: super::join(records, &format!("{name}.links")) }
+        Sweep { git: git.to_path_buf(), since, notes: super::join(records, &format!("{name}.lock")), noted }
     }
 
     /// Removes the links the command made, and returns them with those the box's holder
-    /// removed since the last sweep. A handful of `statx` calls where nothing changed.
+    /// removed (noted before the command started, or as it ran where the git directory
+    /// changed). Seven `statx` calls where nothing changed.
     pub fn finish(&self) -> Vec<Removed> {
-        let mut removed = taken_notes(&self.notes);
-        let Ok(dir) = open_dir(rustix::fs::CWD, self.git.as_os_str()) else { return removed };
         let changed = GATE.iter().any(|name| {
-            statx(&dir, *name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).is_ok_and(|s| changed(&s) >= self.since)
+            statx(rustix::fs::CWD, super::join(&self.git, name), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME)
+                .is_ok_and(|s| changed(&s) >= self.since)
         });
-        if changed {
+        let mut removed = if self.noted || changed { taken_notes(&self.notes) } else { Vec::new() };
+        if changed && let Ok(dir) = open_dir(rustix::fs::CWD, self.git.as_os_str()) {
             let mut budget = MAX_ENTRIES;
             top_level(dir, &self.git, Some(self.since), &mut removed, &mut budget);
         }
@@ -88,21 +93,25 @@ fn changed(s: &rustix::fs::Statx) -> Stamp {
     (s.stx_ctime.tv_sec, s.stx_ctime.tv_nsec)
 }
 
-/// The notes the holder left, taken (renamed first: two commands that end together do not
-/// both report them).
+/// The notes the holder left in the box's lock, taken (the lock emptied: it is a lock by
+/// `flock`, whatever it holds).
 fn taken_notes(notes: &Path) -> Vec<Removed> {
-    let taken = notes.with_extension(format!("links.{}", std::process::id()));
-    if std::fs::rename(notes, &taken).is_err() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(notes)
+    else {
+        return Vec::new();
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) {
         return Vec::new();
     }
-    let text = std::fs::File::open(&taken)
-        .and_then(|f| {
-            use std::io::Read;
-            let mut s = String::new();
-            f.take(64 * 1024).read_to_string(&mut s).map(|_| s)
-        })
-        .unwrap_or_default();
-    let _ = std::fs::remove_file(&taken);
+    let mut text = String::new();
+    let _ = (&file).take(64 * 1024).read_to_string(&mut text);
+    let _ = file.set_len(0);
     let mut out: Vec<Removed> = Vec::new();
     for line in text.lines().filter(|l| !l.is_empty()) {
         if !out.iter().any(|o| o == line) {
@@ -323,15 +332,16 @@ fn beneath(dir: &Path) -> rustix::io::Result<OwnedFd> {
     rustix::fs::openat2(rustix::fs::CWD, dir, flags, Mode::empty(), rustix::fs::ResolveFlags::NO_SYMLINKS)
 }
 
-/// Appends what the holder removed to the box's notes (`NAME.links` in agentsh's records,
+/// Appends what the holder removed to the box's lock (`NAME.lock` in agentsh's records,
 /// `records` being that directory, opened before the box was made), for the next command's
-/// [`Sweep`] to report.
+/// [`Sweep`] to report: a command holds that lock open anyway, so it tells whether there is
+/// anything to report with one `fstat`.
 pub(crate) fn note(records: BorrowedFd<'_>, name: &str, removed: &[Removed]) {
     if removed.is_empty() {
         return;
     }
-    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let Ok(fd) = openat(records, format!("{name}.links"), flags, Mode::from_raw_mode(0o600)) else { return };
+    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(fd) = openat(records, format!("{name}.lock"), flags, Mode::empty()) else { return };
     let mut text = String::new();
     for r in removed {
         text.push_str(&r.replace('\n', " "));
@@ -358,7 +368,7 @@ mod tests {
     }
 
     fn sweep(git: &Path, since: Stamp) -> Sweep {
-        Sweep { git: git.to_path_buf(), since, notes: git.join("no-notes") }
+        Sweep { git: git.to_path_buf(), since, notes: git.join("no-notes"), noted: false }
     }
 
     fn ctime(p: &Path) -> Stamp {
@@ -372,7 +382,7 @@ mod tests {
     #[test]
     fn links_made_during_the_command_are_removed() {
         let (_tmp, git) = git_dir();
-        let s = Sweep::start(&git, &git, "box");
+        let s = Sweep::start(&git, &git, "box", false);
         std::fs::remove_file(git.join("logs/refs/remotes/origin/main")).unwrap();
         for (at, to) in [
             ("COMMIT_EDITMSG", "/home/u/.bashrc"),
@@ -425,11 +435,15 @@ mod tests {
     fn the_holders_notes_are_reported_once() {
         let (_tmp, git) = git_dir();
         let records = rustix::fs::open(&git, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        std::fs::write(git.join("box.lock"), "").unwrap();
         note(records.as_fd(), "box", &["/w/.git/FETCH_HEAD -> /etc".into()]);
         note(records.as_fd(), "box", &["/w/.git/FETCH_HEAD -> /etc".into(), "/w/.git/x -> /y".into()]);
-        let s = Sweep::start(&git, &git, "box");
+        // Nothing changed in the git directory during the command: told because the holder had
+        // noted it as the command started.
+        let s = Sweep { noted: true, notes: git.join("box.lock"), ..sweep(&git, (i64::MAX, 0)) };
         assert_eq!(s.finish(), vec!["/w/.git/FETCH_HEAD -> /etc".to_string(), "/w/.git/x -> /y".to_string()]);
         assert!(s.finish().is_empty(), "taken once");
+        assert!(git.join("box.lock").is_file(), "the lock stays");
     }
 
     #[test]

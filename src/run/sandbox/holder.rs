@@ -57,7 +57,8 @@ pub fn records_dir() -> Option<PathBuf> {
 /// A box kept by a live holder, found unchanged: what a command joins.
 pub(crate) struct Kept {
     /// `NAME.lock`, held shared: the holder cannot leave before this command's child is in.
-    _lock: File,
+    /// What the holder removed from the git directory is noted in it (`gitlinks::note`).
+    lock: File,
     record: Record,
     /// The holder, pinned.
     pidfd: OwnedFd,
@@ -79,7 +80,13 @@ impl Kept {
             return None;
         }
         let pidfd = record.holder()?;
-        Some(Kept { _lock: lock, record, pidfd })
+        Some(Kept { lock, record, pidfd })
+    }
+
+    /// Whether the holder noted links it removed from the git directory since they were last
+    /// told (one `fstat` of the lock this command holds anyway).
+    pub(crate) fn noted(&self) -> bool {
+        self.lock.metadata().is_ok_and(|m| m.len() > 0)
     }
 
     pub(crate) fn roots(&self) -> &RootsText {
@@ -202,7 +209,7 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
         let _ = write_record(&spec.records, &spec.name, &record, &answer.code_paths, &watch);
     }
     lock.lock_shared().map_err(|e| failed("lock", &e))?;
-    Ok(Kept { _lock: lock, record, pidfd })
+    Ok(Kept { lock, record, pidfd })
 }
 
 /// What the builder printed.

@@ -508,6 +508,12 @@ impl BoxPlan {
         &self.place
     }
 
+    /// Whether the kept box's holder noted links it removed from the git directory, to be told
+    /// ([`gitlinks::Sweep`]).
+    pub fn holder_noted(&self) -> bool {
+        self.kept.as_ref().is_some_and(holder::Kept::noted)
+    }
+
     /// The workspace's git directory, where the box grants the workspace it is in: links a
     /// command makes there are removed when it ends ([`gitlinks::Sweep`]).
     pub fn git_dir(&self) -> Option<PathBuf> {
