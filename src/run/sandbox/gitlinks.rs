@@ -129,33 +129,25 @@ fn open_dir<P: rustix::path::Arg>(at: impl AsFd, path: P) -> rustix::io::Result<
 /// The git directory's own entries: a link made since `since` (all of them where `since` is
 /// `None`) is removed; the [`LINKLESS`] directories are swept whole.
 fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, removed: &mut Vec<Removed>, budget: &mut usize) {
-    let Ok(mut entries) = Dir::new(dir) else { return };
     let mut linkless = Vec::new();
-    while let Some(Ok(e)) = entries.read() {
-        if *budget == 0 {
-            return;
-        }
-        *budget -= 1;
-        let name = e.file_name();
-        let Ok(fd) = entries.fd() else { return };
-        match kind(fd, name, e.file_type()) {
-            FileType::Symlink => {
-                let new = since.is_none_or(|s| {
-                    statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).is_ok_and(|st| changed(&st) >= s)
-                });
-                if new {
-                    remove(fd, name, path, removed);
-                }
+    let Some(entries) = read_entries(dir, budget, |fd, name, kind| match kind {
+        FileType::Symlink => {
+            let new = since.is_none_or(|s| {
+                statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).is_ok_and(|st| changed(&st) >= s)
+            });
+            if new {
+                remove(fd, name, path, removed);
             }
-            FileType::Directory if LINKLESS.iter().any(|l| l.as_bytes() == name.to_bytes()) => {
-                linkless.push(name.to_owned());
-            }
-            _ => {}
         }
-    }
-    let Ok(fd) = entries.fd() else { return };
+        FileType::Directory if LINKLESS.iter().any(|l| l.as_bytes() == name.to_bytes()) => {
+            linkless.push(name.to_owned());
+        }
+        _ => {}
+    }) else {
+        return;
+    };
     for name in linkless {
-        if let Ok(sub) = open_dir(fd, name.as_c_str()) {
+        if let Ok(sub) = entries.fd().and_then(|fd| open_dir(fd, name.as_c_str())) {
             every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), removed, budget, 0);
         }
     }
@@ -166,30 +158,39 @@ pub(crate) fn every_link(dir: OwnedFd, path: &Path, removed: &mut Vec<Removed>, 
     if depth > 32 {
         return;
     }
-    let Ok(mut entries) = Dir::new(dir) else { return };
     let mut subdirs = Vec::new();
-    while let Some(Ok(e)) = entries.read() {
-        if *budget == 0 {
-            return;
+    let Some(entries) = read_entries(dir, budget, |fd, name, kind| match kind {
+        FileType::Symlink => remove(fd, name, path, removed),
+        FileType::Directory => subdirs.push(name.to_owned()),
+        _ => {}
+    }) else {
+        return;
+    };
+    for name in subdirs {
+        if let Ok(sub) = entries.fd().and_then(|fd| open_dir(fd, name.as_c_str())) {
+            every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), removed, budget, depth + 1);
         }
-        *budget -= 1;
+    }
+}
+
+/// Reads `dir`'s entries but `.` and `..`, each with its type, while `budget` lasts (`None`
+/// once it is spent); returns the directory, to open what was found in it.
+fn read_entries(
+    dir: OwnedFd,
+    budget: &mut usize,
+    mut each: impl FnMut(BorrowedFd<'_>, &CStr, FileType),
+) -> Option<Dir> {
+    let mut entries = Dir::new(dir).ok()?;
+    while let Some(Ok(e)) = entries.read() {
+        *budget = budget.checked_sub(1)?;
         let name = e.file_name();
         if name.to_bytes() == b"." || name.to_bytes() == b".." {
             continue;
         }
-        let Ok(fd) = entries.fd() else { return };
-        match kind(fd, name, e.file_type()) {
-            FileType::Symlink => remove(fd, name, path, removed),
-            FileType::Directory => subdirs.push(name.to_owned()),
-            _ => {}
-        }
+        let fd = entries.fd().ok()?;
+        each(fd, name, kind(fd, name, e.file_type()));
     }
-    let Ok(fd) = entries.fd() else { return };
-    for name in subdirs {
-        if let Ok(sub) = open_dir(fd, name.as_c_str()) {
-            every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), removed, budget, depth + 1);
-        }
-    }
+    Some(entries)
 }
 
 /// An entry's type, asked of the file system where the directory does not say.
@@ -263,22 +264,14 @@ impl Watcher {
                 continue;
             }
             let Ok(fd) = beneath(&dir) else { continue };
-            let Ok(mut entries) = Dir::new(fd) else { continue };
-            while let Some(Ok(e)) = entries.read() {
-                if budget == 0 {
-                    return;
-                }
-                budget -= 1;
-                let name = e.file_name();
-                if name.to_bytes() == b"." || name.to_bytes() == b".." {
-                    continue;
-                }
-                let Ok(fd) = entries.fd() else { break };
-                match kind(fd, name, e.file_type()) {
-                    FileType::Symlink => remove(fd, name, &dir, &mut self.removed),
-                    FileType::Directory => todo.push((dir.join(OsStr::from_bytes(name.to_bytes())), depth + 1)),
-                    _ => {}
-                }
+            let removed = &mut self.removed;
+            let read = read_entries(fd, &mut budget, |fd, name, kind| match kind {
+                FileType::Symlink => remove(fd, name, &dir, removed),
+                FileType::Directory => todo.push((dir.join(OsStr::from_bytes(name.to_bytes())), depth + 1)),
+                _ => {}
+            });
+            if read.is_none() && budget == 0 {
+                return;
             }
         }
     }
