@@ -40,13 +40,7 @@ pub enum Hidden {
 
 impl Before {
     pub fn take(git: &Path) -> Before {
-        use std::os::unix::fs::OpenOptionsExt;
-        let index = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(super::join(git, "index"))
-            .ok()
-            .and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
+        let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
         let since = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) - 2;
         Before { git: git.to_path_buf(), index, since }
     }
@@ -65,8 +59,7 @@ impl Before {
                 .and_then(|(f, _)| read_capped(f).ok())
                 .map(|bytes| hidden_bits(&bytes))
                 .unwrap_or_default();
-            let after = File::open(super::join(&self.git, "index"))
-                .ok()
+            let after = open_file(&super::join(&self.git, "index"))
                 .and_then(|f| read_capped(&f).ok())
                 .map(|bytes| hidden_bits(&bytes))
                 .unwrap_or_default();
@@ -86,7 +79,7 @@ impl Before {
             }
         }
         if changed("packed-refs").is_some()
-            && let Ok(f) = File::open(super::join(&self.git, "packed-refs"))
+            && let Some(f) = open_file(&super::join(&self.git, "packed-refs"))
             && let Ok(bytes) = read_capped(&f)
         {
             for line in String::from_utf8_lossy(&bytes).lines() {
@@ -107,6 +100,14 @@ type Stamp = (u64, u64, i64, i64);
 
 fn stamp(m: &std::fs::Metadata) -> Stamp {
     (m.dev(), m.ino(), m.ctime(), m.ctime_nsec())
+}
+
+/// A regular file, opened without following a link or waiting: the box could put a FIFO in
+/// the index's place, and a plain open would wait for a writer.
+fn open_file(path: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
+    f.metadata().ok().filter(std::fs::Metadata::is_file).map(|_| f)
 }
 
 fn read_capped(f: &File) -> std::io::Result<Vec<u8>> {
@@ -245,5 +246,20 @@ mod tests {
         // with a margin of two seconds, so the ref just made would be found again).
         let again = Before::take(&git_dir).finish();
         assert!(!again.iter().any(|h| matches!(h, Hidden::Bit { .. })), "{again:?}");
+    }
+
+    #[test]
+    fn a_fifo_in_the_index_place_does_not_hold_agentsh() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        let before = Before::take(&git_dir);
+        std::fs::remove_file(git_dir.join("index")).unwrap();
+        std::fs::remove_file(git_dir.join("packed-refs")).ok();
+        for f in ["index", "packed-refs"] {
+            let made = Command::new("mkfifo").arg(git_dir.join(f)).status().unwrap();
+            assert!(made.success());
+        }
+        assert!(before.finish().is_empty());
+        assert!(Before::take(&git_dir).finish().is_empty());
     }
 }
