@@ -3534,6 +3534,19 @@ fn the_persons_git_does_not_write_through_links_a_command_made_in_the_git_direct
     assert_eq!((b.as_str(), n.as_str()), ("# bashrc\n", "mine\n"), "the person's git wrote through a link");
     let err = text(&out.stderr);
     assert!(err.contains("agentsh: removed") && err.contains("COMMIT_EDITMSG"), "the person is told: {err}");
+    // A command that does nothing but plant one (rt3's `plant.py`) is told as it ends too,
+    // whether the holder or the sweep removed it.
+    for _ in 0..5 {
+        let plant = format!(
+            "{py} -c 'import os; os.symlink(\"{b}\", \".git/x.new\"); os.rename(\".git/x.new\", \".git/COMMIT_EDITMSG\")'\n",
+            b = bashrc.display(),
+            py = python(),
+        );
+        // The rename fails where the holder removed the link first.
+        let err = text(&w.script(&plant).stderr);
+        assert!(err.contains("agentsh: removed a link") && err.contains(".git/"), "told as it ends: {err}");
+        assert!(!is_link(&w.path(".git/COMMIT_EDITMSG")));
+    }
     // The attack works where there is no box: in another repository, where no box's holder
     // watches, with the sandbox off.
     let other = tempfile::tempdir().unwrap();

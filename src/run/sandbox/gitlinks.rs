@@ -73,12 +73,20 @@ impl Sweep {
             statx(rustix::fs::CWD, super::join(&self.git, name), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME)
                 .is_ok_and(|s| changed(&s) >= self.since)
         });
-        let mut removed = if self.noted || changed { taken_notes(&self.notes) } else { Vec::new() };
+        let mut out = Out { list: Vec::new(), notes: None };
         if changed && let Ok(dir) = open_dir(rustix::fs::CWD, self.git.as_os_str()) {
             let mut budget = MAX_ENTRIES;
-            top_level(dir, &self.git, Some(self.since), &mut removed, &mut budget);
+            top_level(dir, &self.git, Some(self.since), &mut out, &mut budget);
         }
-        removed
+        // After the sweep: a link the holder removed first was noted before it was removed.
+        if self.noted || changed {
+            for n in taken_notes(&self.notes) {
+                if !out.list.contains(&n) {
+                    out.list.push(n);
+                }
+            }
+        }
+        out.list
     }
 }
 
@@ -128,7 +136,7 @@ fn open_dir<P: rustix::path::Arg>(at: impl AsFd, path: P) -> rustix::io::Result<
 
 /// The git directory's own entries: a link made since `since` (all of them where `since` is
 /// `None`) is removed; the [`LINKLESS`] directories are swept whole.
-fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, removed: &mut Vec<Removed>, budget: &mut usize) {
+fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, out: &mut Out, budget: &mut usize) {
     let mut linkless = Vec::new();
     let Some(entries) = read_entries(dir, budget, |fd, name, kind| match kind {
         FileType::Symlink => {
@@ -136,7 +144,7 @@ fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, removed: &mut Vec<
                 statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).is_ok_and(|st| changed(&st) >= s)
             });
             if new {
-                remove(fd, name, path, removed);
+                remove(fd, name, path, out);
             }
         }
         FileType::Directory if LINKLESS.iter().any(|l| l.as_bytes() == name.to_bytes()) => {
@@ -148,19 +156,19 @@ fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, removed: &mut Vec<
     };
     for name in linkless {
         if let Ok(sub) = entries.fd().and_then(|fd| open_dir(fd, name.as_c_str())) {
-            every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), removed, budget, 0);
+            every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), out, budget, 0);
         }
     }
 }
 
 /// Removes every link in `dir` and below it.
-pub(crate) fn every_link(dir: OwnedFd, path: &Path, removed: &mut Vec<Removed>, budget: &mut usize, depth: usize) {
+fn every_link(dir: OwnedFd, path: &Path, out: &mut Out, budget: &mut usize, depth: usize) {
     if depth > 32 {
         return;
     }
     let mut subdirs = Vec::new();
     let Some(entries) = read_entries(dir, budget, |fd, name, kind| match kind {
-        FileType::Symlink => remove(fd, name, path, removed),
+        FileType::Symlink => remove(fd, name, path, out),
         FileType::Directory => subdirs.push(name.to_owned()),
         _ => {}
     }) else {
@@ -168,7 +176,7 @@ pub(crate) fn every_link(dir: OwnedFd, path: &Path, removed: &mut Vec<Removed>, 
     };
     for name in subdirs {
         if let Ok(sub) = entries.fd().and_then(|fd| open_dir(fd, name.as_c_str())) {
-            every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), removed, budget, depth + 1);
+            every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), out, budget, depth + 1);
         }
     }
 }
@@ -202,13 +210,24 @@ fn kind(dir: BorrowedFd<'_>, name: &CStr, said: FileType) -> FileType {
         .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.stx_mode.into()))
 }
 
-/// Unlinks the link `name` in `dir` (at `path`), noting it with what it named.
-fn remove(dir: BorrowedFd<'_>, name: &CStr, path: &Path, removed: &mut Vec<Removed>) {
+/// Where removed links go: the list to tell, and for the holder, the box's lock and name, to
+/// note each in before it is unlinked (a command that finds it gone then finds it noted).
+pub(crate) struct Out {
+    list: Vec<Removed>,
+    notes: Option<(OwnedFd, String)>,
+}
+
+/// Unlinks the link `name` in `dir` (at `path`), with what it named in `out`.
+fn remove(dir: BorrowedFd<'_>, name: &CStr, path: &Path, out: &mut Out) {
     let target = rustix::fs::readlinkat(dir, name, Vec::new()).ok();
+    let at = path.join(OsStr::from_bytes(name.to_bytes()));
+    let to = target.map(|t| String::from_utf8_lossy(t.as_bytes()).into_owned()).unwrap_or_default();
+    let entry = format!("{} -> {to}", crate::text::path(&at));
+    if let Some((records, box_name)) = &out.notes {
+        note(records.as_fd(), box_name, std::slice::from_ref(&entry));
+    }
     if unlinkat(dir, name, AtFlags::empty()).is_ok() {
-        let at = path.join(OsStr::from_bytes(name.to_bytes()));
-        let to = target.map(|t| String::from_utf8_lossy(t.as_bytes()).into_owned()).unwrap_or_default();
-        removed.push(format!("{} -> {to}", crate::text::path(&at)));
+        out.list.push(entry);
     }
 }
 
@@ -224,17 +243,20 @@ pub(crate) struct Watcher {
     dirs: std::collections::HashMap<nix::sys::inotify::WatchDescriptor, (PathBuf, bool)>,
     /// When the watch began: after the queue overflowed, the links made since are removed.
     started: Stamp,
-    removed: Vec<Removed>,
+    out: Out,
 }
 
 impl Watcher {
     /// Watches `git` and its [`LINKLESS`] directories, and removes the links already in those.
-    /// `None` where inotify cannot be had (the person's limit of instances reached).
-    pub(crate) fn new(git: &Path) -> Option<Watcher> {
+    /// `notes`: agentsh's records (opened before the box was made) and the box's name, where
+    /// each link is noted before it is removed ([`note`]). `None` where inotify cannot be had
+    /// (the person's limit of instances reached).
+    pub(crate) fn new(git: &Path, notes: Option<(OwnedFd, String)>) -> Option<Watcher> {
         use nix::sys::inotify::{InitFlags, Inotify};
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok()?;
         let started = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
-        let mut w = Watcher { inotify, git: git.to_path_buf(), dirs: Default::default(), started, removed: Vec::new() };
+        let out = Out { list: Vec::new(), notes };
+        let mut w = Watcher { inotify, git: git.to_path_buf(), dirs: Default::default(), started, out };
         w.watch(git.to_path_buf(), false)?;
         for name in LINKLESS {
             w.watch_tree(git.join(name));
@@ -264,9 +286,9 @@ impl Watcher {
                 continue;
             }
             let Ok(fd) = beneath(&dir) else { continue };
-            let removed = &mut self.removed;
+            let out = &mut self.out;
             let read = read_entries(fd, &mut budget, |fd, name, kind| match kind {
-                FileType::Symlink => remove(fd, name, &dir, removed),
+                FileType::Symlink => remove(fd, name, &dir, out),
                 FileType::Directory => todo.push((dir.join(OsStr::from_bytes(name.to_bytes())), depth + 1)),
                 _ => {}
             });
@@ -294,7 +316,7 @@ impl Watcher {
                 let Ok(fd) = beneath(&dir) else { continue };
                 let Ok(cname) = std::ffi::CString::new(name.as_bytes()) else { continue };
                 match kind(fd.as_fd(), &cname, FileType::Unknown) {
-                    FileType::Symlink => remove(fd.as_fd(), &cname, &dir, &mut self.removed),
+                    FileType::Symlink => remove(fd.as_fd(), &cname, &dir, &mut self.out),
                     FileType::Directory if linkless || LINKLESS.iter().any(|l| l.as_bytes() == name.as_bytes()) => {
                         self.watch_tree(dir.join(&name));
                     }
@@ -302,7 +324,7 @@ impl Watcher {
                 }
             }
         }
-        std::mem::take(&mut self.removed)
+        std::mem::take(&mut self.out.list)
     }
 
     /// After events were lost: the [`LINKLESS`] directories swept and watched again, and the
@@ -313,7 +335,7 @@ impl Watcher {
         }
         if let Ok(fd) = beneath(&self.git) {
             let mut budget = MAX_ENTRIES;
-            top_level(fd, &self.git.clone(), Some(self.started), &mut self.removed, &mut budget);
+            top_level(fd, &self.git.clone(), Some(self.started), &mut self.out, &mut budget);
         }
     }
 }
@@ -325,7 +347,7 @@ fn beneath(dir: &Path) -> rustix::io::Result<OwnedFd> {
     rustix::fs::openat2(rustix::fs::CWD, dir, flags, Mode::empty(), rustix::fs::ResolveFlags::NO_SYMLINKS)
 }
 
-/// Appends what the holder removed to the box's lock (`NAME.lock` in agentsh's records,
+/// Appends what the holder removes to the box's lock (`NAME.lock` in agentsh's records,
 /// `records` being that directory, opened before the box was made), for the next command's
 /// [`Sweep`] to report: a command holds that lock open anyway, so it tells whether there is
 /// anything to report with one `fstat`.
@@ -444,7 +466,7 @@ mod tests {
         let (_tmp, git) = git_dir();
         symlink("/home/u/.bashrc", git.join("logs/refs/heads/before")).unwrap();
         symlink("/elsewhere/objects", git.join("objects")).unwrap();
-        let Some(mut w) = Watcher::new(&git) else { return eprintln!("skipped: no inotify here") };
+        let Some(mut w) = Watcher::new(&git, None) else { return eprintln!("skipped: no inotify here") };
         assert!(!is_link(&git.join("logs/refs/heads/before")), "a link in logs/ goes as the watch starts");
         assert!(is_link(&git.join("objects")), "an old link in the top level stays");
         symlink("/home/u/.bashrc", git.join("COMMIT_EDITMSG")).unwrap();

@@ -956,12 +956,12 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
     // Links made in the git directory, removed as they appear (rt3 G1): a process left in the
     // box can make one at any time, after its command's own sweep.
     let mut links = match (&spec.workspace, &spec.git_dir) {
-        (Some(_), Some(git)) => super::gitlinks::Watcher::new(git),
+        (Some(_), Some(git)) => {
+            let notes = records.try_clone().ok().map(|r| (OwnedFd::from(r), name.to_string()));
+            super::gitlinks::Watcher::new(git, notes)
+        }
         _ => None,
     };
-    if let Some(w) = links.as_mut() {
-        super::gitlinks::note(records.as_fd(), name, &w.handle());
-    }
     let mut chld = nix::sys::signal::SigSet::empty();
     chld.add(nix::sys::signal::Signal::SIGCHLD);
     let _ = chld.thread_block();
@@ -987,7 +987,7 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
             let linked = at == 1 && fds[1].revents().is_some_and(|r| !r.is_empty());
             drop(fds);
             if let (true, Some(w)) = (linked, links.as_mut()) {
-                super::gitlinks::note(records.as_fd(), name, &w.handle());
+                w.handle();
             }
             while let Ok(Some(_)) = s.read_signal() {}
             if proxy_gone {
