@@ -3633,3 +3633,27 @@ fn what_hides_a_commands_edits_from_git_review_is_told() {
     succeeded(&out, "set a bit without the sandbox");
     assert!(!text(&out.stderr).contains("bit on"), "{}", text(&out.stderr));
 }
+
+/// A rebuilt or reinstalled agentsh of the same version makes boxes of its own: it joined the
+/// holders the program before it had left running, so a fix in the holder (its watch of the git
+/// directory) did not reach the next commands until that holder ended.
+#[test]
+fn another_build_of_agentsh_does_not_join_the_boxes_of_the_one_before() {
+    let Some(w) = world() else { return };
+    let mount_ns = |program: &Path| {
+        let c = w.command(&["-c", "readlink /proc/self/ns/mnt"]);
+        let out = Command::new(program)
+            .args(c.get_args())
+            .envs(c.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .current_dir(w.ws.path())
+            .output()
+            .unwrap();
+        succeeded(&out, "readlink /proc/self/ns/mnt");
+        text(&out.stdout)
+    };
+    let first = mount_ns(Path::new(BIN));
+    let copy = w.home.path().join("agentsh-reinstalled");
+    std::fs::copy(BIN, &copy).unwrap();
+    assert_ne!(mount_ns(&copy), first, "the same version from another file made its own box");
+    assert_eq!(mount_ns(Path::new(BIN)), first, "the first program still joins its own box");
+}

@@ -309,8 +309,19 @@ fn prune(records: &Path) {
     }
 }
 
+/// The program this process runs, as a file (device, inode, size, change time): a rebuilt or
+/// reinstalled agentsh of the same version names its boxes anew, and never joins a holder that
+/// still runs the code before it (a fix in the holder would otherwise wait for that holder to
+/// end, which a busy agent can put off for as long as it works). One `statx`.
+fn running_program() -> Option<(u32, u32, u64, u64, i64, u32)> {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let mask = StatxFlags::INO | StatxFlags::SIZE | StatxFlags::CTIME;
+    let s = statx(CWD, "/proc/self/exe", AtFlags::empty(), mask).ok()?;
+    Some((s.stx_dev_major, s.stx_dev_minor, s.stx_ino, s.stx_size, s.stx_ctime.tv_sec, s.stx_ctime.tv_nsec))
+}
+
 /// The name of a record: a hash of what the box is built from (see `spec::key`), with agentsh's
-/// version and the user. Paths are gathered into a buffer on the stack and hashed a block at a
+/// version, the program file it runs ([`running_program`]) and the user. Paths are gathered into a buffer on the stack and hashed a block at a
 /// time: a call per path cost more than the bytes.
 pub(crate) struct Key {
     h: std::hash::DefaultHasher,
@@ -321,7 +332,7 @@ pub(crate) struct Key {
 impl Key {
     pub(crate) fn new() -> Key {
         let mut h = std::hash::DefaultHasher::new();
-        (env!("CARGO_PKG_VERSION"), nix::unistd::geteuid().as_raw()).hash(&mut h);
+        (env!("CARGO_PKG_VERSION"), nix::unistd::geteuid().as_raw(), running_program()).hash(&mut h);
         Key { h, block: [0; 1024], len: 0 }
     }
 
