@@ -10,9 +10,10 @@
 #   bench/compare.sh --dynamic             # also a dynamically linked build, for comparison
 #   AGENTSH=/path/to/agentsh bench/compare.sh   # time a binary you built yourself
 #
-# The targets are judged on the binary README's install command gives, `cargo install --path .`
-# (into a scratch root; it builds in target/ like `cargo build --release`). .cargo/config.toml
-# makes that build static on Linux with glibc: no dynamic loader work at start.
+# The targets are judged on the binary README's install command gives, `cargo install --path .
+# --target <arch>-unknown-linux-musl` (into a scratch root; it builds in target/ like `cargo build
+# --release`): static, no dynamic loader work at start. Where rustup has no musl target, the
+# glibc build (`cargo install --path .`, static through .cargo/config.toml) is timed, and said.
 # Every ratio is taken within one run from interleaved rounds; medians are reported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,10 +56,16 @@ print([m["executable"] for m in map(json.loads, sys.stdin)
 # about 12 page faults more per start, measured here).
 mkdir -p "$work/bin"
 if [ -z "${AGENTSH:-}" ]; then
-    echo "installing agentsh as README says (cargo install --path .)..." >&2
-    cargo install --quiet --path . --root "$work/install" 2>&1 | grep -v "to your PATH" >&2 || true
-    [ -x "$work/install/bin/agentsh" ] || { echo "compare.sh: cargo install --path . failed" >&2; exit 1; }
-    BUILT="cargo install --path ."
+    musl="$(uname -m)-unknown-linux-musl"
+    BUILT="cargo install --path . --target $musl"
+    if ! rustup target list --installed 2>/dev/null | grep -qx "$musl"; then
+        echo "compare.sh: rustup has no $musl target (rustup target add $musl): timing the glibc build" >&2
+        BUILT="cargo install --path ."
+    fi
+    echo "installing agentsh as README says ($BUILT)..." >&2
+    # shellcheck disable=SC2086 # BUILT's words are the command's arguments
+    cargo ${BUILT#cargo } --quiet --root "$work/install" 2>&1 | grep -v "to your PATH" >&2 || true
+    [ -x "$work/install/bin/agentsh" ] || { echo "compare.sh: $BUILT failed" >&2; exit 1; }
     install -m 755 "$work/install/bin/agentsh" "$work/bin/agentsh"
 else
     [ -x "$AGENTSH" ] || { echo "compare.sh: $AGENTSH is not an executable" >&2; exit 1; }

@@ -13,6 +13,15 @@ use agentsh::cli::{self, Invocation};
 use std::io::Write;
 use std::os::raw::{c_char, c_int};
 
+/// The allocator of the musl build (README's "Which binary"): Doug Lea's malloc, in Rust.
+/// musl's own allocator maps and unmaps memory for small blocks as it goes (59 `mmap` and `munmap`
+/// calls for `agentsh -c /bin/true`, against 9 with glibc) and judges a 63 KiB script in about
+/// twice glibc's time; this one takes what it needs in a few large mappings and judges as fast
+/// as glibc (docs/BENCHMARKS.md, "Session 16"). glibc's allocator is kept where glibc is.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static GLOBAL: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
 /// The C `main` that the C library's start code calls, in place of the one std generates.
 // SAFETY: `no_mangle` exports this function as the C symbol `main`. `#![no_main]` stops std from
 // emitting its own `main`, so no other symbol of that name exists, and the signature is the one
@@ -32,6 +41,14 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
         .map(|p| std::ffi::OsStr::from_bytes(unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes()).to_os_string())
         .collect();
     startup();
+    #[cfg(target_env = "musl")]
+    // SAFETY: called once, here, before any thread exists. It registers fork handlers that hold
+    // the allocator's lock across `fork` (the box's builder forks), as glibc's allocator does
+    // for itself, so a child never starts with the lock held by a thread it does not have.
+    #[allow(unsafe_code)]
+    unsafe {
+        dlmalloc::enable_alloc_after_fork()
+    };
     // A panic must not unwind into C (that aborts): report it as std's runtime would, status 101.
     let code = std::panic::catch_unwind(|| run(args)).unwrap_or(101);
     let _ = std::io::stdout().flush();
