@@ -3680,6 +3680,8 @@ fn a_local_clones_objects_are_not_the_source_repositorys() {
     let before = std::fs::read(&theirs).unwrap();
     use std::os::unix::fs::MetadataExt;
     assert!(std::fs::metadata(&theirs).unwrap().nlink() > 1, "git cloned without hard links: nothing to test");
+    let doctor = w.command(&["doctor", "--json"]).output().unwrap();
+    assert!(text(&doctor.stdout).contains("shares 3 files of .git/objects"), "{}", text(&doctor.stdout));
     let attack = format!("set -e\nf=.git/{rel}\nchmod 0666 $f\necho 'H2-RAN' >> $f\ntouch -d 2001-01-01 $f\n{INSIDE}");
     let out = w.script(&attack);
     succeeded(&out, "write a git object of the workspace's");
@@ -3718,6 +3720,8 @@ fn a_package_stores_hard_links_are_copied_on_write() {
         std::fs::create_dir_all(w.path(rel).parent().unwrap()).unwrap();
         std::fs::hard_link(store.path().join(name), w.path(rel)).unwrap();
     }
+    let doctor = w.command(&["doctor", "--json"]).output().unwrap();
+    assert!(text(&doctor.stdout).contains("hard-linked from a package store"), "{}", text(&doctor.stdout));
     let attack = files
         .iter()
         .map(|(_, rel)| format!("f={rel}\ncat $f\necho 'POISONED' >> $f\nchmod 0666 $f\ntouch -d 2001-01-01 $f\n"))

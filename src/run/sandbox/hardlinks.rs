@@ -105,9 +105,42 @@ pub struct Unshared {
 /// same directory, renamed over the shared name, with the same bytes, mode and times. `Err`
 /// where one cannot be made: the box must not be built with it still shared.
 pub fn unshare_git_objects(git: &Path) -> Result<Unshared, String> {
+    let mut done = Unshared::default();
+    done.truncated = shared_objects(git, |path, m| match unshare(path, m) {
+        Ok(()) => {
+            done.files += 1;
+            done.bytes += m.len();
+            Ok(())
+        }
+        // Removed meanwhile (the person's `git gc`): nothing left to share.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(why) => Err(format!("{}: {why}", path.display())),
+    })?;
+    Ok(done)
+}
+
+/// How many files of the git directory `git`'s object directories (and its submodules') are
+/// shared with another repository, without changing them (`agentsh doctor`); `None` past
+/// [`MAX_OBJECTS`] entries.
+pub fn count_shared_git_objects(git: &Path) -> Option<usize> {
+    let mut n = 0;
+    let truncated = shared_objects(git, |_, _| {
+        n += 1;
+        Ok(())
+    })
+    .ok()?;
+    (!truncated).then_some(n)
+}
+
+/// Calls `each` with every regular file of `git`'s object directories, and its submodules',
+/// that has another name; whether there were more entries than [`MAX_OBJECTS`] (the rest not
+/// looked at).
+fn shared_objects(
+    git: &Path,
+    mut each: impl FnMut(&Path, &std::fs::Metadata) -> Result<(), String>,
+) -> Result<bool, String> {
     let mut dirs = vec![git.to_path_buf()];
     super::gitcode::git_dirs_under(&super::join(git, "modules"), &mut dirs, 0);
-    let mut done = Unshared::default();
     let mut seen = 0;
     for g in dirs {
         let mut queue = VecDeque::from([super::join(&g, "objects")]);
@@ -116,27 +149,18 @@ pub fn unshare_git_objects(git: &Path) -> Result<Unshared, String> {
             for e in entries.flatten() {
                 seen += 1;
                 if seen > MAX_OBJECTS {
-                    done.truncated = true;
-                    return Ok(done);
+                    return Ok(true);
                 }
                 let Ok(m) = e.metadata() else { continue };
                 if m.is_dir() {
                     queue.push_back(e.path());
                 } else if m.is_file() && m.nlink() > 1 {
-                    match unshare(&e.path(), &m) {
-                        Ok(()) => {
-                            done.files += 1;
-                            done.bytes += m.len();
-                        }
-                        // Removed meanwhile (the person's `git gc`): nothing left to share.
-                        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(why) => return Err(format!("{}: {why}", e.path().display())),
-                    }
+                    each(&e.path(), &m)?;
                 }
             }
         }
     }
-    Ok(done)
+    Ok(false)
 }
 
 /// `path` replaced by a copy of itself: same bytes, mode and modification time, one name.
@@ -251,6 +275,7 @@ mod tests {
         std::fs::write(git.join("modules/sub/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(git.join("objects/ab/own"), "own").unwrap();
         std::fs::set_permissions(git.join("objects/ab/cdef"), std::fs::Permissions::from_mode(0o444)).unwrap();
+        assert_eq!(count_shared_git_objects(&git), Some(3));
         let done = unshare_git_objects(&git).unwrap();
         assert_eq!(done, Unshared { files: 3, bytes: 16, truncated: false });
         for (f, body) in
@@ -261,6 +286,7 @@ mod tests {
             assert_eq!(std::fs::read_to_string(git.join(f)).unwrap(), body);
         }
         assert_eq!(std::fs::metadata(git.join("objects/ab/cdef")).unwrap().mode() & 0o777, 0o444);
+        assert_eq!(count_shared_git_objects(&git), Some(0));
         // The source's own are untouched, and alone now.
         assert_eq!(std::fs::metadata(src.join("ab/cdef")).unwrap().nlink(), 1);
         std::fs::write(git.join("objects/ab/cdef"), "changed").unwrap_or_else(|_| {
