@@ -3657,3 +3657,99 @@ fn another_build_of_agentsh_does_not_join_the_boxes_of_the_one_before() {
     assert_ne!(mount_ns(&copy), first, "the same version from another file made its own box");
     assert_eq!(mount_ns(Path::new(BIN)), first, "the first program still joins its own box");
 }
+
+// ---- fix4-links: hard links into the workspace from outside (rt4 R1) ----
+
+/// rt4 R1 (H2): a `git clone` of a local path hard-links the source repository's objects into
+/// the workspace; the box rewrote one, and the person's source repository served the box's
+/// Makefile. The objects are the workspace's own copies before any command runs, said once.
+#[test]
+fn a_local_clones_objects_are_not_the_source_repositorys() {
+    let Some(w) = world() else { return };
+    let src = tempfile::tempdir().unwrap();
+    w.git_in(src.path());
+    std::fs::write(src.path().join("Makefile"), "all:\n\techo build\n").unwrap();
+    git(src.path(), &["add", "Makefile"]);
+    git(src.path(), &["commit", "-qm", "init"]);
+    std::fs::remove_dir_all(w.path(".git")).unwrap();
+    git(Path::new("/"), &["clone", "-q", &src.path().to_string_lossy(), &w.ws.path().to_string_lossy()]);
+    let blob = Command::new("git").args(["rev-parse", "HEAD:Makefile"]).current_dir(src.path()).output().unwrap();
+    let blob = text(&blob.stdout).trim().to_string();
+    let rel = format!("objects/{}/{}", &blob[..2], &blob[2..]);
+    let theirs = src.path().join(".git").join(&rel);
+    let before = std::fs::read(&theirs).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert!(std::fs::metadata(&theirs).unwrap().nlink() > 1, "git cloned without hard links: nothing to test");
+    let doctor = w.command(&["doctor", "--json"]).output().unwrap();
+    assert!(text(&doctor.stdout).contains("shares 3 files of .git/objects"), "{}", text(&doctor.stdout));
+    let attack = format!("set -e\nf=.git/{rel}\nchmod 0666 $f\necho 'H2-RAN' >> $f\ntouch -d 2001-01-01 $f\n{INSIDE}");
+    let out = w.script(&attack);
+    succeeded(&out, "write a git object of the workspace's");
+    assert!(std::fs::read(w.path(".git").join(&rel)).unwrap().ends_with(b"H2-RAN\n"), "the box wrote its own");
+    let m = std::fs::metadata(&theirs).unwrap();
+    assert_eq!(std::fs::read(&theirs).unwrap(), before, "the source repository's object was rewritten");
+    assert_eq!((m.mode() & 0o777, m.nlink()), (0o444, 1), "its mode changed, or it is still shared");
+    assert!(m.mtime() > 978_307_200, "its time changed");
+    let show = Command::new("git").args(["show", "HEAD:Makefile"]).current_dir(src.path()).output().unwrap();
+    assert_eq!(text(&show.stdout), "all:\n\techo build\n");
+    assert!(text(&out.stderr).contains("shared 3 files with another repository"), "{}", text(&out.stderr));
+    // Said once: the next box has nothing to say.
+    std::fs::write(w.path(".gitignore"), "probe.sh\n").unwrap();
+    let out = w.script("true\n");
+    succeeded(&out, "the next command");
+    assert!(!text(&out.stderr).contains("another repository"), "{}", text(&out.stderr));
+}
+
+/// rt4 R1 (H1, M1): pnpm's (bun's, uv's) store files are hard-linked into the project's
+/// `node_modules` and `.venv`, and into the person's other projects; the box appended code to
+/// one, and changed its mode and times. Those directories are copy-on-write in the box: the box
+/// reads, writes and installs there, and nothing reaches the store. Also where the farm was
+/// made outside after the box was built (a `pnpm install` of the person's while the box is kept).
+#[test]
+fn a_package_stores_hard_links_are_copied_on_write() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    succeeded(&w.script("true\n"), "a first command builds the box");
+    let store = tempfile::tempdir().unwrap();
+    let files = [
+        ("3fa1c0ffee-index.js", "node_modules/.pnpm/leftpad@1.0.0/node_modules/leftpad/index.js"),
+        ("5d2e-init.py", ".venv/lib/python3.12/site-packages/m/__init__.py"),
+    ];
+    for (name, rel) in files {
+        std::fs::write(store.path().join(name), "module.exports = 1\n").unwrap();
+        std::fs::create_dir_all(w.path(rel).parent().unwrap()).unwrap();
+        std::fs::hard_link(store.path().join(name), w.path(rel)).unwrap();
+    }
+    let doctor = w.command(&["doctor", "--json"]).output().unwrap();
+    assert!(text(&doctor.stdout).contains("hard-linked from a package store"), "{}", text(&doctor.stdout));
+    let attack = files
+        .iter()
+        .map(|(_, rel)| format!("f={rel}\ncat $f\necho 'POISONED' >> $f\nchmod 0666 $f\ntouch -d 2001-01-01 $f\n"))
+        .collect::<String>();
+    let out = w.script(&format!(
+        "set -e\n{attack}mkdir -p node_modules/added && echo 'new' > node_modules/added/index.js\n{INSIDE}"
+    ));
+    succeeded(&out, "write the project's packages");
+    assert_eq!(text(&out.stdout), "module.exports = 1\n".repeat(2), "the box reads the packages");
+    use std::os::unix::fs::MetadataExt;
+    for (name, rel) in files {
+        let m = std::fs::metadata(store.path().join(name)).unwrap();
+        assert_eq!(std::fs::read_to_string(store.path().join(name)).unwrap(), "module.exports = 1\n", "{rel}");
+        assert_eq!(m.mode() & 0o777, 0o644, "{rel}: its mode changed");
+        assert!(m.mtime() > 978_307_200, "{rel}: its time changed");
+    }
+    assert!(!w.path("node_modules/added").exists(), "the box's install reached the project");
+    assert!(text(&out.stderr).contains("copy-on-write"), "not told: {}", text(&out.stderr));
+    // The box keeps its own copy for its next commands.
+    let out = w.script(&format!("set -e\ncat {} node_modules/added/index.js\n", files[0].1));
+    succeeded(&out, "read the box's own copy");
+    assert_eq!(text(&out.stdout), "module.exports = 1\nPOISONED\nnew\n");
+    // Without hard links, `node_modules` is the project's own, written as it is.
+    std::fs::remove_dir_all(w.path("node_modules")).unwrap();
+    std::fs::remove_dir_all(w.path(".venv")).unwrap();
+    w.write("node_modules/plain/index.js", "own\n");
+    let out = w.script("set -e\necho more >> node_modules/plain/index.js\n");
+    succeeded(&out, "write a package without links");
+    assert!(!text(&out.stderr).contains("copy-on-write"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(w.path("node_modules/plain/index.js")).unwrap(), "own\nmore\n");
+}

@@ -693,6 +693,7 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
             }
         }
     }
+    let boxed = config.sandbox.enabled && matches!(support.namespaces, Namespaces::Available);
     match support.namespaces {
         Namespaces::Available => out.push(finding(
             "sandbox",
@@ -722,7 +723,54 @@ fn sandbox(f: &Facts) -> Vec<Finding> {
                   kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for agentsh)"),
         )),
     }
+    if boxed {
+        out.extend(hard_links(&f.cwd));
+    }
     out.push(network(&config.sandbox));
+    out
+}
+
+/// Files of the workspace that are files outside it too (rt4 R1): what the next box will make
+/// the workspace's own (git's objects) or show copy-on-write (a package store's links), and how
+/// to have the tools copy instead.
+fn hard_links(cwd: &Path) -> Vec<Finding> {
+    use crate::run::sandbox::{Workspace, hardlinks};
+    let ws = Workspace::find(cwd);
+    if !ws.is_git {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if let Some(n) = ws.git_dir.as_deref().and_then(hardlinks::count_shared_git_objects).filter(|n| *n > 0) {
+        out.push(finding(
+            "sandbox",
+            Level::Info,
+            format!(
+                "this repository shares {} of .git/objects with another by hard link (a `git clone` of a local \
+                 path): the next box makes them this repository's own copies before any command runs",
+                crate::text::count(n, "file", "files")
+            ),
+            Some("git clone --no-hardlinks, for the next local clone"),
+        ));
+    }
+    let farms = hardlinks::link_farms(&ws.root);
+    if !farms.is_empty() {
+        let names: Vec<String> = farms.iter().map(|f| crate::text::path(f)).collect();
+        out.push(finding(
+            "sandbox",
+            Level::Info,
+            format!(
+                "{} {} files hard-linked from a package store: the box shows {} copy-on-write, so what a \
+                 command installs there stays in the box",
+                names.join(", "),
+                if farms.len() == 1 { "holds" } else { "hold" },
+                if farms.len() == 1 { "it" } else { "them" },
+            ),
+            Some(
+                "have the package manager copy: pnpm config set package-import-method copy; UV_LINK_MODE=copy; \
+                  bun install --backend=copyfile",
+            ),
+        ));
+    }
     out
 }
 

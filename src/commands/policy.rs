@@ -202,6 +202,8 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
             "private": spec.private,
             "store": spec.store,
             "caches": existing(&spec.caches),
+            // Package directories holding files linked from a store: copy-on-write in the box.
+            "linked": spec.workspace.as_deref().map(sandbox::hardlinks::link_farms).unwrap_or_default(),
             "visible": existing(&spec.visible),
             "hidden": spec.hidden,
             "devices": spec.devices,

@@ -176,12 +176,16 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
     // What the person's git runs from the workspace beyond its git directory's own code paths
     // (`.git` files, `core.hooksPath`, includes, programs settings name): bound read-only too.
     let git = git_code(spec, true);
+    // Files of the workspace that are also files outside it, hard links the person's tools made
+    // (rt4 R1): git's shared objects made the workspace's own, the link farms copied on write.
+    let linked = super::hardlinks::prepare(spec).map_err(BoxError::Failed)?;
     let with_git;
-    let spec = if git.bind.is_empty() {
+    let spec = if git.bind.is_empty() && linked.is_empty() {
         spec
     } else {
         let mut s = spec.clone();
         s.read_only.extend(git.roots());
+        s.linked = linked;
         with_git = s;
         &with_git
     };
@@ -503,6 +507,13 @@ fn watch(spec: &BoxSpec) -> Watch {
     // The other code paths (`.agents`, `.git` files, what git settings name), wherever they are.
     for r in &spec.read_only {
         w.beneath(&r.path, false);
+    }
+    // A package directory made at the workspace's top since (`pnpm install` outside): looked
+    // at for hard links in a new box. No call more while the workspace's own change time holds.
+    if let Some(ws) = &spec.workspace {
+        for name in super::hardlinks::FARMS {
+            w.beneath(&super::join(ws, name), false);
+        }
     }
     // What is shown of the person's toolchains and caches is not watched: a toolchain installed
     // since shows in the next box (at most LIFETIME away), and nothing it holds is a secret.

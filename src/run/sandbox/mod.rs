@@ -45,6 +45,7 @@ pub mod filter;
 pub(crate) mod gitcode;
 pub mod gitlinks;
 pub mod gitreview;
+pub mod hardlinks;
 pub mod holder;
 pub mod proxy;
 pub mod rules;

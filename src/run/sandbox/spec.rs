@@ -127,6 +127,12 @@ pub struct BoxSpec {
     /// the box is made, and the builder adds what it finds in the git directory (`modules/*`,
     /// `commondir`, ...).
     pub read_only: Vec<Root>,
+    /// Inside a writable root, copy-on-write (an overlay whose upper layer is under `store`):
+    /// package directories holding files that are also files outside, hard links the person's
+    /// pnpm, bun or uv made from its store. Found when the box is built
+    /// ([`super::hardlinks::link_farms`]), not here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linked: Vec<PathBuf>,
     /// Devices: read, write and device ioctls.
     pub devices: Vec<Root>,
     /// The command's own terminals.
@@ -576,6 +582,7 @@ impl BoxSpec {
             hidden,
             deny,
             read_only,
+            linked: Vec::new(),
             devices,
             ttys,
             network: settings.network,

@@ -88,7 +88,7 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         if !c.path.is_dir() {
             continue;
         }
-        match store.overlay(&c.path, n) {
+        match store.overlay(&c.path, &format!("cache/{n}")) {
             Ok(fd) => caches.push((c.path.clone(), fd)),
             Err(why) => {
                 made.notes.push(format!("{}: not copied on write ({why}); the box has an empty one", c.path.display()))
@@ -97,6 +97,21 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
     }
     let write: Vec<(PathBuf, OwnedFd)> =
         spec.write.iter().filter_map(|w| take(&w.path, false).map(|(fd, _)| (w.path.clone(), fd))).collect();
+    // The link farms in the workspace, copy-on-write; one the file system will not overlay is
+    // shown read-only rather than written through to the store it shares files with.
+    let mut farms: Vec<(PathBuf, OwnedFd)> = Vec::new();
+    for path in &spec.linked {
+        match store.overlay(path, &format!("linked/{}", path_hash(path))) {
+            Ok(fd) => farms.push((path.clone(), fd)),
+            Err(why) => match take(path, true) {
+                Some((fd, true)) => {
+                    made.notes.push(format!("{}: not copied on write ({why}); read-only", path.display()));
+                    farms.push((path.clone(), fd));
+                }
+                _ => return Err(format!("{}: neither copied on write ({why}) nor read-only", path.display())),
+            },
+        }
+    }
     // Read-only binds: a device is still read and written (the mount's flag does not reach a
     // device's own file operations), but its mode, owner and times, which are the host's, cannot
     // change (`chmod 666` of the person's terminal, `touch /dev/urandom`).
@@ -159,6 +174,10 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         if mountpoint(&path, true, &made.notes)?.is_some() {
             put(&fd, &path)?;
         }
+    }
+    // On the workspace's own mount: a directory there, which the box cannot have replaced yet.
+    for (path, fd) in farms {
+        put(&fd, &path)?;
     }
     let mut pinned = Vec::new();
     if let (Some(_), Some(git)) = (&spec.workspace, &spec.git_dir) {
@@ -647,13 +666,13 @@ impl Store {
         Ok(Some(copy))
     }
 
-    /// A detached overlay of the cache `lower`: reads see the person's cache, writes land in
-    /// this workspace's copy (`cache/<n>/upper`), never in theirs.
-    fn overlay(&self, lower: &Path, n: usize) -> Result<OwnedFd, String> {
+    /// A detached overlay of the cache (or link farm) `lower`: reads see the person's, writes
+    /// land in this workspace's copy (`<name>/upper`), never in theirs.
+    fn overlay(&self, lower: &Path, name: &str) -> Result<OwnedFd, String> {
         use rustix::mount::{
             FsMountFlags, FsOpenFlags, fsconfig_create, fsconfig_set_flag, fsconfig_set_string, fsmount, fsopen,
         };
-        let base = join(&self.dir, &format!("cache/{n}"));
+        let base = join(&self.dir, name);
         let (upper, work) = (join(&base, "upper"), join(&base, "work"));
         for d in [&upper, &work] {
             std::fs::DirBuilder::new()
@@ -672,6 +691,14 @@ impl Store {
         fsmount(fs.as_fd(), FsMountFlags::FSMOUNT_CLOEXEC, MountAttrFlags::MOUNT_ATTR_NOSUID)
             .map_err(|e| format!("overlay: {e}"))
     }
+}
+
+/// A name for `path`'s copy in the store, the same for every box of this build of agentsh.
+fn path_hash(path: &Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    path.hash(&mut h);
+    format!("{:016x}", h.finish())
 }
 
 /// Covers denied paths in sight. The first directory gets an empty read-only tmpfs and the

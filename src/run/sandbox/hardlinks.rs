@@ -1,0 +1,347 @@
+//! Files of the workspace that are also files outside it: hard links the person's own tools made
+//! before any box (issue 25, rt4 R1). Landlock grants writing by path, and a hard link is the
+//! same inode as the file outside, so a write, `chmod` or `touch` through it lands there too.
+//! The box cannot make such a link itself (what is outside is not in its view, and a link
+//! cannot cross mounts), but it finds the ones already there:
+//!
+//! - `git clone` of a local path hard-links the source repository's `.git/objects` (and
+//!   `git submodule` of one, `.git/modules/*/objects`): rewriting an object rewrites the
+//!   source's. git never rewrites an object, so the builder gives the workspace its own copy of
+//!   each shared one ([`unshare_git_objects`]: same bytes, what `git repack -a -d` does).
+//! - pnpm, bun and uv hard-link their stores' files into `node_modules` and `.venv`: one write
+//!   reaches every other project using the package. These the box shows copy-on-write
+//!   ([`link_farms`]), as it shows the person's caches: its own installs and tests still work,
+//!   and what it writes lands in its own copy.
+//!
+//! Both are looked for when a box is built (once per box, kept for later commands), and within
+//! bounds; nothing is added to a command that joins a kept box but the watch on the farms' names.
+
+use super::spec::BoxSpec;
+use std::collections::VecDeque;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// At most this many entries of the object directories are looked at (a `statx` each).
+const MAX_OBJECTS: usize = 200_000;
+
+/// Where package managers put the files they link from their stores, in a project directory.
+pub const FARMS: &[&str] = &["node_modules", ".venv", "venv"];
+
+/// How deep below the workspace a project's farm is looked for (`packages/app/node_modules`).
+const FARM_DEPTH: usize = 2;
+/// At most this many directories are read looking for farms, and, in each farm, this many
+/// directories and regular files looked at; of a directory's files, the first few (a package's
+/// files are linked all or none, so a farm is told by a few of each of many packages).
+const MAX_PROJECT_DIRS: usize = 256;
+const MAX_FARM_DIRS: usize = 1_000;
+const MAX_FARM_FILES: usize = 4_000;
+const FILES_PER_DIR: usize = 4;
+
+/// What the box about to be built from `spec` must know of hard links in its workspace: the
+/// workspace's git objects shared with another repository are made its own first (said once,
+/// on standard error: there is nothing to do the next time); the link farms are returned, to
+/// be shown copy-on-write (said each time a box is built with them). `Err` where a shared
+/// object could not be made the workspace's own.
+pub fn prepare(spec: &BoxSpec) -> Result<Vec<PathBuf>, String> {
+    let Some(ws) = &spec.workspace else { return Ok(Vec::new()) };
+    if let Some(git) = &spec.git_dir {
+        let done = unshare_git_objects(git).map_err(|why| {
+            format!(
+                "{} shares files with another repository (hard links: a `git clone` of a local path), and one \
+                 could not be made this one's own: {why}. Run `git repack -a -d` there, or clone again with \
+                 --no-hardlinks",
+                crate::text::path(git)
+            )
+        })?;
+        if done.files > 0 {
+            eprintln!(
+                "agentsh: {} shared {} with another repository by hard link (a `git clone` of a local path does \
+                 that): a command in the sandbox writing one would have changed that repository too. They are now \
+                 this repository's own copies, with the same bytes ({} KiB copied). `git clone --no-hardlinks` \
+                 avoids it",
+                crate::text::sanitize::sanitize(&crate::text::path(&super::join(git, "objects"))),
+                crate::text::count(done.files, "file", "files"),
+                done.bytes.div_ceil(1024),
+            );
+        }
+        if done.truncated {
+            eprintln!(
+                "agentsh: {} holds more than {MAX_OBJECTS} files: those past them were not checked for hard links \
+                 to another repository (`git gc` packs them)",
+                crate::text::sanitize::sanitize(&crate::text::path(&super::join(git, "objects")))
+            );
+        }
+    }
+    let farms = link_farms(ws);
+    if !farms.is_empty() {
+        let names: Vec<String> = farms.iter().map(|f| crate::text::sanitize::sanitize(&crate::text::path(f))).collect();
+        eprintln!(
+            "agentsh: {} {} files hard-linked from a package store outside the workspace (pnpm, bun and uv link \
+             them): the sandbox shows {} copy-on-write, so what a command writes there stays in the sandbox and \
+             never reaches the store or the other projects sharing it. To have installs in the sandbox land in \
+             the project, let the package manager copy (pnpm: package-import-method=copy; uv: UV_LINK_MODE=copy; \
+             bun: --backend=copyfile)",
+            names.join(", "),
+            if farms.len() == 1 { "holds" } else { "hold" },
+            if farms.len() == 1 { "it" } else { "them" },
+        );
+    }
+    Ok(farms)
+}
+
+/// What [`unshare_git_objects`] did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Unshared {
+    /// Objects (loose ones and packs) that were shared and now are the workspace's own.
+    pub files: usize,
+    /// Bytes copied.
+    pub bytes: u64,
+    /// There were more entries than [`MAX_OBJECTS`]: the rest was not looked at.
+    pub truncated: bool,
+}
+
+/// Gives the git directory `git` (and its submodules' under `modules/`) its own copy of every
+/// regular file in its object directories that has another name (`st_nlink > 1`): a copy in the
+/// same directory, renamed over the shared name, with the same bytes, mode and times. `Err`
+/// where one cannot be made: the box must not be built with it still shared.
+pub fn unshare_git_objects(git: &Path) -> Result<Unshared, String> {
+    let mut done = Unshared::default();
+    // Copied first, made durable with one `syncfs` (a `fsync` each cost seconds for a clone's
+    // thousands of objects), then renamed over the shared names.
+    let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let walked = shared_objects(git, |path, m| match copy(path, m) {
+        Ok(tmp) => {
+            copies.push((tmp, path.to_path_buf()));
+            done.bytes += m.len();
+            Ok(())
+        }
+        // Removed meanwhile (the person's `git gc`): nothing left to share.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(why) => Err(format!("{}: {why}", path.display())),
+    });
+    let renamed = walked.and_then(|truncated| {
+        if !copies.is_empty() {
+            let dir =
+                std::fs::File::open(super::join(git, "objects")).map_err(|e| format!("{}: {e}", git.display()))?;
+            rustix::fs::syncfs(&dir).map_err(|e| format!("{}: syncfs: {e}", git.display()))?;
+        }
+        for (tmp, path) in &copies {
+            std::fs::rename(tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+            done.files += 1;
+        }
+        Ok(truncated)
+    });
+    match renamed {
+        Ok(truncated) => {
+            done.truncated = truncated;
+            Ok(done)
+        }
+        Err(why) => {
+            for (tmp, _) in &copies {
+                let _ = std::fs::remove_file(tmp);
+            }
+            Err(why)
+        }
+    }
+}
+
+/// How many files of the git directory `git`'s object directories (and its submodules') are
+/// shared with another repository, without changing them (`agentsh doctor`); `None` past
+/// [`MAX_OBJECTS`] entries.
+pub fn count_shared_git_objects(git: &Path) -> Option<usize> {
+    let mut n = 0;
+    let truncated = shared_objects(git, |_, _| {
+        n += 1;
+        Ok(())
+    })
+    .ok()?;
+    (!truncated).then_some(n)
+}
+
+/// Calls `each` with every regular file of `git`'s object directories, and its submodules',
+/// that has another name; whether there were more entries than [`MAX_OBJECTS`] (the rest not
+/// looked at).
+fn shared_objects(
+    git: &Path,
+    mut each: impl FnMut(&Path, &std::fs::Metadata) -> Result<(), String>,
+) -> Result<bool, String> {
+    let mut dirs = vec![git.to_path_buf()];
+    super::gitcode::git_dirs_under(&super::join(git, "modules"), &mut dirs, 0);
+    let mut seen = 0;
+    for g in dirs {
+        let mut queue = VecDeque::from([super::join(&g, "objects")]);
+        while let Some(dir) = queue.pop_front() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for e in entries.flatten() {
+                seen += 1;
+                if seen > MAX_OBJECTS {
+                    return Ok(true);
+                }
+                let Ok(m) = e.metadata() else { continue };
+                if m.is_dir() {
+                    queue.push_back(e.path());
+                } else if m.is_file() && m.nlink() > 1 {
+                    each(&e.path(), &m)?;
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A copy of `path` beside it, with the same bytes, mode and modification time; its name.
+fn copy(path: &Path, m: &std::fs::Metadata) -> std::io::Result<PathBuf> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".agentsh-unshare-{}-{name}", std::process::id()));
+    let mut from = std::fs::File::open(path)?;
+    let _ = std::fs::remove_file(&tmp);
+    let made = (|| {
+        let mut to = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        std::io::copy(&mut from, &mut to)?;
+        to.set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
+        if let Ok(t) = m.modified() {
+            to.set_times(std::fs::FileTimes::new().set_modified(t))?;
+        }
+        Ok(())
+    })();
+    match made {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+use std::os::unix::fs::PermissionsExt;
+
+/// The link farms in the workspace `ws`: each [`FARMS`] directory of it or of a project
+/// directory below it (to [`FARM_DEPTH`]) that holds a regular file with another name. Neither
+/// a link nor another file system is followed.
+pub fn link_farms(ws: &Path) -> Vec<PathBuf> {
+    let Ok(top) = std::fs::symlink_metadata(ws) else { return Vec::new() };
+    let dev = top.dev();
+    let mut out = Vec::new();
+    let mut queue = VecDeque::from([(ws.to_path_buf(), 0)]);
+    let mut read = 0;
+    while let Some((dir, depth)) = queue.pop_front() {
+        read += 1;
+        if read > MAX_PROJECT_DIRS {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let name = e.file_name();
+            let p = e.path();
+            if FARMS.iter().any(|f| name == *f) {
+                if e.metadata().is_ok_and(|m| m.dev() == dev) && shares_a_file(&p, dev) {
+                    out.push(p);
+                }
+            } else if depth < FARM_DEPTH && !name.as_encoded_bytes().starts_with(b".") && name != "target" {
+                queue.push_back((p, depth + 1));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whether the directory `farm` holds a regular file with another name, looked for breadth
+/// first, a few files of each directory, within bounds.
+fn shares_a_file(farm: &Path, dev: u64) -> bool {
+    let mut queue = VecDeque::from([farm.to_path_buf()]);
+    let (mut dirs, mut files) = (0, 0);
+    while let Some(dir) = queue.pop_front() {
+        dirs += 1;
+        if dirs > MAX_FARM_DIRS {
+            return false;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut here = 0;
+        for e in entries.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                queue.push_back(e.path());
+            } else if t.is_file() && here < FILES_PER_DIR {
+                here += 1;
+                files += 1;
+                if files > MAX_FARM_FILES {
+                    return false;
+                }
+                if e.metadata().is_ok_and(|m| m.nlink() > 1 && m.dev() == dev) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn linked(from: &Path, to: &Path, body: &str) {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        if !from.exists() {
+            std::fs::create_dir_all(from.parent().unwrap()).unwrap();
+            std::fs::write(from, body).unwrap();
+        }
+        std::fs::hard_link(from, to).unwrap();
+    }
+
+    #[test]
+    fn shared_git_objects_become_the_workspaces_own_with_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, git) = (dir.path().join("src/.git/objects"), dir.path().join("ws/.git"));
+        linked(&src.join("ab/cdef"), &git.join("objects/ab/cdef"), "blob");
+        linked(&src.join("pack/p.pack"), &git.join("objects/pack/p.pack"), "pack");
+        linked(&src.join("cd/0123"), &git.join("modules/sub/objects/cd/0123"), "sub blob");
+        std::fs::write(git.join("modules/sub/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(git.join("objects/ab/own"), "own").unwrap();
+        std::fs::set_permissions(git.join("objects/ab/cdef"), std::fs::Permissions::from_mode(0o444)).unwrap();
+        assert_eq!(count_shared_git_objects(&git), Some(3));
+        let done = unshare_git_objects(&git).unwrap();
+        assert_eq!(done, Unshared { files: 3, bytes: 16, truncated: false });
+        for (f, body) in
+            [("objects/ab/cdef", "blob"), ("objects/pack/p.pack", "pack"), ("modules/sub/objects/cd/0123", "sub blob")]
+        {
+            let m = std::fs::metadata(git.join(f)).unwrap();
+            assert_eq!(m.nlink(), 1, "{f}");
+            assert_eq!(std::fs::read_to_string(git.join(f)).unwrap(), body);
+        }
+        assert_eq!(std::fs::metadata(git.join("objects/ab/cdef")).unwrap().mode() & 0o777, 0o444);
+        assert_eq!(count_shared_git_objects(&git), Some(0));
+        // The source's own are untouched, and alone now.
+        assert_eq!(std::fs::metadata(src.join("ab/cdef")).unwrap().nlink(), 1);
+        std::fs::write(git.join("objects/ab/cdef"), "changed").unwrap_or_else(|_| {
+            std::fs::set_permissions(git.join("objects/ab/cdef"), std::fs::Permissions::from_mode(0o644)).unwrap();
+            std::fs::write(git.join("objects/ab/cdef"), "changed").unwrap();
+        });
+        assert_eq!(std::fs::read_to_string(src.join("ab/cdef")).unwrap(), "blob");
+        // Nothing left over, and nothing more to do.
+        assert!(
+            std::fs::read_dir(git.join("objects/ab"))
+                .unwrap()
+                .flatten()
+                .all(|e| !e.file_name().to_string_lossy().starts_with(".agentsh"))
+        );
+        assert_eq!(unshare_git_objects(&git).unwrap().files, 0);
+    }
+
+    #[test]
+    fn a_farm_is_a_package_directory_holding_a_file_linked_from_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, ws) = (dir.path().join("store"), dir.path().join("ws"));
+        linked(&store.join("a"), &ws.join("node_modules/.pnpm/left@1/node_modules/left/index.js"), "x");
+        linked(&store.join("b"), &ws.join("packages/api/.venv/lib/python3/site-packages/m/__init__.py"), "y");
+        linked(&store.join("c"), &ws.join("a/b/c/node_modules/too-deep.js"), "z");
+        std::fs::create_dir_all(ws.join("web/node_modules/plain")).unwrap();
+        std::fs::write(ws.join("web/node_modules/plain/index.js"), "copied").unwrap();
+        std::fs::write(ws.join("node_modules/.modules.yaml"), "own").unwrap();
+        assert_eq!(link_farms(&ws), [ws.join("node_modules"), ws.join("packages/api/.venv")]);
+    }
+}
