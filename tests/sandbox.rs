@@ -3753,3 +3753,97 @@ fn a_package_stores_hard_links_are_copied_on_write() {
     assert!(!text(&out.stderr).contains("copy-on-write"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(w.path("node_modules/plain/index.js")).unwrap(), "own\nmore\n");
 }
+
+// ---- fix4-ws: where the workspace is, and sockets where the command starts (rt4 R5, R6, R11, R13) ----
+
+/// A git repository at `rel` in home, with `file` in it: a clone of the person's.
+fn home_clone(w: &World, rel: &str, file: &str) -> PathBuf {
+    w.write_home(&format!("{rel}/{file}"), "# original\n");
+    git(&w.home(rel), &["init", "-q", "."]);
+    w.home(rel)
+}
+
+/// `sh probe.sh` (whitelisted: the box decides, not the judge) started in `dir`, appending a
+/// line to `file` there; with `path` as `$PATH` where given.
+fn append_from(w: &World, dir: &Path, file: &str, path: Option<&str>) -> Output {
+    std::fs::write(dir.join("probe.sh"), format!("echo 'echo RAN-OUTSIDE' >> {file}\n")).unwrap();
+    let mut c = w.command(&["-c", "sh probe.sh"]);
+    c.current_dir(dir);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    let out = c.output().unwrap();
+    let _ = std::fs::remove_file(dir.join("probe.sh"));
+    out
+}
+
+/// What `agentsh policy` says of a box started in `dir`.
+fn policy_from(w: &World, dir: &Path, path: Option<&str>) -> String {
+    let mut c = w.command(&["policy"]);
+    c.current_dir(dir);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    let out = c.output().unwrap();
+    text(&out.stdout) + &text(&out.stderr)
+}
+
+/// The write was refused, the file is as it was, and `policy` names the file that makes the
+/// repository no workspace and what to do.
+fn not_a_workspace(w: &World, repo: &Path, file: &str, path: Option<&str>, named_by: &str) {
+    let out = append_from(w, repo, file, path);
+    refused_by_box(&out, &format!("append to {file} in {}", repo.display()));
+    assert_eq!(std::fs::read_to_string(repo.join(file)).unwrap(), "# original\n", "{file} changed");
+    let told = policy_from(w, repo, path);
+    assert!(told.contains(named_by) && told.contains("sandbox.writable"), "policy does not say why: {told}");
+}
+
+/// rt4 R5 (W1, W11): a clone in home that the person's shell sources (powerlevel10k's own
+/// install: `source ~/powerlevel10k/powerlevel10k.zsh-theme` in `~/.bashrc`), or that
+/// `~/.ssh/config` includes, was the workspace: the box appended to it and the person's next
+/// shell (or `ssh`) ran it. Now it is no workspace (the command starts in it read-only), and
+/// naming it in sandbox.writable makes it one again.
+#[test]
+fn a_repository_the_persons_shell_or_ssh_reads_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let theme = home_clone(&w, "powerlevel10k", "powerlevel10k.zsh-theme");
+    let dotfiles = home_clone(&w, "dotfiles", "ssh-config");
+    w.write_home(".bashrc", "# bashrc\nsource ~/powerlevel10k/powerlevel10k.zsh-theme\n");
+    w.write_home(".ssh/config", "Host *\n  Include ~/dotfiles/ssh-config\n");
+    not_a_workspace(&w, &theme, "powerlevel10k.zsh-theme", None, ".bashrc names");
+    not_a_workspace(&w, &dotfiles, "ssh-config", None, ".ssh/config names");
+    // Named by the person, it is the workspace: the same write lands.
+    let w = w.sandbox(serde_json::json!({"writable": ["~/powerlevel10k"]}));
+    succeeded(&append_from(&w, &theme, "powerlevel10k.zsh-theme", None), "the write, named in sandbox.writable");
+    assert!(std::fs::read_to_string(theme.join("powerlevel10k.zsh-theme")).unwrap().contains("RAN-OUTSIDE"));
+}
+
+/// rt4 R6 (W5): `~/.local/bin/flutter -> ~/flutter/bin/flutter` on `$PATH` made nothing of the
+/// clone a directory of `$PATH`, so it was the workspace and the box rewrote the program the
+/// person runs. Now a program on `$PATH` that links into a clone makes it no workspace.
+#[test]
+fn a_repository_a_program_on_path_links_into_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let flutter = home_clone(&w, "flutter", "bin/flutter");
+    std::fs::create_dir_all(w.home(".local/bin")).unwrap();
+    std::os::unix::fs::symlink(flutter.join("bin/flutter"), w.home(".local/bin/flutter")).unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", w.home(".local/bin").display());
+    not_a_workspace(&w, &flutter, "bin/flutter", Some(&path), "is a link to");
+}
+
+/// rt4 R13 (W9, W10): the person's `core.hooksPath = ~/githooks` (a clone) was a workspace: the
+/// box rewrote `pre-commit`, and the person's next commit in any repository ran it. Now a clone
+/// git's global settings name (hooks, templates, included files) is no workspace.
+#[test]
+fn a_repository_gits_global_settings_name_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let hooks = home_clone(&w, "githooks", "pre-commit");
+    let templates = home_clone(&w, "gittemplates", "hooks/post-checkout");
+    let config = std::fs::read_to_string(w.home(".gitconfig")).unwrap();
+    w.write_home(
+        ".gitconfig",
+        &format!("{config}[core]\n\thooksPath = ~/githooks\n[init]\n\ttemplateDir = {}\n", templates.display()),
+    );
+    not_a_workspace(&w, &hooks, "pre-commit", None, "core.hooksPath in");
+    not_a_workspace(&w, &templates, "hooks/post-checkout", None, "init.templateDir in");
+}
