@@ -3847,3 +3847,36 @@ fn a_repository_gits_global_settings_name_is_no_workspace() {
     not_a_workspace(&w, &hooks, "pre-commit", None, "core.hooksPath in");
     not_a_workspace(&w, &templates, "hooks/post-checkout", None, "init.templateDir in");
 }
+
+/// rt4 R11 (S7): a directory of home that a command starts in is shown read-only, and a path
+/// socket there (the person's ssh-agent in `~/run` with `XDG_RUNTIME_DIR` unset) was
+/// connectable: Landlock does not mediate `connect`. Now the directory is shown through an
+/// overlay, which connects to no socket, made before or after the box.
+#[test]
+fn a_socket_where_the_command_starts_is_out_of_reach() {
+    let Some(w) = world() else { return };
+    let dir = w.home("run-elsewhere");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "readable\n").unwrap();
+    let _a = serve_unix(&dir.join("agent.sock"));
+    let connect = |name: &str| {
+        let body = format!(
+            "cat notes.txt\n{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{name}\"); print(s.recv(6))'\n",
+            python()
+        );
+        std::fs::write(dir.join("probe.sh"), body).unwrap();
+        w.command(&["-c", "sh probe.sh"]).current_dir(&dir).output().unwrap()
+    };
+    let out = connect("agent.sock");
+    assert!(text(&out.stdout).contains("readable"), "the directory is shown: {}", text(&out.stderr));
+    refused_by_box(&out, "connect to a socket in the directory the command starts in");
+    // A socket made after the box was: the same.
+    let _b = serve_unix(&dir.join("later.sock"));
+    refused_by_box(&connect("later.sock"), "connect to a socket made after the box");
+    // The control: outside the box, both answer.
+    for name in ["agent.sock", "later.sock"] {
+        let mut s = std::os::unix::net::UnixStream::connect(dir.join(name)).unwrap();
+        let mut hello = [0u8; 6];
+        std::io::Read::read_exact(&mut s, &mut hello).unwrap();
+    }
+}
