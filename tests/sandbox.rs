@@ -3753,3 +3753,130 @@ fn a_package_stores_hard_links_are_copied_on_write() {
     assert!(!text(&out.stderr).contains("copy-on-write"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(w.path("node_modules/plain/index.js")).unwrap(), "own\nmore\n");
 }
+
+// ---- fix4-ws: where the workspace is, and sockets where the command starts (rt4 R5, R6, R11, R13) ----
+
+/// A git repository at `rel` in home, with `file` in it: a clone of the person's.
+fn home_clone(w: &World, rel: &str, file: &str) -> PathBuf {
+    w.write_home(&format!("{rel}/{file}"), "# original\n");
+    git(&w.home(rel), &["init", "-q", "."]);
+    w.home(rel)
+}
+
+/// `sh probe.sh` (whitelisted: the box decides, not the judge) started in `dir`, appending a
+/// line to `file` there; with `path` as `$PATH` where given.
+fn append_from(w: &World, dir: &Path, file: &str, path: Option<&str>) -> Output {
+    std::fs::write(dir.join("probe.sh"), format!("echo 'echo RAN-OUTSIDE' >> {file}\n")).unwrap();
+    let mut c = w.command(&["-c", "sh probe.sh"]);
+    c.current_dir(dir);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    let out = c.output().unwrap();
+    let _ = std::fs::remove_file(dir.join("probe.sh"));
+    out
+}
+
+/// What `agentsh policy` says of a box started in `dir`.
+fn policy_from(w: &World, dir: &Path, path: Option<&str>) -> String {
+    let mut c = w.command(&["policy"]);
+    c.current_dir(dir);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    let out = c.output().unwrap();
+    text(&out.stdout) + &text(&out.stderr)
+}
+
+/// The write was refused, the file is as it was, and `policy` names the file that makes the
+/// repository no workspace and what to do.
+fn not_a_workspace(w: &World, repo: &Path, file: &str, path: Option<&str>, named_by: &str) {
+    let out = append_from(w, repo, file, path);
+    refused_by_box(&out, &format!("append to {file} in {}", repo.display()));
+    assert_eq!(std::fs::read_to_string(repo.join(file)).unwrap(), "# original\n", "{file} changed");
+    let told = policy_from(w, repo, path);
+    assert!(told.contains(named_by) && told.contains("sandbox.writable"), "policy does not say why: {told}");
+}
+
+/// rt4 R5 (W1, W11): a clone in home that the person's shell sources (powerlevel10k's own
+/// install: `source ~/powerlevel10k/powerlevel10k.zsh-theme` in `~/.bashrc`), or that
+/// `~/.ssh/config` includes, was the workspace: the box appended to it and the person's next
+/// shell (or `ssh`) ran it. Now it is no workspace (the command starts in it read-only), and
+/// naming it in sandbox.writable makes it one again.
+#[test]
+fn a_repository_the_persons_shell_or_ssh_reads_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let theme = home_clone(&w, "powerlevel10k", "powerlevel10k.zsh-theme");
+    let dotfiles = home_clone(&w, "dotfiles", "ssh-config");
+    w.write_home(".bashrc", "# bashrc\nsource ~/powerlevel10k/powerlevel10k.zsh-theme\n");
+    w.write_home(".ssh/config", "Host *\n  Include ~/dotfiles/ssh-config\n");
+    not_a_workspace(&w, &theme, "powerlevel10k.zsh-theme", None, ".bashrc names");
+    not_a_workspace(&w, &dotfiles, "ssh-config", None, ".ssh/config names");
+    // Named by the person, it is the workspace: the same write lands.
+    let w = w.sandbox(serde_json::json!({"writable": ["~/powerlevel10k"]}));
+    succeeded(&append_from(&w, &theme, "powerlevel10k.zsh-theme", None), "the write, named in sandbox.writable");
+    assert!(std::fs::read_to_string(theme.join("powerlevel10k.zsh-theme")).unwrap().contains("RAN-OUTSIDE"));
+}
+
+/// rt4 R6 (W5): `~/.local/bin/flutter -> ~/flutter/bin/flutter` on `$PATH` made nothing of the
+/// clone a directory of `$PATH`, so it was the workspace and the box rewrote the program the
+/// person runs. Now a program on `$PATH` that links into a clone makes it no workspace.
+#[test]
+fn a_repository_a_program_on_path_links_into_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let flutter = home_clone(&w, "flutter", "bin/flutter");
+    std::fs::create_dir_all(w.home(".local/bin")).unwrap();
+    std::os::unix::fs::symlink(flutter.join("bin/flutter"), w.home(".local/bin/flutter")).unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", w.home(".local/bin").display());
+    not_a_workspace(&w, &flutter, "bin/flutter", Some(&path), "is a link to");
+}
+
+/// rt4 R13 (W9, W10): the person's `core.hooksPath = ~/githooks` (a clone) was a workspace: the
+/// box rewrote `pre-commit`, and the person's next commit in any repository ran it. Now a clone
+/// git's global settings name (hooks, templates, included files) is no workspace.
+#[test]
+fn a_repository_gits_global_settings_name_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let hooks = home_clone(&w, "githooks", "pre-commit");
+    let templates = home_clone(&w, "gittemplates", "hooks/post-checkout");
+    let config = std::fs::read_to_string(w.home(".gitconfig")).unwrap();
+    w.write_home(
+        ".gitconfig",
+        &format!("{config}[core]\n\thooksPath = ~/githooks\n[init]\n\ttemplateDir = {}\n", templates.display()),
+    );
+    not_a_workspace(&w, &hooks, "pre-commit", None, "core.hooksPath in");
+    not_a_workspace(&w, &templates, "hooks/post-checkout", None, "init.templateDir in");
+}
+
+/// rt4 R11 (S7): a directory of home that a command starts in is shown read-only, and a path
+/// socket there (the person's ssh-agent in `~/run` with `XDG_RUNTIME_DIR` unset) was
+/// connectable: Landlock does not mediate `connect`. Now the directory is shown through an
+/// overlay, which connects to no socket, made before or after the box.
+#[test]
+fn a_socket_where_the_command_starts_is_out_of_reach() {
+    let Some(w) = world() else { return };
+    let dir = w.home("run-elsewhere");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "readable\n").unwrap();
+    let _a = serve_unix(&dir.join("agent.sock"));
+    let connect = |name: &str| {
+        let body = format!(
+            "cat notes.txt\n{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{name}\"); print(s.recv(6))'\n",
+            python()
+        );
+        std::fs::write(dir.join("probe.sh"), body).unwrap();
+        w.command(&["-c", "sh probe.sh"]).current_dir(&dir).output().unwrap()
+    };
+    let out = connect("agent.sock");
+    assert!(text(&out.stdout).contains("readable"), "the directory is shown: {}", text(&out.stderr));
+    refused_by_box(&out, "connect to a socket in the directory the command starts in");
+    // A socket made after the box was: the same.
+    let _b = serve_unix(&dir.join("later.sock"));
+    refused_by_box(&connect("later.sock"), "connect to a socket made after the box");
+    // The control: outside the box, both answer.
+    for name in ["agent.sock", "later.sock"] {
+        let mut s = std::os::unix::net::UnixStream::connect(dir.join(name)).unwrap();
+        let mut hello = [0u8; 6];
+        std::io::Read::read_exact(&mut s, &mut hello).unwrap();
+    }
+}

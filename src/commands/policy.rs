@@ -172,8 +172,9 @@ fn sandbox_view(config: &Config, cwd: &Path) -> Value {
             };
             json!({"on": false, "why": why, "kernel": kernel, "enabled_source": from(&settings.enabled_from)})
         }
-        Confinement::Boxed(plan) => {
-            let spec = plan.spec();
+        Confinement::Boxed(mut plan) => {
+            // As a box made now would be: with what only its making looks for.
+            let spec = plan.spec_for_box();
             // What the box shows is what exists when it is made.
             let existing = |roots: &[crate::run::sandbox::Root]| -> Vec<crate::run::sandbox::Root> {
                 roots.iter().filter(|r| r.path.to_string_lossy().contains('*') || r.path.exists()).cloned().collect()

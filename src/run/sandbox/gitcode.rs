@@ -113,6 +113,51 @@ pub(crate) fn find(ws: &Path, globals: &Globals, make_hooks: bool) -> Found {
     f.found
 }
 
+/// What the person's and the system's git settings name as code for every repository, outside
+/// any one (rt4 R13): a `core.hooksPath` that is a path of its own (the hooks of every
+/// repository), `init.templateDir` (its hooks are copied into every repository made or cloned),
+/// the files the settings include, and the files that settings running a program name. Each
+/// with the setting that names it and the file it is in. Relative paths are each repository's
+/// own ([`find`] binds them there) and are left out. A few small reads.
+pub(crate) fn global_code(globals: &Globals) -> Vec<(PathBuf, String)> {
+    let mut f = Finder { ws: PathBuf::new(), globals, found: Found::default(), repos: Vec::new() };
+    let mut out = Vec::new();
+    let shown = |p: &Path| crate::text::path(p);
+    for file in &globals.files {
+        let (mut entries, before) = (Vec::new(), f.found.read.len());
+        f.read_config(file, 0, &mut entries);
+        // The files it includes: read after it, each once.
+        for inc in f.found.read.iter().skip(before + 1) {
+            out.push((inc.clone(), format!("include.path in {}", shown(file))));
+        }
+        for e in &entries {
+            let Some(value) = e.value.as_deref() else { continue };
+            let named = |setting: &str, out: &mut Vec<(PathBuf, String)>, word: &str| {
+                if (word.starts_with('/') || word.starts_with("~/"))
+                    && let Some(p) = f.expand(word, Path::new("/"))
+                {
+                    out.push((normalize(&p), format!("{setting} in {}", shown(file))));
+                }
+            };
+            let plain = e.sub.is_none();
+            if e.section == "core" && plain && e.name == "hookspath" {
+                named("core.hooksPath", &mut out, value);
+            } else if e.section == "init" && plain && e.name == "templatedir" {
+                named("init.templateDir", &mut out, value);
+            } else if runs_program(e) {
+                let setting = match &e.sub {
+                    Some(sub) => format!("{}.{sub}.{}", e.section, e.name),
+                    None => format!("{}.{}", e.section, e.name),
+                };
+                for word in words(value) {
+                    named(&setting, &mut out, word);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The git directory a `.git` file names (`gitdir: PATH`, relative to the file's directory),
 /// normalized. `None` where it names none.
 pub(crate) fn gitdir_file(dot_git: &Path) -> Option<PathBuf> {
@@ -135,7 +180,11 @@ const MAX_CONFIG: u64 = 1 << 20;
 
 impl Finder<'_> {
     /// `path` when it is a file in the workspace (followed, where a link in it points).
+    /// Nothing without a workspace ([`global_code`]).
     fn bind_file(&mut self, path: &Path) {
+        if self.ws.as_os_str().is_empty() {
+            return;
+        }
         if let Some(p) = self.inside(path).filter(|p| p.is_file()) {
             self.push(p);
         }

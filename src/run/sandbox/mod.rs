@@ -47,6 +47,7 @@ pub mod gitlinks;
 pub mod gitreview;
 pub mod hardlinks;
 pub mod holder;
+pub(crate) mod personscode;
 pub mod proxy;
 pub mod rules;
 pub mod spawn;
@@ -99,6 +100,11 @@ pub struct Place {
     pub keep_terminal: bool,
     /// The terminals agentsh's stdin, stdout or stderr are (`/dev/pts/N`): the command's own.
     pub ttys: Vec<PathBuf>,
+    /// Why the git top-level is code the person's own tools run by path outside any box (a
+    /// start-up file sources it, a program on `$PATH` links into it, git's global hooks are in
+    /// it: [`personscode`]): then it is no workspace. Looked for only when a box is made (it
+    /// reads files), so neither [`Place::current`] nor the box's name ([`spec::key`]) has it.
+    pub runs_elsewhere: Option<String>,
 }
 
 /// Environment variables that name a toolchain's directory.
@@ -208,6 +214,7 @@ impl Place {
             path_dirs,
             keep_terminal,
             ttys,
+            runs_elsewhere: None,
         }
     }
 }
@@ -395,7 +402,8 @@ pub struct BoxPlan {
     own: Vec<PathBuf>,
     records: PathBuf,
     name: String,
-    spec: std::sync::OnceLock<BoxSpec>,
+    /// The spec, and whether it was built for a box to be made ([`BoxPlan::spec_for_box`]).
+    spec: std::sync::OnceLock<(BoxSpec, bool)>,
     roots: std::sync::OnceLock<RootsText>,
     /// This box's holder, alive and unchanged when the plan was made: the fast path.
     kept: Option<holder::Kept>,
@@ -427,15 +435,47 @@ impl BoxPlan {
     /// starts in ([`BoxSpec::unboxed`]). The spec is built only where the command starts outside
     /// the workspace.
     pub fn unboxed(&self) -> Option<&str> {
-        if self.starts_in_workspace {
+        if self.starts_in_workspace && !self.for_box() {
             return None;
         }
         self.spec().unboxed.as_deref()
     }
 
-    /// The spec, built the first time it is asked for.
+    /// Whether the spec looks for what only a box's making looks for ([`Place::runs_elsewhere`]):
+    /// where no box is kept, so one is to be made, which reads those files anyway. A kept box
+    /// was made for the same inputs, so it started in the same place: where it grants no
+    /// workspace, that was found when it was made.
+    fn for_box(&self) -> bool {
+        self.kept.is_none()
+    }
+
+    /// The spec, built the first time it is asked for. Where no box is kept for it (one is to
+    /// be made), with what only a box's making looks for ([`Place::runs_elsewhere`]).
     pub fn spec(&self) -> &BoxSpec {
-        self.spec.get_or_init(|| BoxSpec::build(&self.settings, &self.place, &self.own, &self.records, &self.name))
+        &self.spec.get_or_init(|| self.build_spec(self.for_box())).0
+    }
+
+    /// The spec a box is made from: with what only a box's making looks for, built again where
+    /// it was built without (a box was kept when the plan was made, and has ended since).
+    pub(crate) fn spec_for_box(&mut self) -> &BoxSpec {
+        if self.spec.get().is_some_and(|(_, for_box)| !for_box) {
+            self.spec = std::sync::OnceLock::new();
+        }
+        &self.spec.get_or_init(|| self.build_spec(true)).0
+    }
+
+    fn build_spec(&self, for_box: bool) -> (BoxSpec, bool) {
+        let mut place = std::borrow::Cow::Borrowed(&self.place);
+        if for_box
+            && self.place.workspace.is_git
+            && let Some(home) = self.place.home.as_deref().map(normalize)
+        {
+            let var = |v: &str| std::env::var_os(v);
+            let globals = gitcode::Globals::from_env(&home, var);
+            let facts = personscode::Facts::of(&self.place, &home, &globals, var);
+            place.to_mut().runs_elsewhere = personscode::why_not(&normalize(&self.place.workspace.root), &facts);
+        }
+        (BoxSpec::build(&self.settings, &place, &self.own, &self.records, &self.name), for_box)
     }
 
     /// The roots as text: from the holder's record when one is kept for this box, else from

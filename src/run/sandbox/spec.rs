@@ -709,7 +709,10 @@ pub(crate) fn workspace(
 ) -> Option<PathBuf> {
     if place.workspace.is_git {
         let root = normalize(&place.workspace.root);
-        match too_broad(place, home, &root).or_else(|| holds_path_dir(place, &root)) {
+        let why = too_broad(place, home, &root)
+            .or_else(|| holds_path_dir(place, &root))
+            .or_else(|| place.runs_elsewhere.clone());
+        match why {
             None => return Some(root),
             Some(why) => refused.push(Refused { path: root, why: format!("the git top-level, but {why}") }),
         }
@@ -1136,6 +1139,29 @@ mod tests {
         let named = Settings { writable: vec![flutter], ..Settings::default() };
         let s = BoxSpec::build(&named, &p, &[PathBuf::from("/h/.config/agentsh")], Path::new("/r"), "n");
         assert_eq!(s.workspace.as_deref(), Some(Path::new("/h/flutter")), "named in sandbox.writable");
+    }
+
+    /// rt4 R5, R6, R13: a git top-level the person's tools run code from by path (found when a
+    /// box is made, `Place::runs_elsewhere`) is no workspace; the command starts in it read-only
+    /// where it is an ordinary directory of home, and naming it in sandbox.writable grants it.
+    #[test]
+    fn a_git_top_level_the_persons_tools_run_code_from_is_no_workspace() {
+        let mut p = git(place("/h/powerlevel10k", "/h"), "/h/powerlevel10k");
+        p.runs_elsewhere = Some("/h/.bashrc names /h/powerlevel10k/p10k.zsh-theme in it (line 3)".into());
+        let s = build(&p);
+        assert_eq!(s.workspace, None);
+        assert!(s.write.is_empty(), "{:?}", s.write);
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/h/powerlevel10k") && r.why.contains(".bashrc names")));
+        assert!(s.visible.iter().any(|v| v.path == Path::new("/h/powerlevel10k") && v.from == Origin::Cwd));
+        assert_eq!(s.unboxed, None);
+        // Where it is not in home, the command has no box, and that is why.
+        let mut t = git(place("/tmp/p10k", "/h"), "/tmp/p10k");
+        t.runs_elsewhere = p.runs_elsewhere.clone();
+        assert!(build(&t).unboxed.is_some_and(|w| w.contains(".bashrc names")), "{:?}", build(&t).unboxed);
+        let named = crate::policy::sandbox_settings::Sourced { path: "~/powerlevel10k".into(), source: "f".into() };
+        let settings = Settings { writable: vec![named], ..Settings::default() };
+        let s = BoxSpec::build(&settings, &p, &[], Path::new("/r"), "n");
+        assert_eq!(s.workspace.as_deref(), Some(Path::new("/h/powerlevel10k")), "named in sandbox.writable");
     }
 
     /// rt-files F3, F4, F5: a directory that is no git repository is no workspace, wherever the

@@ -65,6 +65,16 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
                 },
                 _ => path.clone(),
             };
+            // The directory the command starts in, through an overlay of its own: the kernel
+            // connects no path socket through one (rt4 R11: the person's ssh-agent listening in
+            // `~/run`, shown as the command's cwd), whenever the socket was made.
+            if v.from == Origin::Cwd && source.is_dir() {
+                match store.overlay(&source, None) {
+                    Ok(fd) => visible.push((path, fd, true)),
+                    Err(why) => made.notes.push(format!("{}: not shown ({why})", path.display())),
+                }
+                continue;
+            }
             if let Some((fd, dir)) = take(&source, true) {
                 visible.push((path, fd, dir));
             }
@@ -88,7 +98,7 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         if !c.path.is_dir() {
             continue;
         }
-        match store.overlay(&c.path, &format!("cache/{n}")) {
+        match store.overlay(&c.path, Some(&format!("cache/{n}"))) {
             Ok(fd) => caches.push((c.path.clone(), fd)),
             Err(why) => {
                 made.notes.push(format!("{}: not copied on write ({why}); the box has an empty one", c.path.display()))
@@ -101,7 +111,7 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
     // shown read-only rather than written through to the store it shares files with.
     let mut farms: Vec<(PathBuf, OwnedFd)> = Vec::new();
     for path in &spec.linked {
-        match store.overlay(path, &format!("linked/{}", path_hash(path))) {
+        match store.overlay(path, Some(&format!("linked/{}", path_hash(path)))) {
             Ok(fd) => farms.push((path.clone(), fd)),
             Err(why) => match take(path, true) {
                 Some((fd, true)) => {
@@ -666,30 +676,46 @@ impl Store {
         Ok(Some(copy))
     }
 
-    /// A detached overlay of the cache (or link farm) `lower`: reads see the person's, writes
-    /// land in this workspace's copy (`<name>/upper`), never in theirs.
-    fn overlay(&self, lower: &Path, name: &str) -> Result<OwnedFd, String> {
+    /// A detached overlay of `lower`. With `upper` (a cache, a link farm): reads see the
+    /// person's, writes land in this workspace's copy (`<upper>/upper`), never in theirs.
+    /// Without: read-only, over an empty directory of the store's (an overlay without an upper
+    /// layer needs two lower ones).
+    fn overlay(&self, lower: &Path, upper: Option<&str>) -> Result<OwnedFd, String> {
         use rustix::mount::{
             FsMountFlags, FsOpenFlags, fsconfig_create, fsconfig_set_flag, fsconfig_set_string, fsmount, fsopen,
         };
-        let base = join(&self.dir, name);
-        let (upper, work) = (join(&base, "upper"), join(&base, "work"));
-        for d in [&upper, &work] {
+        let made = |d: &Path| {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
                 .create(d)
-                .map_err(|e| format!("{}: {e}", d.display()))?;
-        }
+                .map_err(|e| format!("{}: {e}", d.display()))
+        };
         let escaped = |p: &Path| p.to_string_lossy().replace('\\', "\\\\").replace(',', "\\,").replace(':', "\\:");
         let fs = fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC).map_err(|e| format!("overlay: {e}"))?;
-        fsconfig_set_string(fs.as_fd(), "lowerdir", escaped(lower).as_str()).map_err(|e| format!("lowerdir: {e}"))?;
-        fsconfig_set_string(fs.as_fd(), "upperdir", escaped(&upper).as_str()).map_err(|e| format!("upperdir: {e}"))?;
-        fsconfig_set_string(fs.as_fd(), "workdir", escaped(&work).as_str()).map_err(|e| format!("workdir: {e}"))?;
+        let set =
+            |key: &str, value: &str| fsconfig_set_string(fs.as_fd(), key, value).map_err(|e| format!("{key}: {e}"));
+        let attrs = match upper {
+            Some(name) => {
+                let base = join(&self.dir, name);
+                let (upper, work) = (join(&base, "upper"), join(&base, "work"));
+                made(&upper)?;
+                made(&work)?;
+                set("lowerdir", &escaped(lower))?;
+                set("upperdir", &escaped(&upper))?;
+                set("workdir", &escaped(&work))?;
+                MountAttrFlags::MOUNT_ATTR_NOSUID
+            }
+            None => {
+                let empty = join(&self.dir, "empty");
+                made(&empty)?;
+                set("lowerdir", &format!("{}:{}", escaped(lower), escaped(&empty)))?;
+                MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_RDONLY
+            }
+        };
         fsconfig_set_flag(fs.as_fd(), "userxattr").map_err(|e| format!("userxattr: {e}"))?;
         fsconfig_create(fs.as_fd()).map_err(|e| format!("overlay: {e}"))?;
-        fsmount(fs.as_fd(), FsMountFlags::FSMOUNT_CLOEXEC, MountAttrFlags::MOUNT_ATTR_NOSUID)
-            .map_err(|e| format!("overlay: {e}"))
+        fsmount(fs.as_fd(), FsMountFlags::FSMOUNT_CLOEXEC, attrs).map_err(|e| format!("overlay: {e}"))
     }
 }
 
