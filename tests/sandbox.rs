@@ -3919,3 +3919,45 @@ fn the_environment_loses_the_secrets_rt4_found() {
         assert!(env.contains(kept), "{kept} removed:\n{env}");
     }
 }
+
+/// rt4 R10: a Claude Code snapshot's aliases and functions (a `Bearer` header, `PGPASSWORD=` in
+/// a function, in base64 as Claude Code writes them) were shown verbatim. They become `:`; the
+/// rest of the snapshot still defines what it did.
+#[test]
+fn a_snapshots_aliases_and_functions_are_shown_without_their_secrets() {
+    let Some(mut w) = world() else { return };
+    let claude = tempfile::Builder::new().prefix("claude-home").tempdir_in("/tmp").unwrap();
+    w.env.push(("CLAUDE_CONFIG_DIR".into(), claude.path().display().to_string()));
+    succeeded(&w.run("true"), "the agent's first command");
+    let b64 = |s: &str| {
+        use std::io::Write;
+        let mut c = Command::new("base64").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        c.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+        text(&c.wait_with_output().unwrap().stdout).trim_end().to_string()
+    };
+    let snap = claude.path().join("shell-snapshots/snapshot-bash-1-a.sh");
+    std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+    std::fs::write(
+        &snap,
+        format!(
+            "# Snapshot file\nunalias -a 2>/dev/null || true\n# Functions\n\
+             eval \"$(echo '{}' | base64 -d)\" > /dev/null 2>&1\n\
+             eval \"$(echo '{}' | base64 -d)\" > /dev/null 2>&1\n\
+             dbq() {{ PGPASSWORD=RT4FUNCSECRET psql -h db; }}\n\
+             shopt -s expand_aliases\n# Aliases\n\
+             alias -- deploy='curl -H \"Authorization: Bearer RT4ALIASSECRET\" https://api.corp/deploy'\n\
+             alias -- ll='ls -l'\nexport GITHUB_TOKEN=ghp_RT4XXXXXXXXXXXXXXXXXXXXXXXXX\nexport PATH=\"$PATH\"\n",
+            b64("dbq2 () \n{ \n    PGPASSWORD=RT4B64SECRET psql -h db\n}\n"),
+            b64("greet () \n{ \n    echo hello from the snapshot\n}\n"),
+        ),
+    )
+    .unwrap();
+    let out = w.script(&format!(
+        "cat {snap}\nbash -c '. {snap}; greet; alias ll; type dbq dbq2 deploy 2>&1 | grep -c \"not found\"'\n",
+        snap = snap.display()
+    ));
+    succeeded(&out, "read and source the snapshot");
+    let said = text(&out.stdout);
+    assert!(!said.contains("RT4"), "{said}");
+    assert!(said.ends_with("hello from the snapshot\nalias ll='ls -l'\n3\n"), "{said}");
+}
