@@ -3883,6 +3883,38 @@ fn a_socket_where_the_command_starts_is_out_of_reach() {
 
 // ---- fix4-secrets: secrets the box still saw (rt4 R8, R9, R10) ----
 
+/// rt4 R8: cargo's config (`~/.cargo/config.toml`, `config`, or under `$CARGO_HOME` elsewhere)
+/// was shown raw: a registry's token and a proxy's password read. It is shown as a copy without
+/// them, and cargo still reads its settings there.
+#[test]
+fn cargos_config_is_shown_without_its_tokens() {
+    let config = "[registries.corp]\nindex = \"sparse+https://corp.example.com/\"\ntoken = \"RT4CARGOTOKEN\"\n\
+                  [http]\nproxy = \"http://u:RT4CARGOPROXY@proxy.example.com:1\"\ntimeout = 7\n\
+                  [env]\nOPENAI_API_KEY = \"RT4CARGOENV\"\nKEPT_SETTING = \"kept\"\n[alias]\nxt = \"test\"\n";
+    let elsewhere = tempfile::Builder::new().prefix(".agentsh-test-cargo").tempdir_in(home_base()).unwrap();
+    for (at, file) in [(None, "config.toml"), (None, "config"), (Some(elsewhere.path()), "config.toml")] {
+        // A world each: a box shows the files that were there when it was built.
+        let Some(w) = world() else { return };
+        let cargo_home = at.map_or_else(|| w.home(".cargo"), Path::to_path_buf);
+        std::fs::create_dir_all(&cargo_home).unwrap();
+        std::fs::write(cargo_home.join(file), config).unwrap();
+        w.write(
+            "probe.sh",
+            &format!(
+                "set -e\ncat \"$CARGO_HOME/{file}\"\ncd /tmp\ncargo xt --help >/dev/null\necho cargo read its alias\n"
+            ),
+        );
+        let out = w.command(&["-c", "sh probe.sh"]).env("CARGO_HOME", &cargo_home).output().unwrap();
+        std::fs::remove_file(cargo_home.join(file)).unwrap();
+        succeeded(&out, "read cargo's config");
+        let shown = text(&out.stdout);
+        assert!(!shown.contains("RT4CARGO"), "{}: a secret shown:\n{shown}", cargo_home.join(file).display());
+        assert!(shown.contains("index = \"sparse+https://corp.example.com/\"\n"), "{shown}");
+        assert!(shown.contains("timeout = 7\n") && shown.contains("KEPT_SETTING = \"kept\"\n"), "{shown}");
+        assert!(shown.ends_with("cargo read its alias\n"), "{shown}");
+    }
+}
+
 /// rt4 R9: the environment scrub missed Tailscale's `TS_AUTHKEY`, a Slack webhook's URL, a
 /// Stripe key, a password in a URL's query, a DigitalOcean token and names that end in `KEY`
 /// without an underscore. Look-alikes stay.

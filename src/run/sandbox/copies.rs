@@ -1,35 +1,45 @@
 //! Files of the person's that the box shows as a copy the builder writes, with their secrets
-//! taken out (issue 25, rt-files F13, rt4 R10): what the box must read of them is kept,
+//! taken out (issue 25, rt-files F13, rt4 R8 and R10): what the box must read of them is kept,
 //! and the copy is bound read-only at the same path, so what reads them there works as before.
 //! - git's global config ([`HOME_FILTERED`]): tokens in `url."https://x-access-token:TOKEN@…"`,
 //!   `http.*.extraHeader` and inline credential helpers are common;
+//! - cargo's config (`$CARGO_HOME/config.toml`, `config`): a registry's `token`, a
+//!   `credential-provider` with its arguments, a proxy's password, `[env]` secrets;
 //! - the agents' shell snapshots (`~/.codex/shell_snapshots`, `~/.claude/shell-snapshots`):
 //!   Codex's export every variable, and sourcing one would put back what the environment scrub
 //!   ([`super::environ`]) removed; both keep the person's aliases and functions, which hold
 //!   tokens as often (`alias gh-api='curl -H "Authorization: token …"'`).
 //!
 //! A copy is made when the box is built. The box's record watches the snapshot directories, so a
-//! snapshot written for a new session makes a new box; a changed git config shows in the next
-//! box (as a toolchain installed since does).
+//! snapshot written for a new session makes a new box; a changed git or cargo config shows in the
+//! next box (as a toolchain installed since does).
 
 use std::path::Path;
 
 /// Files in home the box shows as a copy without secrets, relative to home.
 pub const HOME_FILTERED: &[&str] = &[".gitconfig", ".config/git/config"];
 
+/// Cargo's config files, relative to its home (`$CARGO_HOME`, or `~/.cargo`).
+pub const CARGO_FILTERED: &[&str] = &["config.toml", "config"];
+
 /// The names of the directories agents keep their shell snapshots in (`super::SNAPSHOT_DIRS`).
 pub const SNAPSHOT_NAMES: &[&str] = &["shell_snapshots", "shell-snapshots"];
 
-/// What a file at `path` (under `home`) is shown as, where it is shown as a copy.
+/// What a file at `path` is shown as, where it is shown as a copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Copied {
     GitConfig,
+    CargoConfig,
     Snapshots,
 }
 
-pub fn copied(path: &Path, home: &Path) -> Option<Copied> {
+/// How `path` is shown, for a person whose home is `home` and cargo's `cargo_home`.
+pub fn copied(path: &Path, home: &Path, cargo_home: &Path) -> Option<Copied> {
     if HOME_FILTERED.iter().any(|rel| path.strip_prefix(home).is_ok_and(|r| r == Path::new(rel))) {
         return Some(Copied::GitConfig);
+    }
+    if CARGO_FILTERED.iter().any(|rel| path.strip_prefix(cargo_home).is_ok_and(|r| r == Path::new(rel))) {
+        return Some(Copied::CargoConfig);
     }
     let name = path.file_name().and_then(|n| n.to_str())?;
     SNAPSHOT_NAMES.contains(&name).then_some(Copied::Snapshots)
@@ -99,6 +109,117 @@ fn holds_credential(text: &str) -> bool {
         let authority = rest.split(['/', '"', ' ', '\t']).next().unwrap_or("");
         authority.rsplit_once('@').is_some_and(|(user, _)| user.contains(':') || user.len() >= 20)
     })
+}
+
+/// Cargo's config (TOML) without what holds a credential, as [`git_config`] does for git's: a
+/// table whose name says it holds one (`[credential-alias]`), an entry whose key does
+/// ([`super::environ::secret_name`] of each part: `registry.token`, `registries.corp.token`,
+/// `credential-provider`, `global-credential-providers`, an `[env]` entry such as
+/// `OPENAI_API_KEY`), and an entry whose value holds one ([`holds_secret`]: `http.proxy` with a
+/// password, an `[env]` value in a token's form; or [`holds_credential`]). Comments go too. An
+/// entry may span lines (an array, a multi-line string): it is kept or dropped whole.
+pub fn cargo_config(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut drop_table = false;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (stmt, len) = toml_statement(rest);
+        rest = &rest[len..];
+        let body = stmt.trim();
+        if body.is_empty() {
+            continue;
+        }
+        if body.starts_with('[') {
+            let name = body.trim_start_matches('[').trim_end_matches(']');
+            drop_table = toml_key(name).iter().any(|k| super::environ::secret_name(k))
+                || holds_secret(name)
+                || holds_credential(name);
+            if !drop_table {
+                out.push_str(body);
+                out.push('\n');
+            }
+            continue;
+        }
+        let key = toml_key(body);
+        let secret = drop_table
+            || key.iter().any(|k| super::environ::secret_name(k))
+            || holds_secret(body)
+            || holds_credential(body);
+        if !secret {
+            out.push_str(body);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The first statement of `text` without its comments, and its length: through the newline that
+/// ends it outside strings, arrays and inline tables.
+fn toml_statement(text: &str) -> (String, usize) {
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let (mut i, mut depth, mut from) = (0, 0usize, 0);
+    while i < b.len() {
+        match b[i] {
+            b'#' => {
+                out.push_str(&text[from..i]);
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                from = i;
+                continue;
+            }
+            q @ (b'"' | b'\'') => {
+                let triple = b[i..].starts_with(if q == b'"' { b"\"\"\"" } else { b"'''" });
+                let open = if triple { 3 } else { 1 };
+                i += open;
+                while i < b.len() {
+                    if q == b'"' && b[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if b[i] == q && (!triple || b[i..].starts_with(&[q, q, q])) {
+                        i += open;
+                        break;
+                    }
+                    if b[i] == b'\n' && !triple {
+                        break;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\n' if depth == 0 => {
+                out.push_str(&text[from..=i]);
+                return (out, i + 1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&text[from.min(b.len())..]);
+    (out, b.len())
+}
+
+/// The parts of a TOML key (`registries."corp".token`), or of the key of an entry (what is before
+/// its `=`), without quotes.
+fn toml_key(entry: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut quote = None;
+    for c in entry.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => parts.last_mut().unwrap().push(c),
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '=') => break,
+            (None, '.') => parts.push(String::new()),
+            (None, c) if !c.is_whitespace() => parts.last_mut().unwrap().push(c),
+            _ => {}
+        }
+    }
+    parts
 }
 
 /// A shell snapshot without its secrets. Each statement (through the newline that ends it outside
@@ -369,6 +490,54 @@ mod tests {
         // It still reads as shell.
         let ok = std::process::Command::new("bash").args(["-n", "-c", &out]).status().unwrap();
         assert!(ok.success(), "{out}");
+    }
+
+    /// rt4 R8: a registry's token, a proxy's password and `[env]` secrets in cargo's config.
+    #[test]
+    fn a_cargo_config_keeps_its_settings_and_loses_its_credentials() {
+        let text = "# a comment with a token SECRET0\n\
+            [registries.corp]\nindex = \"sparse+https://corp.example.com/index/\"\ntoken = \"SECRET1\"\n\
+            [registry]\ndefault = \"corp\"\ntoken = 'SECRET2'\nglobal-credential-providers = [\n  \"cargo:token\",\n  \"my-provider --key SECRET3\",\n]\n\
+            [http]\nproxy = \"http://u:SECRET4@proxy.example.com:3128\" # corporate\ncheck-revoke = false\n\
+            [env]\nOPENAI_API_KEY = \"SECRET5\"\nSTRIPE = { value = \"sk_live_SECRET6\", force = true }\n\
+            RUST_TEST_THREADS = \"2\"\nOPENSSL_DIR = { value = \"vendor/openssl\", relative = true }\n\
+            [credential-alias]\nmy = [\"/usr/bin/helper\", \"--secret\", \"SECRET7\"]\n\
+            [target.'cfg(target_os = \"linux\")']\nrustflags = [\"-C\", \"link-arg=-fuse-ld=mold\"] # fast\n\
+            [build]\nrustc-wrapper = \"sccache\"\nregistries.other.token = \"SECRET8\"\n\
+            [alias]\nt = \"test --workspace\"\ndoc-note = '''\nhash # in a string\n'''\n\
+            [net]\ngit-fetch-with-cli = true\n[source.crates-io]\nreplace-with = \"corp\"\n";
+        let out = cargo_config(text);
+        for secret in
+            ["SECRET0", "SECRET1", "SECRET2", "SECRET3", "SECRET4", "SECRET5", "SECRET6", "SECRET7", "SECRET8"]
+        {
+            assert!(!out.contains(secret), "{secret} kept:\n{out}");
+        }
+        for kept in [
+            "[registries.corp]\nindex = \"sparse+https://corp.example.com/index/\"\n",
+            "[registry]\ndefault = \"corp\"\n",
+            "check-revoke = false\n",
+            "RUST_TEST_THREADS = \"2\"\n",
+            "OPENSSL_DIR = { value = \"vendor/openssl\", relative = true }\n",
+            "[target.'cfg(target_os = \"linux\")']\nrustflags = [\"-C\", \"link-arg=-fuse-ld=mold\"]\n",
+            "rustc-wrapper = \"sccache\"\n",
+            "t = \"test --workspace\"\n",
+            "doc-note = '''\nhash # in a string\n'''\n",
+            "git-fetch-with-cli = true\n",
+            "replace-with = \"corp\"\n",
+        ] {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+        assert!(!out.contains("credential-alias") && !out.contains("# fast"), "{out}");
+    }
+
+    #[test]
+    fn cargos_config_is_known_wherever_its_home_is() {
+        let (home, cargo) = (Path::new("/h"), Path::new("/opt/cargo"));
+        assert_eq!(copied(Path::new("/opt/cargo/config.toml"), home, cargo), Some(Copied::CargoConfig));
+        assert_eq!(copied(Path::new("/opt/cargo/config"), home, cargo), Some(Copied::CargoConfig));
+        assert_eq!(copied(Path::new("/h/.gitconfig"), home, cargo), Some(Copied::GitConfig));
+        assert_eq!(copied(Path::new("/h/.cargo/config.toml"), home, cargo), None);
+        assert_eq!(copied(Path::new("/opt/cargo/env"), home, cargo), None);
     }
 
     /// The base64 Claude Code writes a function as (`declare -f f | base64`: 76 columns).
