@@ -160,34 +160,45 @@ pub fn secret(name: &str) -> bool {
         return false;
     }
     let starts = ["AWS_", "GIT_CONFIG_", "OP_SESSION_"].iter().any(|p| up.starts_with(p));
-    secret_name(&up) || starts || SOCKETS.contains(&up.as_str()) || CREDENTIAL_FILES.contains(&up.as_str())
+    upper_secret_name(&up) || starts || SOCKETS.contains(&up.as_str()) || CREDENTIAL_FILES.contains(&up.as_str())
 }
 
 /// Whether a name says it holds a secret, by its words or what it contains (any case): the
 /// rules of [`secret`] without its lists of places. Also what a URL's query parameter, a shell
 /// assignment or a config file's key is judged by.
 pub fn secret_name(name: &str) -> bool {
-    let up = name.to_ascii_uppercase();
+    upper_secret_name(&name.to_ascii_uppercase())
+}
+
+/// What a secret's name contains, wherever in it (`DBPASSWORD`, `XAPIKEY`).
+const SECRET_PARTS: &[&str] = &[
+    "PASSWORD",
+    "PASSWD",
+    "SECRET",
+    "APIKEY",
+    "API_KEY",
+    "AUTHTOKEN",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "WEBHOOK",
+    "HOOK_URL",
+    "HOOKURL",
+    "CONNECTION_STRING",
+];
+
+/// [`secret_name`] of a name in upper case. It runs for every variable of every command: one
+/// pass over the name's words, and one over its bytes for [`SECRET_PARTS`].
+fn upper_secret_name(up: &str) -> bool {
     let ends = |w: &str| {
         let w = w.strip_suffix('S').unwrap_or(w);
-        ["KEY", "TOKEN", "SECRET"].iter().any(|e| w.ends_with(e)) && !ORDINARY_WORDS.contains(&w)
+        (w.ends_with("KEY") || w.ends_with("TOKEN") || w.ends_with("SECRET")) && !ORDINARY_WORDS.contains(&w)
     };
     let word = up.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| SECRET_WORDS.contains(&w) || ends(w));
-    let has = [
-        "PASSWORD",
-        "PASSWD",
-        "SECRET",
-        "APIKEY",
-        "API_KEY",
-        "AUTHTOKEN",
-        "ACCESS_KEY",
-        "PRIVATE_KEY",
-        "WEBHOOK",
-        "HOOK_URL",
-        "HOOKURL",
-        "CONNECTION_STRING",
-    ];
-    word || has.iter().any(|s| up.contains(s))
+    let b = up.as_bytes();
+    word || (0..b.len()).any(|i| {
+        matches!(b[i], b'P' | b'S' | b'A' | b'W' | b'H' | b'C')
+            && SECRET_PARTS.iter().any(|p| b[i..].starts_with(p.as_bytes()))
+    })
 }
 
 /// Whether `value` looks like a secret whatever its variable is called: a URL that carries a
@@ -206,7 +217,7 @@ pub fn secret_value(value: &[u8]) -> bool {
             && v.len() >= prefix.len() + min
             && v[prefix.len()..].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
     };
-    let issued = ISSUED.iter().any(|(p, min)| token(p.as_bytes(), *min));
+    let issued = ISSUED.iter().any(|(p, min)| v.first() == p.as_bytes().first() && token(p.as_bytes(), *min));
     let aws = (v.starts_with(b"AKIA") || v.starts_with(b"ASIA"))
         && v.len() == 20
         && v.iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
@@ -264,7 +275,7 @@ pub fn secret_url(text: &[u8]) -> bool {
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
 
 /// The environment for the box: `vars` (the agent's) less what [`secret`] names, but for
