@@ -1,33 +1,45 @@
 //! Files of the person's that the box shows as a copy the builder writes, with their secrets
-//! taken out (issue 25, rt-files F13): what the box must read of them is kept, and the copy is
-//! bound read-only at the same path, so what reads them there works as before.
+//! taken out (issue 25, rt-files F13, rt4 R8 and R10): what the box must read of them is kept,
+//! and the copy is bound read-only at the same path, so what reads them there works as before.
 //! - git's global config ([`HOME_FILTERED`]): tokens in `url."https://x-access-token:TOKEN@…"`,
 //!   `http.*.extraHeader` and inline credential helpers are common;
-//! - the agents' shell snapshots (`~/.codex/shell_snapshots`): Codex's export every variable,
-//!   and sourcing one would put back what the environment scrub ([`super::environ`]) removed.
+//! - cargo's config (`$CARGO_HOME/config.toml`, `config`): a registry's `token`, a
+//!   `credential-provider` with its arguments, a proxy's password, `[env]` secrets;
+//! - the agents' shell snapshots (`~/.codex/shell_snapshots`, `~/.claude/shell-snapshots`):
+//!   Codex's export every variable, and sourcing one would put back what the environment scrub
+//!   ([`super::environ`]) removed; both keep the person's aliases and functions, which hold
+//!   tokens as often (`alias gh-api='curl -H "Authorization: token …"'`).
 //!
 //! A copy is made when the box is built. The box's record watches the snapshot directories, so a
-//! snapshot written for a new session makes a new box; a changed git config shows in the next
-//! box (as a toolchain installed since does).
+//! snapshot written for a new session makes a new box; a changed git or cargo config shows in the
+//! next box (as a toolchain installed since does).
 
 use std::path::Path;
 
 /// Files in home the box shows as a copy without secrets, relative to home.
 pub const HOME_FILTERED: &[&str] = &[".gitconfig", ".config/git/config"];
 
+/// Cargo's config files, relative to its home (`$CARGO_HOME`, or `~/.cargo`).
+pub const CARGO_FILTERED: &[&str] = &["config.toml", "config"];
+
 /// The names of the directories agents keep their shell snapshots in (`super::SNAPSHOT_DIRS`).
 pub const SNAPSHOT_NAMES: &[&str] = &["shell_snapshots", "shell-snapshots"];
 
-/// What a file at `path` (under `home`) is shown as, where it is shown as a copy.
+/// What a file at `path` is shown as, where it is shown as a copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Copied {
     GitConfig,
+    CargoConfig,
     Snapshots,
 }
 
-pub fn copied(path: &Path, home: &Path) -> Option<Copied> {
+/// How `path` is shown, for a person whose home is `home` and cargo's `cargo_home`.
+pub fn copied(path: &Path, home: &Path, cargo_home: &Path) -> Option<Copied> {
     if HOME_FILTERED.iter().any(|rel| path.strip_prefix(home).is_ok_and(|r| r == Path::new(rel))) {
         return Some(Copied::GitConfig);
+    }
+    if CARGO_FILTERED.iter().any(|rel| path.strip_prefix(cargo_home).is_ok_and(|r| r == Path::new(rel))) {
+        return Some(Copied::CargoConfig);
     }
     let name = path.file_name().and_then(|n| n.to_str())?;
     SNAPSHOT_NAMES.contains(&name).then_some(Copied::Snapshots)
@@ -99,34 +111,264 @@ fn holds_credential(text: &str) -> bool {
     })
 }
 
-/// A shell snapshot without the variables the environment scrub removes: a name
-/// [`super::environ::secret`] names, or a value [`super::environ::secret_value`] does. Each
-/// `export NAME=…` or `declare -x NAME=…` statement (its value may span lines, quoted) becomes
-/// `:`, so what holds it (a function's body) still reads. In a snapshot with an `# exports`
-/// section (Codex's), only that section is looked at, after the functions.
-pub fn snapshot(text: &str) -> String {
-    let start = text.find("\n# exports").map(|i| i + 1).unwrap_or(0);
-    let (head, tail) = text.split_at(start);
+/// Cargo's config (TOML) without what holds a credential, as [`git_config`] does for git's: a
+/// table whose name says it holds one (`[credential-alias]`), an entry whose key does
+/// ([`super::environ::secret_name`] of each part: `registry.token`, `registries.corp.token`,
+/// `credential-provider`, `global-credential-providers`, an `[env]` entry such as
+/// `OPENAI_API_KEY`), and an entry whose value holds one ([`holds_secret`]: `http.proxy` with a
+/// password, an `[env]` value in a token's form; or [`holds_credential`]). Comments go too. An
+/// entry may span lines (an array, a multi-line string): it is kept or dropped whole.
+pub fn cargo_config(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    out.push_str(head);
-    let mut rest = tail;
+    let mut drop_table = false;
+    let mut rest = text;
     while !rest.is_empty() {
-        let end = statement_end(rest);
-        let (stmt, after) = rest.split_at(end);
-        match exported(stmt) {
-            Some((name, value))
-                if super::environ::secret(name) || super::environ::secret_value(unquoted(value).as_bytes()) =>
-            {
-                out.push(':');
-                if stmt.ends_with('\n') {
-                    out.push('\n');
-                }
+        let (stmt, len) = toml_statement(rest);
+        rest = &rest[len..];
+        let body = stmt.trim();
+        if body.is_empty() {
+            continue;
+        }
+        if body.starts_with('[') {
+            let name = body.trim_start_matches('[').trim_end_matches(']');
+            drop_table = toml_key(name).iter().any(|k| super::environ::secret_name(k))
+                || holds_secret(name)
+                || holds_credential(name);
+            if !drop_table {
+                out.push_str(body);
+                out.push('\n');
             }
-            _ => out.push_str(stmt),
+            continue;
+        }
+        let key = toml_key(body);
+        let secret = drop_table
+            || key.iter().any(|k| super::environ::secret_name(k))
+            || holds_secret(body)
+            || holds_credential(body);
+        if !secret {
+            out.push_str(body);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The first statement of `text` without its comments, and its length: through the newline that
+/// ends it outside strings, arrays and inline tables.
+fn toml_statement(text: &str) -> (String, usize) {
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let (mut i, mut depth, mut from) = (0, 0usize, 0);
+    while i < b.len() {
+        match b[i] {
+            b'#' => {
+                out.push_str(&text[from..i]);
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                from = i;
+                continue;
+            }
+            q @ (b'"' | b'\'') => {
+                let triple = b[i..].starts_with(if q == b'"' { b"\"\"\"" } else { b"'''" });
+                let open = if triple { 3 } else { 1 };
+                i += open;
+                while i < b.len() {
+                    if q == b'"' && b[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if b[i] == q && (!triple || b[i..].starts_with(&[q, q, q])) {
+                        i += open;
+                        break;
+                    }
+                    if b[i] == b'\n' && !triple {
+                        break;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\n' if depth == 0 => {
+                out.push_str(&text[from..=i]);
+                return (out, i + 1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&text[from.min(b.len())..]);
+    (out, b.len())
+}
+
+/// The parts of a TOML key (`registries."corp".token`), or of the key of an entry (what is before
+/// its `=`), without quotes.
+fn toml_key(entry: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut quote = None;
+    for c in entry.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => parts.last_mut().unwrap().push(c),
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '=') => break,
+            (None, '.') => parts.push(String::new()),
+            (None, c) if !c.is_whitespace() => parts.last_mut().unwrap().push(c),
+            _ => {}
+        }
+    }
+    parts
+}
+
+/// A shell snapshot without its secrets. Each statement (through the newline that ends it outside
+/// quotes; a function as bash's `declare -f` and zsh's `functions` print it, from `name () ` at
+/// the start of a line to the `}` that starts one, is one statement; Claude Code's functions,
+/// `eval "$(echo '<base64>' | base64 -d)"`, are judged decoded) becomes `:` where
+/// - it exports a name [`super::environ::secret`] names or a value
+///   [`super::environ::secret_value`] knows (`export NAME=…`, `declare -x NAME=…`), as the
+///   environment scrub removes them;
+/// - or it holds a secret anywhere ([`holds_secret`]): an alias or a function that sends a
+///   header with a token, sets `PGPASSWORD=…`, or holds a token in its issuer's form.
+///
+/// So what holds it still reads, and an alias or function that held a secret is not defined.
+pub fn snapshot(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = function_end(rest).unwrap_or_else(|| statement_end(rest));
+        let (stmt, after) = rest.split_at(end);
+        let exports_secret = exported(stmt).is_some_and(|(name, value)| {
+            super::environ::secret(name) || super::environ::secret_value(unquoted(value).as_bytes())
+        });
+        if exports_secret || holds_secret(stmt) || encoded(stmt).is_some_and(|f| holds_secret(&f)) {
+            out.push(':');
+            if stmt.ends_with('\n') {
+                out.push('\n');
+            }
+        } else {
+            out.push_str(stmt);
         }
         rest = after;
     }
     out
+}
+
+/// The length of a function's definition at the start of `text`, as bash (`name () ` then `{ `)
+/// and zsh (`name () {`) print one, or as written (`function name {`): through the line that is
+/// `}`. `None` where `text` does not
+/// start with one, or it has no end.
+fn function_end(text: &str) -> Option<usize> {
+    let first = text.split_inclusive('\n').next()?;
+    let head = first.trim_end();
+    let (name, tail) = match head.strip_prefix("function ") {
+        // `function name {` or `function name () {`
+        Some(rest) => {
+            let rest = rest.trim_start();
+            let end = rest.find(|c: char| c.is_whitespace() || c == '(').unwrap_or(rest.len());
+            (&rest[..end], rest[end..].trim_start().trim_start_matches("()"))
+        }
+        None => head.split_once("()")?,
+    };
+    let name = name.trim_end();
+    let named = !name.is_empty()
+        && !first.starts_with(char::is_whitespace)
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b':' | b'.' | b'@'));
+    if !named || !matches!(tail.trim(), "" | "{") {
+        return None;
+    }
+    let mut at = first.len();
+    for line in text[at..].split_inclusive('\n') {
+        at += line.len();
+        if line.trim_end() == "}" {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// The function Claude Code's snapshot defines in `stmt`, decoded:
+/// `eval "$(echo '<base64>' | base64 -d)" > /dev/null 2>&1`.
+fn encoded(stmt: &str) -> Option<String> {
+    let b64 = stmt.trim_start().strip_prefix("eval \"$(echo '")?.split_once('\'')?.0;
+    let b64: String = b64.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    crate::text::base64::decode(&b64).map(|d| String::from_utf8_lossy(&d).into_owned())
+}
+
+/// Whether shell or config text holds a secret anywhere in it:
+/// - a value [`super::environ::secret_value`] knows, the whole text's (a URL with a credential,
+///   a private key) or one word's (a token in its issuer's form, a JSON web token);
+/// - an HTTP header's credential (`Authorization: Bearer …`, `Authorization: token …`,
+///   `Bearer …`, `PRIVATE-TOKEN: …`, `X-API-Key: …`), but a variable's expansion (`Bearer
+///   $TOKEN`: the environment's, scrubbed);
+/// - a literal given to a name that says it is a secret ([`super::environ::secret_name`]):
+///   `PGPASSWORD=hunter22 psql`, `mysql --password=hunter22`; but not a variable's expansion, a
+///   command's output or a path (`TOKEN=$(cat f)`, `KEY_FILE=~/.ssh/id`), nor a short flag's
+///   value (`USE_AUTH=1`).
+pub fn holds_secret(text: &str) -> bool {
+    use super::environ::secret_value;
+    let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    secret_value(text.as_bytes())
+        || text.split(|c: char| !word(c)).any(|w| w.len() >= 8 && secret_value(w.as_bytes()))
+        || header_credential(text)
+        || assigned_secret(text)
+}
+
+/// A credential after an HTTP header's name in `text` (see [`holds_secret`]).
+fn header_credential(text: &str) -> bool {
+    let low = text.to_ascii_lowercase();
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| c.is_ascii_whitespace() || matches!(c, '"' | '\'' | '\\' | ';' | ')' | ','))
+            .filter(|w| !w.is_empty())
+            .take(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let credential =
+        |w: &str| w.len() >= 8 && !w.starts_with(['$', '`', '%', '<']) && w.bytes().any(|c| c.is_ascii_alphanumeric());
+    ["authorization:", "private-token:", "x-api-key:", "bearer "].iter().any(|marker| {
+        low.match_indices(marker).any(|(i, _)| {
+            let after = words(&text[i + marker.len()..]);
+            let Some(first) = after.first() else { return false };
+            // A scheme first (`Bearer`, `Basic`, `token`), then the credential.
+            let scheme = marker.ends_with(':') && first.len() <= 10 && first.bytes().all(|c| c.is_ascii_alphabetic());
+            match (scheme, after.get(1)) {
+                (true, Some(second)) => credential(second),
+                (true, None) => false,
+                (false, _) => credential(first),
+            }
+        })
+    })
+}
+
+/// A literal given to a secret's name in `text`: `NAME=value` or `--name=value` (see
+/// [`holds_secret`]).
+fn assigned_secret(text: &str) -> bool {
+    let b = text.as_bytes();
+    text.match_indices('=').any(|(i, _)| {
+        let name_start =
+            b[..i].iter().rposition(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'-')).map_or(0, |p| p + 1);
+        let before_ok = name_start == 0
+            || matches!(b[name_start - 1], b' ' | b'\t' | b'\n' | b';' | b'(' | b'{' | b'\'' | b'"' | b'|' | b'&');
+        let name = text[name_start..i].trim_start_matches('-');
+        // An alias's own name (`alias keys='ssh-add -l'`) is no variable.
+        let before = text[..name_start].trim_end();
+        let alias = before.ends_with("alias") || before.ends_with("alias --");
+        if !before_ok || alias || !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            return false;
+        }
+        let value = &text[i + 1..];
+        let value = match value.chars().next() {
+            Some(q @ ('\'' | '"')) => value[1..].split(q).next().unwrap_or(""),
+            _ => value
+                .split(|c: char| c.is_ascii_whitespace() || matches!(c, ';' | '&' | '|' | ')' | '\'' | '"'))
+                .next()
+                .unwrap_or(""),
+        };
+        let literal = value.len() >= 6 && !value.starts_with(['$', '`', '/', '~', '.', '<', '(']);
+        literal && super::environ::secret_name(name)
+    })
 }
 
 /// The length of the first statement of `text`, through the newline that ends it outside quotes.
@@ -231,7 +473,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_loses_its_secret_exports_and_still_reads() {
-        let text = "# Snapshot file\nf() {\n  export INNER_TOKEN=x\n  echo 'it'\"s\"\n}\n# exports 5\n\
+        let text = "# Snapshot file\nf() {\n  export INNER_MODE=x\n  echo 'it'\"s\"\n}\n# exports 5\n\
                     export OPENAI_API_KEY='sk-SECRET1'\nexport PATH=/usr/bin:/bin\n\
                     export MULTI_SECRET_TOKEN='line1\nSECRET2'\ndeclare -x GITHUB_TOKEN=\"SECRET3\\\"\nSECRET4\"\n\
                     export NOTE=$'a\\'b'\nexport SSH_AUTH_SOCK=/tmp/ssh-x/agent.1\nexport LANG=C.UTF-8\n\
@@ -243,10 +485,168 @@ mod tests {
         for kept in ["export PATH=/usr/bin:/bin\n", "export NOTE=$'a\\'b'\n", "export LANG=C.UTF-8\n", "f() {\n"] {
             assert!(out.contains(kept), "{kept} lost:\n{out}");
         }
-        // Before the exports, as written (a function's own exports are not the environment's).
-        assert!(out.contains("export INNER_TOKEN=x"));
+        // A function's own export of a name that holds no secret, as written.
+        assert!(out.contains("export INNER_MODE=x"));
         // It still reads as shell.
         let ok = std::process::Command::new("bash").args(["-n", "-c", &out]).status().unwrap();
         assert!(ok.success(), "{out}");
+    }
+
+    /// rt4 R8: a registry's token, a proxy's password and `[env]` secrets in cargo's config.
+    #[test]
+    fn a_cargo_config_keeps_its_settings_and_loses_its_credentials() {
+        let text = "# a comment with a token SECRET0\n\
+            [registries.corp]\nindex = \"sparse+https://corp.example.com/index/\"\ntoken = \"SECRET1\"\n\
+            [registry]\ndefault = \"corp\"\ntoken = 'SECRET2'\nglobal-credential-providers = [\n  \"cargo:token\",\n  \"my-provider --key SECRET3\",\n]\n\
+            [http]\nproxy = \"http://u:SECRET4@proxy.example.com:3128\" # corporate\ncheck-revoke = false\n\
+            [env]\nOPENAI_API_KEY = \"SECRET5\"\nSTRIPE = { value = \"sk_live_SECRET6\", force = true }\n\
+            RUST_TEST_THREADS = \"2\"\nOPENSSL_DIR = { value = \"vendor/openssl\", relative = true }\n\
+            [credential-alias]\nmy = [\"/usr/bin/helper\", \"--secret\", \"SECRET7\"]\n\
+            [target.'cfg(target_os = \"linux\")']\nrustflags = [\"-C\", \"link-arg=-fuse-ld=mold\"] # fast\n\
+            [build]\nrustc-wrapper = \"sccache\"\nregistries.other.token = \"SECRET8\"\n\
+            [alias]\nt = \"test --workspace\"\ndoc-note = '''\nhash # in a string\n'''\n\
+            [net]\ngit-fetch-with-cli = true\n[source.crates-io]\nreplace-with = \"corp\"\n";
+        let out = cargo_config(text);
+        for secret in
+            ["SECRET0", "SECRET1", "SECRET2", "SECRET3", "SECRET4", "SECRET5", "SECRET6", "SECRET7", "SECRET8"]
+        {
+            assert!(!out.contains(secret), "{secret} kept:\n{out}");
+        }
+        for kept in [
+            "[registries.corp]\nindex = \"sparse+https://corp.example.com/index/\"\n",
+            "[registry]\ndefault = \"corp\"\n",
+            "check-revoke = false\n",
+            "RUST_TEST_THREADS = \"2\"\n",
+            "OPENSSL_DIR = { value = \"vendor/openssl\", relative = true }\n",
+            "[target.'cfg(target_os = \"linux\")']\nrustflags = [\"-C\", \"link-arg=-fuse-ld=mold\"]\n",
+            "rustc-wrapper = \"sccache\"\n",
+            "t = \"test --workspace\"\n",
+            "doc-note = '''\nhash # in a string\n'''\n",
+            "git-fetch-with-cli = true\n",
+            "replace-with = \"corp\"\n",
+        ] {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+        assert!(!out.contains("credential-alias") && !out.contains("# fast"), "{out}");
+    }
+
+    #[test]
+    fn cargos_config_is_known_wherever_its_home_is() {
+        let (home, cargo) = (Path::new("/h"), Path::new("/opt/cargo"));
+        assert_eq!(copied(Path::new("/opt/cargo/config.toml"), home, cargo), Some(Copied::CargoConfig));
+        assert_eq!(copied(Path::new("/opt/cargo/config"), home, cargo), Some(Copied::CargoConfig));
+        assert_eq!(copied(Path::new("/h/.gitconfig"), home, cargo), Some(Copied::GitConfig));
+        assert_eq!(copied(Path::new("/h/.cargo/config.toml"), home, cargo), None);
+        assert_eq!(copied(Path::new("/opt/cargo/env"), home, cargo), None);
+    }
+
+    /// The base64 Claude Code writes a function as (`declare -f f | base64`: 76 columns).
+    fn b64(text: &str) -> String {
+        let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for chunk in text.as_bytes().chunks(3) {
+            let n = chunk.iter().enumerate().fold(0u32, |n, (i, &c)| n | (c as u32) << (16 - 8 * i));
+            for i in 0..4 {
+                out.push(if i <= chunk.len() { table[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+            }
+        }
+        let lines: Vec<String> = out.as_bytes().chunks(76).map(|l| String::from_utf8_lossy(l).into_owned()).collect();
+        lines.join("\n")
+    }
+
+    /// rt4 R10: aliases and functions that hold a secret become `:` too, in Codex's snapshots
+    /// (`declare -f`, `alias -p`) and Claude Code's (functions in base64, `alias --`).
+    #[test]
+    fn a_snapshots_aliases_and_functions_that_hold_secrets_go() {
+        let claude_fn =
+            b64("dbq () \n{ \n    PGPASSWORD=SECRET3 psql -h db --set application_name=some-long-name-to-wrap\n}\n");
+        let claude_ok = b64("gs () \n{ \n    git status\n}\n");
+        let text = format!(
+            "# Snapshot file\nunalias -a 2>/dev/null || true\n# Functions\n\
+             dbq () \n{{ \n    PGPASSWORD=SECRET1 psql -h db\n}}\n\
+             gl () \n{{ \n    curl -H \"PRIVATE-TOKEN: SECRET2abcd\" \"https://gitlab.example.com/api/v4/$1\"\n}}\n\
+             ok () \n{{ \n    curl -H \"Authorization: Bearer $GITHUB_TOKEN\" https://api.github.com/user;\n    local key=$1\n}}\n\
+             function gl2 {{\n  curl -H 'PRIVATE-TOKEN: SECRET10abcd' https://gitlab.example.com/api\n}}\n\
+             eval \"$(echo '{claude_fn}' | base64 -d)\" > /dev/null 2>&1\n\
+             eval \"$(echo '{claude_ok}' | base64 -d)\" > /dev/null 2>&1\n\
+             # aliases 9\n\
+             alias deploy='curl -H \"Authorization: Bearer SECRET4abcd\" https://api.corp/deploy'\n\
+             alias -- gh-api='curl -H \"Authorization: token SECRET5abcd\"'\n\
+             alias k='curl -H \"X-API-Key: SECRET6abcd\" https://api'\n\
+             alias my='mysql --password=SECRET7 -h db'\n\
+             alias hook='curl -X POST https://hooks.slack.com/services/T0/B0/SECRET8'\n\
+             alias st='STRIPE_KEY=sk_live_SECRET9 ./pay'\n\
+             alias ll='ls -l'\nalias gco='git checkout'\nalias dev='USE_AUTH=1 AWS_PROFILE=dev npm run dev'\n\
+             alias keys='ssh-add -l; KEY_FILE=~/.ssh/id_ed25519 ./sign'\n\
+             # exports 2\nexport PATH=/usr/bin:/bin\nexport NOTE='bearer of news'\n"
+        );
+        let out = snapshot(&text);
+        for secret in [
+            "SECRET1",
+            "SECRET2",
+            "SECRET10",
+            "SECRET4",
+            "SECRET5",
+            "SECRET6",
+            "SECRET7",
+            "SECRET8",
+            "SECRET9",
+            &claude_fn[..20],
+        ] {
+            assert!(!out.contains(secret), "{secret} kept:\n{out}");
+        }
+        for kept in [
+            "ok () \n{ \n    curl -H \"Authorization: Bearer $GITHUB_TOKEN\"",
+            &claude_ok[..],
+            "alias ll='ls -l'\n",
+            "alias gco='git checkout'\n",
+            "alias dev='USE_AUTH=1 AWS_PROFILE=dev npm run dev'\n",
+            "alias keys='ssh-add -l; KEY_FILE=~/.ssh/id_ed25519 ./sign'\n",
+            "export PATH=/usr/bin:/bin\n",
+            "export NOTE='bearer of news'\n",
+        ] {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+        // Each goes as a whole: no half of a function is left.
+        for half in ["psql", "dbq", "gitlab.example.com", "gl ()", "gl2"] {
+            assert!(!out.contains(half), "{half} kept:\n{out}");
+        }
+        let ok = std::process::Command::new("bash").args(["-n", "-c", &out]).status().unwrap();
+        assert!(ok.success(), "{out}");
+    }
+
+    #[test]
+    fn a_secret_in_shell_text_is_found_and_look_alikes_are_not() {
+        for text in [
+            "curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA=='",
+            "curl -H \"Authorization: abcdef0123456789\"",
+            "curl --oauth2-bearer abcdef0123456789",
+            "http GET api.example.com Authorization:'Bearer abcdef0123456789'",
+            "PGPASSWORD='hunter22' psql",
+            "f() { DB_PASS=hunter22 ./migrate; }",
+            "gh api --token=abcdef0123",
+            "GH_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ gh pr list",
+            "git clone https://u:hunter22@git.example.com/r.git",
+            "curl https://api.example.com/x?api_key=abcdef",
+            "echo eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXZhbHVl",
+        ] {
+            assert!(holds_secret(text), "{text}");
+        }
+        for text in [
+            "curl -H \"Authorization: Bearer $TOKEN\"",
+            "curl -H \"Authorization: token ${GITHUB_TOKEN}\"",
+            "curl -H \"Authorization: Bearer $(gh auth token)\"",
+            "TOKEN=$(cat ~/.token) ./run",
+            "PASSWORD_STORE_DIR=~/.password-store pass",
+            "SSH_KEY=/home/u/.ssh/id_ed25519 ./deploy",
+            "export PATH=/home/u/.cargo/bin:/usr/local/bin:/usr/bin",
+            "sort --key=2 file",
+            "MONKEY=bananas12 ./zoo",
+            "echo the bearer of news",
+            "git log --author=someone",
+            "ls -la ~/.ssh",
+        ] {
+            assert!(!holds_secret(text), "{text}");
+        }
     }
 }

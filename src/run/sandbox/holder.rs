@@ -520,7 +520,9 @@ fn watch(spec: &BoxSpec) -> Watch {
     // The agents' snapshot directories, shown as copies, are: a snapshot written for a new
     // session makes a new box, where the agent's wrapper finds it (`super::copies`). git's config,
     // a copy too, shows a change in the next box, as a toolchain does.
-    let snapshots = |path: &Path| super::copies::copied(path, &spec.home) == Some(super::copies::Copied::Snapshots);
+    let snapshots = |path: &Path| {
+        super::copies::copied(path, &spec.home, &spec.cargo_home) == Some(super::copies::Copied::Snapshots)
+    };
     for v in spec.visible.iter().filter(|v| snapshots(&v.path)) {
         w.beneath(&v.path, true);
     }

@@ -100,6 +100,10 @@ pub struct BoxSpec {
     pub git_dir: Option<PathBuf>,
     /// The person's home: hidden, a private one in its place.
     pub home: PathBuf,
+    /// Cargo's home (`$CARGO_HOME`, or `~/.cargo`), whose config is shown as a copy without its
+    /// secrets ([`super::copies`]).
+    #[serde(default)]
+    pub cargo_home: PathBuf,
     /// The directory the command starts in: shown read-only where nothing else shows it.
     pub cwd: PathBuf,
     /// Writable roots that are the person's: the workspace first, then `sandbox.writable`.
@@ -158,6 +162,7 @@ pub struct BoxSpec {
 pub const HOME_VISIBLE: &[(&str, Origin)] = &[
     (".cargo/bin", Origin::Toolchain),
     (".cargo/env", Origin::Toolchain),
+    // Shown as a copy without its tokens (`super::copies`).
     (".cargo/config.toml", Origin::Config),
     (".cargo/config", Origin::Config),
     (".local/bin", Origin::Toolchain),
@@ -573,6 +578,7 @@ impl BoxSpec {
             workspace: ws,
             git_dir,
             home,
+            cargo_home,
             cwd,
             write,
             private,

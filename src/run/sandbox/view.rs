@@ -54,7 +54,7 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
     for v in &spec.visible {
         for path in expand(&v.path) {
             // What holds secrets is shown as a copy without them ([`super::copies`]).
-            let source = match super::copies::copied(&path, &spec.home) {
+            let source = match super::copies::copied(&path, &spec.home, &spec.cargo_home) {
                 Some(how) if v.from != Origin::Setting => match store.copy(&path, how, &spec.name) {
                     Ok(Some(copy)) => copy,
                     Ok(None) => continue,
@@ -645,7 +645,7 @@ impl Store {
     /// `copies/<box>/` (the box's name: another box of this workspace, built at the same time,
     /// keeps its own), or `None` where there is no `path` to copy.
     fn copy(&self, path: &Path, how: super::copies::Copied, box_name: &str) -> Result<Option<PathBuf>, String> {
-        use super::copies::{Copied, git_config, snapshot};
+        use super::copies::{Copied, cargo_config, git_config, snapshot};
         let hex: String = path.as_os_str().as_bytes().iter().map(|b| format!("{b:02x}")).collect();
         let dir = join(&self.dir, &format!("copies/{box_name}"));
         let copy = join(&dir, &hex);
@@ -657,9 +657,10 @@ impl Store {
             std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to)?.write_all(text.as_bytes())
         };
         match how {
-            Copied::GitConfig => {
+            Copied::GitConfig | Copied::CargoConfig => {
                 let Ok(text) = std::fs::read_to_string(path) else { return Ok(None) };
-                write(&copy, git_config(&text)).map_err(fail)?;
+                let filter = if how == Copied::GitConfig { git_config } else { cargo_config };
+                write(&copy, filter(&text)).map_err(fail)?;
             }
             Copied::Snapshots => {
                 let Ok(entries) = std::fs::read_dir(path) else { return Ok(None) };
