@@ -244,6 +244,19 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                      in its place (undo: git replace -d {object})\n"
                 )
             }
+            Hidden::Stale(path) => format!(
+                "agentsh: the command left git's index naming other content for {} than the file holds, with the \
+                 file's own size and times, so git does not read it: `git status` and `git diff` do not show its \
+                 changes (see them: git read-tree HEAD && git status)\n",
+                sanitize(path)
+            ),
+            Hidden::Unchecked(n) => format!(
+                "agentsh: the command changed git's index; {n} file{} in it {} too large to check against what the \
+                 index says {} (check: git read-tree HEAD && git status)\n",
+                if *n == 1 { "" } else { "s" },
+                if *n == 1 { "was" } else { "were" },
+                if *n == 1 { "it holds" } else { "they hold" },
+            ),
         };
         crate::ask::tty::eprint_fitted(&line);
     }

@@ -562,6 +562,12 @@ impl BoxPlan {
         let root = crate::text::path(&normalize(&self.place.workspace.root));
         (self.roots().workspace.as_deref() == Some(root.as_str())).then_some(git)
     }
+
+    /// The workspace's top level, where [`BoxPlan::git_dir`] is one: the worktree its index
+    /// describes ([`gitreview::Before`]).
+    pub fn git_worktree(&self) -> Option<PathBuf> {
+        self.git_dir().map(|_| normalize(&self.place.workspace.root))
+    }
 }
 
 /// The box's roots as text, as the judge's view of the box and the audit record name them.
