@@ -4043,3 +4043,33 @@ body=bytes(d[:-20]); open(".git/index.tmp","wb").write(body+hashlib.sha1(body).d
     succeeded(&out, "git add and commit in the box");
     assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
 }
+
+/// rt4 R12: a new directory with a `.gitignore` of `*` ignores itself and everything beside it
+/// (a `conftest.py` the person's `pytest` runs): `git status` is clean. The person is told when
+/// the command ends, with `git status --ignored`; a new project's own `.gitignore` is not told.
+#[test]
+fn a_directory_that_a_new_gitignore_hides_from_git_status_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("tests/test_a.py", "def test_a():\n    assert 1\n");
+    git(w.ws.path(), &["add", "tests"]);
+    git(w.ws.path(), &["commit", "-qm", "tests"]);
+    let out = w.script(
+        "set -e\nmkdir -p tests/_fixtures sub\nprintf '*\\n' > tests/_fixtures/.gitignore\n\
+         printf 'open(\"/tmp/r12-ran\", \"w\")\\n' > tests/_fixtures/conftest.py\n\
+         printf '/target\\n' > sub/.gitignore\n",
+    );
+    succeeded(&out, "hide a directory");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("tests/"), "git status is blinded: {}", text(&review.stdout));
+    let err = text(&out.stderr);
+    let told: Vec<&str> = err.lines().filter(|l| l.contains("ignores itself")).collect();
+    assert_eq!(told.len(), 1, "only the hidden directory is told: {err}");
+    assert!(told[0].contains("in tests/_fixtures ") && told[0].contains("git status --ignored"), "{err}");
+    let ignored = persons_git(&w, w.ws.path(), &["status", "--short", "--ignored"]);
+    assert!(text(&ignored.stdout).contains("tests/_fixtures/"), "{}", text(&ignored.stdout));
+    // Without the box nothing is told: the line comes from the box's end.
+    let out = w.unboxed("mkdir -p more\nprintf '*\\n' > more/.gitignore\n");
+    succeeded(&out, "hide a directory without the sandbox");
+    assert!(!text(&out.stderr).contains("ignores itself"), "{}", text(&out.stderr));
+}

@@ -257,6 +257,14 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                 if *n == 1 { "was" } else { "were" },
                 if *n == 1 { "it holds" } else { "they hold" },
             ),
+            Hidden::SelfIgnored(dir) => format!(
+                "agentsh: the command made a .gitignore in {} that ignores itself: `git status` does not show that \
+                 directory's new files (see them: git status --ignored)\n",
+                sanitize(dir)
+            ),
+            Hidden::IgnoresUnchecked => "agentsh: the command changed more of the workspace than agentsh reads for \
+                 .gitignore files that hide themselves (check: git status --ignored)\n"
+                .to_string(),
         };
         crate::ask::tty::eprint_fitted(&line);
     }

@@ -1,19 +1,22 @@
 //! What a boxed command did to hide its edits from the person's git review (issue 25, rt3 G3,
-//! rt4 R2):
+//! rt4 R2 and R12):
 //! - a skip-worktree or assume-unchanged bit set in `.git/index` (the file's changes then show
 //!   in neither `git status` nor `git diff`);
 //! - an index entry naming another object than its file holds, with the file's own size and
 //!   times: git trusts the entry and never reads the file ([`stale`]);
 //! - a replacement ref (`refs/replace/*`, loose or in `packed-refs`: `git show` and `git log -p`
-//!   then show another object than the one checked out).
+//!   then show another object than the one checked out);
+//! - a `.gitignore` that ignores itself, hiding a directory's new files from `git status`
+//!   (`gitignore::self_ignoring`).
 //!
-//! The box writes the index and the refs, so none of this can be refused; it is found
+//! The box writes the index, the refs and the tree, so none of this can be refused; it is found
 //! when the command ends, for the person to be told. It must not print or change anything.
 //!
 //! Cheap where nothing changed: the index is opened as the command starts (the old file stays
 //! readable after git renames a new one over it), and after it, three `statx` calls say
 //! whether the index, `packed-refs` or `refs/replace/` changed; only then are the refs read and
-//! the files whose entries changed hashed.
+//! the files whose entries changed hashed. The index itself is read on every command for the
+//! directories git tracks, and each of those is `statx`ed (see `gitignore`).
 
 use std::fs::File;
 use std::io::Read;
@@ -50,6 +53,11 @@ pub enum Hidden {
     Stale(String),
     /// How many files whose entries the command changed were too large to check ([`stale`]).
     Unchecked(usize),
+    /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
+    /// `.gitignore` in it that the command made or changed and that ignores itself.
+    SelfIgnored(String),
+    /// The command changed more of the tree than is read for such `.gitignore` files.
+    IgnoresUnchecked,
 }
 
 impl Before {
@@ -61,7 +69,7 @@ impl Before {
     }
 
     /// What the command added: bits set in the index, entries that name another object than
-    /// their file holds, replacement refs made.
+    /// their file holds, replacement refs made, `.gitignore` files that hide themselves.
     pub fn finish(self) -> Vec<Hidden> {
         let mut found = Vec::new();
         let changed =
@@ -72,7 +80,6 @@ impl Before {
         let before = self
             .index
             .as_ref()
-            .filter(|_| now.is_some())
             .filter(|(_, was)| now.as_ref().is_none_or(|m| (was.0, was.1) != (m.dev(), m.ino())))
             .and_then(|(f, _)| read_capped(f).ok())
             .and_then(|bytes| Index::parse(&bytes));
@@ -112,6 +119,8 @@ impl Before {
                 }
             }
         }
+        let tracked = after.as_ref().or(before.as_ref());
+        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, self.since));
         found
     }
 }

@@ -43,6 +43,7 @@ pub mod copies;
 pub mod environ;
 pub mod filter;
 pub(crate) mod gitcode;
+pub mod gitignore;
 pub mod gitlinks;
 pub mod gitreview;
 pub mod hardlinks;
