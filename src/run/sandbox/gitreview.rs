@@ -28,6 +28,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// An index larger than this is not read (a monorepo's can be tens of megabytes).
 const MAX_INDEX: u64 = 64 * 1024 * 1024;
 
+/// An index larger than this (about 10,000 files) is not read where it did not change: only
+/// the top level is then looked at for a `.gitignore` that hides itself.
+const MAX_INDEX_EVERY_COMMAND: u64 = 1024 * 1024;
+
 /// The index and refs as the command started.
 pub struct Before {
     git: PathBuf,
@@ -77,10 +81,12 @@ impl Before {
         let now = changed("index").filter(|m| self.index.as_ref().is_none_or(|(_, was)| *was != stamp(m)));
         // The index the command started with, where it can still be read: not where the
         // command wrote it in place (the same file), which leaves nothing of what it held.
+        // Read on every command (for the directories git tracks, `gitignore`) only while small.
         let before = self
             .index
             .as_ref()
             .filter(|(_, was)| now.as_ref().is_none_or(|m| (was.0, was.1) != (m.dev(), m.ino())))
+            .filter(|(f, _)| now.is_some() || f.metadata().is_ok_and(|m| m.len() <= MAX_INDEX_EVERY_COMMAND))
             .and_then(|(f, _)| read_capped(f).ok())
             .and_then(|bytes| Index::parse(&bytes));
         let after = now
@@ -154,8 +160,8 @@ pub(crate) struct Entry {
     pub(crate) path: Vec<u8>,
     /// The stat data git keeps (ctime, mtime, dev, ino, mode, uid, gid, size), as stored.
     stat: [u8; 40],
-    /// The object it names.
-    id: Vec<u8>,
+    /// The object it names (SHA-1's 20 bytes, then zeros, or SHA-256's 32).
+    id: [u8; 32],
     /// The merge stage (0 where there is no conflict).
     stage: u16,
     assume_unchanged: bool,
@@ -232,7 +238,8 @@ fn parse(b: &[u8], hash: usize) -> Option<Vec<Entry>> {
             return None;
         }
         let stat: [u8; 40] = b.get(at..at + 40)?.try_into().ok()?;
-        let id = b.get(at + 40..at + 40 + hash)?.to_vec();
+        let mut id = [0u8; 32];
+        id[..hash].copy_from_slice(b.get(at + 40..at + 40 + hash)?);
         at += 40 + hash;
         let flags = u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]);
         at += 2;
@@ -333,7 +340,7 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64),
             unchecked += 1;
             continue;
         };
-        if !holds(&content, &e.id, new.hash) {
+        if !holds(&content, &e.id[..new.hash], new.hash) {
             found.push(Hidden::Stale(String::from_utf8_lossy(&e.path).into_owned()));
         }
     }
