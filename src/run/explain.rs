@@ -257,6 +257,10 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                 if *n == 1 { "was" } else { "were" },
                 if *n == 1 { "it holds" } else { "they hold" },
             ),
+            Hidden::Split => "agentsh: the command changed git's index, which is split in two (git update-index \
+                 --split-index): agentsh does not check what its shared part names for each file (check: git read-tree \
+                 HEAD && git status)\n"
+                .to_string(),
             Hidden::SelfIgnored(dir) => format!(
                 "agentsh: the command made a .gitignore in {} that ignores itself: `git status` does not show that \
                  directory's new files (see them: git status --ignored)\n",

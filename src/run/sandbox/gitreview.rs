@@ -57,6 +57,8 @@ pub enum Hidden {
     Stale(String),
     /// How many files whose entries the command changed were too large to check ([`stale`]).
     Unchecked(usize),
+    /// The command changed an index split in two: what its shared part names is not checked.
+    Split,
     /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
     /// `.gitignore` in it that the command made or changed and that ignores itself.
     SelfIgnored(String),
@@ -102,6 +104,9 @@ impl Before {
                 }
             }
             stale(&self.root, before.as_ref(), after, (m.mtime(), m.mtime_nsec()), &mut found);
+            if after.split {
+                found.push(Hidden::Split);
+            }
         }
         if changed("refs/replace").is_some()
             && let Ok(entries) = std::fs::read_dir(super::join(&self.git, "refs/replace"))
@@ -188,6 +193,9 @@ impl Entry {
 pub(crate) struct Index {
     pub(crate) entries: Vec<Entry>,
     hash: usize,
+    /// Split in two (`git update-index --split-index`, a `link` extension): most entries are
+    /// in a shared index file, and those here may have no name.
+    split: bool,
 }
 
 impl Index {
@@ -195,8 +203,8 @@ impl Index {
     /// not read as one.
     pub(crate) fn parse(b: &[u8]) -> Option<Index> {
         match parse(b, 20) {
-            Some(entries) => Some(Index { entries, hash: 20 }),
-            None => parse(b, 32).map(|entries| Index { entries, hash: 32 }),
+            Some((entries, split)) => Some(Index { entries, hash: 20, split }),
+            None => parse(b, 32).map(|(entries, split)| Index { entries, hash: 32, split }),
         }
     }
 }
@@ -216,7 +224,8 @@ fn bits(ix: &Index) -> Vec<(String, bool)> {
         .collect()
 }
 
-fn parse(b: &[u8], hash: usize) -> Option<Vec<Entry>> {
+/// The entries, and whether the index is split.
+fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
     let be32 = |at: usize| b.get(at..at + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]));
     if b.get(..4)? != b"DIRC" {
         return None;
@@ -285,7 +294,13 @@ fn parse(b: &[u8], hash: usize) -> Option<Vec<Entry>> {
             skip_worktree: extended & 0x4000 != 0,
         });
     }
-    Some(out)
+    // The extensions, each a signature and a length, up to the checksum.
+    let mut split = false;
+    while at + 8 + hash <= b.len() {
+        split |= &b[at..at + 4] == b"link";
+        at += 8 + be32(at + 4)? as usize;
+    }
+    Some((out, split))
 }
 
 /// How much of the worktree [`stale`] reads at most after one command: a `git add -A` of a
@@ -574,6 +589,20 @@ mod tests {
             an_hour_ago(&t.path().join(f));
         }
         git(t.path(), &["update-index", "--really-refresh"]);
+        assert_eq!(before.finish(), vec![]);
+    }
+
+    #[test]
+    fn a_split_index_is_told_as_not_checked() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        let before = Before::take(&git_dir, t.path());
+        git(t.path(), &["update-index", "--split-index"]);
+        std::fs::write(t.path().join("a"), "changed\n").unwrap();
+        git(t.path(), &["add", "a"]);
+        assert_eq!(before.finish(), vec![Hidden::Split]);
+        let before = Before::take(&git_dir, t.path());
+        git(t.path(), &["update-index", "--no-split-index"]);
         assert_eq!(before.finish(), vec![]);
     }
 
