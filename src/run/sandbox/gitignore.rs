@@ -180,7 +180,8 @@ impl Walk<'_> {
             dir = dir.iter().rposition(|c| *c == b'/').map_or(&dir[..0], |i| &dir[..i]);
         }
         if self.exclude.is_none() {
-            let text = std::fs::File::open(super::join(self.git, "info/exclude")).ok().map(capped).unwrap_or_default();
+            let text =
+                super::gitreview::open_file(&super::join(self.git, "info/exclude")).map(capped).unwrap_or_default();
             self.exclude = Some(patterns(&text));
         }
         decide(self.exclude.as_deref().unwrap_or_default(), rel, name, is_dir).unwrap_or(false)
@@ -435,5 +436,20 @@ mod tests {
         assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests".into())]);
         // Older than the command: not the command's.
         assert!(found(root, i64::MAX).is_empty());
+    }
+
+    #[test]
+    fn a_fifo_for_info_exclude_does_not_hold_agentsh() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        git(root, &["init", "-q"]);
+        write(root, "a/f", "x\n");
+        git(root, &["add", "-A"]);
+        let _ = std::fs::remove_file(root.join(".git/info/exclude"));
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(root.join(".git/info/exclude")).status().unwrap().success());
+        // Nothing in the workspace's own files decides: info/exclude is asked.
+        write(root, "a/new/.gitignore", "other\n");
+        assert!(found(root, 0).is_empty());
     }
 }

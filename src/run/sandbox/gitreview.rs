@@ -145,7 +145,7 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
 
 /// A regular file, opened without following a link or waiting: the box could put a FIFO in
 /// the index's place, and a plain open would wait for a writer.
-fn open_file(path: &Path) -> Option<File> {
+pub(super) fn open_file(path: &Path) -> Option<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
     f.metadata().ok().filter(std::fs::Metadata::is_file).map(|_| f)
