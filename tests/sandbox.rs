@@ -3993,3 +3993,83 @@ fn a_snapshots_aliases_and_functions_are_shown_without_their_secrets() {
     assert!(!said.contains("RT4"), "{said}");
     assert!(said.ends_with("hello from the snapshot\nalias ll='ls -l'\n3\n"), "{said}");
 }
+
+// ---- fix4-review: what hides a command's edits from the person's review (rt4 R2, R12) ----
+
+/// rt4 R2: the box rewrites `.git/index` so the entry of an edited `Makefile` keeps HEAD's
+/// object while its stat data is the edited file's: git trusts the stat data and never reads
+/// the file, so `git status`, `git diff`, even `git checkout -- Makefile` show nothing, and the
+/// person's `make` runs the edit. The person is told when the command ends, with how to see it;
+/// a boxed `git add` and `git commit` of an ordinary edit says nothing.
+#[test]
+fn an_index_entry_that_hides_an_edit_behind_its_stat_data_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("Makefile", "all:\n\t@true\n");
+    git(w.ws.path(), &["add", "Makefile"]);
+    git(w.ws.path(), &["commit", "-qm", "make"]);
+    let forge = r#"import hashlib,os,struct,subprocess,time
+old=subprocess.check_output(["git","rev-parse","HEAD:Makefile"]).strip()
+open("Makefile","ab").write(b"\t@echo R2-RAN\n")
+t=time.time()-3600; os.utime("Makefile",(t,t)); subprocess.check_call(["git","add","Makefile"])
+d=bytearray(open(".git/index","rb").read()); n=struct.unpack(">I",d[8:12])[0]; off=12
+for _ in range(n):
+    ln=struct.unpack(">H",d[off+60:off+62])[0]&0xfff
+    if bytes(d[off+62:off+62+ln])==b"Makefile": d[off+40:off+60]=bytes.fromhex(old.decode()); break
+    off+=(62+ln+8)//8*8
+body=bytes(d[:-20]); open(".git/index.tmp","wb").write(body+hashlib.sha1(body).digest()); os.rename(".git/index.tmp",".git/index")
+"#;
+    w.write("forge.py", forge);
+    git(w.ws.path(), &["add", "forge.py"]);
+    git(w.ws.path(), &["commit", "-qm", "forge"]);
+    let out = w.script(&format!("{} forge.py\n", python()));
+    succeeded(&out, "forge the index");
+    // Blinded: the person's review shows nothing, and their make runs the edit.
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("Makefile"), "git status is blinded: {}", text(&review.stdout));
+    let diff = persons_git(&w, w.ws.path(), &["diff", "HEAD"]);
+    assert_eq!(text(&diff.stdout), "", "git diff HEAD is blinded");
+    let err = text(&out.stderr);
+    let told: Vec<&str> = err.lines().filter(|l| l.contains("naming other content")).collect();
+    assert_eq!(told.len(), 1, "told once: {err}");
+    assert!(told[0].contains("for Makefile") && told[0].contains("git read-tree HEAD && git status"), "{err}");
+    // What the person is told to run shows the edit.
+    succeeded(&persons_git(&w, w.ws.path(), &["read-tree", "HEAD"]), "git read-tree HEAD");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(text(&review.stdout).contains(" M Makefile"), "{}", text(&review.stdout));
+    // Ordinary work: an edit added and committed in the box, a file checked out again.
+    let out =
+        w.script("set -e\ngit checkout -q -- Makefile\necho more >> README\ngit add README\ngit commit -qm more\n");
+    succeeded(&out, "git add and commit in the box");
+    assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
+}
+
+/// rt4 R12: a new directory with a `.gitignore` of `*` ignores itself and everything beside it
+/// (a `conftest.py` the person's `pytest` runs): `git status` is clean. The person is told when
+/// the command ends, with `git status --ignored`; a new project's own `.gitignore` is not told.
+#[test]
+fn a_directory_that_a_new_gitignore_hides_from_git_status_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("tests/test_a.py", "def test_a():\n    assert 1\n");
+    git(w.ws.path(), &["add", "tests"]);
+    git(w.ws.path(), &["commit", "-qm", "tests"]);
+    let out = w.script(
+        "set -e\nmkdir -p tests/_fixtures sub\nprintf '*\\n' > tests/_fixtures/.gitignore\n\
+         printf 'open(\"/tmp/r12-ran\", \"w\")\\n' > tests/_fixtures/conftest.py\n\
+         printf '/target\\n' > sub/.gitignore\n",
+    );
+    succeeded(&out, "hide a directory");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("tests/"), "git status is blinded: {}", text(&review.stdout));
+    let err = text(&out.stderr);
+    let told: Vec<&str> = err.lines().filter(|l| l.contains("ignores itself")).collect();
+    assert_eq!(told.len(), 1, "only the hidden directory is told: {err}");
+    assert!(told[0].contains("in tests/_fixtures ") && told[0].contains("git status --ignored"), "{err}");
+    let ignored = persons_git(&w, w.ws.path(), &["status", "--short", "--ignored"]);
+    assert!(text(&ignored.stdout).contains("tests/_fixtures/"), "{}", text(&ignored.stdout));
+    // Without the box nothing is told: the line comes from the box's end.
+    let out = w.unboxed("mkdir -p more\nprintf '*\\n' > more/.gitignore\n");
+    succeeded(&out, "hide a directory without the sandbox");
+    assert!(!text(&out.stderr).contains("ignores itself"), "{}", text(&out.stderr));
+}

@@ -244,6 +244,31 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                      in its place (undo: git replace -d {object})\n"
                 )
             }
+            Hidden::Stale(path) => format!(
+                "agentsh: the command left git's index naming other content for {} than the file holds, with the \
+                 file's own size and times, so git does not read it: `git status` and `git diff` do not show its \
+                 changes (see them: git read-tree HEAD && git status)\n",
+                sanitize(path)
+            ),
+            Hidden::Unchecked(n) => format!(
+                "agentsh: the command changed git's index; {n} file{} in it {} too large to check against what the \
+                 index says {} (check: git read-tree HEAD && git status)\n",
+                if *n == 1 { "" } else { "s" },
+                if *n == 1 { "was" } else { "were" },
+                if *n == 1 { "it holds" } else { "they hold" },
+            ),
+            Hidden::Split => "agentsh: the command changed git's index, which is split in two (git update-index \
+                 --split-index): agentsh does not check what its shared part names for each file (check: git read-tree \
+                 HEAD && git status)\n"
+                .to_string(),
+            Hidden::SelfIgnored(dir) => format!(
+                "agentsh: the command made a .gitignore in {} that ignores itself: `git status` does not show that \
+                 directory's new files (see them: git status --ignored)\n",
+                sanitize(dir)
+            ),
+            Hidden::IgnoresUnchecked => "agentsh: the command changed more of the workspace than agentsh reads for \
+                 .gitignore files that hide themselves (check: git status --ignored)\n"
+                .to_string(),
         };
         crate::ask::tty::eprint_fitted(&line);
     }

@@ -89,12 +89,12 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     };
     let net = exec::Net { id: trail.id(), ask_host: Some(&ask_host) };
     // Links the command makes in the git directory, which the person's git would follow (rt3
-    // G1), and what it does to hide its edits from their git review (G3).
+    // G1), and what it does to hide its edits from their git review (G3, rt4 R2, R12).
     let git = match &confinement {
-        Confinement::Boxed(b) => b.git_dir().map(|g| {
+        Confinement::Boxed(b) => b.git_dir().zip(b.git_worktree()).map(|(g, root)| {
             (
                 sandbox::gitlinks::Sweep::start(&g, b.records(), b.name(), b.holder_noted()),
-                sandbox::gitreview::Before::take(&g),
+                sandbox::gitreview::Before::take(&g, &root),
             )
         }),
         Confinement::Unconfined => None,

@@ -1,16 +1,26 @@
-//! What a boxed command did to hide its edits from the person's git review (issue 25, rt3 G3):
-//! a skip-worktree or assume-unchanged bit set in `.git/index` (the file's changes then show in
-//! neither `git status` nor `git diff`), and a replacement ref (`refs/replace/*`, loose or in
-//! `packed-refs`: `git show` and `git log -p` then show another object than the one checked
-//! out). The box writes the index and the refs, so this cannot be refused; it is found when the
-//! command ends, for the person to be told. It must not print or change anything.
+//! What a boxed command did to hide its edits from the person's git review (issue 25, rt3 G3,
+//! rt4 R2 and R12):
+//! - a skip-worktree or assume-unchanged bit set in `.git/index` (the file's changes then show
+//!   in neither `git status` nor `git diff`);
+//! - an index entry naming another object than its file holds, with the file's own size and
+//!   times: git trusts the entry and never reads the file ([`stale`]);
+//! - a replacement ref (`refs/replace/*`, loose or in `packed-refs`: `git show` and `git log -p`
+//!   then show another object than the one checked out);
+//! - a `.gitignore` that ignores itself, hiding a directory's new files from `git status`
+//!   (`gitignore::self_ignoring`).
+//!
+//! The box writes the index, the refs and the tree, so none of this can be refused; it is found
+//! when the command ends, for the person to be told. It must not print or change anything.
 //!
 //! Cheap where nothing changed: the index is opened as the command starts (the old file stays
 //! readable after git renames a new one over it), and after it, three `statx` calls say
-//! whether the index, `packed-refs` or `refs/replace/` changed; only then is anything read.
+//! whether the index, `packed-refs` or `refs/replace/` changed; only then are the refs read and
+//! the files whose entries changed hashed. The index itself is read on every command for the
+//! directories git tracks, and each of those is `statx`ed (see `gitignore`).
 
 use std::fs::File;
 use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -18,9 +28,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// An index larger than this is not read (a monorepo's can be tens of megabytes).
 const MAX_INDEX: u64 = 64 * 1024 * 1024;
 
+/// An index larger than this (about 10,000 files) is not read where it did not change: only
+/// the top level is then looked at for a `.gitignore` that hides itself.
+const MAX_INDEX_EVERY_COMMAND: u64 = 1024 * 1024;
+
 /// The index and refs as the command started.
 pub struct Before {
     git: PathBuf,
+    /// The worktree the index describes: the workspace.
+    root: PathBuf,
     /// The index as it was, open, with its identity and change time then (`None`: there was
     /// none).
     index: Option<(File, Stamp)>,
@@ -36,37 +52,60 @@ pub enum Hidden {
     Bit { path: String, skip_worktree: bool },
     /// `refs/replace/<object>`: git shows another object in its place.
     Replaced(String),
+    /// A file whose index entry names another object than it holds, with its stat data: git
+    /// does not read it, and shows none of its changes.
+    Stale(String),
+    /// How many files whose entries the command changed were too large to check ([`stale`]).
+    Unchecked(usize),
+    /// The command changed an index split in two: what its shared part names is not checked.
+    Split,
+    /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
+    /// `.gitignore` in it that the command made or changed and that ignores itself.
+    SelfIgnored(String),
+    /// The command changed more of the tree than is read for such `.gitignore` files.
+    IgnoresUnchecked,
 }
 
 impl Before {
-    pub fn take(git: &Path) -> Before {
+    /// `git`: the workspace's git directory; `root`: the workspace (its worktree).
+    pub fn take(git: &Path, root: &Path) -> Before {
         let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
         let since = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) - 2;
-        Before { git: git.to_path_buf(), index, since }
+        Before { git: git.to_path_buf(), root: root.to_path_buf(), index, since }
     }
 
-    /// What the command added: bits set in the index, replacement refs made.
+    /// What the command added: bits set in the index, entries that name another object than
+    /// their file holds, replacement refs made, `.gitignore` files that hide themselves.
     pub fn finish(self) -> Vec<Hidden> {
         let mut found = Vec::new();
         let changed =
             |rel: &str| std::fs::symlink_metadata(super::join(&self.git, rel)).ok().filter(|m| m.ctime() >= self.since);
-        if let Some(now) = changed("index").filter(|m| self.index.as_ref().is_none_or(|(_, was)| *was != stamp(m))) {
-            let before = self
-                .index
-                .as_ref()
-                // Written in place (the same file): what it held before is gone; every bit is new.
-                .filter(|(_, was)| (was.0, was.1) != (now.dev(), now.ino()))
-                .and_then(|(f, _)| read_capped(f).ok())
-                .map(|bytes| hidden_bits(&bytes))
-                .unwrap_or_default();
-            let after = open_file(&super::join(&self.git, "index"))
-                .and_then(|f| read_capped(&f).ok())
-                .map(|bytes| hidden_bits(&bytes))
-                .unwrap_or_default();
-            for (path, skip_worktree) in after {
-                if !before.iter().any(|(p, s)| *p == path && *s == skip_worktree) {
+        let now = changed("index").filter(|m| self.index.as_ref().is_none_or(|(_, was)| *was != stamp(m)));
+        // The index the command started with, where it can still be read: not where the
+        // command wrote it in place (the same file), which leaves nothing of what it held.
+        // Read on every command (for the directories git tracks, `gitignore`) only while small.
+        let before = self
+            .index
+            .as_ref()
+            .filter(|(_, was)| now.as_ref().is_none_or(|m| (was.0, was.1) != (m.dev(), m.ino())))
+            .filter(|(f, _)| now.is_some() || f.metadata().is_ok_and(|m| m.len() <= MAX_INDEX_EVERY_COMMAND))
+            .and_then(|(f, _)| read_capped(f).ok())
+            .and_then(|bytes| Index::parse(&bytes));
+        let after = now
+            .as_ref()
+            .and_then(|_| open_file(&super::join(&self.git, "index")))
+            .and_then(|f| read_capped(&f).ok())
+            .and_then(|bytes| Index::parse(&bytes));
+        if let (Some(m), Some(after)) = (&now, &after) {
+            let was = before.as_ref().map(bits).unwrap_or_default();
+            for (path, skip_worktree) in bits(after) {
+                if !was.iter().any(|(p, s)| *p == path && *s == skip_worktree) {
                     found.push(Hidden::Bit { path, skip_worktree });
                 }
+            }
+            stale(&self.root, before.as_ref(), after, (m.mtime(), m.mtime_nsec()), &mut found);
+            if after.split {
+                found.push(Hidden::Split);
             }
         }
         if changed("refs/replace").is_some()
@@ -91,6 +130,8 @@ impl Before {
                 }
             }
         }
+        let tracked = after.as_ref().or(before.as_ref());
+        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, self.since));
         found
     }
 }
@@ -104,27 +145,87 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
 
 /// A regular file, opened without following a link or waiting: the box could put a FIFO in
 /// the index's place, and a plain open would wait for a writer.
-fn open_file(path: &Path) -> Option<File> {
+pub(super) fn open_file(path: &Path) -> Option<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
     f.metadata().ok().filter(std::fs::Metadata::is_file).map(|_| f)
 }
 
 fn read_capped(f: &File) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::new();
+    // Sized first: read in one call, not grown in many.
+    let len = f.metadata().map_or(0, |m| m.len().min(MAX_INDEX));
+    let mut out = Vec::with_capacity(len as usize + 1);
     let mut f = f;
     (&mut f).take(MAX_INDEX).read_to_end(&mut out)?;
     Ok(out)
 }
 
-/// The entries of an index (`DIRC`, versions 2 to 4, SHA-1 or SHA-256 object names) that have
-/// the skip-worktree bit (`true`) or the assume-unchanged bit (`false`). Empty where it does not
-/// read as an index.
-pub(crate) fn hidden_bits(index: &[u8]) -> Vec<(String, bool)> {
-    parse(index, 20).or_else(|| parse(index, 32)).unwrap_or_default()
+/// One entry of an index, as far as this module reads it.
+pub(crate) struct Entry {
+    pub(crate) path: Vec<u8>,
+    /// The stat data git keeps (ctime, mtime, dev, ino, mode, uid, gid, size), as stored.
+    stat: [u8; 40],
+    /// The object it names (SHA-1's 20 bytes, then zeros, or SHA-256's 32).
+    id: [u8; 32],
+    /// The merge stage (0 where there is no conflict).
+    stage: u16,
+    assume_unchanged: bool,
+    skip_worktree: bool,
 }
 
-fn parse(b: &[u8], hash: usize) -> Option<Vec<(String, bool)>> {
+impl Entry {
+    fn be32(&self, at: usize) -> u32 {
+        u32::from_be_bytes([self.stat[at], self.stat[at + 1], self.stat[at + 2], self.stat[at + 3]])
+    }
+    /// Modification time (seconds, nanoseconds) and size, as git recorded them.
+    fn mtime(&self) -> (u32, u32) {
+        (self.be32(8), self.be32(12))
+    }
+    fn mode(&self) -> u32 {
+        self.be32(24)
+    }
+    fn size(&self) -> u32 {
+        self.be32(36)
+    }
+}
+
+/// An index read: its entries, and the length of its object names (20: SHA-1, 32: SHA-256).
+pub(crate) struct Index {
+    pub(crate) entries: Vec<Entry>,
+    hash: usize,
+    /// Split in two (`git update-index --split-index`, a `link` extension): most entries are
+    /// in a shared index file, and those here may have no name.
+    split: bool,
+}
+
+impl Index {
+    /// An index (`DIRC`, versions 2 to 4, SHA-1 or SHA-256 object names); `None` where it does
+    /// not read as one.
+    pub(crate) fn parse(b: &[u8]) -> Option<Index> {
+        match parse(b, 20) {
+            Some((entries, split)) => Some(Index { entries, hash: 20, split }),
+            None => parse(b, 32).map(|(entries, split)| Index { entries, hash: 32, split }),
+        }
+    }
+}
+
+/// The entries of an index that have the skip-worktree bit (`true`) or the assume-unchanged bit
+/// (`false`). Empty where it does not read as an index.
+#[cfg(test)]
+fn hidden_bits(index: &[u8]) -> Vec<(String, bool)> {
+    Index::parse(index).map(|ix| bits(&ix)).unwrap_or_default()
+}
+
+fn bits(ix: &Index) -> Vec<(String, bool)> {
+    ix.entries
+        .iter()
+        .filter(|e| e.assume_unchanged || e.skip_worktree)
+        .map(|e| (String::from_utf8_lossy(&e.path).into_owned(), e.skip_worktree))
+        .collect()
+}
+
+/// The entries, and whether the index is split.
+fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
     let be32 = |at: usize| b.get(at..at + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]));
     if b.get(..4)? != b"DIRC" {
         return None;
@@ -135,15 +236,19 @@ fn parse(b: &[u8], hash: usize) -> Option<Vec<(String, bool)>> {
     }
     let count = be32(8)? as usize;
     let mut at = 12;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(count.min(1 << 20));
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
         let mode = be32(at + 24)?;
-        // A file, a link or a gitlink: anything else means the object names are longer.
-        if !matches!(mode >> 12, 0o10 | 0o12 | 0o16) {
+        // A file, a link, a gitlink or a sparse index's directory: anything else means the
+        // object names are longer.
+        if !matches!(mode >> 12, 0o10 | 0o12 | 0o16 | 0o04) {
             return None;
         }
+        let stat: [u8; 40] = b.get(at..at + 40)?.try_into().ok()?;
+        let mut id = [0u8; 32];
+        id[..hash].copy_from_slice(b.get(at + 40..at + 40 + hash)?);
         at += 40 + hash;
         let flags = u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]);
         at += 2;
@@ -179,18 +284,165 @@ fn parse(b: &[u8], hash: usize) -> Option<Vec<(String, bool)>> {
             at = start + (end - start + 8) / 8 * 8;
             p
         };
-        let skip_worktree = extended & 0x4000 != 0;
-        if flags & 0x8000 != 0 || skip_worktree {
-            out.push((String::from_utf8_lossy(&path).into_owned(), skip_worktree));
-        }
-        previous = path;
+        previous.clone_from(&path);
+        out.push(Entry {
+            path,
+            stat,
+            id,
+            stage: (flags >> 12) & 3,
+            assume_unchanged: flags & 0x8000 != 0,
+            skip_worktree: extended & 0x4000 != 0,
+        });
     }
-    Some(out)
+    // The extensions, each a signature and a length, up to the checksum.
+    let mut split = false;
+    while at + 8 + hash <= b.len() {
+        split |= &b[at..at + 4] == b"link";
+        at += 8 + be32(at + 4)? as usize;
+    }
+    Some((out, split))
+}
+
+/// How much of the worktree [`stale`] reads at most after one command: a `git add -A` of a
+/// large new project is not read again whole.
+const MAX_HASHED: u64 = 64 * 1024 * 1024;
+
+/// The files of the worktree `root` whose entries in the index `new` changed during the
+/// command (all of them where `old`, the index it started with, is unknown) and that git will
+/// trust without reading them, their size and modification time being what the entry says,
+/// but that do not hold the object the entry names (rt4 R2: the box kept HEAD's object in the
+/// entry of an edited file, with the file's stat data; `git status`, `git diff`, even
+/// `git checkout -- f` then show nothing). `index_mtime`: the new index's modification time; an
+/// entry as new as it is "racily clean", and git reads that file itself.
+fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64), found: &mut Vec<Hidden>) {
+    use rustix::fs::{Mode, OFlags};
+    let was: std::collections::HashMap<&[u8], &Entry> = old
+        .map(|o| o.entries.iter().filter(|e| e.stage == 0).map(|e| (e.path.as_slice(), e)).collect())
+        .unwrap_or_default();
+    let mut touched: Vec<&Entry> = new
+        .entries
+        .iter()
+        .filter(|e| e.stage == 0 && !e.assume_unchanged && !e.skip_worktree && matches!(e.mode() >> 12, 0o10 | 0o12))
+        .filter(|e| was.get(e.path.as_slice()).is_none_or(|o| o.stat != e.stat || o.id != e.id))
+        .filter(|e| {
+            let (s, ns) = e.mtime();
+            (i64::from(s), i64::from(ns)) < index_mtime
+        })
+        .collect();
+    if touched.is_empty() {
+        return;
+    }
+    // The entries whose object did not change first (the attack's): they are checked whatever
+    // the others cost.
+    touched.sort_by_key(|e| was.get(e.path.as_slice()).is_none_or(|o| o.id != e.id));
+    let Ok(dir) =
+        rustix::fs::openat(rustix::fs::CWD, root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+    else {
+        return;
+    };
+    let mut budget = MAX_HASHED;
+    let mut unchecked = 0;
+    for e in touched {
+        let link = e.mode() >> 12 == 0o12;
+        let Some((size, mtime, content)) = worktree_file(&dir, &e.path, link, e.size(), &mut budget) else {
+            continue;
+        };
+        // git sees the stat data differ, and reads the file itself.
+        if size as u32 != e.size() || mtime as u32 != e.mtime().0 {
+            continue;
+        }
+        let Some(content) = content else {
+            unchecked += 1;
+            continue;
+        };
+        if !holds(&content, &e.id[..new.hash], new.hash) {
+            found.push(Hidden::Stale(String::from_utf8_lossy(&e.path).into_owned()));
+        }
+    }
+    if unchecked > 0 {
+        found.push(Hidden::Unchecked(unchecked));
+    }
+}
+
+/// The worktree's file at `path` below `dir` (no link followed on the way; a link itself where
+/// `link`): its size, modification time (seconds) and, while `budget` lasts and its size is
+/// `expected`, its content (a link's target). `None` where it is not there as a file (or a link):
+/// git sees that.
+fn worktree_file(
+    dir: &impl std::os::fd::AsFd,
+    path: &[u8],
+    link: bool,
+    expected: u32,
+    budget: &mut u64,
+) -> Option<(u64, i64, Option<Vec<u8>>)> {
+    use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
+    let path = std::ffi::OsStr::from_bytes(path);
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let flags =
+        OFlags::NOFOLLOW | OFlags::CLOEXEC | if link { OFlags::PATH } else { OFlags::RDONLY | OFlags::NONBLOCK };
+    let fd = rustix::fs::openat2(dir, path, flags, Mode::empty(), resolve).ok()?;
+    let st = rustix::fs::statx(
+        &fd,
+        "",
+        AtFlags::EMPTY_PATH | AtFlags::SYMLINK_NOFOLLOW,
+        rustix::fs::StatxFlags::BASIC_STATS,
+    )
+    .ok()?;
+    let kind = rustix::fs::FileType::from_raw_mode(st.stx_mode.into());
+    if kind != if link { rustix::fs::FileType::Symlink } else { rustix::fs::FileType::RegularFile } {
+        return None;
+    }
+    let (size, mtime) = (st.stx_size, st.stx_mtime.tv_sec);
+    if size != u64::from(expected) || size > *budget {
+        return Some((size, mtime, None));
+    }
+    *budget -= size;
+    let content = if link {
+        rustix::fs::readlinkat(&fd, "", Vec::new()).ok().map(std::ffi::CString::into_bytes)
+    } else {
+        let mut out = Vec::with_capacity(size as usize);
+        std::fs::File::from(fd).take(size + 1).read_to_end(&mut out).ok().map(|_| out)
+    };
+    Some((size, mtime, content))
+}
+
+/// Whether `content` is the blob `id` names, as git would have stored it: as it is, with its
+/// line ends made LF (core.autocrlf, `text eol=crlf`), or as Git LFS's pointer to it.
+fn holds(content: &[u8], id: &[u8], hash: usize) -> bool {
+    if blob_id(content, hash) == id {
+        return true;
+    }
+    if content.windows(2).any(|w| w == b"\r\n") {
+        let mut lf = Vec::with_capacity(content.len());
+        for (i, c) in content.iter().enumerate() {
+            if !(*c == b'\r' && content.get(i + 1) == Some(&b'\n')) {
+                lf.push(*c);
+            }
+        }
+        if blob_id(&lf, hash) == id {
+            return true;
+        }
+    }
+    let oid = ring::digest::digest(&ring::digest::SHA256, content);
+    let hex: String = oid.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let pointer = format!("version https://git-lfs.github.com/spec/v1\noid sha256:{hex}\nsize {}\n", content.len());
+    blob_id(pointer.as_bytes(), hash) == id
+}
+
+/// The name git gives `content` as a blob: the hash of `blob <length>\0` and the content (SHA-1,
+/// or SHA-256 where the repository's object names are that long).
+fn blob_id(content: &[u8], hash: usize) -> Vec<u8> {
+    let algorithm = if hash == 32 { &ring::digest::SHA256 } else { &ring::digest::SHA1_FOR_LEGACY_USE_ONLY };
+    let mut c = ring::digest::Context::new(algorithm);
+    c.update(format!("blob {}\0", content.len()).as_bytes());
+    c.update(content);
+    c.finish().as_ref().to_vec()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) {
@@ -235,7 +487,7 @@ mod tests {
         let git_dir = t.path().join(".git");
         // The person's own bit, set before the command.
         git(t.path(), &["update-index", "--assume-unchanged", "a"]);
-        let before = Before::take(&git_dir);
+        let before = Before::take(&git_dir, t.path());
         git(t.path(), &["update-index", "--skip-worktree", ".husky/pre-commit"]);
         git(t.path(), &["replace", "-f", "HEAD:a", "HEAD:dir/b"]);
         let found = before.finish();
@@ -244,7 +496,7 @@ mod tests {
         assert!(matches!(&found[1], Hidden::Replaced(r) if r.starts_with("refs/replace/")), "{found:?}");
         // The index unchanged since: no bit is new (refs are told new by their change time,
         // with a margin of two seconds, so the ref just made would be found again).
-        let again = Before::take(&git_dir).finish();
+        let again = Before::take(&git_dir, t.path()).finish();
         assert!(!again.iter().any(|h| matches!(h, Hidden::Bit { .. })), "{again:?}");
     }
 
@@ -252,7 +504,7 @@ mod tests {
     fn a_fifo_in_the_index_place_does_not_hold_agentsh() {
         let t = repo();
         let git_dir = t.path().join(".git");
-        let before = Before::take(&git_dir);
+        let before = Before::take(&git_dir, t.path());
         std::fs::remove_file(git_dir.join("index")).unwrap();
         std::fs::remove_file(git_dir.join("packed-refs")).ok();
         for f in ["index", "packed-refs"] {
@@ -260,6 +512,112 @@ mod tests {
             assert!(made.success());
         }
         assert!(before.finish().is_empty());
-        assert!(Before::take(&git_dir).finish().is_empty());
+        assert!(Before::take(&git_dir, t.path()).finish().is_empty());
+    }
+
+    /// Rewrites the object `path`'s entry names in the index at `index` (version 2, SHA-1), with
+    /// a new checksum: what rt4's `forge.py` did.
+    fn forge(index: &Path, path: &str, id: &[u8]) {
+        let mut b = std::fs::read(index).unwrap();
+        let count = u32::from_be_bytes(b[8..12].try_into().unwrap());
+        let mut at = 12;
+        for _ in 0..count {
+            let len = usize::from(u16::from_be_bytes([b[at + 60], b[at + 61]]) & 0xfff);
+            if &b[at + 62..at + 62 + len] == path.as_bytes() {
+                b[at + 40..at + 60].copy_from_slice(id);
+                let body = b.len() - 20;
+                let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &b[..body]);
+                b[body..].copy_from_slice(sum.as_ref());
+                return std::fs::write(index, b).unwrap();
+            }
+            at += (62 + len + 8) / 8 * 8;
+        }
+        panic!("{path} is not in the index");
+    }
+
+    fn object(dir: &Path, rev: &str) -> Vec<u8> {
+        let out = Command::new("git").args(["rev-parse", rev]).current_dir(dir).output().unwrap();
+        let hex = String::from_utf8(out.stdout).unwrap();
+        (0..40).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
+    }
+
+    fn an_hour_ago(path: &Path) {
+        let then = SystemTime::now() - std::time::Duration::from_secs(3600);
+        File::options().write(true).open(path).unwrap().set_modified(then).unwrap();
+    }
+
+    #[test]
+    fn an_entry_naming_heads_object_for_an_edited_file_is_found() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        let before = Before::take(&git_dir, t.path());
+        let b = t.path().join("dir/b");
+        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
+        an_hour_ago(&b);
+        git(t.path(), &["add", "dir/b"]);
+        forge(&git_dir.join("index"), "dir/b", &object(t.path(), "HEAD:dir/b"));
+        let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
+        assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
+        // Written in place (nothing of the index before is left to compare): found all the same.
+        let before = Before::take(&git_dir, t.path());
+        let bytes = std::fs::read(git_dir.join("index")).unwrap();
+        std::fs::OpenOptions::new().write(true).open(git_dir.join("index")).unwrap().write_all(&bytes).unwrap();
+        assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
+    }
+
+    #[test]
+    fn what_git_itself_writes_in_the_index_is_not_told() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        git(t.path(), &["config", "core.autocrlf", "true"]);
+        let before = Before::take(&git_dir, t.path());
+        // Touched and refreshed; edited and added; edited and checked out again; a new file
+        // with CRLF line ends added (stored with LF); a link.
+        for f in ["a", "dir/c"] {
+            an_hour_ago(&t.path().join(f));
+        }
+        std::fs::write(t.path().join("dir/b"), "22\n").unwrap();
+        std::fs::write(t.path().join(".husky/pre-commit"), "npm run lint\n").unwrap();
+        std::fs::write(t.path().join("crlf"), "one\r\ntwo\r\n").unwrap();
+        std::os::unix::fs::symlink("dir/b", t.path().join("link")).unwrap();
+        git(t.path(), &["add", "dir/b", "crlf", "link"]);
+        git(t.path(), &["checkout", "--", ".husky/pre-commit"]);
+        git(t.path(), &["update-index", "--refresh"]);
+        // Older than the index: git would trust the entries, so they are hashed.
+        for f in ["dir/b", "crlf", ".husky/pre-commit"] {
+            an_hour_ago(&t.path().join(f));
+        }
+        git(t.path(), &["update-index", "--really-refresh"]);
+        assert_eq!(before.finish(), vec![]);
+    }
+
+    #[test]
+    fn a_split_index_is_told_as_not_checked() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        let before = Before::take(&git_dir, t.path());
+        git(t.path(), &["update-index", "--split-index"]);
+        std::fs::write(t.path().join("a"), "changed\n").unwrap();
+        git(t.path(), &["add", "a"]);
+        assert_eq!(before.finish(), vec![Hidden::Split]);
+        let before = Before::take(&git_dir, t.path());
+        git(t.path(), &["update-index", "--no-split-index"]);
+        assert_eq!(before.finish(), vec![]);
+    }
+
+    #[test]
+    fn git_lfs_pointers_and_crlf_are_what_the_file_holds() {
+        let lf = blob_id(b"one\ntwo\n", 20);
+        assert!(holds(b"one\r\ntwo\r\n", &lf, 20));
+        assert!(!holds(b"one\r\ntwo\r\nthree\r\n", &lf, 20));
+        let big = vec![7u8; 1000];
+        let oid: String =
+            ring::digest::digest(&ring::digest::SHA256, &big).as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        let pointer = format!("version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize 1000\n");
+        assert!(holds(&big, &blob_id(pointer.as_bytes(), 20), 20));
+        // git's own name for a blob: `git hash-object` of "hello\n".
+        let hello: String = blob_id(b"hello\n", 20).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hello, "ce013625030ba8dba906f756967f9e9ca394464a");
     }
 }

@@ -43,6 +43,7 @@ pub mod copies;
 pub mod environ;
 pub mod filter;
 pub(crate) mod gitcode;
+pub mod gitignore;
 pub mod gitlinks;
 pub mod gitreview;
 pub mod hardlinks;
@@ -561,6 +562,12 @@ impl BoxPlan {
         let git = normalize(self.place.workspace.git_dir.as_deref()?);
         let root = crate::text::path(&normalize(&self.place.workspace.root));
         (self.roots().workspace.as_deref() == Some(root.as_str())).then_some(git)
+    }
+
+    /// The workspace's top level, where [`BoxPlan::git_dir`] is one: the worktree its index
+    /// describes ([`gitreview::Before`]).
+    pub fn git_worktree(&self) -> Option<PathBuf> {
+        self.git_dir().map(|_| normalize(&self.place.workspace.root))
     }
 }
 

@@ -1,0 +1,455 @@
+//! `.gitignore` files a boxed command made or changed that hide their own directory from the
+//! person's `git status` (issue 25, rt4 R12): `tests/_fixtures/.gitignore` holding `*` ignores
+//! itself and the `conftest.py` beside it, so the review shows nothing, and the person's
+//! `pytest` then runs that file. Nothing of git's changes (index, refs); `git status --ignored`
+//! shows such a directory. Found when the command ends ([`self_ignoring`]), for the person to
+//! be told; nothing is changed.
+//!
+//! What is read: every directory git tracks (from the index) is `statx`ed for its change time;
+//! only those changed during the command are listed, and below them only the directories that
+//! are new, that git does not ignore and that hold no repository of their own. A directory git
+//! does not track that was there before the command is not looked into, nor a tracked one past
+//! the first [`MAX_DIRS`].
+
+use super::gitreview::{Hidden, Index};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, StatxFlags};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+/// How many tracked directories are looked at, at most (the first in path order): each costs
+/// every command one `statx` (1 to 4 µs here), and a monorepo has tens of thousands.
+const MAX_DIRS: usize = 2_000;
+
+/// Directories that tools make with a `.gitignore` of `*` in them, holding data no tool runs
+/// by name: pytest's, mypy's and ruff's caches. Not told.
+const TOOL_CACHES: &[&[u8]] = &[b".pytest_cache", b".mypy_cache", b".ruff_cache"];
+
+/// How many directory entries are read at most below the changed directories.
+const MAX_ENTRIES: usize = 20_000;
+
+/// A `.gitignore` larger than this is read only this far.
+const MAX_IGNORE_FILE: u64 = 256 * 1024;
+
+/// The directories below `root` (the workspace) hidden from `git status` by a `.gitignore` in
+/// them that ignores itself and changed since `since` (seconds), with [`Hidden::IgnoresUnchecked`]
+/// where the tree changed more than is read. `index`: the workspace's index (`None`: none, or
+/// unreadable: only the top level is looked at); `git`: its git directory, for `info/exclude`.
+pub(crate) fn self_ignoring(root: &Path, git: &Path, index: Option<&Index>, since: i64) -> Vec<Hidden> {
+    let mut files: HashSet<&[u8]> = HashSet::new();
+    let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
+    dirs.insert(b"");
+    for e in index.map(|ix| ix.entries.as_slice()).unwrap_or_default() {
+        files.insert(&e.path);
+        let mut p = e.path.as_slice();
+        while let Some(i) = p.iter().rposition(|c| *c == b'/') {
+            p = &p[..i];
+            if !dirs.insert(p) {
+                break;
+            }
+        }
+    }
+    let Ok(top) =
+        rustix::fs::openat(rustix::fs::CWD, root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+    else {
+        return Vec::new();
+    };
+    let mut walk = Walk {
+        top,
+        git,
+        files: &files,
+        dirs: &dirs,
+        since,
+        budget: MAX_ENTRIES,
+        patterns: HashMap::new(),
+        exclude: None,
+        found: Vec::new(),
+        cut: false,
+    };
+    let changed: Vec<&[u8]> =
+        dirs.iter().take(MAX_DIRS).copied().filter(|d| walk.changed(walk.top.as_fd(), d)).collect();
+    for d in changed {
+        walk.scan(d, true, 0);
+    }
+    if walk.cut {
+        walk.found.push(Hidden::IgnoresUnchecked);
+    }
+    walk.found
+}
+
+struct Walk<'a> {
+    /// The workspace, open.
+    top: OwnedFd,
+    git: &'a Path,
+    /// The paths the index holds, and the directories they are in (`""`: the top level).
+    files: &'a HashSet<&'a [u8]>,
+    dirs: &'a BTreeSet<&'a [u8]>,
+    since: i64,
+    budget: usize,
+    /// Each directory's `.gitignore`, read once.
+    patterns: HashMap<Vec<u8>, Vec<Pattern>>,
+    /// `info/exclude`, read once.
+    exclude: Option<Vec<Pattern>>,
+    found: Vec<Hidden>,
+    /// Not everything was read.
+    cut: bool,
+}
+
+impl Walk<'_> {
+    /// Whether `name` (below `at`; `""`: `at` itself) changed since the command started.
+    fn changed(&self, at: impl AsFd, name: &[u8]) -> bool {
+        let name = if name.is_empty() { b"." } else { name };
+        rustix::fs::statx(at, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME)
+            .is_ok_and(|s| s.stx_ctime.tv_sec >= self.since)
+    }
+
+    /// Reads the directory `dir` (relative to the workspace): a `.gitignore` that is no tracked
+    /// file, changed during the command and ignores itself is found; the new directories git
+    /// would look into are read in turn. `tracked`: `dir` is one git tracks (an untracked
+    /// directory in it that was there before is left alone).
+    fn scan(&mut self, dir: &[u8], tracked: bool, depth: usize) {
+        if depth > 64 {
+            self.cut = true;
+            return;
+        }
+        let Ok(fd) = beneath(self.top.as_fd(), dir, OFlags::RDONLY | OFlags::DIRECTORY) else { return };
+        let Ok(mut entries) = Dir::new(fd) else { return };
+        let mut names = Vec::new();
+        while let Some(Ok(e)) = entries.read() {
+            let Some(left) = self.budget.checked_sub(1) else {
+                self.cut = true;
+                return;
+            };
+            self.budget = left;
+            let name = e.file_name().to_bytes();
+            if name != b"." && name != b".." && name != b".git" {
+                names.push((name.to_vec(), e.file_type()));
+            }
+        }
+        let Ok(at) = entries.fd() else { return };
+        for (name, kind) in names {
+            let rel = join(dir, &name);
+            let kind = if kind == FileType::Unknown {
+                rustix::fs::statx(at, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE)
+                    .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.stx_mode.into()))
+            } else {
+                kind
+            };
+            if name == b".gitignore"
+                && kind == FileType::RegularFile
+                && !self.files.contains(rel.as_slice())
+                && self.changed(at, &name)
+                && self.ignored(&rel, false)
+                && !TOOL_CACHES.iter().any(|c| dir.rsplit(|b| *b == b'/').next() == Some(*c))
+            {
+                let shown = if dir.is_empty() { ".".into() } else { String::from_utf8_lossy(dir).into_owned() };
+                self.found.push(Hidden::SelfIgnored(shown));
+            }
+            if kind == FileType::Directory
+                && !self.dirs.contains(rel.as_slice())
+                && (!tracked || self.changed(at, &name))
+                // A repository of its own: git shows it as one entry, or not at all.
+                && rustix::fs::statx(at, join(&name, b".git").as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE).is_err()
+                && !self.ignored(&rel, true)
+            {
+                self.scan(&rel, false, depth + 1);
+            }
+        }
+    }
+
+    /// Whether git ignores `rel` (relative to the workspace) by the `.gitignore` files of the
+    /// directories above it and `info/exclude`: the deepest file with a pattern that matches
+    /// decides, by its last such pattern. The person's global excludes are not read (a
+    /// directory they ignore is read here, not skipped).
+    fn ignored(&mut self, rel: &[u8], is_dir: bool) -> bool {
+        let base = rel.iter().rposition(|c| *c == b'/').map_or(&rel[..0], |i| &rel[..i]);
+        let name = &rel[base.len() + usize::from(!base.is_empty())..];
+        let mut dir = base;
+        loop {
+            if !self.patterns.contains_key(dir) {
+                let read = self.read(dir);
+                self.patterns.insert(dir.to_vec(), read);
+            }
+            let below = &rel[dir.len() + usize::from(!dir.is_empty())..];
+            if let Some(verdict) = decide(&self.patterns[dir], below, name, is_dir) {
+                return verdict;
+            }
+            if dir.is_empty() {
+                break;
+            }
+            dir = dir.iter().rposition(|c| *c == b'/').map_or(&dir[..0], |i| &dir[..i]);
+        }
+        if self.exclude.is_none() {
+            let text =
+                super::gitreview::open_file(&super::join(self.git, "info/exclude")).map(capped).unwrap_or_default();
+            self.exclude = Some(patterns(&text));
+        }
+        decide(self.exclude.as_deref().unwrap_or_default(), rel, name, is_dir).unwrap_or(false)
+    }
+
+    /// The patterns of `dir`'s `.gitignore` (none where it has none, or it is a link: git does
+    /// not follow one there).
+    fn read(&self, dir: &[u8]) -> Vec<Pattern> {
+        let path = join(dir, b".gitignore");
+        let Ok(fd) = beneath(self.top.as_fd(), &path, OFlags::RDONLY | OFlags::NONBLOCK) else { return Vec::new() };
+        let file = std::fs::File::from(fd);
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Vec::new();
+        }
+        patterns(&capped(file))
+    }
+}
+
+fn capped(file: std::fs::File) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let _ = file.take(MAX_IGNORE_FILE).read_to_end(&mut out);
+    out
+}
+
+/// `rel` below the workspace, opened with no link followed and nothing outside it reached.
+fn beneath(top: impl AsFd, rel: &[u8], flags: OFlags) -> rustix::io::Result<OwnedFd> {
+    let rel = if rel.is_empty() { b"." } else { rel };
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    rustix::fs::openat2(top, rel, flags | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty(), resolve)
+}
+
+fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    if dir.is_empty() {
+        return name.to_vec();
+    }
+    let mut out = Vec::with_capacity(dir.len() + 1 + name.len());
+    out.extend_from_slice(dir);
+    out.push(b'/');
+    out.extend_from_slice(name);
+    out
+}
+
+/// One line of a `.gitignore`, as `gitignore(5)` reads it.
+struct Pattern {
+    glob: Vec<u8>,
+    negated: bool,
+    /// Ended with `/`: matches directories only.
+    dir_only: bool,
+    /// Held a `/` before its end: matched against the path below the `.gitignore`'s directory,
+    /// not against the name alone.
+    anchored: bool,
+}
+
+fn patterns(text: &[u8]) -> Vec<Pattern> {
+    let mut out = Vec::new();
+    for line in text.split(|c| *c == b'\n') {
+        let mut l = line.strip_suffix(b"\r").unwrap_or(line);
+        // Trailing spaces go, but for one escaped with a backslash.
+        while l.ends_with(b" ") && !l.ends_with(b"\\ ") {
+            l = &l[..l.len() - 1];
+        }
+        if l.is_empty() || l.starts_with(b"#") {
+            continue;
+        }
+        let negated = l.starts_with(b"!");
+        if negated {
+            l = &l[1..];
+        }
+        let dir_only = l.ends_with(b"/");
+        if dir_only {
+            l = &l[..l.len() - 1];
+        }
+        let anchored = l.contains(&b'/');
+        let l = l.strip_prefix(b"/").unwrap_or(l);
+        if l.is_empty() || l.len() > 1024 {
+            continue;
+        }
+        out.push(Pattern { glob: l.to_vec(), negated, dir_only, anchored });
+    }
+    out
+}
+
+/// What one file's `patterns` say of the path `below` its directory (named `name`): ignored,
+/// not ignored (a negated pattern), or nothing.
+fn decide(patterns: &[Pattern], below: &[u8], name: &[u8], is_dir: bool) -> Option<bool> {
+    patterns
+        .iter()
+        .rev()
+        .find(|p| (is_dir || !p.dir_only) && wildmatch(&p.glob, if p.anchored { below } else { name }))
+        .map(|p| !p.negated)
+}
+
+/// git's `wildmatch` with `WM_PATHNAME`: `*` and `?` and `[...]` never match `/`, `**` matches
+/// across directories (`**/` also none), `\` escapes. Memoized: a pattern of many stars costs
+/// its length times the text's.
+fn wildmatch(p: &[u8], t: &[u8]) -> bool {
+    let width = t.len() + 1;
+    let mut memo = vec![None; (p.len() + 1) * width];
+    matches_at(p, t, 0, 0, &mut memo, width)
+}
+
+fn matches_at(p: &[u8], t: &[u8], i: usize, j: usize, memo: &mut [Option<bool>], width: usize) -> bool {
+    if let Some(v) = memo[i * width + j] {
+        return v;
+    }
+    let v = match p.get(i) {
+        None => j == t.len(),
+        Some(b'*') if p.get(i + 1) == Some(&b'*') => {
+            let rest = i + 2;
+            (p.get(rest) == Some(&b'/') && matches_at(p, t, rest + 1, j, memo, width))
+                || (j..=t.len()).any(|k| matches_at(p, t, rest, k, memo, width))
+        }
+        Some(b'*') => {
+            let mut k = j;
+            loop {
+                if matches_at(p, t, i + 1, k, memo, width) {
+                    break true;
+                }
+                if k == t.len() || t[k] == b'/' {
+                    break false;
+                }
+                k += 1;
+            }
+        }
+        Some(b'?') => t.get(j).is_some_and(|c| *c != b'/') && matches_at(p, t, i + 1, j + 1, memo, width),
+        Some(b'[') => match (class(p, i + 1), t.get(j)) {
+            (Some((hit, next)), Some(c)) if *c != b'/' && hit(*c) => matches_at(p, t, next, j + 1, memo, width),
+            (Some(_), _) => false,
+            // No closing `]`: a plain `[`.
+            (None, c) => c == Some(&b'[') && matches_at(p, t, i + 1, j + 1, memo, width),
+        },
+        Some(b'\\') if i + 1 < p.len() => t.get(j) == Some(&p[i + 1]) && matches_at(p, t, i + 2, j + 1, memo, width),
+        Some(c) => t.get(j) == Some(c) && matches_at(p, t, i + 1, j + 1, memo, width),
+    };
+    memo[i * width + j] = Some(v);
+    v
+}
+
+/// The bracket expression starting after `[` at `from`: what it matches, and where the pattern
+/// goes on; `None` where it has no closing `]`.
+fn class(p: &[u8], from: usize) -> Option<(impl Fn(u8) -> bool + use<>, usize)> {
+    let mut i = from;
+    let negated = matches!(p.get(i), Some(b'!' | b'^'));
+    if negated {
+        i += 1;
+    }
+    let mut ranges: Vec<(u8, u8)> = Vec::new();
+    let mut first = true;
+    loop {
+        let c = *p.get(i)?;
+        if c == b']' && !first {
+            break;
+        }
+        first = false;
+        let c = if c == b'\\' {
+            i += 1;
+            *p.get(i)?
+        } else {
+            c
+        };
+        if p.get(i + 1) == Some(&b'-') && p.get(i + 2).is_some_and(|e| *e != b']') {
+            ranges.push((c, p[i + 2]));
+            i += 3;
+        } else {
+            ranges.push((c, c));
+            i += 1;
+        }
+    }
+    Some((move |c: u8| ranges.iter().any(|(a, b)| (*a..=*b).contains(&c)) != negated, i + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ignores(text: &str, below: &str, is_dir: bool) -> Option<bool> {
+        let name = below.rsplit('/').next().unwrap();
+        decide(&patterns(text.as_bytes()), below.as_bytes(), name.as_bytes(), is_dir)
+    }
+
+    #[test]
+    fn patterns_are_read_as_git_reads_them() {
+        for (text, path, dir, want) in [
+            ("*\n", ".gitignore", false, Some(true)),
+            ("*\r\n", ".gitignore", false, Some(true)),
+            (".*\n", ".gitignore", false, Some(true)),
+            ("[.]git*\n", ".gitignore", false, Some(true)),
+            ("/.gitign?re\n", ".gitignore", false, Some(true)),
+            ("**\n", ".gitignore", false, Some(true)),
+            ("**/.gitignore\n", ".gitignore", false, Some(true)),
+            ("*\n!.gitignore\n", ".gitignore", false, Some(false)),
+            ("# *\n", ".gitignore", false, None),
+            ("/target\n", ".gitignore", false, None),
+            ("*/\n", ".gitignore", false, None),
+            ("*/\n", "sub", true, Some(true)),
+            ("\\!x\n", "!x", false, Some(true)),
+            ("a/*.py\n", "a/b/c.py", false, None),
+            ("a/**/c.py\n", "a/b/c.py", false, Some(true)),
+            ("a/**/c.py\n", "a/c.py", false, Some(true)),
+            ("[a-c]x\n", "bx", false, Some(true)),
+            ("[!a-c]x\n", "bx", false, None),
+            ("[\n", "[", false, Some(true)),
+        ] {
+            assert_eq!(ignores(text, path, dir), want, "{text:?} on {path}");
+        }
+        // Many stars cost the pattern's length times the text's, not more.
+        let stars = "*a".repeat(200) + "b";
+        assert_eq!(ignores(&stars, &"a".repeat(250), false), None);
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git").args(args).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn write(root: &Path, rel: &str, body: &str) {
+        std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(root.join(rel), body).unwrap();
+    }
+
+    fn found(root: &Path, since: i64) -> Vec<Hidden> {
+        let bytes = std::fs::read(root.join(".git/index")).unwrap();
+        let index = Index::parse(&bytes).unwrap();
+        self_ignoring(root, &root.join(".git"), Some(&index), since)
+    }
+
+    #[test]
+    fn a_new_directory_that_ignores_itself_is_found() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        git(root, &["init", "-q"]);
+        write(root, ".gitignore", "/target\n");
+        write(root, "tests/test_a.py", "def test_a(): pass\n");
+        write(root, "target/debug/x", "");
+        git(root, &["add", "-A"]);
+        assert!(found(root, 0).is_empty(), "nothing hides");
+        // Made by the command: a self-ignoring directory two levels below a tracked one, a new
+        // project's `.gitignore` (which shows), and one in a directory git ignores anyway.
+        write(root, "tests/_a/_b/.gitignore", "*\n");
+        write(root, "tests/_a/_b/conftest.py", "import os\n");
+        write(root, "newproj/.gitignore", "/target\n");
+        write(root, "target/debug/y/.gitignore", "*\n");
+        write(root, ".gitignore.d/.gitignore", "*\n!.gitignore\n");
+        write(root, "tests/.pytest_cache/.gitignore", "# Created by pytest automatically.\n*\n");
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/_a/_b".into())]);
+        let status = std::process::Command::new("git").args(["status", "--short"]).current_dir(root).output().unwrap();
+        let status = String::from_utf8_lossy(&status.stdout);
+        assert!(!status.contains("tests/_a"), "git status does not show it: {status}");
+        // In a tracked directory: it hides what is new there (and git looks no further in).
+        write(root, "tests/.gitignore", "*\n");
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests".into())]);
+        // Older than the command: not the command's.
+        assert!(found(root, i64::MAX).is_empty());
+    }
+
+    #[test]
+    fn a_fifo_for_info_exclude_does_not_hold_agentsh() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        git(root, &["init", "-q"]);
+        write(root, "a/f", "x\n");
+        git(root, &["add", "-A"]);
+        let _ = std::fs::remove_file(root.join(".git/info/exclude"));
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(root.join(".git/info/exclude")).status().unwrap().success());
+        // Nothing in the workspace's own files decides: info/exclude is asked.
+        write(root, "a/new/.gitignore", "other\n");
+        assert!(found(root, 0).is_empty());
+    }
+}
