@@ -15,9 +15,11 @@
 //!
 //! The text is read generously, by its words as the shell could see them, not by what one
 //! program does with them: a word in a redirection, a here-document or the code of `python -c`
-//! counts as much as an argument. A relative word is resolved against where the command starts,
-//! and, where the text changes directory (`cd`, `pushd`, `-C`), against home and every absolute
-//! directory it names too.
+//! counts as much as an argument; `$HOME`, `${HOME%/}`, `/home/$USER` and `/proc/self/root/...`
+//! are home's too. A relative word is resolved against where the command starts, and, where the
+//! text changes directory (`cd`, `pushd`, `-C`), against home and every absolute directory it
+//! names too. What the text does not name (a path a program computes) this cannot see: SECURITY.md
+//! says so.
 
 use crate::judge::containment::normalize;
 
@@ -40,8 +42,9 @@ pub struct HomeSight {
 /// command starts in.
 const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "-C", "--directory", "--cwd", "--chdir", "-chdir"];
 
-/// At most this many directories a relative word is resolved against (a long script names many).
-const MAX_BASES: usize = 16;
+/// At most this many relative words times directories are resolved: a long script that changes
+/// directory often needs a person rather than a slow verdict.
+const MAX_RESOLVED: usize = 100_000;
 
 /// Why `text`, run without a box, would read what the box keeps hidden, in words for the person
 /// (the first such word), or `None` where it names nothing hidden.
@@ -58,26 +61,37 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<String> {
             tilde(&cwd, &home)
         ));
     }
-    let words = words(text);
+    let words = words(text, &home);
     let mut bases = vec![cwd.clone()];
     if words.iter().any(|w| CHANGES_DIRECTORY.contains(&w.as_str())) {
         bases.push(home.clone());
-        let named = words.iter().filter_map(|w| absolute(w, &home)).map(|p| in_home_spelling(&p, sight));
-        for dir in named {
-            if bases.len() >= MAX_BASES {
-                break;
-            }
+        for dir in words.iter().filter_map(|w| absolute(w, &home)).map(|p| in_home_spelling(&p, sight)) {
             if !bases.contains(&dir) {
                 bases.push(dir);
             }
         }
     }
+    // A relative word reaches a dot-directory of home only through a component that starts
+    // with a dot (`.kaggle`, `..`, `.`), or from what holds home (`u` from `/home`).
+    let above_home = bases.iter().any(|b| b != &home && under(&home, b).is_some());
+    let dotted = |w: &str| above_home || w.split('/').any(|c| c.starts_with('.'));
+    let relative = |w: &&String| !w.starts_with(['-', '$', '~', '/']);
+    if words.iter().filter(relative).filter(|w| dotted(w)).count().saturating_mul(bases.len()) > MAX_RESOLVED {
+        return Some(
+            "changes directory too often for agentsh to tell whether its relative paths are in home's \
+             dot-directories, which the sandbox keeps hidden"
+                .to_string(),
+        );
+    }
     for word in &words {
         if word.starts_with('-') || word.starts_with('$') || (word.starts_with('~') && !is_tilde(word)) {
             continue;
         }
+        if relative(&word) && !dotted(word) {
+            continue;
+        }
         let paths: Vec<String> = match absolute(word, &home) {
-            Some(p) => vec![in_home_spelling(&p, sight)],
+            Some(p) => vec![in_home_spelling(&through_proc_self(p, &cwd), sight)],
             None => bases.iter().map(|b| normalize(&format!("{b}/{word}"))).collect(),
         };
         for p in paths {
@@ -105,23 +119,66 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<String> {
 }
 
 /// The words of `text` as the shell could split them, generously: quotes and backslashes
-/// dropped (so `"$HOME"/.x` is one word), `$HOME` and `${HOME}` as `~`, and split at white space
-/// and at what ends a word in the shell or in a program's own syntax (`;|&<>()`, `=`, `:`, `,`,
-/// braces, backquotes).
-fn words(text: &str) -> Vec<String> {
+/// dropped (so `"$HOME"/.x` is one word), home's variables as home ([`home_variables`]), and
+/// split at white space and at what ends a word in the shell or in a program's own syntax
+/// (`;|&<>()`, `=`, `:`, `,`, braces, backquotes). `~NAME` is `~` where NAME is home's own name.
+fn words(text: &str, home: &str) -> Vec<String> {
+    let name = home.rsplit('/').next().unwrap_or_default();
     let unquoted: String = text.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
-    let unquoted = unquoted.replace("${HOME}", "~");
-    let mut out = Vec::new();
+    let unquoted = home_variables(&unquoted, name);
     let separator = |c: char| c.is_whitespace() || ";|&<>()=:,{}`".contains(c);
-    for word in unquoted.split(separator).filter(|w| !w.is_empty()) {
-        // `$HOME` but not `$HOMEBREW`.
-        let word = match word.strip_prefix("$HOME") {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("~{rest}"),
-            _ => word.to_string(),
+    let own_tilde = |w: &str| {
+        let rest = w.strip_prefix('~')?.strip_prefix(name).filter(|_| !name.is_empty())?;
+        (rest.is_empty() || rest.starts_with('/')).then(|| format!("~{rest}"))
+    };
+    unquoted.split(separator).filter(|w| !w.is_empty()).map(|w| own_tilde(w).unwrap_or_else(|| w.to_string())).collect()
+}
+
+/// `text` with `$HOME` and `${HOME...}` (`${HOME%/}`, `${HOME:-/x}`) as `~`, and `$USER` and
+/// `$LOGNAME` (braced or not) as `name`, home's own name: `/home/$USER/.x` is home's.
+fn home_variables(text: &str, name: &str) -> String {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        // The variable's name, and how much of `after` its reference takes.
+        let (var, len) = match after.strip_prefix('{') {
+            Some(braced) => match braced.find('}') {
+                Some(end) => (&braced[..braced.find(|c: char| !ident(c)).unwrap_or(end).min(end)], end + 2),
+                None => ("", 0),
+            },
+            None => {
+                let n = after.find(|c: char| !ident(c)).unwrap_or(after.len());
+                (&after[..n], n)
+            }
         };
-        out.push(word);
+        match var {
+            "HOME" => out.push('~'),
+            "USER" | "LOGNAME" if !name.is_empty() => out.push_str(name),
+            _ => {
+                out.push('$');
+                rest = after;
+                continue;
+            }
+        }
+        rest = &after[len..];
     }
+    out.push_str(rest);
     out
+}
+
+/// `/proc/self/root/x` as `/x` and `/proc/self/cwd/x` as `cwd/x` (and `thread-self`'s): the
+/// same files by another name.
+fn through_proc_self(path: String, cwd: &str) -> String {
+    let own = path.strip_prefix("/proc/self/").or_else(|| path.strip_prefix("/proc/thread-self/"));
+    let Some((link, rest)) = own.map(|o| o.split_once('/').unwrap_or((o, ""))) else { return path };
+    match link {
+        "root" => normalize(&format!("/{rest}")),
+        "cwd" => normalize(&format!("{cwd}/{rest}")),
+        _ => path,
+    }
 }
 
 /// `~` or `~/...` (not `~alice`, someone else's home, which the box hides whole anyway).
@@ -208,6 +265,14 @@ mod tests {
             "cat $HOME/.kaggle/kaggle.json",
             "cat \"$HOME\"/.kaggle/kaggle.json",
             "cat ${HOME}/.kaggle/kaggle.json",
+            "cat ${HOME%/}/.kaggle/kaggle.json",
+            "cat ${HOME:-/nowhere}/.kaggle/kaggle.json",
+            "cat /home/$USER/.kaggle/kaggle.json",
+            "cat /home/${LOGNAME}/.kaggle/kaggle.json",
+            "cat ~u/.kaggle/kaggle.json",
+            "cat /proc/self/root/home/u/.kaggle/kaggle.json",
+            "cat /proc/thread-self/root/data/u/.netrc",
+            "python3 - <<EOF\nprint(open('/home/u/.kaggle/kaggle.json').read())\nEOF",
             // Not in the box's allow-list: start-up files often export tokens.
             "cat ~/.bashrc",
             "ls ~/.ssh",
@@ -238,6 +303,10 @@ mod tests {
         assert!(asks("cd /home/u; cat .netrc", "/tmp/x"));
         assert!(asks("tar -C ~ -cf - .kaggle", "/tmp/x"));
         assert!(asks("cat ../../home/u/.netrc", "/tmp/x"));
+        assert!(asks("cd /home; grep -r token u", "/tmp/x"));
+        let far = (0..400).map(|n| format!("/d{n}")).collect::<Vec<_>>().join(" ");
+        let why = hidden_read(&format!("cd {far}; cat {}", ["./x"; 300].join(" ")), &sight("/tmp/x"));
+        assert!(why.is_some_and(|w| w.contains("too often")));
         // Anything that starts in a hidden dot-directory.
         assert!(asks("ls", "/home/u/.ssh"));
         assert!(asks("git diff", "/data/u/.config/nvim"));
@@ -259,7 +328,8 @@ mod tests {
             "ls /",
             "cat /etc/hostname",
             "cat /proc/self/status /proc/cpuinfo",
-            "echo $HOMEBREW_PREFIX/.x",
+            "echo $HOMEBREW_PREFIX/.x ${HOMEBREW}/.y $USERNAME/.z",
+            "cat /proc/self/cwd/.env /proc/self/root/etc/hostname",
             "ls ~alice/.ssh",
             "cat ./.kaggle/kaggle.json",
             "git commit -m 'fix: the parser reads .config files'",
