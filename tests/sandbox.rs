@@ -4096,7 +4096,9 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
         let out = from_tmp(cmd);
         not_run(&out, cmd);
         assert!(!text(&out.stdout).contains("SECRET"), "{cmd}: {}", text(&out.stdout));
-        assert!(text(&out.stderr).contains("which the sandbox keeps hidden"), "{cmd}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(err.contains("which the sandbox keeps hidden"), "{cmd}: {err}");
+        assert!(err.contains("a whitelist entry cannot lift this ask"), "{cmd}: {err}");
     }
     let (runs, why) = runs_from(&w, tmp.path(), "cat ~/.kaggle/kaggle.json", None);
     assert_eq!(runs, "unconfined", "{why}");

@@ -446,6 +446,8 @@ pub enum DecidedBy {
     Sandbox,
     /// A forbidden payload in the raw text that the parsed reading does not run (`raw_text`).
     RawText,
+    /// With no box, the text names what the box would have hidden (`hidden_home`, rt4 R14).
+    NoBox,
 }
 
 /// The custom rule that decided a part.
@@ -489,7 +491,7 @@ pub fn part_reasons(p: &Part) -> Vec<String> {
                 .to_string(),
         ],
         DecidedBy::Sandbox => vec!["runs in the sandbox, which contains what it does".to_string()],
-        DecidedBy::Forbidden | DecidedBy::RawText => return p.assessment.reasons.clone(),
+        DecidedBy::Forbidden | DecidedBy::RawText | DecidedBy::NoBox => return p.assessment.reasons.clone(),
         DecidedBy::Risk => {
             let mut out = p.assessment.reasons.clone();
             if let Some(e) = p.edge.as_ref().filter(|_| p.decision == Decision::Ask) {
@@ -589,24 +591,24 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
 /// rule lifts it (they speak of the parsed reading's commands, and were written for a box).
 fn hidden_home(text: &str, policy: &Policy) -> Option<Part> {
     let (Sandbox::Off(why), Some(sight)) = (&policy.sandbox, &policy.home_sight) else { return None };
-    let what = unboxed::hidden_read(text, sight)?;
+    let found = unboxed::hidden_read(text, sight)?;
     // Its first clause: the rest is in `runs_in_why`.
     let why = why.split_once(": ").map_or(why.as_str(), |(first, _)| first);
     let a = Assessment {
-        argv: vec![],
+        argv: vec![found.word].into_iter().filter(|w| !w.is_empty()).collect(),
         program: String::new(),
         inner_argv: vec![],
         inner_is_argv: false,
         risk: Risk::Moderate,
         category: Category::FileRead,
-        reasons: vec![format!("{what}; here it would run without a sandbox ({why})")],
+        reasons: vec![format!("{}; here it would run without a sandbox ({why})", found.why)],
         rule: "hidden-home".to_string(),
         context: String::new(),
     };
     Some(Part {
         assessment: a,
         decision: Decision::Ask,
-        decided_by: DecidedBy::Risk,
+        decided_by: DecidedBy::NoBox,
         runs: Runs::Unconfined,
         edge: None,
     })

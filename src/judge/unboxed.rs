@@ -46,20 +46,36 @@ const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "-C", "--directory", "--cwd"
 /// directory often needs a person rather than a slow verdict.
 const MAX_RESOLVED: usize = 100_000;
 
-/// Why `text`, run without a box, would read what the box keeps hidden, in words for the person
-/// (the first such word), or `None` where it names nothing hidden.
-pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<String> {
+/// What `text`, run without a box, would read that the box keeps hidden (the first such word).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hidden {
+    /// The word as the text spells it (or the directory the command starts in).
+    pub word: String,
+    /// Why it needs a person, in words for the person.
+    pub why: String,
+}
+
+impl Hidden {
+    fn of(word: &str, why: String) -> Hidden {
+        Hidden { word: word.to_string(), why }
+    }
+}
+
+/// What `text`, run without a box, would read that the box keeps hidden, or `None` where it
+/// names nothing hidden.
+pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
     let home = normalize(&sight.home);
     if home == "/" {
         return None;
     }
     let cwd = in_home_spelling(&normalize(&sight.cwd), sight);
     if let Some(dir) = hidden_dot_entry(&cwd, &home, sight) {
-        return Some(format!(
-            "starts in {}, in {dir}, which the sandbox keeps hidden (files in home's dot-directories hold settings \
-             and secrets)",
-            tilde(&cwd, &home)
-        ));
+        let word = tilde(&cwd, &home);
+        let why = format!(
+            "starts in {word}, in {dir}, which the sandbox keeps hidden (files in home's dot-directories hold \
+             settings and secrets)"
+        );
+        return Some(Hidden { word, why });
     }
     let words = words(text, &home);
     let mut bases = vec![cwd.clone()];
@@ -77,11 +93,9 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<String> {
     let dotted = |w: &str| above_home || w.split('/').any(|c| c.starts_with('.'));
     let relative = |w: &&String| !w.starts_with(['-', '$', '~', '/']);
     if words.iter().filter(relative).filter(|w| dotted(w)).count().saturating_mul(bases.len()) > MAX_RESOLVED {
-        return Some(
-            "changes directory too often for agentsh to tell whether its relative paths are in home's \
-             dot-directories, which the sandbox keeps hidden"
-                .to_string(),
-        );
+        let why = "changes directory too often for agentsh to tell whether its relative paths are in home's \
+                   dot-directories, which the sandbox keeps hidden";
+        return Some(Hidden { word: String::new(), why: why.to_string() });
     }
     for word in &words {
         if word.starts_with('-') || word.starts_with('$') || (word.starts_with('~') && !is_tilde(word)) {
@@ -96,21 +110,30 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<String> {
         };
         for p in paths {
             if p == home {
-                return Some(format!(
-                    "reads {word}, home itself, which the sandbox replaces with its own: what reads all of home reads \
+                return Some(Hidden::of(
+                    word,
+                    format!(
+                        "reads {word}, home itself, which the sandbox replaces with its own: what reads all of home reads \
                      the settings and secrets in its dot-directories"
+                    ),
                 ));
             }
             if let Some(dir) = hidden_dot_entry(&p, &home, sight) {
-                return Some(format!(
-                    "reads {word}, in {dir}, which the sandbox keeps hidden (files in home's dot-directories hold \
+                return Some(Hidden::of(
+                    word,
+                    format!(
+                        "reads {word}, in {dir}, which the sandbox keeps hidden (files in home's dot-directories hold \
                      settings and secrets)"
+                    ),
                 ));
             }
             if other_process(&p) {
-                return Some(format!(
-                    "reads {word}, another process's files (its command line, environment, memory), which the \
+                return Some(Hidden::of(
+                    word,
+                    format!(
+                        "reads {word}, another process's files (its command line, environment, memory), which the \
                      sandbox does not show: it shows only its own processes"
+                    ),
                 ));
             }
         }
@@ -306,7 +329,7 @@ mod tests {
         assert!(asks("cd /home; grep -r token u", "/tmp/x"));
         let far = (0..400).map(|n| format!("/d{n}")).collect::<Vec<_>>().join(" ");
         let why = hidden_read(&format!("cd {far}; cat {}", ["./x"; 300].join(" ")), &sight("/tmp/x"));
-        assert!(why.is_some_and(|w| w.contains("too often")));
+        assert!(why.is_some_and(|w| w.why.contains("too often")));
         // Anything that starts in a hidden dot-directory.
         assert!(asks("ls", "/home/u/.ssh"));
         assert!(asks("git diff", "/data/u/.config/nvim"));
@@ -347,9 +370,11 @@ mod tests {
 
     #[test]
     fn the_reason_names_the_word_and_the_hidden_directory() {
-        let why = hidden_read("cat ~/.kaggle/kaggle.json", &sight("/tmp")).unwrap_or_default();
-        assert!(why.contains("reads ~/.kaggle/kaggle.json, in ~/.kaggle, which the sandbox keeps hidden"), "{why}");
-        let why = hidden_read("ls", &sight("/home/u/.ssh")).unwrap_or_default();
-        assert!(why.contains("starts in ~/.ssh, in ~/.ssh"), "{why}");
+        let found = hidden_read("cat ~/.kaggle/kaggle.json", &sight("/tmp")).expect("hidden");
+        assert_eq!(found.word, "~/.kaggle/kaggle.json");
+        assert!(found.why.contains("reads ~/.kaggle/kaggle.json, in ~/.kaggle, which the sandbox keeps hidden"));
+        let found = hidden_read("ls", &sight("/home/u/.ssh")).expect("hidden");
+        assert_eq!(found.word, "~/.ssh");
+        assert!(found.why.contains("starts in ~/.ssh, in ~/.ssh"), "{}", found.why);
     }
 }

@@ -740,9 +740,14 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
             let liftable = verdict.blocking_parts().all(|p| {
                 matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
             });
+            let no_box = verdict.blocking_parts().any(|p| p.decided_by == DecidedBy::NoBox);
             let hint = if liftable {
                 "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
                  terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
+            } else if no_box {
+                "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
+                 terminal; a whitelist entry cannot lift this ask (it reads what the sandbox keeps hidden, \
+                 and here there is no sandbox): run commands from a project, where there is one"
             } else {
                 "approval needs a person at their own terminal; a whitelist entry cannot lift this ask \
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
