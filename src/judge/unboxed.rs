@@ -80,7 +80,10 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
     let words = words(text, &home);
     let mut bases = vec![cwd.clone()];
     if words.iter().any(|w| CHANGES_DIRECTORY.contains(&w.as_str())) {
-        bases.push(home.clone());
+        // `cd` alone goes home; `cd ~` and `cd $HOME` name it, as every other directory.
+        if cd_home(text) {
+            bases.push(home.clone());
+        }
         for dir in words.iter().filter_map(|w| absolute(w, &home)).map(|p| in_home_spelling(&p, sight)) {
             if !bases.contains(&dir) {
                 bases.push(dir);
@@ -127,7 +130,7 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
                     ),
                 ));
             }
-            if other_process(&p) {
+            if other_process(&p) && word.starts_with('/') {
                 return Some(Hidden::of(
                     word,
                     format!(
@@ -148,7 +151,8 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
 fn words(text: &str, home: &str) -> Vec<String> {
     let name = home.rsplit('/').next().unwrap_or_default();
     let unquoted: String = text.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
-    let unquoted = home_variables(&unquoted, name);
+    // Bash's regular-expression match (`[[ $x =~ re ]]`) is no tilde.
+    let unquoted = home_variables(&unquoted, name).replace("=~ ", "= ").replace("=~\t", "= ");
     let separator = |c: char| c.is_whitespace() || ";|&<>()=:,{}`".contains(c);
     let own_tilde = |w: &str| {
         let rest = w.strip_prefix('~')?.strip_prefix(name).filter(|_| !name.is_empty())?;
@@ -202,6 +206,19 @@ fn through_proc_self(path: String, cwd: &str) -> String {
         "cwd" => normalize(&format!("{cwd}/{rest}")),
         _ => path,
     }
+}
+
+/// Whether `text` has a `cd` or `pushd` with no directory (`cd && x`, `(cd; x)`), which goes home.
+fn cd_home(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    ["cd", "pushd"].iter().any(|cmd| {
+        text.match_indices(cmd).any(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            let starts = before.is_none_or(|b| b.is_ascii_whitespace() || b";&|(!{".contains(&b));
+            let rest = text[at + cmd.len()..].trim_start_matches([' ', '\t']);
+            starts && (rest.is_empty() || rest.starts_with([';', '&', '|', ')', '}', '\n']))
+        })
+    })
 }
 
 /// `~` or `~/...` (not `~alice`, someone else's home, which the box hides whole anyway).
@@ -323,6 +340,8 @@ mod tests {
         assert!(asks("cat .kaggle/kaggle.json", "/home/u"));
         assert!(asks("grep -r token .", "/home/u"));
         assert!(asks("cd && cat .kaggle/kaggle.json", "/tmp/x"));
+        assert!(asks("(cd; cat .kaggle/kaggle.json)", "/tmp/x"));
+        assert!(asks("cd\ncat .netrc", "/tmp/x"));
         assert!(asks("cd /home/u; cat .netrc", "/tmp/x"));
         assert!(asks("tar -C ~ -cf - .kaggle", "/tmp/x"));
         assert!(asks("cat ../../home/u/.netrc", "/tmp/x"));
@@ -359,6 +378,13 @@ mod tests {
         ] {
             assert!(!asks(text, "/tmp/x"), "{text}");
         }
+        // A directory the text goes to is where its relative words are, not home.
+        for text in
+            ["cd /app && find . -name 'test*'", "cd /testbed && grep -r '\\.freq' pandas", "cd /proc && ls 0755"]
+        {
+            assert!(!asks(text, "/tmp/x"), "{text}");
+        }
+        assert!(!asks("[[ $v =~ ^[0-9]+$ ]] && echo ok", "/tmp/x"));
         // From home, its ordinary directories and files.
         assert!(!asks("cat notes.txt && ls projects", "/home/u"));
         // Inside a shown directory of a dot-directory, the box would have shown it.
