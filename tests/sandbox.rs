@@ -4092,10 +4092,12 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
         "cat ~/.kaggle/kaggle.json",
         "cat \"$HOME\"/.config/rclone/rclone.conf",
         "while read l; do echo \"$l\"; done < ~/.kaggle/kaggle.json",
+        // The box shows a copy of git's config without its tokens, not the file.
+        "cat ~/.gitconfig",
     ] {
         let out = from_tmp(cmd);
         not_run(&out, cmd);
-        assert!(!text(&out.stdout).contains("SECRET"), "{cmd}: {}", text(&out.stdout));
+        assert!(!text(&out.stdout).contains("SECRET") && !text(&out.stdout).contains("name = Test"), "{cmd}");
         let err = text(&out.stderr);
         assert!(err.contains("which the sandbox keeps hidden"), "{cmd}: {err}");
         assert!(err.contains("a whitelist entry cannot lift this ask"), "{cmd}: {err}");
@@ -4103,7 +4105,8 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
     let (runs, why) = runs_from(&w, tmp.path(), "cat ~/.kaggle/kaggle.json", None);
     assert_eq!(runs, "unconfined", "{why}");
     // What the box would have shown, and what is no dot-directory of home, runs as before.
-    let out = from_tmp("ls ~/projects && cat ~/projects/notes.txt ~/.gitconfig");
+    w.write_home(".editorconfig", "root = true\n");
+    let out = from_tmp("ls ~/projects && cat ~/projects/notes.txt ~/.editorconfig");
     succeeded(&out, "read what the box shows");
-    assert!(text(&out.stdout).contains("NOTES") && text(&out.stdout).contains("name = Test"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("NOTES") && text(&out.stdout).contains("root = true"), "{}", text(&out.stdout));
 }

@@ -418,17 +418,28 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
 /// without it: the spec's roots there. Built once per command that has no box, from the spec the
 /// gate built to tell why: no system call.
 fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
-    home_sight_of(plan.spec(), plan.place().real_home.as_deref(), cwd)
+    let place = plan.place();
+    home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
 }
 
-fn home_sight_of(spec: &sandbox::BoxSpec, real_home: Option<&Path>, cwd: &Path) -> HomeSight {
+/// [`home_sight`] of a spec. git's and cargo's configs are left out: the box shows copies of
+/// them without their tokens (`sandbox::copies`), and without a box a command reads the files.
+fn home_sight_of(
+    spec: &sandbox::BoxSpec,
+    real_home: Option<&Path>,
+    cargo_home: Option<&Path>,
+    cwd: &Path,
+) -> HomeSight {
+    use sandbox::copies::{Copied, copied};
     let home = &spec.home;
+    let cargo_home = cargo_home.map_or_else(|| home.join(".cargo"), Path::to_path_buf);
+    let filtered = |p: &Path| matches!(copied(p, home, &cargo_home), Some(Copied::GitConfig | Copied::CargoConfig));
     let shown = spec.write.iter().chain(&spec.visible).chain(&spec.caches).map(|r| &r.path);
     HomeSight {
         cwd: crate::text::path(cwd),
         home: crate::text::path(home),
         real_home: real_home.map(crate::text::path),
-        shown: shown.filter(|p| p.starts_with(home)).map(|p| crate::text::path(p)).collect(),
+        shown: shown.filter(|p| p.starts_with(home) && !filtered(p)).map(|p| crate::text::path(p)).collect(),
     }
 }
 
@@ -811,12 +822,20 @@ mod tests {
             sandbox: Sandbox::Off(
                 "the command starts in /tmp/x, which the sandbox neither grants nor shows: ..".into(),
             ),
-            home_sight: Some(home_sight_of(&spec, None, Path::new("/tmp/x"))),
+            home_sight: Some(home_sight_of(&spec, None, None, Path::new("/tmp/x"))),
             ..Policy::default()
         };
         let d = |t: &str| decide::judge(t, &policy).decision;
         // Not in the box's allow-list: start-up files, credentials of any tool.
-        for t in ["cat ~/.bashrc", "cat ~/.kaggle/kaggle.json", "cat ~/.config/rclone/rclone.conf", "ls ~/.ssh"] {
+        // git's and cargo's configs: the box shows copies without their tokens, not the files.
+        for t in [
+            "cat ~/.bashrc",
+            "cat ~/.kaggle/kaggle.json",
+            "cat ~/.config/rclone/rclone.conf",
+            "ls ~/.ssh",
+            "cat ~/.gitconfig",
+            "cat ~/.cargo/config.toml",
+        ] {
             assert_eq!(d(t), Decision::Ask, "{t}");
         }
         let v = decide::judge("cat ~/.kaggle/kaggle.json", &policy);
@@ -831,7 +850,7 @@ mod tests {
         );
         // What the box shows: harmless settings, toolchains, caches, what sandbox.writable names.
         for t in [
-            "cat ~/.gitconfig",
+            "cat ~/.editorconfig ~/.config/git/ignore",
             "cat ~/.cargo/env",
             "ls ~/.cargo/bin ~/.nvm",
             "ls ~/.cache/pip",
