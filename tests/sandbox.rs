@@ -4073,3 +4073,40 @@ fn a_directory_that_a_new_gitignore_hides_from_git_status_is_told() {
     succeeded(&out, "hide a directory without the sandbox");
     assert!(!text(&out.stderr).contains("ignores itself"), "{}", text(&out.stderr));
 }
+
+// ---- fix4-nobox: with no box, what the box would have hidden of home needs a person (rt4 R14) ----
+
+/// rt4 R14: from a directory of `/tmp` that is no project there is no box, and
+/// `cat ~/.kaggle/kaggle.json` (a credential the judge's secret list does not name) ran unasked.
+/// Now the judge is told what the box would have shown of home: the rest needs a person, and
+/// with no terminal nothing runs. What the box shows still runs.
+#[test]
+fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
+    let Some(w) = world() else { return };
+    w.write_home(".kaggle/kaggle.json", "{\"key\": \"KAGGLESECRET\"}\n");
+    w.write_home(".config/rclone/rclone.conf", "[r]\npass = RCLONESECRET\n");
+    w.write_home("projects/notes.txt", "NOTES\n");
+    let tmp = tempfile::tempdir().unwrap();
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+    for cmd in [
+        "cat ~/.kaggle/kaggle.json",
+        "cat \"$HOME\"/.config/rclone/rclone.conf",
+        "while read l; do echo \"$l\"; done < ~/.kaggle/kaggle.json",
+        // The box shows a copy of git's config without its tokens, not the file.
+        "cat ~/.gitconfig",
+    ] {
+        let out = from_tmp(cmd);
+        not_run(&out, cmd);
+        assert!(!text(&out.stdout).contains("SECRET") && !text(&out.stdout).contains("name = Test"), "{cmd}");
+        let err = text(&out.stderr);
+        assert!(err.contains("which the sandbox keeps hidden"), "{cmd}: {err}");
+        assert!(err.contains("a whitelist entry cannot lift this ask"), "{cmd}: {err}");
+    }
+    let (runs, why) = runs_from(&w, tmp.path(), "cat ~/.kaggle/kaggle.json", None);
+    assert_eq!(runs, "unconfined", "{why}");
+    // What the box would have shown, and what is no dot-directory of home, runs as before.
+    w.write_home(".editorconfig", "root = true\n");
+    let out = from_tmp("ls ~/projects && cat ~/projects/notes.txt ~/.editorconfig");
+    succeeded(&out, "read what the box shows");
+    assert!(text(&out.stdout).contains("NOTES") && text(&out.stdout).contains("root = true"), "{}", text(&out.stdout));
+}

@@ -582,7 +582,7 @@ pub fn writable_in(view: &BoxView, path: &str) -> bool {
 }
 
 /// Resolves `.` and `..` and repeated slashes in an absolute path.
-fn normalize(path: &str) -> String {
+pub(crate) fn normalize(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for seg in path.split('/') {
         match seg {

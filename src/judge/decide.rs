@@ -18,6 +18,7 @@ use crate::judge::containment::{self, BoxView, Edge};
 use crate::judge::custom_rules::{self, Rule};
 use crate::judge::levels::{Cell, Level, LevelHit};
 use crate::judge::parse;
+use crate::judge::unboxed::{self, HomeSight};
 use crate::model::{Category, Decision, Risk};
 use crate::text::strlist::StrList;
 use serde::Serialize;
@@ -374,6 +375,11 @@ pub struct Policy {
     pub rules_broken: Option<String>,
     /// Whether the command will run in the kernel box, and what the judge knows of it.
     pub sandbox: Sandbox,
+    /// With no box ([`Sandbox::Off`]): what the box would have shown of home, where the gate
+    /// knows it (the command starts where the box cannot show its directory, or user namespaces
+    /// are missing). A command whose text names what it keeps hidden then needs a person
+    /// (`unboxed`, rt4 R14).
+    pub home_sight: Option<HomeSight>,
     /// The programs installed in the project's `node_modules/.bin` (from the working directory
     /// up to the workspace root), found by the gate when the command uses `npx`: `npx eslint`
     /// then runs the project's own tool, not a download.
@@ -440,6 +446,8 @@ pub enum DecidedBy {
     Sandbox,
     /// A forbidden payload in the raw text that the parsed reading does not run (`raw_text`).
     RawText,
+    /// With no box, the text names what the box would have hidden (`hidden_home`, rt4 R14).
+    NoBox,
 }
 
 /// The custom rule that decided a part.
@@ -483,7 +491,7 @@ pub fn part_reasons(p: &Part) -> Vec<String> {
                 .to_string(),
         ],
         DecidedBy::Sandbox => vec!["runs in the sandbox, which contains what it does".to_string()],
-        DecidedBy::Forbidden | DecidedBy::RawText => return p.assessment.reasons.clone(),
+        DecidedBy::Forbidden | DecidedBy::RawText | DecidedBy::NoBox => return p.assessment.reasons.clone(),
         DecidedBy::Risk => {
             let mut out = p.assessment.reasons.clone();
             if let Some(e) = p.edge.as_ref().filter(|_| p.decision == Decision::Ask) {
@@ -572,7 +580,38 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     }
     let raw = raw_text(text, &parts, policy);
     parts.extend(raw);
+    parts.extend(hidden_home(text, policy));
     conclude(text, parts, policy)
+}
+
+/// rt4 R14: with no box, a command whose text names what the box keeps hidden of home (a
+/// dot-directory it does not show, home itself) or another process's `/proc` needs a person:
+/// unconfined, it must not get more than the box would have shown without a yes. Read from the
+/// text, so a redirection or a here-document counts too; neither the whitelist nor an allow
+/// rule lifts it (they speak of the parsed reading's commands, and were written for a box).
+fn hidden_home(text: &str, policy: &Policy) -> Option<Part> {
+    let (Sandbox::Off(why), Some(sight)) = (&policy.sandbox, &policy.home_sight) else { return None };
+    let found = unboxed::hidden_read(text, sight)?;
+    // Its first clause: the rest is in `runs_in_why`.
+    let why = why.split_once(": ").map_or(why.as_str(), |(first, _)| first);
+    let a = Assessment {
+        argv: vec![found.word].into_iter().filter(|w| !w.is_empty()).collect(),
+        program: String::new(),
+        inner_argv: vec![],
+        inner_is_argv: false,
+        risk: Risk::Moderate,
+        category: Category::FileRead,
+        reasons: vec![format!("{}; here it would run without a sandbox ({why})", found.why)],
+        rule: "hidden-home".to_string(),
+        context: String::new(),
+    };
+    Some(Part {
+        assessment: a,
+        decision: Decision::Ask,
+        decided_by: DecidedBy::NoBox,
+        runs: Runs::Unconfined,
+        edge: None,
+    })
 }
 
 /// Issue 28, defence in depth: where the parsed reading found nothing forbidden, the raw text

@@ -19,3 +19,4 @@ pub mod raw_scan;
 pub mod rules;
 pub mod sed;
 pub mod startup;
+pub mod unboxed;

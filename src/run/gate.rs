@@ -6,6 +6,7 @@ use crate::ask::prompt::{self, Answer, PartSummary, PromptRequest};
 use crate::judge::containment::BoxView;
 use crate::judge::decide::{DecidedBy, Part, RunsIn, Sandbox, Verdict};
 use crate::judge::parse;
+use crate::judge::unboxed::HomeSight;
 use crate::model::Decision;
 use crate::policy::config::{self, Config};
 use crate::record::audit;
@@ -301,8 +302,9 @@ pub fn judge_source(source: &Source, text: &str, cwd: &Path, options: &ShellArgs
 /// runner's local programs. The shell route, `check` and `hook` all call this, so they give one
 /// verdict (issue 24). Returns the box.
 pub fn prepare(config: &mut Config, text: &str, cwd: &Path, ask: bool) -> Confinement {
-    let (boxed, judged_with) = sandbox_for(&config.sandbox, cwd);
+    let (boxed, judged_with, sight) = sandbox_and_sight(&config.sandbox, cwd);
     prepare_with(config, text, cwd, ask, python_env_of(judged_with, text));
+    config.policy.home_sight = sight;
     boxed
 }
 
@@ -357,23 +359,31 @@ fn missing_program(verdict: &Verdict) -> Option<&str> {
 /// unconfined, judged as without a box (fail closed: nothing is contained on a box's word).
 /// `check` and `hook` show and judge what the gate would do by calling this too.
 pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sandbox) {
+    let (boxed, judged, _) = sandbox_and_sight(settings, cwd);
+    (boxed, judged)
+}
+
+/// [`sandbox_for`], and with no box where a plan was made (the command starts where the box
+/// cannot show its directory, or user namespaces are missing), what it would have shown of home:
+/// the judge asks before an unconfined command reads what the box keeps hidden (rt4 R14).
+pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sandbox, Option<HomeSight>) {
     if !settings.enabled {
         let from = settings.enabled_from.as_deref().unwrap_or("the config");
-        return (Confinement::Unconfined, Sandbox::Off(format!("sandbox.enabled is false in {from}")));
+        return (Confinement::Unconfined, Sandbox::Off(format!("sandbox.enabled is false in {from}")), None);
     }
     if !sandbox::available() {
         let why = match sandbox::landlock_abi() {
             Some(abi) => format!("this kernel's Landlock ABI is {abi}; the sandbox needs {}", sandbox::MIN_ABI),
             None => "this kernel has no Landlock".to_string(),
         };
-        return (Confinement::Unconfined, Sandbox::Off(why));
+        return (Confinement::Unconfined, Sandbox::Off(why), None);
     }
     // With no home (HOME unset, empty or relative, and no passwd entry naming one) the box
     // cannot tell what of the person's to hide, so nothing may run unasked on its word (issue 27).
     let (Some(_), Some(records)) = (crate::policy::dirs::home(), sandbox::holder::records_dir()) else {
         let why = "no home directory (HOME is not an absolute path, and no passwd entry names one), so the \
                    sandbox cannot tell what of the person's to hide";
-        return (Confinement::Unconfined, Sandbox::Off(why.to_string()));
+        return (Confinement::Unconfined, Sandbox::Off(why.to_string()), None);
     };
     let place = sandbox::Place::current(cwd, exec::needs_terminal());
     let plan = sandbox::BoxPlan::new(settings, place, own_dirs(), records);
@@ -384,6 +394,7 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
         return (
             Confinement::Unconfined,
             Sandbox::Off(format!("{STARTS_IN}{at}, which the sandbox neither grants nor shows: {why}")),
+            Some(home_sight(&plan, cwd)),
         );
     }
     // A box kept for these inputs proves the namespaces work; otherwise ask the system.
@@ -396,10 +407,40 @@ pub fn sandbox_for(settings: &sandbox::Settings, cwd: &Path) -> (Confinement, Sa
                 "user namespaces are unavailable ({why}): without them the sandbox cannot hide home, the \
                  temporary directories and the person's sockets"
             )),
+            Some(home_sight(&plan, cwd)),
         );
     }
     let view = box_view(&plan, cwd);
-    (Confinement::Boxed(Box::new(plan)), Sandbox::On(view))
+    (Confinement::Boxed(Box::new(plan)), Sandbox::On(view), None)
+}
+
+/// What the box `plan` would have shown of home (`judge::unboxed`), for a command that runs
+/// without it: the spec's roots there. Built once per command that has no box, from the spec the
+/// gate built to tell why: no system call.
+fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
+    let place = plan.place();
+    home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
+}
+
+/// [`home_sight`] of a spec. git's and cargo's configs are left out: the box shows copies of
+/// them without their tokens (`sandbox::copies`), and without a box a command reads the files.
+fn home_sight_of(
+    spec: &sandbox::BoxSpec,
+    real_home: Option<&Path>,
+    cargo_home: Option<&Path>,
+    cwd: &Path,
+) -> HomeSight {
+    use sandbox::copies::{Copied, copied};
+    let home = &spec.home;
+    let cargo_home = cargo_home.map_or_else(|| home.join(".cargo"), Path::to_path_buf);
+    let filtered = |p: &Path| matches!(copied(p, home, &cargo_home), Some(Copied::GitConfig | Copied::CargoConfig));
+    let shown = spec.write.iter().chain(&spec.visible).chain(&spec.caches).map(|r| &r.path);
+    HomeSight {
+        cwd: crate::text::path(cwd),
+        home: crate::text::path(home),
+        real_home: real_home.map(crate::text::path),
+        shown: shown.filter(|p| p.starts_with(home) && !filtered(p)).map(|p| crate::text::path(p)).collect(),
+    }
 }
 
 /// How the reason for no box where a command starts begins (`sandbox_for`, and `run`'s note).
@@ -710,9 +751,14 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
             let liftable = verdict.blocking_parts().all(|p| {
                 matches!(p.decided_by, DecidedBy::Risk | DecidedBy::RequireConfirmation | DecidedBy::Level(_))
             });
+            let no_box = verdict.blocking_parts().any(|p| p.decided_by == DecidedBy::NoBox);
             let hint = if liftable {
                 "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
                  terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
+            } else if no_box {
+                "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
+                 terminal; a whitelist entry cannot lift this ask (it reads what the sandbox keeps hidden, \
+                 and here there is no sandbox): run commands from a project, where there is one"
             } else {
                 "approval needs a person at their own terminal; a whitelist entry cannot lift this ask \
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
@@ -754,5 +800,71 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
             }
             Err(code)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::decide::{self, Policy};
+    use crate::policy::sandbox_settings::Sourced;
+
+    /// rt4 R14: where the box cannot show the directory a command starts in, the judge is told
+    /// what it would have shown of home, and asks before the command reads anything else there.
+    #[test]
+    fn with_no_box_the_judge_asks_for_what_the_box_would_have_hidden() {
+        let mut settings = sandbox::Settings::default();
+        settings.writable.push(Sourced { path: "~/.work/proj".into(), source: "t.json".into() });
+        let place = sandbox::Place { cwd: "/tmp/x".into(), home: Some("/home/u".into()), ..Default::default() };
+        let spec = sandbox::BoxSpec::build(&settings, &place, &[], Path::new("/records"), "n");
+        assert!(spec.unboxed.is_some(), "no box in /tmp/x");
+        let policy = Policy {
+            sandbox: Sandbox::Off(
+                "the command starts in /tmp/x, which the sandbox neither grants nor shows: ..".into(),
+            ),
+            home_sight: Some(home_sight_of(&spec, None, None, Path::new("/tmp/x"))),
+            ..Policy::default()
+        };
+        let d = |t: &str| decide::judge(t, &policy).decision;
+        // Not in the box's allow-list: start-up files, credentials of any tool.
+        // git's and cargo's configs: the box shows copies without their tokens, not the files.
+        for t in [
+            "cat ~/.bashrc",
+            "cat ~/.kaggle/kaggle.json",
+            "cat ~/.config/rclone/rclone.conf",
+            "ls ~/.ssh",
+            "cat ~/.gitconfig",
+            "cat ~/.cargo/config.toml",
+        ] {
+            assert_eq!(d(t), Decision::Ask, "{t}");
+        }
+        let v = decide::judge("cat ~/.kaggle/kaggle.json", &policy);
+        assert!(
+            v.reasons.iter().any(|r| r
+                .contains("reads ~/.kaggle/kaggle.json, in ~/.kaggle, which the sandbox keeps hidden")
+                && r.ends_with(
+                    "without a sandbox (the command starts in /tmp/x, which the sandbox neither grants nor shows)"
+                )),
+            "{:?}",
+            v.reasons
+        );
+        // What the box shows: harmless settings, toolchains, caches, what sandbox.writable names.
+        for t in [
+            "cat ~/.editorconfig ~/.config/git/ignore",
+            "cat ~/.cargo/env",
+            "ls ~/.cargo/bin ~/.nvm",
+            "ls ~/.cache/pip",
+            "cat ~/.work/proj/README.md",
+            "ls ~/projects",
+            "ls",
+        ] {
+            assert_eq!(d(t), Decision::Allow, "{t}");
+        }
+        // A whitelist entry for the program does not lift it: it was written for a box.
+        let listed = Policy { whitelist: [decide::Entry::new("cat", "t")].into_iter().flatten().collect(), ..policy };
+        assert_eq!(decide::judge("cat ~/.bashrc", &listed).decision, Decision::Ask);
+        // Without what the box would have shown (the box turned off, no Landlock), as before.
+        let off = Policy { home_sight: None, ..listed };
+        assert_eq!(decide::judge("cat ~/.bashrc", &off).decision, Decision::Allow);
     }
 }
