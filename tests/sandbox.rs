@@ -962,9 +962,12 @@ fn the_holder_keeps_no_file_of_the_agent() {
     assert_eq!(fields[3], pid.to_string(), "the holder leads a session of its own: {stat}");
     for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
         let target = std::fs::read_link(fd.path()).unwrap();
+        // Its own: the ruleset, the records, its signals and the watch on the git directory
+        // (`gitlinks::Watcher`, where inotify instances are left).
         let ok = target == Path::new("anon_inode:[landlock-ruleset]")
             || target.starts_with(w.records())
-            || target.to_string_lossy().starts_with("anon_inode:[signalfd]");
+            || target.to_string_lossy().starts_with("anon_inode:[signalfd]")
+            || target == Path::new("anon_inode:inotify");
         let lifeline = target.to_string_lossy().starts_with("socket:[");
         assert!(ok || lifeline, "the holder keeps {}", target.display());
     }

@@ -9,7 +9,8 @@
 //! only those changed during the command are listed, and below them only the directories that
 //! are new, that git does not ignore and that hold no repository of their own. A directory git
 //! does not track that was there before the command is not looked into, nor a tracked one past
-//! the first [`MAX_DIRS`].
+//! the [`MAX_DIRS`] shallowest, nor any below the top level where the index is too large to be
+//! read on every command (`gitreview`).
 
 use super::gitreview::{Hidden, Index};
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, StatxFlags};
@@ -17,9 +18,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
-/// How many tracked directories are looked at, at most (the first in path order): each costs
+/// How many tracked directories are looked at, at most (the shallowest first): each costs
 /// every command one `statx` (1 to 4 µs here), and a monorepo has tens of thousands.
-const MAX_DIRS: usize = 2_000;
+const MAX_DIRS: usize = 16;
 
 /// Directories that tools make with a `.gitignore` of `*` in them, holding data no tool runs
 /// by name: pytest's, mypy's and ruff's caches. Not told.
@@ -66,8 +67,10 @@ pub(crate) fn self_ignoring(root: &Path, git: &Path, index: Option<&Index>, sinc
         found: Vec::new(),
         cut: false,
     };
+    let mut shallow: Vec<&[u8]> = dirs.iter().copied().collect();
+    shallow.sort_by_key(|d| (d.iter().filter(|c| **c == b'/').count() + usize::from(!d.is_empty()), *d));
     let changed: Vec<&[u8]> =
-        dirs.iter().take(MAX_DIRS).copied().filter(|d| walk.changed(walk.top.as_fd(), d)).collect();
+        shallow.into_iter().take(MAX_DIRS).filter(|d| walk.changed(walk.top.as_fd(), d)).collect();
     for d in changed {
         walk.scan(d, true, 0);
     }

@@ -28,9 +28,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// An index larger than this is not read (a monorepo's can be tens of megabytes).
 const MAX_INDEX: u64 = 64 * 1024 * 1024;
 
-/// An index larger than this (about 10,000 files) is not read where it did not change: only
-/// the top level is then looked at for a `.gitignore` that hides itself.
-const MAX_INDEX_EVERY_COMMAND: u64 = 1024 * 1024;
+/// An index larger than this (about 200 files) is not read where it did not change: only the
+/// top level is then looked at for a `.gitignore` that hides itself. Reading it, and a `statx`
+/// of each directory it names, is a cost on every boxed command: with 3,200 files in 420
+/// directories they made `-c /bin/true` 1.75 ms slower, with 400 files read and 64 of their
+/// directories 0.2 ms (docs/BENCHMARKS.md, "Session 16").
+const MAX_INDEX_EVERY_COMMAND: u64 = 16 * 1024;
 
 /// The index and refs as the command started.
 pub struct Before {
