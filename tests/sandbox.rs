@@ -4113,3 +4113,49 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
     succeeded(&out, "read what the box shows");
     assert!(text(&out.stdout).contains("NOTES") && text(&out.stdout).contains("root = true"), "{}", text(&out.stdout));
 }
+
+// ---- fix4-holder: rt4 R3 (the holder's watch and inotify), R4 (an emptied config), R7 (terminal ioctls) ----
+
+/// rt4 R4: a failed `git fetch` through a planted `.git/FETCH_HEAD -> config.json` leaves the
+/// person's agentsh config at 0 bytes (a crashed editor can leave it blank). That is no config
+/// taken away: the file stands for the strictest settings, plus what its last version that
+/// parsed tightened, with a warning, as one that does not parse. Checked from outside: the
+/// denied file is not read and the network is not reached.
+#[test]
+fn an_emptied_config_keeps_the_box_closed() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("open.txt", b"reached\n");
+    let w = w.git();
+    git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
+    w.write("secret-data/k", "DENIEDSECRET\n");
+    let secret = w.path("secret-data");
+    let w = w.through(&[("git.stand.in", &host)], serde_json::json!({"network": "off", "denyRead": [secret]}));
+    let probe = "cat secret-data/k > leaked; curl -fsS -m 5 http://git.stand.in/open.txt >> leaked\n";
+    assert!(!w.script(probe).status.success(), "with the file intact the box refuses");
+    for emptied in ["", "\n", " \n\t\n"] {
+        let _ = std::fs::remove_file(w.path("leaked"));
+        std::fs::write(w.home(".config/agentsh/config.json"), emptied).unwrap();
+        let after = w.script(probe);
+        let err = text(&after.stderr);
+        let leaked = std::fs::read(w.path("leaked")).map(|b| text(&b)).unwrap_or_default();
+        assert!(!leaked.contains("DENIEDSECRET"), "{emptied:?}: the denied file was read: {leaked}");
+        assert!(host.requests().is_empty(), "{emptied:?}: the network was reached: {:?}", host.requests());
+        assert!(!after.status.success(), "{emptied:?}: {err}");
+        assert!(
+            err.contains("config.json: is empty; until it holds settings agentsh assumes its strictest settings")
+                && err.contains("Restore it, or write {} there")
+                && err.contains("What its last version that parsed tightened still applies (1 sandbox.denyRead"),
+            "{emptied:?}: {err}"
+        );
+        // A command the person approves does not read the denied path either.
+        let policy = w.command(&["policy"]).output().unwrap();
+        let shown = text(&policy.stdout);
+        let covered = shown.split("covered (neither readable nor writable):").nth(1).unwrap_or_default();
+        assert!(covered.contains(&secret.display().to_string()), "{emptied:?}: {shown}");
+    }
+    // `{}` is the person's own choice of no settings: no warning, the probe runs.
+    std::fs::write(w.home(".config/agentsh/config.json"), "{}\n").unwrap();
+    let out = w.run("true");
+    assert!(!text(&out.stderr).contains("is empty"), "{}", text(&out.stderr));
+}
