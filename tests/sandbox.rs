@@ -4159,3 +4159,72 @@ fn an_emptied_config_keeps_the_box_closed() {
     let out = w.run("true");
     assert!(!text(&out.stderr).contains("is empty"), "{}", text(&out.stderr));
 }
+
+/// rt4 R7: a job a command leaves behind keeps the terminal the command was given (agentsh's
+/// stdin is one), and after agentsh returned it resized it (SIGWINCH to the person's shell),
+/// stopped its output (the person's shell looked dead), discarded what they had typed and made
+/// it exclusive. The filter refuses those requests; checked on the terminal from outside.
+#[test]
+fn a_job_left_behind_cannot_freeze_resize_or_flush_the_terminal() {
+    use std::os::fd::{AsFd, AsRawFd};
+    let Some(w) = world() else { return };
+    let size = nix::pty::Winsize { ws_row: 30, ws_col: 100, ws_xpixel: 0, ws_ypixel: 0 };
+    let pty = nix::pty::openpty(Some(&size), None).unwrap();
+    // The job's standard input is the terminal (a background job's would be /dev/null).
+    w.write(
+        "job.py",
+        r#"import fcntl, os, signal, struct, termios, time
+for s in (signal.SIGTTIN, signal.SIGTTOU):
+    signal.signal(s, signal.SIG_IGN)
+time.sleep(1)
+said = []
+for name, act in [
+    ("resize", lambda: fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 5, 20, 0, 0))),
+    ("flush", lambda: termios.tcflush(0, termios.TCIFLUSH)),
+    ("exclusive", lambda: fcntl.ioctl(0, termios.TIOCEXCL)),
+    ("stop", lambda: termios.tcflow(0, termios.TCOOFF)),
+]:
+    try:
+        act()
+        said.append(name + " done")
+    except Exception as e:
+        said.append(name + " refused " + str(e.args[0]))
+open("job.out.tmp", "w").write("\n".join(said) + "\n")
+os.rename("job.out.tmp", "job.out")
+"#,
+    );
+    w.write("probe.sh", &format!("exec 3<&0\n{} job.py <&3 >/dev/null 2>&1 &\n", python()));
+    let out = w.command(&["-c", "sh probe.sh"]).stdin(Stdio::from(pty.slave.try_clone().unwrap())).output().unwrap();
+    succeeded(&out, "leave a job on the terminal");
+    // What the person typed at their prompt after agentsh returned.
+    nix::unistd::write(&pty.master, b"typed\n").unwrap();
+    let mut said = String::new();
+    for _ in 0..100 {
+        said = std::fs::read_to_string(w.path("job.out")).unwrap_or_default();
+        if !said.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for name in ["resize", "flush", "exclusive", "stop"] {
+        assert!(said.contains(&format!("{name} refused 1\n")), "{name}: {said}");
+    }
+    // From outside: the same size, the typed line still there to read, output flowing, not
+    // exclusive.
+    let mut now = nix::pty::Winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    assert_eq!(unsafe { libc::ioctl(pty.master.as_raw_fd(), libc::TIOCGWINSZ, &mut now) }, 0);
+    assert_eq!((now.ws_row, now.ws_col), (30, 100), "the terminal was resized");
+    let ready = |fd: std::os::fd::BorrowedFd<'_>| {
+        let mut fds = [nix::poll::PollFd::new(fd, nix::poll::PollFlags::POLLIN)];
+        nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(1000u16)).is_ok_and(|n| n > 0)
+    };
+    assert!(ready(pty.slave.as_fd()), "what the person typed was discarded");
+    let mut buf = [0u8; 64];
+    let n = nix::unistd::read(&pty.slave, &mut buf).unwrap();
+    assert_eq!(&buf[..n], b"typed\n");
+    nix::unistd::write(&pty.slave, b"shown\n").unwrap();
+    assert!(ready(pty.master.as_fd()), "the terminal's output was stopped");
+    let mut excl: libc::c_int = 0;
+    assert_eq!(unsafe { libc::ioctl(pty.slave.as_raw_fd(), libc::TIOCGEXCL, &mut excl) }, 0);
+    assert_eq!(excl, 0, "the terminal was made exclusive");
+}
