@@ -3541,7 +3541,7 @@ fn the_persons_git_does_not_write_through_links_a_command_made_in_the_git_direct
     // whether the holder or the sweep removed it.
     for _ in 0..5 {
         let plant = format!(
-            "{py} -c 'import os; os.symlink(\"{b}\", \".git/x.new\"); os.rename(\".git/x.new\", \".git/COMMIT_EDITMSG\")'\n",
+            "{py} -c 'import os; os.symlink(\"{b}\", \".git/x.new\"); os.rename(\".git/x.new\", \".git/FETCH_HEAD\")'\n",
             b = bashrc.display(),
             py = python(),
         );
@@ -4227,4 +4227,208 @@ os.rename("job.out.tmp", "job.out")
     let mut excl: libc::c_int = 0;
     assert_eq!(unsafe { libc::ioctl(pty.slave.as_raw_fd(), libc::TIOCGEXCL, &mut excl) }, 0);
     assert_eq!(excl, 0, "the terminal was made exclusive");
+}
+
+/// A test's kept boxes end with it: each holder takes one of the person's inotify instances
+/// (128 by default, counted across user namespaces), and a suite that left a hundred for their
+/// two idle minutes used them up for the boxes of the tests after it, and other users'.
+impl Drop for World {
+    fn drop(&mut self) {
+        self.end_boxes();
+    }
+}
+
+impl World {
+    /// Ends the holders of this world's kept boxes.
+    fn end_boxes(&self) {
+        for record in std::fs::read_dir(self.records()).into_iter().flatten().flatten() {
+            let name = record.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".lock") || name.contains('.') || !record.path().is_file() {
+                continue;
+            }
+            let head = std::fs::read_to_string(record.path()).unwrap_or_default();
+            let Some(pid) = head.split_whitespace().next().and_then(|p| p.parse::<i32>().ok()) else { continue };
+            // The holder this record names, and no other process that took its ID since.
+            let Ok(pidfd) = rustix::process::pidfd_open(
+                rustix::process::Pid::from_raw(pid).unwrap(),
+                rustix::process::PidfdFlags::empty(),
+            ) else {
+                continue;
+            };
+            let holder = std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c == "agentsh-box\n");
+            let ours = std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(self.records())));
+            if holder && ours {
+                let _ = rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+/// A user namespace of this test's own whose inotify instances are few, for the person's: the
+/// kernel counts a box's instances against every user namespace above it, so what a box takes
+/// there stays in it, and the machine's other users (other tests, other sessions) keep theirs.
+struct FewInotify {
+    ns: std::process::Child,
+}
+
+impl FewInotify {
+    fn start(instances: u32) -> FewInotify {
+        let mut ns = Command::new("unshare")
+            .args(["-U", "-r", "sh", "-c"])
+            .arg(format!("echo {instances} > /proc/sys/user/max_inotify_instances && echo ready && exec sleep 600"))
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("unshare");
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(ns.stdout.take().unwrap()), &mut line).unwrap();
+        assert_eq!(line, "ready\n", "a user namespace with {instances} inotify instances");
+        FewInotify { ns }
+    }
+
+    /// `agentsh ARGS` as `w.command` runs it, in this user namespace, from `dir`.
+    fn agentsh(&self, w: &World, dir: &Path, args: &[&str]) -> Output {
+        let inner = w.command(args);
+        let mut c = Command::new("nsenter");
+        c.arg("-t").arg(self.ns.id().to_string()).args(["-U", "--preserve-credentials", "--", BIN]);
+        c.args(inner.get_args()).current_dir(dir).stdin(Stdio::null());
+        for (k, v) in inner.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c.output().unwrap()
+    }
+
+    /// A process in this namespace, outside any box: the person's own.
+    fn python(&self, script: &str) -> std::process::Child {
+        Command::new("nsenter")
+            .arg("-t")
+            .arg(self.ns.id().to_string())
+            .args(["-U", "--preserve-credentials", "--", python(), "-c", script])
+            .spawn()
+            .unwrap()
+    }
+}
+
+impl Drop for FewInotify {
+    fn drop(&mut self) {
+        let _ = self.ns.kill();
+        let _ = self.ns.wait();
+    }
+}
+
+/// Takes every inotify instance it can, writes how many to `argv[1]`, and holds them until
+/// `argv[2]` exists (or 60 seconds).
+const EAT_INOTIFY: &str = r#"
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None)
+n = 0
+while libc.inotify_init() >= 0:
+    n += 1
+open(sys.argv[1] + ".tmp", "w").write(str(n))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+for _ in range(600):
+    if os.path.exists(sys.argv[2]):
+        break
+    time.sleep(0.1)
+"#;
+
+fn wait_for(path: &Path) -> String {
+    for _ in 0..100 {
+        if let Ok(t) = std::fs::read_to_string(path) {
+            return t;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{} never came", path.display());
+}
+
+/// rt4 R3 (G5), first half: a process left in one box (a nested repository's) took every
+/// inotify instance of the person's, so the next box's holder had no watch on its git
+/// directory, and a link a leftover made there after its command's sweep outlived every sweep.
+/// Each box now gets a quarter of the person's instances: the leftover takes its share only,
+/// the next box is watched, and its leftover's link is removed as it is made.
+#[test]
+fn a_box_takes_only_its_share_of_the_persons_inotify_instances() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.end_boxes();
+    let _ = std::fs::remove_dir_all(w.records());
+    let ns = FewInotify::start(16);
+    let sub = w.path("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&sub, &["init", "-q", "."]);
+    std::fs::write(sub.join("eat.py"), EAT_INOTIFY).unwrap();
+    let (count, stop) = (sub.join("eaten"), sub.join("stop-eating"));
+    let eat = format!("{} eat.py {} {} </dev/null >/dev/null 2>&1 &", python(), count.display(), stop.display());
+    let out = ns.agentsh(&w, &sub, &["-c", &eat]);
+    succeeded(&out, "leave a process that takes every inotify instance");
+    let eaten: u32 = wait_for(&count).trim().parse().unwrap();
+    // Its box's share is 4 (a quarter of 16), and its holder has one of them.
+    assert!(eaten <= 3, "a box took {eaten} of the person's 16 inotify instances");
+    // The workspace's box, made now, has its watch: a link its leftover makes after the
+    // command's own sweep is removed all the same.
+    w.write(
+        "plant.py",
+        "import os, sys, time\nif os.fork():\n    sys.exit(0)\nos.setsid()\ntime.sleep(1)\nos.symlink(sys.argv[1], \".git/FETCH_HEAD\")\n",
+    );
+    let bashrc = w.home(".bashrc");
+    let plant = format!("{} plant.py {}", python(), bashrc.display());
+    let out = ns.agentsh(&w, w.ws.path(), &["-c", &plant]);
+    succeeded(&out, "plant a link after the command");
+    assert!(!text(&out.stderr).contains("no watch"), "{}", text(&out.stderr));
+    std::thread::sleep(Duration::from_secs(3));
+    std::fs::write(&stop, "").unwrap();
+    let link = w.path(".git/FETCH_HEAD");
+    assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
+}
+
+/// rt4 R3, the other half: where the person's inotify instances are used up anyway (here by a
+/// process of theirs; on a busy machine by many kept boxes), a box's holder has no watch. It
+/// then keeps no process past its command: what the command left running ends with it, the
+/// links it made are removed, the box is not kept, and the command's stderr says so.
+#[test]
+fn a_box_without_its_inotify_watch_keeps_no_process_past_its_command() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.end_boxes();
+    let _ = std::fs::remove_dir_all(w.records());
+    let ns = FewInotify::start(4);
+    let (count, stop) = (w.home("eaten"), w.home("stop-eating"));
+    let mut eater = ns.python(&format!(
+        "import sys; sys.argv = ['eat', {:?}, {:?}]\n{EAT_INOTIFY}",
+        count.display().to_string(),
+        stop.display().to_string()
+    ));
+    wait_for(&count);
+    w.write(
+        "plant.py",
+        "import os, sys, time\nif os.fork():\n    sys.exit(0)\nos.setsid()\ntime.sleep(1)\n\
+         os.symlink(sys.argv[1], \".git/FETCH_HEAD\")\ntime.sleep(1)\nopen(\"still-running\", \"w\").close()\n",
+    );
+    let bashrc = w.home(".bashrc");
+    let plant = format!("{} plant.py {}", python(), bashrc.display());
+    let out = ns.agentsh(&w, w.ws.path(), &["-c", &plant]);
+    std::fs::write(&stop, "").unwrap();
+    let _ = eater.wait();
+    succeeded(&out, "plant a link after the command");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("agentsh: note: the sandbox has no watch on the git directory for links")
+            && err.contains("what this command leaves running ends with it"),
+        "{err}"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let link = w.path(".git/FETCH_HEAD");
+    assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
+    assert!(!w.path("still-running").exists(), "the process left behind outlived its command");
+    // The next command (instances free again) gets a box of its own, with its watch.
+    let out = ns.agentsh(&w, w.ws.path(), &["-c", "true"]);
+    succeeded(&out, "the next command");
+    assert!(!text(&out.stderr).contains("no watch"), "{}", text(&out.stderr));
 }
