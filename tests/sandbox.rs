@@ -3370,43 +3370,17 @@ fn a_tunnel_to_443_carries_tls_only_for_its_host() {
 /// the proxy allows unasked), checked from outside.
 #[test]
 fn a_config_overwritten_by_a_commit_message_keeps_the_box_closed() {
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    host.file("open.txt", b"reached\n");
-    let w = w.git();
-    git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
-    w.write("secret-data/k", "DENIEDSECRET\n");
-    let secret = w.path("secret-data");
-    let w = w.through(&[("git.stand.in", &host)], serde_json::json!({"network": "off", "denyRead": [secret]}));
-    let probe = "cat secret-data/k > leaked; curl -fsS -m 5 http://git.stand.in/open.txt >> leaked\n";
-    let before = w.script(probe);
-    assert!(!before.status.success(), "with the file intact the box refuses: {}", text(&before.stderr));
-    assert!(!text(&std::fs::read(w.path("leaked")).unwrap()).contains("DENIEDSECRET"));
-    let _ = std::fs::remove_file(w.path("leaked"));
-    assert!(host.requests().is_empty(), "{:?}", host.requests());
+    let Some(t) = TightConfig::new() else { return };
+    let (w, host, probe) = (&t.w, &t.host, TIGHT_PROBE);
     // What `git commit -m wip` writes through `.git/COMMIT_EDITMSG -> config.json`.
-    std::fs::write(w.home(".config/agentsh/config.json"), "wip\n").unwrap();
-    let after = w.script(probe);
-    let err = text(&after.stderr);
-    let leaked = std::fs::read(w.path("leaked")).map(|b| text(&b)).unwrap_or_default();
-    assert!(!leaked.contains("DENIEDSECRET"), "the denied file was read: {leaked}");
-    assert!(host.requests().is_empty(), "the network was reached: {:?}", host.requests());
-    assert!(!after.status.success(), "{err}");
+    let (err, policy) = t.overwritten("wip\n");
     assert!(
         err.contains("config.json:1:1: not valid JSON")
             && err.contains("agentsh assumes its strictest settings: every command needs a person")
             && err.contains("no network in the sandbox. Fix the JSON there"),
         "{err}"
     );
-    // What the file tightened and no strict value can stand for (the denied path) is kept from
-    // its last version that parsed: a command the person approves does not read it either.
-    let policy = w.command(&["policy"]).output().unwrap();
-    let shown = text(&policy.stdout);
-    let covered = shown.split("covered (neither readable nor writable):").nth(1).unwrap_or_default();
-    assert!(covered.contains(&secret.display().to_string()), "{shown}");
-    assert!(
-        text(&policy.stderr).contains("What its last version that parsed tightened still applies (1 sandbox.denyRead")
-    );
+    assert!(policy.contains("What its last version that parsed tightened still applies (1 sandbox.denyRead"));
     // Fixed, the person's own settings are back.
     w.config();
     assert!(!w.script(probe).status.success());
@@ -4116,6 +4090,56 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
 
 // ---- fix4-holder: rt4 R3 (the holder's watch and inotify), R4 (an emptied config), R7 (terminal ioctls) ----
 
+/// A world whose user config turns the network off and denies a file of the workspace, with the
+/// project's git remote a stand-in (reached unasked where the network is on), and the probe that
+/// reads the file and reaches the remote: refused with the config intact.
+struct TightConfig {
+    w: World,
+    host: StandIn,
+    secret: PathBuf,
+}
+
+const TIGHT_PROBE: &str = "cat secret-data/k > leaked; curl -fsS -m 5 http://git.stand.in/open.txt >> leaked\n";
+
+impl TightConfig {
+    fn new() -> Option<TightConfig> {
+        let w = world()?;
+        let host = StandIn::start();
+        host.file("open.txt", b"reached\n");
+        let w = w.git();
+        git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
+        w.write("secret-data/k", "DENIEDSECRET\n");
+        let secret = w.path("secret-data");
+        let w = w.through(&[("git.stand.in", &host)], serde_json::json!({"network": "off", "denyRead": [secret]}));
+        let before = w.script(TIGHT_PROBE);
+        assert!(!before.status.success(), "with the file intact the box refuses: {}", text(&before.stderr));
+        assert!(!text(&std::fs::read(w.path("leaked")).unwrap()).contains("DENIEDSECRET"));
+        assert!(host.requests().is_empty(), "{:?}", host.requests());
+        Some(TightConfig { w, host, secret })
+    }
+
+    /// The user config overwritten with `text`, the probe run again: the denied file is not
+    /// read, the network not reached, and what the file tightened and no strict value can stand
+    /// for (the denied path) is kept from its last version that parsed: a command the person
+    /// approves does not read it either. Returns agentsh's stderr and `policy`'s.
+    fn overwritten(&self, text_now: &str) -> (String, String) {
+        let w = &self.w;
+        let _ = std::fs::remove_file(w.path("leaked"));
+        std::fs::write(w.home(".config/agentsh/config.json"), text_now).unwrap();
+        let after = w.script(TIGHT_PROBE);
+        let err = text(&after.stderr);
+        let leaked = std::fs::read(w.path("leaked")).map(|b| text(&b)).unwrap_or_default();
+        assert!(!leaked.contains("DENIEDSECRET"), "{text_now:?}: the denied file was read: {leaked}");
+        assert!(self.host.requests().is_empty(), "{text_now:?}: the network was reached: {:?}", self.host.requests());
+        assert!(!after.status.success(), "{text_now:?}: {err}");
+        let policy = w.command(&["policy"]).output().unwrap();
+        let shown = text(&policy.stdout);
+        let covered = shown.split("covered (neither readable nor writable):").nth(1).unwrap_or_default();
+        assert!(covered.contains(&self.secret.display().to_string()), "{text_now:?}: {shown}");
+        (err, text(&policy.stderr))
+    }
+}
+
 /// rt4 R4: a failed `git fetch` through a planted `.git/FETCH_HEAD -> config.json` leaves the
 /// person's agentsh config at 0 bytes (a crashed editor can leave it blank). That is no config
 /// taken away: the file stands for the strictest settings, plus what its last version that
@@ -4123,37 +4147,17 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
 /// denied file is not read and the network is not reached.
 #[test]
 fn an_emptied_config_keeps_the_box_closed() {
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    host.file("open.txt", b"reached\n");
-    let w = w.git();
-    git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
-    w.write("secret-data/k", "DENIEDSECRET\n");
-    let secret = w.path("secret-data");
-    let w = w.through(&[("git.stand.in", &host)], serde_json::json!({"network": "off", "denyRead": [secret]}));
-    let probe = "cat secret-data/k > leaked; curl -fsS -m 5 http://git.stand.in/open.txt >> leaked\n";
-    assert!(!w.script(probe).status.success(), "with the file intact the box refuses");
+    let Some(t) = TightConfig::new() else { return };
     for emptied in ["", "\n", " \n\t\n"] {
-        let _ = std::fs::remove_file(w.path("leaked"));
-        std::fs::write(w.home(".config/agentsh/config.json"), emptied).unwrap();
-        let after = w.script(probe);
-        let err = text(&after.stderr);
-        let leaked = std::fs::read(w.path("leaked")).map(|b| text(&b)).unwrap_or_default();
-        assert!(!leaked.contains("DENIEDSECRET"), "{emptied:?}: the denied file was read: {leaked}");
-        assert!(host.requests().is_empty(), "{emptied:?}: the network was reached: {:?}", host.requests());
-        assert!(!after.status.success(), "{emptied:?}: {err}");
+        let (err, _) = t.overwritten(emptied);
         assert!(
             err.contains("config.json: is empty; until it holds settings agentsh assumes its strictest settings")
                 && err.contains("Restore it, or write {} there")
                 && err.contains("What its last version that parsed tightened still applies (1 sandbox.denyRead"),
             "{emptied:?}: {err}"
         );
-        // A command the person approves does not read the denied path either.
-        let policy = w.command(&["policy"]).output().unwrap();
-        let shown = text(&policy.stdout);
-        let covered = shown.split("covered (neither readable nor writable):").nth(1).unwrap_or_default();
-        assert!(covered.contains(&secret.display().to_string()), "{emptied:?}: {shown}");
     }
+    let w = &t.w;
     // `{}` is the person's own choice of no settings: no warning, the probe runs.
     std::fs::write(w.home(".config/agentsh/config.json"), "{}\n").unwrap();
     let out = w.run("true");
@@ -4338,6 +4342,14 @@ for _ in range(600):
     time.sleep(0.1)
 "#;
 
+/// A world with a git repository and no box kept yet: its boxes are made in a [`FewInotify`].
+fn world_of_its_own() -> Option<World> {
+    let w = world()?.git();
+    w.end_boxes();
+    let _ = std::fs::remove_dir_all(w.records());
+    Some(w)
+}
+
 fn wait_for(path: &Path) -> String {
     for _ in 0..100 {
         if let Ok(t) = std::fs::read_to_string(path) {
@@ -4355,10 +4367,7 @@ fn wait_for(path: &Path) -> String {
 /// the next box is watched, and its leftover's link is removed as it is made.
 #[test]
 fn a_box_takes_only_its_share_of_the_persons_inotify_instances() {
-    let Some(w) = world() else { return };
-    let w = w.git();
-    w.end_boxes();
-    let _ = std::fs::remove_dir_all(w.records());
+    let Some(w) = world_of_its_own() else { return };
     let ns = FewInotify::start(16);
     let sub = w.path("sub");
     std::fs::create_dir_all(&sub).unwrap();
@@ -4394,10 +4403,7 @@ fn a_box_takes_only_its_share_of_the_persons_inotify_instances() {
 /// links it made are removed, the box is not kept, and the command's stderr says so.
 #[test]
 fn a_box_without_its_inotify_watch_keeps_no_process_past_its_command() {
-    let Some(w) = world() else { return };
-    let w = w.git();
-    w.end_boxes();
-    let _ = std::fs::remove_dir_all(w.records());
+    let Some(w) = world_of_its_own() else { return };
     let ns = FewInotify::start(4);
     let (count, stop) = (w.home("eaten"), w.home("stop-eating"));
     let mut eater = ns.python(&format!(
