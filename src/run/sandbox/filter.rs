@@ -22,10 +22,12 @@
 //!   command), making it a controlling terminal (TIOCSCTTY), taking the console's output
 //!   (TIOCCONS) or hanging it up (TIOCVHANGUP); nor, as a job left behind could do to the
 //!   person's terminal after the command ended (rt4 R7), stopping its output (TCXONC: it looks
-//!   dead until ^Q), discarding what they typed (TCFLSH), resizing it (TIOCSWINSZ: SIGWINCH to
-//!   their shell) or making it exclusive (TIOCEXCL, TIOCNXCL). Editors, pagers and REPLs need
-//!   none of these on a terminal they were given (they read its size, they set its modes);
-//!   its modes (TCSETS: echo off) and writes stay open (SECURITY.md). The box has no terminal
+//!   dead until ^Q), resizing it (TIOCSWINSZ: SIGWINCH to their shell) or making it exclusive
+//!   (TIOCEXCL, TIOCNXCL). Editors, pagers and REPLs need none of these on a terminal they were
+//!   given (they read its size, they set its modes). Its modes (TCSETS: echo off), discarding
+//!   what was typed (TCFLSH, and TCSETSF does it too; agentsh's own prompt for the proxy's
+//!   questions, under this filter, flushes type-ahead) and writes stay open (SECURITY.md). The
+//!   box has no terminal
 //!   of its own to give a shell job control on (no `/dev/ptmx`), so a shell in it has none: an
 //!   interactive one given the person's terminal stops as it starts, waiting for the
 //!   foreground (SECURITY.md);
@@ -60,7 +62,6 @@ const TIOCCONS: u32 = 0x541D;
 const TIOCVHANGUP: u32 = 0x5437;
 const TIOCSCTTY: u32 = 0x540E;
 const TCXONC: u32 = 0x540A;
-const TCFLSH: u32 = 0x540B;
 const TIOCEXCL: u32 = 0x540C;
 const TIOCNXCL: u32 = 0x540D;
 const TIOCSWINSZ: u32 = 0x5414;
@@ -73,7 +74,6 @@ const TERMINAL_REFUSED: &[u32] = &[
     TIOCVHANGUP,
     TIOCSCTTY,
     TCXONC,
-    TCFLSH,
     TIOCEXCL,
     TIOCNXCL,
     TIOCSWINSZ,
@@ -322,7 +322,7 @@ pub fn program() -> Vec<Insn> {
     // Last, as any other request goes on to be allowed (jumps go forward only).
     a.here(ioctl);
     a.load(arg(1));
-    // Consecutive requests (TCXONC to TIOCSCTTY are five) take one range's two instructions.
+    // Consecutive requests (TIOCEXCL to TIOCSCTTY are three) take one range's two instructions.
     let mut requests = TERMINAL_REFUSED.to_vec();
     requests.sort_unstable();
     for run in requests.chunk_by(|a, b| a + 1 == *b) {
@@ -396,13 +396,14 @@ mod tests {
         for request in [TIOCSPGRP, TIOCSETD, TIOCSCTTY, TIOCCONS, TIOCVHANGUP, TIOCLINUX] {
             assert_eq!(call(libc::SYS_ioctl, [0, request as u64, 0, 0, 0, 0]), RET_EPERM, "{request:#x}");
         }
-        // Nor stops its output, discards its input, resizes it or makes it exclusive (rt4 R7).
-        for request in [TCXONC, TCFLSH, TIOCSWINSZ, TIOCEXCL, TIOCNXCL] {
+        // Nor stops its output, resizes it or makes it exclusive (rt4 R7).
+        for request in [TCXONC, TIOCSWINSZ, TIOCEXCL, TIOCNXCL] {
             assert_eq!(call(libc::SYS_ioctl, [0, request as u64, 0, 0, 0, 0]), RET_EPERM, "{request:#x}");
         }
         // What editors, pagers and REPLs do with their terminal stays allowed: TCSETS, TCSETSW,
-        // TCSETSF, TIOCGWINSZ, TIOCGPGRP, FIONREAD, TIOCOUTQ, TCSBRK (tcdrain).
-        for request in [0x5402, 0x5403, 0x5404, 0x5413, 0x540F, 0x541B, 0x5411, 0x5409] {
+        // TCSETSF, TIOCGWINSZ, TIOCGPGRP, FIONREAD, TIOCOUTQ, TCSBRK (tcdrain); and TCFLSH, with
+        // which agentsh's own prompt (under this filter) flushes type-ahead.
+        for request in [0x5402, 0x5403, 0x5404, 0x5413, 0x540F, 0x541B, 0x5411, 0x5409, 0x540B] {
             assert_eq!(call(libc::SYS_ioctl, [0, request, 0, 0, 0, 0]), RET_ALLOW, "{request:#x}");
         }
         // The new mount API is missing, as on a kernel without it: tools fall back to mount(2).
