@@ -4233,29 +4233,26 @@ impl Drop for World {
 }
 
 impl World {
-    /// Ends the holders of this world's kept boxes.
+    /// Ends the holders of this world's boxes: every `agentsh-box` that holds a file of its
+    /// records (a box made anew under the same name leaves the one before without a record).
     fn end_boxes(&self) {
-        for record in std::fs::read_dir(self.records()).into_iter().flatten().flatten() {
-            let name = record.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".lock") || name.contains('.') || !record.path().is_file() {
-                continue;
-            }
-            let head = std::fs::read_to_string(record.path()).unwrap_or_default();
-            let Some(pid) = head.split_whitespace().next().and_then(|p| p.parse::<i32>().ok()) else { continue };
-            // The holder this record names, and no other process that took its ID since.
+        let records = self.records();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+            // Pinned first: the checks below are then of this process, not of one that took its ID.
             let Ok(pidfd) = rustix::process::pidfd_open(
                 rustix::process::Pid::from_raw(pid).unwrap(),
                 rustix::process::PidfdFlags::empty(),
             ) else {
                 continue;
             };
-            let holder = std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c == "agentsh-box\n");
-            let ours = std::fs::read_dir(format!("/proc/{pid}/fd"))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(self.records())));
-            if holder && ours {
+            if std::fs::read_to_string(entry.path().join("comm")).is_ok_and(|c| c == "agentsh-box\n")
+                && std::fs::read_dir(entry.path().join("fd"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(&records)))
+            {
                 let _ = rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
             }
         }

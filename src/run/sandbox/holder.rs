@@ -23,10 +23,10 @@
 //! server in the background keeps its box); after [`LIFETIME`] with nothing left, it removes its
 //! record and exits. A holder that could not watch the git directory for links (no inotify
 //! instance left: a box may take only its share, [`InotifyLimits`]) keeps nothing: its box
-//! ends with the command it was made for (`hold`). A lock beside each record (`NAME.lock`) orders this: a command holds it
-//! shared from finding the record until its child is in the box, a builder exclusively while it
-//! builds (so commands that start together agree on one box), and the holder exclusively to
-//! leave. A record is read only as a small regular file of this user's, opened without
+//! ends with the command it was made for (`hold`). A lock beside each record (`NAME.lock`)
+//! orders this: a command holds it shared from finding the record until its child is in the
+//! box, a builder exclusively while it builds (so commands that start together agree on one
+//! box), and the holder exclusively to leave. A record is read only as a small regular file of this user's, opened without
 //! following links or blocking (issue 27: a FIFO or `/dev/zero` in its place).
 
 use super::spec::BoxSpec;
@@ -1022,7 +1022,8 @@ fn per_namespace_pid_max(release: Option<impl AsRef<str>>) -> bool {
 /// file but the ruleset and what it needs to leave; it mounts the box's `/proc`, makes the
 /// box's ruleset (last: Landlock's rules hold for what is mounted when they are made, not for a
 /// mount put on top later), reaps the box's orphans, and leaves once [`LIFETIME`] has passed
-/// and no other process is in the box. It tells its builder `ready FD RULES`, or why not.
+/// and no other process is in the box. It tells its builder `ready FD RULES WATCHED`, or why
+/// not.
 ///
 /// Without its watch on the git directory (no inotify instance or watch left), it keeps no
 /// process past the command it was made for: when `owner` (the agentsh that built it) ends, it
@@ -1129,6 +1130,11 @@ fn hold(
                 if alone() && leave(&lock, &records, name) {
                     std::process::exit(0);
                 }
+            }
+        } else if let (Some(o), Some(git)) = (&owner, unwatched) {
+            let mut fds = [nix::poll::PollFd::new(o.as_fd(), nix::poll::PollFlags::POLLIN)];
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16)).is_ok_and(|n| n > 0) {
+                end_unwatched(git, born, notes());
             }
         } else {
             std::thread::sleep(Duration::from_secs(5));
