@@ -3370,43 +3370,17 @@ fn a_tunnel_to_443_carries_tls_only_for_its_host() {
 /// the proxy allows unasked), checked from outside.
 #[test]
 fn a_config_overwritten_by_a_commit_message_keeps_the_box_closed() {
-    let Some(w) = world() else { return };
-    let host = StandIn::start();
-    host.file("open.txt", b"reached\n");
-    let w = w.git();
-    git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
-    w.write("secret-data/k", "DENIEDSECRET\n");
-    let secret = w.path("secret-data");
-    let w = w.through(&[("git.stand.in", &host)], serde_json::json!({"network": "off", "denyRead": [secret]}));
-    let probe = "cat secret-data/k > leaked; curl -fsS -m 5 http://git.stand.in/open.txt >> leaked\n";
-    let before = w.script(probe);
-    assert!(!before.status.success(), "with the file intact the box refuses: {}", text(&before.stderr));
-    assert!(!text(&std::fs::read(w.path("leaked")).unwrap()).contains("DENIEDSECRET"));
-    let _ = std::fs::remove_file(w.path("leaked"));
-    assert!(host.requests().is_empty(), "{:?}", host.requests());
+    let Some(t) = TightConfig::new() else { return };
+    let (w, host, probe) = (&t.w, &t.host, TIGHT_PROBE);
     // What `git commit -m wip` writes through `.git/COMMIT_EDITMSG -> config.json`.
-    std::fs::write(w.home(".config/agentsh/config.json"), "wip\n").unwrap();
-    let after = w.script(probe);
-    let err = text(&after.stderr);
-    let leaked = std::fs::read(w.path("leaked")).map(|b| text(&b)).unwrap_or_default();
-    assert!(!leaked.contains("DENIEDSECRET"), "the denied file was read: {leaked}");
-    assert!(host.requests().is_empty(), "the network was reached: {:?}", host.requests());
-    assert!(!after.status.success(), "{err}");
+    let (err, policy) = t.overwritten("wip\n");
     assert!(
         err.contains("config.json:1:1: not valid JSON")
             && err.contains("agentsh assumes its strictest settings: every command needs a person")
             && err.contains("no network in the sandbox. Fix the JSON there"),
         "{err}"
     );
-    // What the file tightened and no strict value can stand for (the denied path) is kept from
-    // its last version that parsed: a command the person approves does not read it either.
-    let policy = w.command(&["policy"]).output().unwrap();
-    let shown = text(&policy.stdout);
-    let covered = shown.split("covered (neither readable nor writable):").nth(1).unwrap_or_default();
-    assert!(covered.contains(&secret.display().to_string()), "{shown}");
-    assert!(
-        text(&policy.stderr).contains("What its last version that parsed tightened still applies (1 sandbox.denyRead")
-    );
+    assert!(policy.contains("What its last version that parsed tightened still applies (1 sandbox.denyRead"));
     // Fixed, the person's own settings are back.
     w.config();
     assert!(!w.script(probe).status.success());
@@ -3541,7 +3515,7 @@ fn the_persons_git_does_not_write_through_links_a_command_made_in_the_git_direct
     // whether the holder or the sweep removed it.
     for _ in 0..5 {
         let plant = format!(
-            "{py} -c 'import os; os.symlink(\"{b}\", \".git/x.new\"); os.rename(\".git/x.new\", \".git/COMMIT_EDITMSG\")'\n",
+            "{py} -c 'import os; os.symlink(\"{b}\", \".git/x.new\"); os.rename(\".git/x.new\", \".git/FETCH_HEAD\")'\n",
             b = bashrc.display(),
             py = python(),
         );
@@ -4112,4 +4086,362 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
     let out = from_tmp("ls ~/projects && cat ~/projects/notes.txt ~/.editorconfig");
     succeeded(&out, "read what the box shows");
     assert!(text(&out.stdout).contains("NOTES") && text(&out.stdout).contains("root = true"), "{}", text(&out.stdout));
+}
+
+// ---- fix4-holder: rt4 R3 (the holder's watch and inotify), R4 (an emptied config), R7 (terminal ioctls) ----
+
+/// A world whose user config turns the network off and denies a file of the workspace, with the
+/// project's git remote a stand-in (reached unasked where the network is on), and the probe that
+/// reads the file and reaches the remote: refused with the config intact.
+struct TightConfig {
+    w: World,
+    host: StandIn,
+    secret: PathBuf,
+}
+
+const TIGHT_PROBE: &str = "cat secret-data/k > leaked; curl -fsS -m 5 http://git.stand.in/open.txt >> leaked\n";
+
+impl TightConfig {
+    fn new() -> Option<TightConfig> {
+        let w = world()?;
+        let host = StandIn::start();
+        host.file("open.txt", b"reached\n");
+        let w = w.git();
+        git(w.ws.path(), &["remote", "add", "origin", "http://git.stand.in/repo.git"]);
+        w.write("secret-data/k", "DENIEDSECRET\n");
+        let secret = w.path("secret-data");
+        let w = w.through(&[("git.stand.in", &host)], serde_json::json!({"network": "off", "denyRead": [secret]}));
+        let before = w.script(TIGHT_PROBE);
+        assert!(!before.status.success(), "with the file intact the box refuses: {}", text(&before.stderr));
+        assert!(!text(&std::fs::read(w.path("leaked")).unwrap()).contains("DENIEDSECRET"));
+        assert!(host.requests().is_empty(), "{:?}", host.requests());
+        Some(TightConfig { w, host, secret })
+    }
+
+    /// The user config overwritten with `text`, the probe run again: the denied file is not
+    /// read, the network not reached, and what the file tightened and no strict value can stand
+    /// for (the denied path) is kept from its last version that parsed: a command the person
+    /// approves does not read it either. Returns agentsh's stderr and `policy`'s.
+    fn overwritten(&self, text_now: &str) -> (String, String) {
+        let w = &self.w;
+        let _ = std::fs::remove_file(w.path("leaked"));
+        std::fs::write(w.home(".config/agentsh/config.json"), text_now).unwrap();
+        let after = w.script(TIGHT_PROBE);
+        let err = text(&after.stderr);
+        let leaked = std::fs::read(w.path("leaked")).map(|b| text(&b)).unwrap_or_default();
+        assert!(!leaked.contains("DENIEDSECRET"), "{text_now:?}: the denied file was read: {leaked}");
+        assert!(self.host.requests().is_empty(), "{text_now:?}: the network was reached: {:?}", self.host.requests());
+        assert!(!after.status.success(), "{text_now:?}: {err}");
+        let policy = w.command(&["policy"]).output().unwrap();
+        let shown = text(&policy.stdout);
+        let covered = shown.split("covered (neither readable nor writable):").nth(1).unwrap_or_default();
+        assert!(covered.contains(&self.secret.display().to_string()), "{text_now:?}: {shown}");
+        (err, text(&policy.stderr))
+    }
+}
+
+/// rt4 R4: a failed `git fetch` through a planted `.git/FETCH_HEAD -> config.json` leaves the
+/// person's agentsh config at 0 bytes (a crashed editor can leave it blank). That is no config
+/// taken away: the file stands for the strictest settings, plus what its last version that
+/// parsed tightened, with a warning, as one that does not parse. Checked from outside: the
+/// denied file is not read and the network is not reached.
+#[test]
+fn an_emptied_config_keeps_the_box_closed() {
+    let Some(t) = TightConfig::new() else { return };
+    for emptied in ["", "\n", " \n\t\n"] {
+        let (err, _) = t.overwritten(emptied);
+        assert!(
+            err.contains("config.json: is empty; until it holds settings agentsh assumes its strictest settings")
+                && err.contains("Restore it, or write {} there")
+                && err.contains("What its last version that parsed tightened still applies (1 sandbox.denyRead"),
+            "{emptied:?}: {err}"
+        );
+    }
+    let w = &t.w;
+    // `{}` is the person's own choice of no settings: no warning, the probe runs.
+    std::fs::write(w.home(".config/agentsh/config.json"), "{}\n").unwrap();
+    let out = w.run("true");
+    assert!(!text(&out.stderr).contains("is empty"), "{}", text(&out.stderr));
+}
+
+/// rt4 R7: a job a command leaves behind keeps the terminal the command was given (agentsh's
+/// stdin is one), and after agentsh returned it resized it (SIGWINCH to the person's shell),
+/// stopped its output (the person's shell looked dead) and made it exclusive. The filter refuses
+/// those requests to every process of the box, a job left behind as the command itself (here the
+/// command, which does not depend on a box kept past it); checked on the terminal from outside.
+#[test]
+fn a_boxed_command_cannot_freeze_resize_or_lock_the_terminal() {
+    use std::os::fd::{AsFd, AsRawFd};
+    let Some(w) = world() else { return };
+    let size = nix::pty::Winsize { ws_row: 30, ws_col: 100, ws_xpixel: 0, ws_ypixel: 0 };
+    let pty = nix::pty::openpty(Some(&size), None).unwrap();
+    w.write(
+        "job.py",
+        r#"import fcntl, os, signal, struct, termios
+for s in (signal.SIGTTIN, signal.SIGTTOU):
+    signal.signal(s, signal.SIG_IGN)
+said = []
+for name, act in [
+    ("resize", lambda: fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 5, 20, 0, 0))),
+    ("exclusive", lambda: fcntl.ioctl(0, termios.TIOCEXCL)),
+    ("stop", lambda: termios.tcflow(0, termios.TCOOFF)),
+]:
+    try:
+        act()
+        said.append(name + " done")
+    except Exception as e:
+        said.append(name + " refused " + str(e.args[0]))
+open("job.out.tmp", "w").write("\n".join(said) + "\n")
+os.rename("job.out.tmp", "job.out")
+"#,
+    );
+    w.write("probe.sh", &format!("{} job.py\n", python()));
+    let out = w.command(&["-c", "sh probe.sh"]).stdin(Stdio::from(pty.slave.try_clone().unwrap())).output().unwrap();
+    succeeded(&out, "ioctls on the terminal");
+    // What the person typed at their prompt after agentsh returned.
+    nix::unistd::write(&pty.master, b"typed\n").unwrap();
+    let said = wait_for(&w.path("job.out"));
+    for name in ["resize", "exclusive", "stop"] {
+        assert!(said.contains(&format!("{name} refused 1\n")), "{name}: {said}");
+    }
+    // From outside: the same size, the typed line there to read, output flowing, not exclusive.
+    let mut now = nix::pty::Winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    assert_eq!(unsafe { libc::ioctl(pty.master.as_raw_fd(), libc::TIOCGWINSZ, &mut now) }, 0);
+    assert_eq!((now.ws_row, now.ws_col), (30, 100), "the terminal was resized");
+    let ready = |fd: std::os::fd::BorrowedFd<'_>| {
+        let mut fds = [nix::poll::PollFd::new(fd, nix::poll::PollFlags::POLLIN)];
+        nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(1000u16)).is_ok_and(|n| n > 0)
+    };
+    assert!(ready(pty.slave.as_fd()), "what the person typed is not there");
+    let mut buf = [0u8; 64];
+    let n = nix::unistd::read(&pty.slave, &mut buf).unwrap();
+    assert_eq!(&buf[..n], b"typed\n");
+    nix::unistd::write(&pty.slave, b"shown\n").unwrap();
+    assert!(ready(pty.master.as_fd()), "the terminal's output was stopped");
+    let mut excl: libc::c_int = 0;
+    assert_eq!(unsafe { libc::ioctl(pty.slave.as_raw_fd(), libc::TIOCGEXCL, &mut excl) }, 0);
+    assert_eq!(excl, 0, "the terminal was made exclusive");
+}
+
+/// A test's kept boxes end with it: each holder takes one of the person's inotify instances
+/// (128 by default, counted across user namespaces), and a suite that left a hundred for their
+/// two idle minutes used them up for the boxes of the tests after it, and other users'.
+impl Drop for World {
+    fn drop(&mut self) {
+        self.end_boxes();
+    }
+}
+
+impl World {
+    /// Ends the holders of this world's boxes: every `agentsh-box` that holds a file of its
+    /// records (a box made anew under the same name leaves the one before without a record).
+    fn end_boxes(&self) {
+        let records = self.records();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+            // Pinned first: the checks below are then of this process, not of one that took its ID.
+            let Ok(pidfd) = rustix::process::pidfd_open(
+                rustix::process::Pid::from_raw(pid).unwrap(),
+                rustix::process::PidfdFlags::empty(),
+            ) else {
+                continue;
+            };
+            if std::fs::read_to_string(entry.path().join("comm")).is_ok_and(|c| c == "agentsh-box\n")
+                && std::fs::read_dir(entry.path().join("fd"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(&records)))
+            {
+                let _ = rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+/// A user namespace of this test's own whose inotify instances are few, for the person's: the
+/// kernel counts a box's instances against every user namespace above it, so what a box takes
+/// there stays in it, and the machine's other users (other tests, other sessions) keep theirs.
+struct FewInotify {
+    ns: std::process::Child,
+}
+
+impl FewInotify {
+    fn start(instances: u32) -> FewInotify {
+        let mut ns = Command::new("unshare")
+            .args(["-U", "-r", "sh", "-c"])
+            .arg(format!("echo {instances} > /proc/sys/user/max_inotify_instances && echo ready && exec sleep 600"))
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("unshare");
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(ns.stdout.take().unwrap()), &mut line).unwrap();
+        assert_eq!(line, "ready\n", "a user namespace with {instances} inotify instances");
+        FewInotify { ns }
+    }
+
+    /// `agentsh ARGS` as `w.command` runs it, in this user namespace, from `dir`.
+    fn agentsh(&self, w: &World, dir: &Path, args: &[&str]) -> Output {
+        let inner = w.command(args);
+        let mut c = Command::new("nsenter");
+        c.arg("-t").arg(self.ns.id().to_string()).args(["-U", "--preserve-credentials", "--", BIN]);
+        c.args(inner.get_args()).current_dir(dir).stdin(Stdio::null());
+        for (k, v) in inner.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c.output().unwrap()
+    }
+
+    /// A process in this namespace, outside any box: the person's own.
+    fn python(&self, script: &str) -> std::process::Child {
+        Command::new("nsenter")
+            .arg("-t")
+            .arg(self.ns.id().to_string())
+            .args(["-U", "--preserve-credentials", "--", python(), "-c", script])
+            .spawn()
+            .unwrap()
+    }
+}
+
+impl Drop for FewInotify {
+    fn drop(&mut self) {
+        let _ = self.ns.kill();
+        let _ = self.ns.wait();
+    }
+}
+
+/// Takes every inotify instance it can, writes how many to `argv[1]`, and holds them until
+/// `argv[2]` exists (or 60 seconds).
+const EAT_INOTIFY: &str = r#"
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None)
+n = 0
+while libc.inotify_init() >= 0:
+    n += 1
+open(sys.argv[1] + ".tmp", "w").write(str(n))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+for _ in range(600):
+    if os.path.exists(sys.argv[2]):
+        break
+    time.sleep(0.1)
+"#;
+
+/// Whether a box was made without its watch because this user's inotify instances are used up
+/// outside the test's namespace (other users' boxes on a shared machine): then no box keeps a
+/// process, and what a test of a watched box looks for cannot be told. Says so.
+fn used_up_elsewhere(out: &Output) -> bool {
+    let unwatched = text(&out.stderr).contains("the sandbox has no watch");
+    if unwatched {
+        eprintln!("skipped: this user's inotify instances are used up on this machine");
+    }
+    unwatched
+}
+
+/// A world with a git repository and no box kept yet: its boxes are made in a [`FewInotify`].
+fn world_of_its_own() -> Option<World> {
+    let w = world()?.git();
+    w.end_boxes();
+    let _ = std::fs::remove_dir_all(w.records());
+    Some(w)
+}
+
+/// The content of `path` once it is there (made by a rename: whole), within 20 seconds.
+fn wait_for(path: &Path) -> String {
+    for _ in 0..400 {
+        if let Ok(t) = std::fs::read_to_string(path) {
+            return t;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{} never came", path.display());
+}
+
+/// rt4 R3 (G5), first half: a process left in one box (a nested repository's) took every
+/// inotify instance of the person's, so the next box's holder had no watch on its git
+/// directory, and a link a leftover made there after its command's sweep outlived every sweep.
+/// Each box now gets a quarter of the person's instances: the leftover takes its share only,
+/// the next box is watched, and its leftover's link is removed as it is made.
+#[test]
+fn a_box_takes_only_its_share_of_the_persons_inotify_instances() {
+    let Some(w) = world_of_its_own() else { return };
+    let ns = FewInotify::start(16);
+    let sub = w.path("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&sub, &["init", "-q", "."]);
+    std::fs::write(sub.join("eat.py"), EAT_INOTIFY).unwrap();
+    let (count, stop) = (sub.join("eaten"), sub.join("stop-eating"));
+    let eat = format!("{} eat.py {} {} </dev/null >/dev/null 2>&1 &", python(), count.display(), stop.display());
+    let out = ns.agentsh(&w, &sub, &["-c", &eat]);
+    succeeded(&out, "leave a process that takes every inotify instance");
+    if used_up_elsewhere(&out) {
+        return;
+    }
+    let eaten: u32 = wait_for(&count).trim().parse().unwrap();
+    // Its box's share is 4 (a quarter of 16), and its holder has one of them.
+    assert!(eaten <= 3, "a box took {eaten} of the person's 16 inotify instances");
+    // The workspace's box, made now, has its watch: a link its leftover makes after the
+    // command's own sweep is removed all the same.
+    w.write(
+        "plant.py",
+        "import os, sys, time\nif os.fork():\n    sys.exit(0)\nos.setsid()\ntime.sleep(1)\nos.symlink(sys.argv[1], \".git/FETCH_HEAD\")\n\
+         open(\"planted\", \"w\").close()\n",
+    );
+    let bashrc = w.home(".bashrc");
+    let plant = format!("{} plant.py {}", python(), bashrc.display());
+    let out = ns.agentsh(&w, w.ws.path(), &["-c", &plant]);
+    succeeded(&out, "plant a link after the command");
+    if used_up_elsewhere(&out) {
+        return;
+    }
+    wait_for(&w.path("planted"));
+    let link = w.path(".git/FETCH_HEAD");
+    for _ in 0..100 {
+        if link.symlink_metadata().is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::write(&stop, "").unwrap();
+    assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
+}
+
+/// rt4 R3, the other half: where the person's inotify instances are used up anyway (here by a
+/// process of theirs; on a busy machine by many kept boxes), a box's holder has no watch. It
+/// then keeps no process past its command: what the command left running ends with it, the
+/// links it made are removed, the box is not kept, and the command's stderr says so.
+#[test]
+fn a_box_without_its_inotify_watch_keeps_no_process_past_its_command() {
+    let Some(w) = world_of_its_own() else { return };
+    let ns = FewInotify::start(4);
+    let (count, stop) = (w.home("eaten"), w.home("stop-eating"));
+    let mut eater = ns.python(&format!(
+        "import sys; sys.argv = ['eat', {:?}, {:?}]\n{EAT_INOTIFY}",
+        count.display().to_string(),
+        stop.display().to_string()
+    ));
+    wait_for(&count);
+    w.write(
+        "plant.py",
+        "import os, sys, time\nif os.fork():\n    sys.exit(0)\nos.setsid()\ntime.sleep(1)\n\
+         os.symlink(sys.argv[1], \".git/FETCH_HEAD\")\ntime.sleep(1)\nopen(\"still-running\", \"w\").close()\n",
+    );
+    let bashrc = w.home(".bashrc");
+    let plant = format!("{} plant.py {}", python(), bashrc.display());
+    let out = ns.agentsh(&w, w.ws.path(), &["-c", &plant]);
+    std::fs::write(&stop, "").unwrap();
+    let _ = eater.wait();
+    succeeded(&out, "plant a link after the command");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("agentsh: note: the sandbox has no watch on the git directory for links")
+            && err.contains("what this command leaves running ends with it"),
+        "{err}"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let link = w.path(".git/FETCH_HEAD");
+    assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
+    assert!(!w.path("still-running").exists(), "the process left behind outlived its command");
 }

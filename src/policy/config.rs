@@ -11,7 +11,7 @@
 //! - an unreadable `requireCommandConfirmation` counts as `true`;
 //! - a file that is there but cannot be read at all (unreadable, over [`MAX_CONFIG_BYTES`], a
 //!   link that dangles or loops, a directory or a FIFO in its place), or that is not valid
-//!   JSON or not an object, is taken as holding the strictest settings and none of its own,
+//!   JSON or not an object (or, for the user config, is empty or blank: rt4 R4), is taken as holding the strictest settings and none of its own,
 //!   with one warning that says why ([`strictest`]); for the user config, what its last
 //!   version that parsed tightened is added (`last_good`).
 
@@ -152,6 +152,13 @@ pub fn load(cwd: &Path) -> Config {
     let user_path = user_file();
     if let Some(u) = user_path.clone().filter(|p| present(p)) {
         let (mut user, content) = read_file_bytes(&u);
+        // A user config that is there but empty or blank holds no settings agentsh can read, as
+        // one that does not parse: git empties a file it writes through a link (a failed
+        // `git fetch` truncates `FETCH_HEAD`, rt4 R4), and so can a crashed editor. Only a
+        // missing file is no config.
+        if content.as_ref().is_some_and(|c| c.text.trim().is_empty()) {
+            user = emptied(&u);
+        }
         // The last version that parsed is kept, for what it tightened, should the file stop
         // parsing (`last_good`).
         match (&user.broken, &content, crate::policy::last_good::dir()) {
@@ -263,6 +270,14 @@ pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Content>) {
 pub fn unreadable(path: &Path, e: &std::io::Error) -> FileSettings {
     let at = crate::text::sanitize::sanitize(&path.display().to_string());
     strictest(&at, &format!("cannot be read: {e}"), "until it can be read", "")
+}
+
+/// The settings of a user config that is there but empty or blank: the strictest
+/// ([`strictest`]), as for one that does not parse. A project file that is empty has none, as
+/// before: the agent can write it anyway.
+fn emptied(path: &Path) -> FileSettings {
+    let at = crate::text::sanitize::sanitize(&path.display().to_string());
+    strictest(&at, "is empty", "until it holds settings", ". Restore it, or write {} there for no settings of your own")
 }
 
 /// What a file that is there but holds no settings agentsh can read stands for: the strictest

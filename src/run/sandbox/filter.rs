@@ -20,9 +20,17 @@
 //!   taking its foreground (TIOCSPGRP: a job left behind would read what the person types
 //!   next), changing its line discipline (TIOCSETD: `N_NULL` leaves it dead after the
 //!   command), making it a controlling terminal (TIOCSCTTY), taking the console's output
-//!   (TIOCCONS) or hanging it up (TIOCVHANGUP). The box has no terminal of its own to give a
-//!   shell job control on (no `/dev/ptmx`), so a shell in it has none: an interactive one given
-//!   the person's terminal stops as it starts, waiting for the foreground (SECURITY.md);
+//!   (TIOCCONS) or hanging it up (TIOCVHANGUP); nor, as a job left behind could do to the
+//!   person's terminal after the command ended (rt4 R7), stopping its output (TCXONC: it looks
+//!   dead until ^Q), resizing it (TIOCSWINSZ: SIGWINCH to their shell) or making it exclusive
+//!   (TIOCEXCL, TIOCNXCL). Editors, pagers and REPLs need none of these on a terminal they were
+//!   given (they read its size, they set its modes). Its modes (TCSETS: echo off), discarding
+//!   what was typed (TCFLSH, and TCSETSF does it too; agentsh's own prompt for the proxy's
+//!   questions, under this filter, flushes type-ahead) and writes stay open (SECURITY.md). The
+//!   box has no terminal
+//!   of its own to give a shell job control on (no `/dev/ptmx`), so a shell in it has none: an
+//!   interactive one given the person's terminal stops as it starts, waiting for the
+//!   foreground (SECURITY.md);
 //! - socket families other than unix, IPv4, IPv6 and netlink (raw packets, Bluetooth, ...);
 //! - setting the set-user-ID or set-group-ID bit (`chmod u+s`): a program a box made that runs
 //!   with its owner's rights for whoever starts it;
@@ -53,7 +61,23 @@ const TIOCSETD: u32 = 0x5423;
 const TIOCCONS: u32 = 0x541D;
 const TIOCVHANGUP: u32 = 0x5437;
 const TIOCSCTTY: u32 = 0x540E;
-const TERMINAL_REFUSED: &[u32] = &[TIOCSTI, TIOCLINUX, TIOCSPGRP, TIOCSETD, TIOCCONS, TIOCVHANGUP, TIOCSCTTY];
+const TCXONC: u32 = 0x540A;
+const TIOCEXCL: u32 = 0x540C;
+const TIOCNXCL: u32 = 0x540D;
+const TIOCSWINSZ: u32 = 0x5414;
+const TERMINAL_REFUSED: &[u32] = &[
+    TIOCSTI,
+    TIOCLINUX,
+    TIOCSPGRP,
+    TIOCSETD,
+    TIOCCONS,
+    TIOCVHANGUP,
+    TIOCSCTTY,
+    TCXONC,
+    TIOCEXCL,
+    TIOCNXCL,
+    TIOCSWINSZ,
+];
 
 /// `fchmodat2` (Linux 6.6): the same number on every architecture; libc may not name it yet.
 const FCHMODAT2: i64 = 452;
@@ -139,6 +163,10 @@ impl Asm {
     /// Goes on when the accumulator equals `k` (or `op` holds), else jumps to `no`.
     fn unless(&mut self, op: u16, k: u32, no: usize) {
         self.code.push((op, Target::Next, Target::Label(no), k));
+    }
+    /// Jumps to `yes` when the accumulator equals `k` (or `op` holds), else to `no`.
+    fn either(&mut self, op: u16, k: u32, yes: usize, no: usize) {
+        self.code.push((op, Target::Label(yes), Target::Label(no), k));
     }
     /// Jumps to `yes` when the accumulator is in `lo..hi`, else goes on: two instructions.
     fn within(&mut self, lo: u32, hi: u32, yes: usize) {
@@ -280,23 +308,29 @@ pub fn program() -> Vec<Insn> {
 
     a.here(socket);
     a.load(arg(0));
-    for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6, libc::AF_NETLINK] {
+    for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
         a.jump(JEQ_K, family as u32, allow);
     }
-    a.ret(RET_EPERM);
+    a.either(JEQ_K, libc::AF_NETLINK as u32, allow, eperm);
 
     for (at, l) in mode_at.iter().zip(&mode_labels) {
         a.here(*l);
         a.load(arg(*at));
-        a.jump(JSET_K, 0o6000, eperm);
-        a.ret(RET_ALLOW);
+        a.either(JSET_K, 0o6000, eperm, allow);
     }
 
     // Last, as any other request goes on to be allowed (jumps go forward only).
     a.here(ioctl);
     a.load(arg(1));
-    for request in TERMINAL_REFUSED {
-        a.jump(JEQ_K, *request, eperm);
+    // Consecutive requests (TIOCEXCL to TIOCSCTTY are three) take one range's two instructions.
+    let mut requests = TERMINAL_REFUSED.to_vec();
+    requests.sort_unstable();
+    for run in requests.chunk_by(|a, b| a + 1 == *b) {
+        match run {
+            [one] => a.jump(JEQ_K, *one, eperm),
+            [first, .., last] if run.len() >= 3 => a.within(*first, last + 1, eperm),
+            _ => run.iter().for_each(|r| a.jump(JEQ_K, *r, eperm)),
+        }
     }
     a.here(allow);
     a.ret(RET_ALLOW);
@@ -362,9 +396,14 @@ mod tests {
         for request in [TIOCSPGRP, TIOCSETD, TIOCSCTTY, TIOCCONS, TIOCVHANGUP, TIOCLINUX] {
             assert_eq!(call(libc::SYS_ioctl, [0, request as u64, 0, 0, 0, 0]), RET_EPERM, "{request:#x}");
         }
-        // What editors, pagers and REPLs do with their terminal stays allowed: TCSETS, TIOCGWINSZ,
-        // TIOCSWINSZ, TIOCGPGRP, FIONREAD, TIOCOUTQ.
-        for request in [0x5402, 0x5413, 0x5414, 0x540F, 0x541B, 0x5411] {
+        // Nor stops its output, resizes it or makes it exclusive (rt4 R7).
+        for request in [TCXONC, TIOCSWINSZ, TIOCEXCL, TIOCNXCL] {
+            assert_eq!(call(libc::SYS_ioctl, [0, request as u64, 0, 0, 0, 0]), RET_EPERM, "{request:#x}");
+        }
+        // What editors, pagers and REPLs do with their terminal stays allowed: TCSETS, TCSETSW,
+        // TCSETSF, TIOCGWINSZ, TIOCGPGRP, FIONREAD, TIOCOUTQ, TCSBRK (tcdrain); and TCFLSH, with
+        // which agentsh's own prompt (under this filter) flushes type-ahead.
+        for request in [0x5402, 0x5403, 0x5404, 0x5413, 0x540F, 0x541B, 0x5411, 0x5409, 0x540B] {
             assert_eq!(call(libc::SYS_ioctl, [0, request, 0, 0, 0, 0]), RET_ALLOW, "{request:#x}");
         }
         // The new mount API is missing, as on a kernel without it: tools fall back to mount(2).
@@ -375,6 +414,8 @@ mod tests {
         assert_eq!(call(libc::SYS_mount_setattr, [0; 6]), RET_ENOSYS);
         assert_eq!(call(libc::SYS_socket, [libc::AF_INET as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(call(libc::SYS_socket, [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(call(libc::SYS_socket, [libc::AF_INET6 as u64, 1, 0, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(call(libc::SYS_socket, [libc::AF_NETLINK as u64, 3, 0, 0, 0, 0]), RET_ALLOW);
         assert_eq!(call(libc::SYS_socket, [libc::AF_PACKET as u64, 3, 0, 0, 0, 0]), RET_EPERM);
         assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o4755, 0, 0, 0]), RET_EPERM);
         assert_eq!(call(libc::SYS_fchmodat, [0, 0, 0o2755, 0, 0, 0]), RET_EPERM);

@@ -10,7 +10,10 @@
 //!   `rebase-merge/`, `rebase-apply/` and `sequencer/`, where git makes none;
 //! - as they are made, by the box's holder ([`Watcher`], inotify), for a process left running
 //!   in a kept box; it notes what it removed in the box's lock in agentsh's records
-//!   (`NAME.lock`), which the next [`Sweep`] of that box reports.
+//!   (`NAME.lock`), which the next [`Sweep`] of that box reports;
+//! - where the holder could have no watch (the person's inotify instances used up, rt4 R3), by
+//!   the holder as the box ends with its one command, once every process in it has ended
+//!   ([`last_sweep`]).
 //!
 //! It must not judge or print: the caller tells the person.
 
@@ -249,11 +252,12 @@ pub(crate) struct Watcher {
 impl Watcher {
     /// Watches `git` and its [`LINKLESS`] directories, and removes the links already in those.
     /// `notes`: agentsh's records (opened before the box was made) and the box's name, where
-    /// each link is noted before it is removed ([`note`]). `None` where inotify cannot be had
-    /// (the person's limit of instances reached).
-    pub(crate) fn new(git: &Path, notes: Option<(OwnedFd, String)>) -> Option<Watcher> {
+    /// each link is noted before it is removed ([`note`]). An error where inotify cannot be
+    /// had (the person's limit of instances or watches reached: they are counted across user
+    /// namespaces, rt4 R3): the holder then keeps no process past its command ([`last_sweep`]).
+    pub(crate) fn new(git: &Path, notes: Option<(OwnedFd, String)>) -> nix::Result<Watcher> {
         use nix::sys::inotify::{InitFlags, Inotify};
-        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok()?;
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
         let started = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
         let out = Out { list: Vec::new(), notes };
         let mut w = Watcher { inotify, git: git.to_path_buf(), dirs: Default::default(), started, out };
@@ -261,19 +265,19 @@ impl Watcher {
         for name in LINKLESS {
             w.watch_tree(git.join(name));
         }
-        Some(w)
+        Ok(w)
     }
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.inotify.as_fd()
     }
 
-    fn watch(&mut self, dir: PathBuf, linkless: bool) -> Option<()> {
+    fn watch(&mut self, dir: PathBuf, linkless: bool) -> nix::Result<()> {
         use nix::sys::inotify::AddWatchFlags as F;
         let flags = F::IN_CREATE | F::IN_MOVED_TO | F::IN_ONLYDIR | F::IN_DONT_FOLLOW;
-        let wd = self.inotify.add_watch(&dir, flags).ok()?;
+        let wd = self.inotify.add_watch(&dir, flags)?;
         self.dirs.insert(wd, (dir, linkless));
-        Some(())
+        Ok(())
     }
 
     /// Watches `dir` and every directory below it (each before it is read, so nothing made
@@ -282,7 +286,7 @@ impl Watcher {
         let mut todo = vec![(dir, 0)];
         let mut budget = MAX_ENTRIES;
         while let Some((dir, depth)) = todo.pop() {
-            if depth > 32 || self.dirs.len() >= MAX_ENTRIES || self.watch(dir.clone(), true).is_none() {
+            if depth > 32 || self.dirs.len() >= MAX_ENTRIES || self.watch(dir.clone(), true).is_err() {
                 continue;
             }
             let Ok(fd) = beneath(&dir) else { continue };
@@ -338,6 +342,19 @@ impl Watcher {
             top_level(fd, &self.git.clone(), Some(self.started), &mut self.out, &mut budget);
         }
     }
+}
+
+/// What a box's holder that has no [`Watcher`] does as it leaves, once no other process is left
+/// in the box: removes every link made in the git directory's top level since `since` (when the
+/// box was made) and every link in the [`LINKLESS`] directories, noting each as the watch does.
+/// With the command's own [`Sweep`] before it, it leaves no link a process of the box made.
+pub(crate) fn last_sweep(git: &Path, since: SystemTime, notes: Option<(OwnedFd, String)>) -> Vec<Removed> {
+    let mut out = Out { list: Vec::new(), notes };
+    if let Ok(fd) = beneath(git) {
+        let mut budget = MAX_ENTRIES;
+        top_level(fd, git, Some(stamp(since.checked_sub(SLACK).unwrap_or(UNIX_EPOCH))), &mut out, &mut budget);
+    }
+    out.list
 }
 
 /// A directory opened with no link followed on the way (the box could put one in place of a
@@ -462,11 +479,27 @@ mod tests {
     }
 
     #[test]
+    fn the_last_sweep_removes_every_link_made_since_the_box_was() {
+        let (_tmp, git) = git_dir();
+        symlink("/home/u/.bashrc", git.join("FETCH_HEAD")).unwrap();
+        symlink("/home/u/.profile", git.join("logs/refs/heads/x")).unwrap();
+        // A box made after both: the top level's link is older and stays; logs/ has none of git's.
+        let later = SystemTime::now() + Duration::from_secs(3600);
+        let removed = last_sweep(&git, later, None);
+        assert_eq!(removed, vec![format!("{} -> /home/u/.profile", git.join("logs/refs/heads/x").display())]);
+        assert!(is_link(&git.join("FETCH_HEAD")));
+        // A box made before: the top level's link is its own.
+        let removed = last_sweep(&git, UNIX_EPOCH, None);
+        assert_eq!(removed, vec![format!("{} -> /home/u/.bashrc", git.join("FETCH_HEAD").display())]);
+        assert!(!is_link(&git.join("FETCH_HEAD")) && git.join("HEAD").is_file());
+    }
+
+    #[test]
     fn the_watcher_removes_links_as_they_are_made() {
         let (_tmp, git) = git_dir();
         symlink("/home/u/.bashrc", git.join("logs/refs/heads/before")).unwrap();
         symlink("/elsewhere/objects", git.join("objects")).unwrap();
-        let Some(mut w) = Watcher::new(&git, None) else { return eprintln!("skipped: no inotify here") };
+        let Ok(mut w) = Watcher::new(&git, None) else { return eprintln!("skipped: no inotify here") };
         assert!(!is_link(&git.join("logs/refs/heads/before")), "a link in logs/ goes as the watch starts");
         assert!(is_link(&git.join("objects")), "an old link in the top level stays");
         symlink("/home/u/.bashrc", git.join("COMMIT_EDITMSG")).unwrap();

@@ -21,10 +21,12 @@
 //!
 //! The holder reaps the box's orphans and lives while any process is left in the box (a dev
 //! server in the background keeps its box); after [`LIFETIME`] with nothing left, it removes its
-//! record and exits. A lock beside each record (`NAME.lock`) orders this: a command holds it
-//! shared from finding the record until its child is in the box, a builder exclusively while it
-//! builds (so commands that start together agree on one box), and the holder exclusively to
-//! leave. A record is read only as a small regular file of this user's, opened without
+//! record and exits. A holder that could not watch the git directory for links (no inotify
+//! instance left: a box may take only its share, [`InotifyLimits`]) keeps nothing: its box
+//! ends with the command it was made for (`hold`). A lock beside each record (`NAME.lock`)
+//! orders this: a command holds it shared from finding the record until its child is in the
+//! box, a builder exclusively while it builds (so commands that start together agree on one
+//! box), and the holder exclusively to leave. A record is read only as a small regular file of this user's, opened without
 //! following links or blocking (issue 27: a FIFO or `/dev/zero` in its place).
 
 use super::spec::BoxSpec;
@@ -126,6 +128,12 @@ impl Kept {
     }
 }
 
+/// Whether the box `name`'s lock holds notes of links a holder removed, where no box of that
+/// name is kept (one `statx`, on the slow path: a box is made next).
+pub(crate) fn noted(records: &Path, name: &str) -> bool {
+    std::fs::symlink_metadata(super::join(records, &format!("{name}.lock"))).is_ok_and(|m| m.is_file() && m.len() > 0)
+}
+
 /// `NAME.lock` in `records`. Only a box being made (`made`) checks the records directory
 /// itself: it is in agentsh's state directory, which is checked once per process and which no
 /// one else can write, so nobody else can have made it.
@@ -208,8 +216,17 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
     };
     let pidfd = record.holder().ok_or_else(|| BoxError::Failed("the sandbox's holder ended as it started".into()))?;
     // Kept for the next commands only where the holder can be told from a process that took
-    // its ID later (pidfs, Linux 6.9); elsewhere every command makes its own box.
-    if answer.pid_ino != 0 {
+    // its ID later (pidfs, Linux 6.9); elsewhere every command makes its own box. Nor where the
+    // holder has no watch on the git directory: that box ends with this command (`hold`).
+    if !answer.watched {
+        eprintln!(
+            "agentsh: note: the sandbox has no watch on the git directory for links (no inotify instance or \
+             watch was left: the person's fs.inotify.max_user_instances or max_user_watches is reached, \
+             maybe by processes left running in other sandboxes); what this command leaves running ends \
+             with it, and its sandbox is not kept\nhint: end what holds them, or raise the limit \
+             (`sysctl fs.inotify.max_user_instances=1024`)"
+        );
+    } else if answer.pid_ino != 0 {
         let _ = write_record(&spec.records, &spec.name, &record, &answer.code_paths, &watch);
     }
     lock.lock_shared().map_err(|e| failed("lock", &e))?;
@@ -223,6 +240,8 @@ struct Answer {
     ruleset_fd: i32,
     rules: usize,
     code_paths: Vec<PathBuf>,
+    /// The holder watches the git directory for links (or there is none to watch).
+    watched: bool,
 }
 
 /// Starts the builder with the spec on its standard input and reads its answer.
@@ -247,17 +266,17 @@ fn run_builder(spec: &BoxSpec) -> Result<Answer, BoxError> {
     let mut lines = text.lines();
     let head: Vec<&str> = lines.next().unwrap_or("").split(' ').collect();
     let parsed = match (out.status.success(), head.as_slice()) {
-        (true, [pid, ino, fd, rules]) => {
-            (|| Some((pid.parse().ok()?, ino.parse().ok()?, fd.parse().ok()?, rules.parse().ok()?)))()
-        }
+        (true, [pid, ino, fd, rules, watched @ ("watched" | "unwatched")]) => (|| {
+            Some((pid.parse().ok()?, ino.parse().ok()?, fd.parse().ok()?, rules.parse().ok()?, *watched == "watched"))
+        })(),
         _ => None,
     };
-    let Some((pid, pid_ino, ruleset_fd, rules)) = parsed else {
+    let Some((pid, pid_ino, ruleset_fd, rules, watched)) = parsed else {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
         return Err(BoxError::Failed(if why.is_empty() { "the sandbox's builder failed".into() } else { why }));
     };
     let code_paths = lines.map(PathBuf::from).collect();
-    Ok(Answer { pid, pid_ino, ruleset_fd, rules, code_paths })
+    Ok(Answer { pid, pid_ino, ruleset_fd, rules, code_paths, watched })
 }
 
 use std::os::unix::process::CommandExt;
@@ -802,6 +821,15 @@ fn builder() -> Result<(), String> {
     if spec.network != super::Network::On {
         flags |= CloneFlags::CLONE_NEWNET;
     }
+    // The person's inotify limits, read before the box's user namespace hides them.
+    let inotify = InotifyLimits::persons();
+    // The agentsh that builds the box: a holder without its watch on the git directory ends the
+    // box when it ends (`hold`). Taken before the fork, while it is in sight; a parent gone
+    // already (its child re-parented) is none.
+    let owner = rustix::process::getppid().and_then(|pid| {
+        let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
+        (rustix::process::getppid() == Some(pid)).then_some(fd)
+    });
     nix::sched::unshare(flags).map_err(|e| format!("cannot make the sandbox's namespaces: unshare: {e}"))?;
     if let Some(ctl) = &proxy {
         listen_for_proxy(ctl)?;
@@ -812,6 +840,7 @@ fn builder() -> Result<(), String> {
     write("/proc/self/setgroups", "deny".into())?;
     write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
     write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    inotify.bound_the_box();
     let made = super::view::make(&spec)?;
     if let Some(ctl) = &proxy {
         proxy_listening(ctl);
@@ -822,7 +851,7 @@ fn builder() -> Result<(), String> {
         Ok(nix::unistd::ForkResult::Child) => {
             drop(ready_r);
             // The proxy's lifeline: it ends when the holder does.
-            hold(ready_w, &spec, lock, records, proxy);
+            hold(ready_w, &spec, lock, records, proxy, owner);
         }
         Ok(nix::unistd::ForkResult::Parent { child }) => {
             drop(ready_w);
@@ -830,12 +859,12 @@ fn builder() -> Result<(), String> {
             File::from(ready_r)
                 .read_to_string(&mut said)
                 .map_err(|e| format!("the box's holder did not start: {e}"))?;
-            let (ruleset, rules) = match said.strip_prefix("ready ").and_then(|r| r.trim().split_once(' ')) {
-                Some((fd, n)) => (fd.to_string(), n.to_string()),
-                None => return Err(format!("the box's holder did not start: {}", said.trim())),
+            let fields: Vec<&str> = said.strip_prefix("ready ").unwrap_or_default().split_whitespace().collect();
+            let [ruleset, rules, watched] = fields.as_slice() else {
+                return Err(format!("the box's holder did not start: {}", said.trim()));
             };
             let ino = pid_inode(child.as_raw()).unwrap_or(0);
-            let mut out = format!("{} {ino} {ruleset} {rules}\n", child.as_raw());
+            let mut out = format!("{} {ino} {ruleset} {rules} {watched}\n", child.as_raw());
             for p in &made.code_paths {
                 out.push_str(&crate::text::path(p));
                 out.push('\n');
@@ -915,6 +944,53 @@ fn pid_inode(pid: i32) -> Option<u64> {
     }
 }
 
+/// The person's inotify limits: instances and watches, which the kernel counts for their user
+/// across every user namespace. A process left in one box took them all, and the next box's
+/// holder had no watch on its git directory (rt4 R3); the person's editors and `tail -f` had
+/// none either. Each box gets a share of its own (its user namespace's limits, which only its
+/// builder can set: a boxed command has no `CAP_SYS_RESOURCE`).
+struct InotifyLimits {
+    instances: Option<u64>,
+    watches: Option<u64>,
+}
+
+impl InotifyLimits {
+    /// The lower of the machine's limits (`fs.inotify`) and this user namespace's.
+    fn persons() -> InotifyLimits {
+        let read = |file: &str| std::fs::read_to_string(file).ok()?.trim().parse::<u64>().ok();
+        let lower = |a: &str, b: &str| match (read(a), read(b)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        InotifyLimits {
+            instances: lower("/proc/sys/fs/inotify/max_user_instances", "/proc/sys/user/max_inotify_instances"),
+            watches: lower("/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches"),
+        }
+    }
+
+    /// Sets the box's user namespace's limits (this process made it): a quarter of the person's
+    /// instances (32 of Linux's 128: a dev server's watcher takes one) and half their watches
+    /// (one a directory watched). Best effort: a kernel without per-namespace limits (before
+    /// 4.9) has no such files, and a holder that gets no watch fails closed anyway (`hold`).
+    fn bound_the_box(&self) {
+        let limits = [
+            ("/proc/sys/user/max_inotify_instances", self.instances.map(|n| box_share(n, 4))),
+            ("/proc/sys/user/max_inotify_watches", self.watches.map(|n| box_share(n, 2))),
+        ];
+        for (file, limit) in limits {
+            if let Some(limit) = limit {
+                let _ = std::fs::write(file, limit.to_string());
+            }
+        }
+    }
+}
+
+/// `1/part` of the person's limit, and at least two (the holder's and one for the box), but
+/// never more than the person's own.
+fn box_share(person: u64, part: u64) -> u64 {
+    (person / part).max(2).min(person)
+}
+
 /// Bounds how many processes and threads the box can hold at once, whoever runs it.
 /// `RLIMIT_NPROC` (set in every command's child) does not hold for root: the kernel exempts
 /// the user root is from it. So the box's PID namespace gets its own `pid_max`, which bounds
@@ -946,8 +1022,21 @@ fn per_namespace_pid_max(release: Option<impl AsRef<str>>) -> bool {
 /// file but the ruleset and what it needs to leave; it mounts the box's `/proc`, makes the
 /// box's ruleset (last: Landlock's rules hold for what is mounted when they are made, not for a
 /// mount put on top later), reaps the box's orphans, and leaves once [`LIFETIME`] has passed
-/// and no other process is in the box. It tells its builder `ready FD RULES`, or why not.
-fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option<OwnedFd>) -> ! {
+/// and no other process is in the box. It tells its builder `ready FD RULES WATCHED`, or why
+/// not.
+///
+/// Without its watch on the git directory (no inotify instance or watch left), it keeps no
+/// process past the command it was made for: when `owner` (the agentsh that built it) ends, it
+/// ends every process in the box, removes the links they made ([`super::gitlinks::last_sweep`])
+/// and leaves. Its record is not written either (`build_past`), so no other command joins it.
+fn hold(
+    ready: OwnedFd,
+    spec: &BoxSpec,
+    lock: File,
+    records: File,
+    proxy: Option<OwnedFd>,
+    owner: Option<OwnedFd>,
+) -> ! {
     use nix::mount::{MsFlags, mount};
     let fail = |why: String| -> ! {
         let _ = nix::unistd::write(&ready, why.as_bytes());
@@ -970,7 +1059,8 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
     let name = spec.name.as_str();
     let ruleset = ruleset.as_raw_fd();
     let lifeline = proxy.as_ref().map_or(-1, |p| p.as_raw_fd());
-    let keep = [ruleset, ready.as_raw_fd(), lock.as_raw_fd(), records.as_raw_fd(), lifeline];
+    let owner_fd = owner.as_ref().map_or(-1, |p| p.as_raw_fd());
+    let keep = [ruleset, ready.as_raw_fd(), lock.as_raw_fd(), records.as_raw_fd(), lifeline, owner_fd];
     let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
         .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
         .unwrap_or_default();
@@ -979,19 +1069,29 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
     }
     // Links made in the git directory, removed as they appear (rt3 G1): a process left in the
     // box can make one at any time, after its command's own sweep.
-    let mut links = match (&spec.workspace, &spec.git_dir) {
-        (Some(_), Some(git)) => {
-            let notes = records.try_clone().ok().map(|r| (OwnedFd::from(r), name.to_string()));
-            super::gitlinks::Watcher::new(git, notes)
-        }
-        _ => None,
+    let notes = || records.try_clone().ok().map(|r| (OwnedFd::from(r), name.to_string()));
+    let (mut links, unwatched) = match (&spec.workspace, &spec.git_dir) {
+        (Some(_), Some(git)) => match super::gitlinks::Watcher::new(git, notes()) {
+            Ok(w) => (Some(w), None),
+            Err(_) => (None, Some(git)),
+        },
+        _ => (None, None),
     };
+    // Without the watch the box ends with the agentsh that made it; with no way to tell when
+    // that is, it is not made.
+    let owner = match (unwatched, owner) {
+        (None, _) => None,
+        (Some(_), Some(owner)) => Some(owner),
+        (Some(_), None) => fail("the box's holder has no watch on the git directory, nor its builder's end".into()),
+    };
+    let born = std::time::SystemTime::now();
     let mut chld = nix::sys::signal::SigSet::empty();
     chld.add(nix::sys::signal::Signal::SIGCHLD);
     let _ = chld.thread_block();
     let flags = nix::sys::signalfd::SfdFlags::SFD_NONBLOCK | nix::sys::signalfd::SfdFlags::SFD_CLOEXEC;
     let signals = nix::sys::signalfd::SignalFd::with_flags(&chld, flags).ok();
-    let _ = nix::unistd::write(&ready, format!("ready {ruleset} {rules}\n").as_bytes());
+    let watched = if unwatched.is_some() { "unwatched" } else { "watched" };
+    let _ = nix::unistd::write(&ready, format!("ready {ruleset} {rules} {watched}\n").as_bytes());
     drop(ready);
     let started = std::time::Instant::now();
     let mut proxy = proxy;
@@ -1004,12 +1104,19 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
             if let Some(p) = &proxy {
                 fds.push(nix::poll::PollFd::new(p.as_fd(), nix::poll::PollFlags::POLLIN));
             }
+            if let Some(o) = &owner {
+                fds.push(nix::poll::PollFd::new(o.as_fd(), nix::poll::PollFlags::POLLIN));
+            }
             let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16));
             let at = usize::from(links.is_some());
-            let proxy_gone =
-                proxy.is_some() && fds.get(1 + at).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
-            let linked = at == 1 && fds[1].revents().is_some_and(|r| !r.is_empty());
+            let ready_at = |i: usize| fds.get(i).and_then(|f| f.revents()).is_some_and(|r| !r.is_empty());
+            let proxy_gone = proxy.is_some() && ready_at(1 + at);
+            let linked = at == 1 && ready_at(1);
+            let owner_gone = owner.is_some() && ready_at(1 + at + usize::from(proxy.is_some()));
             drop(fds);
+            if let (true, Some(git)) = (owner_gone, unwatched) {
+                end_unwatched(git, born, notes());
+            }
             if let (true, Some(w)) = (linked, links.as_mut()) {
                 w.handle();
             }
@@ -1023,6 +1130,11 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
                 if alone() && leave(&lock, &records, name) {
                     std::process::exit(0);
                 }
+            }
+        } else if let (Some(o), Some(git)) = (&owner, unwatched) {
+            let mut fds = [nix::poll::PollFd::new(o.as_fd(), nix::poll::PollFlags::POLLIN)];
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16)).is_ok_and(|n| n > 0) {
+                end_unwatched(git, born, notes());
             }
         } else {
             std::thread::sleep(Duration::from_secs(5));
@@ -1039,6 +1151,25 @@ fn hold(ready: OwnedFd, spec: &BoxSpec, lock: File, records: File, proxy: Option
             std::process::exit(0);
         }
     }
+}
+
+/// The end of a box whose holder has no watch, once the agentsh that made it ended: every other
+/// process in the box ended (the kernel ends what this PID 1 leaves behind anyway), then the
+/// links they made in the git directory removed, and the holder gone.
+fn end_unwatched(git: &Path, born: std::time::SystemTime, notes: Option<(OwnedFd, String)>) -> ! {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    // -1 from PID 1: every process of its PID namespace but itself.
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-1), nix::sys::signal::Signal::SIGKILL);
+    let until = std::time::Instant::now() + Duration::from_secs(2);
+    while std::time::Instant::now() < until {
+        match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    super::gitlinks::last_sweep(git, born, notes);
+    std::process::exit(0)
 }
 
 /// No process but this one in the box's PID namespace (its `/proc` lists only the box's).
@@ -1065,7 +1196,15 @@ fn leave(lock: &File, records: &File, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::per_namespace_pid_max;
+    use super::{box_share, per_namespace_pid_max};
+
+    #[test]
+    fn a_box_gets_its_share_of_the_persons_inotify_limits() {
+        assert_eq!(box_share(128, 4), 32, "Linux's default instances");
+        assert_eq!(box_share(65536, 2), 32768);
+        assert_eq!(box_share(5, 4), 2, "the holder's and one more");
+        assert_eq!(box_share(1, 4), 1, "never more than the person's");
+    }
 
     #[test]
     fn pid_max_is_set_only_where_the_kernel_keeps_one_per_namespace() {

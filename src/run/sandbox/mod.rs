@@ -551,9 +551,13 @@ impl BoxPlan {
     }
 
     /// Whether the kept box's holder noted links it removed from the git directory, to be told
-    /// ([`gitlinks::Sweep`]).
+    /// ([`gitlinks::Sweep`]); with no box kept, whether the last holder of this name did as it
+    /// left (one without a watch sweeps last, `gitlinks::last_sweep`).
     pub fn holder_noted(&self) -> bool {
-        self.kept.as_ref().is_some_and(holder::Kept::noted)
+        match &self.kept {
+            Some(kept) => kept.noted(),
+            None => holder::noted(&self.records, &self.name),
+        }
     }
 
     /// The workspace's git directory, where the box grants the workspace it is in: links a
