@@ -4086,6 +4086,15 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
     let out = from_tmp("ls ~/projects && cat ~/projects/notes.txt ~/.editorconfig");
     succeeded(&out, "read what the box shows");
     assert!(text(&out.stdout).contains("NOTES") && text(&out.stdout).contains("root = true"), "{}", text(&out.stdout));
+    // What sandbox.denyRead names holds there too: the box covers it wherever it is.
+    std::fs::write(tmp.path().join("minutes.txt"), "DENYREADSECRET\n").unwrap();
+    let w = w.sandbox(serde_json::json!({"denyRead": [tmp.path().join("minutes.txt")]}));
+    for cmd in ["cat minutes.txt", &format!("cat {}", tmp.path().join("minutes.txt").display())] {
+        let out = w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+        not_run(&out, cmd);
+        assert!(!text(&out.stdout).contains("DENYREADSECRET"), "{cmd}");
+        assert!(text(&out.stderr).contains("which the sandbox covers"), "{cmd}: {}", text(&out.stderr));
+    }
 }
 
 // ---- fix4-holder: rt4 R3 (the holder's watch and inotify), R4 (an emptied config), R7 (terminal ioctls) ----

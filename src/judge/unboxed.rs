@@ -36,6 +36,9 @@ pub struct HomeSight {
     /// What the box shows in home (absolute, in `home`'s spelling): the workspace and what
     /// `sandbox.writable` names, toolchains, harmless settings, caches, `sandbox.readable`.
     pub shown: Vec<String>,
+    /// What the box covers wherever it is (absolute): `sandbox.denyRead`, agentsh's own
+    /// directories, the system's secrets.
+    pub covered: Vec<String>,
 }
 
 /// Words after which a relative path may be relative to another directory than the one the
@@ -104,7 +107,9 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
         if word.starts_with('-') || word.starts_with('$') || (word.starts_with('~') && !is_tilde(word)) {
             continue;
         }
-        if relative(&word) && !dotted(word) {
+        // A relative word without a dot reaches no dot-directory of home; it may reach what the
+        // box covers (`sandbox.denyRead` below the directory the command starts in).
+        if relative(&word) && !dotted(word) && sight.covered.is_empty() {
             continue;
         }
         let paths: Vec<String> = match absolute(word, &home) {
@@ -112,6 +117,15 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
             None => bases.iter().map(|b| normalize(&format!("{b}/{word}"))).collect(),
         };
         for p in paths {
+            if let Some(root) = sight.covered.iter().find(|c| under(&p, &normalize(c)).is_some()) {
+                return Some(Hidden::of(
+                    word,
+                    format!(
+                        "reads {word}, which the sandbox covers ({root}: sandbox.denyRead, agentsh's own files or the \
+                     system's secrets)"
+                    ),
+                ));
+            }
             if p == home {
                 return Some(Hidden::of(
                     word,
@@ -288,11 +302,26 @@ mod tests {
                 .iter()
                 .map(|r| format!("/home/u/{r}"))
                 .collect(),
+            covered: vec!["/srv/secret".into(), "/home/u/proj/keys".into()],
         }
     }
 
     fn asks(text: &str, cwd: &str) -> bool {
         hidden_read(text, &sight(cwd)).is_some()
+    }
+
+    /// `sandbox.denyRead` holds where there is no box too (the box covers it wherever it is).
+    #[test]
+    fn what_the_box_covers_needs_a_person() {
+        for text in ["cat /srv/secret/db.key", "cp /srv/secret x", "cat ~/proj/keys/a.pem", "cd /srv && cat secret/x"] {
+            let found = hidden_read(text, &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not found"));
+            assert!(found.why.contains("covers"), "{text}: {}", found.why);
+        }
+        for text in ["cat /srv/secretary/x", "cat ~/proj/keyset", "ls /srv", "cat secret"] {
+            assert!(!asks(text, "/tmp/x"), "{text}");
+        }
+        assert!(asks("cat secret/db.key", "/srv"), "relative to where it starts");
+        assert!(asks("cat ../secret/db.key", "/srv/x"), "relative, up");
     }
 
     #[test]

@@ -440,6 +440,7 @@ fn home_sight_of(
         home: crate::text::path(home),
         real_home: real_home.map(crate::text::path),
         shown: shown.filter(|p| p.starts_with(home) && !filtered(p)).map(|p| crate::text::path(p)).collect(),
+        covered: spec.deny.iter().map(|d| crate::text::path(&d.path)).collect(),
     }
 }
 
