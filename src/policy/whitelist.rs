@@ -243,10 +243,15 @@ pub fn write<T>(path: &Path, change: impl FnOnce(&mut serde_json::Map<String, Va
 pub fn always_entries(asking: &[&Part]) -> Vec<String> {
     // With several asking parts one entry cannot cover them all: approve once instead.
     let [only] = asking else { return Vec::new() };
-    // An ask rule is not lifted by the whitelist, so an entry for it would do nothing.
+    // An ask rule is not lifted by the whitelist, so an entry for it would do nothing; nor is
+    // what the box would have hidden where there is no box (`judge::unboxed`).
     if matches!(
         only.decided_by,
-        DecidedBy::BrokenBlacklist(_) | DecidedBy::ForcedAsk | DecidedBy::BrokenRules(_) | DecidedBy::Rule(_)
+        DecidedBy::BrokenBlacklist(_)
+            | DecidedBy::ForcedAsk
+            | DecidedBy::BrokenRules(_)
+            | DecidedBy::Rule(_)
+            | DecidedBy::NoBox
     ) || only.assessment.argv.is_empty()
     {
         return Vec::new();
@@ -385,5 +390,23 @@ mod tests {
         assert_eq!(offered("chmod 600 notes.txt"), ["chmod 600 notes.txt", "chmod 600"]);
         assert_eq!(offered("git push origin main"), ["git push origin main"]);
         assert_eq!(offered("touch answered.txt"), ["touch answered.txt", "touch"]);
+    }
+
+    /// Where there is no box, what it would have hidden of home asks whatever the whitelist
+    /// says (rt4 R14): "always" offers no entry, which would do nothing.
+    #[test]
+    fn always_offers_nothing_for_what_no_whitelist_lifts() {
+        let sight = crate::judge::unboxed::HomeSight {
+            cwd: "/tmp/x".into(),
+            home: "/home/u".into(),
+            real_home: None,
+            shown: Vec::new(),
+            covered: Vec::new(),
+        };
+        let policy = decide::Policy { home_sight: Some(sight), ..decide::Policy::default() };
+        let v = decide::judge("cat ~/.kaggle/kaggle.json", &policy);
+        let asking: Vec<_> = v.blocking_parts().collect();
+        assert_eq!(asking.len(), 1, "{v:?}");
+        assert_eq!(always_entries(&asking), Vec::<String>::new());
     }
 }
