@@ -8,7 +8,9 @@
  *   /tmp/interleave RUNS BINARY:HOME [BINARY:HOME ...]
  *
  * Each case runs with HOME=HOME, XDG_CONFIG_HOME=HOME/.config, PATH=/usr/bin:/bin and NO_COLOR=1,
- * its standard streams on /dev/null, in the current directory. The box's own cost is the
+ * its standard streams on /dev/null, in the current directory. With INTERLEAVE_INHERIT=1 in its
+ * environment it passes the rest of its own environment on too, as bench/compare.sh and an agent
+ * do (a boxed command's cost grows with the variables agentsh scrubs). The box's own cost is the
  * difference between a home whose .config/agentsh/config.json says
  * {"sandbox": {"enabled": true}} and one that says false:
  *
@@ -54,7 +56,12 @@ int main(int argc, char **argv) {
         *colon = 0;
         binary[c] = argv[c + 2];
         char *home = malloc(strlen(colon + 1) + 8), *config = malloc(strlen(colon + 1) + 32);
-        env[c] = calloc(5, sizeof(char *));
+        extern char **environ;
+        size_t inherited = 0;
+        const char *inherit = getenv("INTERLEAVE_INHERIT");
+        if (inherit && !strcmp(inherit, "1"))
+            while (environ[inherited]) inherited++;
+        env[c] = calloc(5 + inherited, sizeof(char *));
         if (!home || !config || !env[c]) return 1;
         sprintf(home, "HOME=%s", colon + 1);
         sprintf(config, "XDG_CONFIG_HOME=%s/.config", colon + 1);
@@ -62,6 +69,14 @@ int main(int argc, char **argv) {
         env[c][1] = config;
         env[c][2] = "PATH=/usr/bin:/bin";
         env[c][3] = "NO_COLOR=1";
+        size_t n = 4;
+        for (size_t i = 0; i < inherited; i++) {
+            const char *own[] = {"HOME=", "XDG_CONFIG_HOME=", "PATH=", "NO_COLOR=", "INTERLEAVE_INHERIT="};
+            int mine = 0;
+            for (size_t k = 0; k < sizeof own / sizeof *own; k++)
+                if (!strncmp(environ[i], own[k], strlen(own[k]))) mine = 1;
+            if (!mine) env[c][n++] = environ[i];
+        }
     }
     posix_spawn_file_actions_t quiet;
     posix_spawn_file_actions_init(&quiet);

@@ -16,14 +16,13 @@ use std::path::{Path, PathBuf};
 /// absolute path), so that none is left beside a project's `.agents/terminal.json`; beside the
 /// file only where there is no state directory. Every writer of one file finds the same lock.
 fn lock_path(path: &Path) -> PathBuf {
-    use sha2::Digest;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let absolute = fs::canonicalize(dir).map(|d| d.join(path.file_name().unwrap_or_default()));
     if let (Ok(state), Ok(absolute)) = (crate::policy::dirs::state(), absolute) {
         let locks = state.join("locks");
         if crate::policy::dirs::private_dir(&locks).is_ok() {
-            let digest = sha2::Sha256::digest(absolute.as_os_str().as_encoded_bytes());
-            let name: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+            let digest = crate::text::sha256::hex(&[absolute.as_os_str().as_encoded_bytes()]);
+            let name = &digest[..24];
             return locks.join(format!("{name}.lock"));
         }
     }

@@ -13,7 +13,6 @@
 //! removed. The box cannot reach the state directory (agentsh's own files are covered in it).
 
 use crate::policy::config::{Content, FileSettings};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// The directory of the kept copy: `last-good` in the state directory, once that is checked
@@ -28,7 +27,7 @@ fn name_of(content: &Content) -> String {
     match &content.stat {
         Some(stat) => format!("s-{}.json", stat.as_str().replace(['/', '\0'], "_")),
         None => {
-            let digest: String = Sha256::digest(content.bytes()).iter().map(|b| format!("{b:02x}")).collect();
+            let digest = crate::text::sha256::hex(&[content.bytes()]);
             format!("c-{digest}.json")
         }
     }

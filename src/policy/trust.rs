@@ -14,7 +14,6 @@ use crate::policy::config::{DEFAULT_CONFIRM_TIMEOUT, FileSettings};
 use crate::text::sanitize::sanitize;
 use anyhow::{Context, Result};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -52,11 +51,7 @@ pub fn unsafe_file(path: &Path) -> Option<String> {
 
 /// The trust record's hash: SHA-256 over the canonical path, a NUL, and the exact bytes.
 pub fn digest(canonical: &Path, content: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update(canonical.as_os_str().as_encoded_bytes());
-    h.update([0u8]);
-    h.update(content);
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::sha256::hex(&[canonical.as_os_str().as_encoded_bytes(), &[0u8], content])
 }
 
 /// Removes the settings of a project file that loosen the policy beyond what the user's own

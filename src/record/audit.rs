@@ -14,7 +14,6 @@ use crate::policy::config::Config;
 use crate::policy::dirs::state_dir;
 use crate::text::sanitize::sanitize;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -699,11 +698,7 @@ fn chain(line: &mut String, prev: &str) -> String {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    crate::text::sha256::hex(&[bytes])
 }
 
 /// Splits a stored line (without its newline) into (hashed body, prev, hash).

@@ -2,11 +2,14 @@
 //!
 //! Small shared pieces of text handling: the one sanitizer, compact string lists, positions in
 //! a file, borrowed JSON strings. They import nothing from the rest of agentsh.
+//! SHA-256 as hex is here too: short inputs in portable code, long ones with the processor's
+//! instructions (`sha256`).
 
 pub mod base64;
 pub mod json;
 pub mod line_index;
 pub mod sanitize;
+pub mod sha256;
 pub mod similar;
 pub mod strlist;
 pub mod url;

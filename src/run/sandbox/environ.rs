@@ -274,8 +274,12 @@ pub fn secret_url(text: &[u8]) -> bool {
     false
 }
 
+/// Where `needle` first occurs in `hay`. A plain search, not `memchr::memmem`: the needles are a
+/// few bytes and the values short, and memmem's first call asks the processor which vector
+/// instructions it has (CPUID, a trap to the hypervisor on a virtual machine: about 40 µs of
+/// every boxed command here, docs/BENCHMARKS.md "Session 17").
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(hay, needle)
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The environment for the box: `vars` (the agent's) less what [`secret`] names, but for
