@@ -41,14 +41,6 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
         .map(|p| std::ffi::OsStr::from_bytes(unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes()).to_os_string())
         .collect();
     startup();
-    #[cfg(target_env = "musl")]
-    // SAFETY: called once, here, before any thread exists. It registers fork handlers that hold
-    // the allocator's lock across `fork` (the box's builder forks), as glibc's allocator does
-    // for itself, so a child never starts with the lock held by a thread it does not have.
-    #[allow(unsafe_code)]
-    unsafe {
-        dlmalloc::enable_alloc_after_fork()
-    };
     // A panic must not unwind into C (that aborts): report it as std's runtime would, status 101.
     let code = std::panic::catch_unwind(|| run(args)).unwrap_or(101);
     let _ = std::io::stdout().flush();

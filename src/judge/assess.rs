@@ -270,10 +270,16 @@ fn subscript_code(text: &str) -> Vec<String> {
     out
 }
 
+// Both lists are `ManuallyDrop`: a thread-local that needs dropping is registered for its
+// thread's exit, and on musl std keeps that list with the C library's allocator, whose setting
+// up (two `brk`, two `mmap` and their page faults) then costs every command. They are emptied
+// per judged text; what one holds when its thread ends (a few short strings) is left to the
+// process's exit.
 thread_local! {
     /// Variables given a literal value earlier in the text being judged (`d=.ssh; cat ~/$d/x`),
     /// so that a path built from them is judged as what it names. Reset per judged text.
-    static KNOWN: std::cell::RefCell<Vec<(String, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+    static KNOWN: std::mem::ManuallyDrop<std::cell::RefCell<Vec<(String, String)>>> =
+        const { std::mem::ManuallyDrop::new(std::cell::RefCell::new(Vec::new())) };
 }
 
 /// At most this many variables are remembered: enough for the paths commands build, and a
@@ -283,7 +289,8 @@ const KNOWN_MAX: usize = 64;
 thread_local! {
     /// Variables given a value only known when the script runs, by `read`, `mapfile` or
     /// `readarray` (stdin, a file), earlier in the text being judged. Reset per judged text.
-    static READ: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+    static READ: std::mem::ManuallyDrop<std::cell::RefCell<Vec<String>>> =
+        const { std::mem::ManuallyDrop::new(std::cell::RefCell::new(Vec::new())) };
 }
 
 /// The variables `read`, `mapfile` or `readarray` (argv) set.

@@ -195,8 +195,7 @@ impl Place {
                 [abs(var).map(|moved| moved.join(dir)), at_home].into_iter().flatten().filter(|d| d.is_dir())
             }))
             .collect();
-        let real_home =
-            home.as_deref().and_then(|h| std::fs::canonicalize(h).ok()).filter(|r| Some(r) != home.as_ref());
+        let real_home = home.as_deref().and_then(|h| sys::real_path(h).ok()).filter(|r| Some(r) != home.as_ref());
         Place {
             cwd: cwd.to_path_buf(),
             workspace: Workspace::find(cwd),

@@ -11,16 +11,37 @@
 //!   which the command's child joins the box (`spawn`), as `posix_spawn` starts a process.
 //! - `seccomp(SECCOMP_SET_MODE_FILTER)`, which attaches the box's filter (`filter`) to the
 //!   process that starts a boxed command, so the command inherits it (`load_filter`).
-//! - `fork`, for the box's builder.
+//! - `fork`, for the box's builder (and, in the musl build, the allocator's fork handlers).
 //! - taking ownership of descriptors received over a socket (`SCM_RIGHTS`): the proxy's
 //!   listeners, sent to it by the builder.
 //! - `ioctl(SIOCSIFFLAGS)`, which brings up the loopback of the box's own network (the builder),
 //!   where the proxy listens.
+//! - `realpath` into a buffer of agentsh's own ([`real_path`]): std's `canonicalize` has the C
+//!   library allocate the result, and on musl that sets up the C library's own allocator
+//!   beside agentsh's (its first mappings and page faults) in every boxed command.
 //!
 //! They are the only `unsafe` in the crate (STYLE.md: one small module, with SAFETY comments).
 #![allow(unsafe_code)]
 
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+
+/// `path` with every link resolved, as `std::fs::canonicalize` gives it, but without the C
+/// library allocating (see the module's header).
+pub(crate) fn real_path(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+    // SAFETY: `c` is NUL-terminated; `buf` holds PATH_MAX bytes and more, what `realpath`
+    // writes at most (its result and the NUL) when given a buffer.
+    let got = unsafe { libc::realpath(c.as_ptr(), buf.as_mut_ptr().cast()) };
+    if got.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    buf.truncate(len);
+    Ok(std::path::PathBuf::from(std::ffi::OsString::from_vec(buf)))
+}
 
 /// The kernel's Landlock ABI version, or `None` where Landlock is not built in or not enabled
 /// (or a filter refuses the call).
@@ -327,6 +348,17 @@ pub(crate) fn load_filter(filter: &[libc::sock_filter]) -> std::io::Result<()> {
 /// `fork(2)`, for the sandbox's builder, which leaves its holder as its child (the first
 /// process of the box's PID namespace can only be a child of the process that made it).
 pub(crate) fn fork() -> nix::Result<nix::unistd::ForkResult> {
+    // The musl build's allocator (dlmalloc, main.rs): fork handlers that hold its lock across
+    // `fork`, as glibc's allocator has for itself, should a thread ever allocate as another
+    // forks. Registered here, where agentsh forks, not at every start: musl's `pthread_atfork`
+    // allocates with the C library's own allocator, whose setting up costs every command.
+    #[cfg(target_env = "musl")]
+    {
+        static HANDLERS: std::sync::Once = std::sync::Once::new();
+        // SAFETY: registering the handlers is sound at any time before a fork; `Once` makes it
+        // happen once per process.
+        HANDLERS.call_once(|| unsafe { dlmalloc::enable_alloc_after_fork() });
+    }
     // SAFETY: called only by the builder (`holder::builder`), a process agentsh started for this
     // alone, which has a single thread: the child is a whole copy of it, with no lock held by a
     // thread that does not exist there.
@@ -371,4 +403,26 @@ pub(crate) fn receive_fds(sock: BorrowedFd<'_>) -> Vec<std::os::fd::OwnedFd> {
         }
     }
     got
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn real_path_resolves_links_as_std_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("link/../real", dir.path().join("again")).unwrap();
+        for p in ["real", "link", "again", "link/."] {
+            let p = dir.path().join(p);
+            assert_eq!(super::real_path(&p).unwrap(), std::fs::canonicalize(&p).unwrap(), "{}", p.display());
+        }
+        let missing = super::real_path(&dir.path().join("missing")).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(
+            super::real_path(std::path::Path::new("a\0b")).unwrap_err().kind(),
+            std::io::ErrorKind::InvalidInput
+        );
+    }
 }
