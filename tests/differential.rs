@@ -119,10 +119,11 @@ fn script() -> impl Strategy<Value = String> {
 
 /// The argv of every command bash ran, in order, in bash's own mode or in POSIX mode.
 fn bash_runs(text: &str, posix: bool) -> Vec<Vec<String>> {
-    let dir = std::env::temp_dir().join(format!("agentsh-diff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let out = dir.join(format!("trace{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    // A directory of its own, removed when this returns (one per process was left behind in
+    // the temporary directory by every run).
+    let scratch = tempfile::Builder::new().prefix("agentsh-diff-").tempdir().unwrap();
+    let dir = scratch.path().to_path_buf();
+    let out = dir.join("trace");
     // One write per command: commands of a pipeline run at once, and two writes each
     // interleaved into one record (`( p ) | q` read back as one command `p q`).
     let preamble = r#"exec 3>>"$TRACE"
@@ -150,7 +151,6 @@ command_not_found_handle() { _rec "$@"; }
         .unwrap();
     let _ = status;
     let trace = std::fs::read_to_string(&out).unwrap_or_default();
-    let _ = std::fs::remove_file(&out);
     trace
         .split('\u{1e}')
         .filter(|c| !c.is_empty())
