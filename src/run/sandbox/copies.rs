@@ -315,9 +315,14 @@ pub fn holds_secret(text: &str) -> bool {
         || assigned_secret(text)
 }
 
-/// A credential after an HTTP header's name in `text` (see [`holds_secret`]).
+/// A credential after an HTTP header's name in `text` (see [`holds_secret`]): a header whose
+/// name is `Authorization` or `Proxy-Authorization`, or a secret's by the rules a variable's is
+/// judged by ([`super::environ::secret_name`]: `X-Vault-Token`, `DD-API-KEY`, `X-Auth-Key`,
+/// `apikey`, `Private-Token`, `Cookie`; rt5 A8), followed by a literal of 8 characters or
+/// more (after a scheme: `Bearer`, `Basic`, `token`, ...); or `bearer ` and such a literal
+/// (`--oauth2-bearer …`).
 fn header_credential(text: &str) -> bool {
-    let low = text.to_ascii_lowercase();
+    let b = text.as_bytes();
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| c.is_ascii_whitespace() || matches!(c, '"' | '\'' | '\\' | ';' | ')' | ','))
             .filter(|w| !w.is_empty())
@@ -327,19 +332,33 @@ fn header_credential(text: &str) -> bool {
     };
     let credential =
         |w: &str| w.len() >= 8 && !w.starts_with(['$', '`', '%', '<']) && w.bytes().any(|c| c.is_ascii_alphanumeric());
-    ["authorization:", "private-token:", "x-api-key:", "bearer "].iter().any(|marker| {
-        low.match_indices(marker).any(|(i, _)| {
-            let after = words(&text[i + marker.len()..]);
-            let Some(first) = after.first() else { return false };
-            // A scheme first (`Bearer`, `Basic`, `token`), then the credential.
-            let scheme = marker.ends_with(':') && first.len() <= 10 && first.bytes().all(|c| c.is_ascii_alphabetic());
-            match (scheme, after.get(1)) {
-                (true, Some(second)) => credential(second),
-                (true, None) => false,
-                (false, _) => credential(first),
-            }
-        })
-    })
+    const SCHEMES: &[&str] = &["bearer", "basic", "token", "digest", "negotiate", "bot", "apikey", "key", "sso-key"];
+    // What follows a header's name: a credential, or a scheme and then one.
+    let value = |after: &str| {
+        let after = words(after);
+        let Some(first) = after.first() else { return false };
+        if SCHEMES.iter().any(|s| first.eq_ignore_ascii_case(s)) {
+            after.get(1).is_some_and(|second| credential(second))
+        } else {
+            credential(first)
+        }
+    };
+    let header = text.match_indices(':').any(|(i, _)| {
+        let start =
+            b[..i].iter().rposition(|&c| !(c.is_ascii_alphanumeric() || c == b'-' || c == b'_')).map_or(0, |p| p + 1);
+        let name = &text[start..i];
+        let bounded = start == 0
+            || matches!(b[start - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'' | b'=' | b'(' | b'{' | b',' | b'[');
+        let named = name.eq_ignore_ascii_case("authorization")
+            || name.eq_ignore_ascii_case("proxy-authorization")
+            || super::environ::secret_name(name);
+        bounded && !name.starts_with('-') && named && !text[i + 1..].starts_with("//") && value(&text[i + 1..])
+    });
+    header
+        || text
+            .to_ascii_lowercase()
+            .match_indices("bearer ")
+            .any(|(i, _)| words(&text[i + "bearer ".len()..]).first().is_some_and(|w| credential(w)))
 }
 
 /// A literal given to a secret's name in `text`: `NAME=value` or `--name=value` (see
@@ -613,6 +632,35 @@ mod tests {
         }
         let ok = std::process::Command::new("bash").args(["-n", "-c", &out]).status().unwrap();
         assert!(ok.success(), "{out}");
+    }
+
+    /// rt5 A8: a header whose own name is a secret's (Vault's, Datadog's, Cloudflare's,
+    /// Supabase's) and its literal value.
+    #[test]
+    fn a_header_named_as_a_secret_is_a_credential() {
+        for text in [
+            "alias vls='curl -s -H \"X-Vault-Token: hvs.RT5AVAULTTOKEN0001abcdef\" https://vault.corp.example/v1/'",
+            "alias ddq='curl -s -H \"DD-API-KEY: RT5ADATADOG0002abcdef0123456789\" https://api.datadoghq.com/'",
+            "alias sb='curl -s -H \"apikey: RT5ASUPABASE0003abcdefghijkl\" https://x.supabase.co/rest/v1/'",
+            "cfpurge () \n{ \n    curl -X POST -H \"X-Auth-Key: RT5ACLOUDFLARE0006abcdef\" https://api.cf\n}\n",
+            "curl --header='X-Auth-Token: abcdefgh12345' https://x",
+            "curl -H 'Cookie: session=abcdef0123456789' https://x",
+            "curl -H 'Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==' https://x",
+            "http POST api.example.com X-Api-Key:abcdef0123456789",
+        ] {
+            assert!(holds_secret(text), "{text}");
+        }
+        for text in [
+            "curl -H \"X-Vault-Token: $VAULT_TOKEN\" https://vault",
+            "curl -H 'X-Auth-Key: ${CF_KEY}' https://x",
+            "curl -H 'Accept: application/json' https://x",
+            "curl -H 'Content-Type: application/vnd.api+json' https://x",
+            "echo \"Token: expired\"",
+            "ssh -o ProxyCommand=none host:path/to/file",
+            "export PATH=/usr/local/bin:/usr/bin",
+        ] {
+            assert!(!holds_secret(text), "{text}");
+        }
     }
 
     #[test]
