@@ -4454,3 +4454,70 @@ fn a_box_without_its_inotify_watch_keeps_no_process_past_its_command() {
     assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
     assert!(!w.path("still-running").exists(), "the process left behind outlived its command");
 }
+
+// ---- fix5-secrets: secrets the box still saw (rt5 A7, A8, A11, B4) ----
+
+/// rt5 B4: issuers' tokens inside a value (a URL's user part, after `Bearer `, `--token=`, in
+/// JSON), numbered names, a function bash exported with a `Bearer` header, and Google's,
+/// Vault's and SendGrid's forms were in the box's environment. They are not; look-alikes stay.
+#[test]
+fn the_environment_loses_the_secrets_rt5_found() {
+    let Some(w) = world() else { return };
+    let out = w
+        // Run by agentsh itself, not through a shell (dash drops a function's name).
+        .command(&["-c", "env"])
+        .env("REPO_URL", "https://ghp_0123456789abcdefghijABCDEFGHIJRT5B01@github.com/o/r.git")
+        .env("CURL_HEADER", "Authorization: Bearer sk-ant-api03-FAKEFAKEFAKEFAKEFAKE-RT5B02")
+        .env("BASH_FUNC_deploy%%", "() {  curl -H \"Authorization: Bearer FAKE-BASHFUNC-RT5B03\" https://x; }")
+        .env("GH_ARGS", "--token=ghp_0123456789abcdefghijABCDEFGHIJRT5B04")
+        .env("CONF_JSON", "{\"oauth_token\":\"gho_0123456789abcdefghijABCDEFGHIJRT5B05\"}")
+        .env("GITHUB_TOKEN2", "FAKE-RT5B06")
+        .env("STRIPE_KEY3", "FAKE-RT5B07")
+        .env("GOOGLE_OAUTH", "ya29.a0AfH6SMBFAKEFAKEFAKEFAKEFAKERT5B08")
+        .env("VAULT", "hvs.CAESIFAKEFAKEFAKEFAKEFAKERT5B09")
+        .env("SENDGRID", "SG.FAKEFAKEFAKEFAKE.FAKEFAKEFAKEFAKEFAKEFAKERT5B10")
+        .env("GOOGLE_CLIENT", "GOCSPX-FAKEFAKEFAKEFAKEFAKE-RT5B11")
+        .env("BASH_FUNC_greet%%", "() {  echo hello; }")
+        .env("TOOL_DIRS", "/opt/sk-learn-toolkit-and-more/bin:/usr/bin")
+        .env("AUTH0_DOMAIN", "example.eu.auth0.com")
+        .output()
+        .unwrap();
+    succeeded(&out, "env");
+    let env = text(&out.stdout);
+    assert!(!env.contains("RT5B"), "{env}");
+    for kept in ["BASH_FUNC_greet%%=() {  echo hello; }", "TOOL_DIRS=/opt/sk-learn", "AUTH0_DOMAIN=example"] {
+        assert!(env.contains(kept), "{kept} removed:\n{env}");
+    }
+}
+
+/// rt5 A8: a snapshot's aliases and functions that send a secret in a header whose own name
+/// is a secret's (`X-Vault-Token`, `DD-API-KEY`, `apikey`, `X-Auth-Key`) were shown verbatim.
+/// They become `:`; the rest still defines what it did.
+#[test]
+fn a_snapshots_secret_named_headers_are_shown_without_their_secrets() {
+    let Some(mut w) = world() else { return };
+    let claude = tempfile::Builder::new().prefix("claude-home").tempdir_in("/tmp").unwrap();
+    w.env.push(("CLAUDE_CONFIG_DIR".into(), claude.path().display().to_string()));
+    succeeded(&w.run("true"), "the agent's first command");
+    let snap = claude.path().join("shell-snapshots/snapshot-bash-1.sh");
+    std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+    std::fs::write(
+        &snap,
+        "shopt -s expand_aliases\n\
+         alias vls='curl -s -H \"X-Vault-Token: hvs.RT5AVAULTTOKEN0001abcdef\" https://vault.corp.example/v1/secret/'\n\
+         alias ddq='curl -s -H \"DD-API-KEY: RT5ADATADOG0002abcdef0123456789\" https://api.datadoghq.com/api/v1/validate'\n\
+         alias sb='curl -s -H \"apikey: RT5ASUPABASE0003abcdefghijkl\" https://x.supabase.co/rest/v1/'\n\
+         alias ok='curl -s -H \"X-Vault-Token: $VAULT_TOKEN\" https://vault.corp.example/v1/'\n\
+         cfpurge () \n{ \n    curl -X POST -H \"X-Auth-Key: RT5ACLOUDFLARE0006abcdef\" https://api.cloudflare.com/\n}\n\
+         greet () \n{ \n    echo hello from the snapshot\n}\n",
+    )
+    .unwrap();
+    let out = w.script(&format!(
+        "cat {snap}\nbash -c '. {snap}; greet; alias ok >/dev/null && echo ok kept; type vls ddq sb cfpurge 2>&1 | grep -c \"not found\"'\n",
+        snap = snap.display()
+    ));
+    succeeded(&out, "read and source the snapshot");
+    let said = text(&out.stdout);
+    assert!(!said.contains("RT5A"), "{said}");
+    assert!(said.ends_with("hello from the snapshot\nok kept\n4\n"), "{said}");
+}
