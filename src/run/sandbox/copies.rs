@@ -111,16 +111,25 @@ fn holds_credential(text: &str) -> bool {
     })
 }
 
-/// Cargo's config (TOML) without what holds a credential, as [`git_config`] does for git's: a
-/// table whose name says it holds one (`[credential-alias]`), an entry whose key does
-/// ([`super::environ::secret_name`] of each part: `registry.token`, `registries.corp.token`,
-/// `credential-provider`, `global-credential-providers`, an `[env]` entry such as
-/// `OPENAI_API_KEY`), and an entry whose value holds one ([`holds_secret`]: `http.proxy` with a
-/// password, an `[env]` value in a token's form; or [`holds_credential`]). Comments go too. An
-/// entry may span lines (an array, a multi-line string): it is kept or dropped whole.
+/// Cargo's config (TOML) without what holds a credential, as [`git_config`] does for git's. Keys
+/// are read as TOML reads them (quoted keys unescaped: `"tok\u0065n"` is `token`), inline
+/// tables' keys included, each with its whole path (`registries.corp.token` of
+/// `corp = { token = … }` under `[registries]`; rt5 A7). Dropped:
+/// - a table whose name says it holds one (`[credential-alias]`), and an entry any of whose keys
+///   does ([`super::environ::secret_name`] of each part: `registry.token`,
+///   `credential-provider`, `global-credential-providers`, an `[env]` entry such as
+///   `OPENAI_API_KEY`);
+/// - under `registry` and `registries.<name>`, where cargo keeps tokens, any key but `index`,
+///   `protocol` and `default`: what is kept there is named, not what is dropped;
+/// - an entry whose value holds one ([`holds_secret`]: `http.proxy` with a password, an `[env]`
+///   value in a token's form; or [`holds_credential`]);
+/// - what cannot be read as TOML: a table or an entry whose key does not parse.
+///
+/// Comments go too. An entry may span lines (an array, a multi-line string): it is kept or
+/// dropped whole.
 pub fn cargo_config(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut drop_table = false;
+    let mut table: Option<Vec<String>> = Some(Vec::new());
     let mut rest = text;
     while !rest.is_empty() {
         let (stmt, len) = toml_statement(rest);
@@ -131,26 +140,200 @@ pub fn cargo_config(text: &str) -> String {
         }
         if body.starts_with('[') {
             let name = body.trim_start_matches('[').trim_end_matches(']');
-            drop_table = toml_key(name).iter().any(|k| super::environ::secret_name(k))
-                || holds_secret(name)
-                || holds_credential(name);
-            if !drop_table {
+            table = toml_table(name)
+                .filter(|path| !cargo_secret_path(path) && !holds_secret(name) && !holds_credential(name));
+            if table.is_some() {
                 out.push_str(body);
                 out.push('\n');
             }
             continue;
         }
-        let key = toml_key(body);
-        let secret = drop_table
-            || key.iter().any(|k| super::environ::secret_name(k))
-            || holds_secret(body)
-            || holds_credential(body);
-        if !secret {
+        let Some(table) = &table else { continue };
+        let secret = match toml_paths(body) {
+            Some(paths) => paths.iter().any(|p| {
+                let full: Vec<String> = table.iter().chain(p).cloned().collect();
+                cargo_secret_path(&full)
+            }),
+            None => true,
+        };
+        if !(secret || holds_secret(body) || holds_credential(body)) {
             out.push_str(body);
             out.push('\n');
         }
     }
     out
+}
+
+/// Whether a key's whole path in cargo's config holds a credential (see [`cargo_config`]).
+fn cargo_secret_path(path: &[String]) -> bool {
+    let kept = |key: Option<&String>| key.is_none_or(|k| ["index", "protocol", "default"].contains(&k.as_str()));
+    path.iter().any(|k| super::environ::secret_name(k))
+        || match path.first().map(String::as_str) {
+            Some("registry") => !kept(path.get(1)),
+            Some("registries") => !kept(path.get(2)),
+            _ => false,
+        }
+}
+
+/// Every key's path in an entry (`key = value`), relative to its table: its own, and those of
+/// the inline tables in its value (`a = { b = 1, c = [{ d = 2 }] }`: `a`, `a.b`, `a.c`, `a.c.d`).
+/// `None` where it cannot be read as TOML.
+fn toml_paths(entry: &str) -> Option<Vec<Vec<String>>> {
+    let b = entry.as_bytes();
+    let mut i = 0;
+    let key = toml_path(b, &mut i)?;
+    if b.get(i) != Some(&b'=') {
+        return None;
+    }
+    i += 1;
+    let mut paths = vec![key.clone()];
+    toml_value(b, &mut i, &key, &mut paths, 0)?;
+    skip_space(b, &mut i);
+    (i == b.len()).then_some(paths)
+}
+
+/// Reads the value at `b[*i..]` of the key at `path`, adding its inline tables' keys to `paths`.
+fn toml_value(b: &[u8], i: &mut usize, path: &[String], paths: &mut Vec<Vec<String>>, depth: u8) -> Option<()> {
+    skip_space(b, i);
+    let close = match *b.get(*i)? {
+        b'"' | b'\'' => return toml_string(b, i).map(drop),
+        b'{' => b'}',
+        b'[' => b']',
+        _ => {
+            let end = b[*i..].iter().position(|c| matches!(c, b',' | b']' | b'}' | b'\n')).map_or(b.len(), |p| *i + p);
+            let found = end > *i && b[*i..end].iter().any(|c| !c.is_ascii_whitespace());
+            *i = end;
+            return found.then_some(());
+        }
+    };
+    if depth > 32 {
+        return None;
+    }
+    *i += 1;
+    loop {
+        skip_space(b, i);
+        if b.get(*i) == Some(&close) {
+            *i += 1;
+            return Some(());
+        }
+        if close == b'}' {
+            let key = toml_path(b, i)?;
+            if b.get(*i) != Some(&b'=') {
+                return None;
+            }
+            *i += 1;
+            let full: Vec<String> = path.iter().chain(&key).cloned().collect();
+            toml_value(b, i, &full, paths, depth + 1)?;
+            paths.push(full);
+        } else {
+            toml_value(b, i, path, paths, depth + 1)?;
+        }
+        skip_space(b, i);
+        match *b.get(*i)? {
+            b',' => *i += 1,
+            c if c == close => {}
+            _ => return None,
+        }
+    }
+}
+
+/// A key (`registries."corp".token`) at `b[*i..]`, its parts as TOML reads them (quoted ones
+/// unescaped), and the spaces after it.
+fn toml_path(b: &[u8], i: &mut usize) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    loop {
+        skip_space(b, i);
+        match *b.get(*i)? {
+            b'"' | b'\'' => parts.push(toml_string(b, i)?),
+            _ => {
+                let end = b[*i..]
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-')))
+                    .map_or(b.len(), |p| *i + p);
+                if end == *i {
+                    return None;
+                }
+                parts.push(String::from_utf8_lossy(&b[*i..end]).into_owned());
+                *i = end;
+            }
+        }
+        skip_space(b, i);
+        if b.get(*i) != Some(&b'.') {
+            return Some(parts);
+        }
+        *i += 1;
+    }
+}
+
+/// A table's name (what is between `[` and `]`), read as [`toml_path`] reads a key.
+fn toml_table(name: &str) -> Option<Vec<String>> {
+    let mut i = 0;
+    let path = toml_path(name.as_bytes(), &mut i)?;
+    (i == name.len()).then_some(path)
+}
+
+/// The string at `b[*i..]` (basic, literal, or either's multi-line form), unescaped.
+fn toml_string(b: &[u8], i: &mut usize) -> Option<String> {
+    let q = b[*i];
+    let triple = b[*i..].starts_with(&[q, q, q]);
+    let open = if triple { 3 } else { 1 };
+    *i += open;
+    let mut out = Vec::new();
+    loop {
+        let c = *b.get(*i)?;
+        if c == q && (!triple || b[*i..].starts_with(&[q, q, q])) {
+            *i += open;
+            return Some(String::from_utf8_lossy(&out).into_owned());
+        }
+        if c == b'\n' && !triple {
+            return None;
+        }
+        if c == b'\\' && q == b'"' {
+            let e = *b.get(*i + 1)?;
+            *i += 2;
+            let simple = match e {
+                b'"' => Some(b'"'),
+                b'\\' => Some(b'\\'),
+                b'b' => Some(8),
+                b't' => Some(b'\t'),
+                b'n' => Some(b'\n'),
+                b'f' => Some(12),
+                b'r' => Some(b'\r'),
+                b'e' => Some(27),
+                _ => None,
+            };
+            let hex = match e {
+                b'u' => 4,
+                b'U' => 8,
+                b'x' => 2,
+                _ => 0,
+            };
+            if let Some(c) = simple {
+                out.push(c);
+            } else if hex > 0 {
+                let digits = std::str::from_utf8(b.get(*i..*i + hex)?).ok()?;
+                let ch = char::from_u32(u32::from_str_radix(digits, 16).ok()?)?;
+                out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+                *i += hex;
+            } else if triple && e.is_ascii_whitespace() {
+                // A line-ending backslash: the whitespace after it goes.
+                while b.get(*i).is_some_and(u8::is_ascii_whitespace) {
+                    *i += 1;
+                }
+            } else {
+                return None;
+            }
+            continue;
+        }
+        out.push(c);
+        *i += 1;
+    }
+}
+
+fn skip_space(b: &[u8], i: &mut usize) {
+    while b.get(*i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
+        *i += 1;
+    }
 }
 
 /// The first statement of `text` without its comments, and its length: through the newline that
@@ -201,25 +384,6 @@ fn toml_statement(text: &str) -> (String, usize) {
     }
     out.push_str(&text[from.min(b.len())..]);
     (out, b.len())
-}
-
-/// The parts of a TOML key (`registries."corp".token`), or of the key of an entry (what is before
-/// its `=`), without quotes.
-fn toml_key(entry: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut quote = None;
-    for c in entry.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => parts.last_mut().unwrap().push(c),
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '=') => break,
-            (None, '.') => parts.push(String::new()),
-            (None, c) if !c.is_whitespace() => parts.last_mut().unwrap().push(c),
-            _ => {}
-        }
-    }
-    parts
 }
 
 /// A shell snapshot without its secrets. Each statement (through the newline that ends it outside
@@ -547,6 +711,44 @@ mod tests {
             assert!(out.contains(kept), "{kept} lost:\n{out}");
         }
         assert!(!out.contains("credential-alias") && !out.contains("# fast"), "{out}");
+    }
+
+    /// rt5 A7: a registry's token in an inline table, under an escaped key, under a dotted key
+    /// at the top, or under a key no list of token names has; and what does not parse.
+    #[test]
+    fn a_cargo_config_loses_tokens_however_toml_spells_their_keys() {
+        let text = "[registries]\n\
+            corp = { index = \"sparse+https://corp.example/index/\", token = \"RT5A-0001\" }\n\
+            [registries.other]\nindex = \"sparse+https://other.example/index/\"\n\"tok\\u0065n\" = \"RT5A-0002\"\n\
+            [registries.third]\nindex = \"sparse+https://third.example/index/\"\ntoken = 'RT5A-0003'\n\
+            bearer = \"RT5A-0004\"\n\
+            [\"regis\\u0074ry\"]\ndefault = \"corp\"\n\"t\\U0000006Fken\" = \"RT5A-0005\"\n\
+            [net]\nretry = 3\n\
+            [env]\nA = { value = \"x\", nested = [{ api_key = \"RT5A-0006\" }] }\n\
+            KEPT = { value = \"kept-value\", force = true }\n\
+            [alias]\nb = \"build\"\n\
+            [\"bad\\qtable\"]\nx = \"RT5A-0008\"\n\
+            [http]\ntimeout = 30\n\
+            [env]\nbroken = { \"unterminated = \"RT5A-0007\nretry = 3\n";
+        let out = cargo_config(text);
+        assert!(!out.contains("RT5A"), "{out}");
+        for kept in [
+            "[registries.other]\nindex = \"sparse+https://other.example/index/\"\n",
+            "[registries.third]\nindex = \"sparse+https://third.example/index/\"\n",
+            "default = \"corp\"\n",
+            "retry = 3\n",
+            "KEPT = { value = \"kept-value\", force = true }\n",
+            "b = \"build\"\n",
+            "[http]\ntimeout = 30\n",
+        ] {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+        let paths = toml_paths("a = { b = 1, c = [{ 'd' = 2 }, 3], \"e\\u0066\".g = \"}\" }").unwrap();
+        let dotted: Vec<String> = paths.iter().map(|p| p.join(".")).collect();
+        assert_eq!(dotted, ["a", "a.b", "a.c.d", "a.c", "a.ef.g"]);
+        for bad in ["a = { b = 1", "a = [1, 2", "a = \"x", "= 1", "a b = 1", "a = { b }", "a = 1 2 ]"] {
+            assert!(toml_paths(bad).is_none(), "{bad}");
+        }
     }
 
     #[test]
