@@ -4521,3 +4521,31 @@ fn a_snapshots_secret_named_headers_are_shown_without_their_secrets() {
     assert!(!said.contains("RT5A"), "{said}");
     assert!(said.ends_with("hello from the snapshot\nok kept\n4\n"), "{said}");
 }
+
+/// rt5 A7: cargo's config kept a registry's token in an inline table and under an escaped key
+/// (`"tok\u0065n"`, which cargo reads as `token`). Both go; cargo still reads the rest.
+#[test]
+fn cargos_config_loses_a_token_however_toml_spells_its_key() {
+    let Some(w) = world() else { return };
+    let cargo_home = w.home(".cargo");
+    std::fs::create_dir_all(&cargo_home).unwrap();
+    std::fs::write(
+        cargo_home.join("config.toml"),
+        "[registries]\ncorp = { index = \"sparse+https://corp.example/index/\", token = \"RT5A-CARGO-INLINE-0001\" }\n\
+         [registries.other]\nindex = \"sparse+https://other.example/index/\"\n\"tok\\u0065n\" = \"RT5A-CARGO-ESCAPED-0002\"\n\
+         [registries.third]\nindex = \"sparse+https://third.example/index/\"\ntoken = 'RT5A-CARGO-PLAIN-0003'\n\
+         [env]\nSETTING = { value = \"kept\", force = true }\n[alias]\nxt = \"test\"\n",
+    )
+    .unwrap();
+    w.write(
+        "probe.sh",
+        "set -e\ncat \"$CARGO_HOME/config.toml\"\ncd /tmp\ncargo xt --help >/dev/null\necho cargo read its alias\n",
+    );
+    let out = w.command(&["-c", "sh probe.sh"]).env("CARGO_HOME", &cargo_home).output().unwrap();
+    succeeded(&out, "read cargo's config");
+    let shown = text(&out.stdout);
+    assert!(!shown.contains("RT5A"), "a secret shown:\n{shown}");
+    assert!(shown.contains("[registries.other]\nindex = \"sparse+https://other.example/index/\"\n"), "{shown}");
+    assert!(shown.contains("SETTING = { value = \"kept\", force = true }\n"), "{shown}");
+    assert!(shown.ends_with("cargo read its alias\n"), "{shown}");
+}
