@@ -8,7 +8,10 @@
 //! - the agents' shell snapshots (`~/.codex/shell_snapshots`, `~/.claude/shell-snapshots`):
 //!   Codex's export every variable, and sourcing one would put back what the environment scrub
 //!   ([`super::environ`]) removed; both keep the person's aliases and functions, which hold
-//!   tokens as often (`alias gh-api='curl -H "Authorization: token …"'`).
+//!   tokens as often (`alias gh-api='curl -H "Authorization: token …"'`);
+//! - a toolchain's own settings files in the toolchains the box shows ([`in_toolchain`]: npm's
+//!   global `etc/npmrc`, a Python's `pip.conf`), found when the box is built
+//!   (`super::view`); its key and credential stores are covered.
 //!
 //! A copy is made when the box is built. The box's record watches the snapshot directories, so a
 //! snapshot written for a new session makes a new box; a changed git or cargo config shows in the
@@ -31,6 +34,122 @@ pub enum Copied {
     GitConfig,
     CargoConfig,
     Snapshots,
+    /// A settings file in a toolchain's tree ([`in_toolchain`]): [`settings_file`].
+    Settings,
+}
+
+/// What a file in a toolchain's tree the box shows (`~/.nvm`, `~/.pyenv`, `~/.dotnet`, ...) is
+/// shown as, by its name (rt5 A11): toolchains keep their own settings beside their programs,
+/// and a person's credentials with them (`npm config set --location=global` writes
+/// `$PREFIX/etc/npmrc`, pip reads `sys.prefix/pip.conf`, .NET keeps certificates with their
+/// private keys in `~/.dotnet/corefx/cryptography/x509stores`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InToolchain {
+    /// A settings file of a package manager's, where tokens sit beside settings: shown as a
+    /// copy without them ([`settings_file`]).
+    Filtered,
+    /// A credential store or a key store: covered.
+    Hidden,
+    /// A file that may hold a private key (`*.pem`, `*.key`): covered where it does.
+    KeyIfPrivate,
+}
+
+/// The settings files of [`InToolchain::Filtered`]: npm's, yarn's, pip's, PyPI's upload
+/// config, conda's, gem's, bun's, Gradle's.
+pub const TOOLCHAIN_SETTINGS: &[&str] = &[
+    "npmrc",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "pip.conf",
+    "pip.ini",
+    ".pypirc",
+    ".condarc",
+    "condarc",
+    ".gemrc",
+    "gemrc",
+    "bunfig.toml",
+    ".bunfig.toml",
+    "gradle.properties",
+];
+
+/// The credential and key stores of [`InToolchain::Hidden`], files by name; and by suffix,
+/// [`TOOLCHAIN_KEY_SUFFIXES`]; directories, [`TOOLCHAIN_STORE_DIRS`].
+pub const TOOLCHAIN_STORES: &[&str] = &[
+    ".netrc",
+    "_netrc",
+    ".git-credentials",
+    "credentials",
+    "credentials.json",
+    "credentials.toml",
+    ".pgpass",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+];
+
+/// Directories that are credential or key stores: .NET's certificate stores (private keys in
+/// the clear), docker's client config.
+pub const TOOLCHAIN_STORE_DIRS: &[&str] = &["x509stores", ".docker"];
+
+/// Key stores by their suffix: PKCS#12 (`.pfx`, `.p12`, .NET's store), Java's own.
+pub const TOOLCHAIN_KEY_SUFFIXES: &[&str] = &[".pfx", ".p12", ".jks", ".keystore"];
+
+/// How a file or directory named `name` in a toolchain's tree is shown, where not as it is.
+pub fn in_toolchain(name: &[u8], dir: bool) -> Option<InToolchain> {
+    let named = |list: &[&str]| list.iter().any(|n| n.as_bytes() == name);
+    if dir {
+        return named(TOOLCHAIN_STORE_DIRS).then_some(InToolchain::Hidden);
+    }
+    if named(TOOLCHAIN_STORES) {
+        return Some(InToolchain::Hidden);
+    }
+    let low = name.to_ascii_lowercase();
+    if named(TOOLCHAIN_SETTINGS) {
+        Some(InToolchain::Filtered)
+    } else if TOOLCHAIN_KEY_SUFFIXES.iter().any(|s| low.ends_with(s.as_bytes())) {
+        Some(InToolchain::Hidden)
+    } else if low.ends_with(b".pem") || low.ends_with(b".key") {
+        Some(InToolchain::KeyIfPrivate)
+    } else {
+        None
+    }
+}
+
+/// A settings file of `key = value` (or `key: value`) lines (`.npmrc`, `pip.conf`, `.pypirc`,
+/// `.yarnrc.yml`, `gradle.properties`) without what holds a credential: a line whose key says
+/// it holds one ([`super::environ::secret_name`]: `//registry.npmjs.org/:_authToken`, `_auth`,
+/// `_password`, `password`, `npmAuthToken`) or whose text does ([`holds_secret`], a URL with a
+/// password [`holds_credential`]: pip's `index-url`), with the lines that continue it (indented
+/// more); and comments.
+pub fn settings_file(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    // The indentation of the line last dropped, while the lines after it continue it.
+    let mut dropped: Option<usize> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let trimmed = body.trim_start();
+        let indent = body.len() - trimmed.len();
+        if trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
+            continue;
+        }
+        if dropped.is_some_and(|d| indent > d) {
+            continue;
+        }
+        let key = trimmed.split(['=', ':']).next().unwrap_or("").trim().trim_matches(['"', '\'']);
+        // npm's per-registry keys: `//host/path/:_authToken`, the key after the last `:`.
+        let last = trimmed.split('=').next().unwrap_or("").rsplit(':').next().unwrap_or("").trim();
+        let secret = super::environ::secret_name(key)
+            || super::environ::secret_name(last)
+            || holds_secret(trimmed)
+            || holds_credential(trimmed);
+        dropped = secret.then_some(indent);
+        if !secret {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// How `path` is shown, for a person whose home is `home` and cargo's `cargo_home`.
@@ -749,6 +868,56 @@ mod tests {
         for bad in ["a = { b = 1", "a = [1, 2", "a = \"x", "= 1", "a b = 1", "a = { b }", "a = 1 2 ]"] {
             assert!(toml_paths(bad).is_none(), "{bad}");
         }
+    }
+
+    /// rt5 A11: what a toolchain's tree holds of the person's credentials, by name.
+    #[test]
+    fn a_toolchains_settings_and_stores_are_known_by_their_names() {
+        for (name, dir, how) in [
+            ("npmrc", false, Some(InToolchain::Filtered)),
+            ("pip.conf", false, Some(InToolchain::Filtered)),
+            ("pip.ini", false, Some(InToolchain::Filtered)),
+            (".yarnrc.yml", false, Some(InToolchain::Filtered)),
+            ("x509stores", true, Some(InToolchain::Hidden)),
+            ("0123ABCD.pfx", false, Some(InToolchain::Hidden)),
+            ("client.P12", false, Some(InToolchain::Hidden)),
+            (".netrc", false, Some(InToolchain::Hidden)),
+            ("credentials", false, Some(InToolchain::Hidden)),
+            ("keycert.pem", false, Some(InToolchain::KeyIfPrivate)),
+            ("server.key", false, Some(InToolchain::KeyIfPrivate)),
+            ("credentials", true, None),
+            ("npmrc", true, None),
+            ("node", false, None),
+            ("lib", true, None),
+            ("credentials.py", false, None),
+        ] {
+            assert_eq!(in_toolchain(name.as_bytes(), dir), how, "{name} (a directory: {dir})");
+        }
+    }
+
+    #[test]
+    fn a_settings_file_keeps_its_settings_and_loses_its_credentials() {
+        let npmrc = "; npm's global config\nregistry=https://registry.npmjs.org/\n\
+                     //registry.npmjs.org/:_authToken=SECRET1abcdefgh\n_auth = SECRET2\n\
+                     //npm.corp.example/:_password=SECRET3\nemail=ann@example.com\nfund=false\n\
+                     @corp:registry=https://npm.corp.example/\n";
+        let out = settings_file(npmrc);
+        assert_eq!(
+            out,
+            "registry=https://registry.npmjs.org/\nemail=ann@example.com\nfund=false\n\
+             @corp:registry=https://npm.corp.example/\n"
+        );
+        let pip = "[global]\nindex-url = https://u:SECRET4@pypi.corp.example/simple\n\
+                   extra-index-url =\n    https://u:SECRET5@a.example/simple\n    https://b.example/simple\n\
+                   timeout = 60\n[install]\ntrusted-host = pypi.corp.example\n";
+        let out = settings_file(pip);
+        assert!(!out.contains("SECRET"), "{out}");
+        assert!(out.contains("[global]\n") && out.contains("timeout = 60\n[install]\ntrusted-host"), "{out}");
+        let yarn = "npmRegistries:\n  \"//npm.corp.example\":\n    npmAuthToken: SECRET6abcdefgh\n    npmAlwaysAuth: true\n\
+                    nodeLinker: node-modules\n";
+        let out = settings_file(yarn);
+        assert!(!out.contains("SECRET"), "{out}");
+        assert!(out.contains("nodeLinker: node-modules\n"), "{out}");
     }
 
     #[test]
