@@ -4549,3 +4549,53 @@ fn cargos_config_loses_a_token_however_toml_spells_its_key() {
     assert!(shown.contains("SETTING = { value = \"kept\", force = true }\n"), "{shown}");
     assert!(shown.ends_with("cargo read its alias\n"), "{shown}");
 }
+
+/// rt5 A11: the toolchains the box shows held the person's credentials in their own settings
+/// and stores: npm's global npmrc (`$PREFIX/etc/npmrc`), a Python's `pip.conf`, .NET's
+/// certificate store with its private keys. Settings files are shown without their
+/// credentials, stores and private keys not at all; the rest of the toolchain as it is.
+#[test]
+fn a_toolchains_own_settings_and_key_stores_are_shown_without_credentials() {
+    let Some(w) = world() else { return };
+    let plant = |rel: &str, body: &str| {
+        let p = w.home(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    };
+    let npmrc =
+        "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=npm_RT5ANPMTOKEN0001abcdefghijKLMN\n";
+    plant(".nvm/versions/node/v22.11.0/etc/npmrc", npmrc);
+    plant(".npm-global/etc/npmrc", "; global\n_auth=RT5AAUTH0002\nfund=false\n");
+    // npm's builtin config, in its own package.
+    plant(".nvm/versions/node/v22.11.0/lib/node_modules/npm/npmrc", "_authToken=RT5ABUILTIN0006abcd\n");
+    plant(".dotnet/corefx/cryptography/x509stores/my/0123ABCD.pfx", "RT5APFX0003");
+    plant(
+        ".pyenv/versions/3.12.0/pip.conf",
+        "[global]\nindex-url = https://u:RT5APIP0004@pypi.corp.example/simple\ntimeout = 60\n",
+    );
+    plant(".pyenv/versions/3.12.0/lib/site-packages/certifi/cacert.pem", "-----BEGIN CERTIFICATE-----\nMIIpublic\n");
+    plant(
+        ".pyenv/versions/3.12.0/lib/test/keycert.pem",
+        "-----BEGIN PRIVATE KEY-----\nRT5AKEY0005\n-----END PRIVATE KEY-----\n",
+    );
+    plant(".nvm/versions/node/v22.11.0/bin/node-tool", "#!/bin/sh\necho the toolchain runs\n");
+    // A new box, built with them (another setting makes another box).
+    let w = w.sandbox(serde_json::json!({"denyRead": ["~/.not-there"]}));
+    let out = w.script(
+        "cd ~\ngrep -rs RT5A .dotnet .nvm .npm-global .pyenv\n\
+         cat .nvm/versions/node/v22.11.0/etc/npmrc .npm-global/etc/npmrc .pyenv/versions/3.12.0/pip.conf\n\
+         cat .pyenv/versions/3.12.0/lib/site-packages/certifi/cacert.pem\n\
+         sh .nvm/versions/node/v22.11.0/bin/node-tool\n",
+    );
+    let said = text(&out.stdout);
+    assert!(!said.contains("RT5A"), "{said}\n{}", text(&out.stderr));
+    for kept in [
+        "registry=https://registry.npmjs.org/\n",
+        "fund=false\n",
+        "[global]\ntimeout = 60\n",
+        "-----BEGIN CERTIFICATE-----\nMIIpublic\n",
+        "the toolchain runs\n",
+    ] {
+        assert!(said.contains(kept), "{kept} lost:\n{said}\n{}", text(&out.stderr));
+    }
+}
