@@ -559,33 +559,54 @@ fn unreadable_system(spec: &BoxSpec, notes: &mut Vec<String>) -> Vec<PathBuf> {
             out.push(root.to_path_buf());
             continue;
         }
-        let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
-        while let Some(dir) = queue.pop_front() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for e in entries.flatten() {
-                seen += 1;
-                if seen > MAX_ENTRIES {
-                    notes.push(format!(
-                        "the system's trees hold more than {MAX_ENTRIES} entries: what others may not read below \
-                         {} is not covered",
-                        dir.display()
-                    ));
-                    return out;
-                }
-                let p = e.path();
-                let Ok(m) = e.metadata() else { continue };
-                if m.file_type().is_symlink() || excluded(&p) {
-                    continue;
-                }
-                if secret(&p, &m) {
-                    out.push(p);
-                } else if m.is_dir() && m.dev() == dev {
-                    queue.push_back(p);
-                }
+        let walked = walk([root.to_path_buf()], MAX_ENTRIES, &mut seen, |_, e| {
+            let p = e.path();
+            let Ok(m) = e.metadata() else { return false };
+            if m.file_type().is_symlink() || excluded(&p) {
+                return false;
             }
+            if secret(&p, &m) {
+                out.push(p);
+                false
+            } else {
+                m.is_dir() && m.dev() == dev
+            }
+        });
+        if let Err(dir) = walked {
+            notes.push(format!(
+                "the system's trees hold more than {MAX_ENTRIES} entries: what others may not read below {} is not \
+                 covered",
+                dir.display()
+            ));
+            return out;
         }
     }
     out
+}
+
+/// Walks the trees at `roots` breadth first: `visit` is shown each entry with its directory,
+/// and says whether to enter it. `Err` with the directory it was in where `seen` (counted
+/// across calls) passed `max`.
+fn walk(
+    roots: impl IntoIterator<Item = PathBuf>,
+    max: usize,
+    seen: &mut usize,
+    mut visit: impl FnMut(&Path, &std::fs::DirEntry) -> bool,
+) -> Result<(), PathBuf> {
+    let mut queue: std::collections::VecDeque<PathBuf> = roots.into_iter().collect();
+    while let Some(dir) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            *seen += 1;
+            if *seen > max {
+                return Err(dir);
+            }
+            if visit(&dir, &e) {
+                queue.push_back(e.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What the toolchains the box shows hold of the person's credentials (rt5 A11): in every
@@ -616,50 +637,42 @@ fn toolchain_secrets(
             _ => hide.push(p),
         },
     };
-    let mut seen = 0;
     let roots = spec.visible.iter().filter(|v| matches!(v.from, Origin::Toolchain | Origin::Path));
-    let mut queue: std::collections::VecDeque<PathBuf> = roots.map(|r| r.path.clone()).collect();
-    while let Some(dir) = queue.pop_front() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for e in entries.flatten() {
-            seen += 1;
-            if seen > MAX_ENTRIES {
-                notes.push(format!(
-                    "the toolchains hold more than {MAX_ENTRIES} entries: credentials below {} are not looked for",
-                    dir.display()
-                ));
-                return (hide, copies);
-            }
-            let Ok(kind) = e.file_type() else { continue };
-            let name = e.file_name();
-            let p = e.path();
-            match in_toolchain(name.as_bytes(), kind.is_dir()) {
-                _ if kind.is_symlink() => {}
-                Some(InToolchain::Hidden) => hide.push(p),
-                Some(InToolchain::KeyIfPrivate) if kind.is_file() => {
-                    let head = std::fs::File::open(&p).and_then(|f| {
-                        use std::io::Read;
-                        let mut head = Vec::new();
-                        f.take(64 * 1024).read_to_end(&mut head).map(|_| head)
-                    });
-                    if head.is_ok_and(|h| super::environ::secret_value(&h)) {
-                        hide.push(p);
-                    }
+    let walked = walk(roots.map(|r| r.path.clone()), MAX_ENTRIES, &mut 0, |dir, e| {
+        let Ok(kind) = e.file_type() else { return false };
+        let name = e.file_name();
+        match in_toolchain(name.as_bytes(), kind.is_dir()) {
+            _ if kind.is_symlink() => {}
+            Some(InToolchain::Hidden) => hide.push(e.path()),
+            Some(InToolchain::KeyIfPrivate) if kind.is_file() => {
+                let head = std::fs::File::open(e.path()).and_then(|f| {
+                    use std::io::Read;
+                    let mut head = Vec::new();
+                    f.take(64 * 1024).read_to_end(&mut head).map(|_| head)
+                });
+                if head.is_ok_and(|h| super::environ::secret_value(&h)) {
+                    hide.push(e.path());
                 }
-                Some(InToolchain::Filtered) if kind.is_file() => settings(p, &mut hide),
-                // Packages' own code is not walked (no tool reads its settings there, and a few
-                // Pythons' hold 100,000 entries: 150 ms a box); but npm's own settings file,
-                // which is in its package (`lib/node_modules/npm/npmrc`).
-                _ if kind.is_dir() && package_code(&dir, name.as_bytes()) => {
-                    let builtin = p.join("npm/npmrc");
-                    if builtin.symlink_metadata().is_ok_and(|m| m.is_file()) {
-                        settings(builtin, &mut hide);
-                    }
-                }
-                _ if kind.is_dir() => queue.push_back(p),
-                _ => {}
             }
+            Some(InToolchain::Filtered) if kind.is_file() => settings(e.path(), &mut hide),
+            // Packages' own code is not walked (no tool reads its settings there, and a few
+            // Pythons' hold 100,000 entries: 150 ms a box); but npm's own settings file, which
+            // is in its package (`lib/node_modules/npm/npmrc`).
+            _ if kind.is_dir() && package_code(dir, name.as_bytes()) => {
+                let builtin = e.path().join("npm/npmrc");
+                if builtin.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                    settings(builtin, &mut hide);
+                }
+            }
+            _ => return kind.is_dir(),
         }
+        false
+    });
+    if let Err(dir) = walked {
+        notes.push(format!(
+            "the toolchains hold more than {MAX_ENTRIES} entries: credentials below {} are not looked for",
+            dir.display()
+        ));
     }
     (hide, copies)
 }
