@@ -749,7 +749,9 @@ impl Store {
     /// keeps its own), or `None` where there is no `path` to copy.
     fn copy(&self, path: &Path, how: super::copies::Copied, box_name: &str) -> Result<Option<PathBuf>, String> {
         use super::copies::{Copied, cargo_config, git_config, settings_file, snapshot};
-        let hex: String = path.as_os_str().as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        // Named by the path's hash: its hex would pass a name's 255 bytes for a deep one (a
+        // toolchain's `candidates/maven/current/conf/settings.xml`).
+        let hex = crate::text::sha256::hex(&[path.as_os_str().as_bytes()]);
         let dir = join(&self.dir, &format!("copies/{box_name}"));
         let copy = join(&dir, &hex);
         let fail = |e: std::io::Error| format!("{}: {e}", copy.display());
