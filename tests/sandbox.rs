@@ -4578,13 +4578,17 @@ fn a_toolchains_own_settings_and_key_stores_are_shown_without_credentials() {
         ".pyenv/versions/3.12.0/lib/test/keycert.pem",
         "-----BEGIN PRIVATE KEY-----\nRT5AKEY0005\n-----END PRIVATE KEY-----\n",
     );
+    plant(
+        ".sdkman/candidates/maven/current/conf/settings.xml",
+        "<settings>\n<servers><server><id>corp</id><password>RT5AMAVEN0007</password></server></servers>\n</settings>\n",
+    );
     plant(".nvm/versions/node/v22.11.0/bin/node-tool", "#!/bin/sh\necho the toolchain runs\n");
     // A new box, built with them (another setting makes another box).
     let w = w.sandbox(serde_json::json!({"denyRead": ["~/.not-there"]}));
     let out = w.script(
         "cd ~\ngrep -rs RT5A .dotnet .nvm .npm-global .pyenv\n\
          cat .nvm/versions/node/v22.11.0/etc/npmrc .npm-global/etc/npmrc .pyenv/versions/3.12.0/pip.conf\n\
-         cat .pyenv/versions/3.12.0/lib/site-packages/certifi/cacert.pem\n\
+         cat .pyenv/versions/3.12.0/lib/site-packages/certifi/cacert.pem .sdkman/candidates/maven/current/conf/settings.xml\n\
          sh .nvm/versions/node/v22.11.0/bin/node-tool\n",
     );
     let said = text(&out.stdout);
@@ -4594,6 +4598,7 @@ fn a_toolchains_own_settings_and_key_stores_are_shown_without_credentials() {
         "fund=false\n",
         "[global]\ntimeout = 60\n",
         "-----BEGIN CERTIFICATE-----\nMIIpublic\n",
+        "<servers><server><id>corp</id></server></servers>",
         "the toolchain runs\n",
     ] {
         assert!(said.contains(kept), "{kept} lost:\n{said}\n{}", text(&out.stderr));

@@ -71,6 +71,8 @@ pub const TOOLCHAIN_SETTINGS: &[&str] = &[
     "bunfig.toml",
     ".bunfig.toml",
     "gradle.properties",
+    // Maven's: `<server>`s with their `<password>` (`$MAVEN_HOME/conf/settings.xml`).
+    "settings.xml",
 ];
 
 /// The credential and key stores of [`InToolchain::Hidden`], files by name; and by suffix,
@@ -83,6 +85,7 @@ pub const TOOLCHAIN_STORES: &[&str] = &[
     "credentials.json",
     "credentials.toml",
     ".pgpass",
+    "settings-security.xml",
     "id_rsa",
     "id_dsa",
     "id_ecdsa",
@@ -122,8 +125,11 @@ pub fn in_toolchain(name: &[u8], dir: bool) -> Option<InToolchain> {
 /// it holds one ([`super::environ::secret_name`]: `//registry.npmjs.org/:_authToken`, `_auth`,
 /// `_password`, `password`, `npmAuthToken`) or whose text does ([`holds_secret`], a URL with a
 /// password [`holds_credential`]: pip's `index-url`), with the lines that continue it (indented
-/// more); and comments.
+/// more); and comments. An XML file (Maven's `settings.xml`) is [`xml_settings`]'s.
 pub fn settings_file(text: &str) -> String {
+    if text.trim_start().starts_with('<') {
+        return xml_settings(text);
+    }
     let mut out = String::with_capacity(text.len());
     // The indentation of the line last dropped, while the lines after it continue it.
     let mut dropped: Option<usize> = None;
@@ -292,6 +298,39 @@ fn cargo_secret_path(path: &[String]) -> bool {
             Some("registries") => !kept(path.get(2)),
             _ => false,
         }
+}
+
+/// An XML settings file without its comments and the elements whose name says they hold a
+/// secret ([`super::environ::secret_name`]: Maven's `<password>`, `<passphrase>`,
+/// `<privateKey>`), whole. What follows an element that is not closed goes too.
+pub fn xml_settings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if let Some(comment) = rest.strip_prefix("<!--") {
+            let Some(end) = comment.find("-->") else { return out };
+            rest = &comment[end + 3..];
+            continue;
+        }
+        let name_len = rest[1..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))
+            .unwrap_or(rest.len() - 1);
+        let name = &rest[1..1 + name_len];
+        let Some(tag_end) = rest.find('>') else { return out };
+        let local = name.rsplit(':').next().unwrap_or(name);
+        if name.is_empty() || !super::environ::secret_name(local) || rest[..tag_end].ends_with('/') {
+            out.push_str(&rest[..=tag_end]);
+            rest = &rest[tag_end + 1..];
+            continue;
+        }
+        let close = format!("</{name}>");
+        let Some(end) = rest.find(&close) else { return out };
+        rest = &rest[end + close.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Every key's path in an entry (`key = value`), relative to its table: its own, and those of
@@ -918,6 +957,18 @@ mod tests {
         let out = settings_file(yarn);
         assert!(!out.contains("SECRET"), "{out}");
         assert!(out.contains("nodeLinker: node-modules\n"), "{out}");
+        let maven = "<?xml version=\"1.0\"?>\n<settings>\n  <!-- <password>SECRET7</password> -->\n\
+                     <localRepository>/opt/m2</localRepository>\n  <servers>\n    <server>\n      <id>corp</id>\n\
+                     <username>ann</username>\n      <password>SECRET8</password>\n\
+                     <passphrase>\n SECRET9\n</passphrase>\n      <m:privateKey>SECRET10</m:privateKey>\n\
+                     </server>\n  </servers>\n  <mirrors/>\n<password>SECRET11";
+        let out = settings_file(maven);
+        assert!(!out.contains("SECRET"), "{out}");
+        for kept in
+            ["<localRepository>/opt/m2</localRepository>", "<id>corp</id>", "<username>ann</username>", "<mirrors/>"]
+        {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
     }
 
     #[test]
