@@ -4566,6 +4566,7 @@ fn a_toolchains_own_settings_and_key_stores_are_shown_without_credentials() {
         "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=npm_RT5ANPMTOKEN0001abcdefghijKLMN\n";
     plant(".nvm/versions/node/v22.11.0/etc/npmrc", npmrc);
     plant(".npm-global/etc/npmrc", "; global\n_auth=RT5AAUTH0002\nfund=false\n");
+    plant(".volta/tools/image/node/20.0.0/etc/npmrc", "fund=false\n");
     // npm's builtin config, in its own package.
     plant(".nvm/versions/node/v22.11.0/lib/node_modules/npm/npmrc", "_authToken=RT5ABUILTIN0006abcd\n");
     plant(".dotnet/corefx/cryptography/x509stores/my/0123ABCD.pfx", "RT5APFX0003");
@@ -4603,4 +4604,11 @@ fn a_toolchains_own_settings_and_key_stores_are_shown_without_credentials() {
     ] {
         assert!(said.contains(kept), "{kept} lost:\n{said}\n{}", text(&out.stderr));
     }
+    // A token written to a settings file while the box is kept is not seen there.
+    let first = w.mount_ns();
+    let volta = ".volta/tools/image/node/20.0.0/etc/npmrc";
+    w.write_home(volta, "fund=false\n//npm.corp.example/:_authToken=RT5ALATER0008abcd\n");
+    let out = w.script(&format!("cat ~/{volta}\n"));
+    assert_eq!(w.mount_ns(), first, "the same box");
+    assert_eq!(text(&out.stdout), "fund=false\n", "{}", text(&out.stderr));
 }

@@ -625,17 +625,15 @@ fn toolchain_secrets(
     use super::copies::{Copied, InToolchain, in_toolchain};
     const MAX_ENTRIES: usize = 500_000;
     let (mut hide, mut copies) = (Vec::new(), Vec::new());
-    // A settings file: shown as it is where it holds nothing to take out, as a copy without it
-    // where it does, not at all where it cannot be copied.
-    let mut settings = |p: PathBuf, hide: &mut Vec<PathBuf>| match std::fs::read_to_string(&p) {
-        Ok(text) if super::copies::settings_file(&text) == text => {}
-        _ => match store.copy(&p, Copied::Settings, &spec.name) {
-            Ok(Some(copy)) => match take(&copy, true) {
-                Some((fd, false)) => copies.push((p, fd)),
-                _ => hide.push(p),
-            },
+    // A settings file: shown as a copy without what holds a credential, made now (so a token
+    // written there later is not seen in this box, as with cargo's config); not at all where it
+    // cannot be copied.
+    let mut settings = |p: PathBuf, hide: &mut Vec<PathBuf>| match store.copy(&p, Copied::Settings, &spec.name) {
+        Ok(Some(copy)) => match take(&copy, true) {
+            Some((fd, false)) => copies.push((p, fd)),
             _ => hide.push(p),
         },
+        _ => hide.push(p),
     };
     let roots = spec.visible.iter().filter(|v| matches!(v.from, Origin::Toolchain | Origin::Path));
     let walked = walk(roots.map(|r| r.path.clone()), MAX_ENTRIES, &mut 0, |dir, e| {
