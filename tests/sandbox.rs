@@ -4454,3 +4454,161 @@ fn a_box_without_its_inotify_watch_keeps_no_process_past_its_command() {
     assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
     assert!(!w.path("still-running").exists(), "the process left behind outlived its command");
 }
+
+// ---- fix5-secrets: secrets the box still saw (rt5 A7, A8, A11, B4) ----
+
+/// rt5 B4: issuers' tokens inside a value (a URL's user part, after `Bearer `, `--token=`, in
+/// JSON), numbered names, a function bash exported with a `Bearer` header, and Google's,
+/// Vault's and SendGrid's forms were in the box's environment. They are not; look-alikes stay.
+#[test]
+fn the_environment_loses_the_secrets_rt5_found() {
+    let Some(w) = world() else { return };
+    let out = w
+        // Run by agentsh itself, not through a shell (dash drops a function's name).
+        .command(&["-c", "env"])
+        .env("REPO_URL", "https://ghp_0123456789abcdefghijABCDEFGHIJRT5B01@github.com/o/r.git")
+        .env("CURL_HEADER", "Authorization: Bearer sk-ant-api03-FAKEFAKEFAKEFAKEFAKE-RT5B02")
+        .env("BASH_FUNC_deploy%%", "() {  curl -H \"Authorization: Bearer FAKE-BASHFUNC-RT5B03\" https://x; }")
+        .env("GH_ARGS", "--token=ghp_0123456789abcdefghijABCDEFGHIJRT5B04")
+        .env("CONF_JSON", "{\"oauth_token\":\"gho_0123456789abcdefghijABCDEFGHIJRT5B05\"}")
+        .env("GITHUB_TOKEN2", "FAKE-RT5B06")
+        .env("STRIPE_KEY3", "FAKE-RT5B07")
+        .env("GOOGLE_OAUTH", "ya29.a0AfH6SMBFAKEFAKEFAKEFAKEFAKERT5B08")
+        .env("VAULT", "hvs.CAESIFAKEFAKEFAKEFAKEFAKERT5B09")
+        .env("SENDGRID", "SG.FAKEFAKEFAKEFAKE.FAKEFAKEFAKEFAKEFAKEFAKERT5B10")
+        .env("GOOGLE_CLIENT", "GOCSPX-FAKEFAKEFAKEFAKEFAKE-RT5B11")
+        .env("BASH_FUNC_greet%%", "() {  echo hello; }")
+        .env("TOOL_DIRS", "/opt/sk-learn-toolkit-and-more/bin:/usr/bin")
+        .env("AUTH0_DOMAIN", "example.eu.auth0.com")
+        .output()
+        .unwrap();
+    succeeded(&out, "env");
+    let env = text(&out.stdout);
+    assert!(!env.contains("RT5B"), "{env}");
+    for kept in ["BASH_FUNC_greet%%=() {  echo hello; }", "TOOL_DIRS=/opt/sk-learn", "AUTH0_DOMAIN=example"] {
+        assert!(env.contains(kept), "{kept} removed:\n{env}");
+    }
+}
+
+/// rt5 A8: a snapshot's aliases and functions that send a secret in a header whose own name
+/// is a secret's (`X-Vault-Token`, `DD-API-KEY`, `apikey`, `X-Auth-Key`) were shown verbatim.
+/// They become `:`; the rest still defines what it did.
+#[test]
+fn a_snapshots_secret_named_headers_are_shown_without_their_secrets() {
+    let Some(mut w) = world() else { return };
+    let claude = tempfile::Builder::new().prefix("claude-home").tempdir_in("/tmp").unwrap();
+    w.env.push(("CLAUDE_CONFIG_DIR".into(), claude.path().display().to_string()));
+    succeeded(&w.run("true"), "the agent's first command");
+    let snap = claude.path().join("shell-snapshots/snapshot-bash-1.sh");
+    std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+    std::fs::write(
+        &snap,
+        "shopt -s expand_aliases\n\
+         alias vls='curl -s -H \"X-Vault-Token: hvs.RT5AVAULTTOKEN0001abcdef\" https://vault.corp.example/v1/secret/'\n\
+         alias ddq='curl -s -H \"DD-API-KEY: RT5ADATADOG0002abcdef0123456789\" https://api.datadoghq.com/api/v1/validate'\n\
+         alias sb='curl -s -H \"apikey: RT5ASUPABASE0003abcdefghijkl\" https://x.supabase.co/rest/v1/'\n\
+         alias ok='curl -s -H \"X-Vault-Token: $VAULT_TOKEN\" https://vault.corp.example/v1/'\n\
+         cfpurge () \n{ \n    curl -X POST -H \"X-Auth-Key: RT5ACLOUDFLARE0006abcdef\" https://api.cloudflare.com/\n}\n\
+         greet () \n{ \n    echo hello from the snapshot\n}\n",
+    )
+    .unwrap();
+    let out = w.script(&format!(
+        "cat {snap}\nbash -c '. {snap}; greet; alias ok >/dev/null && echo ok kept; type vls ddq sb cfpurge 2>&1 | grep -c \"not found\"'\n",
+        snap = snap.display()
+    ));
+    succeeded(&out, "read and source the snapshot");
+    let said = text(&out.stdout);
+    assert!(!said.contains("RT5A"), "{said}");
+    assert!(said.ends_with("hello from the snapshot\nok kept\n4\n"), "{said}");
+}
+
+/// rt5 A7: cargo's config kept a registry's token in an inline table and under an escaped key
+/// (`"tok\u0065n"`, which cargo reads as `token`). Both go; cargo still reads the rest.
+#[test]
+fn cargos_config_loses_a_token_however_toml_spells_its_key() {
+    let Some(w) = world() else { return };
+    let cargo_home = w.home(".cargo");
+    std::fs::create_dir_all(&cargo_home).unwrap();
+    std::fs::write(
+        cargo_home.join("config.toml"),
+        "[registries]\ncorp = { index = \"sparse+https://corp.example/index/\", token = \"RT5A-CARGO-INLINE-0001\" }\n\
+         [registries.other]\nindex = \"sparse+https://other.example/index/\"\n\"tok\\u0065n\" = \"RT5A-CARGO-ESCAPED-0002\"\n\
+         [registries.third]\nindex = \"sparse+https://third.example/index/\"\ntoken = 'RT5A-CARGO-PLAIN-0003'\n\
+         [env]\nSETTING = { value = \"kept\", force = true }\n[alias]\nxt = \"test\"\n",
+    )
+    .unwrap();
+    w.write(
+        "probe.sh",
+        "set -e\ncat \"$CARGO_HOME/config.toml\"\ncd /tmp\ncargo xt --help >/dev/null\necho cargo read its alias\n",
+    );
+    let out = w.command(&["-c", "sh probe.sh"]).env("CARGO_HOME", &cargo_home).output().unwrap();
+    succeeded(&out, "read cargo's config");
+    let shown = text(&out.stdout);
+    assert!(!shown.contains("RT5A"), "a secret shown:\n{shown}");
+    assert!(shown.contains("[registries.other]\nindex = \"sparse+https://other.example/index/\"\n"), "{shown}");
+    assert!(shown.contains("SETTING = { value = \"kept\", force = true }\n"), "{shown}");
+    assert!(shown.ends_with("cargo read its alias\n"), "{shown}");
+}
+
+/// rt5 A11: the toolchains the box shows held the person's credentials in their own settings
+/// and stores: npm's global npmrc (`$PREFIX/etc/npmrc`), a Python's `pip.conf`, .NET's
+/// certificate store with its private keys. Settings files are shown without their
+/// credentials, stores and private keys not at all; the rest of the toolchain as it is.
+#[test]
+fn a_toolchains_own_settings_and_key_stores_are_shown_without_credentials() {
+    let Some(w) = world() else { return };
+    let plant = |rel: &str, body: &str| {
+        let p = w.home(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    };
+    let npmrc =
+        "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken=npm_RT5ANPMTOKEN0001abcdefghijKLMN\n";
+    plant(".nvm/versions/node/v22.11.0/etc/npmrc", npmrc);
+    plant(".npm-global/etc/npmrc", "; global\n_auth=RT5AAUTH0002\nfund=false\n");
+    plant(".volta/tools/image/node/20.0.0/etc/npmrc", "fund=false\n");
+    // npm's builtin config, in its own package.
+    plant(".nvm/versions/node/v22.11.0/lib/node_modules/npm/npmrc", "_authToken=RT5ABUILTIN0006abcd\n");
+    plant(".dotnet/corefx/cryptography/x509stores/my/0123ABCD.pfx", "RT5APFX0003");
+    plant(
+        ".pyenv/versions/3.12.0/pip.conf",
+        "[global]\nindex-url = https://u:RT5APIP0004@pypi.corp.example/simple\ntimeout = 60\n",
+    );
+    plant(".pyenv/versions/3.12.0/lib/site-packages/certifi/cacert.pem", "-----BEGIN CERTIFICATE-----\nMIIpublic\n");
+    plant(
+        ".pyenv/versions/3.12.0/lib/test/keycert.pem",
+        "-----BEGIN PRIVATE KEY-----\nRT5AKEY0005\n-----END PRIVATE KEY-----\n",
+    );
+    plant(
+        ".sdkman/candidates/maven/current/conf/settings.xml",
+        "<settings>\n<servers><server><id>corp</id><password>RT5AMAVEN0007</password></server></servers>\n</settings>\n",
+    );
+    plant(".nvm/versions/node/v22.11.0/bin/node-tool", "#!/bin/sh\necho the toolchain runs\n");
+    // A new box, built with them (another setting makes another box).
+    let w = w.sandbox(serde_json::json!({"denyRead": ["~/.not-there"]}));
+    let out = w.script(
+        "cd ~\ngrep -rs RT5A .dotnet .nvm .npm-global .pyenv\n\
+         cat .nvm/versions/node/v22.11.0/etc/npmrc .npm-global/etc/npmrc .pyenv/versions/3.12.0/pip.conf\n\
+         cat .pyenv/versions/3.12.0/lib/site-packages/certifi/cacert.pem .sdkman/candidates/maven/current/conf/settings.xml\n\
+         sh .nvm/versions/node/v22.11.0/bin/node-tool\n",
+    );
+    let said = text(&out.stdout);
+    assert!(!said.contains("RT5A"), "{said}\n{}", text(&out.stderr));
+    for kept in [
+        "registry=https://registry.npmjs.org/\n",
+        "fund=false\n",
+        "[global]\ntimeout = 60\n",
+        "-----BEGIN CERTIFICATE-----\nMIIpublic\n",
+        "<servers><server><id>corp</id></server></servers>",
+        "the toolchain runs\n",
+    ] {
+        assert!(said.contains(kept), "{kept} lost:\n{said}\n{}", text(&out.stderr));
+    }
+    // A token written to a settings file while the box is kept is not seen there.
+    let first = w.mount_ns();
+    let volta = ".volta/tools/image/node/20.0.0/etc/npmrc";
+    w.write_home(volta, "fund=false\n//npm.corp.example/:_authToken=RT5ALATER0008abcd\n");
+    let out = w.script(&format!("cat ~/{volta}\n"));
+    assert_eq!(w.mount_ns(), first, "the same box");
+    assert_eq!(text(&out.stdout), "fund=false\n", "{}", text(&out.stderr));
+}

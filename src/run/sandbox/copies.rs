@@ -8,7 +8,10 @@
 //! - the agents' shell snapshots (`~/.codex/shell_snapshots`, `~/.claude/shell-snapshots`):
 //!   Codex's export every variable, and sourcing one would put back what the environment scrub
 //!   ([`super::environ`]) removed; both keep the person's aliases and functions, which hold
-//!   tokens as often (`alias gh-api='curl -H "Authorization: token …"'`).
+//!   tokens as often (`alias gh-api='curl -H "Authorization: token …"'`);
+//! - a toolchain's own settings files in the toolchains the box shows ([`in_toolchain`]: npm's
+//!   global `etc/npmrc`, a Python's `pip.conf`), found when the box is built
+//!   (`super::view`); its key and credential stores are covered.
 //!
 //! A copy is made when the box is built. The box's record watches the snapshot directories, so a
 //! snapshot written for a new session makes a new box; a changed git or cargo config shows in the
@@ -31,6 +34,128 @@ pub enum Copied {
     GitConfig,
     CargoConfig,
     Snapshots,
+    /// A settings file in a toolchain's tree ([`in_toolchain`]): [`settings_file`].
+    Settings,
+}
+
+/// What a file in a toolchain's tree the box shows (`~/.nvm`, `~/.pyenv`, `~/.dotnet`, ...) is
+/// shown as, by its name (rt5 A11): toolchains keep their own settings beside their programs,
+/// and a person's credentials with them (`npm config set --location=global` writes
+/// `$PREFIX/etc/npmrc`, pip reads `sys.prefix/pip.conf`, .NET keeps certificates with their
+/// private keys in `~/.dotnet/corefx/cryptography/x509stores`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InToolchain {
+    /// A settings file of a package manager's, where tokens sit beside settings: shown as a
+    /// copy without them ([`settings_file`]).
+    Filtered,
+    /// A credential store or a key store: covered.
+    Hidden,
+    /// A file that may hold a private key (`*.pem`, `*.key`): covered where it does.
+    KeyIfPrivate,
+}
+
+/// The settings files of [`InToolchain::Filtered`]: npm's, yarn's, pip's, PyPI's upload
+/// config, conda's, gem's, bun's, Gradle's.
+pub const TOOLCHAIN_SETTINGS: &[&str] = &[
+    "npmrc",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "pip.conf",
+    "pip.ini",
+    ".pypirc",
+    ".condarc",
+    "condarc",
+    ".gemrc",
+    "gemrc",
+    "bunfig.toml",
+    ".bunfig.toml",
+    "gradle.properties",
+    // Maven's: `<server>`s with their `<password>` (`$MAVEN_HOME/conf/settings.xml`).
+    "settings.xml",
+];
+
+/// The credential and key stores of [`InToolchain::Hidden`], files by name; and by suffix,
+/// [`TOOLCHAIN_KEY_SUFFIXES`]; directories, [`TOOLCHAIN_STORE_DIRS`].
+pub const TOOLCHAIN_STORES: &[&str] = &[
+    ".netrc",
+    "_netrc",
+    ".git-credentials",
+    "credentials",
+    "credentials.json",
+    "credentials.toml",
+    ".pgpass",
+    "settings-security.xml",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+];
+
+/// Directories that are credential or key stores: .NET's certificate stores (private keys in
+/// the clear), docker's client config.
+pub const TOOLCHAIN_STORE_DIRS: &[&str] = &["x509stores", ".docker"];
+
+/// Key stores by their suffix: PKCS#12 (`.pfx`, `.p12`, .NET's store), Java's own.
+pub const TOOLCHAIN_KEY_SUFFIXES: &[&str] = &[".pfx", ".p12", ".jks", ".keystore"];
+
+/// How a file or directory named `name` in a toolchain's tree is shown, where not as it is.
+pub fn in_toolchain(name: &[u8], dir: bool) -> Option<InToolchain> {
+    let named = |list: &[&str]| list.iter().any(|n| n.as_bytes() == name);
+    if dir {
+        return named(TOOLCHAIN_STORE_DIRS).then_some(InToolchain::Hidden);
+    }
+    if named(TOOLCHAIN_STORES) {
+        return Some(InToolchain::Hidden);
+    }
+    let low = name.to_ascii_lowercase();
+    if named(TOOLCHAIN_SETTINGS) {
+        Some(InToolchain::Filtered)
+    } else if TOOLCHAIN_KEY_SUFFIXES.iter().any(|s| low.ends_with(s.as_bytes())) {
+        Some(InToolchain::Hidden)
+    } else if low.ends_with(b".pem") || low.ends_with(b".key") {
+        Some(InToolchain::KeyIfPrivate)
+    } else {
+        None
+    }
+}
+
+/// A settings file of `key = value` (or `key: value`) lines (`.npmrc`, `pip.conf`, `.pypirc`,
+/// `.yarnrc.yml`, `gradle.properties`) without what holds a credential: a line whose key says
+/// it holds one ([`super::environ::secret_name`]: `//registry.npmjs.org/:_authToken`, `_auth`,
+/// `_password`, `password`, `npmAuthToken`) or whose text does ([`holds_secret`], a URL with a
+/// password [`holds_credential`]: pip's `index-url`), with the lines that continue it (indented
+/// more); and comments. An XML file (Maven's `settings.xml`) is [`xml_settings`]'s.
+pub fn settings_file(text: &str) -> String {
+    if text.trim_start().starts_with('<') {
+        return xml_settings(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    // The indentation of the line last dropped, while the lines after it continue it.
+    let mut dropped: Option<usize> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let trimmed = body.trim_start();
+        let indent = body.len() - trimmed.len();
+        if trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
+            continue;
+        }
+        if dropped.is_some_and(|d| indent > d) {
+            continue;
+        }
+        let key = trimmed.split(['=', ':']).next().unwrap_or("").trim().trim_matches(['"', '\'']);
+        // npm's per-registry keys: `//host/path/:_authToken`, the key after the last `:`.
+        let last = trimmed.split('=').next().unwrap_or("").rsplit(':').next().unwrap_or("").trim();
+        let secret = super::environ::secret_name(key)
+            || super::environ::secret_name(last)
+            || holds_secret(trimmed)
+            || holds_credential(trimmed);
+        dropped = secret.then_some(indent);
+        if !secret {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// How `path` is shown, for a person whose home is `home` and cargo's `cargo_home`.
@@ -111,16 +236,25 @@ fn holds_credential(text: &str) -> bool {
     })
 }
 
-/// Cargo's config (TOML) without what holds a credential, as [`git_config`] does for git's: a
-/// table whose name says it holds one (`[credential-alias]`), an entry whose key does
-/// ([`super::environ::secret_name`] of each part: `registry.token`, `registries.corp.token`,
-/// `credential-provider`, `global-credential-providers`, an `[env]` entry such as
-/// `OPENAI_API_KEY`), and an entry whose value holds one ([`holds_secret`]: `http.proxy` with a
-/// password, an `[env]` value in a token's form; or [`holds_credential`]). Comments go too. An
-/// entry may span lines (an array, a multi-line string): it is kept or dropped whole.
+/// Cargo's config (TOML) without what holds a credential, as [`git_config`] does for git's. Keys
+/// are read as TOML reads them (quoted keys unescaped: `"tok\u0065n"` is `token`), inline
+/// tables' keys included, each with its whole path (`registries.corp.token` of
+/// `corp = { token = … }` under `[registries]`; rt5 A7). Dropped:
+/// - a table whose name says it holds one (`[credential-alias]`), and an entry any of whose keys
+///   does ([`super::environ::secret_name`] of each part: `registry.token`,
+///   `credential-provider`, `global-credential-providers`, an `[env]` entry such as
+///   `OPENAI_API_KEY`);
+/// - under `registry` and `registries.<name>`, where cargo keeps tokens, any key but `index`,
+///   `protocol` and `default`: what is kept there is named, not what is dropped;
+/// - an entry whose value holds one ([`holds_secret`]: `http.proxy` with a password, an `[env]`
+///   value in a token's form; or [`holds_credential`]);
+/// - what cannot be read as TOML: a table or an entry whose key does not parse.
+///
+/// Comments go too. An entry may span lines (an array, a multi-line string): it is kept or
+/// dropped whole.
 pub fn cargo_config(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut drop_table = false;
+    let mut table: Option<Vec<String>> = Some(Vec::new());
     let mut rest = text;
     while !rest.is_empty() {
         let (stmt, len) = toml_statement(rest);
@@ -131,26 +265,233 @@ pub fn cargo_config(text: &str) -> String {
         }
         if body.starts_with('[') {
             let name = body.trim_start_matches('[').trim_end_matches(']');
-            drop_table = toml_key(name).iter().any(|k| super::environ::secret_name(k))
-                || holds_secret(name)
-                || holds_credential(name);
-            if !drop_table {
+            table = toml_table(name)
+                .filter(|path| !cargo_secret_path(path) && !holds_secret(name) && !holds_credential(name));
+            if table.is_some() {
                 out.push_str(body);
                 out.push('\n');
             }
             continue;
         }
-        let key = toml_key(body);
-        let secret = drop_table
-            || key.iter().any(|k| super::environ::secret_name(k))
-            || holds_secret(body)
-            || holds_credential(body);
-        if !secret {
+        let Some(table) = &table else { continue };
+        let secret = match toml_paths(body) {
+            Some(paths) => paths.iter().any(|p| {
+                let full: Vec<String> = table.iter().chain(p).cloned().collect();
+                cargo_secret_path(&full)
+            }),
+            None => true,
+        };
+        if !(secret || holds_secret(body) || holds_credential(body)) {
             out.push_str(body);
             out.push('\n');
         }
     }
     out
+}
+
+/// Whether a key's whole path in cargo's config holds a credential (see [`cargo_config`]).
+fn cargo_secret_path(path: &[String]) -> bool {
+    let kept = |key: Option<&String>| key.is_none_or(|k| ["index", "protocol", "default"].contains(&k.as_str()));
+    path.iter().any(|k| super::environ::secret_name(k))
+        || match path.first().map(String::as_str) {
+            Some("registry") => !kept(path.get(1)),
+            Some("registries") => !kept(path.get(2)),
+            _ => false,
+        }
+}
+
+/// An XML settings file without its comments and the elements whose name says they hold a
+/// secret ([`super::environ::secret_name`]: Maven's `<password>`, `<passphrase>`,
+/// `<privateKey>`), whole. What follows an element that is not closed goes too.
+pub fn xml_settings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if let Some(comment) = rest.strip_prefix("<!--") {
+            let Some(end) = comment.find("-->") else { return out };
+            rest = &comment[end + 3..];
+            continue;
+        }
+        let name_len = rest[1..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))
+            .unwrap_or(rest.len() - 1);
+        let name = &rest[1..1 + name_len];
+        let Some(tag_end) = rest.find('>') else { return out };
+        let local = name.rsplit(':').next().unwrap_or(name);
+        if name.is_empty() || !super::environ::secret_name(local) || rest[..tag_end].ends_with('/') {
+            out.push_str(&rest[..=tag_end]);
+            rest = &rest[tag_end + 1..];
+            continue;
+        }
+        let close = format!("</{name}>");
+        let Some(end) = rest.find(&close) else { return out };
+        rest = &rest[end + close.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every key's path in an entry (`key = value`), relative to its table: its own, and those of
+/// the inline tables in its value (`a = { b = 1, c = [{ d = 2 }] }`: `a`, `a.b`, `a.c`, `a.c.d`).
+/// `None` where it cannot be read as TOML.
+fn toml_paths(entry: &str) -> Option<Vec<Vec<String>>> {
+    let b = entry.as_bytes();
+    let mut i = 0;
+    let key = toml_path(b, &mut i)?;
+    if b.get(i) != Some(&b'=') {
+        return None;
+    }
+    i += 1;
+    let mut paths = vec![key.clone()];
+    toml_value(b, &mut i, &key, &mut paths, 0)?;
+    skip_space(b, &mut i);
+    (i == b.len()).then_some(paths)
+}
+
+/// Reads the value at `b[*i..]` of the key at `path`, adding its inline tables' keys to `paths`.
+fn toml_value(b: &[u8], i: &mut usize, path: &[String], paths: &mut Vec<Vec<String>>, depth: u8) -> Option<()> {
+    skip_space(b, i);
+    let close = match *b.get(*i)? {
+        b'"' | b'\'' => return toml_string(b, i).map(drop),
+        b'{' => b'}',
+        b'[' => b']',
+        _ => {
+            let end = b[*i..].iter().position(|c| matches!(c, b',' | b']' | b'}' | b'\n')).map_or(b.len(), |p| *i + p);
+            let found = end > *i && b[*i..end].iter().any(|c| !c.is_ascii_whitespace());
+            *i = end;
+            return found.then_some(());
+        }
+    };
+    if depth > 32 {
+        return None;
+    }
+    *i += 1;
+    loop {
+        skip_space(b, i);
+        if b.get(*i) == Some(&close) {
+            *i += 1;
+            return Some(());
+        }
+        if close == b'}' {
+            let key = toml_path(b, i)?;
+            if b.get(*i) != Some(&b'=') {
+                return None;
+            }
+            *i += 1;
+            let full: Vec<String> = path.iter().chain(&key).cloned().collect();
+            toml_value(b, i, &full, paths, depth + 1)?;
+            paths.push(full);
+        } else {
+            toml_value(b, i, path, paths, depth + 1)?;
+        }
+        skip_space(b, i);
+        match *b.get(*i)? {
+            b',' => *i += 1,
+            c if c == close => {}
+            _ => return None,
+        }
+    }
+}
+
+/// A key (`registries."corp".token`) at `b[*i..]`, its parts as TOML reads them (quoted ones
+/// unescaped), and the spaces after it.
+fn toml_path(b: &[u8], i: &mut usize) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    loop {
+        skip_space(b, i);
+        match *b.get(*i)? {
+            b'"' | b'\'' => parts.push(toml_string(b, i)?),
+            _ => {
+                let end = b[*i..]
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-')))
+                    .map_or(b.len(), |p| *i + p);
+                if end == *i {
+                    return None;
+                }
+                parts.push(String::from_utf8_lossy(&b[*i..end]).into_owned());
+                *i = end;
+            }
+        }
+        skip_space(b, i);
+        if b.get(*i) != Some(&b'.') {
+            return Some(parts);
+        }
+        *i += 1;
+    }
+}
+
+/// A table's name (what is between `[` and `]`), read as [`toml_path`] reads a key.
+fn toml_table(name: &str) -> Option<Vec<String>> {
+    let mut i = 0;
+    let path = toml_path(name.as_bytes(), &mut i)?;
+    (i == name.len()).then_some(path)
+}
+
+/// The string at `b[*i..]` (basic, literal, or either's multi-line form), unescaped.
+fn toml_string(b: &[u8], i: &mut usize) -> Option<String> {
+    let q = b[*i];
+    let triple = b[*i..].starts_with(&[q, q, q]);
+    let open = if triple { 3 } else { 1 };
+    *i += open;
+    let mut out = Vec::new();
+    loop {
+        let c = *b.get(*i)?;
+        if c == q && (!triple || b[*i..].starts_with(&[q, q, q])) {
+            *i += open;
+            return Some(String::from_utf8_lossy(&out).into_owned());
+        }
+        if c == b'\n' && !triple {
+            return None;
+        }
+        if c == b'\\' && q == b'"' {
+            let e = *b.get(*i + 1)?;
+            *i += 2;
+            let simple = match e {
+                b'"' => Some(b'"'),
+                b'\\' => Some(b'\\'),
+                b'b' => Some(8),
+                b't' => Some(b'\t'),
+                b'n' => Some(b'\n'),
+                b'f' => Some(12),
+                b'r' => Some(b'\r'),
+                b'e' => Some(27),
+                _ => None,
+            };
+            let hex = match e {
+                b'u' => 4,
+                b'U' => 8,
+                b'x' => 2,
+                _ => 0,
+            };
+            if let Some(c) = simple {
+                out.push(c);
+            } else if hex > 0 {
+                let digits = std::str::from_utf8(b.get(*i..*i + hex)?).ok()?;
+                let ch = char::from_u32(u32::from_str_radix(digits, 16).ok()?)?;
+                out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+                *i += hex;
+            } else if triple && e.is_ascii_whitespace() {
+                // A line-ending backslash: the whitespace after it goes.
+                while b.get(*i).is_some_and(u8::is_ascii_whitespace) {
+                    *i += 1;
+                }
+            } else {
+                return None;
+            }
+            continue;
+        }
+        out.push(c);
+        *i += 1;
+    }
+}
+
+fn skip_space(b: &[u8], i: &mut usize) {
+    while b.get(*i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
+        *i += 1;
+    }
 }
 
 /// The first statement of `text` without its comments, and its length: through the newline that
@@ -201,25 +542,6 @@ fn toml_statement(text: &str) -> (String, usize) {
     }
     out.push_str(&text[from.min(b.len())..]);
     (out, b.len())
-}
-
-/// The parts of a TOML key (`registries."corp".token`), or of the key of an entry (what is before
-/// its `=`), without quotes.
-fn toml_key(entry: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut quote = None;
-    for c in entry.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => parts.last_mut().unwrap().push(c),
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '=') => break,
-            (None, '.') => parts.push(String::new()),
-            (None, c) if !c.is_whitespace() => parts.last_mut().unwrap().push(c),
-            _ => {}
-        }
-    }
-    parts
 }
 
 /// A shell snapshot without its secrets. Each statement (through the newline that ends it outside
@@ -315,9 +637,14 @@ pub fn holds_secret(text: &str) -> bool {
         || assigned_secret(text)
 }
 
-/// A credential after an HTTP header's name in `text` (see [`holds_secret`]).
+/// A credential after an HTTP header's name in `text` (see [`holds_secret`]): a header whose
+/// name is `Authorization` or `Proxy-Authorization`, or a secret's by the rules a variable's is
+/// judged by ([`super::environ::secret_name`]: `X-Vault-Token`, `DD-API-KEY`, `X-Auth-Key`,
+/// `apikey`, `Private-Token`, `Cookie`; rt5 A8), followed by a literal of 8 characters or
+/// more (after a scheme: `Bearer`, `Basic`, `token`, ...); or `bearer ` and such a literal
+/// (`--oauth2-bearer …`).
 fn header_credential(text: &str) -> bool {
-    let low = text.to_ascii_lowercase();
+    let b = text.as_bytes();
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| c.is_ascii_whitespace() || matches!(c, '"' | '\'' | '\\' | ';' | ')' | ','))
             .filter(|w| !w.is_empty())
@@ -327,19 +654,33 @@ fn header_credential(text: &str) -> bool {
     };
     let credential =
         |w: &str| w.len() >= 8 && !w.starts_with(['$', '`', '%', '<']) && w.bytes().any(|c| c.is_ascii_alphanumeric());
-    ["authorization:", "private-token:", "x-api-key:", "bearer "].iter().any(|marker| {
-        low.match_indices(marker).any(|(i, _)| {
-            let after = words(&text[i + marker.len()..]);
-            let Some(first) = after.first() else { return false };
-            // A scheme first (`Bearer`, `Basic`, `token`), then the credential.
-            let scheme = marker.ends_with(':') && first.len() <= 10 && first.bytes().all(|c| c.is_ascii_alphabetic());
-            match (scheme, after.get(1)) {
-                (true, Some(second)) => credential(second),
-                (true, None) => false,
-                (false, _) => credential(first),
-            }
-        })
-    })
+    const SCHEMES: &[&str] = &["bearer", "basic", "token", "digest", "negotiate", "bot", "apikey", "key", "sso-key"];
+    // What follows a header's name: a credential, or a scheme and then one.
+    let value = |after: &str| {
+        let after = words(after);
+        let Some(first) = after.first() else { return false };
+        if SCHEMES.iter().any(|s| first.eq_ignore_ascii_case(s)) {
+            after.get(1).is_some_and(|second| credential(second))
+        } else {
+            credential(first)
+        }
+    };
+    let header = text.match_indices(':').any(|(i, _)| {
+        let start =
+            b[..i].iter().rposition(|&c| !(c.is_ascii_alphanumeric() || c == b'-' || c == b'_')).map_or(0, |p| p + 1);
+        let name = &text[start..i];
+        let bounded = start == 0
+            || matches!(b[start - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'' | b'=' | b'(' | b'{' | b',' | b'[');
+        let named = name.eq_ignore_ascii_case("authorization")
+            || name.eq_ignore_ascii_case("proxy-authorization")
+            || super::environ::secret_name(name);
+        bounded && !name.starts_with('-') && named && !text[i + 1..].starts_with("//") && value(&text[i + 1..])
+    });
+    header
+        || text
+            .to_ascii_lowercase()
+            .match_indices("bearer ")
+            .any(|(i, _)| words(&text[i + "bearer ".len()..]).first().is_some_and(|w| credential(w)))
 }
 
 /// A literal given to a secret's name in `text`: `NAME=value` or `--name=value` (see
@@ -530,6 +871,106 @@ mod tests {
         assert!(!out.contains("credential-alias") && !out.contains("# fast"), "{out}");
     }
 
+    /// rt5 A7: a registry's token in an inline table, under an escaped key, under a dotted key
+    /// at the top, or under a key no list of token names has; and what does not parse.
+    #[test]
+    fn a_cargo_config_loses_tokens_however_toml_spells_their_keys() {
+        let text = "[registries]\n\
+            corp = { index = \"sparse+https://corp.example/index/\", token = \"RT5A-0001\" }\n\
+            [registries.other]\nindex = \"sparse+https://other.example/index/\"\n\"tok\\u0065n\" = \"RT5A-0002\"\n\
+            [registries.third]\nindex = \"sparse+https://third.example/index/\"\ntoken = 'RT5A-0003'\n\
+            bearer = \"RT5A-0004\"\n\
+            [\"regis\\u0074ry\"]\ndefault = \"corp\"\n\"t\\U0000006Fken\" = \"RT5A-0005\"\n\
+            [net]\nretry = 3\n\
+            [env]\nA = { value = \"x\", nested = [{ api_key = \"RT5A-0006\" }] }\n\
+            KEPT = { value = \"kept-value\", force = true }\n\
+            [alias]\nb = \"build\"\n\
+            [\"bad\\qtable\"]\nx = \"RT5A-0008\"\n\
+            [http]\ntimeout = 30\n\
+            [env]\nbroken = { \"unterminated = \"RT5A-0007\nretry = 3\n";
+        let out = cargo_config(text);
+        assert!(!out.contains("RT5A"), "{out}");
+        for kept in [
+            "[registries.other]\nindex = \"sparse+https://other.example/index/\"\n",
+            "[registries.third]\nindex = \"sparse+https://third.example/index/\"\n",
+            "default = \"corp\"\n",
+            "retry = 3\n",
+            "KEPT = { value = \"kept-value\", force = true }\n",
+            "b = \"build\"\n",
+            "[http]\ntimeout = 30\n",
+        ] {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+        let paths = toml_paths("a = { b = 1, c = [{ 'd' = 2 }, 3], \"e\\u0066\".g = \"}\" }").unwrap();
+        let dotted: Vec<String> = paths.iter().map(|p| p.join(".")).collect();
+        assert_eq!(dotted, ["a", "a.b", "a.c.d", "a.c", "a.ef.g"]);
+        for bad in ["a = { b = 1", "a = [1, 2", "a = \"x", "= 1", "a b = 1", "a = { b }", "a = 1 2 ]"] {
+            assert!(toml_paths(bad).is_none(), "{bad}");
+        }
+    }
+
+    /// rt5 A11: what a toolchain's tree holds of the person's credentials, by name.
+    #[test]
+    fn a_toolchains_settings_and_stores_are_known_by_their_names() {
+        for (name, dir, how) in [
+            ("npmrc", false, Some(InToolchain::Filtered)),
+            ("pip.conf", false, Some(InToolchain::Filtered)),
+            ("pip.ini", false, Some(InToolchain::Filtered)),
+            (".yarnrc.yml", false, Some(InToolchain::Filtered)),
+            ("x509stores", true, Some(InToolchain::Hidden)),
+            ("0123ABCD.pfx", false, Some(InToolchain::Hidden)),
+            ("client.P12", false, Some(InToolchain::Hidden)),
+            (".netrc", false, Some(InToolchain::Hidden)),
+            ("credentials", false, Some(InToolchain::Hidden)),
+            ("keycert.pem", false, Some(InToolchain::KeyIfPrivate)),
+            ("server.key", false, Some(InToolchain::KeyIfPrivate)),
+            ("credentials", true, None),
+            ("npmrc", true, None),
+            ("node", false, None),
+            ("lib", true, None),
+            ("credentials.py", false, None),
+        ] {
+            assert_eq!(in_toolchain(name.as_bytes(), dir), how, "{name} (a directory: {dir})");
+        }
+    }
+
+    #[test]
+    fn a_settings_file_keeps_its_settings_and_loses_its_credentials() {
+        let npmrc = "; npm's global config\nregistry=https://registry.npmjs.org/\n\
+                     //registry.npmjs.org/:_authToken=SECRET1abcdefgh\n_auth = SECRET2\n\
+                     //npm.corp.example/:_password=SECRET3\nemail=ann@example.com\nfund=false\n\
+                     @corp:registry=https://npm.corp.example/\n";
+        let out = settings_file(npmrc);
+        assert_eq!(
+            out,
+            "registry=https://registry.npmjs.org/\nemail=ann@example.com\nfund=false\n\
+             @corp:registry=https://npm.corp.example/\n"
+        );
+        let pip = "[global]\nindex-url = https://u:SECRET4@pypi.corp.example/simple\n\
+                   extra-index-url =\n    https://u:SECRET5@a.example/simple\n    https://b.example/simple\n\
+                   timeout = 60\n[install]\ntrusted-host = pypi.corp.example\n";
+        let out = settings_file(pip);
+        assert!(!out.contains("SECRET"), "{out}");
+        assert!(out.contains("[global]\n") && out.contains("timeout = 60\n[install]\ntrusted-host"), "{out}");
+        let yarn = "npmRegistries:\n  \"//npm.corp.example\":\n    npmAuthToken: SECRET6abcdefgh\n    npmAlwaysAuth: true\n\
+                    nodeLinker: node-modules\n";
+        let out = settings_file(yarn);
+        assert!(!out.contains("SECRET"), "{out}");
+        assert!(out.contains("nodeLinker: node-modules\n"), "{out}");
+        let maven = "<?xml version=\"1.0\"?>\n<settings>\n  <!-- <password>SECRET7</password> -->\n\
+                     <localRepository>/opt/m2</localRepository>\n  <servers>\n    <server>\n      <id>corp</id>\n\
+                     <username>ann</username>\n      <password>SECRET8</password>\n\
+                     <passphrase>\n SECRET9\n</passphrase>\n      <m:privateKey>SECRET10</m:privateKey>\n\
+                     </server>\n  </servers>\n  <mirrors/>\n<password>SECRET11";
+        let out = settings_file(maven);
+        assert!(!out.contains("SECRET"), "{out}");
+        for kept in
+            ["<localRepository>/opt/m2</localRepository>", "<id>corp</id>", "<username>ann</username>", "<mirrors/>"]
+        {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+    }
+
     #[test]
     fn cargos_config_is_known_wherever_its_home_is() {
         let (home, cargo) = (Path::new("/h"), Path::new("/opt/cargo"));
@@ -613,6 +1054,35 @@ mod tests {
         }
         let ok = std::process::Command::new("bash").args(["-n", "-c", &out]).status().unwrap();
         assert!(ok.success(), "{out}");
+    }
+
+    /// rt5 A8: a header whose own name is a secret's (Vault's, Datadog's, Cloudflare's,
+    /// Supabase's) and its literal value.
+    #[test]
+    fn a_header_named_as_a_secret_is_a_credential() {
+        for text in [
+            "alias vls='curl -s -H \"X-Vault-Token: hvs.RT5AVAULTTOKEN0001abcdef\" https://vault.corp.example/v1/'",
+            "alias ddq='curl -s -H \"DD-API-KEY: RT5ADATADOG0002abcdef0123456789\" https://api.datadoghq.com/'",
+            "alias sb='curl -s -H \"apikey: RT5ASUPABASE0003abcdefghijkl\" https://x.supabase.co/rest/v1/'",
+            "cfpurge () \n{ \n    curl -X POST -H \"X-Auth-Key: RT5ACLOUDFLARE0006abcdef\" https://api.cf\n}\n",
+            "curl --header='X-Auth-Token: abcdefgh12345' https://x",
+            "curl -H 'Cookie: session=abcdef0123456789' https://x",
+            "curl -H 'Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==' https://x",
+            "http POST api.example.com X-Api-Key:abcdef0123456789",
+        ] {
+            assert!(holds_secret(text), "{text}");
+        }
+        for text in [
+            "curl -H \"X-Vault-Token: $VAULT_TOKEN\" https://vault",
+            "curl -H 'X-Auth-Key: ${CF_KEY}' https://x",
+            "curl -H 'Accept: application/json' https://x",
+            "curl -H 'Content-Type: application/vnd.api+json' https://x",
+            "echo \"Token: expired\"",
+            "ssh -o ProxyCommand=none host:path/to/file",
+            "export PATH=/usr/local/bin:/usr/bin",
+        ] {
+            assert!(!holds_secret(text), "{text}");
+        }
     }
 
     #[test]

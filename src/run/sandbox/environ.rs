@@ -71,7 +71,7 @@ pub const ORDINARY_WORDS: &[&str] = &[
 ];
 
 /// Tokens in the form their issuers document: a prefix, and at least so many characters of
-/// `[A-Za-z0-9_-]` after it.
+/// `[A-Za-z0-9_.-]` after it. Found wherever they start a word of a value ([`secret_value`]).
 pub const ISSUED: &[(&str, usize)] = &[
     ("ghp_", 20),
     ("gho_", 20),
@@ -110,6 +110,14 @@ pub const ISSUED: &[(&str, usize)] = &[
     ("hf_", 20),
     ("npm_", 20),
     ("AIza", 30),
+    // rt5 B4: Google's OAuth access tokens and client secrets, HashiCorp Vault's service, batch
+    // and recovery tokens, SendGrid's keys (`SG.<id>.<secret>`: the dot is a token's byte).
+    ("ya29.", 20),
+    ("GOCSPX-", 20),
+    ("hvs.", 20),
+    ("hvb.", 20),
+    ("hvr.", 20),
+    ("SG.", 20),
 ];
 
 /// Where webhooks' URLs start (after `https://`): the URL is the credential.
@@ -193,7 +201,12 @@ fn upper_secret_name(up: &str) -> bool {
         let w = w.strip_suffix('S').unwrap_or(w);
         (w.ends_with("KEY") || w.ends_with("TOKEN") || w.ends_with("SECRET")) && !ORDINARY_WORDS.contains(&w)
     };
-    let word = up.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| SECRET_WORDS.contains(&w) || ends(w));
+    // A numbered word is its word (rt5 B4: `GITHUB_TOKEN2`, `STRIPE_KEY3`), but Auth0's name.
+    fn numbered(w: &str) -> &str {
+        if w == "AUTH0" { w } else { w.trim_end_matches(|c: char| c.is_ascii_digit()) }
+    }
+    let word =
+        up.split(|c: char| !c.is_ascii_alphanumeric()).map(numbered).any(|w| SECRET_WORDS.contains(&w) || ends(w));
     let b = up.as_bytes();
     word || (0..b.len()).any(|i| {
         matches!(b[i], b'P' | b'S' | b'A' | b'W' | b'H' | b'C')
@@ -202,8 +215,7 @@ fn upper_secret_name(up: &str) -> bool {
 }
 
 /// Whether `value` looks like a secret whatever its variable is called: a URL that carries a
-/// password or a webhook's, a private key, a JSON web token, or a token in a form its issuer
-/// documents ([`ISSUED`]).
+/// password or a webhook's, a private key, or a token ([`token_in`]) anywhere in it.
 pub fn secret_value(value: &[u8]) -> bool {
     let v = value.trim_ascii();
     if secret_url(v) {
@@ -212,21 +224,96 @@ pub fn secret_value(value: &[u8]) -> bool {
     if find(v, b"-----BEGIN").is_some() && find(v, b"PRIVATE KEY").is_some() {
         return true;
     }
-    let token = |prefix: &[u8], min: usize| {
-        v.starts_with(prefix)
-            && v.len() >= prefix.len() + min
-            && v[prefix.len()..].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+    token_in(v)
+}
+
+/// Whether a token starts at a word of `v`: the whole value, or a word that starts it or follows
+/// one of ` \t:=@,;"'({[` or `//` (a URL's user part: `https://ghp_…@github.com`, `--token=…`,
+/// `{"oauth_token":"gho_…"}`). Tokens: one in its issuer's form ([`ISSUED`]), an AWS access key
+/// (`AKIA` and 16 of `[A-Z0-9]`), a JSON web token (`eyJ`, two dots), and what follows `Bearer `
+/// or `Basic `. A token that is not the whole value must look like one: two of upper case,
+/// lower case and digits in it (not `sk-learn-toolkit`, `hf_datasets_cache`).
+///
+/// It runs on every variable of every boxed command: one pass over the bytes, and a prefix is
+/// compared only at the start of a word whose first byte starts one.
+pub fn token_in(v: &[u8]) -> bool {
+    let (mut prev, mut prev2) = (b' ', 0u8);
+    for (i, &c) in v.iter().enumerate() {
+        let boundary = BOUNDARY[prev as usize] || (prev == b'/' && prev2 == b'/');
+        (prev2, prev) = (prev, c);
+        if boundary && STARTS[c as usize] && token_at(v, i) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The bytes after which a word of a value starts ([`token_in`]).
+const BOUNDARY: [bool; 256] = table(b" \t:=@,;\"'({[");
+
+/// The bytes a token starts with ([`token_in`]).
+const STARTS: [bool; 256] = {
+    let mut t = table(b"AeBb");
+    let mut i = 0;
+    while i < ISSUED.len() {
+        t[ISSUED[i].0.as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+const fn table(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+/// Whether a token starts at `v[i]`, the start of a word (see [`token_in`]).
+fn token_at(v: &[u8], i: usize) -> bool {
+    let tok = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
+    let mixed = |run: &[u8]| {
+        let (mut upper, mut lower, mut digit) = (false, false, false);
+        for c in run {
+            upper |= c.is_ascii_uppercase();
+            lower |= c.is_ascii_lowercase();
+            digit |= c.is_ascii_digit();
+        }
+        upper as u8 + lower as u8 + digit as u8 >= 2
     };
-    let issued = ISSUED.iter().any(|(p, min)| v.first() == p.as_bytes().first() && token(p.as_bytes(), *min));
-    let aws = (v.starts_with(b"AKIA") || v.starts_with(b"ASIA"))
-        && v.len() == 20
-        && v.iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
-    // header.payload.signature, each base64url; the header of every JWT starts `{"` = `eyJ`.
-    let jwt = v.starts_with(b"eyJ")
-        && v.iter().filter(|&&c| c == b'.').count() == 2
-        && v.len() >= 30
-        && v.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'='));
-    issued || aws || jwt
+    let rest = &v[i..];
+    // The run of token bytes after `prefix`, where `rest` starts with it.
+    let run = |prefix: &[u8]| {
+        rest.starts_with(prefix).then(|| {
+            let r = &rest[prefix.len()..];
+            &r[..r.iter().position(|&c| !tok(c)).unwrap_or(r.len())]
+        })
+    };
+    // A token that is the whole value, in its issuer's form, needs no more; one in a value must
+    // look like one.
+    let issued = ISSUED.iter().filter(|(p, _)| p.as_bytes()[0] == v[i]).any(|(p, min)| {
+        run(p.as_bytes()).is_some_and(|r| r.len() >= *min && ((i == 0 && p.len() + r.len() == v.len()) || mixed(r)))
+    });
+    issued
+        || match v[i] {
+            b'A' => {
+                (rest.starts_with(b"AKIA") || rest.starts_with(b"ASIA"))
+                    && rest.len() >= 20
+                    && rest[4..20].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                    && !rest.get(20).is_some_and(|c| c.is_ascii_alphanumeric())
+            }
+            // header.payload.signature, each base64url; the header of every JWT starts `{"` = `eyJ`.
+            b'e' => run(b"eyJ").is_some_and(|r| r.len() >= 27 && r.iter().filter(|&&c| c == b'.').count() == 2),
+            b'B' | b'b' => [&b"Bearer "[..], b"bearer ", b"Basic ", b"basic "].iter().any(|p| {
+                let r = &rest[p.len().min(rest.len())..];
+                let r = &r[..r.iter().position(|&c| !(tok(c) || matches!(c, b'+' | b'/' | b'='))).unwrap_or(r.len())];
+                rest.starts_with(p) && r.len() >= 8 && mixed(r)
+            }),
+            _ => false,
+        }
 }
 
 /// Whether some URL in `text` carries a credential: a password in its user part
@@ -282,8 +369,16 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// The environment for the box: `vars` (the agent's) less what [`secret`] names, but for
-/// `pass` (`sandbox.passEnv`), with `TMPDIR` the box's own.
+/// Whether the variable `name` is a function bash exported (`export -f`: `BASH_FUNC_f%%`) that
+/// holds a secret, by the rules a shell snapshot's functions are judged by
+/// ([`super::copies::holds_secret`]: `curl -H "Authorization: Bearer …"`, rt5 B4).
+fn function(name: &str, value: &std::ffi::OsStr) -> bool {
+    name.starts_with("BASH_FUNC_") && super::copies::holds_secret(&value.to_string_lossy())
+}
+
+/// The environment for the box: `vars` (the agent's) less what [`secret`] names, what
+/// [`secret_value`] knows and functions that hold a secret, but for `pass`
+/// (`sandbox.passEnv`), with `TMPDIR` the box's own.
 pub fn scrub<I>(vars: I, pass: &[String]) -> Vec<(std::ffi::OsString, std::ffi::OsString)>
 where
     I: IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
@@ -291,7 +386,7 @@ where
     vars.into_iter()
         .filter(|(k, v)| {
             let k = k.to_string_lossy();
-            pass.iter().any(|p| p == &*k) || !(secret(&k) || secret_value(v.as_encoded_bytes()))
+            pass.iter().any(|p| p == &*k) || !(secret(&k) || secret_value(v.as_encoded_bytes()) || function(&k, v))
         })
         .map(|(k, v)| if k == "TMPDIR" && v != "/tmp" { (k, "/tmp".into()) } else { (k, v) })
         .collect()
@@ -456,6 +551,55 @@ mod tests {
         ] {
             assert!(!secret_value(value.as_bytes()), "{value} removed");
         }
+    }
+
+    /// rt5 B4: issuers' tokens inside a value, numbered names, exported functions, and
+    /// Google's, Vault's and SendGrid's forms.
+    #[test]
+    fn a_token_inside_a_value_a_numbered_name_and_a_function_go() {
+        for value in [
+            "https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r.git",
+            "Authorization: Bearer sk-ant-api03-FAKEFAKEFAKEFAKEFAKE-RT5B",
+            "Bearer FAKE-BASHFUNC-RT5B",
+            "--token=ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "{\"oauth_token\":\"gho_0123456789abcdefghijABCDEFGHIJ012345\"}",
+            "ya29.a0AfH6SMBFAKEFAKEFAKEFAKEFAKERT5B",
+            "hvs.CAESIFAKEFAKEFAKEFAKEFAKERT5B",
+            "SG.FAKEFAKEFAKEFAKE.FAKEFAKEFAKEFAKEFAKEFAKERT5B",
+            "GOCSPX-FAKEFAKEFAKEFAKEFAKE-RT5B",
+            "key=AIzaSyA0123456789abcdefghijklmnopqrstu",
+            "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+            "{\"id_token\": \"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXZhbHVl\"}",
+            "--header=Authorization: Basic dXNlcjpwYXNzd29yZA==",
+        ] {
+            assert!(secret_value(value.as_bytes()), "{value} kept");
+        }
+        for value in [
+            "/opt/sk-learn-toolkit-and-more/bin:/usr/bin",
+            "/data/hf_datasets_cache_directory_x",
+            "https://sk-something-long-enough.example.com/",
+            "the bearer of news",
+            "Basic authentication for the admin pages",
+            "/home/u/.npm_global_packages_dir/bin",
+            "AKIAIOSFODNN7EXAMPLEANDMORE",
+            "a path/ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        ] {
+            assert!(!secret_value(value.as_bytes()), "{value} removed");
+        }
+        for name in ["GITHUB_TOKEN2", "NPM_TOKEN1", "STRIPE_KEY3", "GITHUB_PAT2", "DB_PASSWORD2", "OPENAIKEY10"] {
+            assert!(secret(name), "{name} kept");
+        }
+        for name in ["AUTH0_DOMAIN", "HTTP2_ENABLED", "PYTHON3_PATH", "KEYBOARD2", "SHA256SUM"] {
+            assert!(!secret(name), "{name} removed");
+        }
+        let vars = [
+            ("BASH_FUNC_deploy%%", "() {  curl -H \"Authorization: Bearer FAKE-BASHFUNC-RT5B\" https://x; }"),
+            ("BASH_FUNC_vault%%", "() {  curl -H \"X-Vault-Token: FAKEVAULTRT5B\" https://v; }"),
+            ("BASH_FUNC_greet%%", "() {  echo hello; }"),
+        ]
+        .map(|(k, v)| (k.into(), v.into()));
+        let kept: Vec<_> = scrub(vars, &[]).into_iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
+        assert_eq!(kept, ["BASH_FUNC_greet%%"]);
     }
 
     #[test]

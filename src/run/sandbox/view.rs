@@ -136,6 +136,7 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
     let own = own_places(spec, &mut made.notes);
     let linked = linked_from_home(spec);
     let secrets = unreadable_system(spec, &mut made.notes);
+    let (in_toolchains, toolchain_copies) = toolchain_secrets(spec, &store, &mut made.notes);
 
     // Read-only, everything: no write and no change of mode, owner, time or attribute anywhere
     // the spec does not put something writable back (issue 25: `chmod 666 ~/.bashrc`).
@@ -228,6 +229,12 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
         }
     }
     for path in &secrets {
+        cover.cover(path)?;
+    }
+    for (path, fd) in &toolchain_copies {
+        put(fd, path)?;
+    }
+    for path in &in_toolchains {
         cover.cover(path)?;
     }
     // Last, so nothing mounted after reopens them.
@@ -552,33 +559,127 @@ fn unreadable_system(spec: &BoxSpec, notes: &mut Vec<String>) -> Vec<PathBuf> {
             out.push(root.to_path_buf());
             continue;
         }
-        let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
-        while let Some(dir) = queue.pop_front() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for e in entries.flatten() {
-                seen += 1;
-                if seen > MAX_ENTRIES {
-                    notes.push(format!(
-                        "the system's trees hold more than {MAX_ENTRIES} entries: what others may not read below \
-                         {} is not covered",
-                        dir.display()
-                    ));
-                    return out;
-                }
-                let p = e.path();
-                let Ok(m) = e.metadata() else { continue };
-                if m.file_type().is_symlink() || excluded(&p) {
-                    continue;
-                }
-                if secret(&p, &m) {
-                    out.push(p);
-                } else if m.is_dir() && m.dev() == dev {
-                    queue.push_back(p);
-                }
+        let walked = walk([root.to_path_buf()], MAX_ENTRIES, &mut seen, |_, e| {
+            let p = e.path();
+            let Ok(m) = e.metadata() else { return false };
+            if m.file_type().is_symlink() || excluded(&p) {
+                return false;
             }
+            if secret(&p, &m) {
+                out.push(p);
+                false
+            } else {
+                m.is_dir() && m.dev() == dev
+            }
+        });
+        if let Err(dir) = walked {
+            notes.push(format!(
+                "the system's trees hold more than {MAX_ENTRIES} entries: what others may not read below {} is not \
+                 covered",
+                dir.display()
+            ));
+            return out;
         }
     }
     out
+}
+
+/// Walks the trees at `roots` breadth first: `visit` is shown each entry with its directory,
+/// and says whether to enter it. `Err` with the directory it was in where `seen` (counted
+/// across calls) passed `max`.
+fn walk(
+    roots: impl IntoIterator<Item = PathBuf>,
+    max: usize,
+    seen: &mut usize,
+    mut visit: impl FnMut(&Path, &std::fs::DirEntry) -> bool,
+) -> Result<(), PathBuf> {
+    let mut queue: std::collections::VecDeque<PathBuf> = roots.into_iter().collect();
+    while let Some(dir) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            *seen += 1;
+            if *seen > max {
+                return Err(dir);
+            }
+            if visit(&dir, &e) {
+                queue.push_back(e.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the toolchains the box shows hold of the person's credentials (rt5 A11): in every
+/// directory shown as a toolchain's or `$PATH`'s, the files and directories
+/// [`super::copies::in_toolchain`] names by their names. Returns what to cover (credential and
+/// key stores: `.netrc`, `x509stores`, `*.pfx`, a `*.pem` with a private key) and, for each
+/// settings file (`etc/npmrc`, `pip.conf`, ...), its copy without its credentials, taken (a
+/// detached read-only mount) to be put over it. Symbolic links are not followed. Read while
+/// everything is in sight, once per box: a walk of the toolchains' directories (names and
+/// types only; a file is read only where its name says it may hold a key or settings).
+fn toolchain_secrets(
+    spec: &BoxSpec,
+    store: &Store,
+    notes: &mut Vec<String>,
+) -> (Vec<PathBuf>, Vec<(PathBuf, OwnedFd)>) {
+    use super::copies::{Copied, InToolchain, in_toolchain};
+    const MAX_ENTRIES: usize = 500_000;
+    let (mut hide, mut copies) = (Vec::new(), Vec::new());
+    // A settings file: shown as a copy without what holds a credential, made now (so a token
+    // written there later is not seen in this box, as with cargo's config); not at all where it
+    // cannot be copied.
+    let mut settings = |p: PathBuf, hide: &mut Vec<PathBuf>| match store.copy(&p, Copied::Settings, &spec.name) {
+        Ok(Some(copy)) => match take(&copy, true) {
+            Some((fd, false)) => copies.push((p, fd)),
+            _ => hide.push(p),
+        },
+        _ => hide.push(p),
+    };
+    let roots = spec.visible.iter().filter(|v| matches!(v.from, Origin::Toolchain | Origin::Path));
+    let walked = walk(roots.map(|r| r.path.clone()), MAX_ENTRIES, &mut 0, |dir, e| {
+        let Ok(kind) = e.file_type() else { return false };
+        let name = e.file_name();
+        match in_toolchain(name.as_bytes(), kind.is_dir()) {
+            _ if kind.is_symlink() => {}
+            Some(InToolchain::Hidden) => hide.push(e.path()),
+            Some(InToolchain::KeyIfPrivate) if kind.is_file() => {
+                let head = std::fs::File::open(e.path()).and_then(|f| {
+                    use std::io::Read;
+                    let mut head = Vec::new();
+                    f.take(64 * 1024).read_to_end(&mut head).map(|_| head)
+                });
+                if head.is_ok_and(|h| super::environ::secret_value(&h)) {
+                    hide.push(e.path());
+                }
+            }
+            Some(InToolchain::Filtered) if kind.is_file() => settings(e.path(), &mut hide),
+            // Packages' own code is not walked (no tool reads its settings there, and a few
+            // Pythons' hold 100,000 entries: 150 ms a box); but npm's own settings file, which
+            // is in its package (`lib/node_modules/npm/npmrc`).
+            _ if kind.is_dir() && package_code(dir, name.as_bytes()) => {
+                let builtin = e.path().join("npm/npmrc");
+                if builtin.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                    settings(builtin, &mut hide);
+                }
+            }
+            _ => return kind.is_dir(),
+        }
+        false
+    });
+    if let Err(dir) = walked {
+        notes.push(format!(
+            "the toolchains hold more than {MAX_ENTRIES} entries: credentials below {} are not looked for",
+            dir.display()
+        ));
+    }
+    (hide, copies)
+}
+
+/// Whether the directory `name` in `parent` holds packages' own code: `node_modules`,
+/// `site-packages`, `dist-packages`, or a Python's standard library (`lib/python3.12`).
+fn package_code(parent: &Path, name: &[u8]) -> bool {
+    matches!(name, b"node_modules" | b"site-packages" | b"dist-packages")
+        || (name.starts_with(b"python") && parent.file_name().is_some_and(|n| n == "lib"))
 }
 
 /// `dir/*.suffix`-style patterns in a last component, listed; other paths as they are.
@@ -645,8 +746,10 @@ impl Store {
     /// `copies/<box>/` (the box's name: another box of this workspace, built at the same time,
     /// keeps its own), or `None` where there is no `path` to copy.
     fn copy(&self, path: &Path, how: super::copies::Copied, box_name: &str) -> Result<Option<PathBuf>, String> {
-        use super::copies::{Copied, cargo_config, git_config, snapshot};
-        let hex: String = path.as_os_str().as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        use super::copies::{Copied, cargo_config, git_config, settings_file, snapshot};
+        // Named by the path's hash: its hex would pass a name's 255 bytes for a deep one (a
+        // toolchain's `candidates/maven/current/conf/settings.xml`).
+        let hex = crate::text::sha256::hex(&[path.as_os_str().as_bytes()]);
         let dir = join(&self.dir, &format!("copies/{box_name}"));
         let copy = join(&dir, &hex);
         let fail = |e: std::io::Error| format!("{}: {e}", copy.display());
@@ -657,9 +760,13 @@ impl Store {
             std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to)?.write_all(text.as_bytes())
         };
         match how {
-            Copied::GitConfig | Copied::CargoConfig => {
+            Copied::GitConfig | Copied::CargoConfig | Copied::Settings => {
                 let Ok(text) = std::fs::read_to_string(path) else { return Ok(None) };
-                let filter = if how == Copied::GitConfig { git_config } else { cargo_config };
+                let filter = match how {
+                    Copied::GitConfig => git_config,
+                    Copied::CargoConfig => cargo_config,
+                    _ => settings_file,
+                };
                 write(&copy, filter(&text)).map_err(fail)?;
             }
             Copied::Snapshots => {
