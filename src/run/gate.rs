@@ -394,7 +394,7 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
         return (
             Confinement::Unconfined,
             Sandbox::Off(format!("{STARTS_IN}{at}, which the sandbox neither grants nor shows: {why}")),
-            Some(home_sight(&plan, cwd)),
+            Some(HomeSight { boxed_elsewhere: true, ..home_sight(&plan, cwd) }),
         );
     }
     // A box kept for these inputs proves the namespaces work; otherwise ask the system.
@@ -416,7 +416,8 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
 
 /// What the box `plan` would have shown of home (`judge::unboxed`), for a command that runs
 /// without it: the spec's roots there. Built once per command that has no box, from the spec the
-/// gate built to tell why: no system call.
+/// gate built to tell why: no system call (the judge then looks up the links on the way of the
+/// paths the text names).
 fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
     let place = plan.place();
     home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
@@ -441,6 +442,8 @@ fn home_sight_of(
         real_home: real_home.map(crate::text::path),
         shown: shown.filter(|p| p.starts_with(home) && !filtered(p)).map(|p| crate::text::path(p)).collect(),
         covered: spec.deny.iter().map(|d| crate::text::path(&d.path)).collect(),
+        resolve_links: true,
+        boxed_elsewhere: false,
     }
 }
 
@@ -836,6 +839,8 @@ mod tests {
             "ls ~/.ssh",
             "cat ~/.gitconfig",
             "cat ~/.cargo/config.toml",
+            // rt5 B3: the box shows of home only what it names, not all but its dot-directories.
+            "ls ~/projects",
         ] {
             assert_eq!(d(t), Decision::Ask, "{t}");
         }
@@ -856,7 +861,6 @@ mod tests {
             "ls ~/.cargo/bin ~/.nvm",
             "ls ~/.cache/pip",
             "cat ~/.work/proj/README.md",
-            "ls ~/projects",
             "ls",
         ] {
             assert_eq!(d(t), Decision::Allow, "{t}");
