@@ -4647,7 +4647,7 @@ fn with_no_box_git_does_not_run_what_a_box_wrote_in_a_repository() {
         not_run(&out, &cmd);
         let err = text(&out.stderr);
         assert!(err.contains("runs programs a repository's config names"), "{cmd}: {err}");
-        assert!(err.contains("Run it from the project"), "{cmd}: {err}");
+        assert!(err.contains("run it from the project"), "{cmd}: {err}");
         assert!(!ran.exists(), "{cmd}: git ran the box's fsmonitor outside it");
         assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "{cmd}");
     }

@@ -317,9 +317,9 @@ pub fn program_reach(argv: &[String], sight: &HomeSight) -> Option<Hidden> {
         "git" if sight.boxed_elsewhere && git_reads_repository(&argv[1..]) => Some(Hidden::of(
             name,
             "runs git, which runs programs a repository's config names (core.fsmonitor, core.pager, \
-             diff.external, filter and textconv drivers, hooks, aliases): here it would run them without a \
-             sandbox, and agentsh cannot tell whether a command of the agent's that ran in the sandbox wrote \
-             them. Run it from the project (`cd` there first, in its own command), where it runs in the sandbox"
+             diff.external, filter and textconv drivers, hooks, aliases), and agentsh cannot tell whether a \
+             command of the agent's that ran in the sandbox wrote them (run it from the project, `cd` there \
+             first in a command of its own, where it runs in the sandbox)"
                 .to_string(),
         )),
         "ps" if ps_shows_environment(&argv[1..]) => Some(Hidden::of(
@@ -806,7 +806,7 @@ mod tests {
             "git rev-parse HEAD",
         ] {
             let found = program_reach(&argv(text), &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not asked"));
-            assert!(found.why.contains("Run it from the project"), "{text}: {}", found.why);
+            assert!(found.why.contains("run it from the project"), "{text}: {}", found.why);
         }
         for text in ["git --version", "git version", "git -C x init", "git clone https://example.com/r"] {
             assert_eq!(program_reach(&argv(text), &sight("/tmp/x")), None, "{text}");

@@ -761,8 +761,8 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
                  terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
             } else if no_box {
                 "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
-                 terminal; a whitelist entry cannot lift this ask (it reads what the sandbox keeps hidden, \
-                 and here there is no sandbox): run commands from a project, where there is one"
+                 terminal; a whitelist entry cannot lift this ask (it reads or runs what the sandbox would have \
+                 kept from it, and here there is no sandbox): run commands from a project, where there is one"
             } else {
                 "approval needs a person at their own terminal; a whitelist entry cannot lift this ask \
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
