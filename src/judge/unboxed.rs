@@ -55,7 +55,7 @@ pub struct HomeSight {
 
 /// Words after which a relative path may be relative to another directory than the one the
 /// command starts in.
-const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "-C", "--directory", "--cwd", "--chdir", "-chdir"];
+const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "popd", "-C", "--directory", "--cwd", "--chdir", "-chdir"];
 
 /// At most this many relative words times directories are resolved: a long script that changes
 /// directory often needs a person rather than a slow verdict.
@@ -98,7 +98,10 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
     let mut bases = vec![cwd.clone()];
     if words.iter().any(|w| CHANGES_DIRECTORY.contains(&w.as_str())) {
         // `cd` alone goes home; `cd ~` and `cd $HOME` name it, as every other directory.
-        if cd_home(text) {
+        // `cd -`, `cd ~-` and `popd` go back, where the agent's environment may say is home.
+        let back = words.windows(2).any(|w| matches!(w[0].as_str(), "cd" | "pushd") && w[1].starts_with(['-', '~']))
+            || words.iter().any(|w| w == "popd");
+        if cd_home(text) || back {
             bases.push(home.clone());
         }
         for dir in words.iter().filter_map(|w| absolute(w, &home)).map(|p| in_home_spelling(&p, sight)) {
@@ -385,6 +388,7 @@ fn words(text: &str, home: &str) -> Vec<String> {
     let name = home.rsplit('/').next().unwrap_or_default();
     // A command substitution in backquotes as `$(..)`: what it prints is a computed word
     // (`/proc/`pgrep x`/environ` is `/proc/$`..).
+    let text = ansi_c(text);
     let mut unquoted = String::with_capacity(text.len());
     let mut opened = false;
     for c in text.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')) {
@@ -404,6 +408,56 @@ fn words(text: &str, home: &str) -> Vec<String> {
         (rest.is_empty() || rest.starts_with('/')).then(|| format!("~{rest}"))
     };
     unquoted.split(separator).filter(|w| !w.is_empty()).map(|w| own_tilde(w).unwrap_or_else(|| w.to_string())).collect()
+}
+
+/// `text` with bash's ANSI-C quoting (`$'\x7e/notes'`) decoded: the word it makes.
+fn ansi_c(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("$'") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("$'") {
+        out.push_str(&rest[..at]);
+        let mut chars = rest[at + 2..].char_indices().peekable();
+        let mut end = rest.len() - at - 2;
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\'' => {
+                    end = i + 1;
+                    break;
+                }
+                '\\' => {
+                    let Some((_, e)) = chars.next() else { break };
+                    // The digits of `\xHH`, `\uHHHH`, `\UHHHHHHHH` and `\NNN` (octal).
+                    let (radix, most, mut code) = match e {
+                        'x' => (16, 2, 0),
+                        'u' => (16, 4, 0),
+                        'U' => (16, 8, 0),
+                        '0'..='7' => (8, 2, e.to_digit(8).unwrap_or(0)),
+                        'n' => (0, 0, 10),
+                        't' => (0, 0, 9),
+                        'c' => (0, 0, chars.next().map_or(0, |(_, c)| c as u32 & 0x1f)),
+                        other => (0, 0, other as u32),
+                    };
+                    for _ in 0..most {
+                        match chars.peek().and_then(|(_, d)| d.to_digit(radix)) {
+                            Some(d) => {
+                                code = code * radix + d;
+                                chars.next();
+                            }
+                            None => break,
+                        }
+                    }
+                    out.extend(char::from_u32(code));
+                }
+                c => out.push(c),
+            }
+        }
+        rest = &rest[at + 2 + end.min(rest.len() - at - 2)..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// `text` with `$HOME` and `${HOME...}` (`${HOME%/}`, `${HOME:-/x}`) as `~`, and `$USER` and
@@ -517,9 +571,10 @@ fn hidden_entry(path: &str, home: &str, sight: &HomeSight) -> Option<String> {
     (!shown).then(|| format!("~/{first}"))
 }
 
-/// Whether a path's component is a pattern the shell expands (`*`, `?`, `[..]`).
+/// Whether a path's component is a pattern the shell expands (`*`, `?`, `[..]`), or one it
+/// computes (`$x`, `$(..)`): either may be any name.
 fn is_pattern(component: &str) -> bool {
-    component.contains(['*', '?', '['])
+    component.contains(['*', '?', '[', '$'])
 }
 
 /// `path` up to its first component that is a pattern.
@@ -552,9 +607,7 @@ fn other_process(path: &str) -> bool {
     }
     let Some(rest) = rest.strip_prefix('/') else { return false };
     let pid = rest.split('/').next().unwrap_or_default();
-    !pid.is_empty()
-        && !OWN_PROCESS.contains(&pid)
-        && (pid.bytes().all(|b| b.is_ascii_digit()) || is_pattern(pid) || pid.starts_with('$'))
+    !pid.is_empty() && !OWN_PROCESS.contains(&pid) && (pid.bytes().all(|b| b.is_ascii_digit()) || is_pattern(pid))
 }
 
 /// `path` with home written `~`, as the person reads it.
@@ -696,6 +749,15 @@ mod tests {
             // The shell's own /proc entry is `/`'s way in.
             "cat /proc/$$/root/home/u/.kaggle/kaggle.json",
             "cat /proc/$BASHPID/root/data/u/.netrc",
+            // A computed component may be any name; ANSI-C quoting is decoded.
+            "cat /home/$(whoami)/notes/x",
+            "cat /home/`id -un`/.netrc",
+            "cat $'\\x7e'/notes/x",
+            "cat $'/home/\\165/notes'",
+            "cat $'\\057home\\057u'/.netrc",
+            // Back to where the shell was: the agent's environment may say home.
+            "cd /tmp/y; cd - && cat notes/x",
+            "pushd /tmp/y; popd; cat .netrc",
         ] {
             let found = hidden_read(text, &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not asked"));
             assert!(found.why.contains("hidden") || found.why.contains("home itself"), "{text}: {}", found.why);
