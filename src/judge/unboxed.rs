@@ -1,7 +1,7 @@
-//! What a command that runs without a box may read or run unasked (rt4 R14, rt5 B3, B12). Pure
-//! but for one thing: what the box would have shown comes from `run` as plain data
-//! ([`HomeSight`]), as the box's roots do (`containment::BoxView`); where the gate asks for it,
-//! the symbolic links on the way of the paths the text names are looked up.
+//! What a command that runs without a box may read or run unasked (rt4 R14, rt5 B3, B12). Pure:
+//! what the box would have shown comes from `run` as plain data ([`HomeSight`]), as the box's
+//! roots do (`containment::BoxView`), and so does the way to look up the symbolic links on the
+//! way of the paths the text names ([`LinkLookup`]).
 //!
 //! The box is default-deny: of the person's home it shows only what it names (toolchains,
 //! harmless settings, caches, `sandbox.readable`, the workspace). A command that starts where the
@@ -30,7 +30,7 @@ use crate::judge::containment::normalize;
 
 /// What the box would have shown of the person's home, for judging a command that runs without
 /// one: plain values, from `run`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct HomeSight {
     /// The directory the command starts in (absolute).
     pub cwd: String,
@@ -44,14 +44,31 @@ pub struct HomeSight {
     /// What the box covers wherever it is (absolute): `sandbox.denyRead`, agentsh's own
     /// directories, the system's secrets.
     pub covered: Vec<String>,
-    /// Whether symbolic links on the way of the paths the text names are looked up (the gate
-    /// sets it; the judge's tests need no file system): a box may have left a link into home
-    /// in the workspace.
-    pub resolve_links: bool,
+    /// How the symbolic links on the way of the paths the text names are looked up (the gate
+    /// gives one; the judge touches no file): a box may have left a link into home in the
+    /// workspace. `None`: not looked up.
+    pub links: Option<LinkLookup>,
     /// Whether commands that start elsewhere run in a box: this one has none only because of
     /// where it starts, and a box may have written what git runs (`git_runs_box_code`).
     pub boxed_elsewhere: bool,
 }
+
+/// Two sights are the same where they say the same of home; of their lookups, only whether
+/// there is one (a function's address says nothing).
+impl PartialEq for HomeSight {
+    fn eq(&self, other: &HomeSight) -> bool {
+        (&self.cwd, &self.home, &self.real_home, &self.shown, &self.covered, self.boxed_elsewhere)
+            == (&other.cwd, &other.home, &other.real_home, &other.shown, &other.covered, other.boxed_elsewhere)
+            && self.links.is_some() == other.links.is_some()
+    }
+}
+
+impl Eq for HomeSight {}
+
+/// The real path of an absolute, normalized path: where the symbolic links on its way lead
+/// (those of its longest existing prefix; what does not exist yet has none), or `None` where
+/// that is the path itself or it cannot be told.
+pub type LinkLookup = fn(&str) -> Option<String>;
 
 /// Words after which a relative path may be relative to another directory than the one the
 /// command starts in.
@@ -144,8 +161,8 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
                 return Some(found);
             }
             // A symbolic link on its way (one a box made in the workspace: `docs-home` -> home).
-            if let Some(real) = links.resolve(&p)
-                && let Some(mut found) = hidden_path(word, &in_home_spelling(&real, sight), &home, sight)
+            if let Some(real) = links.resolve(&p).map(|r| in_home_spelling(&r, sight))
+                && let Some(mut found) = hidden_path(word, &real, &home, sight)
             {
                 found.why = format!("{} (through a symbolic link, to {})", found.why, tilde(&real, &home));
                 return Some(found);
@@ -272,16 +289,16 @@ fn spelling(word: &str) -> Option<Spelling> {
 /// names more needs a person rather than a slow verdict.
 const MAX_LOOKED_UP: usize = 4096;
 
-/// Looks up the symbolic links on a path's way, where the gate asks for it
-/// ([`HomeSight::resolve_links`]): the real path of its longest existing prefix.
+/// Looks up the symbolic links on a path's way, where the gate gives a way to
+/// ([`HomeSight::links`]), each path once.
 struct Links {
-    on: bool,
+    lookup: Option<LinkLookup>,
     seen: std::collections::HashSet<String>,
 }
 
 impl Links {
     fn new(sight: &HomeSight) -> Links {
-        Links { on: sight.resolve_links, seen: std::collections::HashSet::new() }
+        Links { lookup: sight.links, seen: std::collections::HashSet::new() }
     }
 
     fn exhausted(&self) -> bool {
@@ -291,23 +308,15 @@ impl Links {
     /// `path` (absolute, normalized) with the links on its way resolved, where that is another
     /// path. A pattern's literal part is resolved, and the rest put back.
     fn resolve(&mut self, path: &str) -> Option<String> {
-        if !self.on || self.exhausted() || !self.seen.insert(path.to_string()) {
+        let lookup = self.lookup?;
+        if self.exhausted() || !self.seen.insert(path.to_string()) {
             return None;
         }
-        let components: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
-        let literal = components.iter().position(|c| is_pattern(c)).unwrap_or(components.len());
-        // The longest existing prefix: a missing component (a file the command will write)
-        // has no link on its way.
-        for end in (1..=literal).rev() {
-            let prefix = format!("/{}", components[..end].join("/"));
-            if let Ok(real) = std::fs::canonicalize(&prefix) {
-                let real = real.to_str()?.to_string();
-                let rest = components[end..].join("/");
-                let resolved = normalize(&format!("{real}/{rest}"));
-                return (resolved != *path).then_some(resolved);
-            }
-        }
-        None
+        let literal = literal_part(path);
+        let real = lookup(&literal)?;
+        let rest = under(path, &literal).unwrap_or_default();
+        let resolved = normalize(&format!("{real}/{rest}"));
+        (resolved != path).then_some(resolved)
     }
 }
 
@@ -634,7 +643,7 @@ mod tests {
                 .map(|r| format!("/home/u/{r}"))
                 .collect(),
             covered: vec!["/srv/secret".into(), "/home/u/proj/keys".into()],
-            resolve_links: false,
+            links: None,
             boxed_elsewhere: true,
         }
     }
@@ -816,37 +825,26 @@ mod tests {
     }
 
     /// rt5 B3: a symbolic link on a path's way (one a box left in the workspace) is looked up,
-    /// where the gate asks for it.
+    /// where the gate gives a way to: here one where `/w/docs-home` leads to home.
     #[test]
     fn a_link_into_home_needs_a_person() {
-        let dir = std::env::temp_dir().join(format!("agentsh-unboxed-{}", std::process::id()));
-        let home = dir.join("home");
-        std::fs::create_dir_all(home.join(".kaggle")).unwrap();
-        std::fs::create_dir_all(dir.join("ws")).unwrap();
-        let _ = std::fs::remove_file(dir.join("ws/docs-home"));
-        std::os::unix::fs::symlink(&home, dir.join("ws/docs-home")).unwrap();
-        let home = std::fs::canonicalize(&home).unwrap().display().to_string();
-        let ws = std::fs::canonicalize(dir.join("ws")).unwrap().display().to_string();
-        let sight = HomeSight {
-            cwd: "/tmp".into(),
-            home: home.clone(),
-            shown: vec![ws.clone()],
-            resolve_links: true,
-            ..HomeSight::default()
-        };
-        for text in [
-            format!("cat {ws}/docs-home/.kaggle/kaggle.json"),
-            format!("cat {ws}/docs-home/notes/new"),
-            format!("cd {ws} && cat docs-home/*/kaggle.json"),
-        ] {
-            let found = hidden_read(&text, &sight).unwrap_or_else(|| panic!("{text}: not asked"));
-            assert!(found.why.contains("through a symbolic link"), "{text}: {}", found.why);
+        fn lookup(path: &str) -> Option<String> {
+            let rest = under(path, "/w/docs-home")?;
+            Some(normalize(&format!("/data/u/{rest}")))
         }
-        assert_eq!(hidden_read(&format!("cat {ws}/docs/x {ws}/missing/y"), &sight), None);
-        // The judge's own tests (and `resolve_links` off) look nothing up.
-        let pure = HomeSight { resolve_links: false, ..sight };
-        assert_eq!(hidden_read(&format!("cat {ws}/docs-home/.kaggle/kaggle.json"), &pure), None);
-        std::fs::remove_dir_all(&dir).unwrap();
+        let sight = HomeSight { shown: vec!["/w".into()], links: Some(lookup), ..sight("/tmp/x") };
+        for text in [
+            "cat /w/docs-home/.kaggle/kaggle.json",
+            "cat /w/docs-home/notes/new",
+            "cd /w && cat docs-home/*/kaggle.json",
+        ] {
+            let found = hidden_read(text, &sight).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("through a symbolic link, to ~/"), "{text}: {}", found.why);
+        }
+        assert_eq!(hidden_read("cat /w/docs/x /w/missing/y", &sight), None);
+        // Without a way to look them up, the judge looks nothing up.
+        let pure = HomeSight { links: None, ..sight };
+        assert_eq!(hidden_read("cat /w/docs-home/.kaggle/kaggle.json", &pure), None);
     }
 
     /// rt5 B12: git runs what a repository's config names; with no box here and a box

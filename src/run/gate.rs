@@ -442,8 +442,23 @@ fn home_sight_of(
         real_home: real_home.map(crate::text::path),
         shown: shown.filter(|p| p.starts_with(home) && !filtered(p)).map(|p| crate::text::path(p)).collect(),
         covered: spec.deny.iter().map(|d| crate::text::path(&d.path)).collect(),
-        resolve_links: true,
+        links: Some(real_path),
         boxed_elsewhere: false,
+    }
+}
+
+/// The judge's way to look up the symbolic links on a path's way, for a command with no box
+/// (`unboxed::LinkLookup`): the real path of its longest existing prefix, the rest put back.
+/// One `realpath` per prefix tried; only for the paths such a command's text names.
+fn real_path(path: &str) -> Option<String> {
+    let mut prefix = Path::new(path);
+    loop {
+        if let Ok(real) = std::fs::canonicalize(prefix) {
+            let rest = Path::new(path).strip_prefix(prefix).ok()?;
+            let resolved = crate::text::path(&real.join(rest));
+            return (resolved != path).then_some(resolved);
+        }
+        prefix = prefix.parent()?;
     }
 }
 
