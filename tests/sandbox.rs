@@ -4081,11 +4081,11 @@ fn with_no_box_what_the_box_hides_of_home_is_not_read_unasked() {
     }
     let (runs, why) = runs_from(&w, tmp.path(), "cat ~/.kaggle/kaggle.json", None);
     assert_eq!(runs, "unconfined", "{why}");
-    // What the box would have shown, and what is no dot-directory of home, runs as before.
+    // What the box would have shown runs as before (rt5 B3: not the rest of home, `~/projects`).
     w.write_home(".editorconfig", "root = true\n");
-    let out = from_tmp("ls ~/projects && cat ~/projects/notes.txt ~/.editorconfig");
+    let out = from_tmp("cat ~/.editorconfig");
     succeeded(&out, "read what the box shows");
-    assert!(text(&out.stdout).contains("NOTES") && text(&out.stdout).contains("root = true"), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("root = true"), "{}", text(&out.stdout));
     // What sandbox.denyRead names holds there too: the box covers it wherever it is.
     std::fs::write(tmp.path().join("minutes.txt"), "DENYREADSECRET\n").unwrap();
     let w = w.sandbox(serde_json::json!({"denyRead": [tmp.path().join("minutes.txt")]}));
@@ -4611,4 +4611,117 @@ fn a_toolchains_own_settings_and_key_stores_are_shown_without_credentials() {
     let out = w.script(&format!("cat ~/{volta}\n"));
     assert_eq!(w.mount_ns(), first, "the same box");
     assert_eq!(text(&out.stdout), "fund=false\n", "{}", text(&out.stderr));
+}
+
+// ---- fix5-nobox: with no box, git in a repository a box wrote, and more spellings of home (rt5 B12, B3) ----
+
+/// rt5 B12: a boxed command gave a nested repository a `core.fsmonitor` of its own; the agent's
+/// next `git -C <it> status`, from a directory of `/tmp` where there is no box, ran it
+/// unconfined, unasked (it read the ssh key and wrote `~/.bashrc`). Now, with no box here and
+/// boxes elsewhere, every git that reads a repository's config needs a person (and with no
+/// terminal nothing runs); `check` and `hook` say the same. From the project it runs in the box.
+#[test]
+fn with_no_box_git_does_not_run_what_a_box_wrote_in_a_repository() {
+    let Some(w) = world() else { return };
+    let ran = w.home("B12-ran");
+    let sub = w.path("sub3");
+    let plant = format!(
+        "git init -q sub3 && printf '[core]\\n\\tfsmonitor = {sub}/fsm.sh\\n' >> sub3/.git/config && \
+         printf '#!/bin/sh\\ncat {key} > {ran}\\necho B12 >> {rc}\\n' > sub3/fsm.sh && chmod +x sub3/fsm.sh",
+        sub = sub.display(),
+        key = w.home(".ssh/id_ed25519").display(),
+        ran = ran.display(),
+        rc = w.home(".bashrc").display(),
+    );
+    succeeded(&w.run(&plant), "a boxed command writes the nested repository's config");
+    assert!(std::fs::read_to_string(sub.join(".git/config")).unwrap().contains("fsmonitor"));
+    let tmp = tempfile::tempdir().unwrap();
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+    for cmd in [
+        format!("git -C {} status --short", sub.display()),
+        format!("cd {} && git status", sub.display()),
+        format!("git --git-dir={0}/.git --work-tree={0} diff", sub.display()),
+        format!("timeout 5 git -C {} log", sub.display()),
+    ] {
+        let out = from_tmp(&cmd);
+        not_run(&out, &cmd);
+        let err = text(&out.stderr);
+        assert!(err.contains("runs programs a repository's config names"), "{cmd}: {err}");
+        assert!(err.contains("run it from the project"), "{cmd}: {err}");
+        assert!(!ran.exists(), "{cmd}: git ran the box's fsmonitor outside it");
+        assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "{cmd}");
+    }
+    // `check` and the hook give the same verdict from there.
+    let cmd = format!("git -C {} status --short", sub.display());
+    let out = w.command(&["check", "--json", "--", &cmd]).current_dir(tmp.path()).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["decision"], "ask", "{v}");
+    let event = serde_json::json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": cmd},
+        "cwd": tmp.path(),
+    });
+    let mut hook = w.command(&["hook", "claude-code"]);
+    hook.current_dir(tmp.path()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = hook.spawn().unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), event.to_string().as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_ne!(v["hookSpecificOutput"]["permissionDecision"], "allow", "{v} {}", text(&out.stderr));
+    assert!(!ran.exists(), "the hook ran it");
+    // What reads no repository still runs there; and from the project, git runs in the box.
+    succeeded(&from_tmp("git --version"), "git --version with no box");
+    let out = w.run("git status --short");
+    succeeded(&out, "git status in the project, boxed");
+    let (runs, why) = runs_from(&w, w.ws.path(), "git status --short", None);
+    assert_eq!(runs, "sandbox", "{why}");
+}
+
+/// rt5 B3: from a directory of `/tmp` (no box), hidden parts of home and other processes'
+/// environments were read unasked by spellings the text check missed. Each now needs a person:
+/// with no terminal nothing runs, and nothing of the secrets is printed.
+#[test]
+fn with_no_box_no_spelling_reads_what_the_box_hides() {
+    let Some(w) = world() else { return };
+    w.write_home(".kaggle/kaggle.json", "{\"key\": \"KAGGLE-SECRET\"}\n");
+    w.write_home(".config/rclone/rclone.conf", "[r]\npass = RCLONE-SECRET\n");
+    w.write_home("notes/vault.txt", "vault root token NOTES-SECRET\n");
+    // A boxed command leaves a link into home in the workspace (its target is only a string).
+    let link = format!("ln -s {} docs-home", w.home.path().display());
+    succeeded(&w.run(&link), "a boxed command makes a link");
+    // The person's own process, with a key in its environment.
+    let mut person = Command::new("sleep")
+        .arg("60")
+        .env("AWS_SECRET_ACCESS_KEY", "PROC-ENV-SECRET")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = person.id();
+    let tmp = tempfile::tempdir().unwrap();
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+    let home = w.home.path().display().to_string();
+    for cmd in [
+        "GLOBIGNORE=x; cat ~/*/kaggle.json".to_string(),
+        "cd && cat ~+/.kaggle/kaggle.json".to_string(),
+        "cd; cd /tmp; cat ~-/.kaggle/kaggle.json".to_string(),
+        "xargs -0 -a$HOME/.kaggle/kaggle.json echo".to_string(),
+        "cat ~/notes/vault.txt".to_string(),
+        format!("cat /proc/$$/root{home}/.kaggle/kaggle.json"),
+        "cd && cat $PWD/.config/rclone/rclone.conf".to_string(),
+        format!("cat {}/docs-home/.kaggle/kaggle.json", w.ws.path().display()),
+        format!("cat /proc/$(echo {pid})/environ"),
+        format!("cd /proc && cat {pid}/environ"),
+        format!("ps eww -p {pid}"),
+    ] {
+        let out = from_tmp(&cmd);
+        not_run(&out, &cmd);
+        assert!(!text(&out.stdout).contains("SECRET"), "{cmd}: {}", text(&out.stdout));
+    }
+    // What the box would have shown, and this process's own files, still run unasked there.
+    w.write_home(".editorconfig", "root = true\n");
+    succeeded(&from_tmp("cat ~/.editorconfig /proc/$$/status && ps -ef"), "read what the box shows");
+    let _ = person.kill();
+    let _ = person.wait();
 }

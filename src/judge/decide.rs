@@ -581,37 +581,48 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     let raw = raw_text(text, &parts, policy);
     parts.extend(raw);
     parts.extend(hidden_home(text, policy));
+    if let (Sandbox::Off(_), Some(sight)) = (&policy.sandbox, &policy.home_sight) {
+        let reach = parts.iter().filter_map(|p| unboxed::program_reach(p.assessment.inner(), sight)).next();
+        parts.extend(reach.map(|found| no_box_part(found, "no-box", policy)));
+    }
     conclude(text, parts, policy)
 }
 
 /// rt4 R14: with no box, a command whose text names what the box keeps hidden of home (a
-/// dot-directory it does not show, home itself) or another process's `/proc` needs a person:
+/// part it does not show, home itself) or another process's `/proc` needs a person:
 /// unconfined, it must not get more than the box would have shown without a yes. Read from the
 /// text, so a redirection or a here-document counts too; neither the whitelist nor an allow
 /// rule lifts it (they speak of the parsed reading's commands, and were written for a box).
 fn hidden_home(text: &str, policy: &Policy) -> Option<Part> {
-    let (Sandbox::Off(why), Some(sight)) = (&policy.sandbox, &policy.home_sight) else { return None };
-    let found = unboxed::hidden_read(text, sight)?;
+    let (Sandbox::Off(_), Some(sight)) = (&policy.sandbox, &policy.home_sight) else { return None };
+    Some(no_box_part(unboxed::hidden_read(text, sight)?, "hidden-home", policy))
+}
+
+/// The rules of the parts that need a person because there is no box (`no_box_part`).
+const NO_BOX_RULES: &[&str] = &["hidden-home", "no-box"];
+
+/// A part that needs a person because, with no box, the command would get what the box would
+/// have kept from it (`unboxed`): what it found, and that there is no box here.
+fn no_box_part(found: unboxed::Hidden, rule: &str, policy: &Policy) -> Part {
+    let why = match &policy.sandbox {
+        Sandbox::Off(why) => why.as_str(),
+        Sandbox::On(_) => "",
+    };
     // Its first clause: the rest is in `runs_in_why`.
-    let why = why.split_once(": ").map_or(why.as_str(), |(first, _)| first);
+    let why = why.split_once(": ").map_or(why, |(first, _)| first);
+    let category = if found.word == "git" { Category::DevOps } else { Category::FileRead };
     let a = Assessment {
         argv: vec![found.word].into_iter().filter(|w| !w.is_empty()).collect(),
         program: String::new(),
         inner_argv: vec![],
         inner_is_argv: false,
         risk: Risk::Moderate,
-        category: Category::FileRead,
+        category,
         reasons: vec![format!("{}; here it would run without a sandbox ({why})", found.why)],
-        rule: "hidden-home".to_string(),
+        rule: rule.to_string(),
         context: String::new(),
     };
-    Some(Part {
-        assessment: a,
-        decision: Decision::Ask,
-        decided_by: DecidedBy::NoBox,
-        runs: Runs::Unconfined,
-        edge: None,
-    })
+    Part { assessment: a, decision: Decision::Ask, decided_by: DecidedBy::NoBox, runs: Runs::Unconfined, edge: None }
 }
 
 /// Issue 28, defence in depth: where the parsed reading found nothing forbidden, the raw text
@@ -702,6 +713,16 @@ fn runs_in(parts: &[Part], policy: &Policy) -> (RunsIn, String) {
 }
 
 fn decide_part(mut a: Assessment, policy: &Policy) -> Part {
+    // Decided again (an agent's wrapper, judged around its inner command): still no whitelist's.
+    if matches!(policy.sandbox, Sandbox::Off(_)) && NO_BOX_RULES.contains(&a.rule.as_str()) {
+        return Part {
+            assessment: a,
+            decision: Decision::Ask,
+            decided_by: DecidedBy::NoBox,
+            runs: Runs::Unconfined,
+            edge: None,
+        };
+    }
     local_tool(&mut a, &policy.local_bins);
     let (runs, edge) = match &policy.sandbox {
         Sandbox::Off(_) => (Runs::Unconfined, None),

@@ -1,31 +1,36 @@
-//! What a command that runs without a box may read unasked (rt4 R14). Pure: what the box would
-//! have shown comes from `run` as plain data ([`HomeSight`]), as the box's roots do
-//! (`containment::BoxView`).
+//! What a command that runs without a box may read or run unasked (rt4 R14, rt5 B3, B12). Pure:
+//! what the box would have shown comes from `run` as plain data ([`HomeSight`]), as the box's
+//! roots do (`containment::BoxView`), and so does the way to look up the symbolic links on the
+//! way of the paths the text names ([`LinkLookup`]).
 //!
 //! The box is default-deny: of the person's home it shows only what it names (toolchains,
 //! harmless settings, caches, `sandbox.readable`, the workspace). A command that starts where the
 //! box cannot show its directory (`/tmp`, home itself, `~/.config`) has no box at all, and then
 //! nothing but the judge stands between it and home. So there, a command must not get more than
-//! the box would have shown without a person's yes: one whose text names a path in a
-//! dot-directory of home that the box keeps hidden (`~/.kaggle/kaggle.json`,
-//! `$HOME/.config/rclone/rclone.conf`, `.netrc` from home), home itself (what reads all of it
-//! reads them too), or another process's `/proc/<pid>` (the box shows only its own), needs a
-//! person, whatever the secret list knows of it. So does every command that starts inside such a
-//! dot-directory (`~/.ssh`): its relative paths and its current directory are all in it.
+//! the box would have shown without a person's yes: one whose text names a path in home that the
+//! box keeps hidden (`~/.kaggle/kaggle.json`, `$HOME/.config/rclone/rclone.conf`,
+//! `~/notes/vault.txt`, `.netrc` from home), home itself (what reads all of it reads them too), or
+//! another process's `/proc/<pid>` (the box shows only its own), needs a person, whatever the
+//! secret list knows. So does every command that starts in home or a hidden part of it: its
+//! relative paths and its current directory are all in it. So do `ps e` (other processes'
+//! environments), and git reading a repository where boxes run elsewhere: git runs what the
+//! repository's config names, which a box may have written ([`program_reach`]).
 //!
 //! The text is read generously, by its words as the shell could see them, not by what one
 //! program does with them: a word in a redirection, a here-document or the code of `python -c`
-//! counts as much as an argument; `$HOME`, `${HOME%/}`, `/home/$USER` and `/proc/self/root/...`
-//! are home's too. A relative word is resolved against where the command starts, and, where the
+//! counts as much as an argument, and so does a path glued to an option (`-a~/x`); `$HOME`,
+//! `${HOME%/}`, `/home/$USER`, `/proc/self/root/...` and `/proc/$$/root/...` are home's too; a
+//! pattern's component may match any name (`~/*/x`, whatever `GLOBIGNORE` or `dotglob` say). A
+//! relative word (and `~+`, `$PWD`) is resolved against where the command starts, and, where the
 //! text changes directory (`cd`, `pushd`, `-C`), against home and every absolute directory it
-//! names too. What the text does not name (a path a program computes) this cannot see: SECURITY.md
-//! says so.
+//! names too; `~-` and `$OLDPWD` against home as well. What the text does not name (a path a
+//! program computes) this cannot see: SECURITY.md says so.
 
 use crate::judge::containment::normalize;
 
 /// What the box would have shown of the person's home, for judging a command that runs without
 /// one: plain values, from `run`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct HomeSight {
     /// The directory the command starts in (absolute).
     pub cwd: String,
@@ -39,11 +44,35 @@ pub struct HomeSight {
     /// What the box covers wherever it is (absolute): `sandbox.denyRead`, agentsh's own
     /// directories, the system's secrets.
     pub covered: Vec<String>,
+    /// How the symbolic links on the way of the paths the text names are looked up (the gate
+    /// gives one; the judge touches no file): a box may have left a link into home in the
+    /// workspace. `None`: not looked up.
+    pub links: Option<LinkLookup>,
+    /// Whether commands that start elsewhere run in a box: this one has none only because of
+    /// where it starts, and a box may have written what git runs (`git_runs_box_code`).
+    pub boxed_elsewhere: bool,
 }
+
+/// Two sights are the same where they say the same of home; of their lookups, only whether
+/// there is one (a function's address says nothing).
+impl PartialEq for HomeSight {
+    fn eq(&self, other: &HomeSight) -> bool {
+        (&self.cwd, &self.home, &self.real_home, &self.shown, &self.covered, self.boxed_elsewhere)
+            == (&other.cwd, &other.home, &other.real_home, &other.shown, &other.covered, other.boxed_elsewhere)
+            && self.links.is_some() == other.links.is_some()
+    }
+}
+
+impl Eq for HomeSight {}
+
+/// The real path of an absolute, normalized path: where the symbolic links on its way lead
+/// (those of its longest existing prefix; what does not exist yet has none), or `None` where
+/// that is the path itself or it cannot be told.
+pub type LinkLookup = fn(&str) -> Option<String>;
 
 /// Words after which a relative path may be relative to another directory than the one the
 /// command starts in.
-const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "-C", "--directory", "--cwd", "--chdir", "-chdir"];
+const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "popd", "-C", "--directory", "--cwd", "--chdir", "-chdir"];
 
 /// At most this many relative words times directories are resolved: a long script that changes
 /// directory often needs a person rather than a slow verdict.
@@ -72,19 +101,24 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
         return None;
     }
     let cwd = in_home_spelling(&normalize(&sight.cwd), sight);
-    if let Some(dir) = hidden_dot_entry(&cwd, &home, sight) {
+    if cwd == home {
+        let why = "starts in ~, home itself, which the sandbox replaces with its own: what it reads there (its \
+                   relative paths, `ls`, `grep -r x`) is in home";
+        return Some(Hidden { word: "~".to_string(), why: why.to_string() });
+    }
+    if let Some(dir) = hidden_entry(&cwd, &home, sight) {
         let word = tilde(&cwd, &home);
-        let why = format!(
-            "starts in {word}, in {dir}, which the sandbox keeps hidden (files in home's dot-directories hold \
-             settings and secrets)"
-        );
+        let why = format!("starts in {word}, {}", hidden_why(&dir));
         return Some(Hidden { word, why });
     }
     let words = words(text, &home);
     let mut bases = vec![cwd.clone()];
     if words.iter().any(|w| CHANGES_DIRECTORY.contains(&w.as_str())) {
         // `cd` alone goes home; `cd ~` and `cd $HOME` name it, as every other directory.
-        if cd_home(text) {
+        // `cd -`, `cd ~-` and `popd` go back, where the agent's environment may say is home.
+        let back = words.windows(2).any(|w| matches!(w[0].as_str(), "cd" | "pushd") && w[1].starts_with(['-', '~']))
+            || words.iter().any(|w| w == "popd");
+        if cd_home(text) || back {
             bases.push(home.clone());
         }
         for dir in words.iter().filter_map(|w| absolute(w, &home)).map(|p| in_home_spelling(&p, sight)) {
@@ -93,69 +127,266 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
             }
         }
     }
-    // A relative word reaches a dot-directory of home only through a component that starts
-    // with a dot (`.kaggle`, `..`, `.`), or from what holds home (`u` from `/home`).
-    let above_home = bases.iter().any(|b| b != &home && under(&home, b).is_some());
-    let dotted = |w: &str| above_home || w.split('/').any(|c| c.starts_with('.'));
-    let relative = |w: &&String| !w.starts_with(['-', '$', '~', '/']);
-    if words.iter().filter(relative).filter(|w| dotted(w)).count().saturating_mul(bases.len()) > MAX_RESOLVED {
-        let why = "changes directory too often for agentsh to tell whether its relative paths are in home's \
-                   dot-directories, which the sandbox keeps hidden";
+    // `~-` and `$OLDPWD` are where the shell was before: any base, or wherever the agent's
+    // environment says (home, for all agentsh can tell).
+    let mut before = bases.clone();
+    if !before.contains(&home) {
+        before.push(home.clone());
+    }
+    // A relative word reaches a hidden part of home only through a component that starts with
+    // a dot (`..`), or from a directory in home, above it or in `/proc` (`cd; cat notes/x`,
+    // `u/notes` from `/home`, `cd /proc; cat 1234/environ`).
+    let near = |b: &String| ["/proc", home.as_str()].iter().any(|r| under(r, b).is_some() || under(b, r).is_some());
+    let resolve_all = before.iter().any(near) || !sight.covered.is_empty();
+    let dotted = |w: &str| resolve_all || w.split('/').any(|c| c.starts_with('.'));
+    let spellings: Vec<(&String, Spelling)> =
+        words.iter().flat_map(|w| spellings(w).into_iter().map(move |s| (w, s))).collect();
+    let relative =
+        spellings.iter().filter(|(_, s)| matches!(s, Spelling::Relative(w) | Spelling::Before(w) if dotted(w)));
+    if relative.count().saturating_mul(before.len()) > MAX_RESOLVED {
+        let why = "changes directory too often for agentsh to tell whether its relative paths are in parts of home \
+                   the sandbox keeps hidden";
         return Some(Hidden { word: String::new(), why: why.to_string() });
     }
-    for word in &words {
-        if word.starts_with('-') || word.starts_with('$') || (word.starts_with('~') && !is_tilde(word)) {
-            continue;
-        }
-        // A relative word without a dot reaches no dot-directory of home; it may reach what the
-        // box covers (`sandbox.denyRead` below the directory the command starts in).
-        if relative(&word) && !dotted(word) && sight.covered.is_empty() {
-            continue;
-        }
-        let paths: Vec<String> = match absolute(word, &home) {
-            Some(p) => vec![in_home_spelling(&through_proc_self(p, &cwd), sight)],
-            None => bases.iter().map(|b| normalize(&format!("{b}/{word}"))).collect(),
+    let mut links = Links::new(sight);
+    for (word, spelling) in &spellings {
+        let paths: Vec<String> = match spelling {
+            Spelling::Absolute(w) => absolute(w, &home).into_iter().collect(),
+            Spelling::Relative(w) if dotted(w) => bases.iter().map(|b| normalize(&format!("{b}/{w}"))).collect(),
+            Spelling::Before(w) if dotted(w) => before.iter().map(|b| normalize(&format!("{b}/{w}"))).collect(),
+            _ => continue,
         };
-        for p in paths {
-            if let Some(root) = sight.covered.iter().find(|c| under(&p, &normalize(c)).is_some()) {
-                return Some(Hidden::of(
-                    word,
-                    format!(
-                        "reads {word}, which the sandbox covers ({root}: sandbox.denyRead, agentsh's own files or the \
-                     system's secrets)"
-                    ),
-                ));
+        for p in paths.into_iter().map(|p| in_home_spelling(&through_proc_self(p, &cwd), sight)) {
+            if let Some(found) = hidden_path(word, &p, &home, sight) {
+                return Some(found);
             }
-            if p == home {
-                return Some(Hidden::of(
-                    word,
-                    format!(
-                        "reads {word}, home itself, which the sandbox replaces with its own: what reads all of home reads \
-                     the settings and secrets in its dot-directories"
-                    ),
-                ));
+            // A symbolic link on its way (one a box made in the workspace: `docs-home` -> home).
+            if let Some(real) = links.resolve(&p).map(|r| in_home_spelling(&r, sight))
+                && let Some(mut found) = hidden_path(word, &real, &home, sight)
+            {
+                found.why = format!("{} (through a symbolic link, to {})", found.why, tilde(&real, &home));
+                return Some(found);
             }
-            if let Some(dir) = hidden_dot_entry(&p, &home, sight) {
-                return Some(Hidden::of(
-                    word,
-                    format!(
-                        "reads {word}, in {dir}, which the sandbox keeps hidden (files in home's dot-directories hold \
-                     settings and secrets)"
-                    ),
-                ));
-            }
-            if other_process(&p) && word.starts_with('/') {
-                return Some(Hidden::of(
-                    word,
-                    format!(
-                        "reads {word}, another process's files (its command line, environment, memory), which the \
-                     sandbox does not show: it shows only its own processes"
-                    ),
-                ));
-            }
+        }
+        if links.exhausted() {
+            let why = "names too many paths for agentsh to tell whether symbolic links on their way lead into parts \
+                       of home the sandbox keeps hidden";
+            return Some(Hidden { word: String::new(), why: why.to_string() });
         }
     }
     None
+}
+
+/// Why a path in `dir` of home needs a person, after "reads WORD, " or "starts in WORD, ".
+fn hidden_why(dir: &str) -> String {
+    if dir.starts_with("~/.") {
+        format!("in {dir}, which the sandbox keeps hidden (files in home's dot-directories hold settings and secrets)")
+    } else {
+        format!(
+            "in {dir}, which the sandbox keeps hidden (it shows of home only the workspace, toolchains and what \
+             sandbox.readable names)"
+        )
+    }
+}
+
+/// What reading `p` (the path `word` names) shows that the box would have kept hidden.
+fn hidden_path(word: &str, p: &str, home: &str, sight: &HomeSight) -> Option<Hidden> {
+    if let Some(root) = sight.covered.iter().find(|c| under(p, &normalize(c)).is_some()) {
+        return Some(Hidden::of(
+            word,
+            format!(
+                "reads {word}, which the sandbox covers ({root}: sandbox.denyRead, agentsh's own files or the \
+                 system's secrets)"
+            ),
+        ));
+    }
+    if under_glob(p, home) == Some(String::new()) {
+        return Some(Hidden::of(
+            word,
+            format!(
+                "reads {word}, home itself, which the sandbox replaces with its own: what reads all of home reads \
+                 the settings and secrets in it"
+            ),
+        ));
+    }
+    if let Some(dir) = hidden_entry(p, home, sight) {
+        return Some(Hidden::of(word, format!("reads {word}, {}", hidden_why(&dir))));
+    }
+    if other_process(p) {
+        return Some(Hidden::of(
+            word,
+            format!(
+                "reads {word}, another process's files (its command line, environment, memory), which the \
+                 sandbox does not show: it shows only its own processes"
+            ),
+        ));
+    }
+    None
+}
+
+/// How one word (or a part of it) names a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Spelling {
+    /// `/x`, `~`, `~/x`.
+    Absolute(String),
+    /// Relative to where the command is (`x`, `./x`, `~+/x`, `$PWD/x`, `$X/y`).
+    Relative(String),
+    /// Relative to where the shell was before (`~-/x`, `$OLDPWD/x`).
+    Before(String),
+}
+
+/// The paths `word` may name: itself, and where it is an option, the path glued to it
+/// (`-a~/x`, `-I/x`, `-a.kaggle/x`).
+fn spellings(word: &str) -> Vec<Spelling> {
+    if let Some(option) = word.strip_prefix('-') {
+        let mut out = Vec::new();
+        let body = option.trim_start_matches('-');
+        // `-aPATH`: what follows the option's letter.
+        let mut chars = body.char_indices();
+        if let (Some(_), Some((at, _))) = (chars.next(), chars.next()) {
+            out.extend(spelling(&body[at..]));
+        }
+        // `-xvfPATH`: from any `~`, `/` or `.` on.
+        for (at, _) in body.char_indices().filter(|(at, c)| *at > 0 && "~/.".contains(*c)) {
+            out.extend(spelling(&body[at..]));
+        }
+        out.dedup();
+        return out;
+    }
+    spelling(word).into_iter().collect()
+}
+
+/// How `word`, not an option, names a path.
+fn spelling(word: &str) -> Option<Spelling> {
+    if word.is_empty() {
+        return None;
+    }
+    if word.starts_with('/') || is_tilde(word) {
+        return Some(Spelling::Absolute(word.to_string()));
+    }
+    // `~+` is `$PWD`, `~-` is `$OLDPWD` (`home_variables` spells them so), `~+N`/`~-N`/`~N`
+    // the directory stack's.
+    if let Some(rest) = word.strip_prefix('~') {
+        let (before, rest) = match rest.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, rest.strip_prefix('+').unwrap_or(rest)),
+        };
+        let Some(rest) = rest
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .strip_prefix('/')
+            .or_else(|| rest.chars().all(|c| c.is_ascii_digit()).then_some(""))
+        else {
+            // `~alice`: someone else's home, which the box hides whole anyway.
+            return None;
+        };
+        let rest = if rest.is_empty() { ".".to_string() } else { rest.to_string() };
+        return Some(if before { Spelling::Before(rest) } else { Spelling::Relative(rest) });
+    }
+    Some(Spelling::Relative(word.to_string()))
+}
+
+/// At most this many paths are looked up for symbolic links on their way: a long script that
+/// names more needs a person rather than a slow verdict.
+const MAX_LOOKED_UP: usize = 4096;
+
+/// Looks up the symbolic links on a path's way, where the gate gives a way to
+/// ([`HomeSight::links`]), each path once.
+struct Links {
+    lookup: Option<LinkLookup>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl Links {
+    fn new(sight: &HomeSight) -> Links {
+        Links { lookup: sight.links, seen: std::collections::HashSet::new() }
+    }
+
+    fn exhausted(&self) -> bool {
+        self.seen.len() > MAX_LOOKED_UP
+    }
+
+    /// `path` (absolute, normalized) with the links on its way resolved, where that is another
+    /// path. A pattern's literal part is resolved, and the rest put back.
+    fn resolve(&mut self, path: &str) -> Option<String> {
+        let lookup = self.lookup?;
+        if self.exhausted() || !self.seen.insert(path.to_string()) {
+            return None;
+        }
+        let literal = literal_part(path);
+        let real = lookup(&literal)?;
+        let rest = under(path, &literal).unwrap_or_default();
+        let resolved = normalize(&format!("{real}/{rest}"));
+        (resolved != path).then_some(resolved)
+    }
+}
+
+/// What one command (`argv`, unwrapped), run without a box, would do that the box would have
+/// contained, where its words name no hidden path: git running what a box may have written in a
+/// repository's config (rt5 B12), `ps` showing other processes' environments (rt5 B3).
+pub fn program_reach(argv: &[String], sight: &HomeSight) -> Option<Hidden> {
+    let name = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p))?;
+    match name {
+        "git" if sight.boxed_elsewhere && git_reads_repository(&argv[1..]) => Some(Hidden::of(
+            name,
+            "runs git, which runs programs a repository's config names (core.fsmonitor, core.pager, \
+             diff.external, filter and textconv drivers, hooks, aliases), and agentsh cannot tell whether a \
+             command of the agent's that ran in the sandbox wrote them (run it from the project, `cd` there \
+             first in a command of its own, where it runs in the sandbox)"
+                .to_string(),
+        )),
+        "ps" if ps_shows_environment(&argv[1..]) => Some(Hidden::of(
+            name,
+            "shows other processes' environments (`ps e`), where tokens and keys often are; the sandbox shows \
+             only its own processes"
+                .to_string(),
+        )),
+        _ => None,
+    }
+}
+
+/// Whether git, given `args`, reads a repository's config (the one it is in, or `-C`'s): all
+/// but the few forms that set up no repository. `git help` runs `man.viewer`, `-p` the pager
+/// that config names, and `git config --global` the pager too: they read it.
+fn git_reads_repository(args: &[String]) -> bool {
+    /// Options before the subcommand that take the next word as their value.
+    const VALUED: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"];
+    let mut words = args.iter().map(String::as_str);
+    while let Some(w) = words.next() {
+        match w {
+            "-p" | "--paginate" => return true,
+            "--version" | "-v" | "--exec-path" | "--html-path" | "--man-path" | "--info-path" => return false,
+            w if VALUED.contains(&w) => {
+                words.next();
+            }
+            w if w.starts_with('-') => {}
+            sub => return !matches!(sub, "version" | "init" | "clone"),
+        }
+    }
+    // `git` alone prints its help, as `git help` does.
+    true
+}
+
+/// Whether `ps`, given `args`, shows processes' environments: BSD's `e` (`ps e`, `ps auxe`,
+/// `ps eww`), or a dashed word procps reads as BSD's because it holds a letter that is no
+/// Unix option (`ps -auxe`). The value of an option that takes one is no option.
+fn ps_shows_environment(args: &[String]) -> bool {
+    const UNIX: &str = "AaCcdeFfGgHjLlMmNnOoPpqsTtUuwyZ";
+    const VALUED: &[&str] = &["-C", "-G", "-g", "-p", "-q", "-s", "-t", "-u", "-U", "-o", "-O"];
+    let mut skip = false;
+    for w in args {
+        if std::mem::take(&mut skip) || w.starts_with("--") {
+            continue;
+        }
+        skip = VALUED.contains(&w.as_str());
+        let letters = w.strip_prefix('-').unwrap_or(w);
+        if !letters.contains('e') || !letters.chars().all(|c| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        if !w.starts_with('-') || letters.chars().any(|c| !UNIX.contains(c)) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The words of `text` as the shell could split them, generously: quotes and backslashes
@@ -164,7 +395,20 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
 /// (`;|&<>()`, `=`, `:`, `,`, braces, backquotes). `~NAME` is `~` where NAME is home's own name.
 fn words(text: &str, home: &str) -> Vec<String> {
     let name = home.rsplit('/').next().unwrap_or_default();
-    let unquoted: String = text.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+    // A command substitution in backquotes as `$(..)`: what it prints is a computed word
+    // (`/proc/`pgrep x`/environ` is `/proc/$`..).
+    let text = ansi_c(text);
+    let mut unquoted = String::with_capacity(text.len());
+    let mut opened = false;
+    for c in text.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')) {
+        match c {
+            '`' => {
+                opened = !opened;
+                unquoted.push_str(if opened { "$(" } else { ") " });
+            }
+            c => unquoted.push(c),
+        }
+    }
     // Bash's regular-expression match (`[[ $x =~ re ]]`) is no tilde.
     let unquoted = home_variables(&unquoted, name).replace("=~ ", "= ").replace("=~\t", "= ");
     let separator = |c: char| c.is_whitespace() || ";|&<>()=:,{}`".contains(c);
@@ -173,6 +417,56 @@ fn words(text: &str, home: &str) -> Vec<String> {
         (rest.is_empty() || rest.starts_with('/')).then(|| format!("~{rest}"))
     };
     unquoted.split(separator).filter(|w| !w.is_empty()).map(|w| own_tilde(w).unwrap_or_else(|| w.to_string())).collect()
+}
+
+/// `text` with bash's ANSI-C quoting (`$'\x7e/notes'`) decoded: the word it makes.
+fn ansi_c(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("$'") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("$'") {
+        out.push_str(&rest[..at]);
+        let mut chars = rest[at + 2..].char_indices().peekable();
+        let mut end = rest.len() - at - 2;
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\'' => {
+                    end = i + 1;
+                    break;
+                }
+                '\\' => {
+                    let Some((_, e)) = chars.next() else { break };
+                    // The digits of `\xHH`, `\uHHHH`, `\UHHHHHHHH` and `\NNN` (octal).
+                    let (radix, most, mut code) = match e {
+                        'x' => (16, 2, 0),
+                        'u' => (16, 4, 0),
+                        'U' => (16, 8, 0),
+                        '0'..='7' => (8, 2, e.to_digit(8).unwrap_or(0)),
+                        'n' => (0, 0, 10),
+                        't' => (0, 0, 9),
+                        'c' => (0, 0, chars.next().map_or(0, |(_, c)| c as u32 & 0x1f)),
+                        other => (0, 0, other as u32),
+                    };
+                    for _ in 0..most {
+                        match chars.peek().and_then(|(_, d)| d.to_digit(radix)) {
+                            Some(d) => {
+                                code = code * radix + d;
+                                chars.next();
+                            }
+                            None => break,
+                        }
+                    }
+                    out.extend(char::from_u32(code));
+                }
+                c => out.push(c),
+            }
+        }
+        rest = &rest[at + 2 + end.min(rest.len() - at - 2)..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// `text` with `$HOME` and `${HOME...}` (`${HOME%/}`, `${HOME:-/x}`) as `~`, and `$USER` and
@@ -195,8 +489,12 @@ fn home_variables(text: &str, name: &str) -> String {
                 (&after[..n], n)
             }
         };
+        // `$PWD` as `.` and `$OLDPWD` as `~-` (each only plain: `${PWD%/*}` is computed).
+        let plain = len == var.len() || len == var.len() + 2;
         match var {
             "HOME" => out.push('~'),
+            "PWD" if plain => out.push('.'),
+            "OLDPWD" if plain => out.push_str("~-"),
             "USER" | "LOGNAME" if !name.is_empty() => out.push_str(name),
             _ => {
                 out.push('$');
@@ -210,11 +508,18 @@ fn home_variables(text: &str, name: &str) -> String {
     out
 }
 
-/// `/proc/self/root/x` as `/x` and `/proc/self/cwd/x` as `cwd/x` (and `thread-self`'s): the
-/// same files by another name.
+/// How the shell's own process is named in `/proc`: `/proc/$$` is the shell's, as `self` is.
+const OWN_PROCESS: &[&str] = &["self", "thread-self", "$$", "$BASHPID"];
+
+/// `/proc/self/root/x` as `/x` and `/proc/self/cwd/x` as `cwd/x` (and `thread-self`'s, and
+/// `$$`'s): the same files by another name.
 fn through_proc_self(path: String, cwd: &str) -> String {
-    let own = path.strip_prefix("/proc/self/").or_else(|| path.strip_prefix("/proc/thread-self/"));
-    let Some((link, rest)) = own.map(|o| o.split_once('/').unwrap_or((o, ""))) else { return path };
+    let Some(rest) = path.strip_prefix("/proc/") else { return path };
+    let Some((pid, own)) = rest.split_once('/') else { return path };
+    if !OWN_PROCESS.contains(&pid) {
+        return path;
+    }
+    let (link, rest) = own.split_once('/').unwrap_or((own, ""));
     match link {
         "root" => normalize(&format!("/{rest}")),
         "cwd" => normalize(&format!("{cwd}/{rest}")),
@@ -264,19 +569,54 @@ fn under<'a>(path: &'a str, root: &str) -> Option<&'a str> {
     if rest.is_empty() { Some("") } else { rest.strip_prefix('/') }
 }
 
-/// The dot-directory of home (`~/.kaggle`) that holds `path`, when the box does not show it.
-fn hidden_dot_entry(path: &str, home: &str, sight: &HomeSight) -> Option<String> {
-    let rest = under(path, home)?;
-    let first = rest.split('/').next().filter(|f| f.starts_with('.'))?;
-    let shown = sight.shown.iter().any(|root| under(path, &normalize(root)).is_some());
+/// The entry of home (`~/.kaggle`, `~/notes`) that holds `path`, when the box does not show
+/// it: the box shows of home only what it names. A pattern in `path` may match any name
+/// (`~/*/kaggle.json`, `/home/*/.netrc`): it is shown only where its literal part is.
+fn hidden_entry(path: &str, home: &str, sight: &HomeSight) -> Option<String> {
+    let rest = under_glob(path, home)?;
+    let first = rest.split('/').next().filter(|f| !f.is_empty())?;
+    let literal = literal_part(path);
+    let shown = sight.shown.iter().any(|root| under(&literal, &normalize(root)).is_some());
     (!shown).then(|| format!("~/{first}"))
 }
 
-/// `/proc/<pid>` or a pattern for every pid (`/proc/*/cmdline`): another process's files.
+/// Whether a path's component is a pattern the shell expands (`*`, `?`, `[..]`), or one it
+/// computes (`$x`, `$(..)`): either may be any name.
+fn is_pattern(component: &str) -> bool {
+    component.contains(['*', '?', '[', '$'])
+}
+
+/// `path` up to its first component that is a pattern.
+fn literal_part(path: &str) -> String {
+    let literal: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).take_while(|c| !is_pattern(c)).collect();
+    format!("/{}", literal.join("/"))
+}
+
+/// What follows `root` in `path` (`""` for `root` itself), when `path` is in it or, where it
+/// holds patterns, may be: a pattern matches any one component (generously), `**` any number.
+fn under_glob(path: &str, root: &str) -> Option<String> {
+    let mut parts = path.split('/').filter(|c| !c.is_empty());
+    for want in root.split('/').filter(|c| !c.is_empty()) {
+        match parts.next()? {
+            "**" => return Some(std::iter::once("**").chain(parts).collect::<Vec<_>>().join("/")),
+            got if got == want || is_pattern(got) => {}
+            _ => return None,
+        }
+    }
+    Some(parts.collect::<Vec<_>>().join("/"))
+}
+
+/// `/proc` itself (what reads all of it reads every process's files), `/proc/<pid>`, or a
+/// pid the text computes or matches (`/proc/$(pgrep x)`, `/proc/*/environ`, `$!`): another
+/// process's files. `self` and `$$` are the shell's own ([`OWN_PROCESS`]).
 fn other_process(path: &str) -> bool {
-    let Some(rest) = path.strip_prefix("/proc/") else { return false };
+    let Some(rest) = path.strip_prefix("/proc") else { return false };
+    if rest.is_empty() {
+        return true;
+    }
+    let Some(rest) = rest.strip_prefix('/') else { return false };
     let pid = rest.split('/').next().unwrap_or_default();
-    !pid.is_empty() && (pid.bytes().all(|b| b.is_ascii_digit()) || pid.contains(['*', '?', '[']))
+    !pid.is_empty() && !OWN_PROCESS.contains(&pid) && (pid.bytes().all(|b| b.is_ascii_digit()) || is_pattern(pid))
 }
 
 /// `path` with home written `~`, as the person reads it.
@@ -303,6 +643,8 @@ mod tests {
                 .map(|r| format!("/home/u/{r}"))
                 .collect(),
             covered: vec!["/srv/secret".into(), "/home/u/proj/keys".into()],
+            links: None,
+            boxed_elsewhere: true,
         }
     }
 
@@ -317,7 +659,7 @@ mod tests {
             let found = hidden_read(text, &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not found"));
             assert!(found.why.contains("covers"), "{text}: {}", found.why);
         }
-        for text in ["cat /srv/secretary/x", "cat ~/proj/keyset", "ls /srv", "cat secret"] {
+        for text in ["cat /srv/secretary/x", "cat /home/u/.work/proj/keyset", "ls /srv", "cat secret"] {
             assert!(!asks(text, "/tmp/x"), "{text}");
         }
         assert!(asks("cat secret/db.key", "/srv"), "relative to where it starts");
@@ -383,11 +725,167 @@ mod tests {
         assert!(asks("git diff", "/data/u/.config/nvim"));
     }
 
+    /// rt5 B3: the box hides all of home but what it names, not only its dot-directories; and
+    /// the spellings the text check missed.
+    #[test]
+    fn every_spelling_of_a_hidden_path_needs_a_person() {
+        for text in [
+            // Any part of home the box does not show, and any command that starts in home.
+            "cat ~/notes/vault.txt",
+            "ls ~/projects",
+            "cat /home/u/Documents/x",
+            "cd && cat notes/vault.txt",
+            // `~+` is $PWD, `~-` $OLDPWD (wherever the agent's environment says), `$PWD` after `cd`.
+            "cd && cat ~+/.kaggle/kaggle.json",
+            "cd; cd /tmp; cat ~-/.kaggle/kaggle.json",
+            "cat ~-/.kaggle/kaggle.json",
+            "cat $OLDPWD/.netrc",
+            "cd && cat $PWD/.config/rclone/rclone.conf",
+            "cd ~ && cat ${PWD}/notes/x",
+            // Patterns: a pattern component matches any name (`GLOBIGNORE` turns on dotglob).
+            "GLOBIGNORE=x; cat ~/*/kaggle.json",
+            "cat /home/*/.kaggle/kaggle.json",
+            "cat /*/u/notes/x",
+            "cat /**/kaggle.json",
+            "ls ~/.cache/*/x",
+            "cat ~/?otes/x",
+            // A path glued to an option.
+            "xargs -0 -a$HOME/.kaggle/kaggle.json echo",
+            "xargs -a~/.kaggle/kaggle.json echo",
+            "tool -xvf~/notes/x",
+            "tool --file=~/.kaggle/kaggle.json",
+            "cd && xargs -a.kaggle/kaggle.json echo",
+            // The shell's own /proc entry is `/`'s way in.
+            "cat /proc/$$/root/home/u/.kaggle/kaggle.json",
+            "cat /proc/$BASHPID/root/data/u/.netrc",
+            // A computed component may be any name; ANSI-C quoting is decoded.
+            "cat /home/$(whoami)/notes/x",
+            "cat /home/`id -un`/.netrc",
+            "cat $'\\x7e'/notes/x",
+            "cat $'/home/\\165/notes'",
+            "cat $'\\057home\\057u'/.netrc",
+            // Back to where the shell was: the agent's environment may say home.
+            "cd /tmp/y; cd - && cat notes/x",
+            "pushd /tmp/y; popd; cat .netrc",
+        ] {
+            let found = hidden_read(text, &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("hidden") || found.why.contains("home itself"), "{text}: {}", found.why);
+        }
+        let found = hidden_read("cat ~/notes/vault.txt", &sight("/tmp/x")).unwrap();
+        assert!(
+            found.why.contains("in ~/notes, which the sandbox keeps hidden (it shows of home only"),
+            "{}",
+            found.why
+        );
+        // Starting in home: its relative paths (and `grep -r x` with none) are all in it.
+        for text in ["ls", "cat notes.txt", "grep -r token"] {
+            let found = hidden_read(text, &sight("/home/u")).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.starts_with("starts in ~, "), "{text}: {}", found.why);
+        }
+        // What the box shows, or that is not home, still runs unasked.
+        for text in [
+            "ls ~/.cache/pip/*",
+            "cat ~/.work/proj/src/*.rs",
+            "gcc -I/usr/include -o/tmp/x/a.out a.c",
+            "cat -n ./notes.txt",
+            "cat ~+/notes.txt",
+            "ls ~+",
+            "echo $PWD",
+            "cat /proc/$$/status /proc/$$/root/etc/hostname",
+            "cat ~alice/x",
+        ] {
+            assert!(!asks(text, "/tmp/x"), "{text}");
+        }
+    }
+
+    /// rt5 B3: other processes' files, whatever names their pid (and `/proc` itself).
+    #[test]
+    fn another_process_by_any_name_needs_a_person() {
+        for text in [
+            "cat /proc/$(pgrep -n sleep)/environ",
+            "cat /proc/`pgrep -n sleep`/environ",
+            "cat /proc/$!/environ",
+            "cat /proc/$PPID/environ",
+            "cat /proc/[0-9]*/environ",
+            "cd /proc && cat 1234/environ",
+            "cd /proc; cat $(pgrep x)/environ",
+            "cd /proc; cat `pgrep x`/environ",
+            "cd / && cat proc/1234/environ",
+            "grep -ra AWS_SECRET /proc",
+        ] {
+            let found = hidden_read(text, &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("another process"), "{text}: {}", found.why);
+        }
+        assert!(asks("cat 1234/environ", "/proc"));
+        for text in
+            ["cat /proc/cpuinfo /proc/self/environ /proc/$$/status", "cd /tmp && ls 1234", "ls /proc/sys/kernel"]
+        {
+            assert!(!asks(text, "/tmp/x"), "{text}");
+        }
+    }
+
+    /// rt5 B3: a symbolic link on a path's way (one a box left in the workspace) is looked up,
+    /// where the gate gives a way to: here one where `/w/docs-home` leads to home.
+    #[test]
+    fn a_link_into_home_needs_a_person() {
+        fn lookup(path: &str) -> Option<String> {
+            let rest = under(path, "/w/docs-home")?;
+            Some(normalize(&format!("/data/u/{rest}")))
+        }
+        let sight = HomeSight { shown: vec!["/w".into()], links: Some(lookup), ..sight("/tmp/x") };
+        for text in [
+            "cat /w/docs-home/.kaggle/kaggle.json",
+            "cat /w/docs-home/notes/new",
+            "cd /w && cat docs-home/*/kaggle.json",
+        ] {
+            let found = hidden_read(text, &sight).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("through a symbolic link, to ~/"), "{text}: {}", found.why);
+        }
+        assert_eq!(hidden_read("cat /w/docs/x /w/missing/y", &sight), None);
+        // Without a way to look them up, the judge looks nothing up.
+        let pure = HomeSight { links: None, ..sight };
+        assert_eq!(hidden_read("cat /w/docs-home/.kaggle/kaggle.json", &pure), None);
+    }
+
+    /// rt5 B12: git runs what a repository's config names; with no box here and a box
+    /// elsewhere, every git that reads a repository needs a person. B3: `ps e`.
+    #[test]
+    fn git_reading_a_repository_and_ps_showing_environments_need_a_person() {
+        let argv = |t: &str| t.split_whitespace().map(String::from).collect::<Vec<_>>();
+        for text in [
+            "git status",
+            "git -C /home/u/ws/sub status --short",
+            "/usr/bin/git log",
+            "git --no-pager diff",
+            "git -c core.pager=cat show",
+            "git help status",
+            "git --help",
+            "git -p version",
+            "git config --global --list",
+            "git",
+            "git rev-parse HEAD",
+        ] {
+            let found = program_reach(&argv(text), &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("run it from the project"), "{text}: {}", found.why);
+        }
+        for text in ["git --version", "git version", "git -C x init", "git clone https://example.com/r"] {
+            assert_eq!(program_reach(&argv(text), &sight("/tmp/x")), None, "{text}");
+        }
+        // No box anywhere (user namespaces missing): no box wrote a repository.
+        let nowhere = HomeSight { boxed_elsewhere: false, ..sight("/tmp/x") };
+        assert_eq!(program_reach(&argv("git status"), &nowhere), None);
+        for text in ["ps e", "ps eww -p 12", "ps auxe", "ps -auxe", "ps -axe", "ps -p 1 e"] {
+            assert!(program_reach(&argv(text), &sight("/tmp/x")).is_some(), "{text}");
+        }
+        for text in ["ps", "ps -ef", "ps -e", "ps aux", "ps -efe", "ps -C emacs", "ps -eo pid,user", "ps --sort=-pcpu"]
+        {
+            assert_eq!(program_reach(&argv(text), &sight("/tmp/x")), None, "{text}");
+        }
+    }
+
     #[test]
     fn what_the_box_shows_or_that_is_not_home_runs_unasked() {
         for text in [
-            "ls ~/projects",
-            "cat ~/notes.txt",
             "ls",
             "cat .env",
             "cat ~/.gitconfig",
@@ -408,14 +906,10 @@ mod tests {
             assert!(!asks(text, "/tmp/x"), "{text}");
         }
         // A directory the text goes to is where its relative words are, not home.
-        for text in
-            ["cd /app && find . -name 'test*'", "cd /testbed && grep -r '\\.freq' pandas", "cd /proc && ls 0755"]
-        {
+        for text in ["cd /app && find . -name 'test*'", "cd /testbed && grep -r '\\.freq' pandas"] {
             assert!(!asks(text, "/tmp/x"), "{text}");
         }
         assert!(!asks("[[ $v =~ ^[0-9]+$ ]] && echo ok", "/tmp/x"));
-        // From home, its ordinary directories and files.
-        assert!(!asks("cat notes.txt && ls projects", "/home/u"));
         // Inside a shown directory of a dot-directory, the box would have shown it.
         assert!(!asks("ls && cat src/main.rs", "/home/u/.work/proj"));
         // No home to speak of: nothing to hide.

@@ -402,6 +402,7 @@ mod tests {
             real_home: None,
             shown: Vec::new(),
             covered: Vec::new(),
+            ..Default::default()
         };
         let policy = decide::Policy { home_sight: Some(sight), ..decide::Policy::default() };
         let v = decide::judge("cat ~/.kaggle/kaggle.json", &policy);

@@ -394,7 +394,7 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
         return (
             Confinement::Unconfined,
             Sandbox::Off(format!("{STARTS_IN}{at}, which the sandbox neither grants nor shows: {why}")),
-            Some(home_sight(&plan, cwd)),
+            Some(HomeSight { boxed_elsewhere: true, ..home_sight(&plan, cwd) }),
         );
     }
     // A box kept for these inputs proves the namespaces work; otherwise ask the system.
@@ -416,7 +416,8 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
 
 /// What the box `plan` would have shown of home (`judge::unboxed`), for a command that runs
 /// without it: the spec's roots there. Built once per command that has no box, from the spec the
-/// gate built to tell why: no system call.
+/// gate built to tell why: no system call (the judge then looks up the links on the way of the
+/// paths the text names).
 fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
     let place = plan.place();
     home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
@@ -441,6 +442,23 @@ fn home_sight_of(
         real_home: real_home.map(crate::text::path),
         shown: shown.filter(|p| p.starts_with(home) && !filtered(p)).map(|p| crate::text::path(p)).collect(),
         covered: spec.deny.iter().map(|d| crate::text::path(&d.path)).collect(),
+        links: Some(real_path),
+        boxed_elsewhere: false,
+    }
+}
+
+/// The judge's way to look up the symbolic links on a path's way, for a command with no box
+/// (`unboxed::LinkLookup`): the real path of its longest existing prefix, the rest put back.
+/// One `realpath` per prefix tried; only for the paths such a command's text names.
+fn real_path(path: &str) -> Option<String> {
+    let mut prefix = Path::new(path);
+    loop {
+        if let Ok(real) = std::fs::canonicalize(prefix) {
+            let rest = Path::new(path).strip_prefix(prefix).ok()?;
+            let resolved = crate::text::path(&real.join(rest));
+            return (resolved != path).then_some(resolved);
+        }
+        prefix = prefix.parent()?;
     }
 }
 
@@ -758,8 +776,8 @@ pub(crate) fn act_on_answer(answer: Answer, verdict: &Verdict, cwd: &Path) -> Re
                  terminal; to let this command run without asking, the person can run `agentsh whitelist add '<command>'` in their own shell"
             } else if no_box {
                 "approval needs a person: at their own terminal, or in `agentsh approvals` open in another \
-                 terminal; a whitelist entry cannot lift this ask (it reads what the sandbox keeps hidden, \
-                 and here there is no sandbox): run commands from a project, where there is one"
+                 terminal; a whitelist entry cannot lift this ask (it reads or runs what the sandbox would have \
+                 kept from it, and here there is no sandbox): run commands from a project, where there is one"
             } else {
                 "approval needs a person at their own terminal; a whitelist entry cannot lift this ask \
                  (it comes from --ask, an ask rule or a config file that cannot be read): run it \
@@ -836,6 +854,8 @@ mod tests {
             "ls ~/.ssh",
             "cat ~/.gitconfig",
             "cat ~/.cargo/config.toml",
+            // rt5 B3: the box shows of home only what it names, not all but its dot-directories.
+            "ls ~/projects",
         ] {
             assert_eq!(d(t), Decision::Ask, "{t}");
         }
@@ -856,7 +876,6 @@ mod tests {
             "ls ~/.cargo/bin ~/.nvm",
             "ls ~/.cache/pip",
             "cat ~/.work/proj/README.md",
-            "ls ~/projects",
             "ls",
         ] {
             assert_eq!(d(t), Decision::Allow, "{t}");
