@@ -105,6 +105,7 @@ pub(crate) fn find(ws: &Path, globals: &Globals, make_hooks: bool) -> Found {
         f.read_config(file, 0, &mut global);
     }
     for repo in &repos {
+        f.hook_links(&join(&repo.common, "hooks"));
         let mut entries = global.clone();
         f.read_config(&join(&repo.common, "config"), 0, &mut entries);
         f.read_config(&join(&repo.git_dir, "config.worktree"), 0, &mut entries);
@@ -175,6 +176,8 @@ struct Finder<'a> {
 
 /// git's limit on nested includes, and ours on nested submodules.
 const MAX_DEPTH: usize = 10;
+/// How many entries of a hook directory are looked at for links (git knows about 30 hooks).
+const MAX_HOOKS: usize = 256;
 /// A config file larger than this is not read (git's are a few kilobytes).
 const MAX_CONFIG: u64 = 1 << 20;
 
@@ -200,6 +203,21 @@ impl Finder<'_> {
     fn push(&mut self, p: PathBuf) {
         if !self.found.bind.contains(&p) {
             self.found.bind.push(p);
+        }
+    }
+
+    /// The hooks in `dir` that are links (`ln -s ../../scripts/pre-commit .git/hooks/`): what
+    /// each names in the workspace is code git runs, bound read-only as the hooks are (rt5 A9).
+    /// The directory is watched: a link the person makes there later makes a new box.
+    fn hook_links(&mut self, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        if !self.found.read.iter().any(|r| r == dir) {
+            self.found.read.push(dir.to_path_buf());
+        }
+        for e in entries.flatten().take(MAX_HOOKS) {
+            if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                self.bind_file(&e.path());
+            }
         }
     }
 
@@ -315,6 +333,7 @@ impl Finder<'_> {
                 if let Some(d) = self.inside(&dir).filter(|d| d.is_dir()) {
                     self.push(d);
                 }
+                self.hook_links(&dir);
             } else if runs_program(e) {
                 for word in words(value) {
                     if let Some(p) = self.expand(word, &repo.worktree) {

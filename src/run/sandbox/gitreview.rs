@@ -35,16 +35,31 @@ const MAX_INDEX: u64 = 64 * 1024 * 1024;
 /// directories 0.2 ms (docs/BENCHMARKS.md, "Session 16").
 const MAX_INDEX_EVERY_COMMAND: u64 = 16 * 1024;
 
-/// The index and refs as the command started.
+/// How many submodules' git directories are checked as the workspace's is (rt5 A14); past
+/// these, a change to another's index is told as not checked.
+pub const MAX_SUBMODULES: usize = 16;
+
+/// The index and refs as the command started: the workspace's, and its submodules'.
 pub struct Before {
+    repos: Vec<Repo>,
+    /// Submodules' git directories past [`MAX_SUBMODULES`]: only whether their index changed.
+    more: Vec<PathBuf>,
+    /// When the command started, less a margin for coarse file-system clocks (seconds).
+    since: i64,
+    /// Where what is checked again after later commands is kept ([`Later`]): agentsh's records.
+    later: Option<PathBuf>,
+}
+
+/// One repository whose worktree is in the workspace.
+struct Repo {
     git: PathBuf,
-    /// The worktree the index describes: the workspace.
+    /// The workspace's top level (paths are told from there).
+    top: PathBuf,
+    /// The worktree the index describes.
     root: PathBuf,
     /// The index as it was, open, with its identity and change time then (`None`: there was
     /// none).
     index: Option<(File, Stamp)>,
-    /// When the command started, less a margin for coarse file-system clocks (seconds).
-    since: i64,
 }
 
 /// One thing found: what hides, and the file or ref it hides.
@@ -58,10 +73,19 @@ pub enum Hidden {
     /// A file whose index entry names another object than it holds, with its stat data: git
     /// does not read it, and shows none of its changes.
     Stale(String),
+    /// A file whose index entry the command wrote with a change time later than the clock:
+    /// git writes the time it read from the file, so this entry is made to match an edit to
+    /// come (rt5 A2).
+    Ahead(String),
     /// How many files whose entries the command changed were too large to check ([`stale`]).
     Unchecked(usize),
     /// The command changed an index split in two: what its shared part names is not checked.
     Split,
+    /// The command left an index agentsh does not read (too large, or of a form it does not
+    /// know): nothing in it is checked.
+    Unreadable,
+    /// How many submodules' indexes the command changed past those agentsh checks.
+    SubmodulesUnchecked(usize),
     /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
     /// `.gitignore` in it that the command made or changed and that ignores itself.
     SelfIgnored(String),
@@ -70,19 +94,103 @@ pub enum Hidden {
 }
 
 impl Before {
-    /// `git`: the workspace's git directory; `root`: the workspace (its worktree).
-    pub fn take(git: &Path, root: &Path) -> Before {
-        let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
+    /// `git`: the workspace's git directory; `root`: the workspace (its worktree); `later`: a
+    /// file where what must be checked again after later commands is kept (`None`: nothing is).
+    pub fn take(git: &Path, root: &Path, later: Option<PathBuf>) -> Before {
         let since = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) - 2;
-        Before { git: git.to_path_buf(), root: root.to_path_buf(), index, since }
+        let mut repos = vec![Repo::take(git, root, root)];
+        let mut more = Vec::new();
+        for (g, wt) in submodules(git, root) {
+            if repos.len() <= MAX_SUBMODULES {
+                repos.push(Repo::take(&g, &wt, root));
+            } else {
+                more.push(g);
+            }
+        }
+        Before { repos, more, since, later }
     }
 
     /// What the command added: bits set in the index, entries that name another object than
-    /// their file holds, replacement refs made, `.gitignore` files that hide themselves.
+    /// their file holds, replacement refs made, `.gitignore` files that hide themselves; in the
+    /// workspace's repository and in its submodules'.
     pub fn finish(self) -> Vec<Hidden> {
         let mut found = Vec::new();
+        let clock = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        let mut later = self.later.as_deref().map(Later::read).unwrap_or_default();
+        later.check(clock, &mut found);
+        for repo in &self.repos {
+            repo.finish(self.since, clock, &mut later, &mut found);
+        }
+        let changed = |g: &PathBuf| {
+            std::fs::symlink_metadata(super::join(g, "index")).is_ok_and(|m| m.ctime() >= self.since)
+        };
+        let unchecked = self.more.iter().filter(|g| changed(g)).count();
+        if unchecked > 0 {
+            found.push(Hidden::SubmodulesUnchecked(unchecked));
+        }
+        if let Some(path) = &self.later {
+            later.write(path);
+        }
+        found
+    }
+}
+
+/// The submodules' git directories under `git` (`modules/*`, nested) whose worktree
+/// (`core.worktree`) is inside `root`, with that worktree. One `openat` where there are none.
+fn submodules(git: &Path, root: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    let mut queue = vec![(git.to_path_buf(), 0)];
+    while let Some((g, depth)) = queue.pop() {
+        let mut dirs = Vec::new();
+        super::gitcode::git_dirs_under(&super::join(&g, "modules"), &mut dirs, 0);
+        for module in dirs {
+            let Some(f) = open_file(&super::join(&module, "config")) else { continue };
+            let Ok(text) = read_capped(&f) else { continue };
+            let entries = super::gitcode::parse(&text);
+            let wt = entries.iter().rev().find(|e| e.section == "core" && e.sub.is_none() && e.name == "worktree");
+            if let Some(wt) = wt.and_then(|e| e.value.as_deref()) {
+                let wt = super::normalize(&module.join(wt));
+                if super::within(&wt, root) && wt != root && out.len() < 4 * MAX_SUBMODULES {
+                    out.push((module.clone(), wt));
+                }
+            }
+            if depth < 4 {
+                queue.push((module, depth + 1));
+            }
+        }
+    }
+    out
+}
+
+impl Repo {
+    fn take(git: &Path, root: &Path, top: &Path) -> Repo {
+        let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
+        Repo { git: git.to_path_buf(), top: top.to_path_buf(), root: root.to_path_buf(), index }
+    }
+
+    /// What the command did in this repository, added to `found` with paths from the
+    /// workspace's top level.
+    fn finish(&self, since: i64, clock: i64, later: &mut Later, out: &mut Vec<Hidden>) {
+        let mut found = Vec::new();
+        self.review(since, clock, later, &mut found);
+        let top = self.root.strip_prefix(&self.top).ok().filter(|p| !p.as_os_str().is_empty());
+        let Some(top) = top.map(crate::text::path) else {
+            out.extend(found);
+            return;
+        };
+        let from_top = |p: String| if p == "." { top.clone() } else { format!("{top}/{p}") };
+        out.extend(found.into_iter().map(|h| match h {
+            Hidden::Bit { path, skip_worktree } => Hidden::Bit { path: from_top(path), skip_worktree },
+            Hidden::Stale(p) => Hidden::Stale(from_top(p)),
+            Hidden::Ahead(p) => Hidden::Ahead(from_top(p)),
+            Hidden::SelfIgnored(p) => Hidden::SelfIgnored(from_top(p)),
+            other => other,
+        }));
+    }
+
+    fn review(&self, since: i64, clock: i64, later: &mut Later, found: &mut Vec<Hidden>) {
         let changed =
-            |rel: &str| std::fs::symlink_metadata(super::join(&self.git, rel)).ok().filter(|m| m.ctime() >= self.since);
+            |rel: &str| std::fs::symlink_metadata(super::join(&self.git, rel)).ok().filter(|m| m.ctime() >= since);
         let now = changed("index").filter(|m| self.index.as_ref().is_none_or(|(_, was)| *was != stamp(m)));
         // The index the command started with, where it can still be read: not where the
         // command wrote it in place (the same file), which leaves nothing of what it held.
@@ -106,16 +214,24 @@ impl Before {
                     found.push(Hidden::Bit { path, skip_worktree });
                 }
             }
-            stale(&self.root, before.as_ref(), after, (m.mtime(), m.mtime_nsec()), &mut found);
+            // git writes an entry's change time as it read it from the file: never later than
+            // the clock, nor than the index's own change time (the kernel's, on the same disk).
+            let clock = clock.max(m.ctime());
+            let times = Times { index_mtime: (m.mtime(), m.mtime_nsec()), clock };
+            stale(&self.root, before.as_ref(), after, times, later, found);
             if after.split {
                 found.push(Hidden::Split);
             }
+        }
+        // Changed, a file, and not read as an index: git may read what agentsh cannot (rt5 A1).
+        if now.as_ref().is_some_and(std::fs::Metadata::is_file) && after.is_none() {
+            found.push(Hidden::Unreadable);
         }
         if changed("refs/replace").is_some()
             && let Ok(entries) = std::fs::read_dir(super::join(&self.git, "refs/replace"))
         {
             for e in entries.flatten().take(1000) {
-                if e.metadata().is_ok_and(|m| m.ctime() >= self.since) {
+                if e.metadata().is_ok_and(|m| m.ctime() >= since) {
                     found.push(Hidden::Replaced(format!("refs/replace/{}", e.file_name().to_string_lossy())));
                 }
             }
@@ -134,8 +250,7 @@ impl Before {
             }
         }
         let tracked = after.as_ref().or(before.as_ref());
-        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, self.since));
-        found
+        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, since));
     }
 }
 
@@ -256,10 +371,9 @@ fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
         let flags = u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]);
         at += 2;
         let mut extended = 0u16;
+        // git reads the second flags word wherever the first says there is one, whatever the
+        // header's version (read-cache.c `create_from_disk`; rt5 A1).
         if flags & 0x4000 != 0 {
-            if version < 3 {
-                return None;
-            }
             extended = u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]);
             at += 2;
         }
@@ -310,14 +424,29 @@ fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
 /// large new project is not read again whole.
 const MAX_HASHED: u64 = 64 * 1024 * 1024;
 
+/// The clocks [`stale`] reads entries against.
+struct Times {
+    /// The new index's modification time: an entry as new as it is "racily clean", and git
+    /// reads that file itself.
+    index_mtime: (i64, i64),
+    /// Seconds: no entry git writes has a later change time.
+    clock: i64,
+}
+
 /// The files of the worktree `root` whose entries in the index `new` changed during the
 /// command (all of them where `old`, the index it started with, is unknown) and that git will
 /// trust without reading them, their size and modification time being what the entry says,
 /// but that do not hold the object the entry names (rt4 R2: the box kept HEAD's object in the
 /// entry of an edited file, with the file's stat data; `git status`, `git diff`, even
-/// `git checkout -- f` then show nothing). `index_mtime`: the new index's modification time; an
-/// entry as new as it is "racily clean", and git reads that file itself.
-fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64), found: &mut Vec<Hidden>) {
+/// `git checkout -- f` then show nothing).
+///
+/// Over two commands (rt5 A2): an entry written first with the stat the file will have, the
+/// file edited to it later. git compares the change time too (`core.trustctime`), which no
+/// command can set: an entry whose change time is later than the clock is told at once; one
+/// that does not match its file now, with a change time of this second or the last, could be
+/// matched by an edit within the second, and is kept in `later` to be checked after the next
+/// commands, until its second is past.
+fn stale(root: &Path, old: Option<&Index>, new: &Index, times: Times, later: &mut Later, found: &mut Vec<Hidden>) {
     use rustix::fs::{Mode, OFlags};
     let was: std::collections::HashMap<&[u8], &Entry> = old
         .map(|o| o.entries.iter().filter(|e| e.stage == 0).map(|e| (e.path.as_slice(), e)).collect())
@@ -329,7 +458,7 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64),
         .filter(|e| was.get(e.path.as_slice()).is_none_or(|o| o.stat != e.stat || o.id != e.id))
         .filter(|e| {
             let (s, ns) = e.mtime();
-            (i64::from(s), i64::from(ns)) < index_mtime
+            (i64::from(s), i64::from(ns)) < times.index_mtime
         })
         .collect();
     if touched.is_empty() {
@@ -346,15 +475,23 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64),
     let mut budget = MAX_HASHED;
     let mut unchecked = 0;
     for e in touched {
+        let ctime = i64::from(e.be32(0));
+        if ctime > times.clock {
+            found.push(Hidden::Ahead(String::from_utf8_lossy(&e.path).into_owned()));
+            continue;
+        }
         let link = e.mode() >> 12 == 0o12;
-        let Some((size, mtime, content)) = worktree_file(&dir, &e.path, link, e.size(), &mut budget) else {
+        let Some(file) = worktree_file(&dir, &e.path, link, e.size(), &mut budget) else {
             continue;
         };
         // git sees the stat data differ, and reads the file itself.
-        if size as u32 != e.size() || mtime as u32 != e.mtime().0 {
+        if file.size as u32 != e.size() || file.mtime as u32 != e.mtime().0 {
+            if ctime >= times.clock - 1 {
+                later.keep(root, e, new.hash);
+            }
             continue;
         }
-        let Some(content) = content else {
+        let Some(content) = file.content else {
             unchecked += 1;
             continue;
         };
@@ -367,9 +504,146 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64),
     }
 }
 
+/// What is checked again when later commands end: index entries that do not match their file
+/// yet but could within the second they were written ([`stale`]). Kept in a file of agentsh's
+/// records, which exists only for the seconds it holds anything: one `openat` a command
+/// otherwise.
+#[derive(Default)]
+struct Later {
+    entries: Vec<LaterEntry>,
+    /// Read from a file (which is then rewritten or removed).
+    read: bool,
+}
+
+struct LaterEntry {
+    root: PathBuf,
+    path: Vec<u8>,
+    link: bool,
+    hash: usize,
+    id: Vec<u8>,
+    size: u32,
+    mtime: u32,
+    ctime: u32,
+}
+
+/// At most this many entries are kept: past them, the rest are told as not checked.
+const MAX_LATER: usize = 256;
+
+impl Later {
+    fn read(path: &Path) -> Later {
+        let Some(f) = open_file(path) else { return Later::default() };
+        let bytes = read_capped(&f).unwrap_or_default();
+        let mut entries = Vec::new();
+        for line in bytes.split(|b| *b == b'\n') {
+            let mut fields = line.splitn(8, |b| *b == b'\t');
+            let mut next = || fields.next().map(|f| String::from_utf8_lossy(f).into_owned());
+            let parsed = (|| {
+                let (link, size, mtime, ctime) = (next()? == "l", next()?.parse().ok()?, next()?.parse().ok()?, next()?.parse().ok()?);
+                let id: Vec<u8> = hex(&next()?)?;
+                let root = PathBuf::from(std::ffi::OsStr::from_bytes(&unhex(&next()?)?));
+                let path = unhex(&next()?)?;
+                Some(LaterEntry { root, path, link, hash: id.len(), id, size, mtime, ctime })
+            })();
+            entries.extend(parsed);
+        }
+        Later { entries, read: true }
+    }
+
+    fn keep(&mut self, root: &Path, e: &Entry, hash: usize) {
+        if self.entries.len() < MAX_LATER {
+            self.entries.push(LaterEntry {
+                root: root.to_path_buf(),
+                path: e.path.clone(),
+                link: e.mode() >> 12 == 0o12,
+                hash,
+                id: e.id[..hash].to_vec(),
+                size: e.size(),
+                mtime: e.mtime().0,
+                ctime: e.be32(0),
+            });
+        }
+    }
+
+    /// The kept entries whose file now matches their stat data: told where it does not hold
+    /// their object, and let go, as are those whose second is past.
+    fn check(&mut self, clock: i64, found: &mut Vec<Hidden>) {
+        use rustix::fs::{Mode, OFlags};
+        let mut budget = MAX_HASHED;
+        self.entries.retain(|k| {
+            let Ok(dir) = rustix::fs::openat(
+                rustix::fs::CWD,
+                &k.root,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
+                return false;
+            };
+            let file = worktree_file(&dir, &k.path, k.link, k.size, &mut budget);
+            if let Some(f) = file.filter(|f| (f.size as u32, f.mtime as u32, f.ctime as u32) == (k.size, k.mtime, k.ctime))
+            {
+                let path = String::from_utf8_lossy(&k.path).into_owned();
+                match f.content {
+                    Some(c) if holds(&c, &k.id, k.hash) => {}
+                    Some(_) => found.push(Hidden::Stale(path)),
+                    None => found.push(Hidden::Unchecked(1)),
+                }
+                return false;
+            }
+            clock <= i64::from(k.ctime) + 2
+        });
+    }
+
+    /// Kept for the next command, or removed where nothing is left.
+    fn write(&self, path: &Path) {
+        if self.entries.is_empty() {
+            if self.read {
+                let _ = std::fs::remove_file(path);
+            }
+            return;
+        }
+        let mut text = String::new();
+        for k in &self.entries {
+            let hexed = |b: &[u8]| b.iter().map(|c| format!("{c:02x}")).collect::<String>();
+            text.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                if k.link { "l" } else { "f" },
+                k.size,
+                k.mtime,
+                k.ctime,
+                hexed(&k.id),
+                hexed(k.root.as_os_str().as_bytes()),
+                hexed(&k.path)
+            ));
+        }
+        let tmp = path.with_extension("tmp");
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
+}
+
+fn hex(s: &str) -> Option<Vec<u8>> {
+    unhex(s).filter(|b| b.len() == 20 || b.len() == 32)
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// A worktree file as [`worktree_file`] found it.
+struct WorktreeFile {
+    size: u64,
+    mtime: i64,
+    ctime: i64,
+    content: Option<Vec<u8>>,
+}
+
 /// The worktree's file at `path` below `dir` (no link followed on the way; a link itself where
 /// `link`): its size, modification time (seconds) and, while `budget` lasts and its size is
-/// `expected`, its content (a link's target). `None` where it is not there as a file (or a link):
+/// `expected`, its content (a link's target); its change time too. `None` where it is not there as a file (or a link):
 /// git sees that.
 fn worktree_file(
     dir: &impl std::os::fd::AsFd,
@@ -377,7 +651,7 @@ fn worktree_file(
     link: bool,
     expected: u32,
     budget: &mut u64,
-) -> Option<(u64, i64, Option<Vec<u8>>)> {
+) -> Option<WorktreeFile> {
     use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
     let path = std::ffi::OsStr::from_bytes(path);
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
@@ -395,9 +669,9 @@ fn worktree_file(
     if kind != if link { rustix::fs::FileType::Symlink } else { rustix::fs::FileType::RegularFile } {
         return None;
     }
-    let (size, mtime) = (st.stx_size, st.stx_mtime.tv_sec);
+    let (size, mtime, ctime) = (st.stx_size, st.stx_mtime.tv_sec, st.stx_ctime.tv_sec);
     if size != u64::from(expected) || size > *budget {
-        return Some((size, mtime, None));
+        return Some(WorktreeFile { size, mtime, ctime, content: None });
     }
     *budget -= size;
     let content = if link {
@@ -406,7 +680,7 @@ fn worktree_file(
         let mut out = Vec::with_capacity(size as usize);
         std::fs::File::from(fd).take(size + 1).read_to_end(&mut out).ok().map(|_| out)
     };
-    Some((size, mtime, content))
+    Some(WorktreeFile { size, mtime, ctime, content })
 }
 
 /// Whether `content` is the blob `id` names, as git would have stored it: as it is, with its
@@ -490,7 +764,7 @@ mod tests {
         let git_dir = t.path().join(".git");
         // The person's own bit, set before the command.
         git(t.path(), &["update-index", "--assume-unchanged", "a"]);
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         git(t.path(), &["update-index", "--skip-worktree", ".husky/pre-commit"]);
         git(t.path(), &["replace", "-f", "HEAD:a", "HEAD:dir/b"]);
         let found = before.finish();
@@ -499,7 +773,7 @@ mod tests {
         assert!(matches!(&found[1], Hidden::Replaced(r) if r.starts_with("refs/replace/")), "{found:?}");
         // The index unchanged since: no bit is new (refs are told new by their change time,
         // with a margin of two seconds, so the ref just made would be found again).
-        let again = Before::take(&git_dir, t.path()).finish();
+        let again = Before::take(&git_dir, t.path(), None).finish();
         assert!(!again.iter().any(|h| matches!(h, Hidden::Bit { .. })), "{again:?}");
     }
 
@@ -507,7 +781,7 @@ mod tests {
     fn a_fifo_in_the_index_place_does_not_hold_agentsh() {
         let t = repo();
         let git_dir = t.path().join(".git");
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         std::fs::remove_file(git_dir.join("index")).unwrap();
         std::fs::remove_file(git_dir.join("packed-refs")).ok();
         for f in ["index", "packed-refs"] {
@@ -515,7 +789,7 @@ mod tests {
             assert!(made.success());
         }
         assert!(before.finish().is_empty());
-        assert!(Before::take(&git_dir, t.path()).finish().is_empty());
+        assert!(Before::take(&git_dir, t.path(), None).finish().is_empty());
     }
 
     /// Rewrites the object `path`'s entry names in the index at `index` (version 2, SHA-1), with
@@ -553,7 +827,7 @@ mod tests {
     fn an_entry_naming_heads_object_for_an_edited_file_is_found() {
         let t = repo();
         let git_dir = t.path().join(".git");
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         let b = t.path().join("dir/b");
         std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
         an_hour_ago(&b);
@@ -563,7 +837,7 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
         assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
         // Written in place (nothing of the index before is left to compare): found all the same.
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         let bytes = std::fs::read(git_dir.join("index")).unwrap();
         std::fs::OpenOptions::new().write(true).open(git_dir.join("index")).unwrap().write_all(&bytes).unwrap();
         assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
@@ -574,7 +848,7 @@ mod tests {
         let t = repo();
         let git_dir = t.path().join(".git");
         git(t.path(), &["config", "core.autocrlf", "true"]);
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         // Touched and refreshed; edited and added; edited and checked out again; a new file
         // with CRLF line ends added (stored with LF); a link.
         for f in ["a", "dir/c"] {
@@ -599,12 +873,12 @@ mod tests {
     fn a_split_index_is_told_as_not_checked() {
         let t = repo();
         let git_dir = t.path().join(".git");
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         git(t.path(), &["update-index", "--split-index"]);
         std::fs::write(t.path().join("a"), "changed\n").unwrap();
         git(t.path(), &["add", "a"]);
         assert_eq!(before.finish(), vec![Hidden::Split]);
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         git(t.path(), &["update-index", "--no-split-index"]);
         assert_eq!(before.finish(), vec![]);
     }
