@@ -715,6 +715,37 @@ mod tests {
         assert_eq!(find(&root, &globals, true), Found::default());
     }
 
+    /// rt5 A9: a hook installed as a link into the workspace (`ln -s ../../scripts/pre-commit
+    /// .git/hooks/`), in `.git/hooks` or in a `core.hooksPath`: its target is bound read-only
+    /// as the hooks are; a link leading out of the workspace is not the workspace's to bind.
+    #[test]
+    fn what_a_hook_link_names_in_the_workspace_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        let w = |rel: &str, body: &str| {
+            let p = ws.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        };
+        w(".git/HEAD", "ref: refs/heads/main\n");
+        w(".git/config", "[core]\n\thooksPath = githooks\n");
+        w(".git/hooks/pre-push.sample", "");
+        w("scripts/pre-commit", "#!/bin/sh\n");
+        w("scripts/post-merge", "#!/bin/sh\n");
+        w("githooks/commit-msg", "#!/bin/sh\n");
+        std::fs::write(root.join("outside"), "").unwrap();
+        std::os::unix::fs::symlink("../../scripts/pre-commit", ws.join(".git/hooks/pre-commit")).unwrap();
+        std::os::unix::fs::symlink("../scripts/post-merge", ws.join("githooks/post-merge")).unwrap();
+        std::os::unix::fs::symlink(root.join("outside"), ws.join(".git/hooks/pre-rebase")).unwrap();
+        let found = find(&ws, &Globals::default(), false);
+        let mut rel: Vec<String> =
+            found.bind.iter().map(|p| p.strip_prefix(&ws).unwrap().to_string_lossy().into_owned()).collect();
+        rel.sort();
+        assert_eq!(rel, ["githooks", "scripts/post-merge", "scripts/pre-commit"]);
+        assert!(found.read.contains(&ws.join(".git/hooks")), "watched: {:?}", found.read);
+    }
+
     #[test]
     fn the_global_files_follow_gits_environment_and_its_defaults() {
         let home = Path::new("/h");
