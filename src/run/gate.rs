@@ -95,11 +95,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Confinement::Boxed(b) => b.git_dir().zip(b.git_worktree()).map(|(g, root)| {
             (
                 sandbox::gitlinks::Sweep::start(&g, b.records(), b.name(), b.holder_noted()),
-                sandbox::gitreview::Before::take(
-                    &g,
-                    &root,
-                    Some(b.records().join(format!("w-review-{}", b.name()))),
-                ),
+                sandbox::gitreview::Before::take(&g, &root, Some(b.records().join(format!("w-review-{}", b.name())))),
             )
         }),
         Confinement::Unconfined => None,

@@ -121,9 +121,8 @@ impl Before {
         for repo in &self.repos {
             repo.finish(self.since, clock, &mut later, &mut found);
         }
-        let changed = |g: &PathBuf| {
-            std::fs::symlink_metadata(super::join(g, "index")).is_ok_and(|m| m.ctime() >= self.since)
-        };
+        let changed =
+            |g: &PathBuf| std::fs::symlink_metadata(super::join(g, "index")).is_ok_and(|m| m.ctime() >= self.since);
         let unchecked = self.more.iter().filter(|g| changed(g)).count();
         if unchecked > 0 {
             found.push(Hidden::SubmodulesUnchecked(unchecked));
@@ -250,7 +249,13 @@ impl Repo {
             }
         }
         let tracked = after.as_ref().or(before.as_ref());
-        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, since));
+        let mut watched = later.ignores.remove(&self.root).unwrap_or_default();
+        let was = watched.clone();
+        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, since, &mut watched));
+        later.dirty |= watched != was;
+        if !watched.is_empty() {
+            later.ignores.insert(self.root.clone(), watched);
+        }
     }
 }
 
@@ -511,8 +516,11 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, times: Times, later: &mu
 #[derive(Default)]
 struct Later {
     entries: Vec<LaterEntry>,
-    /// Read from a file (which is then rewritten or removed).
-    read: bool,
+    /// Each worktree's untracked `.gitignore` files watched for a rewrite
+    /// (`gitignore::self_ignoring`).
+    ignores: std::collections::BTreeMap<PathBuf, Vec<Vec<u8>>>,
+    /// Changed since it was read: to be written.
+    dirty: bool,
 }
 
 struct LaterEntry {
@@ -533,24 +541,34 @@ impl Later {
     fn read(path: &Path) -> Later {
         let Some(f) = open_file(path) else { return Later::default() };
         let bytes = read_capped(&f).unwrap_or_default();
-        let mut entries = Vec::new();
+        let mut later = Later::default();
         for line in bytes.split(|b| *b == b'\n') {
+            if let Some(rest) = line.strip_prefix(b"g\t") {
+                let mut fields = rest.splitn(2, |b| *b == b'\t').map(|f| unhex(&String::from_utf8_lossy(f)));
+                if let (Some(Some(root)), Some(Some(rel))) = (fields.next(), fields.next()) {
+                    let root = PathBuf::from(std::ffi::OsStr::from_bytes(&root));
+                    later.ignores.entry(root).or_default().push(rel);
+                }
+                continue;
+            }
             let mut fields = line.splitn(8, |b| *b == b'\t');
             let mut next = || fields.next().map(|f| String::from_utf8_lossy(f).into_owned());
             let parsed = (|| {
-                let (link, size, mtime, ctime) = (next()? == "l", next()?.parse().ok()?, next()?.parse().ok()?, next()?.parse().ok()?);
+                let (link, size, mtime, ctime) =
+                    (next()? == "l", next()?.parse().ok()?, next()?.parse().ok()?, next()?.parse().ok()?);
                 let id: Vec<u8> = hex(&next()?)?;
                 let root = PathBuf::from(std::ffi::OsStr::from_bytes(&unhex(&next()?)?));
                 let path = unhex(&next()?)?;
                 Some(LaterEntry { root, path, link, hash: id.len(), id, size, mtime, ctime })
             })();
-            entries.extend(parsed);
+            later.entries.extend(parsed);
         }
-        Later { entries, read: true }
+        later
     }
 
     fn keep(&mut self, root: &Path, e: &Entry, hash: usize) {
         if self.entries.len() < MAX_LATER {
+            self.dirty = true;
             self.entries.push(LaterEntry {
                 root: root.to_path_buf(),
                 path: e.path.clone(),
@@ -569,6 +587,7 @@ impl Later {
     fn check(&mut self, clock: i64, found: &mut Vec<Hidden>) {
         use rustix::fs::{Mode, OFlags};
         let mut budget = MAX_HASHED;
+        let before = self.entries.len();
         self.entries.retain(|k| {
             let Ok(dir) = rustix::fs::openat(
                 rustix::fs::CWD,
@@ -579,7 +598,8 @@ impl Later {
                 return false;
             };
             let file = worktree_file(&dir, &k.path, k.link, k.size, &mut budget);
-            if let Some(f) = file.filter(|f| (f.size as u32, f.mtime as u32, f.ctime as u32) == (k.size, k.mtime, k.ctime))
+            if let Some(f) =
+                file.filter(|f| (f.size as u32, f.mtime as u32, f.ctime as u32) == (k.size, k.mtime, k.ctime))
             {
                 let path = String::from_utf8_lossy(&k.path).into_owned();
                 match f.content {
@@ -591,19 +611,26 @@ impl Later {
             }
             clock <= i64::from(k.ctime) + 2
         });
+        self.dirty |= self.entries.len() != before;
     }
 
     /// Kept for the next command, or removed where nothing is left.
     fn write(&self, path: &Path) {
-        if self.entries.is_empty() {
-            if self.read {
-                let _ = std::fs::remove_file(path);
-            }
+        if !self.dirty {
             return;
         }
+        if self.entries.is_empty() && self.ignores.is_empty() {
+            let _ = std::fs::remove_file(path);
+            return;
+        }
+        let hexed = |b: &[u8]| b.iter().map(|c| format!("{c:02x}")).collect::<String>();
         let mut text = String::new();
+        for (root, rels) in &self.ignores {
+            for rel in rels {
+                text.push_str(&format!("g\t{}\t{}\n", hexed(root.as_os_str().as_bytes()), hexed(rel)));
+            }
+        }
         for k in &self.entries {
-            let hexed = |b: &[u8]| b.iter().map(|c| format!("{c:02x}")).collect::<String>();
             text.push_str(&format!(
                 "{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
                 if k.link { "l" } else { "f" },
@@ -627,7 +654,7 @@ fn hex(s: &str) -> Option<Vec<u8>> {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
@@ -881,6 +908,173 @@ mod tests {
         let before = Before::take(&git_dir, t.path(), None);
         git(t.path(), &["update-index", "--no-split-index"]);
         assert_eq!(before.finish(), vec![]);
+    }
+
+    /// Rewrites `path`'s entry in the version-2 index at `index` with `edit` (given the entry's
+    /// 62 bytes of stat data, object and flags), and re-sums it.
+    fn rewrite(index: &Path, path: &str, edit: impl FnOnce(&mut [u8])) {
+        let mut b = std::fs::read(index).unwrap();
+        let count = u32::from_be_bytes(b[8..12].try_into().unwrap());
+        let mut at = 12;
+        for _ in 0..count {
+            let len = usize::from(u16::from_be_bytes([b[at + 60], b[at + 61]]) & 0xfff);
+            if &b[at + 62..at + 62 + len] == path.as_bytes() {
+                edit(&mut b[at..at + 62]);
+                let body = b.len() - 20;
+                let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &b[..body]);
+                b[body..].copy_from_slice(sum.as_ref());
+                return std::fs::write(index, b).unwrap();
+            }
+            at += (62 + len + 8) / 8 * 8;
+        }
+        panic!("{path} is not in the index");
+    }
+
+    /// The version-2 index at `index` with every entry given the extended-flags word (zero),
+    /// as git 2.47 reads it whatever the version (rt5 A1's forge).
+    fn extend_all(index: &Path) {
+        let b = std::fs::read(index).unwrap();
+        let count = u32::from_be_bytes(b[8..12].try_into().unwrap());
+        let mut out = b[..12].to_vec();
+        let mut at = 12;
+        for _ in 0..count {
+            let len = usize::from(u16::from_be_bytes([b[at + 60], b[at + 61]]) & 0xfff);
+            let start = out.len();
+            out.extend_from_slice(&b[at..at + 62]);
+            out[start + 60] |= 0x40;
+            out.extend_from_slice(&[0, 0]);
+            out.extend_from_slice(&b[at + 62..at + 62 + len]);
+            out.resize(start + (64 + len + 8) / 8 * 8, 0);
+            at += (62 + len + 8) / 8 * 8;
+        }
+        out.extend_from_slice(&b[at..b.len() - 20]);
+        let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &out);
+        out.extend_from_slice(sum.as_ref());
+        std::fs::write(index, out).unwrap();
+    }
+
+    #[test]
+    fn a_version_2_index_with_extended_flags_is_read_as_git_reads_it() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        let before = Before::take(&git_dir, t.path(), None);
+        let b = t.path().join("dir/b");
+        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
+        an_hour_ago(&b);
+        git(t.path(), &["add", "dir/b"]);
+        forge(&git_dir.join("index"), "dir/b", &object(t.path(), "HEAD:dir/b"));
+        extend_all(&git_dir.join("index"));
+        let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
+        assert!(status.status.success(), "git reads it: {}", String::from_utf8_lossy(&status.stderr));
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
+        assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
+        // An index agentsh cannot read at all, left by the command: said, not passed over.
+        let before = Before::take(&git_dir, t.path(), None);
+        let mut bytes = std::fs::read(git_dir.join("index")).unwrap();
+        bytes[4..8].copy_from_slice(&9u32.to_be_bytes());
+        std::fs::write(git_dir.join("index"), bytes).unwrap();
+        assert_eq!(before.finish(), vec![Hidden::Unreadable]);
+    }
+
+    fn seconds() -> u32 {
+        SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as u32
+    }
+
+    #[test]
+    fn an_entry_written_ahead_of_its_files_edit_is_found() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        let b = t.path().join("dir/b");
+        let edit = b"2\necho TWO-STEP\n";
+        let then = an_hour_ago_seconds();
+        let head = object(t.path(), "HEAD:dir/b");
+        // The entry made to match the edit to come, with a change time in the future.
+        let before = Before::take(&git_dir, t.path(), None);
+        rewrite(&git_dir.join("index"), "dir/b", |e| {
+            e[0..4].copy_from_slice(&(seconds() + 6).to_be_bytes());
+            e[8..12].copy_from_slice(&then.to_be_bytes());
+            e[36..40].copy_from_slice(&(edit.len() as u32).to_be_bytes());
+            e[40..60].copy_from_slice(&head);
+        });
+        assert_eq!(before.finish(), vec![Hidden::Ahead("dir/b".into())]);
+        // With this second's change time, the edit in a later command within it: found then.
+        let records = tempfile::tempdir().unwrap();
+        let later = records.path().join("w-review-box");
+        for attempt in 0.. {
+            // Early in a second, so both commands end within it.
+            while SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_millis() > 100 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            std::fs::write(&b, "2\n").unwrap();
+            git(t.path(), &["read-tree", "HEAD"]);
+            git(t.path(), &["add", "dir/b"]);
+            let before = Before::take(&git_dir, t.path(), Some(later.clone()));
+            let now = seconds();
+            rewrite(&git_dir.join("index"), "dir/b", |e| {
+                e[0..4].copy_from_slice(&now.to_be_bytes());
+                e[4..8].fill(0);
+                e[8..12].copy_from_slice(&then.to_be_bytes());
+                e[12..16].fill(0);
+                e[36..40].copy_from_slice(&(edit.len() as u32).to_be_bytes());
+                e[40..60].copy_from_slice(&head);
+            });
+            assert_eq!(before.finish(), vec![]);
+            assert!(later.exists(), "kept to be checked again");
+            // The next command: the edit, its time set back.
+            let before = Before::take(&git_dir, t.path(), Some(later.clone()));
+            std::fs::write(&b, edit).unwrap();
+            File::options()
+                .write(true)
+                .open(&b)
+                .unwrap()
+                .set_modified(UNIX_EPOCH + std::time::Duration::from_secs(then.into()))
+                .unwrap();
+            if std::fs::metadata(&b).unwrap().ctime() != i64::from(now) {
+                assert!(attempt < 3, "the second ran out each time");
+                std::fs::remove_file(&later).ok();
+                continue;
+            }
+            let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
+            assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
+            assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
+            assert!(!later.exists(), "nothing left to check");
+            break;
+        }
+    }
+
+    fn an_hour_ago_seconds() -> u32 {
+        seconds() - 3600
+    }
+
+    #[test]
+    fn a_submodules_index_is_reviewed_too() {
+        let lib = repo();
+        let t = repo();
+        let out = Command::new("git")
+            .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
+            .arg(lib.path())
+            .arg("vendor/lib")
+            .current_dir(t.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let module = t.path().join(".git/modules/vendor/lib");
+        assert!(module.join("index").is_file());
+        git(t.path(), &["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-qm", "lib"]);
+        let before = Before::take(&t.path().join(".git"), t.path(), None);
+        let b = t.path().join("vendor/lib/dir/b");
+        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
+        an_hour_ago(&b);
+        git(&t.path().join("vendor/lib"), &["add", "dir/b"]);
+        forge(&module.join("index"), "dir/b", &object(lib.path(), "HEAD:dir/b"));
+        std::fs::create_dir_all(t.path().join("vendor/lib/t")).unwrap();
+        std::fs::write(t.path().join("vendor/lib/t/.gitignore"), "*\n").unwrap();
+        let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
+        assert_eq!(
+            before.finish(),
+            vec![Hidden::Stale("vendor/lib/dir/b".into()), Hidden::SelfIgnored("vendor/lib/t".into())]
+        );
     }
 
     #[test]
