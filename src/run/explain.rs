@@ -273,8 +273,8 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                  --split-index): agentsh does not check what its shared part names for each file (check: git read-tree \
                  HEAD && git status)\n"
                 .to_string(),
-            Hidden::Unreadable => "agentsh: the command left git's index in a form agentsh does not read, so it \
-                 did not check what the index says of each file (check: git read-tree HEAD && git status)\n"
+            Hidden::Unreadable => "agentsh: the command left git's index in a form agentsh does not read (or over \
+                 64 MiB), so it did not check what the index says of each file (check: git read-tree HEAD && git status)\n"
                 .to_string(),
             Hidden::SelfIgnored(dir) => format!(
                 "agentsh: the command made a .gitignore in {} that ignores itself: `git status` does not show that \

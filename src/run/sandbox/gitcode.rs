@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Found {
     /// In the workspace, to bind read-only: files, and the hook directories.
     pub bind: Vec<PathBuf>,
-    /// Every config file read or looked for (the box is made anew when one changes).
+    /// Every config file read or looked for, and the hook directories read for links (the box
+    /// is made anew when one changes).
     pub read: Vec<PathBuf>,
 }
 

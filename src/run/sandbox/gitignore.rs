@@ -260,36 +260,26 @@ impl Walk<'_> {
     }
 
     /// Whether the directory `rel` holds a repository of its own, as git decides it
-    /// (`is_nonbare_repository_dir`): a `.git` directory with a `HEAD`, or a `.git` file naming
-    /// one. Anything else there (an empty file, rt5 A3) and git looks into the directory.
+    /// (`is_nonbare_repository_dir`): git shows it as one entry, or not at all, and does not
+    /// look in. Anything else named `.git` there (an empty file, rt5 A3) and git looks into the
+    /// directory. One `statx` where there is no `.git`.
     fn repository(&self, rel: &[u8]) -> bool {
         let dot_git = join(rel, b".git");
-        let Ok(st) =
-            rustix::fs::statx(self.top.as_fd(), dot_git.as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE)
-        else {
+        if rustix::fs::statx(self.top.as_fd(), dot_git.as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE).is_err()
+        {
             return false;
-        };
-        let head = |dir: &Path| dir.join("HEAD").is_file();
-        let root = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(rel));
-        match FileType::from_raw_mode(st.stx_mode.into()) {
-            FileType::Directory => beneath(self.top.as_fd(), &join(&dot_git, b"HEAD"), OFlags::PATH).is_ok(),
-            FileType::RegularFile => {
-                let Ok(fd) = beneath(self.top.as_fd(), &dot_git, OFlags::RDONLY | OFlags::NONBLOCK) else {
-                    return true;
-                };
-                let mut text = Vec::new();
-                use std::io::Read;
-                let _ = std::fs::File::from(fd).take(4096).read_to_end(&mut text);
-                let named = text.strip_prefix(b"gitdir:").map(|t| t.split(|c| *c == b'\n').next().unwrap_or_default());
-                let Some(named) = named.map(|n| n.trim_ascii()).filter(|n| !n.is_empty()) else { return false };
-                let named = Path::new(std::ffi::OsStr::from_bytes(named));
-                // Relative to the directory the `.git` file is in.
-                head(&self.root.join(&root).join(named))
-            }
-            // A link, a FIFO: git takes it for no repository (a link to a directory aside).
-            FileType::Symlink => true,
-            _ => false,
         }
+        let dot_git = self.root.join(std::ffi::OsStr::from_bytes(&dot_git));
+        // Links followed, as git's `stat` does.
+        let Ok(meta) = std::fs::metadata(&dot_git) else { return false };
+        if meta.is_dir() {
+            return git_directory(&dot_git);
+        }
+        let text = small_file(&dot_git);
+        let named = text.strip_prefix(b"gitdir:").map(|t| t.split(|c| *c == b'\n').next().unwrap_or_default());
+        let Some(named) = named.map(<[u8]>::trim_ascii).filter(|n| !n.is_empty()) else { return false };
+        // Relative to the directory the `.git` file is in.
+        dot_git.parent().is_some_and(|d| git_directory(&d.join(std::ffi::OsStr::from_bytes(named))))
     }
 
     /// The patterns of `dir`'s `.gitignore` (none where it has none, or it is a link: git does
@@ -317,6 +307,42 @@ impl Walk<'_> {
         self.cut |= !whole;
         out
     }
+}
+
+/// git's `is_git_directory`: `objects/` and `refs/` (in the directory `commondir` names, where
+/// there is one), and a `HEAD` that reads as a ref or an object name (`validate_headref`).
+fn git_directory(dir: &Path) -> bool {
+    let common = small_file(&dir.join("commondir"));
+    let common = match common.split(|c| *c == b'\n').next().map(<[u8]>::trim_ascii).filter(|c| !c.is_empty()) {
+        Some(c) => dir.join(std::ffi::OsStr::from_bytes(c)),
+        None => dir.to_path_buf(),
+    };
+    if !common.join("objects").is_dir() || !common.join("refs").is_dir() {
+        return false;
+    }
+    let head = dir.join("HEAD");
+    if let Ok(target) = std::fs::read_link(&head) {
+        return target.starts_with("refs/");
+    }
+    let text = small_file(&head);
+    match text.strip_prefix(b"ref:") {
+        Some(rest) => rest.trim_ascii_start().starts_with(b"refs/"),
+        None => text.len() >= 40 && text[..40].iter().all(u8::is_ascii_hexdigit),
+    }
+}
+
+/// The first 4 KiB of the regular file at `path` (links followed; nothing where it is none, and
+/// no wait on a FIFO).
+fn small_file(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut out = Vec::new();
+    if let Ok(f) = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+        && f.metadata().is_ok_and(|m| m.is_file())
+    {
+        let _ = f.take(4096).read_to_end(&mut out);
+    }
+    out
 }
 
 /// `rel` below the workspace, opened with no link followed and nothing outside it reached.
@@ -602,9 +628,22 @@ mod tests {
         write(root, "tests/fx4/.git", "");
         assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx4".into())]);
         std::fs::remove_dir_all(root.join("tests/fx4")).unwrap();
+        // Nor is a `.git` directory with a `HEAD` and no objects, or a link to nothing.
+        write(root, "tests/fx6/.gitignore", "*\n");
+        write(root, "tests/fx6/.git/HEAD", "ref: refs/heads/main\n");
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx6".into())]);
+        std::fs::remove_dir_all(root.join("tests/fx6")).unwrap();
+        write(root, "tests/fx7/.gitignore", "*\n");
+        std::os::unix::fs::symlink("/nonexistent", root.join("tests/fx7/.git")).unwrap();
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx7".into())]);
+        std::fs::remove_dir_all(root.join("tests/fx7")).unwrap();
         // A real one is: a submodule's checkout is its own repository's to review.
         write(root, "tests/sub/.gitignore", "*\n");
         git(&root.join("tests/sub"), &["init", "-q"]);
+        assert_eq!(found(root, 0), vec![]);
+        // And so is a `.git` file naming one.
+        std::fs::rename(root.join("tests/sub/.git"), root.join("subgit")).unwrap();
+        write(root, "tests/sub/.git", "gitdir: ../../subgit\n");
         assert_eq!(found(root, 0), vec![]);
         std::fs::remove_dir_all(root.join("tests/sub")).unwrap();
         // Rewritten in place by a later command: watched since it was made.

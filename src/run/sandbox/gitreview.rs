@@ -491,7 +491,9 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, times: Times, later: &mu
         };
         // git sees the stat data differ, and reads the file itself.
         if file.size as u32 != e.size() || file.mtime as u32 != e.mtime().0 {
-            if ctime >= times.clock - 1 {
+            // Not where git takes the entry for racily clean by the second (as it is built
+            // without nanoseconds), and reads the file anyway.
+            if ctime >= times.clock - 1 && i64::from(e.mtime().0) < times.index_mtime.0 {
                 later.keep(root, e, new.hash);
             }
             continue;
