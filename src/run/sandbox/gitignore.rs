@@ -21,7 +21,9 @@ use std::path::Path;
 
 /// How many tracked directories are looked at, at most (the shallowest first): each costs
 /// every command one `statx` (1 to 4 µs here), and a monorepo has tens of thousands.
-const MAX_DIRS: usize = 16;
+pub(crate) const MAX_DIRS: usize = 16;
+/// The same in each submodule's checkout.
+pub(crate) const MAX_SUBMODULE_DIRS: usize = 4;
 
 /// Directories that tools make with a `.gitignore` of `*` in them, holding data no tool runs
 /// by name: pytest's, mypy's and ruff's caches. Not told.
@@ -48,6 +50,7 @@ pub(crate) fn self_ignoring(
     index: Option<&Index>,
     since: i64,
     watched: &mut Vec<Vec<u8>>,
+    max_dirs: usize,
 ) -> Vec<Hidden> {
     let mut files: HashSet<&[u8]> = HashSet::new();
     let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
@@ -102,7 +105,7 @@ pub(crate) fn self_ignoring(
     let mut shallow: Vec<&[u8]> = dirs.iter().copied().collect();
     shallow.sort_by_key(|d| (d.iter().filter(|c| **c == b'/').count() + usize::from(!d.is_empty()), *d));
     let changed: Vec<&[u8]> =
-        shallow.into_iter().take(MAX_DIRS).filter(|d| walk.changed(walk.top.as_fd(), d)).collect();
+        shallow.into_iter().take(max_dirs).filter(|d| walk.changed(walk.top.as_fd(), d)).collect();
     for d in changed {
         walk.scan(d, true, 0);
     }
@@ -556,7 +559,7 @@ mod tests {
     fn found(root: &Path, since: i64) -> Vec<Hidden> {
         let bytes = std::fs::read(root.join(".git/index")).unwrap();
         let index = Index::parse(&bytes).unwrap();
-        self_ignoring(root, &root.join(".git"), Some(&index), since, &mut Vec::new())
+        self_ignoring(root, &root.join(".git"), Some(&index), since, &mut Vec::new(), MAX_DIRS)
     }
 
     #[test]
@@ -651,7 +654,7 @@ mod tests {
         write(root, "tests/fx5/conftest.py", "import os\n");
         let index = Index::parse(&std::fs::read(root.join(".git/index")).unwrap()).unwrap();
         let mut watched = Vec::new();
-        assert_eq!(self_ignoring(root, &root.join(".git"), Some(&index), 0, &mut watched), vec![]);
+        assert_eq!(self_ignoring(root, &root.join(".git"), Some(&index), 0, &mut watched, MAX_DIRS), vec![]);
         assert_eq!(watched, vec![b"tests/fx5/.gitignore".to_vec()]);
         let seconds = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
         let made = seconds();
@@ -661,9 +664,9 @@ mod tests {
         let since = seconds();
         std::fs::write(root.join("tests/fx5/.gitignore"), "*\n").unwrap();
         // The later command changed no directory: only the watch finds it.
-        assert_eq!(self_ignoring(root, &root.join(".git"), Some(&index), since, &mut Vec::new()), vec![]);
+        assert_eq!(self_ignoring(root, &root.join(".git"), Some(&index), since, &mut Vec::new(), MAX_DIRS), vec![]);
         assert_eq!(
-            self_ignoring(root, &root.join(".git"), Some(&index), since, &mut watched),
+            self_ignoring(root, &root.join(".git"), Some(&index), since, &mut watched, MAX_DIRS),
             vec![Hidden::SelfIgnored("tests/fx5".into())]
         );
     }

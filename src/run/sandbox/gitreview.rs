@@ -37,7 +37,7 @@ const MAX_INDEX_EVERY_COMMAND: u64 = 16 * 1024;
 
 /// How many submodules' git directories are checked as the workspace's is (rt5 A14); past
 /// these, a change to another's index is told as not checked.
-pub const MAX_SUBMODULES: usize = 16;
+pub const MAX_SUBMODULES: usize = 8;
 
 /// The index and refs as the command started: the workspace's, and its submodules'.
 pub struct Before {
@@ -46,8 +46,9 @@ pub struct Before {
     more: Vec<PathBuf>,
     /// When the command started, less a margin for coarse file-system clocks (seconds).
     since: i64,
-    /// Where what is checked again after later commands is kept ([`Later`]): agentsh's records.
-    later: Option<PathBuf>,
+    /// Where what is checked again after later commands is kept ([`Later`]), in agentsh's
+    /// records, and what it held as the command started.
+    later: Option<(PathBuf, Later)>,
 }
 
 /// One repository whose worktree is in the workspace.
@@ -98,16 +99,17 @@ impl Before {
     /// file where what must be checked again after later commands is kept (`None`: nothing is).
     pub fn take(git: &Path, root: &Path, later: Option<PathBuf>) -> Before {
         let since = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) - 2;
+        let mut kept = later.as_deref().map(Later::read).unwrap_or_default();
         let mut repos = vec![Repo::take(git, root, root)];
         let mut more = Vec::new();
-        for (g, wt) in submodules(git, root) {
+        for (g, wt) in submodules_kept(git, root, &mut kept) {
             if repos.len() <= MAX_SUBMODULES {
                 repos.push(Repo::take(&g, &wt, root));
             } else {
                 more.push(g);
             }
         }
-        Before { repos, more, since, later }
+        Before { repos, more, since, later: later.map(|path| (path, kept)) }
     }
 
     /// What the command added: bits set in the index, entries that name another object than
@@ -116,7 +118,7 @@ impl Before {
     pub fn finish(self) -> Vec<Hidden> {
         let mut found = Vec::new();
         let clock = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-        let mut later = self.later.as_deref().map(Later::read).unwrap_or_default();
+        let (path, mut later) = self.later.map_or((None, Later::default()), |(p, l)| (Some(p), l));
         later.check(clock, &mut found);
         for repo in &self.repos {
             repo.finish(self.since, clock, &mut later, &mut found);
@@ -127,7 +129,7 @@ impl Before {
         if unchecked > 0 {
             found.push(Hidden::SubmodulesUnchecked(unchecked));
         }
-        if let Some(path) = &self.later {
+        if let Some(path) = &path {
             later.write(path);
         }
         found
@@ -135,30 +137,82 @@ impl Before {
 }
 
 /// The submodules' git directories under `git` (`modules/*`, nested) whose worktree
-/// (`core.worktree`) is inside `root`, with that worktree. One `openat` where there are none.
-fn submodules(git: &Path, root: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let mut out = Vec::new();
-    let mut queue = vec![(git.to_path_buf(), 0)];
-    while let Some((g, depth)) = queue.pop() {
-        let mut dirs = Vec::new();
-        super::gitcode::git_dirs_under(&super::join(&g, "modules"), &mut dirs, 0);
-        for module in dirs {
-            let Some(f) = open_file(&super::join(&module, "config")) else { continue };
-            let Ok(text) = read_capped(&f) else { continue };
+/// (`core.worktree`) is inside `root`, with that worktree; and what they were found from (each
+/// directory read and each submodule's `config`, with its [`key`]), so a later command reuses
+/// them while those are unchanged ([`Later`]). One `openat` where there are none.
+fn submodules(git: &Path, root: &Path) -> Modules {
+    let mut found = Modules::default();
+    let mut queue = vec![(super::join(git, "modules"), 0)];
+    while let Some((dir, depth)) = queue.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            if depth == 0 && dir.parent() == Some(git) {
+                // None: nothing to keep (the next command looks again, one `openat`).
+                continue;
+            }
+            found.keys.push((dir.clone(), key(&dir)));
+            continue;
+        };
+        found.keys.push((dir.clone(), key(&dir)));
+        for e in entries.flatten().take(1000) {
+            let sub = e.path();
+            if !e.file_type().is_ok_and(|t| t.is_dir()) || depth > 8 {
+                continue;
+            }
+            let config = super::join(&sub, "config");
+            if !sub.join("HEAD").exists() && !config.exists() {
+                // A level of a name with a slash in it (`modules/third_party/zlib`).
+                queue.push((sub, depth + 1));
+                continue;
+            }
+            found.keys.push((config.clone(), key(&config)));
+            let text = open_file(&config).and_then(|f| read_capped(&f).ok()).unwrap_or_default();
             let entries = super::gitcode::parse(&text);
             let wt = entries.iter().rev().find(|e| e.section == "core" && e.sub.is_none() && e.name == "worktree");
             if let Some(wt) = wt.and_then(|e| e.value.as_deref()) {
-                let wt = super::normalize(&module.join(wt));
-                if super::within(&wt, root) && wt != root && out.len() < 4 * MAX_SUBMODULES {
-                    out.push((module.clone(), wt));
+                let wt = super::normalize(&sub.join(wt));
+                if super::within(&wt, root) && wt != root && found.list.len() < 4 * MAX_SUBMODULES {
+                    found.list.push((sub.clone(), wt));
                 }
             }
-            if depth < 4 {
-                queue.push((module, depth + 1));
-            }
+            // Its own submodules.
+            queue.push((super::join(&sub, "modules"), depth + 1));
         }
     }
-    out
+    found
+}
+
+/// What [`submodules`] found, and from what.
+#[derive(Default, Clone, PartialEq, Eq)]
+struct Modules {
+    list: Vec<(PathBuf, PathBuf)>,
+    keys: Vec<(PathBuf, String)>,
+}
+
+/// A path's identity and change time (`-` where it is not there): one `statx`.
+fn key(path: &Path) -> String {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => format!("{}.{}.{}.{}", m.dev(), m.ino(), m.ctime(), m.ctime_nsec()),
+        Err(_) => "-".into(),
+    }
+}
+
+/// The submodules of `git`, as [`submodules`] finds them, or as `later` kept them while what
+/// they were found from is unchanged (a `statx` each, not a directory read and a config parsed).
+fn submodules_kept(git: &Path, root: &Path, later: &mut Later) -> Vec<(PathBuf, PathBuf)> {
+    if let Some(kept) = later.modules.get(root)
+        && kept.keys.iter().all(|(p, k)| key(p) == *k)
+    {
+        return kept.list.clone();
+    }
+    let found = submodules(git, root);
+    let list = found.list.clone();
+    if found.keys.is_empty() {
+        later.dirty |= later.modules.remove(root).is_some();
+    } else {
+        later.dirty = true;
+        later.modules.insert(root.to_path_buf(), found);
+    }
+    list
 }
 
 impl Repo {
@@ -251,7 +305,9 @@ impl Repo {
         let tracked = after.as_ref().or(before.as_ref());
         let mut watched = later.ignores.remove(&self.root).unwrap_or_default();
         let was = watched.clone();
-        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, since, &mut watched));
+        let dirs =
+            if self.root == self.top { super::gitignore::MAX_DIRS } else { super::gitignore::MAX_SUBMODULE_DIRS };
+        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, since, &mut watched, dirs));
         later.dirty |= watched != was;
         if !watched.is_empty() {
             later.ignores.insert(self.root.clone(), watched);
@@ -521,6 +577,8 @@ struct Later {
     /// Each worktree's untracked `.gitignore` files watched for a rewrite
     /// (`gitignore::self_ignoring`).
     ignores: std::collections::BTreeMap<PathBuf, Vec<Vec<u8>>>,
+    /// Each workspace's submodules, and what they were found from ([`submodules_kept`]).
+    modules: std::collections::BTreeMap<PathBuf, Modules>,
     /// Changed since it was read: to be written.
     dirty: bool,
 }
@@ -545,6 +603,22 @@ impl Later {
         let bytes = read_capped(&f).unwrap_or_default();
         let mut later = Later::default();
         for line in bytes.split(|b| *b == b'\n') {
+            let path_of =
+                |b: &[u8]| unhex(&String::from_utf8_lossy(b)).map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(&p)));
+            if let Some(rest) = line.strip_prefix(b"m\t").or_else(|| line.strip_prefix(b"k\t")) {
+                let f: Vec<&[u8]> = rest.split(|b| *b == b'\t').collect();
+                if let [root, a, b] = f.as_slice()
+                    && let (Some(root), Some(a)) = (path_of(root), path_of(a))
+                {
+                    let m = later.modules.entry(root).or_default();
+                    if line[0] == b'm' {
+                        m.list.extend(path_of(b).map(|b| (a, b)));
+                    } else {
+                        m.keys.push((a, String::from_utf8_lossy(b).into_owned()));
+                    }
+                }
+                continue;
+            }
             if let Some(rest) = line.strip_prefix(b"g\t") {
                 let mut fields = rest.splitn(2, |b| *b == b'\t').map(|f| unhex(&String::from_utf8_lossy(f)));
                 if let (Some(Some(root)), Some(Some(rel))) = (fields.next(), fields.next()) {
@@ -621,12 +695,21 @@ impl Later {
         if !self.dirty {
             return;
         }
-        if self.entries.is_empty() && self.ignores.is_empty() {
+        if self.entries.is_empty() && self.ignores.is_empty() && self.modules.is_empty() {
             let _ = std::fs::remove_file(path);
             return;
         }
         let hexed = |b: &[u8]| b.iter().map(|c| format!("{c:02x}")).collect::<String>();
         let mut text = String::new();
+        let hexed_path = |p: &Path| hexed(p.as_os_str().as_bytes());
+        for (root, m) in &self.modules {
+            for (g, wt) in &m.list {
+                text.push_str(&format!("m\t{}\t{}\t{}\n", hexed_path(root), hexed_path(g), hexed_path(wt)));
+            }
+            for (p, k) in &m.keys {
+                text.push_str(&format!("k\t{}\t{}\t{k}\n", hexed_path(root), hexed_path(p)));
+            }
+        }
         for (root, rels) in &self.ignores {
             for rel in rels {
                 text.push_str(&format!("g\t{}\t{}\n", hexed(root.as_os_str().as_bytes()), hexed(rel)));
@@ -1063,7 +1146,12 @@ mod tests {
         let module = t.path().join(".git/modules/vendor/lib");
         assert!(module.join("index").is_file());
         git(t.path(), &["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-qm", "lib"]);
-        let before = Before::take(&t.path().join(".git"), t.path(), None);
+        // Found once, then kept: the next command reads them from agentsh's records.
+        let records = tempfile::tempdir().unwrap();
+        let later = records.path().join("w-review-box");
+        assert!(Before::take(&t.path().join(".git"), t.path(), Some(later.clone())).finish().is_empty());
+        assert!(std::fs::read_to_string(&later).unwrap().starts_with("m\t"), "kept");
+        let before = Before::take(&t.path().join(".git"), t.path(), Some(later.clone()));
         let b = t.path().join("vendor/lib/dir/b");
         std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
         an_hour_ago(&b);
