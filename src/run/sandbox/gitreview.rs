@@ -907,21 +907,17 @@ mod tests {
     /// Rewrites the object `path`'s entry names in the index at `index` (version 2, SHA-1), with
     /// a new checksum: what rt4's `forge.py` did.
     fn forge(index: &Path, path: &str, id: &[u8]) {
-        let mut b = std::fs::read(index).unwrap();
-        let count = u32::from_be_bytes(b[8..12].try_into().unwrap());
-        let mut at = 12;
-        for _ in 0..count {
-            let len = usize::from(u16::from_be_bytes([b[at + 60], b[at + 61]]) & 0xfff);
-            if &b[at + 62..at + 62 + len] == path.as_bytes() {
-                b[at + 40..at + 60].copy_from_slice(id);
-                let body = b.len() - 20;
-                let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &b[..body]);
-                b[body..].copy_from_slice(sum.as_ref());
-                return std::fs::write(index, b).unwrap();
-            }
-            at += (62 + len + 8) / 8 * 8;
-        }
-        panic!("{path} is not in the index");
+        rewrite(index, path, |e| e[40..60].copy_from_slice(id));
+    }
+
+    /// rt4 R2 in the repository at `dir` (its git directory `git_dir`): `dir/b` edited, added
+    /// with its stat data, and its entry given HEAD's object again.
+    fn edit_and_forge(dir: &Path, git_dir: &Path, head: &Path) {
+        let b = dir.join("dir/b");
+        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
+        an_hour_ago(&b);
+        git(dir, &["add", "dir/b"]);
+        forge(&git_dir.join("index"), "dir/b", &object(head, "HEAD:dir/b"));
     }
 
     fn object(dir: &Path, rev: &str) -> Vec<u8> {
@@ -940,11 +936,7 @@ mod tests {
         let t = repo();
         let git_dir = t.path().join(".git");
         let before = Before::take(&git_dir, t.path(), None);
-        let b = t.path().join("dir/b");
-        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
-        an_hour_ago(&b);
-        git(t.path(), &["add", "dir/b"]);
-        forge(&git_dir.join("index"), "dir/b", &object(t.path(), "HEAD:dir/b"));
+        edit_and_forge(t.path(), &git_dir, t.path());
         let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
         assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
@@ -1043,11 +1035,7 @@ mod tests {
         let t = repo();
         let git_dir = t.path().join(".git");
         let before = Before::take(&git_dir, t.path(), None);
-        let b = t.path().join("dir/b");
-        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
-        an_hour_ago(&b);
-        git(t.path(), &["add", "dir/b"]);
-        forge(&git_dir.join("index"), "dir/b", &object(t.path(), "HEAD:dir/b"));
+        edit_and_forge(t.path(), &git_dir, t.path());
         extend_all(&git_dir.join("index"));
         let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
         assert!(status.status.success(), "git reads it: {}", String::from_utf8_lossy(&status.stderr));
@@ -1152,11 +1140,7 @@ mod tests {
         assert!(Before::take(&t.path().join(".git"), t.path(), Some(later.clone())).finish().is_empty());
         assert!(std::fs::read_to_string(&later).unwrap().starts_with("m\t"), "kept");
         let before = Before::take(&t.path().join(".git"), t.path(), Some(later.clone()));
-        let b = t.path().join("vendor/lib/dir/b");
-        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
-        an_hour_ago(&b);
-        git(&t.path().join("vendor/lib"), &["add", "dir/b"]);
-        forge(&module.join("index"), "dir/b", &object(lib.path(), "HEAD:dir/b"));
+        edit_and_forge(&t.path().join("vendor/lib"), &module, lib.path());
         std::fs::create_dir_all(t.path().join("vendor/lib/t")).unwrap();
         std::fs::write(t.path().join("vendor/lib/t/.gitignore"), "*\n").unwrap();
         let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
