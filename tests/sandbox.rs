@@ -4737,6 +4737,33 @@ fn with_makefile(w: World) -> World {
     w
 }
 
+/// rt4 R2's forge as a python script run in the worktree: `file` gets a line that writes
+/// `marker`, is added with its times an hour back, and its entry in `index` (version 2) is given
+/// HEAD's object again; with `extended`, every entry gets the extended-flags word, as git reads
+/// in any version.
+fn forge_script(file: &str, index: &str, marker: &str, extended: bool) -> String {
+    format!(
+        r#"import hashlib,os,struct,subprocess,time
+F,IX,EXT=b"{file}","{index}",{ext}
+old=subprocess.check_output(["git","rev-parse","HEAD:"+F.decode()]).strip()
+open(F,"ab").write(b"\t@echo {marker}\n")
+t=time.time()-3600; os.utime(F,(t,t)); subprocess.check_call(["git","add",F.decode()])
+d=open(IX,"rb").read(); n=struct.unpack(">I",d[8:12])[0]; off=12; out=bytearray(d[:12])
+assert struct.unpack(">I",d[4:8])[0]==2
+for _ in range(n):
+    ln=struct.unpack(">H",d[off+60:off+62])[0]&0xfff
+    e=bytearray(d[off:off+62]); name=d[off+62:off+62+ln]
+    if name==F: e[40:60]=bytes.fromhex(old.decode())
+    if EXT: e[60]|=0x40
+    start=len(out); out+=e+(b"\0\0" if EXT else b"")+name; out+=b"\0"*(start+(62+2*EXT+ln+8)//8*8-len(out))
+    off+=(62+ln+8)//8*8
+out+=d[off:-20]; body=bytes(out)
+open(IX+".tmp","wb").write(body+hashlib.sha1(body).digest()); os.rename(IX+".tmp",IX)
+"#,
+        ext = if extended { "True" } else { "False" }
+    )
+}
+
 /// rt5 A1: rt4 R2's forge (an entry keeping HEAD's object with the edited file's stat data) in
 /// a version-2 index whose entries carry the extended-flags word, which git reads whatever the
 /// version: agentsh read no such index and said nothing. Now it is read, and told.
@@ -4744,23 +4771,8 @@ fn with_makefile(w: World) -> World {
 fn a_forged_index_with_extended_flags_in_version_2_is_told() {
     let Some(w) = world() else { return };
     let w = with_makefile(w);
-    let forge = r#"import hashlib,os,struct,subprocess,time
-old=subprocess.check_output(["git","rev-parse","HEAD:Makefile"]).strip()
-open("Makefile","ab").write(b"\t@echo A1-RAN\n")
-t=time.time()-3600; os.utime("Makefile",(t,t)); subprocess.check_call(["git","add","Makefile"])
-d=open(".git/index","rb").read(); n=struct.unpack(">I",d[8:12])[0]; off=12; out=bytearray(d[:12])
-assert struct.unpack(">I",d[4:8])[0]==2
-for _ in range(n):
-    ln=struct.unpack(">H",d[off+60:off+62])[0]&0xfff
-    e=bytearray(d[off:off+62]); name=d[off+62:off+62+ln]
-    if name==b"Makefile": e[40:60]=bytes.fromhex(old.decode())
-    e[60]|=0x40
-    start=len(out); out+=e+b"\0\0"+name; out+=b"\0"*(start+(64+ln+8)//8*8-len(out))
-    off+=(62+ln+8)//8*8
-out+=d[off:-20]; body=bytes(out)
-open(".git/index.tmp","wb").write(body+hashlib.sha1(body).digest()); os.rename(".git/index.tmp",".git/index")
-"#;
-    w.write("forge.py", forge);
+    let forge = forge_script("Makefile", ".git/index", "A1-RAN", true);
+    w.write("forge.py", &forge);
     git(w.ws.path(), &["add", "forge.py"]);
     git(w.ws.path(), &["commit", "-qm", "forge"]);
     let out = w.script(&format!("{} forge.py\n", python()));
@@ -4934,19 +4946,11 @@ fn a_submodules_index_and_checkout_are_reviewed() {
     w.write("Makefile", "include vendor/lib/lib.mk\nall: lib\n");
     git(w.ws.path(), &["add", "."]);
     git(w.ws.path(), &["commit", "-qm", "with lib"]);
-    let forge = r#"import hashlib,os,struct,subprocess,time
-os.chdir("vendor/lib"); ix="../../.git/modules/vendor/lib/index"
-old=subprocess.check_output(["git","rev-parse","HEAD:lib.mk"]).strip()
-open("lib.mk","ab").write(b"\t@echo A14-RAN\n")
-t=time.time()-3600; os.utime("lib.mk",(t,t)); subprocess.check_call(["git","add","lib.mk"])
-d=bytearray(open(ix,"rb").read()); n=struct.unpack(">I",d[8:12])[0]; off=12
-for _ in range(n):
-    ln=struct.unpack(">H",d[off+60:off+62])[0]&0xfff
-    if bytes(d[off+62:off+62+ln])==b"lib.mk": d[off+40:off+60]=bytes.fromhex(old.decode()); break
-    off+=(62+ln+8)//8*8
-body=bytes(d[:-20]); open(ix+".tmp","wb").write(body+hashlib.sha1(body).digest()); os.rename(ix+".tmp",ix)
-os.makedirs("t"); open("t/.gitignore","w").write("*\n"); open("t/conftest.py","w").write("x=1\n")
-"#;
+    let forge = format!(
+        "import os\nos.chdir(\"vendor/lib\")\n{}os.makedirs(\"t\"); open(\"t/.gitignore\",\"w\").write(\"*\\n\"); \
+         open(\"t/conftest.py\",\"w\").write(\"x=1\\n\")\n",
+        forge_script("lib.mk", "../../.git/modules/vendor/lib/index", "A14-RAN", false)
+    );
     let out = w.script(&format!("{} - <<'EOF'\n{forge}EOF\n", python()));
     succeeded(&out, "forge the submodule's index");
     let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
