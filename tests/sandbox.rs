@@ -4725,3 +4725,237 @@ fn with_no_box_no_spelling_reads_what_the_box_hides() {
     let _ = person.kill();
     let _ = person.wait();
 }
+
+// ---- fix5-review: what hides edits from the person's git review, other spellings (rt5 A1-A3, A9, A13, A14) ----
+
+/// A git repository with a committed `Makefile` (what the person runs after reviewing).
+fn with_makefile(w: World) -> World {
+    let w = w.git();
+    w.write("Makefile", "all:\n\t@true\n");
+    git(w.ws.path(), &["add", "Makefile"]);
+    git(w.ws.path(), &["commit", "-qm", "make"]);
+    w
+}
+
+/// rt4 R2's forge as a python script run in the worktree: `file` gets a line that writes
+/// `marker`, is added with its times an hour back, and its entry in `index` (version 2) is given
+/// HEAD's object again; with `extended`, every entry gets the extended-flags word, as git reads
+/// in any version.
+fn forge_script(file: &str, index: &str, marker: &str, extended: bool) -> String {
+    format!(
+        r#"import hashlib,os,struct,subprocess,time
+F,IX,EXT=b"{file}","{index}",{ext}
+old=subprocess.check_output(["git","rev-parse","HEAD:"+F.decode()]).strip()
+open(F,"ab").write(b"\t@echo {marker}\n")
+t=time.time()-3600; os.utime(F,(t,t)); subprocess.check_call(["git","add",F.decode()])
+d=open(IX,"rb").read(); n=struct.unpack(">I",d[8:12])[0]; off=12; out=bytearray(d[:12])
+assert struct.unpack(">I",d[4:8])[0]==2
+for _ in range(n):
+    ln=struct.unpack(">H",d[off+60:off+62])[0]&0xfff
+    e=bytearray(d[off:off+62]); name=d[off+62:off+62+ln]
+    if name==F: e[40:60]=bytes.fromhex(old.decode())
+    if EXT: e[60]|=0x40
+    start=len(out); out+=e+(b"\0\0" if EXT else b"")+name; out+=b"\0"*(start+(62+2*EXT+ln+8)//8*8-len(out))
+    off+=(62+ln+8)//8*8
+out+=d[off:-20]; body=bytes(out)
+open(IX+".tmp","wb").write(body+hashlib.sha1(body).digest()); os.rename(IX+".tmp",IX)
+"#,
+        ext = if extended { "True" } else { "False" }
+    )
+}
+
+/// rt5 A1: rt4 R2's forge (an entry keeping HEAD's object with the edited file's stat data) in
+/// a version-2 index whose entries carry the extended-flags word, which git reads whatever the
+/// version: agentsh read no such index and said nothing. Now it is read, and told.
+#[test]
+fn a_forged_index_with_extended_flags_in_version_2_is_told() {
+    let Some(w) = world() else { return };
+    let w = with_makefile(w);
+    let forge = forge_script("Makefile", ".git/index", "A1-RAN", true);
+    w.write("forge.py", &forge);
+    git(w.ws.path(), &["add", "forge.py"]);
+    git(w.ws.path(), &["commit", "-qm", "forge"]);
+    let out = w.script(&format!("{} forge.py\n", python()));
+    succeeded(&out, "forge the index");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(review.status.success(), "git reads the index: {}", text(&review.stderr));
+    assert!(!text(&review.stdout).contains("Makefile"), "git status is blinded: {}", text(&review.stdout));
+    let err = text(&out.stderr);
+    let told: Vec<&str> = err.lines().filter(|l| l.contains("naming other content")).collect();
+    assert_eq!(told.len(), 1, "told once: {err}");
+    assert!(told[0].contains("for Makefile"), "{err}");
+    // An index agentsh cannot read at all is said to be so, not passed over.
+    let out = w.script(&format!(
+        "{} -c 'd=bytearray(open(\".git/index\",\"rb\").read()); d[4:8]=(9).to_bytes(4,\"big\"); open(\".git/index\",\"wb\").write(d)'\n",
+        python()
+    ));
+    succeeded(&out, "write an index of an unknown version");
+    assert!(text(&out.stderr).contains("in a form agentsh does not read"), "{}", text(&out.stderr));
+}
+
+/// rt5 A2: rt4 R2 over two commands: the first writes the entry with the size and times the
+/// file will have (and HEAD's object), the second edits the file to them. git compares the
+/// change time, which no command can set: an entry whose change time is ahead of the clock is
+/// told at once; one of this second is checked again after the next commands.
+#[test]
+fn an_index_entry_set_for_an_edit_to_come_is_told() {
+    use std::os::unix::fs::MetadataExt;
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let Some(w) = world() else { return };
+    let w = with_makefile(w);
+    let two = r#"import json,os,struct,subprocess,sys,time
+if sys.argv[1]=="B":
+    s=json.load(open(".two")); f=open("Makefile","r+b"); f.truncate(0); f.write(s["edit"].encode()); f.close()
+    os.utime("Makefile",(s["t"],s["t"])); sys.exit(0)
+old=bytes.fromhex(subprocess.check_output(["git","rev-parse","HEAD:Makefile"]).strip().decode())
+edit=open("Makefile").read()+"\t@echo A2-RAN > a2-ran\n"; t=int(time.time())-3600
+ctime=int(time.time())+(6 if sys.argv[1]=="ahead" else 0)
+st=os.stat("Makefile"); d=bytearray(open(".git/index","rb").read()); n=struct.unpack(">I",d[8:12])[0]; off=12
+for _ in range(n):
+    ln=struct.unpack(">H",d[off+60:off+62])[0]&0xfff
+    if bytes(d[off+62:off+62+ln])==b"Makefile":
+        mode=struct.unpack(">I",d[off+24:off+28])[0]
+        struct.pack_into(">10I",d,off,ctime,0,t,0,st.st_dev&0xffffffff,st.st_ino&0xffffffff,mode,st.st_uid,st.st_gid,len(edit))
+        d[off+40:off+60]=old; break
+    off+=(62+ln+8)//8*8
+import hashlib; body=bytes(d[:-20])
+open(".git/index.tmp","wb").write(body+hashlib.sha1(body).digest()); os.rename(".git/index.tmp",".git/index")
+json.dump({"edit":edit,"t":t,"ctime":ctime},open(".two","w"))
+"#;
+    w.write("two.py", two);
+    w.write(".gitignore", ".two\na2-ran\n");
+    git(w.ws.path(), &["add", "two.py", ".gitignore"]);
+    git(w.ws.path(), &["commit", "-qm", "two"]);
+    // Ahead of the clock: told as the first command ends.
+    let out = w.script(&format!("{} two.py ahead\n", python()));
+    succeeded(&out, "write the entry ahead");
+    let err = text(&out.stderr);
+    assert!(err.contains("index entry for Makefile with a change time later than the clock"), "{err}");
+    // Of this second, the edit in the next command within it: told as that one ends.
+    for attempt in 0.. {
+        succeeded(&persons_git(&w, w.ws.path(), &["checkout", "-q", "-f", "HEAD", "--", "Makefile"]), "checkout");
+        succeeded(&persons_git(&w, w.ws.path(), &["reset", "-q"]), "reset");
+        while !(20..=60).contains(&SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_millis()) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let a = w.script(&format!("{} two.py A\n", python()));
+        let b = w.script(&format!("{} two.py B\n", python()));
+        succeeded(&a, "write the entry");
+        succeeded(&b, "edit the file");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(w.path(".two")).unwrap()).unwrap();
+        if std::fs::metadata(w.path("Makefile")).unwrap().ctime() != written["ctime"].as_i64().unwrap() {
+            assert!(attempt < 10, "the two commands never ran within one second");
+            continue;
+        }
+        assert!(!text(&a.stderr).contains("agentsh:"), "{}", text(&a.stderr));
+        let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+        assert!(!text(&review.stdout).contains("Makefile"), "git status is blinded: {}", text(&review.stdout));
+        let err = text(&b.stderr);
+        assert!(err.contains("naming other content for Makefile"), "{err}");
+        break;
+    }
+}
+
+/// rt5 A3: `.gitignore` files that hide themselves, in spellings read otherwise than git reads
+/// them: a byte-order mark, a file past what is read, a long pattern, an empty `.git` file
+/// beside it, and one rewritten in place by a later command. Each is told.
+#[test]
+fn self_ignoring_gitignores_in_gits_own_spellings_are_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("tests/test_a.py", "def test_a():\n    assert 1\n");
+    git(w.ws.path(), &["add", "tests"]);
+    git(w.ws.path(), &["commit", "-qm", "tests"]);
+    for (dir, make, told) in [
+        ("fx1", "printf '\\357\\273\\277*\\n' > .gitignore", "that ignores itself"),
+        ("fx2", "{ head -c 270000 /dev/zero | tr '\\0' '#'; printf '\\n*\\n'; } > .gitignore", "agentsh reads for"),
+        ("fx3", "python3 -c 'print(\"**/\"*400+\"*\")' > .gitignore", "that ignores itself"),
+        ("fx4", "printf '*\\n' > .gitignore && : > .git", "that ignores itself"),
+    ] {
+        let out = w.script(&format!(
+            "set -e\nmkdir -p tests/{dir}\ncd tests/{dir}\n{make}\necho 'open(\"{dir}\", \"w\")' > conftest.py\n"
+        ));
+        succeeded(&out, dir);
+        let review = persons_git(&w, w.ws.path(), &["status", "--short", "--untracked-files=all"]);
+        assert!(!text(&review.stdout).contains(dir), "{dir}: git status is blinded: {}", text(&review.stdout));
+        let told = if told.starts_with("that") { format!("in tests/{dir} {told}") } else { told.to_string() };
+        assert!(text(&out.stderr).contains(&told), "{dir}: {}", text(&out.stderr));
+    }
+    // Made harmless first, rewritten in place later (no directory's change time moves). Past
+    // the margin a command's check allows before its start, so the first ones are not told again.
+    std::thread::sleep(Duration::from_secs(3));
+    let out =
+        w.script("set -e\nmkdir -p tests/fx5\nprintf '*.tmp\\n' > tests/fx5/.gitignore\ntouch tests/fx5/conftest.py\n");
+    succeeded(&out, "fx5");
+    assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
+    std::thread::sleep(Duration::from_secs(3));
+    let out = w.script("printf '*\\n' > tests/fx5/.gitignore\n");
+    succeeded(&out, "fx5 rewritten");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("fx5"), "git status is blinded: {}", text(&review.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains(".gitignore in tests/fx5 that ignores itself"), "{err}");
+}
+
+/// rt5 A9: a hook installed as a link into the workspace (`ln -s ../../scripts/pre-commit
+/// .git/hooks/`): the hook is code git runs, so what it names is read-only in the box.
+#[test]
+fn a_hook_linked_into_the_workspace_is_read_only() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("scripts/pre-commit", "#!/bin/sh\necho precommit-ok\n");
+    git(w.ws.path(), &["add", "scripts"]);
+    git(w.ws.path(), &["commit", "-qm", "hooks"]);
+    // A box kept before the person links the hook: the next command is given a new one.
+    succeeded(&w.script("true\n"), "a box kept");
+    std::os::unix::fs::symlink("../../scripts/pre-commit", w.path(".git/hooks/pre-commit")).unwrap();
+    attack(&w, "rewrite a linked hook", "echo 'echo A9-RAN' >> scripts/pre-commit\n");
+    // The rest of the project stays writable.
+    succeeded(&w.script("echo more >> README\n"), "write the workspace");
+}
+
+/// rt5 A13: a repository without `.git/info` (a template with hooks only): the box made
+/// `info/exclude` and hid its files from `git status`. It is made empty, and bound read-only.
+#[test]
+fn a_missing_git_info_cannot_be_made_by_the_box() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    std::fs::remove_dir_all(w.path(".git/info")).unwrap();
+    attack(&w, "make info/exclude", "mkdir -p .git/info && echo conftest.py > .git/info/exclude\n");
+    std::fs::remove_file(w.path(".git/info/exclude")).unwrap();
+    let out = w.script("ls -A .git/info | wc -l\n");
+    succeeded(&out, "list .git/info");
+    assert_eq!(text(&out.stdout).trim(), "0", "made empty");
+}
+
+/// rt5 A14: a submodule's index forged as in rt4 R2, and a `.gitignore` of `*` in its
+/// checkout: the top-level `git status` asks the submodule's git, which trusts its index, so
+/// nothing showed anywhere. Both are told, with the path from the workspace's top.
+#[test]
+fn a_submodules_index_and_checkout_are_reviewed() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let lib = tempfile::tempdir().unwrap();
+    w.git_in(lib.path());
+    std::fs::write(lib.path().join("lib.mk"), "lib:\n\t@echo lib-ok\n").unwrap();
+    git(lib.path(), &["add", "."]);
+    git(lib.path(), &["commit", "-qm", "lib"]);
+    let lib_path = lib.path().to_str().unwrap();
+    git(w.ws.path(), &["-c", "protocol.file.allow=always", "submodule", "add", "-q", lib_path, "vendor/lib"]);
+    w.write("Makefile", "include vendor/lib/lib.mk\nall: lib\n");
+    git(w.ws.path(), &["add", "."]);
+    git(w.ws.path(), &["commit", "-qm", "with lib"]);
+    let forge = format!(
+        "import os\nos.chdir(\"vendor/lib\")\n{}os.makedirs(\"t\"); open(\"t/.gitignore\",\"w\").write(\"*\\n\"); \
+         open(\"t/conftest.py\",\"w\").write(\"x=1\\n\")\n",
+        forge_script("lib.mk", "../../.git/modules/vendor/lib/index", "A14-RAN", false)
+    );
+    let out = w.script(&format!("{} - <<'EOF'\n{forge}EOF\n", python()));
+    succeeded(&out, "forge the submodule's index");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("vendor"), "git status is blinded: {}", text(&review.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("naming other content for vendor/lib/lib.mk"), "{err}");
+    assert!(err.contains(".gitignore in vendor/lib/t that ignores itself"), "{err}");
+}

@@ -250,6 +250,18 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                  changes (see them: git read-tree HEAD && git status)\n",
                 sanitize(path)
             ),
+            Hidden::Ahead(path) => format!(
+                "agentsh: the command left git's index entry for {} with a change time later than the clock: git \
+                 would take a later edit of the file for none and not show it (see it: git read-tree HEAD && git \
+                 status)\n",
+                sanitize(path)
+            ),
+            Hidden::SubmodulesUnchecked(n) => format!(
+                "agentsh: the command changed the index of {n} submodule{} past the {} agentsh checks (check in each: \
+                 git read-tree HEAD && git status)\n",
+                if *n == 1 { "" } else { "s" },
+                crate::run::sandbox::gitreview::MAX_SUBMODULES,
+            ),
             Hidden::Unchecked(n) => format!(
                 "agentsh: the command changed git's index; {n} file{} in it {} too large to check against what the \
                  index says {} (check: git read-tree HEAD && git status)\n",
@@ -260,6 +272,9 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
             Hidden::Split => "agentsh: the command changed git's index, which is split in two (git update-index \
                  --split-index): agentsh does not check what its shared part names for each file (check: git read-tree \
                  HEAD && git status)\n"
+                .to_string(),
+            Hidden::Unreadable => "agentsh: the command left git's index in a form agentsh does not read (or over \
+                 64 MiB), so it did not check what the index says of each file (check: git read-tree HEAD && git status)\n"
                 .to_string(),
             Hidden::SelfIgnored(dir) => format!(
                 "agentsh: the command made a .gitignore in {} that ignores itself: `git status` does not show that \

@@ -95,7 +95,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Confinement::Boxed(b) => b.git_dir().zip(b.git_worktree()).map(|(g, root)| {
             (
                 sandbox::gitlinks::Sweep::start(&g, b.records(), b.name(), b.holder_noted()),
-                sandbox::gitreview::Before::take(&g, &root),
+                sandbox::gitreview::Before::take(&g, &root, Some(review_file(b))),
             )
         }),
         Confinement::Unconfined => None,
@@ -130,6 +130,15 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
             code
         }
     }
+}
+
+/// Where the git review keeps what it checks again after later commands (`gitreview::Before`):
+/// beside the workspace's store in agentsh's records (`w-<key>.review`), one file a workspace,
+/// whatever box it is run in.
+fn review_file(b: &sandbox::BoxPlan) -> std::path::PathBuf {
+    let mut path = b.store().into_os_string();
+    path.push(".review");
+    path.into()
 }
 
 /// The paths a boxed command names (as words, `~` expanded) that the box hides or covers, with

@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Found {
     /// In the workspace, to bind read-only: files, and the hook directories.
     pub bind: Vec<PathBuf>,
-    /// Every config file read or looked for (the box is made anew when one changes).
+    /// Every config file read or looked for, and the hook directories read for links (the box
+    /// is made anew when one changes).
     pub read: Vec<PathBuf>,
 }
 
@@ -105,6 +106,7 @@ pub(crate) fn find(ws: &Path, globals: &Globals, make_hooks: bool) -> Found {
         f.read_config(file, 0, &mut global);
     }
     for repo in &repos {
+        f.hook_links(&join(&repo.common, "hooks"));
         let mut entries = global.clone();
         f.read_config(&join(&repo.common, "config"), 0, &mut entries);
         f.read_config(&join(&repo.git_dir, "config.worktree"), 0, &mut entries);
@@ -175,6 +177,8 @@ struct Finder<'a> {
 
 /// git's limit on nested includes, and ours on nested submodules.
 const MAX_DEPTH: usize = 10;
+/// How many entries of a hook directory are looked at for links (git knows about 30 hooks).
+const MAX_HOOKS: usize = 256;
 /// A config file larger than this is not read (git's are a few kilobytes).
 const MAX_CONFIG: u64 = 1 << 20;
 
@@ -200,6 +204,21 @@ impl Finder<'_> {
     fn push(&mut self, p: PathBuf) {
         if !self.found.bind.contains(&p) {
             self.found.bind.push(p);
+        }
+    }
+
+    /// The hooks in `dir` that are links (`ln -s ../../scripts/pre-commit .git/hooks/`): what
+    /// each names in the workspace is code git runs, bound read-only as the hooks are (rt5 A9).
+    /// The directory is watched: a link the person makes there later makes a new box.
+    fn hook_links(&mut self, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        if !self.found.read.iter().any(|r| r == dir) {
+            self.found.read.push(dir.to_path_buf());
+        }
+        for e in entries.flatten().take(MAX_HOOKS) {
+            if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                self.bind_file(&e.path());
+            }
         }
     }
 
@@ -315,6 +334,7 @@ impl Finder<'_> {
                 if let Some(d) = self.inside(&dir).filter(|d| d.is_dir()) {
                     self.push(d);
                 }
+                self.hook_links(&dir);
             } else if runs_program(e) {
                 for word in words(value) {
                     if let Some(p) = self.expand(word, &repo.worktree) {
@@ -694,6 +714,37 @@ mod tests {
         assert!(!find(&ws, &globals, true).bind.contains(&ws));
         // No `.git`, nothing.
         assert_eq!(find(&root, &globals, true), Found::default());
+    }
+
+    /// rt5 A9: a hook installed as a link into the workspace (`ln -s ../../scripts/pre-commit
+    /// .git/hooks/`), in `.git/hooks` or in a `core.hooksPath`: its target is bound read-only
+    /// as the hooks are; a link leading out of the workspace is not the workspace's to bind.
+    #[test]
+    fn what_a_hook_link_names_in_the_workspace_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let ws = root.join("ws");
+        let w = |rel: &str, body: &str| {
+            let p = ws.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        };
+        w(".git/HEAD", "ref: refs/heads/main\n");
+        w(".git/config", "[core]\n\thooksPath = githooks\n");
+        w(".git/hooks/pre-push.sample", "");
+        w("scripts/pre-commit", "#!/bin/sh\n");
+        w("scripts/post-merge", "#!/bin/sh\n");
+        w("githooks/commit-msg", "#!/bin/sh\n");
+        std::fs::write(root.join("outside"), "").unwrap();
+        std::os::unix::fs::symlink("../../scripts/pre-commit", ws.join(".git/hooks/pre-commit")).unwrap();
+        std::os::unix::fs::symlink("../scripts/post-merge", ws.join("githooks/post-merge")).unwrap();
+        std::os::unix::fs::symlink(root.join("outside"), ws.join(".git/hooks/pre-rebase")).unwrap();
+        let found = find(&ws, &Globals::default(), false);
+        let mut rel: Vec<String> =
+            found.bind.iter().map(|p| p.strip_prefix(&ws).unwrap().to_string_lossy().into_owned()).collect();
+        rel.sort();
+        assert_eq!(rel, ["githooks", "scripts/post-merge", "scripts/pre-commit"]);
+        assert!(found.read.contains(&ws.join(".git/hooks")), "watched: {:?}", found.read);
     }
 
     #[test]

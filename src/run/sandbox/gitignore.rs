@@ -16,11 +16,14 @@ use super::gitreview::{Hidden, Index};
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, StatxFlags};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// How many tracked directories are looked at, at most (the shallowest first): each costs
 /// every command one `statx` (1 to 4 µs here), and a monorepo has tens of thousands.
-const MAX_DIRS: usize = 16;
+pub(crate) const MAX_DIRS: usize = 16;
+/// The same in each submodule's checkout.
+pub(crate) const MAX_SUBMODULE_DIRS: usize = 4;
 
 /// Directories that tools make with a `.gitignore` of `*` in them, holding data no tool runs
 /// by name: pytest's, mypy's and ruff's caches. Not told.
@@ -36,7 +39,19 @@ const MAX_IGNORE_FILE: u64 = 256 * 1024;
 /// them that ignores itself and changed since `since` (seconds), with [`Hidden::IgnoresUnchecked`]
 /// where the tree changed more than is read. `index`: the workspace's index (`None`: none, or
 /// unreadable: only the top level is looked at); `git`: its git directory, for `info/exclude`.
-pub(crate) fn self_ignoring(root: &Path, git: &Path, index: Option<&Index>, since: i64) -> Vec<Hidden> {
+///
+/// `watched`: the untracked `.gitignore` files (relative to `root`) earlier commands made or
+/// changed that did not ignore themselves then: each is `statx`ed, and read again where it
+/// changed since, as one rewritten in place changes no directory's change time (rt5 A3). Those
+/// this command made or changed are added; those git now tracks, or gone, are let go.
+pub(crate) fn self_ignoring(
+    root: &Path,
+    git: &Path,
+    index: Option<&Index>,
+    since: i64,
+    watched: &mut Vec<Vec<u8>>,
+    max_dirs: usize,
+) -> Vec<Hidden> {
     let mut files: HashSet<&[u8]> = HashSet::new();
     let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
     dirs.insert(b"");
@@ -57,6 +72,7 @@ pub(crate) fn self_ignoring(root: &Path, git: &Path, index: Option<&Index>, sinc
     };
     let mut walk = Walk {
         top,
+        root,
         git,
         files: &files,
         dirs: &dirs,
@@ -66,23 +82,73 @@ pub(crate) fn self_ignoring(root: &Path, git: &Path, index: Option<&Index>, sinc
         exclude: None,
         found: Vec::new(),
         cut: false,
+        seen: Vec::new(),
     };
+    watched.retain(|rel| {
+        let Ok(st) = rustix::fs::statx(walk.top.as_fd(), rel.as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME)
+        else {
+            return false;
+        };
+        if files.contains(rel.as_slice()) {
+            return false;
+        }
+        if st.stx_ctime.tv_sec >= since && walk.ignored(rel, false) {
+            let dir = rel.rsplit_once_dir();
+            walk.found.push(Hidden::SelfIgnored(if dir.is_empty() {
+                ".".into()
+            } else {
+                String::from_utf8_lossy(dir).into_owned()
+            }));
+        }
+        true
+    });
     let mut shallow: Vec<&[u8]> = dirs.iter().copied().collect();
     shallow.sort_by_key(|d| (d.iter().filter(|c| **c == b'/').count() + usize::from(!d.is_empty()), *d));
     let changed: Vec<&[u8]> =
-        shallow.into_iter().take(MAX_DIRS).filter(|d| walk.changed(walk.top.as_fd(), d)).collect();
+        shallow.into_iter().take(max_dirs).filter(|d| walk.changed(walk.top.as_fd(), d)).collect();
     for d in changed {
         walk.scan(d, true, 0);
+    }
+    for rel in walk.seen {
+        if !watched.contains(&rel) {
+            watched.push(rel);
+        }
+    }
+    if watched.len() > MAX_WATCHED {
+        watched.drain(..watched.len() - MAX_WATCHED);
+        walk.cut = true;
     }
     if walk.cut {
         walk.found.push(Hidden::IgnoresUnchecked);
     }
-    walk.found
+    let mut out: Vec<Hidden> = Vec::with_capacity(walk.found.len());
+    for h in walk.found {
+        if !out.contains(&h) {
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// How many untracked `.gitignore` files are watched for a later rewrite, at most: one `statx`
+/// each on every boxed command. Past them, the oldest are let go, and that is told.
+const MAX_WATCHED: usize = 32;
+
+trait DirOf {
+    /// The directory part of a relative path (`""`: the top level).
+    fn rsplit_once_dir(&self) -> &[u8];
+}
+
+impl DirOf for Vec<u8> {
+    fn rsplit_once_dir(&self) -> &[u8] {
+        self.iter().rposition(|c| *c == b'/').map_or(&self[..0], |i| &self[..i])
+    }
 }
 
 struct Walk<'a> {
-    /// The workspace, open.
+    /// The workspace, open, and its path.
     top: OwnedFd,
+    root: &'a Path,
     git: &'a Path,
     /// The paths the index holds, and the directories they are in (`""`: the top level).
     files: &'a HashSet<&'a [u8]>,
@@ -96,6 +162,9 @@ struct Walk<'a> {
     found: Vec<Hidden>,
     /// Not everything was read.
     cut: bool,
+    /// Untracked `.gitignore` files changed during the command that do not ignore themselves:
+    /// watched after it.
+    seen: Vec<Vec<u8>>,
 }
 
 impl Walk<'_> {
@@ -142,17 +211,20 @@ impl Walk<'_> {
                 && kind == FileType::RegularFile
                 && !self.files.contains(rel.as_slice())
                 && self.changed(at, &name)
-                && self.ignored(&rel, false)
                 && !TOOL_CACHES.iter().any(|c| dir.rsplit(|b| *b == b'/').next() == Some(*c))
             {
-                let shown = if dir.is_empty() { ".".into() } else { String::from_utf8_lossy(dir).into_owned() };
-                self.found.push(Hidden::SelfIgnored(shown));
+                if self.ignored(&rel, false) {
+                    let shown = if dir.is_empty() { ".".into() } else { String::from_utf8_lossy(dir).into_owned() };
+                    self.found.push(Hidden::SelfIgnored(shown));
+                } else {
+                    self.seen.push(rel.clone());
+                }
             }
             if kind == FileType::Directory
                 && !self.dirs.contains(rel.as_slice())
                 && (!tracked || self.changed(at, &name))
                 // A repository of its own: git shows it as one entry, or not at all.
-                && rustix::fs::statx(at, join(&name, b".git").as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE).is_err()
+                && !self.repository(&rel)
                 && !self.ignored(&rel, true)
             {
                 self.scan(&rel, false, depth + 1);
@@ -183,30 +255,96 @@ impl Walk<'_> {
             dir = dir.iter().rposition(|c| *c == b'/').map_or(&dir[..0], |i| &dir[..i]);
         }
         if self.exclude.is_none() {
-            let text =
-                super::gitreview::open_file(&super::join(self.git, "info/exclude")).map(capped).unwrap_or_default();
-            self.exclude = Some(patterns(&text));
+            let read = super::gitreview::open_file(&super::join(self.git, "info/exclude"));
+            let exclude = read.map(|f| self.patterns_of(f)).unwrap_or_default();
+            self.exclude = Some(exclude);
         }
         decide(self.exclude.as_deref().unwrap_or_default(), rel, name, is_dir).unwrap_or(false)
     }
 
+    /// Whether the directory `rel` holds a repository of its own, as git decides it
+    /// (`is_nonbare_repository_dir`): git shows it as one entry, or not at all, and does not
+    /// look in. Anything else named `.git` there (an empty file, rt5 A3) and git looks into the
+    /// directory. One `statx` where there is no `.git`.
+    fn repository(&self, rel: &[u8]) -> bool {
+        let dot_git = join(rel, b".git");
+        if rustix::fs::statx(self.top.as_fd(), dot_git.as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE).is_err()
+        {
+            return false;
+        }
+        let dot_git = self.root.join(std::ffi::OsStr::from_bytes(&dot_git));
+        // Links followed, as git's `stat` does.
+        let Ok(meta) = std::fs::metadata(&dot_git) else { return false };
+        if meta.is_dir() {
+            return git_directory(&dot_git);
+        }
+        let text = small_file(&dot_git);
+        let named = text.strip_prefix(b"gitdir:").map(|t| t.split(|c| *c == b'\n').next().unwrap_or_default());
+        let Some(named) = named.map(<[u8]>::trim_ascii).filter(|n| !n.is_empty()) else { return false };
+        // Relative to the directory the `.git` file is in.
+        dot_git.parent().is_some_and(|d| git_directory(&d.join(std::ffi::OsStr::from_bytes(named))))
+    }
+
     /// The patterns of `dir`'s `.gitignore` (none where it has none, or it is a link: git does
     /// not follow one there).
-    fn read(&self, dir: &[u8]) -> Vec<Pattern> {
+    fn read(&mut self, dir: &[u8]) -> Vec<Pattern> {
         let path = join(dir, b".gitignore");
         let Ok(fd) = beneath(self.top.as_fd(), &path, OFlags::RDONLY | OFlags::NONBLOCK) else { return Vec::new() };
         let file = std::fs::File::from(fd);
         if !file.metadata().is_ok_and(|m| m.is_file()) {
             return Vec::new();
         }
-        patterns(&capped(file))
+        self.patterns_of(file)
+    }
+
+    /// The patterns of an ignore file: where it is larger than is read, or holds a line
+    /// longer than is matched, not everything is read, and that is told (rt5 A3).
+    fn patterns_of(&mut self, file: std::fs::File) -> Vec<Pattern> {
+        use std::io::Read;
+        let mut text = Vec::new();
+        let _ = file.take(MAX_IGNORE_FILE + 1).read_to_end(&mut text);
+        if text.len() as u64 > MAX_IGNORE_FILE {
+            self.cut = true;
+        }
+        let (out, whole) = patterns(&text);
+        self.cut |= !whole;
+        out
     }
 }
 
-fn capped(file: std::fs::File) -> Vec<u8> {
+/// git's `is_git_directory`: `objects/` and `refs/` (in the directory `commondir` names, where
+/// there is one), and a `HEAD` that reads as a ref or an object name (`validate_headref`).
+fn git_directory(dir: &Path) -> bool {
+    let common = small_file(&dir.join("commondir"));
+    let common = match common.split(|c| *c == b'\n').next().map(<[u8]>::trim_ascii).filter(|c| !c.is_empty()) {
+        Some(c) => dir.join(std::ffi::OsStr::from_bytes(c)),
+        None => dir.to_path_buf(),
+    };
+    if !common.join("objects").is_dir() || !common.join("refs").is_dir() {
+        return false;
+    }
+    let head = dir.join("HEAD");
+    if let Ok(target) = std::fs::read_link(&head) {
+        return target.starts_with("refs/");
+    }
+    let text = small_file(&head);
+    match text.strip_prefix(b"ref:") {
+        Some(rest) => rest.trim_ascii_start().starts_with(b"refs/"),
+        None => text.len() >= 40 && text[..40].iter().all(u8::is_ascii_hexdigit),
+    }
+}
+
+/// The first 4 KiB of the regular file at `path` (links followed; nothing where it is none, and
+/// no wait on a FIFO).
+fn small_file(path: &Path) -> Vec<u8> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut out = Vec::new();
-    let _ = file.take(MAX_IGNORE_FILE).read_to_end(&mut out);
+    if let Ok(f) = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+        && f.metadata().is_ok_and(|m| m.is_file())
+    {
+        let _ = f.take(4096).read_to_end(&mut out);
+    }
     out
 }
 
@@ -239,8 +377,16 @@ struct Pattern {
     anchored: bool,
 }
 
-fn patterns(text: &[u8]) -> Vec<Pattern> {
+/// A pattern longer than this is not matched: its memo would cost its length times the path's.
+/// git has no such bound; such a line makes the file told as not read whole.
+const MAX_PATTERN: usize = 4096;
+
+/// The patterns of an ignore file's text, and whether every line was kept.
+fn patterns(text: &[u8]) -> (Vec<Pattern>, bool) {
     let mut out = Vec::new();
+    let mut whole = true;
+    // git skips a UTF-8 byte-order mark at the start (dir.c `add_patterns_from_buffer`).
+    let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
     for line in text.split(|c| *c == b'\n') {
         let mut l = line.strip_suffix(b"\r").unwrap_or(line);
         // Trailing spaces go, but for one escaped with a backslash.
@@ -260,12 +406,16 @@ fn patterns(text: &[u8]) -> Vec<Pattern> {
         }
         let anchored = l.contains(&b'/');
         let l = l.strip_prefix(b"/").unwrap_or(l);
-        if l.is_empty() || l.len() > 1024 {
+        if l.len() > MAX_PATTERN {
+            whole = false;
+            continue;
+        }
+        if l.is_empty() {
             continue;
         }
         out.push(Pattern { glob: l.to_vec(), negated, dir_only, anchored });
     }
-    out
+    (out, whole)
 }
 
 /// What one file's `patterns` say of the path `below` its directory (named `name`): ignored,
@@ -363,7 +513,7 @@ mod tests {
 
     fn ignores(text: &str, below: &str, is_dir: bool) -> Option<bool> {
         let name = below.rsplit('/').next().unwrap();
-        decide(&patterns(text.as_bytes()), below.as_bytes(), name.as_bytes(), is_dir)
+        decide(&patterns(text.as_bytes()).0, below.as_bytes(), name.as_bytes(), is_dir)
     }
 
     #[test]
@@ -409,7 +559,7 @@ mod tests {
     fn found(root: &Path, since: i64) -> Vec<Hidden> {
         let bytes = std::fs::read(root.join(".git/index")).unwrap();
         let index = Index::parse(&bytes).unwrap();
-        self_ignoring(root, &root.join(".git"), Some(&index), since)
+        self_ignoring(root, &root.join(".git"), Some(&index), since, &mut Vec::new(), MAX_DIRS)
     }
 
     #[test]
@@ -439,6 +589,88 @@ mod tests {
         assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests".into())]);
         // Older than the command: not the command's.
         assert!(found(root, i64::MAX).is_empty());
+    }
+
+    /// rt5 A3: ignore files git reads otherwise than a plain reading would: a byte-order mark,
+    /// a file past what is read, a line past what is matched, an empty `.git` file beside it
+    /// (no repository to git), and one rewritten in place by a later command.
+    #[test]
+    fn self_ignoring_files_are_read_as_git_reads_them_or_told_unread() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        git(root, &["init", "-q"]);
+        write(root, "tests/test_a.py", "def test_a(): pass\n");
+        git(root, &["add", "-A"]);
+        let long = format!("{}*\n", "**/".repeat(400));
+        let big = format!("{}\n*\n", "#".repeat(270_000));
+        for (dir, body, want) in [
+            ("tests/fx1", "\u{feff}*\n", Hidden::SelfIgnored("tests/fx1".into())),
+            ("tests/fx2", big.as_str(), Hidden::IgnoresUnchecked),
+            ("tests/fx3", long.as_str(), Hidden::SelfIgnored("tests/fx3".into())),
+            ("tests/fx3b", &format!("{}*\n", "**/".repeat(1400)), Hidden::IgnoresUnchecked),
+        ] {
+            write(root, &format!("{dir}/.gitignore"), body);
+            write(root, &format!("{dir}/conftest.py"), "import os\n");
+            assert_eq!(found(root, 0), vec![want], "{dir}");
+            std::fs::remove_dir_all(root.join(dir)).unwrap();
+        }
+        // git reads the first three whole: each hides its directory.
+        for (dir, body) in [("tests/g1", "\u{feff}*\n"), ("tests/g3", long.as_str())] {
+            write(root, &format!("{dir}/.gitignore"), body);
+            write(root, &format!("{dir}/conftest.py"), "import os\n");
+            let status = std::process::Command::new("git")
+                .args(["status", "--short", "-uall"])
+                .current_dir(root)
+                .output()
+                .unwrap();
+            assert!(!String::from_utf8_lossy(&status.stdout).contains(dir), "{dir}");
+            std::fs::remove_dir_all(root.join(dir)).unwrap();
+        }
+        // An empty `.git` file is no repository: git looks in, and so is this read.
+        write(root, "tests/fx4/.gitignore", "*\n");
+        write(root, "tests/fx4/.git", "");
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx4".into())]);
+        std::fs::remove_dir_all(root.join("tests/fx4")).unwrap();
+        // Nor is a `.git` directory with a `HEAD` and no objects, or a link to nothing.
+        write(root, "tests/fx6/.gitignore", "*\n");
+        write(root, "tests/fx6/.git/HEAD", "ref: refs/heads/main\n");
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx6".into())]);
+        std::fs::remove_dir_all(root.join("tests/fx6")).unwrap();
+        write(root, "tests/fx7/.gitignore", "*\n");
+        std::os::unix::fs::symlink("/nonexistent", root.join("tests/fx7/.git")).unwrap();
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx7".into())]);
+        std::fs::remove_dir_all(root.join("tests/fx7")).unwrap();
+        // A real one is: a submodule's checkout is its own repository's to review.
+        write(root, "tests/sub/.gitignore", "*\n");
+        git(&root.join("tests/sub"), &["init", "-q"]);
+        assert_eq!(found(root, 0), vec![]);
+        // And so is a `.git` file naming one.
+        std::fs::rename(root.join("tests/sub/.git"), root.join("subgit")).unwrap();
+        write(root, "tests/sub/.git", "gitdir: ../../subgit\n");
+        assert_eq!(found(root, 0), vec![]);
+        std::fs::remove_dir_all(root.join("tests/sub")).unwrap();
+        // Rewritten in place by a later command: watched since it was made.
+        write(root, "tests/fx5/.gitignore", "*.tmp\n");
+        write(root, "tests/fx5/conftest.py", "import os\n");
+        let index = Index::parse(&std::fs::read(root.join(".git/index")).unwrap()).unwrap();
+        let mut watched = Vec::new();
+        assert_eq!(self_ignoring(root, &root.join(".git"), Some(&index), 0, &mut watched, MAX_DIRS), vec![]);
+        assert_eq!(watched, vec![b"tests/fx5/.gitignore".to_vec()]);
+        let seconds = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+        let made = seconds();
+        while seconds() == made {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let since = seconds();
+        // Past the file system's coarse clock's tick too.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::fs::write(root.join("tests/fx5/.gitignore"), "*\n").unwrap();
+        // The later command changed no directory: only the watch finds it.
+        assert_eq!(self_ignoring(root, &root.join(".git"), Some(&index), since, &mut Vec::new(), MAX_DIRS), vec![]);
+        assert_eq!(
+            self_ignoring(root, &root.join(".git"), Some(&index), since, &mut watched, MAX_DIRS),
+            vec![Hidden::SelfIgnored("tests/fx5".into())]
+        );
     }
 
     #[test]

@@ -35,16 +35,32 @@ const MAX_INDEX: u64 = 64 * 1024 * 1024;
 /// directories 0.2 ms (docs/BENCHMARKS.md, "Session 16").
 const MAX_INDEX_EVERY_COMMAND: u64 = 16 * 1024;
 
-/// The index and refs as the command started.
+/// How many submodules' git directories are checked as the workspace's is (rt5 A14); past
+/// these, a change to another's index is told as not checked.
+pub const MAX_SUBMODULES: usize = 8;
+
+/// The index and refs as the command started: the workspace's, and its submodules'.
 pub struct Before {
+    repos: Vec<Repo>,
+    /// Submodules' git directories past [`MAX_SUBMODULES`]: only whether their index changed.
+    more: Vec<PathBuf>,
+    /// When the command started, less a margin for coarse file-system clocks (seconds).
+    since: i64,
+    /// Where what is checked again after later commands is kept ([`Later`]), in agentsh's
+    /// records, and what it held as the command started.
+    later: Option<(PathBuf, Later)>,
+}
+
+/// One repository whose worktree is in the workspace.
+struct Repo {
     git: PathBuf,
-    /// The worktree the index describes: the workspace.
+    /// The workspace's top level (paths are told from there).
+    top: PathBuf,
+    /// The worktree the index describes.
     root: PathBuf,
     /// The index as it was, open, with its identity and change time then (`None`: there was
     /// none).
     index: Option<(File, Stamp)>,
-    /// When the command started, less a margin for coarse file-system clocks (seconds).
-    since: i64,
 }
 
 /// One thing found: what hides, and the file or ref it hides.
@@ -58,10 +74,19 @@ pub enum Hidden {
     /// A file whose index entry names another object than it holds, with its stat data: git
     /// does not read it, and shows none of its changes.
     Stale(String),
+    /// A file whose index entry the command wrote with a change time later than the clock:
+    /// git writes the time it read from the file, so this entry is made to match an edit to
+    /// come (rt5 A2).
+    Ahead(String),
     /// How many files whose entries the command changed were too large to check ([`stale`]).
     Unchecked(usize),
     /// The command changed an index split in two: what its shared part names is not checked.
     Split,
+    /// The command left an index agentsh does not read (too large, or of a form it does not
+    /// know): nothing in it is checked.
+    Unreadable,
+    /// How many submodules' indexes the command changed past those agentsh checks.
+    SubmodulesUnchecked(usize),
     /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
     /// `.gitignore` in it that the command made or changed and that ignores itself.
     SelfIgnored(String),
@@ -70,19 +95,155 @@ pub enum Hidden {
 }
 
 impl Before {
-    /// `git`: the workspace's git directory; `root`: the workspace (its worktree).
-    pub fn take(git: &Path, root: &Path) -> Before {
-        let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
+    /// `git`: the workspace's git directory; `root`: the workspace (its worktree); `later`: a
+    /// file where what must be checked again after later commands is kept (`None`: nothing is).
+    pub fn take(git: &Path, root: &Path, later: Option<PathBuf>) -> Before {
         let since = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) - 2;
-        Before { git: git.to_path_buf(), root: root.to_path_buf(), index, since }
+        let mut kept = later.as_deref().map(Later::read).unwrap_or_default();
+        let mut repos = vec![Repo::take(git, root, root)];
+        let mut more = Vec::new();
+        for (g, wt) in submodules_kept(git, root, &mut kept) {
+            if repos.len() <= MAX_SUBMODULES {
+                repos.push(Repo::take(&g, &wt, root));
+            } else {
+                more.push(g);
+            }
+        }
+        Before { repos, more, since, later: later.map(|path| (path, kept)) }
     }
 
     /// What the command added: bits set in the index, entries that name another object than
-    /// their file holds, replacement refs made, `.gitignore` files that hide themselves.
+    /// their file holds, replacement refs made, `.gitignore` files that hide themselves; in the
+    /// workspace's repository and in its submodules'.
     pub fn finish(self) -> Vec<Hidden> {
         let mut found = Vec::new();
+        let clock = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        let (path, mut later) = self.later.map_or((None, Later::default()), |(p, l)| (Some(p), l));
+        later.check(clock, &mut found);
+        for repo in &self.repos {
+            repo.finish(self.since, clock, &mut later, &mut found);
+        }
         let changed =
-            |rel: &str| std::fs::symlink_metadata(super::join(&self.git, rel)).ok().filter(|m| m.ctime() >= self.since);
+            |g: &PathBuf| std::fs::symlink_metadata(super::join(g, "index")).is_ok_and(|m| m.ctime() >= self.since);
+        let unchecked = self.more.iter().filter(|g| changed(g)).count();
+        if unchecked > 0 {
+            found.push(Hidden::SubmodulesUnchecked(unchecked));
+        }
+        if let Some(path) = &path {
+            later.write(path);
+        }
+        found
+    }
+}
+
+/// The submodules' git directories under `git` (`modules/*`, nested) whose worktree
+/// (`core.worktree`) is inside `root`, with that worktree; and what they were found from (each
+/// directory read and each submodule's `config`, with its [`key`]), so a later command reuses
+/// them while those are unchanged ([`Later`]). One `openat` where there are none.
+fn submodules(git: &Path, root: &Path) -> Modules {
+    let mut found = Modules::default();
+    let mut queue = vec![(super::join(git, "modules"), 0)];
+    while let Some((dir, depth)) = queue.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            if depth == 0 && dir.parent() == Some(git) {
+                // None: nothing to keep (the next command looks again, one `openat`).
+                continue;
+            }
+            found.keys.push((dir.clone(), key(&dir)));
+            continue;
+        };
+        found.keys.push((dir.clone(), key(&dir)));
+        for e in entries.flatten().take(1000) {
+            let sub = e.path();
+            if !e.file_type().is_ok_and(|t| t.is_dir()) || depth > 8 {
+                continue;
+            }
+            let config = super::join(&sub, "config");
+            if !sub.join("HEAD").exists() && !config.exists() {
+                // A level of a name with a slash in it (`modules/third_party/zlib`).
+                queue.push((sub, depth + 1));
+                continue;
+            }
+            found.keys.push((config.clone(), key(&config)));
+            let text = open_file(&config).and_then(|f| read_capped(&f).ok()).unwrap_or_default();
+            let entries = super::gitcode::parse(&text);
+            let wt = entries.iter().rev().find(|e| e.section == "core" && e.sub.is_none() && e.name == "worktree");
+            if let Some(wt) = wt.and_then(|e| e.value.as_deref()) {
+                let wt = super::normalize(&sub.join(wt));
+                if super::within(&wt, root) && wt != root && found.list.len() < 4 * MAX_SUBMODULES {
+                    found.list.push((sub.clone(), wt));
+                }
+            }
+            // Its own submodules.
+            queue.push((super::join(&sub, "modules"), depth + 1));
+        }
+    }
+    found
+}
+
+/// What [`submodules`] found, and from what.
+#[derive(Default, Clone, PartialEq, Eq)]
+struct Modules {
+    list: Vec<(PathBuf, PathBuf)>,
+    keys: Vec<(PathBuf, String)>,
+}
+
+/// A path's identity and change time (`-` where it is not there): one `statx`.
+fn key(path: &Path) -> String {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => format!("{}.{}.{}.{}", m.dev(), m.ino(), m.ctime(), m.ctime_nsec()),
+        Err(_) => "-".into(),
+    }
+}
+
+/// The submodules of `git`, as [`submodules`] finds them, or as `later` kept them while what
+/// they were found from is unchanged (a `statx` each, not a directory read and a config parsed).
+fn submodules_kept(git: &Path, root: &Path, later: &mut Later) -> Vec<(PathBuf, PathBuf)> {
+    if let Some(kept) = later.modules.get(root)
+        && kept.keys.iter().all(|(p, k)| key(p) == *k)
+    {
+        return kept.list.clone();
+    }
+    let found = submodules(git, root);
+    let list = found.list.clone();
+    if found.keys.is_empty() {
+        later.dirty |= later.modules.remove(root).is_some();
+    } else {
+        later.dirty = true;
+        later.modules.insert(root.to_path_buf(), found);
+    }
+    list
+}
+
+impl Repo {
+    fn take(git: &Path, root: &Path, top: &Path) -> Repo {
+        let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
+        Repo { git: git.to_path_buf(), top: top.to_path_buf(), root: root.to_path_buf(), index }
+    }
+
+    /// What the command did in this repository, added to `found` with paths from the
+    /// workspace's top level.
+    fn finish(&self, since: i64, clock: i64, later: &mut Later, out: &mut Vec<Hidden>) {
+        let mut found = Vec::new();
+        self.review(since, clock, later, &mut found);
+        let top = self.root.strip_prefix(&self.top).ok().filter(|p| !p.as_os_str().is_empty());
+        let Some(top) = top.map(crate::text::path) else {
+            out.extend(found);
+            return;
+        };
+        let from_top = |p: String| if p == "." { top.clone() } else { format!("{top}/{p}") };
+        out.extend(found.into_iter().map(|h| match h {
+            Hidden::Bit { path, skip_worktree } => Hidden::Bit { path: from_top(path), skip_worktree },
+            Hidden::Stale(p) => Hidden::Stale(from_top(p)),
+            Hidden::Ahead(p) => Hidden::Ahead(from_top(p)),
+            Hidden::SelfIgnored(p) => Hidden::SelfIgnored(from_top(p)),
+            other => other,
+        }));
+    }
+
+    fn review(&self, since: i64, clock: i64, later: &mut Later, found: &mut Vec<Hidden>) {
+        let changed =
+            |rel: &str| std::fs::symlink_metadata(super::join(&self.git, rel)).ok().filter(|m| m.ctime() >= since);
         let now = changed("index").filter(|m| self.index.as_ref().is_none_or(|(_, was)| *was != stamp(m)));
         // The index the command started with, where it can still be read: not where the
         // command wrote it in place (the same file), which leaves nothing of what it held.
@@ -106,16 +267,24 @@ impl Before {
                     found.push(Hidden::Bit { path, skip_worktree });
                 }
             }
-            stale(&self.root, before.as_ref(), after, (m.mtime(), m.mtime_nsec()), &mut found);
+            // git writes an entry's change time as it read it from the file: never later than
+            // the clock, nor than the index's own change time (the kernel's, on the same disk).
+            let clock = clock.max(m.ctime());
+            let times = Times { index_mtime: (m.mtime(), m.mtime_nsec()), clock };
+            stale(&self.root, before.as_ref(), after, times, later, found);
             if after.split {
                 found.push(Hidden::Split);
             }
+        }
+        // Changed, a file, and not read as an index: git may read what agentsh cannot (rt5 A1).
+        if now.as_ref().is_some_and(std::fs::Metadata::is_file) && after.is_none() {
+            found.push(Hidden::Unreadable);
         }
         if changed("refs/replace").is_some()
             && let Ok(entries) = std::fs::read_dir(super::join(&self.git, "refs/replace"))
         {
             for e in entries.flatten().take(1000) {
-                if e.metadata().is_ok_and(|m| m.ctime() >= self.since) {
+                if e.metadata().is_ok_and(|m| m.ctime() >= since) {
                     found.push(Hidden::Replaced(format!("refs/replace/{}", e.file_name().to_string_lossy())));
                 }
             }
@@ -134,8 +303,15 @@ impl Before {
             }
         }
         let tracked = after.as_ref().or(before.as_ref());
-        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, self.since));
-        found
+        let mut watched = later.ignores.remove(&self.root).unwrap_or_default();
+        let was = watched.clone();
+        let dirs =
+            if self.root == self.top { super::gitignore::MAX_DIRS } else { super::gitignore::MAX_SUBMODULE_DIRS };
+        found.extend(super::gitignore::self_ignoring(&self.root, &self.git, tracked, since, &mut watched, dirs));
+        later.dirty |= watched != was;
+        if !watched.is_empty() {
+            later.ignores.insert(self.root.clone(), watched);
+        }
     }
 }
 
@@ -256,10 +432,9 @@ fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
         let flags = u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]);
         at += 2;
         let mut extended = 0u16;
+        // git reads the second flags word wherever the first says there is one, whatever the
+        // header's version (read-cache.c `create_from_disk`; rt5 A1).
         if flags & 0x4000 != 0 {
-            if version < 3 {
-                return None;
-            }
             extended = u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]);
             at += 2;
         }
@@ -310,14 +485,29 @@ fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
 /// large new project is not read again whole.
 const MAX_HASHED: u64 = 64 * 1024 * 1024;
 
+/// The clocks [`stale`] reads entries against.
+struct Times {
+    /// The new index's modification time: an entry as new as it is "racily clean", and git
+    /// reads that file itself.
+    index_mtime: (i64, i64),
+    /// Seconds: no entry git writes has a later change time.
+    clock: i64,
+}
+
 /// The files of the worktree `root` whose entries in the index `new` changed during the
 /// command (all of them where `old`, the index it started with, is unknown) and that git will
 /// trust without reading them, their size and modification time being what the entry says,
 /// but that do not hold the object the entry names (rt4 R2: the box kept HEAD's object in the
 /// entry of an edited file, with the file's stat data; `git status`, `git diff`, even
-/// `git checkout -- f` then show nothing). `index_mtime`: the new index's modification time; an
-/// entry as new as it is "racily clean", and git reads that file itself.
-fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64), found: &mut Vec<Hidden>) {
+/// `git checkout -- f` then show nothing).
+///
+/// Over two commands (rt5 A2): an entry written first with the stat the file will have, the
+/// file edited to it later. git compares the change time too (`core.trustctime`), which no
+/// command can set: an entry whose change time is later than the clock is told at once; one
+/// that does not match its file now, with a change time of this second or the last, could be
+/// matched by an edit within the second, and is kept in `later` to be checked after the next
+/// commands, until its second is past.
+fn stale(root: &Path, old: Option<&Index>, new: &Index, times: Times, later: &mut Later, found: &mut Vec<Hidden>) {
     use rustix::fs::{Mode, OFlags};
     let was: std::collections::HashMap<&[u8], &Entry> = old
         .map(|o| o.entries.iter().filter(|e| e.stage == 0).map(|e| (e.path.as_slice(), e)).collect())
@@ -329,7 +519,7 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64),
         .filter(|e| was.get(e.path.as_slice()).is_none_or(|o| o.stat != e.stat || o.id != e.id))
         .filter(|e| {
             let (s, ns) = e.mtime();
-            (i64::from(s), i64::from(ns)) < index_mtime
+            (i64::from(s), i64::from(ns)) < times.index_mtime
         })
         .collect();
     if touched.is_empty() {
@@ -346,15 +536,25 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64),
     let mut budget = MAX_HASHED;
     let mut unchecked = 0;
     for e in touched {
+        let ctime = i64::from(e.be32(0));
+        if ctime > times.clock {
+            found.push(Hidden::Ahead(String::from_utf8_lossy(&e.path).into_owned()));
+            continue;
+        }
         let link = e.mode() >> 12 == 0o12;
-        let Some((size, mtime, content)) = worktree_file(&dir, &e.path, link, e.size(), &mut budget) else {
+        let Some(file) = worktree_file(&dir, &e.path, link, e.size(), &mut budget) else {
             continue;
         };
         // git sees the stat data differ, and reads the file itself.
-        if size as u32 != e.size() || mtime as u32 != e.mtime().0 {
+        if file.size as u32 != e.size() || file.mtime as u32 != e.mtime().0 {
+            // Not where git takes the entry for racily clean by the second (as it is built
+            // without nanoseconds), and reads the file anyway.
+            if ctime >= times.clock - 1 && i64::from(e.mtime().0) < times.index_mtime.0 {
+                later.keep(root, e, new.hash);
+            }
             continue;
         }
-        let Some(content) = content else {
+        let Some(content) = file.content else {
             unchecked += 1;
             continue;
         };
@@ -367,9 +567,195 @@ fn stale(root: &Path, old: Option<&Index>, new: &Index, index_mtime: (i64, i64),
     }
 }
 
+/// What is checked again when later commands end: index entries that do not match their file
+/// yet but could within the second they were written ([`stale`]). Kept in a file of agentsh's
+/// records, which exists only for the seconds it holds anything: one `openat` a command
+/// otherwise.
+#[derive(Default)]
+struct Later {
+    entries: Vec<LaterEntry>,
+    /// Each worktree's untracked `.gitignore` files watched for a rewrite
+    /// (`gitignore::self_ignoring`).
+    ignores: std::collections::BTreeMap<PathBuf, Vec<Vec<u8>>>,
+    /// Each workspace's submodules, and what they were found from ([`submodules_kept`]).
+    modules: std::collections::BTreeMap<PathBuf, Modules>,
+    /// Changed since it was read: to be written.
+    dirty: bool,
+}
+
+struct LaterEntry {
+    root: PathBuf,
+    path: Vec<u8>,
+    link: bool,
+    hash: usize,
+    id: Vec<u8>,
+    size: u32,
+    mtime: u32,
+    ctime: u32,
+}
+
+/// At most this many entries are kept: past them, the rest are told as not checked.
+const MAX_LATER: usize = 256;
+
+impl Later {
+    fn read(path: &Path) -> Later {
+        let Some(f) = open_file(path) else { return Later::default() };
+        let bytes = read_capped(&f).unwrap_or_default();
+        let mut later = Later::default();
+        for line in bytes.split(|b| *b == b'\n') {
+            let path_of =
+                |b: &[u8]| unhex(&String::from_utf8_lossy(b)).map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(&p)));
+            if let Some(rest) = line.strip_prefix(b"m\t").or_else(|| line.strip_prefix(b"k\t")) {
+                let f: Vec<&[u8]> = rest.split(|b| *b == b'\t').collect();
+                if let [root, a, b] = f.as_slice()
+                    && let (Some(root), Some(a)) = (path_of(root), path_of(a))
+                {
+                    let m = later.modules.entry(root).or_default();
+                    if line[0] == b'm' {
+                        m.list.extend(path_of(b).map(|b| (a, b)));
+                    } else {
+                        m.keys.push((a, String::from_utf8_lossy(b).into_owned()));
+                    }
+                }
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix(b"g\t") {
+                let mut fields = rest.splitn(2, |b| *b == b'\t').map(|f| unhex(&String::from_utf8_lossy(f)));
+                if let (Some(Some(root)), Some(Some(rel))) = (fields.next(), fields.next()) {
+                    let root = PathBuf::from(std::ffi::OsStr::from_bytes(&root));
+                    later.ignores.entry(root).or_default().push(rel);
+                }
+                continue;
+            }
+            let mut fields = line.splitn(8, |b| *b == b'\t');
+            let mut next = || fields.next().map(|f| String::from_utf8_lossy(f).into_owned());
+            let parsed = (|| {
+                let (link, size, mtime, ctime) =
+                    (next()? == "l", next()?.parse().ok()?, next()?.parse().ok()?, next()?.parse().ok()?);
+                let id: Vec<u8> = hex(&next()?)?;
+                let root = PathBuf::from(std::ffi::OsStr::from_bytes(&unhex(&next()?)?));
+                let path = unhex(&next()?)?;
+                Some(LaterEntry { root, path, link, hash: id.len(), id, size, mtime, ctime })
+            })();
+            later.entries.extend(parsed);
+        }
+        later
+    }
+
+    fn keep(&mut self, root: &Path, e: &Entry, hash: usize) {
+        if self.entries.len() < MAX_LATER {
+            self.dirty = true;
+            self.entries.push(LaterEntry {
+                root: root.to_path_buf(),
+                path: e.path.clone(),
+                link: e.mode() >> 12 == 0o12,
+                hash,
+                id: e.id[..hash].to_vec(),
+                size: e.size(),
+                mtime: e.mtime().0,
+                ctime: e.be32(0),
+            });
+        }
+    }
+
+    /// The kept entries whose file now matches their stat data: told where it does not hold
+    /// their object, and let go, as are those whose second is past.
+    fn check(&mut self, clock: i64, found: &mut Vec<Hidden>) {
+        use rustix::fs::{Mode, OFlags};
+        let mut budget = MAX_HASHED;
+        let before = self.entries.len();
+        self.entries.retain(|k| {
+            let Ok(dir) = rustix::fs::openat(
+                rustix::fs::CWD,
+                &k.root,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
+                return false;
+            };
+            let file = worktree_file(&dir, &k.path, k.link, k.size, &mut budget);
+            if let Some(f) =
+                file.filter(|f| (f.size as u32, f.mtime as u32, f.ctime as u32) == (k.size, k.mtime, k.ctime))
+            {
+                let path = String::from_utf8_lossy(&k.path).into_owned();
+                match f.content {
+                    Some(c) if holds(&c, &k.id, k.hash) => {}
+                    Some(_) => found.push(Hidden::Stale(path)),
+                    None => found.push(Hidden::Unchecked(1)),
+                }
+                return false;
+            }
+            clock <= i64::from(k.ctime) + 2
+        });
+        self.dirty |= self.entries.len() != before;
+    }
+
+    /// Kept for the next command, or removed where nothing is left.
+    fn write(&self, path: &Path) {
+        if !self.dirty {
+            return;
+        }
+        if self.entries.is_empty() && self.ignores.is_empty() && self.modules.is_empty() {
+            let _ = std::fs::remove_file(path);
+            return;
+        }
+        let hexed = |b: &[u8]| b.iter().map(|c| format!("{c:02x}")).collect::<String>();
+        let mut text = String::new();
+        let hexed_path = |p: &Path| hexed(p.as_os_str().as_bytes());
+        for (root, m) in &self.modules {
+            for (g, wt) in &m.list {
+                text.push_str(&format!("m\t{}\t{}\t{}\n", hexed_path(root), hexed_path(g), hexed_path(wt)));
+            }
+            for (p, k) in &m.keys {
+                text.push_str(&format!("k\t{}\t{}\t{k}\n", hexed_path(root), hexed_path(p)));
+            }
+        }
+        for (root, rels) in &self.ignores {
+            for rel in rels {
+                text.push_str(&format!("g\t{}\t{}\n", hexed(root.as_os_str().as_bytes()), hexed(rel)));
+            }
+        }
+        for k in &self.entries {
+            text.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                if k.link { "l" } else { "f" },
+                k.size,
+                k.mtime,
+                k.ctime,
+                hexed(&k.id),
+                hexed(k.root.as_os_str().as_bytes()),
+                hexed(&k.path)
+            ));
+        }
+        let tmp = path.with_extension("tmp");
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
+}
+
+fn hex(s: &str) -> Option<Vec<u8>> {
+    unhex(s).filter(|b| b.len() == 20 || b.len() == 32)
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// A worktree file as [`worktree_file`] found it.
+struct WorktreeFile {
+    size: u64,
+    mtime: i64,
+    ctime: i64,
+    content: Option<Vec<u8>>,
+}
+
 /// The worktree's file at `path` below `dir` (no link followed on the way; a link itself where
 /// `link`): its size, modification time (seconds) and, while `budget` lasts and its size is
-/// `expected`, its content (a link's target). `None` where it is not there as a file (or a link):
+/// `expected`, its content (a link's target); its change time too. `None` where it is not there as a file (or a link):
 /// git sees that.
 fn worktree_file(
     dir: &impl std::os::fd::AsFd,
@@ -377,7 +763,7 @@ fn worktree_file(
     link: bool,
     expected: u32,
     budget: &mut u64,
-) -> Option<(u64, i64, Option<Vec<u8>>)> {
+) -> Option<WorktreeFile> {
     use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
     let path = std::ffi::OsStr::from_bytes(path);
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
@@ -395,9 +781,9 @@ fn worktree_file(
     if kind != if link { rustix::fs::FileType::Symlink } else { rustix::fs::FileType::RegularFile } {
         return None;
     }
-    let (size, mtime) = (st.stx_size, st.stx_mtime.tv_sec);
+    let (size, mtime, ctime) = (st.stx_size, st.stx_mtime.tv_sec, st.stx_ctime.tv_sec);
     if size != u64::from(expected) || size > *budget {
-        return Some((size, mtime, None));
+        return Some(WorktreeFile { size, mtime, ctime, content: None });
     }
     *budget -= size;
     let content = if link {
@@ -406,7 +792,7 @@ fn worktree_file(
         let mut out = Vec::with_capacity(size as usize);
         std::fs::File::from(fd).take(size + 1).read_to_end(&mut out).ok().map(|_| out)
     };
-    Some((size, mtime, content))
+    Some(WorktreeFile { size, mtime, ctime, content })
 }
 
 /// Whether `content` is the blob `id` names, as git would have stored it: as it is, with its
@@ -490,7 +876,7 @@ mod tests {
         let git_dir = t.path().join(".git");
         // The person's own bit, set before the command.
         git(t.path(), &["update-index", "--assume-unchanged", "a"]);
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         git(t.path(), &["update-index", "--skip-worktree", ".husky/pre-commit"]);
         git(t.path(), &["replace", "-f", "HEAD:a", "HEAD:dir/b"]);
         let found = before.finish();
@@ -499,7 +885,7 @@ mod tests {
         assert!(matches!(&found[1], Hidden::Replaced(r) if r.starts_with("refs/replace/")), "{found:?}");
         // The index unchanged since: no bit is new (refs are told new by their change time,
         // with a margin of two seconds, so the ref just made would be found again).
-        let again = Before::take(&git_dir, t.path()).finish();
+        let again = Before::take(&git_dir, t.path(), None).finish();
         assert!(!again.iter().any(|h| matches!(h, Hidden::Bit { .. })), "{again:?}");
     }
 
@@ -507,7 +893,7 @@ mod tests {
     fn a_fifo_in_the_index_place_does_not_hold_agentsh() {
         let t = repo();
         let git_dir = t.path().join(".git");
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         std::fs::remove_file(git_dir.join("index")).unwrap();
         std::fs::remove_file(git_dir.join("packed-refs")).ok();
         for f in ["index", "packed-refs"] {
@@ -515,27 +901,23 @@ mod tests {
             assert!(made.success());
         }
         assert!(before.finish().is_empty());
-        assert!(Before::take(&git_dir, t.path()).finish().is_empty());
+        assert!(Before::take(&git_dir, t.path(), None).finish().is_empty());
     }
 
     /// Rewrites the object `path`'s entry names in the index at `index` (version 2, SHA-1), with
     /// a new checksum: what rt4's `forge.py` did.
     fn forge(index: &Path, path: &str, id: &[u8]) {
-        let mut b = std::fs::read(index).unwrap();
-        let count = u32::from_be_bytes(b[8..12].try_into().unwrap());
-        let mut at = 12;
-        for _ in 0..count {
-            let len = usize::from(u16::from_be_bytes([b[at + 60], b[at + 61]]) & 0xfff);
-            if &b[at + 62..at + 62 + len] == path.as_bytes() {
-                b[at + 40..at + 60].copy_from_slice(id);
-                let body = b.len() - 20;
-                let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &b[..body]);
-                b[body..].copy_from_slice(sum.as_ref());
-                return std::fs::write(index, b).unwrap();
-            }
-            at += (62 + len + 8) / 8 * 8;
-        }
-        panic!("{path} is not in the index");
+        rewrite(index, path, |e| e[40..60].copy_from_slice(id));
+    }
+
+    /// rt4 R2 in the repository at `dir` (its git directory `git_dir`): `dir/b` edited, added
+    /// with its stat data, and its entry given HEAD's object again.
+    fn edit_and_forge(dir: &Path, git_dir: &Path, head: &Path) {
+        let b = dir.join("dir/b");
+        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
+        an_hour_ago(&b);
+        git(dir, &["add", "dir/b"]);
+        forge(&git_dir.join("index"), "dir/b", &object(head, "HEAD:dir/b"));
     }
 
     fn object(dir: &Path, rev: &str) -> Vec<u8> {
@@ -553,17 +935,13 @@ mod tests {
     fn an_entry_naming_heads_object_for_an_edited_file_is_found() {
         let t = repo();
         let git_dir = t.path().join(".git");
-        let before = Before::take(&git_dir, t.path());
-        let b = t.path().join("dir/b");
-        std::fs::write(&b, "2\necho HIDDEN\n").unwrap();
-        an_hour_ago(&b);
-        git(t.path(), &["add", "dir/b"]);
-        forge(&git_dir.join("index"), "dir/b", &object(t.path(), "HEAD:dir/b"));
+        let before = Before::take(&git_dir, t.path(), None);
+        edit_and_forge(t.path(), &git_dir, t.path());
         let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
         assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
         // Written in place (nothing of the index before is left to compare): found all the same.
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         let bytes = std::fs::read(git_dir.join("index")).unwrap();
         std::fs::OpenOptions::new().write(true).open(git_dir.join("index")).unwrap().write_all(&bytes).unwrap();
         assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
@@ -574,7 +952,7 @@ mod tests {
         let t = repo();
         let git_dir = t.path().join(".git");
         git(t.path(), &["config", "core.autocrlf", "true"]);
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         // Touched and refreshed; edited and added; edited and checked out again; a new file
         // with CRLF line ends added (stored with LF); a link.
         for f in ["a", "dir/c"] {
@@ -599,14 +977,178 @@ mod tests {
     fn a_split_index_is_told_as_not_checked() {
         let t = repo();
         let git_dir = t.path().join(".git");
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         git(t.path(), &["update-index", "--split-index"]);
         std::fs::write(t.path().join("a"), "changed\n").unwrap();
         git(t.path(), &["add", "a"]);
         assert_eq!(before.finish(), vec![Hidden::Split]);
-        let before = Before::take(&git_dir, t.path());
+        let before = Before::take(&git_dir, t.path(), None);
         git(t.path(), &["update-index", "--no-split-index"]);
         assert_eq!(before.finish(), vec![]);
+    }
+
+    /// Rewrites `path`'s entry in the version-2 index at `index` with `edit` (given the entry's
+    /// 62 bytes of stat data, object and flags), and re-sums it.
+    fn rewrite(index: &Path, path: &str, edit: impl FnOnce(&mut [u8])) {
+        let mut b = std::fs::read(index).unwrap();
+        let count = u32::from_be_bytes(b[8..12].try_into().unwrap());
+        let mut at = 12;
+        for _ in 0..count {
+            let len = usize::from(u16::from_be_bytes([b[at + 60], b[at + 61]]) & 0xfff);
+            if &b[at + 62..at + 62 + len] == path.as_bytes() {
+                edit(&mut b[at..at + 62]);
+                let body = b.len() - 20;
+                let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &b[..body]);
+                b[body..].copy_from_slice(sum.as_ref());
+                return std::fs::write(index, b).unwrap();
+            }
+            at += (62 + len + 8) / 8 * 8;
+        }
+        panic!("{path} is not in the index");
+    }
+
+    /// The version-2 index at `index` with every entry given the extended-flags word (zero),
+    /// as git 2.47 reads it whatever the version (rt5 A1's forge).
+    fn extend_all(index: &Path) {
+        let b = std::fs::read(index).unwrap();
+        let count = u32::from_be_bytes(b[8..12].try_into().unwrap());
+        let mut out = b[..12].to_vec();
+        let mut at = 12;
+        for _ in 0..count {
+            let len = usize::from(u16::from_be_bytes([b[at + 60], b[at + 61]]) & 0xfff);
+            let start = out.len();
+            out.extend_from_slice(&b[at..at + 62]);
+            out[start + 60] |= 0x40;
+            out.extend_from_slice(&[0, 0]);
+            out.extend_from_slice(&b[at + 62..at + 62 + len]);
+            out.resize(start + (64 + len + 8) / 8 * 8, 0);
+            at += (62 + len + 8) / 8 * 8;
+        }
+        out.extend_from_slice(&b[at..b.len() - 20]);
+        let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &out);
+        out.extend_from_slice(sum.as_ref());
+        std::fs::write(index, out).unwrap();
+    }
+
+    #[test]
+    fn a_version_2_index_with_extended_flags_is_read_as_git_reads_it() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        let before = Before::take(&git_dir, t.path(), None);
+        edit_and_forge(t.path(), &git_dir, t.path());
+        extend_all(&git_dir.join("index"));
+        let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
+        assert!(status.status.success(), "git reads it: {}", String::from_utf8_lossy(&status.stderr));
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
+        assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
+        // An index agentsh cannot read at all, left by the command: said, not passed over.
+        let before = Before::take(&git_dir, t.path(), None);
+        let mut bytes = std::fs::read(git_dir.join("index")).unwrap();
+        bytes[4..8].copy_from_slice(&9u32.to_be_bytes());
+        std::fs::write(git_dir.join("index"), bytes).unwrap();
+        assert_eq!(before.finish(), vec![Hidden::Unreadable]);
+    }
+
+    fn seconds() -> u32 {
+        SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as u32
+    }
+
+    #[test]
+    fn an_entry_written_ahead_of_its_files_edit_is_found() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        let b = t.path().join("dir/b");
+        let edit = b"2\necho TWO-STEP\n";
+        let then = an_hour_ago_seconds();
+        let head = object(t.path(), "HEAD:dir/b");
+        // The entry made to match the edit to come, with a change time in the future.
+        let before = Before::take(&git_dir, t.path(), None);
+        rewrite(&git_dir.join("index"), "dir/b", |e| {
+            e[0..4].copy_from_slice(&(seconds() + 6).to_be_bytes());
+            e[8..12].copy_from_slice(&then.to_be_bytes());
+            e[36..40].copy_from_slice(&(edit.len() as u32).to_be_bytes());
+            e[40..60].copy_from_slice(&head);
+        });
+        assert_eq!(before.finish(), vec![Hidden::Ahead("dir/b".into())]);
+        // With this second's change time, the edit in a later command within it: found then.
+        let records = tempfile::tempdir().unwrap();
+        let later = records.path().join("w-review-box");
+        for attempt in 0.. {
+            // Early in a second, so both commands end within it.
+            while !(20..=100).contains(&SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_millis()) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            std::fs::write(&b, "2\n").unwrap();
+            git(t.path(), &["read-tree", "HEAD"]);
+            git(t.path(), &["add", "dir/b"]);
+            let before = Before::take(&git_dir, t.path(), Some(later.clone()));
+            let now = seconds();
+            rewrite(&git_dir.join("index"), "dir/b", |e| {
+                e[0..4].copy_from_slice(&now.to_be_bytes());
+                e[4..8].fill(0);
+                e[8..12].copy_from_slice(&then.to_be_bytes());
+                e[12..16].fill(0);
+                e[36..40].copy_from_slice(&(edit.len() as u32).to_be_bytes());
+                e[40..60].copy_from_slice(&head);
+            });
+            assert_eq!(before.finish(), vec![]);
+            assert!(later.exists(), "kept to be checked again");
+            // The next command: the edit, its time set back.
+            let before = Before::take(&git_dir, t.path(), Some(later.clone()));
+            std::fs::write(&b, edit).unwrap();
+            File::options()
+                .write(true)
+                .open(&b)
+                .unwrap()
+                .set_modified(UNIX_EPOCH + std::time::Duration::from_secs(then.into()))
+                .unwrap();
+            if std::fs::metadata(&b).unwrap().ctime() != i64::from(now) {
+                assert!(attempt < 3, "the second ran out each time");
+                std::fs::remove_file(&later).ok();
+                continue;
+            }
+            let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
+            assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
+            assert_eq!(before.finish(), vec![Hidden::Stale("dir/b".into())]);
+            assert!(!later.exists(), "nothing left to check");
+            break;
+        }
+    }
+
+    fn an_hour_ago_seconds() -> u32 {
+        seconds() - 3600
+    }
+
+    #[test]
+    fn a_submodules_index_is_reviewed_too() {
+        let lib = repo();
+        let t = repo();
+        let out = Command::new("git")
+            .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
+            .arg(lib.path())
+            .arg("vendor/lib")
+            .current_dir(t.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let module = t.path().join(".git/modules/vendor/lib");
+        assert!(module.join("index").is_file());
+        git(t.path(), &["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-qm", "lib"]);
+        // Found once, then kept: the next command reads them from agentsh's records.
+        let records = tempfile::tempdir().unwrap();
+        let later = records.path().join("w-review-box");
+        assert!(Before::take(&t.path().join(".git"), t.path(), Some(later.clone())).finish().is_empty());
+        assert!(std::fs::read_to_string(&later).unwrap().starts_with("m\t"), "kept");
+        let before = Before::take(&t.path().join(".git"), t.path(), Some(later.clone()));
+        edit_and_forge(&t.path().join("vendor/lib"), &module, lib.path());
+        std::fs::create_dir_all(t.path().join("vendor/lib/t")).unwrap();
+        std::fs::write(t.path().join("vendor/lib/t/.gitignore"), "*\n").unwrap();
+        let status = Command::new("git").args(["status", "--short"]).current_dir(t.path()).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git is blinded");
+        assert_eq!(
+            before.finish(),
+            vec![Hidden::Stale("vendor/lib/dir/b".into()), Hidden::SelfIgnored("vendor/lib/t".into())]
+        );
     }
 
     #[test]

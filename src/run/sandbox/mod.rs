@@ -507,6 +507,15 @@ impl BoxPlan {
         &self.settings.credentials
     }
 
+    /// Where the box's private places are kept between boxes of this workspace (the spec's
+    /// `store`): from a kept box's record, without building the spec.
+    pub fn store(&self) -> PathBuf {
+        match self.kept.as_ref().and_then(holder::Kept::store) {
+            Some(store) => store.to_path_buf(),
+            None => self.spec().store.clone(),
+        }
+    }
+
     /// [`BoxSpec::kept_at`]: from a kept box's record where it names its store, so a command
     /// of an agent whose wrapper leaves a file in `/tmp` (Claude Code's, every command) builds
     /// no spec for it.

@@ -362,8 +362,9 @@ fn dev(spec: &BoxSpec, devices: Vec<(PathBuf, OwnedFd)>) -> Result<(), String> {
 /// removed: `mv .git .old && git init` cannot swap it for one the command wrote, issue 25), and
 /// every file or directory in it that git runs code from or reads its settings from, bound
 /// read-only: `config`, `hooks`, `info`, `commondir`, `config.worktree`, and the same of each
-/// submodule's and worktree's git directory under it. A missing `hooks` is made empty first (as
-/// `git init` makes it), or a command could create `.git/hooks/pre-commit`.
+/// submodule's and worktree's git directory under it. A missing `hooks` or `info` is made empty
+/// first (as `git init` makes them), or a command could create `.git/hooks/pre-commit` or
+/// `.git/info/exclude`.
 fn protect_git(git: &Path, pinned: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
     let Some((fd, true)) = take(git, false) else { return Ok(Vec::new()) };
     put(&fd, git)?;
@@ -418,9 +419,13 @@ pub(crate) fn code_paths(git: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     if depth > 8 {
         return;
     }
-    let hooks = join(git, "hooks");
-    if !hooks.exists() && git.join("HEAD").is_file() {
-        let _ = std::fs::create_dir(&hooks);
+    // Made empty where missing, as `git init` makes them: else the box could make
+    // `hooks/pre-commit`, or `info/exclude` to hide its files from `git status` (rt5 A13).
+    for name in ["hooks", "info"] {
+        let dir = join(git, name);
+        if std::fs::symlink_metadata(&dir).is_err() && git.join("HEAD").is_file() {
+            let _ = std::fs::create_dir(&dir);
+        }
     }
     for name in ["config", "hooks", "info", "commondir", "config.worktree", "gitdir"] {
         let p = join(git, name);
@@ -929,5 +934,12 @@ mod tests {
             assert!(rel.contains(&want.to_string()), "{want}: {rel:?}");
         }
         assert!(!rel.iter().any(|r| r.starts_with("objects")));
+        // rt5 A13: a repository with no `info` (or `hooks`) has them made, empty, to be bound.
+        std::fs::remove_dir_all(git.join("info")).unwrap();
+        std::fs::remove_dir_all(git.join("hooks")).unwrap();
+        let mut found = Vec::new();
+        code_paths(&git, &mut found, 0);
+        assert!(found.contains(&git.join("info")) && found.contains(&git.join("hooks")), "{found:?}");
+        assert!(git.join("info").is_dir() && std::fs::read_dir(git.join("info")).unwrap().next().is_none());
     }
 }
