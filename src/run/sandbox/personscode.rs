@@ -385,6 +385,10 @@ impl Search<'_> {
                             ));
                         }
                     }
+                    // A package's own script (a nix profile's links into `/nix/store`).
+                    if system_dir(&at) {
+                        continue;
+                    }
                 } else if !kind.is_file() {
                     continue;
                 }
@@ -638,6 +642,7 @@ fn relative_paths(text: &str, home: &Path, cx: &mut Context, out: &mut Vec<Named
         return;
     }
     let relative = |w: &str| !w.is_empty() && !w.starts_with(['/', '~', '$', '-']);
+    let text = text.replace("${HOME}", "$HOME");
     for command in text.split([';', '|', '&', '(', ')', '{', '}', '`']) {
         let mut words = command.split_whitespace();
         let Some(first) = words.next() else { continue };
@@ -930,7 +935,7 @@ mod tests {
         );
         assert!(h.why("emsdk").is_some_and(|w| w.contains("emsdk/emsdk_env.sh in it")), "{:?}", h.why("emsdk"));
         assert_eq!(h.why("work/app"), None, "an alias runs only when typed");
-        h.write(".bash_profile", "cd ~/plugins\n. a/init.sh\n");
+        h.write(".bash_profile", "cd ${HOME}/plugins\n. a/init.sh\n");
         assert!(h.why("plugins/a").is_some_and(|w| w.contains(".bash_profile names")));
         // A wrapper on PATH, and a link to a wrapper.
         h.write(".local/bin/flutter", "#!/bin/sh\nexec \"$HOME/flutter/bin/flutter\" \"$@\"\n");
