@@ -91,7 +91,7 @@ const MAX_DIRS: usize = 64;
 /// kernel's own limit, past which nothing runs.
 const MAX_HOPS: usize = 40;
 /// A program on `$PATH` this small that is a script (`#!`) is read; at most this many are.
-const MAX_SCRIPT: u64 = 256 * 1024;
+const MAX_SCRIPT: u64 = 16 * 1024;
 const MAX_SCRIPTS: usize = 2048;
 
 /// Where the person's tools look, from agentsh's environment (the agent's) and the box's facts.
@@ -573,6 +573,12 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
     if trimmed.starts_with('#') || trimmed.starts_with(comment) {
         return Vec::new();
     }
+    // Most lines name no path: one that has no `/` names one only where it sources a relative
+    // file or goes somewhere (`source env.sh`, `. env.sh`, `cd emsdk`).
+    let relative = cx.syntax == Syntax::Shell && ["source", ". ", "cd", "pushd"].iter().any(|w| line.contains(w));
+    if !line.contains('/') && !relative {
+        return Vec::new();
+    }
     let text: String = line.replace("\\x1e", ":").chars().filter(|c| *c != '"' && *c != '\'').collect();
     let delimiter = |c: u8| c.is_ascii_whitespace() || b"=:;()`|&<>,[]{}".contains(&c);
     let ends = |c: char| c.is_whitespace() || ":;()`|&<>,]}".contains(c);
@@ -627,7 +633,7 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
         let base = if prefix == "/" { PathBuf::from("/") } else { home.to_path_buf() };
         out.push(named(&base, &word[prefix.len()..], sourced));
     }
-    if cx.syntax == Syntax::Shell {
+    if relative || cx.syntax == Syntax::Shell && text.contains("./") {
         relative_paths(&text, home, cx, &mut out);
     }
     out
