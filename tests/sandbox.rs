@@ -4958,4 +4958,116 @@ fn a_submodules_index_and_checkout_are_reviewed() {
     let err = text(&out.stderr);
     assert!(err.contains("naming other content for vendor/lib/lib.mk"), "{err}");
     assert!(err.contains(".gitignore in vendor/lib/t that ignores itself"), "{err}");
+// ---- fix5-persons: git top-levels the person's own tools run code from (rt5 A4, A5, A6, A12, A15) ----
+
+/// The person's global git config with `more` added.
+fn add_gitconfig(w: &World, more: &str) {
+    let config = std::fs::read_to_string(w.home(".gitconfig")).unwrap();
+    w.write_home(".gitconfig", &format!("{config}{more}"));
+}
+
+/// rt5 A4 (W2): a global `alias.st = !~/gitscripts/run.sh` made nothing of the clone, so the box
+/// appended to `run.sh` and the person's `git st`, in any repository, ran it. Now a clone a
+/// global alias names is no workspace.
+#[test]
+fn a_repository_a_global_git_alias_runs_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let scripts = home_clone(&w, "gitscripts", "run.sh");
+    add_gitconfig(&w, "[alias]\n\tst = !~/gitscripts/run.sh\n\tlg = log --oneline\n");
+    not_a_workspace(&w, &scripts, "run.sh", None, "alias.st in");
+}
+
+/// rt5 A15 (G14): the person's `core.excludesFile = ~/dotfiles2/gitignore_global` was a
+/// workspace: the box added `conftest.py` to it, which then hid the box's new `conftest.py` from
+/// `git status` in every repository. Now the clone holding it (or the attributes file) is no
+/// workspace.
+#[test]
+fn a_repository_holding_the_global_excludes_file_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let dotfiles = home_clone(&w, "dotfiles2", "gitignore_global");
+    let attributes = home_clone(&w, "gitattrs", "attributes");
+    add_gitconfig(
+        &w,
+        "[core]\n\texcludesFile = ~/dotfiles2/gitignore_global\n\tattributesFile = ~/gitattrs/attributes\n",
+    );
+    not_a_workspace(&w, &dotfiles, "gitignore_global", None, "core.excludesFile in");
+    not_a_workspace(&w, &attributes, "attributes", None, "core.attributesFile in");
+}
+
+/// rt5 A5 (W3, W3b): personscode's bounds (48 files, 23 of them start-up files that need not
+/// exist; 3 levels deep) ran out silently: the 40th file of `~/.bashrc.d`, or a file sourced 4
+/// deep, was never read, and the clone it sources was a workspace. Now both are read; where a
+/// bound does run out (files sourced deeper than agentsh reads), no clone in home is a
+/// workspace and the person is told as the box is made, while a project in `~/src` with an
+/// ordinary set-up stays one.
+#[test]
+fn a_clone_sourced_past_the_old_bounds_is_no_workspace_and_a_bound_fails_closed() {
+    let Some(w) = world() else { return };
+    // An ordinary project in ~/src is the workspace.
+    let project = home_clone(&w, "src/project", "main.py");
+    succeeded(&append_from(&w, &project, "main.py", None), "the write in ~/src/project");
+    assert!(std::fs::read_to_string(project.join("main.py")).unwrap().contains("RAN-OUTSIDE"));
+    let p10k = home_clone(&w, "p10k", "run.sh");
+    let zplug = home_clone(&w, "zplug", "init.zsh");
+    for i in 1..=40 {
+        w.write_home(&format!(".bashrc.d/{i:02}.sh"), &format!("alias a{i}=true\n"));
+    }
+    w.write_home(".bashrc.d/40.sh", "source ~/p10k/run.sh\n");
+    w.write_home(".bashrc", "export PS1='$ '\nfor f in ~/.bashrc.d/*.sh; do . \"$f\"; done\nsource ~/.zsh/a.zsh\n");
+    for (from, to) in [("a", "b"), ("b", "c"), ("c", "d")] {
+        w.write_home(&format!(".zsh/{from}.zsh"), &format!("source ~/.zsh/{to}.zsh\n"));
+    }
+    w.write_home(".zsh/d.zsh", "source ~/zplug/init.zsh\n");
+    not_a_workspace(&w, &p10k, "run.sh", None, "40.sh names");
+    not_a_workspace(&w, &zplug, "init.zsh", None, "d.zsh names");
+    // Sourced deeper than agentsh reads: no clone in home is a workspace, and it says so.
+    for i in 0..12 {
+        w.write_home(&format!(".deep/{i}.sh"), &format!("source ~/.deep/{}.sh\n", i + 1));
+    }
+    w.write_home(".profile", "source ~/.deep/0.sh\n");
+    let other = home_clone(&w, "src/other", "main.py");
+    let out = append_from(&w, &other, "main.py", None);
+    refused_by_box(&out, "append in a clone while a bound ran out");
+    let err = text(&out.stderr);
+    assert!(err.contains("is no workspace") && err.contains("stopped reading"), "not told: {err}");
+    assert_eq!(std::fs::read_to_string(other.join("main.py")).unwrap(), "# original\n");
+}
+
+/// rt5 A6 (W4, W5, W6, W7, W7b): five spellings that name a clone personscode did not read,
+/// each a writable workspace whose code the person's shell or `$PATH` then ran: `pushd ~/emsdk;
+/// source ./run.sh` in `.bashrc`, a wrapper script on `$PATH`, fish's `fish_variables`, a
+/// `.bashrc` line that starts with a quote, and `~/.bash_completion`.
+#[test]
+fn more_spellings_that_name_a_clone_make_it_no_workspace() {
+    let Some(w) = world() else { return };
+    let emsdk = home_clone(&w, "emsdk", "run.sh");
+    let flutter = home_clone(&w, "flutter", "bin/flutter");
+    let fishtool = home_clone(&w, "fishtool", "bin/fishtool");
+    let quoted = home_clone(&w, "p10kc", "run.sh");
+    let compl = home_clone(&w, "compl", "tool-completion.bash");
+    w.write_home(".bashrc", "pushd ~/emsdk >/dev/null; source ./run.sh; popd >/dev/null\n\"$HOME/p10kc/run.sh\"\n");
+    w.write_home(".local/bin/flutter", "#!/bin/sh\nexec \"$HOME/flutter/bin/flutter\" \"$@\"\n");
+    w.write_home(
+        ".config/fish/fish_variables",
+        &format!("SETUVAR fish_user_paths:/opt/x/bin\\x1e{}\n", fishtool.join("bin").display()),
+    );
+    w.write_home(".bash_completion", "source ~/compl/tool-completion.bash\n");
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", w.home(".local/bin").display());
+    not_a_workspace(&w, &emsdk, "run.sh", None, ".bashrc names");
+    not_a_workspace(&w, &flutter, "bin/flutter", Some(&path), "is a script that names");
+    not_a_workspace(&w, &fishtool, "bin/fishtool", None, "fish_variables names");
+    not_a_workspace(&w, &quoted, "run.sh", None, ".bashrc names");
+    not_a_workspace(&w, &compl, "tool-completion.bash", None, ".bash_completion names");
+}
+
+/// rt5 A12 (W8): `export ZDOTDIR=...` in `~/.zshenv` (zsh's XDG layout) was not followed unless
+/// the agent's own environment had `ZDOTDIR`: the clone `$ZDOTDIR/.zshrc` sources was a
+/// workspace. Now `ZDOTDIR` set there is followed.
+#[test]
+fn a_clone_zsh_sources_from_a_zdotdir_set_in_zshenv_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let p10kb = home_clone(&w, "p10kb", "run.sh");
+    w.write_home(".zshenv", "export ZDOTDIR=\"$HOME/.zdot\"\n");
+    w.write_home(".zdot/.zshrc", "source ~/p10kb/run.sh\n");
+    not_a_workspace(&w, &p10kb, "run.sh", None, ".zdot/.zshrc names");
 }

@@ -118,7 +118,8 @@ pub(crate) fn find(ws: &Path, globals: &Globals, make_hooks: bool) -> Found {
 /// What the person's and the system's git settings name as code for every repository, outside
 /// any one (rt4 R13): a `core.hooksPath` that is a path of its own (the hooks of every
 /// repository), `init.templateDir` (its hooks are copied into every repository made or cloned),
-/// the files the settings include, and the files that settings running a program name. Each
+/// the files the settings include, the files that settings running a program and the person's
+/// aliases name (rt5 A4), and the global excludes and attributes files (rt5 A15). Each
 /// with the setting that names it and the file it is in. Relative paths are each repository's
 /// own ([`find`] binds them there) and are left out. A few small reads.
 pub(crate) fn global_code(globals: &Globals) -> Vec<(PathBuf, String)> {
@@ -146,12 +147,21 @@ pub(crate) fn global_code(globals: &Globals) -> Vec<(PathBuf, String)> {
                 named("core.hooksPath", &mut out, value);
             } else if e.section == "init" && plain && e.name == "templatedir" {
                 named("init.templateDir", &mut out, value);
-            } else if runs_program(e) {
+            } else if e.section == "core" && plain && matches!(e.name.as_str(), "excludesfile" | "attributesfile") {
+                // rt5 A15: read in every repository: what it hides from `git status`, the
+                // filters and diff drivers it applies.
+                let setting = if e.name == "excludesfile" { "core.excludesFile" } else { "core.attributesFile" };
+                named(setting, &mut out, value);
+            } else if runs_program(e) || e.section == "alias" {
+                // rt5 A4: an alias is the person's command in every repository: `!~/x/run.sh`
+                // runs that file, `-c core.pager=~/x/p log` sets a program.
                 let setting = match &e.sub {
                     Some(sub) => format!("{}.{sub}.{}", e.section, e.name),
                     None => format!("{}.{}", e.section, e.name),
                 };
-                for word in words(value) {
+                // Run through the shell: `$HOME/x` is `~/x`.
+                let value = value.replace("${HOME}/", "~/").replace("$HOME/", "~/");
+                for word in words(&value) {
                     named(&setting, &mut out, word);
                 }
             }
@@ -401,7 +411,11 @@ fn runs_program(e: &Entry) -> bool {
         ("diff", true) => n == "textconv" || n == "command",
         ("merge", true) => n == "driver",
         ("filter", true) => matches!(n, "clean" | "smudge" | "process"),
-        ("difftool" | "mergetool", true) => n == "cmd",
+        ("difftool" | "mergetool", true) => n == "cmd" || n == "path",
+        ("guitool", true) => n == "cmd",
+        ("browser" | "man", true) => n == "cmd" || n == "path",
+        ("trailer", true) => n == "command" || n == "cmd",
+        ("tar", true) => n == "command",
         ("credential", _) => n == "helper",
         ("pager", _) => true,
         ("hook", true) => n == "command",

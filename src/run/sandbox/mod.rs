@@ -473,7 +473,17 @@ impl BoxPlan {
             let var = |v: &str| std::env::var_os(v);
             let globals = gitcode::Globals::from_env(&home, var);
             let facts = personscode::Facts::of(&self.place, &home, &globals, var);
-            place.to_mut().runs_elsewhere = personscode::why_not(&normalize(&self.place.workspace.root), &facts);
+            let root = normalize(&self.place.workspace.root);
+            let no = personscode::why_not(&root, &facts);
+            if let Some(no) = no.as_ref().filter(|no| no.unchecked) {
+                // A bound on what was read ran out (rt5 A5): said once, as the box is made.
+                eprintln!(
+                    "agentsh: {} is no workspace: {}",
+                    crate::text::sanitize::sanitize(&crate::text::path(&root)),
+                    no.why
+                );
+            }
+            place.to_mut().runs_elsewhere = no.map(|no| no.why);
         }
         (BoxSpec::build(&self.settings, &place, &self.own, &self.records, &self.name), for_box)
     }

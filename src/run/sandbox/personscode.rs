@@ -1,32 +1,46 @@
 //! Git top-levels the person's own tools run code from by path, outside any box (issue 25, red
-//! team rt4 R5, R6, R13): no workspace, as one holding a directory of `$PATH` is not (rt3 G4,
-//! [`super::spec`]). Looked for once, when a box is made (a few small files read, a few dozen
-//! links read), never per command; it reads and judges nothing else.
+//! team rt4 R5, R6, R13, rt5 A4, A5, A6, A12, A15): no workspace, as one holding a directory of
+//! `$PATH` is not (rt3 G4, [`super::spec`]). Looked for once, when a box is made (the start-up
+//! files read, the links and small scripts of `$PATH`'s directories), never per command; it
+//! reads and judges nothing else.
 //!
 //! - The shell's and other tools' start-up files name it (R5): `source ~/powerlevel10k/…` in
 //!   `~/.bashrc` (the theme's own install instructions), `. ~/spack/share/spack/setup-env.sh`,
 //!   `export PATH=~/flutter/bin:$PATH`, `Include ~/dotfiles/ssh/config` in `~/.ssh/config`,
-//!   tmux's `source-file`, vim's `source`. A path named there anywhere but after `cd` is taken
-//!   as code (`export SPACK_ROOT=~/spack` is sourced through the variable), and a file sourced
-//!   is read too, a few levels deep.
-//! - A program on `$PATH` is a link into it (R6): `~/.local/bin/flutter -> ~/flutter/bin/flutter`.
-//! - git's global settings name it (R13): `core.hooksPath = ~/githooks` runs its hooks in every
-//!   repository, `init.templateDir` is copied into every new one ([`super::gitcode::global_code`]).
+//!   tmux's `source-file`, vim's `source`, fish's `fish_user_paths`, bash-completion's
+//!   `~/.bash_completion`. A path named there anywhere but after `cd` is taken as code (`export
+//!   SPACK_ROOT=~/spack` is sourced through the variable); a relative one that is sourced or run
+//!   (`./x`) is taken from home and from where a `cd` or `pushd` before went (`pushd ~/emsdk;
+//!   source ./emsdk_env.sh`). A file sourced is read too, and so are zsh's files where a
+//!   start-up file sets `ZDOTDIR`.
+//! - A program on `$PATH` is a link into it (R6: `~/.local/bin/flutter -> ~/flutter/bin/flutter`),
+//!   or a small script that names it (A6: `exec "$HOME/flutter/bin/flutter" "$@"`).
+//! - git's global settings name it (R13, A4, A15): `core.hooksPath = ~/githooks` runs its hooks in
+//!   every repository, `init.templateDir` is copied into every new one, an alias runs
+//!   `!~/gitscripts/x`, `core.excludesFile` hides files from every `git status`
+//!   ([`super::gitcode::global_code`]).
+//!
+//! Every bound on what is read fails closed (A5): where one ran out, no git top-level in home is
+//! a workspace, and the person is told when the box is made.
 //!
 //! The person names such a repository in `sandbox.writable` to make it the workspace all the same.
 
 use super::{join, normalize, within};
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The start-up files read, relative to home: shells (bash, zsh, sh, fish), X sessions, ssh,
-/// tmux, vim and neovim. What they source is read too ([`MAX_FILES`], [`MAX_DEPTH`]).
+/// The start-up files read, relative to home: shells (bash, zsh, sh, fish), bash-completion's,
+/// X sessions, ssh, tmux, vim and neovim. What they source is read too.
 const STARTUP_FILES: &[&str] = &[
     ".bashrc",
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
     ".bash_aliases",
+    ".bash_completion",
+    ".config/bash_completion",
     ".profile",
     ".zshenv",
     ".zprofile",
@@ -37,6 +51,7 @@ const STARTUP_FILES: &[&str] = &[
     ".xsessionrc",
     ".xinitrc",
     ".config/fish/config.fish",
+    ".config/fish/fish_variables",
     ".ssh/config",
     ".tmux.conf",
     ".config/tmux/tmux.conf",
@@ -47,18 +62,37 @@ const STARTUP_FILES: &[&str] = &[
     ".config/nvim/init.lua",
 ];
 
-/// Directories whose every file a tool reads at start: fish's `conf.d`.
-const STARTUP_DIRS: &[&str] = &[".config/fish/conf.d"];
+/// The system's zsh start-up files, which set `ZDOTDIR` for every user (rt5 A12).
+const SYSTEM_FILES: &[&str] = &["/etc/zsh/zshenv", "/etc/zshenv"];
 
-/// At most this many files are read, each to at most [`MAX_BYTES`] (a start-up file is a few
-/// kilobytes), and sourced files are followed this many levels deep.
-const MAX_FILES: usize = 48;
-const MAX_BYTES: u64 = 256 * 1024;
-const MAX_DEPTH: usize = 3;
-/// A line is read to here.
-const MAX_LINE: usize = 4096;
-/// Links followed from a program on `$PATH` (`~/.local/bin/x -> ../opt/x -> ~/clone/bin/x`).
-const MAX_HOPS: usize = 4;
+/// Directories whose every file a tool reads at start, or when the person completes a
+/// command's words: fish's `conf.d`, bash-completion's.
+const STARTUP_DIRS: &[&str] = &[
+    ".config/fish/conf.d",
+    ".local/share/fish/vendor_conf.d",
+    ".bash_completion.d",
+    ".local/share/bash-completion/completions",
+];
+
+/// zsh's start-up files in `ZDOTDIR`.
+const ZSH_FILES: [&str; 4] = [".zshenv", ".zprofile", ".zshrc", ".zlogin"];
+
+/// Bounds on what is read (rt5 A5): each that runs out fails closed ([`Search::unread`]). At
+/// most this many files, each to [`MAX_BYTES`] and all to [`MAX_TOTAL`]; files sourced this
+/// many levels deep; this many files of a directory.
+const MAX_FILES: usize = 512;
+const MAX_BYTES: u64 = 1 << 20;
+const MAX_TOTAL: u64 = 16 << 20;
+const MAX_DEPTH: usize = 8;
+const MAX_ENTRIES: usize = 1024;
+/// Directories a file `cd`s or `pushd`es to, kept to take relative paths from.
+const MAX_DIRS: usize = 64;
+/// Links followed from a program on `$PATH` (`~/.local/bin/x -> ../opt/x -> ~/clone/bin/x`): the
+/// kernel's own limit, past which nothing runs.
+const MAX_HOPS: usize = 40;
+/// A program on `$PATH` this small that is a script (`#!`) is read; at most this many are.
+const MAX_SCRIPT: u64 = 16 * 1024;
+const MAX_SCRIPTS: usize = 2048;
 
 /// Where the person's tools look, from agentsh's environment (the agent's) and the box's facts.
 pub(crate) struct Facts<'a> {
@@ -91,20 +125,41 @@ impl<'a> Facts<'a> {
     }
 }
 
+/// Why a git top-level is no workspace ([`why_not`]).
+#[derive(Debug)]
+pub(crate) struct NoWorkspace {
+    /// In words that end with what to do.
+    pub why: String,
+    /// Nothing was found to name it, but a bound on what is read ran out (rt5 A5): the person
+    /// is told when the box is made.
+    pub unchecked: bool,
+}
+
 /// Why the git top-level `root` is no workspace, if the person's tools run code from it by
-/// path: the first file, link or setting found that names something in it, in words that end
-/// with what to do.
-pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<String> {
-    let s = Search { root, facts, aliases: links_into(facts.home, root, facts) };
-    let why = s.git().or_else(|| s.startup()).or_else(|| s.path_links())?;
-    Some(format!("{why}; name it in sandbox.writable to make it the workspace all the same"))
+/// path: the first file, link or setting found that names something in it; or, for one in
+/// home, that a bound on what is read ran out before all was read.
+pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
+    let s = Search { root, facts, aliases: links_into(facts.home, root, facts), unread: RefCell::new(None) };
+    const WRITABLE: &str = "name it in sandbox.writable to make it the workspace all the same";
+    if let Some(why) = s.git().or_else(|| s.startup()).or_else(|| s.path_links()) {
+        return Some(NoWorkspace { why: format!("{why}; {WRITABLE}"), unchecked: false });
+    }
+    let unread = s.unread.into_inner()?;
+    let in_home = within(root, facts.home) || facts.real_home.is_some_and(|r| within(root, r));
+    in_home.then(|| NoWorkspace {
+        why: format!(
+            "agentsh stopped reading the person's start-up files and programs before the end ({unread}), so it \
+             cannot tell that their shell and tools run no code from this repository in home; {WRITABLE}"
+        ),
+        unchecked: true,
+    })
 }
 
 /// The links at the top of home into `root` (`~/.oh-my-zsh -> ~/dotfiles/omz`): a path
 /// through one is in it. One `getdents` and a `readlink` per link there.
 fn links_into(home: &Path, root: &Path, facts: &Facts) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(home) else { return Vec::new() };
-    let plain = Search { root, facts, aliases: Vec::new() };
+    let plain = Search { root, facts, aliases: Vec::new(), unread: RefCell::new(None) };
     entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
@@ -118,6 +173,32 @@ struct Search<'a> {
     facts: &'a Facts<'a>,
     /// Links at the top of home into the top-level ([`links_into`]).
     aliases: Vec<PathBuf>,
+    /// The first bound that ran out, in words.
+    unread: RefCell<Option<String>>,
+}
+
+/// A file to read: how deep it is sourced, and the directories the file that sourced it had
+/// gone to (`pushd ~/emsdk; source ./emsdk_env.sh`).
+#[derive(Clone)]
+struct Queued {
+    path: PathBuf,
+    depth: usize,
+    dirs: Vec<PathBuf>,
+}
+
+/// The files to read, in order, each once.
+#[derive(Default)]
+struct Queue {
+    files: Vec<Queued>,
+    seen: HashSet<PathBuf>,
+}
+
+impl Queue {
+    fn add(&mut self, path: PathBuf, depth: usize, dirs: &[PathBuf]) {
+        if self.seen.insert(path.clone()) {
+            self.files.push(Queued { path, depth, dirs: dirs.to_vec() });
+        }
+    }
 }
 
 impl Search<'_> {
@@ -140,6 +221,16 @@ impl Search<'_> {
         })
     }
 
+    /// A bound ran out: the first one is kept, to say.
+    fn unread(&self, why: String) {
+        self.unread.borrow_mut().get_or_insert(why);
+    }
+
+    /// `p` is in home, in either spelling.
+    fn in_home(&self, p: &Path) -> bool {
+        within(p, self.facts.home) || self.facts.real_home.is_some_and(|r| within(p, r))
+    }
+
     /// R13: git's global settings.
     fn git(&self) -> Option<String> {
         for (path, setting) in super::gitcode::global_code(self.facts.git) {
@@ -154,43 +245,81 @@ impl Search<'_> {
         None
     }
 
+    /// The files of `dir` (a start-up directory, or one a pattern names), to read.
+    fn add_dir(&self, q: &mut Queue, dir: &Path, depth: usize, dirs: &[PathBuf]) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut paths: Vec<PathBuf> = entries.flatten().take(MAX_ENTRIES + 1).map(|e| e.path()).collect();
+        if paths.len() > MAX_ENTRIES {
+            paths.truncate(MAX_ENTRIES);
+            self.unread(format!("{} holds more than {MAX_ENTRIES} files", shown(dir)));
+        }
+        for p in paths {
+            q.add(p, depth, dirs);
+        }
+    }
+
     /// R5: the start-up files, and what they source.
     fn startup(&self) -> Option<String> {
         let home = self.facts.home;
-        let mut files: Vec<(PathBuf, usize)> = Vec::new();
-        let add = |files: &mut Vec<(PathBuf, usize)>, p: PathBuf, depth: usize| {
-            if files.len() < MAX_FILES && !files.iter().any(|(f, _)| *f == p) {
-                files.push((p, depth));
-            }
-        };
+        let mut q = Queue::default();
         for rel in STARTUP_FILES {
-            add(&mut files, join(home, rel), 0);
+            q.add(join(home, rel), 0, &[]);
         }
-        if let Some(z) = &self.facts.zdotdir {
-            for rel in [".zshenv", ".zprofile", ".zshrc", ".zlogin"] {
-                add(&mut files, join(z, rel), 0);
+        for file in SYSTEM_FILES {
+            q.add(PathBuf::from(file), 0, &[]);
+        }
+        // zsh's files where `ZDOTDIR` is, and where it usually is (A12).
+        let xdg = self.facts.xdg_config.clone().unwrap_or_else(|| join(home, ".config"));
+        for z in self.facts.zdotdir.iter().chain([&join(&xdg, "zsh"), &join(home, ".config/zsh")]) {
+            for rel in ZSH_FILES {
+                q.add(join(z, rel), 0, &[]);
             }
         }
+        let mut dirs: Vec<PathBuf> = STARTUP_DIRS.iter().map(|d| join(home, d)).collect();
         if let Some(x) = &self.facts.xdg_config {
-            for rel in ["fish/config.fish", "tmux/tmux.conf", "nvim/init.vim", "nvim/init.lua"] {
-                add(&mut files, join(x, rel), 0);
+            for rel in [
+                "fish/config.fish",
+                "fish/fish_variables",
+                "tmux/tmux.conf",
+                "nvim/init.vim",
+                "nvim/init.lua",
+                "bash_completion",
+            ] {
+                q.add(join(x, rel), 0, &[]);
             }
+            dirs.push(join(x, "fish/conf.d"));
         }
-        for dir in STARTUP_DIRS.iter().map(|d| join(home, d)) {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for e in entries.flatten().take(MAX_FILES) {
-                add(&mut files, e.path(), 0);
-            }
+        for dir in dirs {
+            self.add_dir(&mut q, &dir, 0, &[]);
         }
-        let mut at = 0;
-        while at < files.len() {
-            let (file, depth) = files[at].clone();
+        let (mut at, mut files, mut total) = (0, 0, 0u64);
+        while at < q.files.len() {
+            let Queued { path: file, depth, dirs } = q.files[at].clone();
             at += 1;
-            let Some(text) = read(&file) else { continue };
+            let Some((text, whole)) = read(&file, MAX_BYTES, false) else { continue };
+            files += 1;
+            total += text.len() as u64;
+            if files > MAX_FILES || total > MAX_TOTAL {
+                self.unread(format!("more than {MAX_FILES} files or {} MiB", MAX_TOTAL >> 20));
+                break;
+            }
+            if !whole {
+                self.unread(format!("{} is longer than {} MiB", shown(&file), MAX_BYTES >> 20));
+            }
             // ssh takes a relative `Include` from `~/.ssh`.
             let ssh = within(&file, &join(home, ".ssh"));
+            let mut cx = Context { syntax: Syntax::of(&file), dirs, too_many_dirs: false };
             for (line_no, line) in text.lines().enumerate() {
-                let mut named = named_paths(line, home);
+                match zdotdir(line, home, self.facts.xdg_config.as_deref()) {
+                    Some(Some(z)) => ZSH_FILES.iter().for_each(|rel| q.add(join(&z, rel), 0, &[])),
+                    Some(None) => self.unread(format!(
+                        "{} sets ZDOTDIR to a directory agentsh cannot tell (line {})",
+                        shown(&file),
+                        line_no + 1
+                    )),
+                    None => {}
+                }
+                let mut named = named_paths(line, home, &mut cx);
                 if ssh {
                     named.extend(ssh_includes(line, &join(home, ".ssh")));
                 }
@@ -204,57 +333,97 @@ impl Search<'_> {
                             line_no + 1
                         ));
                     }
-                    if depth >= MAX_DEPTH {
-                        continue;
-                    }
                     // What it sources, and the files of a directory it names by a pattern
                     // (`for f in ~/.bashrc.d/*.sh; do . "$f"; done`, `Include config.d/*`).
                     // Only home's: the system's files (bash-completion's) name no clone of the
                     // person's, and are long.
-                    let in_home = within(&n.path, home) || self.facts.real_home.is_some_and(|r| within(&n.path, r));
-                    if !in_home {
+                    let follow = n.sourced || n.open && n.pattern && n.path != home;
+                    if !follow || !self.in_home(&n.path) || q.seen.contains(&n.path) {
                         continue;
                     }
-                    if n.sourced {
-                        add(&mut files, n.path, depth + 1);
-                    } else if n.open && n.pattern && n.path != home {
-                        let Ok(entries) = std::fs::read_dir(&n.path) else { continue };
-                        for e in entries.flatten().take(MAX_FILES) {
-                            add(&mut files, e.path(), depth + 1);
-                        }
+                    if depth >= MAX_DEPTH {
+                        self.unread(format!("{} sources files more than {MAX_DEPTH} deep", shown(&file)));
+                    } else if n.sourced {
+                        q.add(n.path, depth + 1, &cx.dirs);
+                    } else {
+                        self.add_dir(&mut q, &n.path, depth + 1, &cx.dirs);
                     }
                 }
+            }
+            if cx.too_many_dirs {
+                self.unread(format!("{} goes to more than {MAX_DIRS} directories", shown(&file)));
             }
         }
         None
     }
 
-    /// R6: programs on `$PATH` that are links into the top-level. The system's own directories
-    /// (`/usr/bin`: their links are the packages') and the top-level's own (`node_modules/.bin`,
-    /// whose links are the project's) are not read.
+    /// R6: programs on `$PATH` that are links into the top-level, or small scripts that name
+    /// something in it (rt5 A6: a wrapper that `exec`s a clone's program). The system's own
+    /// directories (`/usr/bin`: their programs are the packages') and the top-level's own
+    /// (`node_modules/.bin`, whose links are the project's) are not read.
     fn path_links(&self) -> Option<String> {
+        let mut scripts = 0;
         for dir in self.facts.path_dirs.iter().map(|d| normalize(d)) {
             if system_dir(&dir) || within(&dir, self.root) {
                 continue;
             }
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
             for e in entries.flatten() {
-                if !e.file_type().is_ok_and(|t| t.is_symlink()) {
+                let Ok(kind) = e.file_type() else { continue };
+                let program = e.path();
+                let mut at = program.clone();
+                if kind.is_symlink() {
+                    // Past the kernel's own limit nothing runs.
+                    for _ in 0..MAX_HOPS {
+                        let Ok(target) = std::fs::read_link(&at) else { break };
+                        at = normalize(&at.parent().unwrap_or(Path::new("/")).join(target));
+                        if self.names(&at, false) {
+                            return Some(format!(
+                                "{} on $PATH is a link to {} in it, a program the person runs outside the sandbox",
+                                shown(&program),
+                                shown(&at)
+                            ));
+                        }
+                    }
+                    // A package's own script (a nix profile's links into `/nix/store`).
+                    if system_dir(&at) {
+                        continue;
+                    }
+                } else if !kind.is_file() {
                     continue;
                 }
-                let link = e.path();
-                let mut at = link.clone();
-                for _ in 0..MAX_HOPS {
-                    let Ok(target) = std::fs::read_link(&at) else { break };
-                    at = normalize(&at.parent().unwrap_or(Path::new("/")).join(target));
-                    if self.names(&at, false) {
-                        return Some(format!(
-                            "{} on $PATH is a link to {} in it, a program the person runs outside the sandbox",
-                            shown(&link),
-                            shown(&at)
-                        ));
-                    }
+                if let Some((named, line)) = self.script(&at, &mut scripts) {
+                    return Some(format!(
+                        "{} on $PATH is a script that names {} in it (line {line}), a program the person runs \
+                         outside the sandbox",
+                        shown(&program),
+                        shown(&named)
+                    ));
                 }
+            }
+        }
+        None
+    }
+
+    /// What in the top-level the script `file` names, and on which line, where it is a small
+    /// script (`#!`, its interpreter included). `count`: the scripts read so far.
+    fn script(&self, file: &Path, count: &mut usize) -> Option<(PathBuf, usize)> {
+        let meta = std::fs::metadata(file).ok()?;
+        if !meta.is_file() || meta.len() > MAX_SCRIPT || meta.len() < 3 {
+            return None;
+        }
+        *count += 1;
+        if *count > MAX_SCRIPTS {
+            self.unread(format!("more than {MAX_SCRIPTS} programs on $PATH"));
+            return None;
+        }
+        let (text, _) = read(file, MAX_SCRIPT, true)?;
+        let mut cx = Context { syntax: Syntax::Shell, dirs: Vec::new(), too_many_dirs: false };
+        let home = self.facts.home;
+        for (line_no, line) in text.lines().enumerate() {
+            let line = if line_no == 0 { &line[2..] } else { line };
+            if let Some(n) = named_paths(line, home, &mut cx).into_iter().find(|n| self.names(&n.path, n.open)) {
+                return Some((n.path, line_no + 1));
             }
         }
         None
@@ -273,19 +442,70 @@ fn shown(p: &Path) -> String {
     crate::text::sanitize::sanitize(&crate::text::path(p))
 }
 
-/// The text of a start-up file, where it is a regular file (not a FIFO or a device), its first
-/// [`MAX_BYTES`].
-fn read(path: &Path) -> Option<String> {
+/// The text of a file, where it is a regular file (not a FIFO or a device): its first `max`
+/// bytes, and whether that is all of it. With `script`, only where it starts with `#!`: a
+/// program that is no script is read no further than that.
+fn read(path: &Path, max: u64, script: bool) -> Option<(String, bool)> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let file =
+    let mut file =
         std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }
     let mut text = Vec::new();
-    file.take(MAX_BYTES).read_to_end(&mut text).ok()?;
-    Some(String::from_utf8_lossy(&text).into_owned())
+    if script {
+        let mut start = [0u8; 2];
+        file.read_exact(&mut start).ok().filter(|()| start == *b"#!")?;
+        text.extend_from_slice(&start);
+    }
+    file.take(max + 1).read_to_end(&mut text).ok()?;
+    let whole = text.len() as u64 <= max;
+    text.truncate(max as usize);
+    Some((String::from_utf8_lossy(&text).into_owned(), whole))
+}
+
+/// The directory a line of a start-up file sets `ZDOTDIR` to (rt5 A12: `export
+/// ZDOTDIR="${XDG_CONFIG_HOME:-$HOME/.config}/zsh"` in `~/.zshenv`); `Some(None)` where it sets
+/// it to one agentsh cannot tell.
+fn zdotdir(line: &str, home: &Path, xdg: Option<&Path>) -> Option<Option<PathBuf>> {
+    if line.trim_start().starts_with('#') {
+        return None;
+    }
+    let at = line.find("ZDOTDIR=")?;
+    if line[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+        return None; // another variable (`MY_ZDOTDIR=`)
+    }
+    let home_text = home.display().to_string();
+    let mut value: String = line[at + "ZDOTDIR=".len()..]
+        .chars()
+        .take_while(|c| !c.is_whitespace() && !";&|)".contains(*c))
+        .filter(|c| *c != '"' && *c != '\'')
+        .collect::<String>()
+        .replace("${HOME}", &home_text)
+        .replace("$HOME", &home_text);
+    // `${VAR:-default}`: `XDG_CONFIG_HOME` where it is set, else the default.
+    while let Some(start) = value.find("${") {
+        let Some(len) = value[start..].find('}') else { break };
+        let inner = &value[start + 2..start + len];
+        let Some((name, default)) = inner.split_once(":-") else { break };
+        let with = match (name, xdg) {
+            ("XDG_CONFIG_HOME", Some(x)) => x.display().to_string(),
+            _ => default.to_string(),
+        };
+        value.replace_range(start..=start + len, &with);
+    }
+    let config = xdg.map(Path::to_path_buf).unwrap_or_else(|| join(home, ".config")).display().to_string();
+    for from in ["${XDG_CONFIG_HOME}", "$XDG_CONFIG_HOME"] {
+        value = value.replace(from, &config);
+    }
+    if value == "~" || value.starts_with("~/") {
+        value.replace_range(..1, &home_text);
+    }
+    if value.contains(['$', '`', '~']) || !value.starts_with('/') {
+        return Some(None);
+    }
+    Some(Some(normalize(Path::new(&value))))
 }
 
 /// A path a line of a start-up file names.
@@ -301,25 +521,74 @@ pub(crate) struct Named {
     pub pattern: bool,
 }
 
-/// The absolute paths a line of a start-up file names (`/…`, `~/…`, `$HOME/…`, `${HOME}/…`).
-/// Quotes are dropped first (`"$HOME"/x` is `$HOME/x`). Left out: comment lines (`#`, vim's
-/// `"`, lua's `--`) and the operand of `cd` and `pushd` (an alias that goes to a project runs
-/// nothing of it).
-pub(crate) fn named_paths(line: &str, home: &Path) -> Vec<Named> {
+/// Whose syntax a file is in: what starts a comment line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Syntax {
+    /// `#` (shells, fish, ssh, tmux).
+    Shell,
+    /// `"` (and `#`): vim's files.
+    Vim,
+    /// `--` (and `#`): lua's.
+    Lua,
+}
+
+impl Syntax {
+    fn of(file: &Path) -> Syntax {
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".lua") {
+            Syntax::Lua
+        } else if name.ends_with(".vim")
+            || matches!(name, ".vimrc" | ".gvimrc" | ".exrc" | "vimrc" | "gvimrc")
+            || file.to_string_lossy().contains("/.vim/")
+        {
+            Syntax::Vim
+        } else {
+            Syntax::Shell
+        }
+    }
+}
+
+/// What the lines read so far of one file tell about the next: its syntax, and where it went.
+pub(crate) struct Context {
+    pub syntax: Syntax,
+    /// The directories a `cd` or `pushd` went to (and those of the file that sourced it).
+    pub dirs: Vec<PathBuf>,
+    /// More than [`MAX_DIRS`] of them: some were not kept.
+    pub too_many_dirs: bool,
+}
+
+/// The absolute paths a line of a start-up file names (`/…`, `~/…`, `$HOME/…`, `${HOME}/…`),
+/// and the relative ones it sources or runs (`source ./x`, `./x`), from home and from each
+/// directory `cx` went to. Quotes are dropped first (`"$HOME"/x` is `$HOME/x`); fish's list
+/// separator (`\x1e` in `fish_variables`) separates. Left out: comment lines (`#`, and in its
+/// own files vim's `"` and lua's `--`) and the operand of `cd` and `pushd` (an alias that goes
+/// to a project runs nothing of it; the directory is kept in `cx`).
+pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Named> {
     let trimmed = line.trim_start();
-    if !line.contains('/') || trimmed.starts_with('#') || trimmed.starts_with('"') || trimmed.starts_with("--") {
+    let comment = match cx.syntax {
+        Syntax::Shell => "#",
+        Syntax::Vim => "\"",
+        Syntax::Lua => "--",
+    };
+    if trimmed.starts_with('#') || trimmed.starts_with(comment) {
         return Vec::new();
     }
-    // A start-up line is short; a longer one is read to here.
-    let mut cut = line.len().min(MAX_LINE);
-    while !line.is_char_boundary(cut) {
-        cut -= 1;
+    // Most lines name no path: one that has no `/` names one only where it sources a relative
+    // file or goes somewhere (`source env.sh`, `. env.sh`, `cd emsdk`).
+    let relative = cx.syntax == Syntax::Shell && ["source", ". ", "cd", "pushd"].iter().any(|w| line.contains(w));
+    if !line.contains('/') && !relative {
+        return Vec::new();
     }
-    let text: String = line[..cut].chars().filter(|c| *c != '"' && *c != '\'').collect();
+    let text: String = line.replace("\\x1e", ":").chars().filter(|c| *c != '"' && *c != '\'').collect();
     let delimiter = |c: u8| c.is_ascii_whitespace() || b"=:;()`|&<>,[]{}".contains(&c);
     let ends = |c: char| c.is_whitespace() || ":;()`|&<>,]}".contains(c);
+    let separator = |c: u8| b";|&(`{".contains(&c);
     let bytes = text.as_bytes();
     let mut out = Vec::new();
+    // Kept as `i` goes, in one pass: the last word before it (split at delimiters), and the
+    // first word of its command (split at whitespace).
+    let (mut scanned, mut word_at, mut last) = (0, None::<usize>, (0, 0));
+    let (mut command_at, mut command) = (None::<usize>, None::<(usize, usize)>);
     let mut i = 0;
     while i < bytes.len() {
         // Every prefix starts with one of these, after a delimiter (all ASCII).
@@ -332,21 +601,95 @@ pub(crate) fn named_paths(line: &str, home: &Path) -> Vec<Named> {
             i += 1;
             continue;
         };
+        for (j, &c) in bytes.iter().enumerate().take(i).skip(scanned) {
+            match (delimiter(c), word_at) {
+                (true, Some(at)) => {
+                    last = (at, j);
+                    word_at = None;
+                }
+                (false, None) => word_at = Some(j),
+                _ => {}
+            }
+            if separator(c) {
+                (command_at, command) = (None, None);
+            } else if c.is_ascii_whitespace() {
+                if let (Some(at), None) = (command_at, command) {
+                    command = Some((at, j));
+                }
+            } else if command_at.is_none() {
+                command_at = Some(j);
+            }
+        }
+        scanned = i;
         let len = prefix.len() + rest[prefix.len()..].find(ends).unwrap_or(rest.len() - prefix.len());
         let word = &rest[..len];
-        let before = &text[..i];
         i += len;
-        let last = before.split(|c: char| c.is_ascii() && delimiter(c as u8)).rfind(|w| !w.is_empty()).unwrap_or("");
-        if matches!(last, "cd" | "pushd") {
+        if matches!(&text[last.0..last.1], "cd" | "pushd") {
             continue;
         }
-        let command = before.rsplit(|c: char| ";|&(`{".contains(c)).next().and_then(|c| c.split_whitespace().next());
+        let command = command.or(command_at.map(|at| (at, scanned))).map(|(a, b)| &text[a..b]);
         let sourced = command.is_some_and(|c| matches!(c, "source" | "." | "source-file" | "so"))
             || command.is_some_and(|c| c.eq_ignore_ascii_case("include"));
         let base = if prefix == "/" { PathBuf::from("/") } else { home.to_path_buf() };
         out.push(named(&base, &word[prefix.len()..], sourced));
     }
+    if relative || cx.syntax == Syntax::Shell && text.contains("./") {
+        relative_paths(&text, home, cx, &mut out);
+    }
     out
+}
+
+/// The relative paths a shell line sources or runs (rt5 A6: `pushd ~/emsdk; source
+/// ./emsdk_env.sh`), from home (where a login shell starts) and each directory `cx` went to,
+/// and the directories its `cd` and `pushd` go to. Not in an alias's definition, which runs
+/// only when the person types it.
+fn relative_paths(text: &str, home: &Path, cx: &mut Context, out: &mut Vec<Named>) {
+    if text.split_whitespace().next() == Some("alias") {
+        return;
+    }
+    let relative = |w: &str| !w.is_empty() && !w.starts_with(['/', '~', '$', '-']);
+    let text = text.replace("${HOME}", "$HOME");
+    for command in text.split([';', '|', '&', '(', ')', '{', '}', '`']) {
+        let mut words = command.split_whitespace();
+        let Some(first) = words.next() else { continue };
+        if matches!(first, "cd" | "pushd") {
+            let Some(dir) = words.find(|w| !w.starts_with('-')).and_then(|w| place(w, home)) else { continue };
+            if !cx.dirs.contains(&dir) {
+                if cx.dirs.len() < MAX_DIRS {
+                    cx.dirs.push(dir);
+                } else {
+                    cx.too_many_dirs = true;
+                }
+            }
+            continue;
+        }
+        let sources = matches!(first, "source" | ".");
+        let operand = sources.then(|| words.clone().find(|w| !w.starts_with('-'))).flatten();
+        let run = |w: &str| w.starts_with("./") || w.starts_with("../");
+        for w in std::iter::once(first).chain(words) {
+            let sourced = operand == Some(w) && relative(w);
+            if !sourced && !run(w) {
+                continue;
+            }
+            for base in std::iter::once(home).chain(cx.dirs.iter().map(PathBuf::as_path)) {
+                out.push(named(base, w, sourced));
+            }
+        }
+    }
+}
+
+/// Where `cd WORD` goes: `~`, `~/…`, `$HOME/…`, `/…`, or relative to home; `None` where a
+/// variable or an option makes it unknown.
+fn place(word: &str, home: &Path) -> Option<PathBuf> {
+    let rest = ["${HOME}/", "$HOME/", "~/"].iter().find_map(|p| word.strip_prefix(p));
+    let path = match rest {
+        _ if word == "~" || word == "$HOME" => home.to_path_buf(),
+        Some(rest) => home.join(rest),
+        None if word.starts_with('/') => PathBuf::from(word),
+        None if word.starts_with(['$', '~', '-']) => return None,
+        None => home.join(word),
+    };
+    (!path.to_string_lossy().contains(['$', '`', '*', '?'])).then(|| normalize(&path))
 }
 
 /// `rest` (components) beneath `base`, up to the first that holds a pattern or a variable.
@@ -375,8 +718,16 @@ fn ssh_includes(line: &str, ssh: &Path) -> Vec<Named> {
 mod tests {
     use super::*;
 
+    fn cx(syntax: Syntax) -> Context {
+        Context { syntax, dirs: Vec::new(), too_many_dirs: false }
+    }
+
+    fn paths_in(line: &str, cx: &mut Context) -> Vec<(String, bool)> {
+        named_paths(line, Path::new("/h"), cx).into_iter().map(|n| (n.path.display().to_string(), n.sourced)).collect()
+    }
+
     fn paths(line: &str) -> Vec<(String, bool)> {
-        named_paths(line, Path::new("/h")).into_iter().map(|n| (n.path.display().to_string(), n.sourced)).collect()
+        paths_in(line, &mut cx(Syntax::Shell))
     }
 
     /// rt4 R5: the spellings the person's start-up files name a clone in.
@@ -406,13 +757,22 @@ mod tests {
             ("alias work='cd ~/work/app && ls'", vec![]),
             ("pushd /srv/app", vec![]),
             ("# source ~/powerlevel10k/x", vec![]),
-            ("\" source ~/vim/x", vec![]),
-            ("-- dofile('/h/x')", vec![]),
             ("export PS1='$ '", vec![]),
+            // rt5 A6: a line that starts with a quote runs a program in a shell's file.
+            ("\"$HOME/p10kc/run.sh\"", vec![p("/h/p10kc/run.sh", false)]),
+            // fish's universal variables: a list separated by `\x1e`.
+            ("SETUVAR fish_user_paths:/h/fishtool/bin\\x1e/h/b", vec![p("/h/fishtool/bin", false), p("/h/b", false)]),
         ] {
             assert_eq!(paths(line), want, "{line}");
         }
-        let n = &named_paths("for f in ~/.bashrc.d/*.sh; do . $f; done", Path::new("/h"))[0];
+        // Comments in their own files only: vim's `"`, lua's `--`.
+        assert_eq!(paths_in("\" source ~/vim/x", &mut cx(Syntax::Vim)), vec![]);
+        assert_eq!(paths_in("-- dofile('/h/x')", &mut cx(Syntax::Lua)), vec![]);
+        assert_eq!(Syntax::of(Path::new("/h/.vimrc")), Syntax::Vim);
+        assert_eq!(Syntax::of(Path::new("/h/.config/nvim/init.vim")), Syntax::Vim);
+        assert_eq!(Syntax::of(Path::new("/h/.config/nvim/init.lua")), Syntax::Lua);
+        assert_eq!(Syntax::of(Path::new("/h/.bashrc")), Syntax::Shell);
+        let n = &named_paths("for f in ~/.bashrc.d/*.sh; do . $f; done", Path::new("/h"), &mut cx(Syntax::Shell))[0];
         assert!(n.open && n.pattern, "{n:?}");
         let n = &ssh_includes("Include config.d/* work", Path::new("/h/.ssh"));
         assert_eq!(
@@ -432,9 +792,17 @@ mod tests {
         fn new() -> Home {
             let dir = tempfile::tempdir().unwrap();
             let home = Home { dir, path_dirs: Vec::new() };
-            for clone in
-                ["p10k", "flutter/bin", "githooks", "work/app/node_modules/.bin", "dotfiles/ssh", "zplug", "plugins/a"]
-            {
+            for clone in [
+                "p10k",
+                "flutter/bin",
+                "githooks",
+                "work/app/node_modules/.bin",
+                "dotfiles/ssh",
+                "zplug",
+                "plugins/a",
+                "gitscripts",
+                "emsdk",
+            ] {
                 std::fs::create_dir_all(home.at(clone)).unwrap();
             }
             home
@@ -447,6 +815,9 @@ mod tests {
             std::fs::write(self.at(rel), text).unwrap();
         }
         fn why(&self, clone: &str) -> Option<String> {
+            self.no(&self.at(clone)).map(|no| no.why)
+        }
+        fn no(&self, root: &Path) -> Option<NoWorkspace> {
             let home = self.at("");
             let home = normalize(&home);
             let git = super::super::gitcode::Globals::from_env(&home, |_| None);
@@ -458,7 +829,7 @@ mod tests {
                 xdg_config: None,
                 git: &git,
             };
-            why_not(&self.at(clone), &facts)
+            why_not(root, &facts)
         }
     }
 
@@ -498,5 +869,132 @@ mod tests {
         let why = h.why("githooks").expect("the global hooks");
         assert!(why.contains("core.hooksPath in") && why.contains(".gitconfig"), "{why}");
         assert!(h.why("work/app").is_some_and(|w| w.contains("init.templateDir")));
+    }
+
+    /// rt5 A4, A15: a clone that a global git alias runs a program of, or that holds the
+    /// global excludes or attributes file, is no workspace; an alias naming no path names none.
+    #[test]
+    fn a_clone_gits_global_aliases_or_excludes_name_is_found() {
+        let h = Home::new();
+        h.write(
+            ".gitconfig",
+            "[alias]\n\tst = !~/gitscripts/run.sh\n\tlg = log --oneline\n\tup = \"!f() { $HOME/work/app/up.sh; }; f\"\n\
+             [core]\n\texcludesFile = ~/dotfiles/gitignore_global\n\tattributesFile = ~/p10k/attributes\n\
+             [mergetool \"m\"]\n\tpath = ~/emsdk/merge\n",
+        );
+        let why = h.why("gitscripts").expect("an alias runs it");
+        assert!(why.contains("git's alias.st in") && why.contains("gitscripts/run.sh"), "{why}");
+        assert!(h.why("work/app").is_some_and(|w| w.contains("alias.up")));
+        assert!(h.why("dotfiles").is_some_and(|w| w.contains("core.excludesFile")));
+        assert!(h.why("p10k").is_some_and(|w| w.contains("core.attributesFile")));
+        assert!(h.why("emsdk").is_some_and(|w| w.contains("mergetool.m.path")));
+        assert_eq!(h.why("flutter"), None);
+    }
+
+    /// rt5 A5: 40 snippets in `~/.bashrc.d`, and a chain of files sourced five deep, are read
+    /// whole; where a bound runs out (files sourced deeper than [`MAX_DEPTH`], more files than
+    /// [`MAX_FILES`]) no clone in home is a workspace, and one outside home still is.
+    #[test]
+    fn the_bounds_on_what_is_read_fail_closed() {
+        let h = Home::new();
+        for i in 1..=40 {
+            h.write(&format!(".bashrc.d/{i:02}.sh"), &format!("alias a{i}=true\n"));
+        }
+        h.write(".bashrc.d/40.sh", "source ~/p10k/run.sh\n");
+        h.write(".bashrc", "for f in ~/.bashrc.d/*.sh; do . \"$f\"; done\n");
+        assert!(h.why("p10k").is_some_and(|w| w.contains("40.sh names")));
+        h.write(".zshrc", "source ~/.zsh/a.zsh\n");
+        for (from, to) in [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")] {
+            h.write(&format!(".zsh/{from}.zsh"), &format!("source ~/.zsh/{to}.zsh\n"));
+        }
+        h.write(".zsh/e.zsh", "source ~/zplug/init.zsh\n");
+        assert!(h.why("zplug").is_some_and(|w| w.contains("e.zsh names")));
+        assert_eq!(h.why("flutter"), None, "all read, nothing names it");
+        let outside = tempfile::tempdir().unwrap();
+        let outside = std::fs::canonicalize(outside.path()).unwrap();
+        // Deeper than the bound.
+        for i in 0..=MAX_DEPTH {
+            h.write(&format!(".deep/{i}.sh"), &format!("source ~/.deep/{}.sh\n", i + 1));
+        }
+        h.write(".profile", "source ~/.deep/0.sh\n");
+        let no = h.no(&h.at("flutter")).expect("a bound ran out: fails closed");
+        assert!(no.unchecked && no.why.contains("more than 8 deep") && no.why.contains("sandbox.writable"), "{no:?}");
+        assert!(h.no(&outside).is_none(), "a clone outside home is not affected");
+        // More files than the bound.
+        std::fs::remove_file(h.at(".profile")).unwrap();
+        assert_eq!(h.why("flutter"), None);
+        for i in 0..MAX_FILES {
+            h.write(&format!(".bashrc.d/many{i}.sh"), "true\n");
+        }
+        let no = h.no(&h.at("flutter")).expect("a bound ran out: fails closed");
+        assert!(no.unchecked && no.why.contains("more than 512 files"), "{no:?}");
+    }
+
+    /// rt5 A6: a relative file sourced after `pushd`, a wrapper script on `$PATH`, fish's
+    /// `fish_user_paths`, a line that starts with a quote, bash-completion's files.
+    #[test]
+    fn more_spellings_of_a_clone_the_persons_shell_runs_are_found() {
+        let mut h = Home::new();
+        h.write(
+            ".bashrc",
+            "pushd ~/emsdk >/dev/null; source ./emsdk_env.sh; popd >/dev/null\nalias w='cd ~/work/app && ./run'\n",
+        );
+        assert!(h.why("emsdk").is_some_and(|w| w.contains("emsdk/emsdk_env.sh in it")), "{:?}", h.why("emsdk"));
+        assert_eq!(h.why("work/app"), None, "an alias runs only when typed");
+        h.write(".bash_profile", "cd ${HOME}/plugins\n. a/init.sh\n");
+        assert!(h.why("plugins/a").is_some_and(|w| w.contains(".bash_profile names")));
+        // A wrapper on PATH, and a link to a wrapper.
+        h.write(".local/bin/flutter", "#!/bin/sh\nexec \"$HOME/flutter/bin/flutter\" \"$@\"\n");
+        h.write("tools/p10k-wrap", "#!/bin/sh\nexec ~/p10k/bin/x\n");
+        std::os::unix::fs::symlink(h.at("tools/p10k-wrap"), h.at(".local/bin/p10k")).unwrap();
+        h.path_dirs = vec![h.at(".local/bin")];
+        let why = h.why("flutter").expect("a wrapper script on PATH");
+        assert!(
+            why.contains(".local/bin/flutter on $PATH is a script that names") && why.contains("(line 2)"),
+            "{why}"
+        );
+        assert!(h.why("p10k").is_some_and(|w| w.contains("is a script")));
+        h.path_dirs.clear();
+        // fish's universal variables; a quoted program; bash-completion's user files.
+        let flutter_bin = h.at("flutter/bin");
+        h.write(
+            ".config/fish/fish_variables",
+            &format!("# fish universal variables\nSETUVAR fish_user_paths:/usr/x\\x1e{}\n", flutter_bin.display()),
+        );
+        assert!(h.why("flutter").is_some_and(|w| w.contains("fish_variables names")));
+        h.write(".xprofile", "\"$HOME/zplug/run.sh\" --start\n");
+        assert!(h.why("zplug").is_some_and(|w| w.contains(".xprofile names")));
+        h.write(".bash_completion", "source ~/gitscripts/completion.bash\n");
+        assert!(h.why("gitscripts").is_some_and(|w| w.contains(".bash_completion names")));
+        h.write(".bash_completion.d/tool", "source ~/dotfiles/tool-completion.bash\n");
+        assert!(h.why("dotfiles").is_some_and(|w| w.contains(".bash_completion.d/tool names")));
+    }
+
+    /// rt5 A12: `ZDOTDIR` set in `~/.zshenv` is followed, in its usual spellings; one agentsh
+    /// cannot tell fails closed.
+    #[test]
+    fn zdotdir_set_in_zshenv_is_followed() {
+        let h = Home::new();
+        h.write(".zshenv", "export ZDOTDIR=\"$HOME/.zdot\"\n");
+        h.write(".zdot/.zshrc", "source ~/zplug/zplug.zsh\n");
+        assert!(h.why("zplug").is_some_and(|w| w.contains(".zdot/.zshrc names")));
+        let home = Path::new("/h");
+        let xdg = Path::new("/x");
+        for (line, xdg, want) in [
+            ("export ZDOTDIR=\"${XDG_CONFIG_HOME:-$HOME/.config}/zsh\"", None, Some(Some("/h/.config/zsh"))),
+            ("export ZDOTDIR=\"${XDG_CONFIG_HOME:-$HOME/.config}/zsh\"", Some(xdg), Some(Some("/x/zsh"))),
+            ("ZDOTDIR=${XDG_CONFIG_HOME:-${HOME}/.config}/zsh", None, Some(Some("/h/.config/zsh"))),
+            ("ZDOTDIR=~/.zsh", None, Some(Some("/h/.zsh"))),
+            ("export ZDOTDIR=$XDG_CONFIG_HOME/zsh", None, Some(Some("/h/.config/zsh"))),
+            ("export ZDOTDIR=$DOTFILES/zsh", None, Some(None)),
+            ("# ZDOTDIR=/elsewhere", None, None),
+            ("MY_ZDOTDIR=/elsewhere", None, None),
+        ] {
+            let got = zdotdir(line, home, xdg);
+            assert_eq!(got, want.map(|w| w.map(PathBuf::from)), "{line}");
+        }
+        h.write(".zshenv", "export ZDOTDIR=$DOTFILES/zsh\n");
+        let no = h.no(&h.at("flutter")).expect("a ZDOTDIR it cannot tell fails closed");
+        assert!(no.unchecked && no.why.contains("ZDOTDIR"), "{no:?}");
     }
 }
