@@ -212,7 +212,10 @@ fn holder_of(plan: &mut BoxPlan) -> Result<(holder::Kept, std::os::fd::OwnedFd),
     for _ in 0..5 {
         let kept = match found.take() {
             Some(k) => k,
-            None => holder::build_past(plan.spec_for_box(), ended)?,
+            None => {
+                let seat = plan.seat();
+                holder::build_past(plan.spec_for_box(), &seat, ended)?
+            }
         };
         ended = Some(kept.pid());
         // This process's children are born in the box (its PID namespace needs its user
