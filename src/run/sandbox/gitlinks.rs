@@ -11,9 +11,9 @@
 //! - as they are made, by the box's holder ([`Watcher`], inotify), for a process left running
 //!   in a kept box; it notes what it removed in the box's lock in agentsh's records
 //!   (`NAME.lock`), which the next [`Sweep`] of that box reports;
-//! - where the holder could have no watch (the person's inotify instances used up, rt4 R3), by
-//!   the holder as the box ends with its one command, once every process in it has ended
-//!   ([`last_sweep`]).
+//! - where the holder could have no watch (the person's inotify instances used up, rt4 R3), or
+//!   its watch cannot cover every directory (rt5 B2: [`Watcher::complete`]), by the holder as
+//!   the box ends, once every process in it has ended ([`last_sweep`]).
 //!
 //! It must not judge or print: the caller tells the person.
 

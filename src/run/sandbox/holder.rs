@@ -21,9 +21,13 @@
 //!
 //! The holder reaps the box's orphans and lives while any process is left in the box (a dev
 //! server in the background keeps its box); after [`LIFETIME`] with nothing left, it removes its
-//! record and exits. A holder that could not watch the git directory for links (no inotify
-//! instance left: a box may take only its share, [`InotifyLimits`]) keeps nothing: its box
-//! ends with the command it was made for (`hold`). A lock beside each record (`NAME.lock`)
+//! record and exits. A box made from what has changed since is ended with what is left in it by
+//! the command that makes the box after it ([`build_past`]: other sandbox settings for the same
+//! seat, rt5 B8; a code path bound read-only since, B9): the holder ends its box when agentsh
+//! sends it SIGTERM from outside the box (`end_box`). A holder that could not watch the git
+//! directory for links (no inotify instance left: a box may take only its share,
+//! [`InotifyLimits`]), or whose watch cannot cover it (rt5 B2), keeps nothing: its box ends with
+//! the command it was made for, or as the watch stops covering it (`hold`). A lock beside each record (`NAME.lock`)
 //! orders this: a command holds it shared from finding the record until its child is in the
 //! box, a builder exclusively while it builds (so commands that start together agree on one
 //! box), and the holder exclusively to leave. A record is read only as a small regular file of this user's, opened without
