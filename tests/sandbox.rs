@@ -4881,7 +4881,7 @@ open("planted", "w").close()
     assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
     let next = w.run("true");
     let err = text(&next.stderr);
-    assert!(err.contains("made more directories in the git directory") && err.contains("was ended"), "{err}");
+    assert!(err.contains("came to hold more directories") && err.contains("sandbox was ended"), "{err}");
 }
 
 /// Whether a holder of this world's boxes is still running.
@@ -4950,4 +4950,24 @@ fn a_box_made_before_a_code_path_ends_with_its_jobs() {
     std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), "#!/bin/sh\nexit 0\n", "the old box's job wrote the hook");
+}
+
+/// rt5 B2, where the git directory already holds more directories below `logs/` than a watch
+/// takes when the box is made: the box is not kept, what its command leaves running ends with
+/// it, and agentsh says so.
+#[test]
+fn a_box_whose_watch_cannot_cover_the_git_directory_is_not_kept() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    for i in 0..201 {
+        for j in 0..100 {
+            std::fs::create_dir_all(w.path(&format!(".git/logs/refs/heads/many/{i}/{j}"))).unwrap();
+        }
+    }
+    let out = leave_job(&w, "pass");
+    succeeded(&out, "leave a job");
+    let err = text(&out.stderr);
+    assert!(err.contains("than the sandbox's watch for links covers") && err.contains("is not kept"), "{err}");
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(!beats(&w.path("beat"), Duration::from_secs(1)), "the job outlived its command");
 }

@@ -1263,9 +1263,10 @@ fn hold(
 
 /// What the holder notes in the box's lock when its watch stops covering the git directory,
 /// for the next command to say (`gitlinks::Sweep::messages`).
-const OVERFULL: &str = "agentsh: a process in the sandbox made more directories in the git directory (below logs/, \
-    rebase-merge/, rebase-apply/ or sequencer/) than its watch for links covers (20000, or 32 levels deep), so the \
-    sandbox was ended with every process in it and its links swept; look at what is there (ls -R .git/logs | head)";
+const OVERFULL: &str = "agentsh: the git directory came to hold more directories (below logs/, rebase-merge/, \
+    rebase-apply/ or sequencer/) than the sandbox's watch for links covers (20000, or 32 levels deep), most likely \
+    made by a process left in the sandbox, so the sandbox was ended with every process in it and its links swept; \
+    look at what is there (ls -R .git/logs | head)";
 
 /// The end of a box: every other process in it ended (the kernel ends what this PID 1 leaves
 /// behind anyway), then the links they made in the git directory `git` removed, `said` noted in
