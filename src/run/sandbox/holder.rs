@@ -270,9 +270,10 @@ pub(crate) fn build_past(spec: &BoxSpec, seat: &str, ended: Option<i32>) -> Resu
 /// Ends the box the seat `seat` was last taken by, where it is not `name` and its holder still
 /// runs: a box of the same workspace and environment made from other settings (the person
 /// changed them since). Then records `name` as the seat's box. Where a box is made (the slow
-/// path): a read and a write of a small file in agentsh's records.
+/// path): a read and a write of a small file in agentsh's records (`seats/SEAT`).
 fn end_other_settings(records: &Path, seat: &str, name: &str) {
-    let file = super::join(records, &format!("s-{seat}"));
+    let seats = super::join(records, SEATS);
+    let file = super::join(&seats, seat);
     let before =
         std::fs::read(&file).ok().filter(|b| b.len() <= 64).map(|b| String::from_utf8_lossy(&b).trim().to_string());
     if let Some(before) = before.filter(|b| b != name && !b.is_empty() && b.bytes().all(|c| c.is_ascii_hexdigit()))
@@ -286,11 +287,15 @@ fn end_other_settings(records: &Path, seat: &str, name: &str) {
              since held nothing back from it)",
         );
     }
-    let tmp = super::join(records, &format!("s-{seat}.tmp"));
+    let _ = crate::policy::dirs::private_dir(&seats);
+    let tmp = super::join(&seats, &format!("{seat}.tmp"));
     if std::fs::write(&tmp, name).is_ok() {
         let _ = std::fs::rename(&tmp, &file);
     }
 }
+
+/// Where the seats are, in agentsh's records: for each, the name of the box last made for it.
+const SEATS: &str = "seats";
 
 /// Ends a stale box (`holder`, its process ID `pid`): asks its holder to end it (SIGTERM from
 /// outside the box: it ends every process in it and sweeps the git directory, `end_box`), or
@@ -409,18 +414,20 @@ fn prune(records: &Path) {
             if age(&m) > Duration::from_secs(60) {
                 let _ = std::fs::remove_file(&path);
             }
-        } else if name.starts_with("s-") {
-            // A seat (`end_other_settings`) whose box's record is gone.
-            let names = std::fs::read_to_string(&path).ok().filter(|n| !n.is_empty() && !n.contains('/'));
-            if names.is_none_or(|n| !records.join(n.trim()).exists()) {
-                let _ = std::fs::remove_file(&path);
-            }
         } else if let Some(record) = name.strip_suffix(".lock") {
             if !records.join(record).exists() && age(&m) > Duration::from_secs(86_400) {
                 let _ = std::fs::remove_file(&path);
             }
         } else if !m.is_file() || Record::read(&path).is_none_or(|r| r.holder().is_none()) {
             let _ = std::fs::remove_file(&path);
+        }
+    }
+    // Seats (`end_other_settings`) whose box's record is gone, and their temp files.
+    let Ok(seats) = std::fs::read_dir(super::join(records, SEATS)) else { return };
+    for e in seats.flatten() {
+        let named = std::fs::read_to_string(e.path()).ok().filter(|n| !n.is_empty() && !n.contains('/'));
+        if named.is_none_or(|n| !records.join(n.trim()).exists()) {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }
