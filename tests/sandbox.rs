@@ -5070,4 +5070,361 @@ fn a_clone_zsh_sources_from_a_zdotdir_set_in_zshenv_is_no_workspace() {
     w.write_home(".zshenv", "export ZDOTDIR=\"$HOME/.zdot\"\n");
     w.write_home(".zdot/.zshrc", "source ~/p10kb/run.sh\n");
     not_a_workspace(&w, &p10kb, "run.sh", None, ".zdot/.zshrc names");
+// ---- fix5-holder: the kept box's holder and what is left in it (rt5 B2, B5, B7, B8, B9) ----
+
+/// The process ID of the holder of this world's one kept box, from its record.
+fn holder_pid(w: &World) -> i32 {
+    let records = w.records();
+    for e in std::fs::read_dir(&records).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.len() == 16 && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let head = std::fs::read_to_string(e.path()).unwrap();
+            return head.split(' ').next().unwrap().parse().unwrap();
+        }
+    }
+    panic!("no box kept in {}", records.display());
+}
+
+/// Whether `path` changes within `within` (a job's heartbeat).
+fn beats(path: &Path, within: Duration) -> bool {
+    let before = std::fs::read_to_string(path).unwrap_or_default();
+    let until = std::time::Instant::now() + within;
+    while std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+        if std::fs::read_to_string(path).unwrap_or_default() != before {
+            return true;
+        }
+    }
+    false
+}
+
+/// A job left running that writes a heartbeat (`beat`) every 100 ms and runs `each` (Python)
+/// as often; started by a boxed command.
+fn leave_job(w: &World, each: &str) -> Output {
+    w.write(
+        "job.py",
+        &format!(
+            "import os, sys, time\nif os.fork():\n    sys.exit(0)\nos.setsid()\nfor fd in (0, 1, 2):\n    os.close(fd)\n\
+             n = 0\nwhile n < 600:\n    n += 1\n    open('beat.tmp', 'w').write(str(n))\n    os.rename('beat.tmp', 'beat')\n\
+             \x20   try:\n        {each}\n    except Exception:\n        pass\n    time.sleep(0.1)\n"
+        ),
+    );
+    w.script(&format!("{} job.py\n", python()))
+}
+
+/// rt5 B7: a boxed command lowered its holder's open files to one (`prlimit` on PID 1 needs only
+/// the same user), and the holder's watch then removed no link. The filter refuses another
+/// process's limits; its own (`ulimit`, `prlimit CMD`, `setrlimit`) stay. Checked on the
+/// holder's limits from outside.
+#[test]
+fn a_boxed_command_cannot_lower_its_holders_limits() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write(
+        "lower.py",
+        "import resource\nfor pid in (1, 2):\n    try:\n        resource.prlimit(pid, resource.RLIMIT_NOFILE, (1, 1))\n        \
+         print(pid, 'lowered')\n    except OSError as e:\n        print(pid, 'refused', e.errno)\n\
+         resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\nprint('own', resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n",
+    );
+    let out = w.script(&format!(
+        "{} lower.py\n(ulimit -n 50; ulimit -n)\nprlimit --nofile=60 sh -c 'ulimit -n'\nprlimit --pid $$ --nofile=70 || \
+         echo other-refused\n",
+        python()
+    ));
+    succeeded(&out, "limits in the box");
+    let said = text(&out.stdout);
+    assert!(said.contains("1 refused 1\n"), "the holder's limit was lowered: {said}");
+    assert!(said.contains("own 100\n50\n60\n"), "the command's own limits: {said}");
+    assert!(said.contains("other-refused"), "{said}");
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", holder_pid(&w))).unwrap();
+    let open = limits.lines().find(|l| l.starts_with("Max open files")).unwrap();
+    assert!(!open.split_whitespace().any(|f| f == "1"), "{open}");
+}
+
+/// rt5 B5, a command given agentsh's output terminal (agentsh's stdin is none, as an agent runs
+/// it): the job it left read what the person typed at their shell through that descriptor (the
+/// shell's own, open for reading too), and set it non-blocking under the shell. It now writes to
+/// the terminal through a descriptor of its own, opened for writing only. Checked from outside:
+/// the typed line is there for the person's shell, and their descriptor is as it was.
+#[test]
+fn a_job_left_behind_cannot_read_the_terminal_it_writes_to() {
+    let Some(w) = world() else { return };
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let mut raw = nix::sys::termios::tcgetattr(&pty.slave).unwrap();
+    nix::sys::termios::cfmakeraw(&mut raw);
+    nix::sys::termios::tcsetattr(&pty.slave, nix::sys::termios::SetArg::TCSANOW, &raw).unwrap();
+    w.write(
+        "tty.py",
+        r#"import fcntl, os, sys, time
+if os.fork():
+    sys.exit(0)
+fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_NONBLOCK)
+time.sleep(1)
+got = b""
+for _ in range(30):
+    try:
+        got += os.read(1, 100)
+    except OSError as e:
+        got += b"<%d>" % e.errno
+        break
+    time.sleep(0.1)
+open("keys.tmp", "wb").write(got)
+os.rename("keys.tmp", "keys")
+"#,
+    );
+    w.write("probe.sh", &format!("{} tty.py\n", python()));
+    let out = w
+        .command(&["-c", "sh probe.sh"])
+        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave.try_clone().unwrap()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // The person types at their shell after agentsh returned.
+    nix::unistd::write(&pty.master, b"secret\n").unwrap();
+    let keys = wait_for(&w.path("keys"));
+    assert_eq!(keys, format!("<{}>", libc::EBADF), "the job read the terminal");
+    let flags = nix::fcntl::fcntl(&pty.slave, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+    assert_eq!(flags & libc::O_NONBLOCK, 0, "the person's descriptor was made non-blocking");
+    let mut buf = [0u8; 64];
+    let n = nix::unistd::read(&pty.slave, &mut buf).unwrap();
+    assert_eq!(&buf[..n], b"secret\n");
+}
+
+/// rt5 B5, a command that keeps the terminal (agentsh's stdin is one, in a person's shell with
+/// job control): a job it left called `setsid()`, so the terminal was no longer its controlling
+/// one and the kernel no longer held it in the background, and it read the lines the person
+/// typed at their shell after agentsh returned. Leaving the session (and giving up the
+/// controlling terminal) is refused to a command that keeps the terminal: the job stays in the
+/// background of the person's session. Checked from outside: the shell gets the typed line.
+#[test]
+fn a_job_left_behind_cannot_leave_the_session_to_read_the_terminal() {
+    use std::os::unix::process::CommandExt;
+    let Some(w) = world() else { return };
+    let pty = nix::pty::openpty(None, None).unwrap();
+    w.write(
+        "steal.py",
+        r#"import fcntl, os, select, signal, sys, termios, time
+if os.fork():
+    sys.exit(0)
+said = []
+try:
+    os.setsid()
+    said.append("setsid done")
+except OSError as e:
+    said.append("setsid refused %d" % e.errno)
+try:
+    fcntl.ioctl(0, termios.TIOCNOTTY)
+    said.append("notty done")
+except OSError as e:
+    said.append("notty refused %d" % e.errno)
+signal.signal(signal.SIGTTIN, signal.SIG_IGN)
+time.sleep(1)
+got = b""
+for _ in range(40):
+    try:
+        if select.select([0], [], [], 0.1)[0]:
+            got += os.read(0, 100)
+    except OSError:
+        time.sleep(0.1)
+open("keys.tmp", "wb").write(got)
+os.rename("keys.tmp", "keys")
+open("said.tmp", "w").write("\n".join(said) + "\n")
+os.rename("said.tmp", "said")
+"#,
+    );
+    w.write("probe.sh", &format!("{} steal.py\n", python()));
+    // The person's shell: an interactive bash on the terminal, its session's leader.
+    let template = w.command(&[]);
+    let mut bash = Command::new("bash");
+    bash.args(["--norc", "--noprofile", "-i"]).current_dir(w.ws.path()).env_clear();
+    for (k, v) in template.get_envs() {
+        if let Some(v) = v {
+            bash.env(k, v);
+        }
+    }
+    bash.env("PATH", std::env::var_os("PATH").unwrap()).env("PS1", "$ ").env("AGENTSH", BIN);
+    let slave = pty.slave.try_clone().unwrap();
+    bash.stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stdout(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave));
+    // SAFETY: between fork and exec, system calls only.
+    unsafe {
+        bash.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut shell = bash.spawn().unwrap();
+    drop(pty.slave);
+    let mut seen = Vec::new();
+    let mut read_until = |want: &str, secs: u64| {
+        let until = std::time::Instant::now() + Duration::from_secs(secs);
+        while std::time::Instant::now() < until {
+            let mut fds = [nix::poll::PollFd::new(std::os::fd::AsFd::as_fd(&pty.master), nix::poll::PollFlags::POLLIN)];
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(200u16)).is_ok_and(|n| n > 0) {
+                let mut buf = [0u8; 4096];
+                match nix::unistd::read(&pty.master, &mut buf) {
+                    Ok(n) if n > 0 => seen.extend_from_slice(&buf[..n]),
+                    _ => break,
+                }
+            }
+            if text(&seen).contains(want) {
+                return true;
+            }
+        }
+        false
+    };
+    nix::unistd::write(&pty.master, b"\"$AGENTSH\" -c 'sh probe.sh'; echo rc=$((40+2))\n").unwrap();
+    assert!(read_until("rc=42", 30), "agentsh did not return: {}", text(&seen));
+    std::thread::sleep(Duration::from_millis(1500));
+    // What the person types next, at their shell.
+    nix::unistd::write(&pty.master, b"echo typed-$((6*7))\n").unwrap();
+    let shell_got = read_until("typed-42", 10);
+    let said = wait_for(&w.path("said"));
+    let keys = wait_for(&w.path("keys"));
+    let _ = shell.kill();
+    let _ = shell.wait();
+    assert!(keys.is_empty(), "the job read what the person typed: {keys:?} ({said})");
+    assert!(shell_got, "the person's shell did not get the line: {}", text(&seen));
+    assert!(said.contains(&format!("setsid refused {}\n", libc::EPERM)), "{said}");
+    assert!(said.contains(&format!("notty refused {}\n", libc::EPERM)), "{said}");
+}
+
+/// rt5 B2: a job left in a kept box made more directories below `.git/logs` than its holder's
+/// watch takes (20,000), then a new directory there with a link in it, which no watch saw: the
+/// person's `git cherry-pick` appended to `~/.bashrc` through it. A watch that cannot cover the
+/// git directory now ends the box: the job is ended before it can make the link, the links are
+/// swept, and the next command says why.
+#[test]
+fn a_box_whose_watch_is_full_ends_with_what_it_holds() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let bashrc = w.home(".bashrc");
+    w.write(
+        "plant.py",
+        &format!(
+            r#"import os, sys, time
+if os.fork():
+    sys.exit(0)
+os.setsid()
+for fd in (0, 1, 2):
+    os.close(fd)
+time.sleep(1)
+for i in range(201):
+    for j in range(100):
+        os.makedirs(".git/logs/.cache/%d/%d" % (i, j), exist_ok=True)
+time.sleep(1)
+os.makedirs(".git/logs/refs/heads/new")
+os.symlink({bashrc:?}, ".git/logs/refs/heads/new/main")
+open("planted", "w").close()
+"#,
+            bashrc = bashrc.display().to_string()
+        ),
+    );
+    let out = w.script(&format!("{} plant.py\n", python()));
+    succeeded(&out, "leave a job that fills the watch");
+    let link = w.path(".git/logs/refs/heads/new/main");
+    for _ in 0..600 {
+        if w.path("planted").exists() || std::fs::read_dir(w.records()).is_ok_and(|d| d.count() > 0) && !alive(&w) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!w.path("planted").exists(), "the job outlived its full watch");
+    assert!(link.symlink_metadata().is_err(), "the link stayed: {:?}", std::fs::read_link(&link));
+    let next = w.run("true");
+    let err = text(&next.stderr);
+    assert!(err.contains("came to hold more directories") && err.contains("sandbox was ended"), "{err}");
+}
+
+/// Whether a holder of this world's boxes is still running.
+fn alive(w: &World) -> bool {
+    let records = w.records();
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {
+        std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c == "agentsh-box\n")
+            && std::fs::read_dir(e.path().join("fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(&records)))
+    })
+}
+
+/// rt5 B8: the person denied a file (and a host) in their config while a job an earlier command
+/// left ran in its kept box: the job kept the settings its box was made with, and read the file
+/// written since. The next command, made a box from the new settings, now ends the old one and
+/// says so; an ordinary command of the same settings leaves the job (a dev server) running.
+#[test]
+fn a_box_made_from_settings_changed_since_ends_with_its_jobs() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    succeeded(&leave_job(&w, "open('leaked', 'w').write(open('secret-data').read())"), "leave a job");
+    let beat = w.path("beat");
+    wait_for(&beat);
+    // An ordinary command of the same box: the job runs on.
+    succeeded(&w.run("true"), "an ordinary command");
+    assert!(beats(&beat, Duration::from_secs(2)), "an ordinary command ended the job");
+    // The person covers the file; their next command makes a box from the new settings; then
+    // they write the file.
+    let secret = w.path("secret-data");
+    let w = w.sandbox(serde_json::json!({"denyRead": [secret]}));
+    let next = w.run("true");
+    succeeded(&next, "the next command");
+    let err = text(&next.stderr);
+    assert!(err.contains("ended an older sandbox") && err.contains("settings in agentsh's config changed"), "{err}");
+    std::fs::write(&secret, "COVERED-SINCE\n").unwrap();
+    assert!(!beats(&beat, Duration::from_secs(2)), "the job in the old box runs on");
+    let leaked = std::fs::read_to_string(w.path("leaked")).unwrap_or_default();
+    assert!(!leaked.contains("COVERED-SINCE"), "the old box's job read the covered file");
+}
+
+/// rt5 B9: the person set `core.hooksPath` to a directory of the workspace (husky's `prepare`)
+/// while a job an earlier command left ran: the job, in its box made before, wrote the hook, and
+/// the person's `git commit` ran it. The next command's box binds it read-only and ends the old
+/// box; the hook stays as the person left it.
+#[test]
+fn a_box_made_before_a_code_path_ends_with_its_jobs() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    std::fs::create_dir_all(w.path(".husky/_")).unwrap();
+    let hook = w.path(".husky/_/pre-commit");
+    succeeded(
+        &leave_job(&w, "open('.husky/_/pre-commit', 'w').write('#!/bin/sh\\ntouch planted-hook-ran\\n')"),
+        "leave a job",
+    );
+    let beat = w.path("beat");
+    wait_for(&beat);
+    git(w.ws.path(), &["config", "core.hooksPath", ".husky/_"]);
+    let next = w.run("true");
+    succeeded(&next, "the next command");
+    let err = text(&next.stderr);
+    assert!(err.contains("ended an older sandbox") && err.contains(".husky/_"), "{err}");
+    assert!(!beats(&beat, Duration::from_secs(1)), "the job in the old box runs on");
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), "#!/bin/sh\nexit 0\n", "the old box's job wrote the hook");
+}
+
+/// rt5 B2, where the git directory already holds more directories below `logs/` than a watch
+/// takes when the box is made: the box is not kept, what its command leaves running ends with
+/// it, and agentsh says so.
+#[test]
+fn a_box_whose_watch_cannot_cover_the_git_directory_is_not_kept() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    for i in 0..201 {
+        for j in 0..100 {
+            std::fs::create_dir_all(w.path(&format!(".git/logs/refs/heads/many/{i}/{j}"))).unwrap();
+        }
+    }
+    let out = leave_job(&w, "pass");
+    succeeded(&out, "leave a job");
+    let err = text(&out.stderr);
+    assert!(err.contains("than the sandbox's watch for links covers") && err.contains("is not kept"), "{err}");
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(!beats(&w.path("beat"), Duration::from_secs(1)), "the job outlived its command");
 }

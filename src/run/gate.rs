@@ -103,6 +103,9 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
     let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env, net);
     if let Some((links, review)) = git {
         explain::print_git_links_removed(&links.finish());
+        for said in links.messages() {
+            eprintln!("{}", crate::text::sanitize::sanitize(&said));
+        }
         explain::print_git_review_hidden(&review.finish());
     }
     if let Some(records) = proxied {

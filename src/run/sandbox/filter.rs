@@ -31,6 +31,16 @@
 //!   of its own to give a shell job control on (no `/dev/ptmx`), so a shell in it has none: an
 //!   interactive one given the person's terminal stops as it starts, waiting for the
 //!   foreground (SECURITY.md);
+//!   Nor, on any terminal, giving up the controlling one (TIOCNOTTY), and, where the command
+//!   keeps the person's terminal, leaving its session (`setsid`): the kernel holds a reader in
+//!   the background (EIO, SIGTTIN) only on its controlling terminal, and a job left behind in a
+//!   session of its own read what the person typed at their shell after agentsh returned (rt5
+//!   B5). A command that does not keep the terminal is in a session of its own already, and its
+//!   output terminal is a write-only descriptor of agentsh's (`spawn`);
+//! - another process's resource limits (`prlimit64` with a process ID, which needs only the
+//!   same user): a boxed command lowered its holder's (PID 1 of the box) open files to one, and
+//!   the holder's watch on the git directory removed no link after that (rt5 B7). `setrlimit`,
+//!   `getrlimit`, `ulimit` and `prlimit CMD` name the caller (ID 0) and stay allowed;
 //! - socket families other than unix, IPv4, IPv6 and netlink (raw packets, Bluetooth, ...);
 //! - setting the set-user-ID or set-group-ID bit (`chmod u+s`): a program a box made that runs
 //!   with its owner's rights for whoever starts it;
@@ -65,7 +75,9 @@ const TCXONC: u32 = 0x540A;
 const TIOCEXCL: u32 = 0x540C;
 const TIOCNXCL: u32 = 0x540D;
 const TIOCSWINSZ: u32 = 0x5414;
+const TIOCNOTTY: u32 = 0x5422;
 const TERMINAL_REFUSED: &[u32] = &[
+    TIOCNOTTY,
     TIOCSTI,
     TIOCLINUX,
     TIOCSPGRP,
@@ -107,6 +119,12 @@ const REFUSED: &[i64] = &[
     libc::SYS_finit_module,
     libc::SYS_delete_module,
 ];
+
+/// The calls refused whatever their arguments: [`REFUSED`], and `setsid` where the command
+/// keeps the person's terminal.
+fn refused(keep_terminal: bool) -> impl Iterator<Item = i64> {
+    REFUSED.iter().copied().chain(keep_terminal.then_some(libc::SYS_setsid))
+}
 
 /// Offsets in `struct seccomp_data`: the call's number, its architecture, and the low 32 bits
 /// of each argument (little-endian).
@@ -278,8 +296,9 @@ struct Ends {
     enosys: usize,
 }
 
-/// The filter as a classic BPF program for this machine's architecture.
-pub fn program() -> Vec<Insn> {
+/// The filter as a classic BPF program for this machine's architecture. `keep_terminal`: the
+/// command keeps the person's terminal (agentsh's stdin is one), and may not leave its session.
+pub fn program(keep_terminal: bool) -> Vec<Insn> {
     let mut a = Asm::default();
     let (eperm, enosys, allow) = (a.label(), a.label(), a.label());
     a.load(ARCH_AT);
@@ -288,21 +307,23 @@ pub fn program() -> Vec<Insn> {
     // x32 calls: the x86_64 numbers with bit 30 set.
     #[cfg(target_arch = "x86_64")]
     a.jump(JGE_K, 0x4000_0000, eperm);
-    // The argument checks: ioctl's request, socket's family, and the mode of the chmod family,
-    // one check for each argument a mode is in (chmod and fchmod: the second).
-    let (ioctl, socket) = (a.label(), a.label());
+    // The argument checks: ioctl's request, socket's family, prlimit64's process, and the mode
+    // of the chmod family, one check for each argument a mode is in (chmod and fchmod: the
+    // second).
+    let (ioctl, socket, prlimit) = (a.label(), a.label(), a.label());
     let mut mode_at: Vec<u32> = chmods().iter().map(|(_, at)| *at).collect();
     mode_at.sort_unstable();
     mode_at.dedup();
     let mode_labels: Vec<usize> = mode_at.iter().map(|_| a.label()).collect();
-    let checks: Vec<usize> = [ioctl, socket].into_iter().chain(mode_labels.iter().copied()).collect();
-    let mut specials: Vec<(u32, Special)> = REFUSED.iter().map(|nr| (*nr as u32, Special::Refused)).collect();
+    let checks: Vec<usize> = [ioctl, socket, prlimit].into_iter().chain(mode_labels.iter().copied()).collect();
+    let mut specials: Vec<(u32, Special)> = refused(keep_terminal).map(|nr| (nr as u32, Special::Refused)).collect();
     specials.extend(MISSING.iter().map(|nr| (*nr as u32, Special::Missing)));
     specials.push((libc::SYS_ioctl as u32, Special::Check(0)));
     specials.push((libc::SYS_socket as u32, Special::Check(1)));
+    specials.push((libc::SYS_prlimit64 as u32, Special::Check(2)));
     for (nr, at) in chmods() {
         let i = mode_at.iter().position(|m| *m == at).expect("every mode's argument has a check");
-        specials.push((nr as u32, Special::Check(2 + i)));
+        specials.push((nr as u32, Special::Check(3 + i)));
     }
     tree(&mut a, &runs(&mut specials), Ends { eperm, enosys }, &checks);
 
@@ -312,6 +333,11 @@ pub fn program() -> Vec<Insn> {
         a.jump(JEQ_K, family as u32, allow);
     }
     a.either(JEQ_K, libc::AF_NETLINK as u32, allow, eperm);
+
+    // The process is a `pid_t`: the low 32 bits; 0 is the caller.
+    a.here(prlimit);
+    a.load(arg(0));
+    a.either(JEQ_K, 0, allow, eperm);
 
     for (at, l) in mode_at.iter().zip(&mode_labels) {
         a.here(*l);
@@ -381,8 +407,8 @@ mod tests {
 
     #[test]
     fn the_filter_refuses_what_it_names_and_allows_the_rest() {
-        let p = program();
-        assert!(p.len() < 64, "{} instructions", p.len());
+        let p = program(false);
+        assert!(p.len() < 72, "{} instructions", p.len());
         let call = |nr: i64, args: [u64; 6]| run(&p, ARCH, nr, args);
         for nr in REFUSED {
             assert_eq!(call(*nr, [0; 6]), RET_EPERM, "{nr}");
@@ -429,6 +455,20 @@ mod tests {
             args[at as usize] = 0o755;
             assert_eq!(call(nr, args), RET_ALLOW, "{nr}");
         }
+        // Limits: the caller's own (ID 0: setrlimit, getrlimit, ulimit, `prlimit CMD`), never
+        // another process's (rt5 B7: the holder, PID 1); the kernel reads a `pid_t`.
+        assert_eq!(call(libc::SYS_prlimit64, [0, libc::RLIMIT_NOFILE as u64, 1, 0, 0, 0]), RET_ALLOW);
+        assert_eq!(call(libc::SYS_prlimit64, [0xffff_ffff_0000_0000, 7, 1, 0, 0, 0]), RET_ALLOW);
+        for pid in [1, 2, 0x1_0000_0001, u64::from(u32::MAX)] {
+            assert_eq!(call(libc::SYS_prlimit64, [pid, 7, 1, 0, 0, 0]), RET_EPERM, "{pid}");
+        }
+        assert_eq!(call(libc::SYS_setrlimit, [7, 1, 0, 0, 0, 0]), RET_ALLOW);
+        // No command gives up its controlling terminal; one that keeps the person's does not
+        // leave its session either (rt5 B5); one that does not keep it may.
+        assert_eq!(call(libc::SYS_ioctl, [0, TIOCNOTTY as u64, 0, 0, 0, 0]), RET_EPERM);
+        assert_eq!(call(libc::SYS_setsid, [0; 6]), RET_ALLOW);
+        assert_eq!(run(&program(true), ARCH, libc::SYS_setsid, [0; 6]), RET_EPERM);
+        assert_eq!(run(&program(true), ARCH, libc::SYS_setpgid, [0; 6]), RET_ALLOW);
         assert_eq!(run(&p, 0x4000_0003, libc::SYS_read, [0; 6]), RET_EPERM, "another architecture");
         #[cfg(target_arch = "x86_64")]
         assert_eq!(call(0x4000_0000 | libc::SYS_read, [0; 6]), RET_EPERM, "x32");
@@ -439,26 +479,34 @@ mod tests {
     /// kernel runs the filter for each of the 463 numbers as it attaches it, on every command.
     #[test]
     fn every_call_number_is_answered_in_a_few_steps() {
-        let p = program();
-        let checked: Vec<i64> =
-            [libc::SYS_ioctl, libc::SYS_socket].into_iter().chain(chmods().iter().map(|(nr, _)| *nr)).collect();
-        let mut most = 0;
-        for nr in 0..600_i64 {
-            // Arguments each checked call allows (a socket of IPv4, no set-user-ID bit).
-            let (action, steps) = run_counting(&p, ARCH, nr, [libc::AF_INET as u64, 0, 0, 0, 0, 0]);
-            let expected = if REFUSED.contains(&nr) {
-                RET_EPERM
-            } else if MISSING.contains(&nr) {
-                RET_ENOSYS
-            } else {
-                RET_ALLOW
-            };
-            assert_eq!(action, expected, "call {nr}");
-            if !REFUSED.contains(&nr) && !MISSING.contains(&nr) && !checked.contains(&nr) {
-                most = most.max(steps);
+        for keep_terminal in [false, true] {
+            let p = program(keep_terminal);
+            let checked: Vec<i64> = [libc::SYS_ioctl, libc::SYS_socket, libc::SYS_prlimit64]
+                .into_iter()
+                .chain(chmods().iter().map(|(nr, _)| *nr))
+                .collect();
+            let refused: Vec<i64> = refused(keep_terminal).collect();
+            let mut most = 0;
+            for nr in 0..600_i64 {
+                // Arguments each checked call allows (a socket of IPv4, no set-user-ID bit, the
+                // caller's own limits).
+                let allowed = if nr == libc::SYS_prlimit64 { 0 } else { libc::AF_INET as u64 };
+                let (action, steps) = run_counting(&p, ARCH, nr, [allowed, 0, 0, 0, 0, 0]);
+                let expected = if refused.contains(&nr) {
+                    RET_EPERM
+                } else if MISSING.contains(&nr) {
+                    RET_ENOSYS
+                } else {
+                    RET_ALLOW
+                };
+                assert_eq!(action, expected, "call {nr}, keep_terminal {keep_terminal}");
+                if !refused.contains(&nr) && !MISSING.contains(&nr) && !checked.contains(&nr) {
+                    most = most.max(steps);
+                }
             }
+            // A straight list of the special calls took 28.
+            assert!(most <= 13, "an ordinary call takes {most} steps (keep_terminal {keep_terminal})");
+            assert!(p.len() < 72, "{} instructions", p.len());
         }
-        // A straight list of the special calls took 28.
-        assert!(most <= 13, "an ordinary call takes {most} steps");
     }
 }

@@ -11,9 +11,9 @@
 //! - as they are made, by the box's holder ([`Watcher`], inotify), for a process left running
 //!   in a kept box; it notes what it removed in the box's lock in agentsh's records
 //!   (`NAME.lock`), which the next [`Sweep`] of that box reports;
-//! - where the holder could have no watch (the person's inotify instances used up, rt4 R3), by
-//!   the holder as the box ends with its one command, once every process in it has ended
-//!   ([`last_sweep`]).
+//! - where the holder could have no watch (the person's inotify instances used up, rt4 R3), or
+//!   its watch cannot cover every directory (rt5 B2: [`Watcher::complete`]), by the holder as
+//!   the box ends, once every process in it has ended ([`last_sweep`]).
 //!
 //! It must not judge or print: the caller tells the person.
 
@@ -38,9 +38,13 @@ const GATE: &[&str] = &[".", "logs", "logs/refs", "logs/refs/heads", "rebase-mer
 /// jiffy), one-second time stamps (ext4 with small inodes).
 const SLACK: Duration = Duration::from_secs(2);
 
-/// How many entries a sweep or a watch reads at most: a box that makes a million directories
-/// in `logs/` slows no one but itself.
+/// How many entries a command's sweep reads at most, and how many directories a holder's watch
+/// takes at most: a box that makes a million directories in `logs/` slows no one but itself.
 const MAX_ENTRIES: usize = 20_000;
+
+/// How many entries a holder reads at most as it watches a tree: a repository with many
+/// branches has a reflog for each; past it the watch is not complete ([`Watcher::complete`]).
+const MAX_WATCH_READ: usize = 200_000;
 
 /// One removed link: its path, and what it named.
 pub type Removed = String;
@@ -57,6 +61,8 @@ pub struct Sweep {
     notes: PathBuf,
     /// The holder had noted something as the command started.
     noted: bool,
+    /// What the holder noted beside the links: why it ended the box (`holder::end_box`).
+    messages: std::cell::RefCell<Vec<String>>,
 }
 
 impl Sweep {
@@ -65,7 +71,8 @@ impl Sweep {
     /// as the command started (`BoxPlan::holder_noted`).
     pub fn start(git: &Path, records: &Path, name: &str, noted: bool) -> Sweep {
         let since = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
-        Sweep { git: git.to_path_buf(), since, notes: super::join(records, &format!("{name}.lock")), noted }
+        let notes = super::join(records, &format!("{name}.lock"));
+        Sweep { git: git.to_path_buf(), since, notes, noted, messages: Default::default() }
     }
 
     /// Removes the links the command made, and returns them with those the box's holder
@@ -79,17 +86,25 @@ impl Sweep {
         let mut out = Out { list: Vec::new(), notes: None };
         if changed && let Ok(dir) = open_dir(rustix::fs::CWD, self.git.as_os_str()) {
             let mut budget = MAX_ENTRIES;
-            top_level(dir, &self.git, Some(self.since), &mut out, &mut budget);
+            top_level(dir, &self.git, Some(self.since), &mut out, &mut budget, false);
         }
         // After the sweep: a link the holder removed first was noted before it was removed.
         if self.noted || changed {
             for n in taken_notes(&self.notes) {
-                if !out.list.contains(&n) {
+                if !n.starts_with('/') {
+                    self.messages.borrow_mut().push(n);
+                } else if !out.list.contains(&n) {
                     out.list.push(n);
                 }
             }
         }
         out.list
+    }
+
+    /// What the box's holder said beside the links, taken by [`Sweep::finish`]: why it ended
+    /// the box (a line each, agentsh's own words).
+    pub fn messages(&self) -> Vec<String> {
+        self.messages.take()
     }
 }
 
@@ -138,8 +153,9 @@ fn open_dir<P: rustix::path::Arg>(at: impl AsFd, path: P) -> rustix::io::Result<
 }
 
 /// The git directory's own entries: a link made since `since` (all of them where `since` is
-/// `None`) is removed; the [`LINKLESS`] directories are swept whole.
-fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, out: &mut Out, budget: &mut usize) {
+/// `None`) is removed; the [`LINKLESS`] directories are swept whole: within `budget` and 32
+/// levels, or, `whole`, every directory git could name ([`every_link_below`]).
+fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, out: &mut Out, budget: &mut usize, whole: bool) {
     let mut linkless = Vec::new();
     let Some(entries) = read_entries(dir, budget, |fd, name, kind| match kind {
         FileType::Symlink => {
@@ -158,9 +174,35 @@ fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, out: &mut Out, bud
         return;
     };
     for name in linkless {
-        if let Ok(sub) = entries.fd().and_then(|fd| open_dir(fd, name.as_c_str())) {
+        if whole {
+            if let Ok(fd) = entries.fd() {
+                every_link_below(fd, &name, path, out);
+            }
+        } else if let Ok(sub) = entries.fd().and_then(|fd| open_dir(fd, name.as_c_str())) {
             every_link(sub, &path.join(OsStr::from_bytes(name.to_bytes())), out, budget, 0);
         }
+    }
+}
+
+/// Removes every link in `top`'s directory `name` and below it, however many and however deep,
+/// one directory open at a time: each is opened by its path from `top`, which git's own path
+/// to a file there is longer than (a directory past `PATH_MAX` is none git opens). For the box's
+/// last sweep, once nothing in it runs (rt5 B2: a box made more directories than a watch or a
+/// sweep within a budget covers).
+fn every_link_below(top: BorrowedFd<'_>, name: &CStr, path: &Path, out: &mut Out) {
+    use rustix::fs::ResolveFlags;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut todo = vec![PathBuf::from(OsStr::from_bytes(name.to_bytes()))];
+    while let Some(rel) = todo.pop() {
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+        let Ok(fd) = rustix::fs::openat2(top, &rel, flags, Mode::empty(), resolve) else { continue };
+        let here = path.join(&rel);
+        let mut budget = usize::MAX;
+        read_entries(fd, &mut budget, |fd, name, kind| match kind {
+            FileType::Symlink => remove(fd, name, &here, out),
+            FileType::Directory => todo.push(rel.join(OsStr::from_bytes(name.to_bytes()))),
+            _ => {}
+        });
     }
 }
 
@@ -247,6 +289,10 @@ pub(crate) struct Watcher {
     /// When the watch began: after the queue overflowed, the links made since are removed.
     started: Stamp,
     out: Out,
+    /// A directory below a [`LINKLESS`] one went unwatched: past [`MAX_ENTRIES`] directories or
+    /// 32 levels, no watch or descriptor left (the box's share of watches, its holder's open
+    /// files). A link made there later would stay, so the holder keeps no process then (rt5 B2).
+    full: bool,
 }
 
 impl Watcher {
@@ -260,7 +306,7 @@ impl Watcher {
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
         let started = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
         let out = Out { list: Vec::new(), notes };
-        let mut w = Watcher { inotify, git: git.to_path_buf(), dirs: Default::default(), started, out };
+        let mut w = Watcher { inotify, git: git.to_path_buf(), dirs: Default::default(), started, out, full: false };
         w.watch(git.to_path_buf(), false)?;
         for name in LINKLESS {
             w.watch_tree(git.join(name));
@@ -270,6 +316,11 @@ impl Watcher {
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.inotify.as_fd()
+    }
+
+    /// Whether every directory below the [`LINKLESS`] ones is watched (see `full`).
+    pub(crate) fn complete(&self) -> bool {
+        !self.full
     }
 
     fn watch(&mut self, dir: PathBuf, linkless: bool) -> nix::Result<()> {
@@ -284,12 +335,24 @@ impl Watcher {
     /// meanwhile is missed), removing every link there.
     fn watch_tree(&mut self, dir: PathBuf) {
         let mut todo = vec![(dir, 0)];
-        let mut budget = MAX_ENTRIES;
+        let mut budget = MAX_WATCH_READ;
         while let Some((dir, depth)) = todo.pop() {
-            if depth > 32 || self.dirs.len() >= MAX_ENTRIES || self.watch(dir.clone(), true).is_err() {
+            if depth > 32 || self.dirs.len() >= MAX_ENTRIES {
+                self.full = true;
+                return;
+            }
+            if let Err(e) = self.watch(dir.clone(), true) {
+                // Gone again (or replaced by a link, whose own event removes it): nothing to watch.
+                self.full |= !gone(e as i32);
                 continue;
             }
-            let Ok(fd) = beneath(&dir) else { continue };
+            let fd = match beneath(&dir) {
+                Ok(fd) => fd,
+                Err(e) => {
+                    self.full |= !gone(e.raw_os_error());
+                    continue;
+                }
+            };
             let out = &mut self.out;
             let read = read_entries(fd, &mut budget, |fd, name, kind| match kind {
                 FileType::Symlink => remove(fd, name, &dir, out),
@@ -297,6 +360,7 @@ impl Watcher {
                 _ => {}
             });
             if read.is_none() && budget == 0 {
+                self.full = true;
                 return;
             }
         }
@@ -317,7 +381,13 @@ impl Watcher {
                     continue;
                 }
                 let (Some(name), Some((dir, linkless))) = (ev.name, self.dirs.get(&ev.wd).cloned()) else { continue };
-                let Ok(fd) = beneath(&dir) else { continue };
+                let fd = match beneath(&dir) {
+                    Ok(fd) => fd,
+                    Err(e) => {
+                        self.full |= !gone(e.raw_os_error());
+                        continue;
+                    }
+                };
                 let Ok(cname) = std::ffi::CString::new(name.as_bytes()) else { continue };
                 match kind(fd.as_fd(), &cname, FileType::Unknown) {
                     FileType::Symlink => remove(fd.as_fd(), &cname, &dir, &mut self.out),
@@ -339,22 +409,31 @@ impl Watcher {
         }
         if let Ok(fd) = beneath(&self.git) {
             let mut budget = MAX_ENTRIES;
-            top_level(fd, &self.git.clone(), Some(self.started), &mut self.out, &mut budget);
+            top_level(fd, &self.git.clone(), Some(self.started), &mut self.out, &mut budget, false);
         }
     }
 }
 
-/// What a box's holder that has no [`Watcher`] does as it leaves, once no other process is left
-/// in the box: removes every link made in the git directory's top level since `since` (when the
-/// box was made) and every link in the [`LINKLESS`] directories, noting each as the watch does.
+/// What a box's holder that has no [`Watcher`] (or one that could not cover the git directory,
+/// [`Watcher::complete`]) does as it leaves, once no other process is left in the box: removes
+/// every link made in the git directory's top level since `since` (when the box was made) and
+/// every link in the [`LINKLESS`] directories, however many they hold, noting each as the watch
+/// does.
 /// With the command's own [`Sweep`] before it, it leaves no link a process of the box made.
 pub(crate) fn last_sweep(git: &Path, since: SystemTime, notes: Option<(OwnedFd, String)>) -> Vec<Removed> {
     let mut out = Out { list: Vec::new(), notes };
     if let Ok(fd) = beneath(git) {
-        let mut budget = MAX_ENTRIES;
-        top_level(fd, git, Some(stamp(since.checked_sub(SLACK).unwrap_or(UNIX_EPOCH))), &mut out, &mut budget);
+        let mut budget = usize::MAX;
+        let since = Some(stamp(since.checked_sub(SLACK).unwrap_or(UNIX_EPOCH)));
+        top_level(fd, git, since, &mut out, &mut budget, true);
     }
     out.list
+}
+
+/// Whether a watch or an open failed because the directory is no longer there (removed, or a
+/// link put in its place, which is removed on its own event): not a directory left unwatched.
+fn gone(errno: i32) -> bool {
+    matches!(errno, libc::ENOENT | libc::ENOTDIR | libc::ELOOP)
 }
 
 /// A directory opened with no link followed on the way (the box could put one in place of a
@@ -400,7 +479,7 @@ mod tests {
     }
 
     fn sweep(git: &Path, since: Stamp) -> Sweep {
-        Sweep { git: git.to_path_buf(), since, notes: git.join("no-notes"), noted: false }
+        Sweep { git: git.to_path_buf(), since, notes: git.join("no-notes"), noted: false, messages: Default::default() }
     }
 
     fn ctime(p: &Path) -> Stamp {

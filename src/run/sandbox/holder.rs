@@ -21,9 +21,13 @@
 //!
 //! The holder reaps the box's orphans and lives while any process is left in the box (a dev
 //! server in the background keeps its box); after [`LIFETIME`] with nothing left, it removes its
-//! record and exits. A holder that could not watch the git directory for links (no inotify
-//! instance left: a box may take only its share, [`InotifyLimits`]) keeps nothing: its box
-//! ends with the command it was made for (`hold`). A lock beside each record (`NAME.lock`)
+//! record and exits. A box made from what has changed since is ended with what is left in it by
+//! the command that makes the box after it ([`build_past`]: other sandbox settings for the same
+//! seat, rt5 B8; a code path bound read-only since, B9): the holder ends its box when agentsh
+//! sends it SIGTERM from outside the box (`end_box`). A holder that could not watch the git
+//! directory for links (no inotify instance left: a box may take only its share,
+//! [`InotifyLimits`]), or whose watch cannot cover it (rt5 B2), keeps nothing: its box ends with
+//! the command it was made for, or as the watch stops covering it (`hold`). A lock beside each record (`NAME.lock`)
 //! orders this: a command holds it shared from finding the record until its child is in the
 //! box, a builder exclusively while it builds (so commands that start together agree on one
 //! box), and the holder exclusively to leave. A record is read only as a small regular file of this user's, opened without
@@ -169,7 +173,13 @@ fn dir_ok(records: &Path) -> std::io::Result<()> {
 /// that start together wait for one builder and join its box. Where the box's holder `ended` (a
 /// PID) was just found gone, its record is not joined again (its process may still be ending,
 /// and read as running for an instant).
-pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, BoxError> {
+///
+/// `seat`: the box's seat ([`super::spec::seat`]). A box made before this one that is now stale
+/// is ended, with what is left running in it ([`end_stale`]): the box of the same seat made from
+/// other settings (rt5 B8), and the box of this name whose record this one replaces where it did
+/// not bind read-only a code path this one does (rt5 B9). Any other box is left alone: a dev
+/// server keeps running in its box.
+pub(crate) fn build_past(spec: &BoxSpec, seat: &str, ended: Option<i32>) -> Result<Kept, BoxError> {
     let failed = |what: &str, e: &dyn std::fmt::Display| BoxError::Failed(format!("{what}: {e}"));
     let lock = open_lock(&spec.records, &spec.name, true).map_err(|e| failed("the sandbox's records", &e))?;
     lock.lock().map_err(|e| failed("locking the sandbox's record", &e))?;
@@ -181,6 +191,10 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
         return Ok(k);
     }
     prune(&spec.records);
+    // The box this one replaces: its record is of this name, and its holder still runs.
+    let replaced = Record::read(&super::join(&spec.records, &spec.name))
+        .filter(|r| Some(r.pid) != ended)
+        .and_then(|r| Some((r.holder()?, r)));
     // What the person's git runs from the workspace beyond its git directory's own code paths
     // (`.git` files, `core.hooksPath`, includes, programs settings name): bound read-only too.
     let git = git_code(spec, true);
@@ -215,10 +229,30 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
         watched: Watched { text: Vec::new() },
     };
     let pidfd = record.holder().ok_or_else(|| BoxError::Failed("the sandbox's holder ended as it started".into()))?;
+    if let Some((holder, before)) = &replaced {
+        let mut now = answer.code_paths.iter().map(|p| crate::text::path(p));
+        if let Some(path) = now.find(|p| !before.roots.read_only.contains(p)) {
+            let why = format!(
+                "{} is bound read-only in sandboxes from now on (git runs what is there: a `core.hooksPath` or a \
+                 program a git setting names, set since that sandbox was made), and a process left in it could \
+                 still write there",
+                crate::text::sanitize::sanitize(&path)
+            );
+            end_stale(holder, before.pid, &why);
+        }
+    }
+    end_other_settings(&spec.records, seat, &spec.name);
     // Kept for the next commands only where the holder can be told from a process that took
     // its ID later (pidfs, Linux 6.9); elsewhere every command makes its own box. Nor where the
     // holder has no watch on the git directory: that box ends with this command (`hold`).
-    if !answer.watched {
+    if answer.overfull {
+        eprintln!(
+            "agentsh: note: the git directory holds more directories below logs/ (or rebase-merge/, rebase-apply/, \
+             sequencer/) than the sandbox's watch for links covers (20000, or 32 levels deep); what this command \
+             leaves running ends with it, and its sandbox is not kept\nhint: git makes a directory there only for \
+             each part of a branch's name: look at what else is there (ls -R .git/logs | head), and remove it"
+        );
+    } else if !answer.watched {
         eprintln!(
             "agentsh: note: the sandbox has no watch on the git directory for links (no inotify instance or \
              watch was left: the person's fs.inotify.max_user_instances or max_user_watches is reached, \
@@ -233,6 +267,62 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
     Ok(Kept { lock, record, pidfd })
 }
 
+/// Ends the box the seat `seat` was last taken by, where it is not `name` and its holder still
+/// runs: a box of the same workspace and environment made from other settings (the person
+/// changed them since). Then records `name` as the seat's box. Where a box is made (the slow
+/// path): a read and a write of a small file in agentsh's records (`seats/SEAT`).
+fn end_other_settings(records: &Path, seat: &str, name: &str) {
+    let seats = super::join(records, SEATS);
+    let file = super::join(&seats, seat);
+    let before =
+        std::fs::read(&file).ok().filter(|b| b.len() <= 64).map(|b| String::from_utf8_lossy(&b).trim().to_string());
+    if let Some(before) = before.filter(|b| b != name && !b.is_empty() && b.bytes().all(|c| c.is_ascii_hexdigit()))
+        && let Some(record) = Record::read(&super::join(records, &before))
+        && let Some(holder) = record.holder()
+    {
+        end_stale(
+            &holder,
+            record.pid,
+            "the sandbox settings in agentsh's config changed since it was made (a host denied or a file covered \
+             since held nothing back from it)",
+        );
+    }
+    let _ = crate::policy::dirs::private_dir(&seats);
+    let tmp = super::join(&seats, &format!("{seat}.tmp"));
+    if std::fs::write(&tmp, name).is_ok() {
+        let _ = std::fs::rename(&tmp, &file);
+    }
+}
+
+/// Where the seats are, in agentsh's records: for each, the name of the box last made for it.
+const SEATS: &str = "seats";
+
+/// Ends a stale box (`holder`, its process ID `pid`): asks its holder to end it (SIGTERM from
+/// outside the box: it ends every process in it and sweeps the git directory, `end_box`), or
+/// ends it by force after two seconds. Says so where a process was left in it.
+fn end_stale(holder: &OwnedFd, pid: i32, why: &str) {
+    use rustix::process::{Signal, pidfd_send_signal};
+    let ended = |within: Duration| {
+        let mut fds = [rustix::event::PollFd::new(holder, rustix::event::PollFlags::IN)];
+        let t = rustix::event::Timespec { tv_sec: within.as_secs() as i64, tv_nsec: within.subsec_nanos() as i64 };
+        rustix::event::poll(&mut fds, Some(&t)).is_ok_and(|n| n > 0)
+    };
+    // The holder's children: what was left in the box (its orphans come to it).
+    let left =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).map_or(1, |c| c.split_whitespace().count());
+    let _ = pidfd_send_signal(holder, Signal::TERM);
+    if !ended(Duration::from_secs(2)) {
+        let _ = pidfd_send_signal(holder, Signal::KILL);
+        ended(Duration::from_secs(1));
+    }
+    if left > 0 {
+        eprintln!(
+            "agentsh: note: ended an older sandbox of this workspace and what was left running in it, because {why}\n\
+             hint: start again what should keep running (a dev server, a watcher): it runs with what holds now"
+        );
+    }
+}
+
 /// What the builder printed.
 struct Answer {
     pid: i32,
@@ -242,6 +332,8 @@ struct Answer {
     code_paths: Vec<PathBuf>,
     /// The holder watches the git directory for links (or there is none to watch).
     watched: bool,
+    /// Its watch could not cover the git directory's directories (rt5 B2).
+    overfull: bool,
 }
 
 /// Starts the builder with the spec on its standard input and reads its answer.
@@ -266,17 +358,17 @@ fn run_builder(spec: &BoxSpec) -> Result<Answer, BoxError> {
     let mut lines = text.lines();
     let head: Vec<&str> = lines.next().unwrap_or("").split(' ').collect();
     let parsed = match (out.status.success(), head.as_slice()) {
-        (true, [pid, ino, fd, rules, watched @ ("watched" | "unwatched")]) => (|| {
-            Some((pid.parse().ok()?, ino.parse().ok()?, fd.parse().ok()?, rules.parse().ok()?, *watched == "watched"))
-        })(),
+        (true, [pid, ino, fd, rules, watched @ ("watched" | "unwatched" | "overfull")]) => {
+            (|| Some((pid.parse().ok()?, ino.parse().ok()?, fd.parse().ok()?, rules.parse().ok()?, *watched)))()
+        }
         _ => None,
     };
-    let Some((pid, pid_ino, ruleset_fd, rules, watched)) = parsed else {
+    let Some((pid, pid_ino, ruleset_fd, rules, said)) = parsed else {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
         return Err(BoxError::Failed(if why.is_empty() { "the sandbox's builder failed".into() } else { why }));
     };
     let code_paths = lines.map(PathBuf::from).collect();
-    Ok(Answer { pid, pid_ino, ruleset_fd, rules, code_paths, watched })
+    Ok(Answer { pid, pid_ino, ruleset_fd, rules, code_paths, watched: said == "watched", overfull: said == "overfull" })
 }
 
 use std::os::unix::process::CommandExt;
@@ -328,6 +420,14 @@ fn prune(records: &Path) {
             }
         } else if !m.is_file() || Record::read(&path).is_none_or(|r| r.holder().is_none()) {
             let _ = std::fs::remove_file(&path);
+        }
+    }
+    // Seats (`end_other_settings`) whose box's record is gone, and their temp files.
+    let Ok(seats) = std::fs::read_dir(super::join(records, SEATS)) else { return };
+    for e in seats.flatten() {
+        let named = std::fs::read_to_string(e.path()).ok().filter(|n| !n.is_empty() && !n.contains('/'));
+        if named.is_none_or(|n| !records.join(n.trim()).exists()) {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }
@@ -1070,12 +1170,15 @@ fn hold(
     // Links made in the git directory, removed as they appear (rt3 G1): a process left in the
     // box can make one at any time, after its command's own sweep.
     let notes = || records.try_clone().ok().map(|r| (OwnedFd::from(r), name.to_string()));
-    let (mut links, unwatched) = match (&spec.workspace, &spec.git_dir) {
+    // A watch that could not cover every directory below `logs/` (and the like) is none: a link
+    // made in one it missed would stay (rt5 B2).
+    let (mut links, unwatched, why) = match (&spec.workspace, &spec.git_dir) {
         (Some(_), Some(git)) => match super::gitlinks::Watcher::new(git, notes()) {
-            Ok(w) => (Some(w), None),
-            Err(_) => (None, Some(git)),
+            Ok(w) if w.complete() => (Some(w), None, "watched"),
+            Ok(_) => (None, Some(git), "overfull"),
+            Err(_) => (None, Some(git), "unwatched"),
         },
-        _ => (None, None),
+        _ => (None, None, "watched"),
     };
     // Without the watch the box ends with the agentsh that made it; with no way to tell when
     // that is, it is not made.
@@ -1085,13 +1188,15 @@ fn hold(
         (Some(_), None) => fail("the box's holder has no watch on the git directory, nor its builder's end".into()),
     };
     let born = std::time::SystemTime::now();
+    // SIGCHLD, and SIGTERM: a command that finds this box made from settings or code paths
+    // that have changed since asks it to end (`end_stale`). Blocked, a PID 1 gets it.
     let mut chld = nix::sys::signal::SigSet::empty();
     chld.add(nix::sys::signal::Signal::SIGCHLD);
+    chld.add(nix::sys::signal::Signal::SIGTERM);
     let _ = chld.thread_block();
     let flags = nix::sys::signalfd::SfdFlags::SFD_NONBLOCK | nix::sys::signalfd::SfdFlags::SFD_CLOEXEC;
     let signals = nix::sys::signalfd::SignalFd::with_flags(&chld, flags).ok();
-    let watched = if unwatched.is_some() { "unwatched" } else { "watched" };
-    let _ = nix::unistd::write(&ready, format!("ready {ruleset} {rules} {watched}\n").as_bytes());
+    let _ = nix::unistd::write(&ready, format!("ready {ruleset} {rules} {why}\n").as_bytes());
     drop(ready);
     let started = std::time::Instant::now();
     let mut proxy = proxy;
@@ -1115,12 +1220,22 @@ fn hold(
             let owner_gone = owner.is_some() && ready_at(1 + at + usize::from(proxy.is_some()));
             drop(fds);
             if let (true, Some(git)) = (owner_gone, unwatched) {
-                end_unwatched(git, born, notes());
+                end_box(Some(git), born, notes(), None);
             }
             if let (true, Some(w)) = (linked, links.as_mut()) {
                 w.handle();
+                // The watch no longer covers the git directory (a process of the box made more
+                // directories than it takes): the box ends now, the links swept (rt5 B2).
+                if !w.complete() {
+                    end_box(spec.git_dir.as_deref(), born, notes(), Some(OVERFULL));
+                }
             }
-            while let Ok(Some(_)) = s.read_signal() {}
+            while let Ok(Some(info)) = s.read_signal() {
+                // Sent from outside the box (no process ID in it): agentsh, ending a stale box.
+                if info.ssi_signo == libc::SIGTERM as u32 && info.ssi_pid == 0 {
+                    end_box(spec.git_dir.as_deref(), born, notes(), None);
+                }
+            }
             if proxy_gone {
                 // The box's only way out is gone (its proxy was killed): no new command joins it.
                 // Its record goes, so the next command makes a new box with a new proxy; the
@@ -1134,7 +1249,7 @@ fn hold(
         } else if let (Some(o), Some(git)) = (&owner, unwatched) {
             let mut fds = [nix::poll::PollFd::new(o.as_fd(), nix::poll::PollFlags::POLLIN)];
             if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16)).is_ok_and(|n| n > 0) {
-                end_unwatched(git, born, notes());
+                end_box(Some(git), born, notes(), None);
             }
         } else {
             std::thread::sleep(Duration::from_secs(5));
@@ -1153,10 +1268,19 @@ fn hold(
     }
 }
 
-/// The end of a box whose holder has no watch, once the agentsh that made it ended: every other
-/// process in the box ended (the kernel ends what this PID 1 leaves behind anyway), then the
-/// links they made in the git directory removed, and the holder gone.
-fn end_unwatched(git: &Path, born: std::time::SystemTime, notes: Option<(OwnedFd, String)>) -> ! {
+/// What the holder notes in the box's lock when its watch stops covering the git directory,
+/// for the next command to say (`gitlinks::Sweep::messages`).
+const OVERFULL: &str = "agentsh: the git directory came to hold more directories (below logs/, rebase-merge/, \
+    rebase-apply/ or sequencer/) than the sandbox's watch for links covers (20000, or 32 levels deep), most likely \
+    made by a process left in the sandbox, so the sandbox was ended with every process in it and its links swept; \
+    look at what is there (ls -R .git/logs | head)";
+
+/// The end of a box: every other process in it ended (the kernel ends what this PID 1 leaves
+/// behind anyway), then the links they made in the git directory `git` removed, `said` noted in
+/// the box's lock for the next command to tell, and the holder gone. When the agentsh that made
+/// a box without a watch ended, when the watch stopped covering the git directory (rt5 B2), and
+/// when agentsh asks (a box made from what has changed since, rt5 B8, B9).
+fn end_box(git: Option<&Path>, born: std::time::SystemTime, notes: Option<(OwnedFd, String)>, said: Option<&str>) -> ! {
     use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
     // -1 from PID 1: every process of its PID namespace but itself.
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-1), nix::sys::signal::Signal::SIGKILL);
@@ -1168,7 +1292,12 @@ fn end_unwatched(git: &Path, born: std::time::SystemTime, notes: Option<(OwnedFd
             Err(_) => break,
         }
     }
-    super::gitlinks::last_sweep(git, born, notes);
+    if let (Some(text), Some((records, name))) = (said, &notes) {
+        super::gitlinks::note(records.as_fd(), name, &[text.to_string()]);
+    }
+    if let Some(git) = git {
+        super::gitlinks::last_sweep(git, born, notes);
+    }
     std::process::exit(0)
 }
 

@@ -457,6 +457,11 @@ impl BoxPlan {
 
     /// The spec a box is made from: with what only a box's making looks for, built again where
     /// it was built without (a box was kept when the plan was made, and has ended since).
+    /// The box's seat ([`spec::seat`]): on the slow path only, where a box is made.
+    pub(crate) fn seat(&self) -> String {
+        spec::seat(&self.settings, &self.place, &self.own, &self.records)
+    }
+
     pub(crate) fn spec_for_box(&mut self) -> &BoxSpec {
         if self.spec.get().is_some_and(|(_, for_box)| !for_box) {
             self.spec = std::sync::OnceLock::new();

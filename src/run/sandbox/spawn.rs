@@ -122,6 +122,12 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
             .map(|from_proxy| Questions { from_proxy, decide }),
         _ => None,
     };
+    // A command that does not keep the terminal (agentsh's stdin is none) writes its output to
+    // it through a descriptor of its own, opened for writing only: the one agentsh was given is
+    // the person's shell's, open for reading too, and a job left behind read what the person
+    // typed next through it, and set it non-blocking under their shell (rt5 B5).
+    let output = if keep_terminal { [None, None] } else { write_only_terminals() };
+    let outputs = [&output[0], &output[1]].map(|fd| fd.as_ref().map_or(-1, |fd| fd.as_raw_fd()));
     let mut namespaces = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     if plan.network() != Network::On {
         namespaces |= libc::CLONE_NEWNET;
@@ -132,6 +138,7 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
         namespaces,
         cwd: &cwd_c,
         new_session: !keep_terminal,
+        outputs,
         ruleset: ruleset.as_raw_fd(),
         max_processes: MAX_PROCESSES,
         capabilities: KEPT_CAPABILITIES,
@@ -139,7 +146,7 @@ pub fn run(plan: Box<BoxPlan>, cmd: &Command<'_>) -> Result<Ended, BoxError> {
         argv: &argv,
         envp: &envp,
     };
-    super::sys::load_filter(&filter::program())
+    super::sys::load_filter(&filter::program(keep_terminal))
         .map_err(|e| BoxError::Failed(format!("loading the sandbox's seccomp filter: {e}")))?;
     let started = Instant::now();
     let signals = Signals::block();
@@ -205,7 +212,10 @@ fn holder_of(plan: &mut BoxPlan) -> Result<(holder::Kept, std::os::fd::OwnedFd),
     for _ in 0..5 {
         let kept = match found.take() {
             Some(k) => k,
-            None => holder::build_past(plan.spec_for_box(), ended)?,
+            None => {
+                let seat = plan.seat();
+                holder::build_past(plan.spec_for_box(), &seat, ended)?
+            }
         };
         ended = Some(kept.pid());
         // This process's children are born in the box (its PID namespace needs its user
@@ -226,6 +236,30 @@ fn holder_of(plan: &mut BoxPlan) -> Result<(holder::Kept, std::os::fd::OwnedFd),
         }
     }
     Err(BoxError::Failed("the sandbox's holder kept ending as it was made (something kills it)".into()))
+}
+
+/// The terminals agentsh's standard output and error are (pseudo-terminals), each opened anew
+/// for writing only (one descriptor where both are the same), or `None` for one that is no
+/// terminal. An `isatty` each; a `readlink` and an `open` for a terminal.
+fn write_only_terminals() -> [Option<std::rc::Rc<std::os::fd::OwnedFd>>; 2] {
+    let path = |fd: BorrowedFd<'_>| {
+        if !nix::unistd::isatty(fd).unwrap_or(false) {
+            return None;
+        }
+        std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok().filter(|p| p.starts_with("/dev/pts/"))
+    };
+    let open = |tty: &std::path::Path| {
+        let flags = nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_NOCTTY | nix::fcntl::OFlag::O_CLOEXEC;
+        nix::fcntl::open(tty, flags, nix::sys::stat::Mode::empty()).ok().map(std::rc::Rc::new)
+    };
+    let (out, err) = (path(std::io::stdout().as_fd()), path(std::io::stderr().as_fd()));
+    let out_fd = out.as_deref().and_then(open);
+    let err_fd = match (&out, &err) {
+        (Some(a), Some(b)) if a == b => out_fd.clone(),
+        (_, Some(b)) => open(b),
+        _ => None,
+    };
+    [out_fd, err_fd]
 }
 
 /// Where `execve` looks for `program`, as `execvp` does: itself where it holds a slash, else

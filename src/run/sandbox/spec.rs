@@ -895,23 +895,42 @@ fn store_key(workspace: &Path) -> String {
 /// same box. The working directory counts only through what it decides (the workspace, and
 /// itself where it is shown read-only), so every directory of a project shares one box.
 pub fn key(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path) -> String {
+    hash_inputs(settings, place, own, records, true)
+}
+
+/// A box's seat: what [`key`] hashes but the person's sandbox settings (the lists, the network,
+/// where credentials go). Two boxes of one seat differ in those only: the newer one is made from
+/// what the person set since, and the older one, where a job may still run, no longer stands
+/// for their settings (rt5 B8: a host denied since was still reached from it). A token's value
+/// counts here (it is the environment's, which two agents may differ in), not a difference.
+pub fn seat(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path) -> String {
+    hash_inputs(settings, place, own, records, false)
+}
+
+fn hash_inputs(settings: &Settings, place: &Place, own: &[PathBuf], records: &Path, with_settings: bool) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut k = super::holder::Key::new();
+    k.count(usize::from(with_settings));
     // Every list after its length, every item after its own: no two inputs hash alike.
-    for s in [&settings.writable, &settings.readable, &settings.deny_read, &settings.allow_hosts, &settings.deny_hosts]
-    {
+    let lists =
+        [&settings.writable, &settings.readable, &settings.deny_read, &settings.allow_hosts, &settings.deny_hosts];
+    for s in lists.into_iter().filter(|_| with_settings) {
         k.count(s.len());
         for w in s {
             k.item(w.path.as_bytes());
             k.item(w.source.as_bytes());
         }
     }
-    k.item(settings.network.as_str().as_bytes());
+    if with_settings {
+        k.item(settings.network.as_str().as_bytes());
+    }
     // The credentials as the proxy will send them: a changed token makes a new box (and proxy).
     k.count(settings.credentials.len());
     for c in &settings.credentials {
-        k.item(c.host.as_bytes());
-        k.item(c.header.as_bytes());
+        if with_settings {
+            k.item(c.host.as_bytes());
+            k.item(c.header.as_bytes());
+        }
         k.item(c.expand(|n| std::env::var(n).ok()).unwrap_or_default().as_bytes());
     }
     let p = place;

@@ -106,6 +106,9 @@ pub(crate) struct ChildSetup<'a> {
     /// The working directory, changed to by path in the box's view.
     pub cwd: &'a std::ffi::CStr,
     pub new_session: bool,
+    /// Descriptors to put in place of the command's standard output and error (`-1`: keep
+    /// agentsh's): a terminal reopened for writing only where the command does not keep it.
+    pub outputs: [RawFd; 2],
     /// The box's finished Landlock ruleset.
     pub ruleset: RawFd,
     pub max_processes: u64,
@@ -270,6 +273,11 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         }
         if s.new_session && libc::setsid() < 0 {
             return fail(shared, Stage::Session);
+        }
+        for (to, fd) in (1..).zip(s.outputs) {
+            if fd >= 0 && libc::dup2(fd, to) < 0 {
+                return fail(shared, Stage::Descriptors);
+            }
         }
         let limit = libc::rlimit { rlim_cur: s.max_processes, rlim_max: s.max_processes };
         if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0
