@@ -4958,6 +4958,8 @@ fn a_submodules_index_and_checkout_are_reviewed() {
     let err = text(&out.stderr);
     assert!(err.contains("naming other content for vendor/lib/lib.mk"), "{err}");
     assert!(err.contains(".gitignore in vendor/lib/t that ignores itself"), "{err}");
+}
+
 // ---- fix5-persons: git top-levels the person's own tools run code from (rt5 A4, A5, A6, A12, A15) ----
 
 /// The person's global git config with `more` added.
@@ -5070,6 +5072,8 @@ fn a_clone_zsh_sources_from_a_zdotdir_set_in_zshenv_is_no_workspace() {
     w.write_home(".zshenv", "export ZDOTDIR=\"$HOME/.zdot\"\n");
     w.write_home(".zdot/.zshrc", "source ~/p10kb/run.sh\n");
     not_a_workspace(&w, &p10kb, "run.sh", None, ".zdot/.zshrc names");
+}
+
 // ---- fix5-holder: the kept box's holder and what is left in it (rt5 B2, B5, B7, B8, B9) ----
 
 /// The process ID of the holder of this world's one kept box, from its record.
