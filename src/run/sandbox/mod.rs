@@ -106,6 +106,11 @@ pub struct Place {
     /// it: [`personscode`]): then it is no workspace. Looked for only when a box is made (it
     /// reads files), so neither [`Place::current`] nor the box's name ([`spec::key`]) has it.
     pub runs_elsewhere: Option<String>,
+    /// The git top-levels above the workspace's (a repository nested in another: `ws/sub`),
+    /// nearest first. A box of one of them can write the nested one's `.git/config`, so its
+    /// remotes are not the person's (rt5 B1). Looked for only when a box is made, as
+    /// [`Place::runs_elsewhere`] is.
+    pub git_above: Vec<PathBuf>,
 }
 
 /// Environment variables that name a toolchain's directory.
@@ -215,6 +220,7 @@ impl Place {
             keep_terminal,
             ttys,
             runs_elsewhere: None,
+            git_above: Vec::new(),
         }
     }
 }
@@ -243,6 +249,16 @@ impl Workspace {
         }
         Workspace { root: cwd.to_path_buf(), git_dir: None, is_git: false, outside_git: None }
     }
+}
+
+/// The directories above `root` that hold a `.git` (a directory or a file), nearest first: a
+/// `statx` for each directory above it.
+fn git_above(root: &Path) -> Vec<PathBuf> {
+    root.ancestors()
+        .skip(1)
+        .filter(|d| std::fs::symlink_metadata(join(d, ".git")).is_ok())
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// `a/b/../c` -> `a/c`, lexically (for paths read from git's files and the environment). A path
@@ -474,6 +490,9 @@ impl BoxPlan {
             let globals = gitcode::Globals::from_env(&home, var);
             let facts = personscode::Facts::of(&self.place, &home, &globals, var);
             place.to_mut().runs_elsewhere = personscode::why_not(&normalize(&self.place.workspace.root), &facts);
+        }
+        if for_box && self.place.workspace.git_dir.is_some() {
+            place.to_mut().git_above = git_above(&normalize(&self.place.workspace.root));
         }
         (BoxSpec::build(&self.settings, &place, &self.own, &self.records, &self.name), for_box)
     }

@@ -564,10 +564,38 @@ impl BoxSpec {
             }
         }
 
+        // The project's git remotes are allowed unasked only where no box could have written its
+        // `.git/config` (rt5 B1): not a repository inside another that can be a workspace
+        // (`git init sub` in a box, then a command started in `sub`), nor one inside what
+        // `sandbox.writable` names (its boxes write it whole). Its hosts are asked about then,
+        // like any other.
+        let remotes_of = git_dir.as_ref().filter(|_| {
+            let root = normalize(&place.workspace.root);
+            let above = place.git_above.iter().map(|d| normalize(d)).find(|d| too_broad(place, &home, d).is_none());
+            let named = settings
+                .writable
+                .iter()
+                .filter_map(|w| expand(Path::new(&w.path), &home))
+                .find(|p| p.parent().is_some() && within(&root, p));
+            match above.or(named) {
+                None => true,
+                Some(by) => {
+                    refused.push(Refused {
+                        path: join(&root, ".git/config"),
+                        why: format!(
+                            "its remotes are not allowed unasked: {} holds it, and a command in the sandbox there can \
+                             write this repository's .git/config; a connection to them is asked about like any other",
+                            by.display()
+                        ),
+                    });
+                    false
+                }
+            }
+        });
         let net = super::proxy::NetPolicy {
             allow: settings.allow_hosts.iter().map(|h| h.path.clone()).collect(),
             deny: settings.deny_hosts.iter().map(|h| h.path.clone()).collect(),
-            git_dir: git_dir.clone(),
+            git_dir: remotes_of.cloned(),
             workspace: ws.clone().unwrap_or_else(|| cwd.clone()),
             records: records.to_path_buf(),
             credentials: settings.credentials.clone(),
@@ -1414,6 +1442,31 @@ mod tests {
         assert!(matches!(s.sight(Path::new("/etc/shadow")), Sight::Covered(_)));
         assert!(matches!(s.sight(Path::new("/etc/ssh/ssh_host_rsa_key")), Sight::Covered(_)));
         assert_eq!(s.sight(Path::new("/etc/ssh/ssh_host_rsa_key.pub")), Sight::Shown);
+    }
+
+    /// rt5 B1: a repository a box made inside the workspace (`git init sub`, its `.git/config`
+    /// written there) names its own remotes; the proxy of a box started in it allows none of
+    /// them unasked. A repository inside home kept in git (never a workspace) keeps its own.
+    #[test]
+    fn a_nested_repositorys_remotes_are_not_allowed_unasked() {
+        let mut p = git(place("/w/p/sub", "/h"), "/w/p/sub");
+        assert_eq!(build(&p).net.git_dir.as_deref(), Some(Path::new("/w/p/sub/.git")), "a project of its own");
+        p.git_above = vec!["/w/p".into()];
+        let s = build(&p);
+        assert_eq!(s.net.git_dir, None);
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/w/p/sub/.git/config") && r.why.contains("/w/p holds")));
+        // Home (dotfiles kept in git) and `/` are never a workspace: no box writes through them.
+        let mut p = git(place("/h/code/app", "/h"), "/h/code/app");
+        p.git_above = vec!["/h".into(), "/".into()];
+        assert_eq!(build(&p).net.git_dir.as_deref(), Some(Path::new("/h/code/app/.git")));
+        // A directory sandbox.writable names is written whole by every box.
+        use crate::policy::sandbox_settings::Sourced;
+        let settings = Settings {
+            writable: vec![Sourced { path: "~/code".into(), source: "config".into() }],
+            ..Settings::default()
+        };
+        let s = BoxSpec::build(&settings, &p, &[], Path::new("/r"), "n");
+        assert_eq!(s.net.git_dir, None);
     }
 
     #[test]
