@@ -4752,3 +4752,45 @@ fn a_nested_repository_the_box_made_names_no_host_unasked() {
     // The workspace's own remote (a real project's) is still reached unasked: see
     // `the_projects_git_remote_is_reached_unasked`.
 }
+
+/// rt5 B6, B11: agentsh's environment is the agent's to set, and its `$PATH` named a directory
+/// below a dot-directory of home (`~/.config/gh`: the token read), an ordinary one (`~/notes`),
+/// and one inside a place the box has its own of (a directory of `/tmp` holding the person's
+/// socket, as `/tmp/tmux-0` does: the box typed into their tmux). None is shown now, and the box
+/// says so once as it is made; a program in `~/.local/bin` still runs.
+#[test]
+fn what_path_names_is_shown_only_where_it_is_a_toolchains() {
+    let Some(mut w) = world() else { return };
+    w.write_home(".config/gh/hosts.yml", "oauth_token: gho_FAKE-FIX5\n");
+    w.write_home("notes/vault.txt", "FAKE-NOTES-FIX5\n");
+    w.write_home(".local/bin/mytool", "#!/bin/sh\necho mytool ran\n");
+    std::fs::set_permissions(w.home(".local/bin/mytool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = Path::new("/tmp").join(unique("path-sockets"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _server = serve_unix(&dir.join("tmux.sock"));
+    let path = format!(
+        "{}:{}:{}:{}:{}",
+        w.home(".config/gh").display(),
+        w.home("notes").display(),
+        dir.display(),
+        w.home(".local/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    w.env.push(("PATH".into(), path));
+    let out = w.script(&format!("set -e\nmytool\n{INSIDE}"));
+    succeeded(&out, "a program of ~/.local/bin");
+    assert_eq!(text(&out.stdout), "mytool ran\n");
+    let err = text(&out.stderr);
+    for told in [".config/gh", "notes", dir.to_str().unwrap()] {
+        assert!(err.contains("agentsh: note: not in the sandbox:") && err.contains(told), "{told} not told: {err}");
+    }
+    attack(&w, "read a token through $PATH", "set -e\ncat \"$HOME/.config/gh/hosts.yml\"\n");
+    attack(&w, "read notes through $PATH", "set -e\ncat \"$HOME/notes/vault.txt\"\n");
+    let connect = format!(
+        "set -e\n{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(s.recv(6))'\n",
+        python(),
+        dir.join("tmux.sock").display()
+    );
+    attack(&w, "connect to a socket in a directory of /tmp on $PATH", &connect);
+    let _ = std::fs::remove_dir_all(&dir);
+}

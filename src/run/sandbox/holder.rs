@@ -205,6 +205,15 @@ pub(crate) fn build_past(spec: &BoxSpec, ended: Option<i32>) -> Result<Kept, Box
         watch.content(file);
     }
     let answer = run_builder(spec)?;
+    // What the environment names that the box does not show (rt5 B6, B11): said once, as the
+    // box is made, so a program not found there is explained.
+    for r in spec.refused.iter().filter(|r| super::spec::ENV_DIR_REFUSALS.iter().any(|p| r.why.starts_with(p))) {
+        eprintln!(
+            "agentsh: note: not in the sandbox: {} ({})",
+            crate::text::sanitize::sanitize(&crate::text::path(&r.path)),
+            crate::text::sanitize::sanitize(&r.why)
+        );
+    }
     let record = Record {
         pid: answer.pid,
         pid_ino: answer.pid_ino,

@@ -111,6 +111,10 @@ pub struct Place {
     /// remotes are not the person's (rt5 B1). Looked for only when a box is made, as
     /// [`Place::runs_elsewhere`] is.
     pub git_above: Vec<PathBuf>,
+    /// The toolchain directories the environment names that hold nothing a toolchain's root
+    /// does (`bin`, `shims`, `versions`, ...: `JAVA_HOME=~/notes`, rt5 B6): not shown. Looked
+    /// for only when a box is made, as [`Place::runs_elsewhere`] is.
+    pub not_toolchains: Vec<PathBuf>,
 }
 
 /// Environment variables that name a toolchain's directory.
@@ -221,6 +225,7 @@ impl Place {
             ttys,
             runs_elsewhere: None,
             git_above: Vec::new(),
+            not_toolchains: Vec::new(),
         }
     }
 }
@@ -490,6 +495,14 @@ impl BoxPlan {
             let globals = gitcode::Globals::from_env(&home, var);
             let facts = personscode::Facts::of(&self.place, &home, &globals, var);
             place.to_mut().runs_elsewhere = personscode::why_not(&normalize(&self.place.workspace.root), &facts);
+        }
+        if for_box {
+            let roots = ["bin", "shims", "versions", "node-versions", "nvm.sh"];
+            let not: Vec<PathBuf> = (self.place.tool_dirs.iter())
+                .filter(|d| !roots.iter().any(|r| std::fs::symlink_metadata(d.join(r)).is_ok()))
+                .cloned()
+                .collect();
+            place.to_mut().not_toolchains = not;
         }
         if for_box && self.place.workspace.git_dir.is_some() {
             place.to_mut().git_above = git_above(&normalize(&self.place.workspace.root));

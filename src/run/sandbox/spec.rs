@@ -455,17 +455,79 @@ impl BoxSpec {
                 None
             }
         };
+        // Default-deny for what the environment names in a hidden place (rt5 B6, B11): the
+        // environment is the agent's to set, so a directory is shown only where it is a
+        // toolchain's own. Never one inside a place the box hides whole or has its own of other
+        // than a home (`/tmp/tmux-0`, `/run/user/0`, the runtime directory: the person's
+        // sockets); in a home, never one below a dot-directory (`~/.config/gh`, `~/.docker/run`:
+        // settings, tokens, sockets), and of the ordinary ones only a programs directory
+        // (`~/bin`, `~/sdk/flutter/bin`), a toolchain's root that holds one, or a cache.
+        // What `HOME_VISIBLE` and `HOME_CACHES` list is shown whatever this says.
+        let homes_of = |dir: &Path| -> Option<PathBuf> {
+            if within(dir, &home) && home.parent().is_some() {
+                return Some(home.clone());
+            }
+            if let Some(r) = real_home.as_ref().filter(|r| within(dir, r)) {
+                return Some(r.clone());
+            }
+            if within(dir, Path::new("/root")) {
+                return Some("/root".into());
+            }
+            let user = dir.strip_prefix("/home").ok()?.components().next()?;
+            Some(Path::new("/home").join(user))
+        };
+        let not_a_toolchains = |dir: &Path, kind: EnvDir| -> Option<&'static str> {
+            if let Some(why) = too_wide(dir) {
+                return Some(why);
+            }
+            let elsewhere = private.iter().filter(|p| p.path != home).any(|p| within(dir, &p.path));
+            let Some(in_home) = homes_of(dir).filter(|_| !elsewhere) else {
+                return hides(dir).then_some(
+                    "it is inside a place the sandbox hides whole or has its own of (/tmp, /run, the runtime \
+                     directory), where the person's sockets are (tmux, ssh-agent, D-Bus)",
+                );
+            };
+            let rel = dir.strip_prefix(&in_home).unwrap_or(dir);
+            let name = dir.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+            let dotted = rel.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."));
+            match kind {
+                EnvDir::Toolchain if super::copies::SNAPSHOT_NAMES.iter().any(|n| name == n.as_bytes()) => None,
+                EnvDir::Cache if rel.starts_with(".cache") && rel != Path::new(".cache") => None,
+                // The list's toolchains, in another home (`PYENV_ROOT=/root/.pyenv` for a
+                // person whose `$HOME` is elsewhere); in theirs, the list shows them already.
+                _ if HOME_VISIBLE.iter().any(|(r, from)| *from == Origin::Toolchain && rel.starts_with(r)) => None,
+                EnvDir::Cache if HOME_CACHES.iter().any(|r| rel.starts_with(r)) => None,
+                _ if dotted => {
+                    Some("it is below a dot-directory of home, where tools keep their settings, tokens and sockets")
+                }
+                EnvDir::Program if !PROGRAM_DIRS.iter().any(|p| name == p.as_bytes()) => {
+                    Some("it is no toolchain's programs directory (bin, sbin or shims)")
+                }
+                EnvDir::Toolchain if place.not_toolchains.iter().any(|n| normalize(n) == dir) => {
+                    Some("it holds no bin directory: no toolchain's")
+                }
+                EnvDir::Cache if !name.to_ascii_lowercase().windows(5).any(|w| w == b"cache") => {
+                    Some("its name is no cache's")
+                }
+                _ => None,
+            }
+        };
         // A cache the environment moves (`PIP_CACHE_DIR`, `GOMODCACHE`, `XDG_CACHE_HOME`,
         // `RUSTUP_HOME`, ...) is shown, copy-on-write, only where it is narrow too: the box reads
         // all of a cache, so `PIP_CACHE_DIR=~/.config` would show every token in it.
         let builtin: Vec<PathBuf> = HOME_CACHES.iter().map(|rel| in_home(rel)).collect();
         caches.retain(|c| {
-            let Some(why) = too_wide(&c.path).filter(|_| !builtin.contains(&c.path)) else { return true };
+            // What a cache variable names anywhere is judged as a cache of its own (rt5 B6); what
+            // a toolchain's home variable moves (`CARGO_HOME`, `RUSTUP_HOME`, ...) holds the
+            // list's names only.
+            let named = place.cache_dirs.iter().any(|d| normalize(d) == c.path);
+            let why = if named { not_a_toolchains(&c.path, EnvDir::Cache) } else { too_wide(&c.path) };
+            let Some(why) = why.filter(|_| !builtin.contains(&c.path)) else { return true };
             refused.push(Refused {
                 path: c.path.clone(),
                 why: format!(
-                    "a cache the environment names, but {why}: not shown; name what the sandbox should show in \
-                     sandbox.readable"
+                    "a cache the environment names, but {why}: not shown; name what the sandbox \
+                     should show in sandbox.readable"
                 ),
             });
             false
@@ -474,23 +536,20 @@ impl BoxSpec {
         let shown = |visible: &[Root], p: &Path| visible.iter().chain(&caches).any(|v| within(p, &v.path));
         for dir in place.tool_dirs.iter().map(|d| normalize(d)) {
             if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
-                match too_wide(&dir) {
+                match not_a_toolchains(&dir, EnvDir::Toolchain) {
                     None => show(&mut visible, dir, Origin::Toolchain),
                     Some(why) => {
-                        // A toolchain's programs, at least (`~/.bun/bin` of `BUN_INSTALL=~/.bun`).
-                        let bin = join(&dir, "bin");
-                        let narrower = dot_dir_of_home(&dir) && too_wide(&bin).is_none();
+                        // A toolchain's programs, where the list shows them (`~/.bun/bin` of
+                        // `BUN_INSTALL=~/.bun`).
+                        let narrower = shown(&visible, &join(&dir, "bin"));
                         refused.push(Refused {
                             path: dir.clone(),
                             why: format!(
-                                "a toolchain directory the environment names, but {why}: {}; name what the sandbox \
-                                 should show in sandbox.readable",
+                                "a toolchain directory the environment names, but {why}: {}; name \
+                                 what the sandbox should show in sandbox.readable",
                                 if narrower { "only its bin is shown" } else { "not shown" }
                             ),
                         });
-                        if narrower && !shown(&visible, &bin) {
-                            show(&mut visible, bin, Origin::Toolchain);
-                        }
                     }
                 }
             }
@@ -499,13 +558,13 @@ impl BoxSpec {
             // agentsh's own directories stay hidden even on `$PATH` (its `bash` link): inside
             // the box, `bash` is bash.
             if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
-                match too_wide(&dir) {
+                match not_a_toolchains(&dir, EnvDir::Program) {
                     None => show(&mut visible, dir, Origin::Path),
                     Some(why) => refused.push(Refused {
                         path: dir,
                         why: format!(
-                            "a directory of $PATH, but {why}: not shown; name what the sandbox should show in \
-                             sandbox.readable"
+                            "a directory of $PATH, but {why}: not shown; name what the sandbox \
+                             should show in sandbox.readable"
                         ),
                     }),
                 }
@@ -716,6 +775,24 @@ pub(crate) fn kept_at(store: &Path, home: &Path, path: &Path) -> Option<PathBuf>
     let rest = path.strip_prefix(place).ok()?;
     Some(join(store, name).join(rest))
 }
+
+/// What a directory the environment names is to a command: its programs (`$PATH`), a
+/// toolchain's root (`PYENV_ROOT`, `GOROOT`, ...), or a cache (`PIP_CACHE_DIR`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EnvDir {
+    Program,
+    Toolchain,
+    Cache,
+}
+
+/// The names of a toolchain's programs directories: the only ordinary directories of home a
+/// `$PATH` entry shows (rt5 B6: `PATH=~/notes` showed the person's notes).
+const PROGRAM_DIRS: &[&str] = &["bin", "sbin", "shims"];
+
+/// How the refusals of directories the environment names begin: said on standard error when
+/// the box is built (`holder`), so a command that needs one knows why it is not there.
+pub const ENV_DIR_REFUSALS: &[&str] =
+    &["a directory of $PATH", "a toolchain directory the environment names", "a cache the environment names"];
 
 /// `/dev` is rebuilt: only the devices listed are in it.
 const DEVICES_ROOT: &[&str] = &["/dev"];
@@ -1361,29 +1438,100 @@ mod tests {
         p.runtime_dir = Some("/h/run".into());
         p.path_dirs = ["/h", "/", "/home", "/run", "/tmp", "/h/run", "/h/.local/share", "/h/.x", "/h/.config"]
             .into_iter()
-            .chain(["/h/.config/composer/vendor/bin", "/h/bin", "/h/.x/bin"])
+            .chain(["/h/.config/composer/vendor/bin", "/h/bin", "/h/.x/bin", "/h/sdk/flutter/bin", "/h/.pyenv/shims"])
             .map(PathBuf::from)
             .collect();
         p.tool_dirs =
             vec!["/h/.bun".into(), "/h/.local".into(), "/h/sdk/go".into(), "/h/.codex/shell_snapshots".into()];
         let s = BoxSpec::build(&Settings::default(), &p, &own, Path::new("/r"), "n");
         let visible = paths(&s.visible);
-        for not in
-            ["/h", "/home", "/run", "/tmp", "/h/run", "/h/.local/share", "/h/.x", "/h/.config", "/h/.bun", "/h/.local"]
-        {
+        for not in [
+            "/h",
+            "/home",
+            "/run",
+            "/tmp",
+            "/h/run",
+            "/h/.local/share",
+            "/h/.x",
+            "/h/.config",
+            "/h/.bun",
+            "/h/.local",
+            "/h/.config/composer/vendor/bin",
+            "/h/.x/bin",
+        ] {
             assert!(!visible.contains(&Path::new(not)), "{not}: {visible:?}");
             assert!(s.refused.iter().any(|r| r.path == Path::new(not)), "{not} not told: {:?}", s.refused);
         }
-        for shown in ["/h/.config/composer/vendor/bin", "/h/bin", "/h/.x/bin", "/h/sdk/go", "/h/.codex/shell_snapshots"]
-        {
+        for shown in ["/h/bin", "/h/sdk/flutter/bin", "/h/sdk/go", "/h/.codex/shell_snapshots", "/h/.pyenv"] {
             assert!(visible.contains(&Path::new(shown)), "{shown}: {visible:?}");
         }
-        // A toolchain's whole dot-directory: its programs only.
+        // A toolchain's whole dot-directory: its programs only, where the list shows them.
         assert!(visible.contains(&Path::new("/h/.bun/bin")));
         assert!(s.refused.iter().any(|r| r.path == Path::new("/h/.bun") && r.why.contains("only its bin")));
         assert!(s.refused.iter().any(|r| r.path == Path::new("/h/.local/share") && r.why.contains("agentsh's own")));
         // `/` is not hidden: it shows what the system shows.
         assert!(!s.refused.iter().any(|r| r.path == Path::new("/")));
+    }
+
+    /// rt5 B6, B11: the agent's `$PATH`, toolchain and cache variables name a directory below a
+    /// dot-directory of home (tokens, Docker's socket), an ordinary one (notes), or one inside
+    /// a place the box hides whole or has its own of (the person's tmux server in `/tmp/tmux-0`,
+    /// `/run`, the runtime directory). None is shown, each is told; the ordinary toolchain
+    /// layouts still are, in the person's home or another's.
+    #[test]
+    fn what_the_environment_names_is_shown_only_where_it_is_a_toolchains() {
+        let mut p = git(place("/w/p", "/h"), "/w/p");
+        p.runtime_dir = Some("/run/user/0".into());
+        let refused = [
+            "/h/.config/gh",
+            "/h/.config/rclone",
+            "/h/.docker/run",
+            "/h/.local/share/keyrings",
+            "/h/notes",
+            "/h/Downloads",
+            "/tmp/tmux-0",
+            "/run/rt5b-d",
+            "/run/user/0/bin",
+            "/var/tmp/x/bin",
+            "/dev/shm/bin",
+            "/home/other/bin/../.ssh",
+        ];
+        p.path_dirs = refused.iter().map(PathBuf::from).collect();
+        p.path_dirs.extend(
+            [
+                "/h/bin",
+                "/root/.nvm/versions/node/v22.1.0/bin",
+                "/root/.pyenv/shims",
+                "/home/other/bin",
+                "/usr/local/bin",
+            ]
+            .map(PathBuf::from),
+        );
+        p.tool_dirs = ["/h/.config/gcloud", "/h/notes", "/h/sdk/jdk", "/tmp/tmux-0"].map(PathBuf::from).to_vec();
+        p.not_toolchains = vec!["/h/notes".into()];
+        p.cache_dirs = ["/h/.aws/sso/cache", "/h/notes", "/tmp/tmux-0", "/h/work/npm-cache", "/h/.cache/npm2"]
+            .map(PathBuf::from)
+            .to_vec();
+        let s = build(&p);
+        let (visible, caches) = (paths(&s.visible), paths(&s.caches));
+        for not in refused.iter().chain(&["/h/.config/gcloud", "/h/.aws/sso/cache"]) {
+            let not = normalize(Path::new(not));
+            assert!(!visible.contains(&not.as_path()) && !caches.contains(&not.as_path()), "{not:?} shown");
+            assert!(s.refused.iter().any(|r| r.path == not), "{not:?} not told: {:?}", s.refused);
+        }
+        assert!(!visible.contains(&Path::new("/h/notes")) && !caches.contains(&Path::new("/h/notes")));
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/tmp/tmux-0") && r.why.contains("sockets")));
+        for shown in ["/h/bin", "/root/.nvm/versions/node/v22.1.0/bin", "/root/.pyenv/shims", "/home/other/bin"] {
+            assert!(visible.contains(&Path::new(shown)), "{shown}: {visible:?}");
+        }
+        assert!(visible.contains(&Path::new("/h/sdk/jdk")), "a toolchain's root that holds one: {visible:?}");
+        for cache in ["/h/work/npm-cache", "/h/.cache/npm2"] {
+            assert!(caches.contains(&Path::new(cache)), "{cache}: {caches:?}");
+        }
+        // The person's own: shown by the list, whatever the environment says.
+        for listed in ["/h/.cargo/bin", "/h/.local/bin", "/h/.nvm", "/h/go/bin", "/h/.pyenv"] {
+            assert!(visible.contains(&Path::new(listed)), "{listed}: {visible:?}");
+        }
     }
 
     #[test]
