@@ -4794,3 +4794,29 @@ fn what_path_names_is_shown_only_where_it_is_a_toolchains() {
     attack(&w, "connect to a socket in a directory of /tmp on $PATH", &connect);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// rt5 A10: a pnpm project of 520 packages, every file hard-linked from the store: the walk
+/// used up its directories before it reached a file, and the box wrote through to the store
+/// (and every project sharing the file). Now it is told and shown copy-on-write.
+#[test]
+fn a_wide_pnpm_farm_is_copied_on_write() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let store = tempfile::tempdir().unwrap();
+    for n in 0..520 {
+        let name = format!("pkg{n:04}");
+        let rel = format!("node_modules/.pnpm/{name}@1.0.0/node_modules/{name}/index.js");
+        std::fs::write(store.path().join(&name), "module.exports = 1\n").unwrap();
+        std::fs::create_dir_all(w.path(&rel).parent().unwrap()).unwrap();
+        std::fs::hard_link(store.path().join(&name), w.path(&rel)).unwrap();
+    }
+    let out = w.script(&format!(
+        "set -e\nf=node_modules/.pnpm/pkg0000@1.0.0/node_modules/pkg0000/index.js\necho 'POISONED' >> $f\n\
+         chmod 0666 $f\n{INSIDE}"
+    ));
+    succeeded(&out, "write a package of a wide pnpm project");
+    assert_eq!(std::fs::read_to_string(store.path().join("pkg0000")).unwrap(), "module.exports = 1\n");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(store.path().join("pkg0000")).unwrap().mode() & 0o777, 0o644);
+    assert!(text(&out.stderr).contains("copy-on-write"), "not told: {}", text(&out.stderr));
+}
