@@ -266,27 +266,7 @@ fn git_above(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `a/b/../c` -> `a/c`, lexically (for paths read from git's files and the environment). A path
-/// that is already normal (most are) is copied without parsing its components.
-pub(crate) fn normalize(p: &Path) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    let b = p.as_os_str().as_bytes();
-    let odd = |seg: &[u8]| seg.is_empty() || seg == b"." || seg == b"..";
-    if b == b"/" || (b.first() == Some(&b'/') && !b[1..].split(|c| *c == b'/').any(odd)) {
-        return p.to_path_buf();
-    }
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub(crate) use crate::policy::dirs::normalize;
 
 /// `base/rel` for a normalized `base` and a relative `rel` without `.` or `..`, in one
 /// allocation: `Path::join` parses components.
