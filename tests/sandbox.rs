@@ -2083,7 +2083,10 @@ fn a_missing_hooks_path_cannot_be_made_by_the_box() {
 
 /// rt-files F6 (b): with `$XDG_CONFIG_HOME` (or `$XDG_DATA_HOME`) in a dotfiles repository, agentsh's
 /// own directory is in the workspace. It is covered there: neither readable nor writable, not
-/// replaced by renaming what holds it, and not made where it was missing.
+/// replaced by renaming what holds it, and not made where it was missing. (Since rt5 B10 a user
+/// config there is the strictest, boxes of other environments not covering it; so the config
+/// here is the home's, and the covered one a stand-in beside it, named by `XDG_STATE_HOME`'s
+/// sibling: the box covers every one of agentsh's directories the same way.)
 #[test]
 fn agentshs_own_directories_inside_the_workspace_are_covered() {
     let Some(w) = world() else { return };
@@ -2092,7 +2095,13 @@ fn agentshs_own_directories_inside_the_workspace_are_covered() {
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::copy(w.home(".config/agentsh/config.json"), &config).unwrap();
     let before = std::fs::read_to_string(&config).unwrap();
-    w.env.push(("XDG_CONFIG_HOME".into(), w.path("dot/config").display().to_string()));
+    // A config there stands for the strictest settings, and says why.
+    let out = w.command(&["-c", "true"]).env("XDG_CONFIG_HOME", w.path("dot/config")).output().unwrap();
+    assert!(!out.status.success() && text(&out.stderr).contains("a git work tree"), "{}", text(&out.stderr));
+    // The covers, with agentsh's cache and data directories there (`<XDG_CACHE_HOME>/agentsh`
+    // standing for the config's).
+    let config = w.path("dot/config/agentsh/config.json");
+    w.env.push(("XDG_CACHE_HOME".into(), w.path("dot/config").display().to_string()));
     w.env.push(("XDG_DATA_HOME".into(), w.path("dot/data").display().to_string()));
     let forged = r#"{"commandWhitelist": ["sh probe.sh", "rm"], "sandbox": {"writable": ["~/.ssh"]}}"#;
     for (what, body) in [
@@ -4840,4 +4849,33 @@ fn a_config_a_box_could_write_only_tightens() {
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(err.contains("a git work tree") && err.contains("strictest"), "not told why: {err}");
+}
+
+/// rt5 B6, through a link: a box of another workspace under home makes its `bin` a link to
+/// `~/.config/gh` (its own file to make), and the agent names that `bin` on `$PATH`. The box
+/// judges the directory where it really is: not shown, and said; a person's `~/bin` that is a
+/// link to their dotfiles' `bin` still is.
+#[test]
+fn a_path_directory_that_is_a_link_is_judged_where_it_leads() {
+    let Some(mut w) = world() else { return };
+    w.write_home(".config/gh/hosts.yml", "oauth_token: gho_FAKE-FIX5-LINK\n");
+    w.write_home("dotfiles/bin/dottool", "#!/bin/sh\necho dottool ran\n");
+    std::fs::set_permissions(w.home("dotfiles/bin/dottool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(w.home("dotfiles/bin"), w.home("bin")).unwrap();
+    std::fs::create_dir_all(w.home("code/other")).unwrap();
+    git(&w.home("code/other"), &["init", "-q", "."]);
+    std::os::unix::fs::symlink(w.home(".config/gh"), w.home("code/other/bin")).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        w.home("code/other/bin").display(),
+        w.home("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    w.env.push(("PATH".into(), path));
+    let out = w.script(&format!("set -e\ndottool\n{INSIDE}"));
+    succeeded(&out, "a program of ~/bin, a link to the dotfiles' bin");
+    assert_eq!(text(&out.stdout), "dottool ran\n");
+    assert!(text(&out.stderr).contains("a link on the way leads to"), "not told: {}", text(&out.stderr));
+    let body = format!("set -e\ncat {}/hosts.yml\n", w.home("code/other/bin").display());
+    attack(&w, "read a token through a $PATH directory that is a link", &body);
 }

@@ -284,6 +284,13 @@ fn run_builder(spec: &BoxSpec) -> Result<Answer, BoxError> {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
         return Err(BoxError::Failed(if why.is_empty() { "the sandbox's builder failed".into() } else { why }));
     };
+    // What the builder could not show, found where it looked (a link on the way, rt5 B6): said
+    // once, as the box is made.
+    for note in
+        String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.starts_with("agentsh: note: not in the sandbox:"))
+    {
+        eprintln!("{note}");
+    }
     let code_paths = lines.map(PathBuf::from).collect();
     Ok(Answer { pid, pid_ino, ruleset_fd, rules, code_paths, watched })
 }

@@ -100,6 +100,9 @@ pub struct BoxSpec {
     pub git_dir: Option<PathBuf>,
     /// The person's home: hidden, a private one in its place.
     pub home: PathBuf,
+    /// Its real path, where `$HOME` names it through a link ([`Place::real_home`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_home: Option<PathBuf>,
     /// Cargo's home (`$CARGO_HOME`, or `~/.cargo`), whose config is shown as a copy without its
     /// secrets ([`super::copies`]).
     #[serde(default)]
@@ -428,90 +431,19 @@ impl BoxSpec {
             }
         }
         let hidden = hidden_places();
-        let hides = |p: &Path| {
-            hidden.iter().any(|h| within(p, &h.path))
-                || real_home.as_deref().is_some_and(|r| within(p, r))
-                || private.iter().any(|h| within(p, &h.path))
-                || DEVICES_ROOT.iter().any(|d| within(p, Path::new(d)))
+        let own_norm: Vec<PathBuf> = own.iter().map(|o| normalize(o)).collect();
+        let rule = EnvRule {
+            home: &home,
+            real_home: real_home.as_deref(),
+            hidden: &hidden,
+            private: &private,
+            own: &own_norm,
+            not_toolchains: &place.not_toolchains,
         };
+        let hides = |p: &Path| rule.hides(p);
         let own_place = |p: &Path| own.iter().any(|o| within(p, &normalize(o)));
-        // A directory the environment names is shown only where it is narrow: never home, a
-        // place hidden or private whole or what holds one, what holds agentsh's own directories,
-        // or a whole dot-directory of home, where tools keep their settings and tokens.
-        let dot_dir_of_home = |dir: &Path| {
-            dir.parent() == Some(home.as_path()) && dir.file_name().is_some_and(|n| n.as_bytes().starts_with(b"."))
-        };
-        let too_wide = |dir: &Path| -> Option<&'static str> {
-            let holds = |inner: &Path| within(inner, dir);
-            if holds(&home) {
-                Some("it is home or holds it")
-            } else if hidden.iter().chain(&private).any(|h| holds(&h.path)) {
-                Some("it is or holds a place the sandbox hides whole or has its own of")
-            } else if own.iter().any(|o| holds(&normalize(o))) {
-                Some("it holds agentsh's own directories")
-            } else if dot_dir_of_home(dir) {
-                Some("it is a whole dot-directory of home, where tools keep their settings and tokens")
-            } else {
-                None
-            }
-        };
-        // Default-deny for what the environment names in a hidden place (rt5 B6, B11): the
-        // environment is the agent's to set, so a directory is shown only where it is a
-        // toolchain's own. Never one inside a place the box hides whole or has its own of other
-        // than a home (`/tmp/tmux-0`, `/run/user/0`, the runtime directory: the person's
-        // sockets); in a home, never one below a dot-directory (`~/.config/gh`, `~/.docker/run`:
-        // settings, tokens, sockets), and of the ordinary ones only a programs directory
-        // (`~/bin`, `~/sdk/flutter/bin`), a toolchain's root that holds one, or a cache.
-        // What `HOME_VISIBLE` and `HOME_CACHES` list is shown whatever this says.
-        let homes_of = |dir: &Path| -> Option<PathBuf> {
-            if within(dir, &home) && home.parent().is_some() {
-                return Some(home.clone());
-            }
-            if let Some(r) = real_home.as_ref().filter(|r| within(dir, r)) {
-                return Some(r.clone());
-            }
-            if within(dir, Path::new("/root")) {
-                return Some("/root".into());
-            }
-            let user = dir.strip_prefix("/home").ok()?.components().next()?;
-            Some(Path::new("/home").join(user))
-        };
-        let not_a_toolchains = |dir: &Path, kind: EnvDir| -> Option<&'static str> {
-            if let Some(why) = too_wide(dir) {
-                return Some(why);
-            }
-            let elsewhere = private.iter().filter(|p| p.path != home).any(|p| within(dir, &p.path));
-            let Some(in_home) = homes_of(dir).filter(|_| !elsewhere) else {
-                return hides(dir).then_some(
-                    "it is inside a place the sandbox hides whole or has its own of (/tmp, /run, the runtime \
-                     directory), where the person's sockets are (tmux, ssh-agent, D-Bus)",
-                );
-            };
-            let rel = dir.strip_prefix(&in_home).unwrap_or(dir);
-            let name = dir.file_name().map(|n| n.as_bytes()).unwrap_or_default();
-            let dotted = rel.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."));
-            match kind {
-                EnvDir::Toolchain if super::copies::SNAPSHOT_NAMES.iter().any(|n| name == n.as_bytes()) => None,
-                EnvDir::Cache if rel.starts_with(".cache") && rel != Path::new(".cache") => None,
-                // The list's toolchains, in another home (`PYENV_ROOT=/root/.pyenv` for a
-                // person whose `$HOME` is elsewhere); in theirs, the list shows them already.
-                _ if HOME_VISIBLE.iter().any(|(r, from)| *from == Origin::Toolchain && rel.starts_with(r)) => None,
-                EnvDir::Cache if HOME_CACHES.iter().any(|r| rel.starts_with(r)) => None,
-                _ if dotted => {
-                    Some("it is below a dot-directory of home, where tools keep their settings, tokens and sockets")
-                }
-                EnvDir::Program if !PROGRAM_DIRS.iter().any(|p| name == p.as_bytes()) => {
-                    Some("it is no toolchain's programs directory (bin, sbin or shims)")
-                }
-                EnvDir::Toolchain if place.not_toolchains.iter().any(|n| normalize(n) == dir) => {
-                    Some("it holds no bin directory: no toolchain's")
-                }
-                EnvDir::Cache if !name.to_ascii_lowercase().windows(5).any(|w| w == b"cache") => {
-                    Some("its name is no cache's")
-                }
-                _ => None,
-            }
-        };
+        let too_wide = |dir: &Path| rule.too_wide(dir);
+        let not_a_toolchains = |dir: &Path, kind: EnvDir| rule.refusal(dir, kind);
         // A cache the environment moves (`PIP_CACHE_DIR`, `GOMODCACHE`, `XDG_CACHE_HOME`,
         // `RUSTUP_HOME`, ...) is shown, copy-on-write, only where it is narrow too: the box reads
         // all of a cache, so `PIP_CACHE_DIR=~/.config` would show every token in it.
@@ -664,6 +596,7 @@ impl BoxSpec {
         BoxSpec {
             workspace: ws,
             git_dir,
+            real_home,
             home,
             cargo_home,
             cwd,
@@ -774,6 +707,149 @@ pub(crate) fn kept_at(store: &Path, home: &Path, path: &Path) -> Option<PathBuf>
         .find(|(p, _)| within(&path, p))?;
     let rest = path.strip_prefix(place).ok()?;
     Some(join(store, name).join(rest))
+}
+
+/// What [`EnvRule::refusal`] judges a directory the environment names by: the places the box
+/// hides and has its own of, and whose they are.
+struct EnvRule<'a> {
+    home: &'a Path,
+    real_home: Option<&'a Path>,
+    hidden: &'a [Root],
+    private: &'a [Root],
+    /// agentsh's own directories, normalized.
+    own: &'a [PathBuf],
+    not_toolchains: &'a [PathBuf],
+}
+
+impl EnvRule<'_> {
+    /// Whether the box hides `p` (nothing shown there yet).
+    fn hides(&self, p: &Path) -> bool {
+        self.hidden.iter().any(|h| within(p, &h.path))
+            || self.real_home.is_some_and(|r| within(p, r))
+            || self.private.iter().any(|h| within(p, &h.path))
+            || DEVICES_ROOT.iter().any(|d| within(p, Path::new(d)))
+    }
+
+    fn dot_dir_of_home(&self, dir: &Path) -> bool {
+        dir.parent() == Some(self.home) && dir.file_name().is_some_and(|n| n.as_bytes().starts_with(b"."))
+    }
+
+    /// A directory the environment names is shown only where it is narrow: never home, a
+    /// place hidden or private whole or what holds one, what holds agentsh's own directories,
+    /// or a whole dot-directory of home, where tools keep their settings and tokens.
+    fn too_wide(&self, dir: &Path) -> Option<&'static str> {
+        let holds = |inner: &Path| within(inner, dir);
+        if holds(self.home) {
+            Some("it is home or holds it")
+        } else if self.hidden.iter().chain(self.private).any(|h| holds(&h.path)) {
+            Some("it is or holds a place the sandbox hides whole or has its own of")
+        } else if self.own.iter().any(|o| holds(o)) {
+            Some("it holds agentsh's own directories")
+        } else if self.dot_dir_of_home(dir) {
+            Some("it is a whole dot-directory of home, where tools keep their settings and tokens")
+        } else {
+            None
+        }
+    }
+
+    /// The home holding `dir`: the person's (in either spelling), or another user's.
+    fn home_of(&self, dir: &Path) -> Option<PathBuf> {
+        if within(dir, self.home) && self.home.parent().is_some() {
+            return Some(self.home.to_path_buf());
+        }
+        if let Some(r) = self.real_home.filter(|r| within(dir, r)) {
+            return Some(r.to_path_buf());
+        }
+        if within(dir, Path::new("/root")) {
+            return Some("/root".into());
+        }
+        let user = dir.strip_prefix("/home").ok()?.components().next()?;
+        Some(Path::new("/home").join(user))
+    }
+
+    /// Default-deny for what the environment names in a hidden place (rt5 B6, B11): the
+    /// environment is the agent's to set, so a directory is shown only where it is a
+    /// toolchain's own. Never one inside a place the box hides whole or has its own of other
+    /// than a home (`/tmp/tmux-0`, `/run/user/0`, the runtime directory: the person's
+    /// sockets); in a home, never one below a dot-directory (`~/.config/gh`, `~/.docker/run`:
+    /// settings, tokens, sockets), and of the ordinary ones only a programs directory
+    /// (`~/bin`, `~/sdk/flutter/bin`), a toolchain's root that holds one, or a cache.
+    /// What `HOME_VISIBLE` and `HOME_CACHES` list is shown whatever this says.
+    fn refusal(&self, dir: &Path, kind: EnvDir) -> Option<&'static str> {
+        if let Some(why) = self.too_wide(dir) {
+            return Some(why);
+        }
+        let name = dir.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+        // The agents' snapshots, wherever their homes are: shown as copies the builder writes
+        // without their secrets (`copies`), files only.
+        if kind == EnvDir::Toolchain && super::copies::SNAPSHOT_NAMES.iter().any(|n| name == n.as_bytes()) {
+            return None;
+        }
+        let elsewhere = self.private.iter().filter(|p| p.path != self.home).any(|p| within(dir, &p.path));
+        let Some(in_home) = self.home_of(dir).filter(|_| !elsewhere) else {
+            return self.hides(dir).then_some(
+                "it is inside a place the sandbox hides whole or has its own of (/tmp, /run, the runtime \
+                 directory), where the person's sockets are (tmux, ssh-agent, D-Bus)",
+            );
+        };
+        let rel = dir.strip_prefix(&in_home).unwrap_or(dir);
+        let dotted = rel.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."));
+        match kind {
+            EnvDir::Cache if rel.starts_with(".cache") && rel != Path::new(".cache") => None,
+            // The list's toolchains, in another home (`PYENV_ROOT=/root/.pyenv` for a person
+            // whose `$HOME` is elsewhere); in theirs, the list shows them already.
+            _ if HOME_VISIBLE.iter().any(|(r, from)| *from == Origin::Toolchain && rel.starts_with(r)) => None,
+            EnvDir::Cache if HOME_CACHES.iter().any(|r| rel.starts_with(r)) => None,
+            _ if dotted => {
+                Some("it is below a dot-directory of home, where tools keep their settings, tokens and sockets")
+            }
+            EnvDir::Program if !PROGRAM_DIRS.iter().any(|p| name == p.as_bytes()) => {
+                Some("it is no toolchain's programs directory (bin, sbin or shims)")
+            }
+            EnvDir::Toolchain if self.not_toolchains.iter().any(|n| normalize(n) == dir) => {
+                Some("it holds no bin directory: no toolchain's")
+            }
+            EnvDir::Cache if !name.to_ascii_lowercase().windows(5).any(|w| w == b"cache") => {
+                Some("its name is no cache's")
+            }
+            _ => None,
+        }
+    }
+}
+
+impl BoxSpec {
+    /// Why the box must not show `real`, where a directory of `$PATH` (`program`) or a
+    /// toolchain's that it shows really is: [`EnvRule::refusal`] again, for the directory a
+    /// link on the way leads to (a box of another workspace made `bin` there a link to
+    /// `~/.ssh`). The builder asks, on the directory it opened.
+    pub(crate) fn refuses_as_env_dir(&self, real: &Path, program: bool) -> Option<&'static str> {
+        let own: Vec<PathBuf> =
+            self.deny.iter().filter(|d| d.from == Origin::Agentsh).map(|d| normalize(&d.path)).collect();
+        let rule = EnvRule {
+            home: &self.home,
+            real_home: self.real_home.as_deref(),
+            hidden: &self.hidden,
+            private: &self.private,
+            own: &own,
+            not_toolchains: &[],
+        };
+        let real = normalize(real);
+        if !rule.hides(&real) {
+            return None;
+        }
+        rule.refusal(&real, if program { EnvDir::Program } else { EnvDir::Toolchain })
+    }
+
+    /// Whether `path` is one of [`HOME_VISIBLE`]'s, as this box shows them.
+    pub(crate) fn listed(&self, path: &Path) -> bool {
+        HOME_VISIBLE.iter().any(|(rel, _)| {
+            let at = match rel.strip_prefix(".cargo/") {
+                Some(rest) => join(&self.cargo_home, rest),
+                None => join(&self.home, rel),
+            };
+            at == path
+        })
+    }
 }
 
 /// What a directory the environment names is to a command: its programs (`$PATH`), a
