@@ -4849,6 +4849,11 @@ fn a_config_a_box_could_write_only_tightens() {
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(err.contains("a git work tree") && err.contains("strictest"), "not told why: {err}");
+    // Its state there (grants, the approval queue, the log) would be a box's to forge: nothing
+    // runs.
+    let out = w.command(&["-c", "sh probe.sh"]).env("XDG_STATE_HOME", w.path("state")).output().unwrap();
+    assert!(!out.status.success(), "ran with its state in the workspace: {}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("a git work tree"), "{}", text(&out.stderr));
 }
 
 /// rt5 B6, through a link: a box of another workspace under home makes its `bin` a link to

@@ -152,6 +152,16 @@ pub fn state() -> Result<&'static Path, String> {
         .get_or_init(|| {
             let dir =
                 state_dir().ok_or("no home directory to keep it in (HOME is unset, and no passwd entry names one)")?;
+            // In a git work tree a command in the sandbox could write it: forge a grant or a
+            // queue's answer, cut the log (rt5 B10). Nothing agentsh keeps there would be its own.
+            if let Some(ws) = home().and_then(|h| workspace_holding(&dir, h)) {
+                return Err(format!(
+                    "{} is in {}, a git work tree, where a command in the sandbox could write it: point XDG_STATE_HOME \
+                     at a directory of your own outside any git repository",
+                    shown(&dir),
+                    shown(&ws)
+                ));
+            }
             private_dir(&dir)?;
             Ok(dir)
         })
