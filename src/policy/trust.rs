@@ -147,6 +147,13 @@ fn records() -> Result<Map<String, Value>, String> {
     if let Some(why) = unsafe_file(&file) {
         return Err(why);
     }
+    // Records a command in the sandbox could have written trust nothing (rt5 B10).
+    if let Some(why) = file.parent().and_then(crate::policy::config::box_writes) {
+        return Err(format!(
+            "{}: {why}, so a command in the sandbox could have written it",
+            sanitize(&file.display().to_string())
+        ));
+    }
     // Capped as a config file is: the agent's own file tools can write the data directory.
     match crate::policy::config::read_bytes(&file) {
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {

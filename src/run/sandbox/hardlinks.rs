@@ -72,7 +72,22 @@ pub fn prepare(spec: &BoxSpec) -> Result<Vec<PathBuf>, String> {
             );
         }
     }
-    let farms = link_farms(ws);
+    let found = farms(ws);
+    let untold: Vec<String> = (found.iter())
+        .filter(|(_, how)| *how == Sharing::Untold)
+        .map(|(f, _)| crate::text::sanitize::sanitize(&crate::text::path(f)))
+        .collect();
+    if !untold.is_empty() {
+        eprintln!(
+            "agentsh: {}: too many directories to tell within bounds whether {} files hard-linked from a package \
+             store (pnpm, bun and uv link them), so the sandbox shows {} copy-on-write all the same: what a command \
+             writes there stays in the sandbox",
+            untold.join(", "),
+            if untold.len() == 1 { "it holds" } else { "they hold" },
+            if untold.len() == 1 { "it" } else { "them" },
+        );
+    }
+    let farms: Vec<PathBuf> = found.iter().filter(|(_, how)| *how == Sharing::Linked).map(|(f, _)| f.clone()).collect();
     if !farms.is_empty() {
         let names: Vec<String> = farms.iter().map(|f| crate::text::sanitize::sanitize(&crate::text::path(f))).collect();
         eprintln!(
@@ -86,7 +101,7 @@ pub fn prepare(spec: &BoxSpec) -> Result<Vec<PathBuf>, String> {
             if farms.len() == 1 { "it" } else { "them" },
         );
     }
-    Ok(farms)
+    Ok(found.into_iter().map(|(f, _)| f).collect())
 }
 
 /// What [`unshare_git_objects`] did.
@@ -216,9 +231,16 @@ fn copy(path: &Path, m: &std::fs::Metadata) -> std::io::Result<PathBuf> {
 use std::os::unix::fs::PermissionsExt;
 
 /// The link farms in the workspace `ws`: each [`FARMS`] directory of it or of a project
-/// directory below it (to [`FARM_DEPTH`]) that holds a regular file with another name. Neither
+/// directory below it (to [`FARM_DEPTH`]) that holds a regular file with another name, or that
+/// could not be told within the bounds (shown copy-on-write all the same: fail closed). Neither
 /// a link nor another file system is followed.
 pub fn link_farms(ws: &Path) -> Vec<PathBuf> {
+    farms(ws).into_iter().map(|(p, _)| p).collect()
+}
+
+/// [`link_farms`], each with whether it was told ([`Sharing::Linked`]) or not
+/// ([`Sharing::Untold`]).
+pub fn farms(ws: &Path) -> Vec<(PathBuf, Sharing)> {
     let Ok(top) = std::fs::symlink_metadata(ws) else { return Vec::new() };
     let dev = top.dev();
     let mut out = Vec::new();
@@ -237,8 +259,11 @@ pub fn link_farms(ws: &Path) -> Vec<PathBuf> {
             let name = e.file_name();
             let p = e.path();
             if FARMS.iter().any(|f| name == *f) {
-                if e.metadata().is_ok_and(|m| m.dev() == dev) && shares_a_file(&p, dev) {
-                    out.push(p);
+                if e.metadata().is_ok_and(|m| m.dev() == dev) {
+                    match shares_a_file(&p, dev) {
+                        Sharing::Unshared => {}
+                        found => out.push((p, found)),
+                    }
                 }
             } else if depth < FARM_DEPTH && !name.as_encoded_bytes().starts_with(b".") && name != "target" {
                 queue.push_back((p, depth + 1));
@@ -249,35 +274,70 @@ pub fn link_farms(ws: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Whether the directory `farm` holds a regular file with another name, looked for breadth
-/// first, a few files of each directory, within bounds.
-fn shares_a_file(farm: &Path, dev: u64) -> bool {
+/// What a package directory is to the box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Sharing {
+    /// A file in it has another name: a store's hard link.
+    Linked,
+    /// None of the files looked at has, and they were enough to tell.
+    Unshared,
+    /// The bounds ran out before enough files were looked at to tell (rt5 A10): taken as linked.
+    Untold,
+}
+
+/// Of a directory, at most this many subdirectories are walked, spread over all of them: a
+/// package store's layout (`node_modules/.pnpm/<pkg>@<v>/node_modules/<pkg>/`, files four
+/// levels down under 500 or more siblings) is reached within the bounds however wide it is.
+const SUBDIRS_PER_DIR: usize = 16;
+/// A farm none of whose files looked at is linked is unshared only once this many were looked
+/// at, in this many directories, or it was walked whole.
+const ENOUGH_FILES: usize = 64;
+const ENOUGH_DIRS: usize = 16;
+
+/// Whether the directory `farm` holds a regular file with another name: walked breadth first,
+/// a few files of each directory and at most [`SUBDIRS_PER_DIR`] of its subdirectories, within
+/// bounds. A package's files are linked all or none, so a farm is told by a few files of each of
+/// several packages; where the bounds end before enough were looked at, it is [`Sharing::Untold`].
+fn shares_a_file(farm: &Path, dev: u64) -> Sharing {
     let mut queue = VecDeque::from([farm.to_path_buf()]);
-    let (mut dirs, mut files) = (0, 0);
+    let (mut dirs, mut files, mut dirs_with_files) = (0, 0, 0);
+    let mut whole = true;
     while let Some(dir) = queue.pop_front() {
         dirs += 1;
         if dirs > MAX_FARM_DIRS {
-            return false;
+            whole = false;
+            break;
         }
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut here = 0;
+        let (mut here, mut subdirs) = (0, Vec::new());
         for e in entries.flatten() {
             let Ok(t) = e.file_type() else { continue };
             if t.is_dir() {
-                queue.push_back(e.path());
+                subdirs.push(e.path());
             } else if t.is_file() && here < FILES_PER_DIR {
                 here += 1;
                 files += 1;
-                if files > MAX_FARM_FILES {
-                    return false;
-                }
                 if e.metadata().is_ok_and(|m| m.nlink() > 1 && m.dev() == dev) {
-                    return true;
+                    return Sharing::Linked;
                 }
             }
         }
+        dirs_with_files += usize::from(here > 0);
+        if files >= MAX_FARM_FILES {
+            whole = false;
+            break;
+        }
+        if subdirs.len() > SUBDIRS_PER_DIR {
+            whole = false;
+            // Spread over the whole listing, not its first few: what a directory lists first
+            // says nothing of the rest.
+            let step = subdirs.len() as f64 / SUBDIRS_PER_DIR as f64;
+            queue.extend((0..SUBDIRS_PER_DIR).map(|i| subdirs[(i as f64 * step) as usize].clone()));
+        } else {
+            queue.extend(subdirs);
+        }
     }
-    false
+    if whole || (files >= ENOUGH_FILES && dirs_with_files >= ENOUGH_DIRS) { Sharing::Unshared } else { Sharing::Untold }
 }
 
 #[cfg(test)]
@@ -343,5 +403,43 @@ mod tests {
         std::fs::write(ws.join("web/node_modules/plain/index.js"), "copied").unwrap();
         std::fs::write(ws.join("node_modules/.modules.yaml"), "own").unwrap();
         assert_eq!(link_farms(&ws), [ws.join("node_modules"), ws.join("packages/api/.venv")]);
+    }
+
+    /// rt5 A10: pnpm puts every file four levels down, under one directory per package; with
+    /// 500 or more packages the walk used up its directories before it reached a file, and the
+    /// farm was written through to the store. Now it is told at any width; a copied tree as wide
+    /// is told unshared, and one the bounds cannot tell is taken as a farm.
+    #[test]
+    fn a_wide_pnpm_farm_is_told_and_what_cannot_be_told_is_taken_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, ws) = (dir.path().join("store"), dir.path().join("ws"));
+        let dev = std::fs::metadata(dir.path()).unwrap().dev();
+        for n in 0..600 {
+            let pkg = format!("node_modules/.pnpm/pkg{n:04}@1.0.0/node_modules/pkg{n:04}");
+            linked(&store.join(format!("{n}")), &ws.join(format!("{pkg}/index.js")), "x");
+        }
+        assert_eq!(shares_a_file(&ws.join("node_modules"), dev), Sharing::Linked);
+        for n in 0..600 {
+            let pkg = ws.join(format!("copied/node_modules/pkg{n:04}"));
+            std::fs::create_dir_all(pkg.join("lib")).unwrap();
+            for f in ["package.json", "index.js", "README.md", "LICENSE"] {
+                std::fs::write(pkg.join(f), "own").unwrap();
+            }
+        }
+        assert_eq!(shares_a_file(&ws.join("copied/node_modules"), dev), Sharing::Unshared);
+        // Directories only, wider and deeper than the bounds: nothing to tell by.
+        for a in 0..20 {
+            for b in 0..20 {
+                for c in 0..4 {
+                    std::fs::create_dir_all(ws.join(format!("empty/node_modules/{a}/{b}/{c}"))).unwrap();
+                }
+            }
+        }
+        assert_eq!(shares_a_file(&ws.join("empty/node_modules"), dev), Sharing::Untold);
+        let found = farms(&ws);
+        assert_eq!(
+            found,
+            [(ws.join("empty/node_modules"), Sharing::Untold), (ws.join("node_modules"), Sharing::Linked),]
+        );
     }
 }

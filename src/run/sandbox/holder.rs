@@ -219,6 +219,15 @@ pub(crate) fn build_past(spec: &BoxSpec, seat: &str, ended: Option<i32>) -> Resu
         watch.content(file);
     }
     let answer = run_builder(spec)?;
+    // What the environment names that the box does not show (rt5 B6, B11): said once, as the
+    // box is made, so a program not found there is explained.
+    for r in spec.refused.iter().filter(|r| super::spec::ENV_DIR_REFUSALS.iter().any(|p| r.why.starts_with(p))) {
+        eprintln!(
+            "agentsh: note: not in the sandbox: {} ({})",
+            crate::text::sanitize::sanitize(&crate::text::path(&r.path)),
+            crate::text::sanitize::sanitize(&r.why)
+        );
+    }
     let record = Record {
         pid: answer.pid,
         pid_ino: answer.pid_ino,
@@ -367,6 +376,13 @@ fn run_builder(spec: &BoxSpec) -> Result<Answer, BoxError> {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
         return Err(BoxError::Failed(if why.is_empty() { "the sandbox's builder failed".into() } else { why }));
     };
+    // What the builder could not show, found where it looked (a link on the way, rt5 B6): said
+    // once, as the box is made.
+    for note in
+        String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.starts_with("agentsh: note: not in the sandbox:"))
+    {
+        eprintln!("{note}");
+    }
     let code_paths = lines.map(PathBuf::from).collect();
     Ok(Answer { pid, pid_ino, ruleset_fd, rules, code_paths, watched: said == "watched", overfull: said == "overfull" })
 }

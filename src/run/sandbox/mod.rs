@@ -106,6 +106,15 @@ pub struct Place {
     /// it: [`personscode`]): then it is no workspace. Looked for only when a box is made (it
     /// reads files), so neither [`Place::current`] nor the box's name ([`spec::key`]) has it.
     pub runs_elsewhere: Option<String>,
+    /// The git top-levels above the workspace's (a repository nested in another: `ws/sub`),
+    /// nearest first. A box of one of them can write the nested one's `.git/config`, so its
+    /// remotes are not the person's (rt5 B1). Looked for only when a box is made, as
+    /// [`Place::runs_elsewhere`] is.
+    pub git_above: Vec<PathBuf>,
+    /// The toolchain directories the environment names that hold nothing a toolchain's root
+    /// does (`bin`, `shims`, `versions`, ...: `JAVA_HOME=~/notes`, rt5 B6): not shown. Looked
+    /// for only when a box is made, as [`Place::runs_elsewhere`] is.
+    pub not_toolchains: Vec<PathBuf>,
 }
 
 /// Environment variables that name a toolchain's directory.
@@ -215,6 +224,8 @@ impl Place {
             keep_terminal,
             ttys,
             runs_elsewhere: None,
+            git_above: Vec::new(),
+            not_toolchains: Vec::new(),
         }
     }
 }
@@ -245,27 +256,17 @@ impl Workspace {
     }
 }
 
-/// `a/b/../c` -> `a/c`, lexically (for paths read from git's files and the environment). A path
-/// that is already normal (most are) is copied without parsing its components.
-pub(crate) fn normalize(p: &Path) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    let b = p.as_os_str().as_bytes();
-    let odd = |seg: &[u8]| seg.is_empty() || seg == b"." || seg == b"..";
-    if b == b"/" || (b.first() == Some(&b'/') && !b[1..].split(|c| *c == b'/').any(odd)) {
-        return p.to_path_buf();
-    }
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
+/// The directories above `root` that hold a `.git` (a directory or a file), nearest first: a
+/// `statx` for each directory above it.
+fn git_above(root: &Path) -> Vec<PathBuf> {
+    root.ancestors()
+        .skip(1)
+        .filter(|d| std::fs::symlink_metadata(join(d, ".git")).is_ok())
+        .map(Path::to_path_buf)
+        .collect()
 }
+
+pub(crate) use crate::policy::dirs::normalize;
 
 /// `base/rel` for a normalized `base` and a relative `rel` without `.` or `..`, in one
 /// allocation: `Path::join` parses components.
@@ -489,6 +490,17 @@ impl BoxPlan {
                 );
             }
             place.to_mut().runs_elsewhere = no.map(|no| no.why);
+        }
+        if for_box {
+            let roots = ["bin", "shims", "versions", "node-versions", "nvm.sh"];
+            let not: Vec<PathBuf> = (self.place.tool_dirs.iter())
+                .filter(|d| !roots.iter().any(|r| std::fs::symlink_metadata(d.join(r)).is_ok()))
+                .cloned()
+                .collect();
+            place.to_mut().not_toolchains = not;
+        }
+        if for_box && self.place.workspace.git_dir.is_some() {
+            place.to_mut().git_above = git_above(&normalize(&self.place.workspace.root));
         }
         (BoxSpec::build(&self.settings, &place, &self.own, &self.records, &self.name), for_box)
     }

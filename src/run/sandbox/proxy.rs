@@ -104,7 +104,8 @@ pub struct NetPolicy {
     pub allow: Vec<String>,
     /// `sandbox.denyHosts`.
     pub deny: Vec<String>,
-    /// The workspace's git directory: its remotes are allowed.
+    /// The workspace's git directory: its remotes are allowed. `None` where a box could have
+    /// written its config (a repository nested in another, `spec`).
     pub git_dir: Option<PathBuf>,
     /// Where the person's settings for asking are looked up (the workspace, or the cwd).
     pub workspace: PathBuf,

@@ -100,6 +100,9 @@ pub struct BoxSpec {
     pub git_dir: Option<PathBuf>,
     /// The person's home: hidden, a private one in its place.
     pub home: PathBuf,
+    /// Its real path, where `$HOME` names it through a link ([`Place::real_home`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_home: Option<PathBuf>,
     /// Cargo's home (`$CARGO_HOME`, or `~/.cargo`), whose config is shown as a copy without its
     /// secrets ([`super::copies`]).
     #[serde(default)]
@@ -428,44 +431,35 @@ impl BoxSpec {
             }
         }
         let hidden = hidden_places();
-        let hides = |p: &Path| {
-            hidden.iter().any(|h| within(p, &h.path))
-                || real_home.as_deref().is_some_and(|r| within(p, r))
-                || private.iter().any(|h| within(p, &h.path))
-                || DEVICES_ROOT.iter().any(|d| within(p, Path::new(d)))
+        let own_norm: Vec<PathBuf> = own.iter().map(|o| normalize(o)).collect();
+        let rule = EnvRule {
+            home: &home,
+            real_home: real_home.as_deref(),
+            hidden: &hidden,
+            private: &private,
+            own: &own_norm,
+            not_toolchains: &place.not_toolchains,
         };
+        let hides = |p: &Path| rule.hides(p);
         let own_place = |p: &Path| own.iter().any(|o| within(p, &normalize(o)));
-        // A directory the environment names is shown only where it is narrow: never home, a
-        // place hidden or private whole or what holds one, what holds agentsh's own directories,
-        // or a whole dot-directory of home, where tools keep their settings and tokens.
-        let dot_dir_of_home = |dir: &Path| {
-            dir.parent() == Some(home.as_path()) && dir.file_name().is_some_and(|n| n.as_bytes().starts_with(b"."))
-        };
-        let too_wide = |dir: &Path| -> Option<&'static str> {
-            let holds = |inner: &Path| within(inner, dir);
-            if holds(&home) {
-                Some("it is home or holds it")
-            } else if hidden.iter().chain(&private).any(|h| holds(&h.path)) {
-                Some("it is or holds a place the sandbox hides whole or has its own of")
-            } else if own.iter().any(|o| holds(&normalize(o))) {
-                Some("it holds agentsh's own directories")
-            } else if dot_dir_of_home(dir) {
-                Some("it is a whole dot-directory of home, where tools keep their settings and tokens")
-            } else {
-                None
-            }
-        };
+        let too_wide = |dir: &Path| rule.too_wide(dir);
+        let not_a_toolchains = |dir: &Path, kind: EnvDir| rule.refusal(dir, kind);
         // A cache the environment moves (`PIP_CACHE_DIR`, `GOMODCACHE`, `XDG_CACHE_HOME`,
         // `RUSTUP_HOME`, ...) is shown, copy-on-write, only where it is narrow too: the box reads
         // all of a cache, so `PIP_CACHE_DIR=~/.config` would show every token in it.
         let builtin: Vec<PathBuf> = HOME_CACHES.iter().map(|rel| in_home(rel)).collect();
         caches.retain(|c| {
-            let Some(why) = too_wide(&c.path).filter(|_| !builtin.contains(&c.path)) else { return true };
+            // What a cache variable names anywhere is judged as a cache of its own (rt5 B6); what
+            // a toolchain's home variable moves (`CARGO_HOME`, `RUSTUP_HOME`, ...) holds the
+            // list's names only.
+            let named = place.cache_dirs.iter().any(|d| normalize(d) == c.path);
+            let why = if named { not_a_toolchains(&c.path, EnvDir::Cache) } else { too_wide(&c.path) };
+            let Some(why) = why.filter(|_| !builtin.contains(&c.path)) else { return true };
             refused.push(Refused {
                 path: c.path.clone(),
                 why: format!(
-                    "a cache the environment names, but {why}: not shown; name what the sandbox should show in \
-                     sandbox.readable"
+                    "a cache the environment names, but {why}: not shown; name what the sandbox \
+                     should show in sandbox.readable"
                 ),
             });
             false
@@ -474,23 +468,20 @@ impl BoxSpec {
         let shown = |visible: &[Root], p: &Path| visible.iter().chain(&caches).any(|v| within(p, &v.path));
         for dir in place.tool_dirs.iter().map(|d| normalize(d)) {
             if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
-                match too_wide(&dir) {
+                match not_a_toolchains(&dir, EnvDir::Toolchain) {
                     None => show(&mut visible, dir, Origin::Toolchain),
                     Some(why) => {
-                        // A toolchain's programs, at least (`~/.bun/bin` of `BUN_INSTALL=~/.bun`).
-                        let bin = join(&dir, "bin");
-                        let narrower = dot_dir_of_home(&dir) && too_wide(&bin).is_none();
+                        // A toolchain's programs, where the list shows them (`~/.bun/bin` of
+                        // `BUN_INSTALL=~/.bun`).
+                        let narrower = shown(&visible, &join(&dir, "bin"));
                         refused.push(Refused {
                             path: dir.clone(),
                             why: format!(
-                                "a toolchain directory the environment names, but {why}: {}; name what the sandbox \
-                                 should show in sandbox.readable",
+                                "a toolchain directory the environment names, but {why}: {}; name \
+                                 what the sandbox should show in sandbox.readable",
                                 if narrower { "only its bin is shown" } else { "not shown" }
                             ),
                         });
-                        if narrower && !shown(&visible, &bin) {
-                            show(&mut visible, bin, Origin::Toolchain);
-                        }
                     }
                 }
             }
@@ -499,13 +490,13 @@ impl BoxSpec {
             // agentsh's own directories stay hidden even on `$PATH` (its `bash` link): inside
             // the box, `bash` is bash.
             if hides(&dir) && !own_place(&dir) && !shown(&visible, &dir) {
-                match too_wide(&dir) {
+                match not_a_toolchains(&dir, EnvDir::Program) {
                     None => show(&mut visible, dir, Origin::Path),
                     Some(why) => refused.push(Refused {
                         path: dir,
                         why: format!(
-                            "a directory of $PATH, but {why}: not shown; name what the sandbox should show in \
-                             sandbox.readable"
+                            "a directory of $PATH, but {why}: not shown; name what the sandbox \
+                             should show in sandbox.readable"
                         ),
                     }),
                 }
@@ -564,10 +555,38 @@ impl BoxSpec {
             }
         }
 
+        // The project's git remotes are allowed unasked only where no box could have written its
+        // `.git/config` (rt5 B1): not a repository inside another that can be a workspace
+        // (`git init sub` in a box, then a command started in `sub`), nor one inside what
+        // `sandbox.writable` names (its boxes write it whole). Its hosts are asked about then,
+        // like any other.
+        let remotes_of = git_dir.as_ref().filter(|_| {
+            let root = normalize(&place.workspace.root);
+            let above = place.git_above.iter().map(|d| normalize(d)).find(|d| too_broad(place, &home, d).is_none());
+            let named = settings
+                .writable
+                .iter()
+                .filter_map(|w| expand(Path::new(&w.path), &home))
+                .find(|p| p.parent().is_some() && within(&root, p));
+            match above.or(named) {
+                None => true,
+                Some(by) => {
+                    refused.push(Refused {
+                        path: join(&root, ".git/config"),
+                        why: format!(
+                            "its remotes are not allowed unasked: {} holds it, and a command in the sandbox there can \
+                             write this repository's .git/config; a connection to them is asked about like any other",
+                            by.display()
+                        ),
+                    });
+                    false
+                }
+            }
+        });
         let net = super::proxy::NetPolicy {
             allow: settings.allow_hosts.iter().map(|h| h.path.clone()).collect(),
             deny: settings.deny_hosts.iter().map(|h| h.path.clone()).collect(),
-            git_dir: git_dir.clone(),
+            git_dir: remotes_of.cloned(),
             workspace: ws.clone().unwrap_or_else(|| cwd.clone()),
             records: records.to_path_buf(),
             credentials: settings.credentials.clone(),
@@ -577,6 +596,7 @@ impl BoxSpec {
         BoxSpec {
             workspace: ws,
             git_dir,
+            real_home,
             home,
             cargo_home,
             cwd,
@@ -688,6 +708,167 @@ pub(crate) fn kept_at(store: &Path, home: &Path, path: &Path) -> Option<PathBuf>
     let rest = path.strip_prefix(place).ok()?;
     Some(join(store, name).join(rest))
 }
+
+/// What [`EnvRule::refusal`] judges a directory the environment names by: the places the box
+/// hides and has its own of, and whose they are.
+struct EnvRule<'a> {
+    home: &'a Path,
+    real_home: Option<&'a Path>,
+    hidden: &'a [Root],
+    private: &'a [Root],
+    /// agentsh's own directories, normalized.
+    own: &'a [PathBuf],
+    not_toolchains: &'a [PathBuf],
+}
+
+impl EnvRule<'_> {
+    /// Whether the box hides `p` (nothing shown there yet).
+    fn hides(&self, p: &Path) -> bool {
+        self.hidden.iter().any(|h| within(p, &h.path))
+            || self.real_home.is_some_and(|r| within(p, r))
+            || self.private.iter().any(|h| within(p, &h.path))
+            || DEVICES_ROOT.iter().any(|d| within(p, Path::new(d)))
+    }
+
+    fn dot_dir_of_home(&self, dir: &Path) -> bool {
+        dir.parent() == Some(self.home) && dir.file_name().is_some_and(|n| n.as_bytes().starts_with(b"."))
+    }
+
+    /// A directory the environment names is shown only where it is narrow: never home, a
+    /// place hidden or private whole or what holds one, what holds agentsh's own directories,
+    /// or a whole dot-directory of home, where tools keep their settings and tokens.
+    fn too_wide(&self, dir: &Path) -> Option<&'static str> {
+        let holds = |inner: &Path| within(inner, dir);
+        if holds(self.home) {
+            Some("it is home or holds it")
+        } else if self.hidden.iter().chain(self.private).any(|h| holds(&h.path)) {
+            Some("it is or holds a place the sandbox hides whole or has its own of")
+        } else if self.own.iter().any(|o| holds(o)) {
+            Some("it holds agentsh's own directories")
+        } else if self.dot_dir_of_home(dir) {
+            Some("it is a whole dot-directory of home, where tools keep their settings and tokens")
+        } else {
+            None
+        }
+    }
+
+    /// The home holding `dir`: the person's (in either spelling), or another user's.
+    fn home_of(&self, dir: &Path) -> Option<PathBuf> {
+        if within(dir, self.home) && self.home.parent().is_some() {
+            return Some(self.home.to_path_buf());
+        }
+        if let Some(r) = self.real_home.filter(|r| within(dir, r)) {
+            return Some(r.to_path_buf());
+        }
+        if within(dir, Path::new("/root")) {
+            return Some("/root".into());
+        }
+        let user = dir.strip_prefix("/home").ok()?.components().next()?;
+        Some(Path::new("/home").join(user))
+    }
+
+    /// Default-deny for what the environment names in a hidden place (rt5 B6, B11): the
+    /// environment is the agent's to set, so a directory is shown only where it is a
+    /// toolchain's own. Never one inside a place the box hides whole or has its own of other
+    /// than a home (`/tmp/tmux-0`, `/run/user/0`, the runtime directory: the person's
+    /// sockets); in a home, never one below a dot-directory (`~/.config/gh`, `~/.docker/run`:
+    /// settings, tokens, sockets), and of the ordinary ones only a programs directory
+    /// (`~/bin`, `~/sdk/flutter/bin`), a toolchain's root that holds one, or a cache.
+    /// What `HOME_VISIBLE` and `HOME_CACHES` list is shown whatever this says.
+    fn refusal(&self, dir: &Path, kind: EnvDir) -> Option<&'static str> {
+        if let Some(why) = self.too_wide(dir) {
+            return Some(why);
+        }
+        let name = dir.file_name().map(|n| n.as_bytes()).unwrap_or_default();
+        // The agents' snapshots, wherever their homes are: shown as copies the builder writes
+        // without their secrets (`copies`), files only.
+        if kind == EnvDir::Toolchain && super::copies::SNAPSHOT_NAMES.iter().any(|n| name == n.as_bytes()) {
+            return None;
+        }
+        let elsewhere = self.private.iter().filter(|p| p.path != self.home).any(|p| within(dir, &p.path));
+        let Some(in_home) = self.home_of(dir).filter(|_| !elsewhere) else {
+            return self.hides(dir).then_some(
+                "it is inside a place the sandbox hides whole or has its own of (/tmp, /run, the runtime \
+                 directory), where the person's sockets are (tmux, ssh-agent, D-Bus)",
+            );
+        };
+        let rel = dir.strip_prefix(&in_home).unwrap_or(dir);
+        let dotted = rel.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."));
+        match kind {
+            EnvDir::Cache if rel.starts_with(".cache") && rel != Path::new(".cache") => None,
+            // The list's toolchains, in another home (`PYENV_ROOT=/root/.pyenv` for a person
+            // whose `$HOME` is elsewhere); in theirs, the list shows them already.
+            _ if HOME_VISIBLE.iter().any(|(r, from)| *from == Origin::Toolchain && rel.starts_with(r)) => None,
+            EnvDir::Cache if HOME_CACHES.iter().any(|r| rel.starts_with(r)) => None,
+            _ if dotted => {
+                Some("it is below a dot-directory of home, where tools keep their settings, tokens and sockets")
+            }
+            EnvDir::Program if !PROGRAM_DIRS.iter().any(|p| name == p.as_bytes()) => {
+                Some("it is no toolchain's programs directory (bin, sbin or shims)")
+            }
+            EnvDir::Toolchain if self.not_toolchains.iter().any(|n| normalize(n) == dir) => {
+                Some("it holds no bin directory: no toolchain's")
+            }
+            EnvDir::Cache if !name.to_ascii_lowercase().windows(5).any(|w| w == b"cache") => {
+                Some("its name is no cache's")
+            }
+            _ => None,
+        }
+    }
+}
+
+impl BoxSpec {
+    /// Why the box must not show `real`, where a directory of `$PATH` (`program`) or a
+    /// toolchain's that it shows really is: [`EnvRule::refusal`] again, for the directory a
+    /// link on the way leads to (a box of another workspace made `bin` there a link to
+    /// `~/.ssh`). The builder asks, on the directory it opened.
+    pub(crate) fn refuses_as_env_dir(&self, real: &Path, program: bool) -> Option<&'static str> {
+        let own: Vec<PathBuf> =
+            self.deny.iter().filter(|d| d.from == Origin::Agentsh).map(|d| normalize(&d.path)).collect();
+        let rule = EnvRule {
+            home: &self.home,
+            real_home: self.real_home.as_deref(),
+            hidden: &self.hidden,
+            private: &self.private,
+            own: &own,
+            not_toolchains: &[],
+        };
+        let real = normalize(real);
+        if !rule.hides(&real) {
+            return None;
+        }
+        rule.refusal(&real, if program { EnvDir::Program } else { EnvDir::Toolchain })
+    }
+
+    /// Whether `path` is one of [`HOME_VISIBLE`]'s, as this box shows them.
+    pub(crate) fn listed(&self, path: &Path) -> bool {
+        HOME_VISIBLE.iter().any(|(rel, _)| {
+            let at = match rel.strip_prefix(".cargo/") {
+                Some(rest) => join(&self.cargo_home, rest),
+                None => join(&self.home, rel),
+            };
+            at == path
+        })
+    }
+}
+
+/// What a directory the environment names is to a command: its programs (`$PATH`), a
+/// toolchain's root (`PYENV_ROOT`, `GOROOT`, ...), or a cache (`PIP_CACHE_DIR`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EnvDir {
+    Program,
+    Toolchain,
+    Cache,
+}
+
+/// The names of a toolchain's programs directories: the only ordinary directories of home a
+/// `$PATH` entry shows (rt5 B6: `PATH=~/notes` showed the person's notes).
+const PROGRAM_DIRS: &[&str] = &["bin", "sbin", "shims"];
+
+/// How the refusals of directories the environment names begin: said on standard error when
+/// the box is built (`holder`), so a command that needs one knows why it is not there.
+pub const ENV_DIR_REFUSALS: &[&str] =
+    &["a directory of $PATH", "a toolchain directory the environment names", "a cache the environment names"];
 
 /// `/dev` is rebuilt: only the devices listed are in it.
 const DEVICES_ROOT: &[&str] = &["/dev"];
@@ -1352,29 +1533,100 @@ mod tests {
         p.runtime_dir = Some("/h/run".into());
         p.path_dirs = ["/h", "/", "/home", "/run", "/tmp", "/h/run", "/h/.local/share", "/h/.x", "/h/.config"]
             .into_iter()
-            .chain(["/h/.config/composer/vendor/bin", "/h/bin", "/h/.x/bin"])
+            .chain(["/h/.config/composer/vendor/bin", "/h/bin", "/h/.x/bin", "/h/sdk/flutter/bin", "/h/.pyenv/shims"])
             .map(PathBuf::from)
             .collect();
         p.tool_dirs =
             vec!["/h/.bun".into(), "/h/.local".into(), "/h/sdk/go".into(), "/h/.codex/shell_snapshots".into()];
         let s = BoxSpec::build(&Settings::default(), &p, &own, Path::new("/r"), "n");
         let visible = paths(&s.visible);
-        for not in
-            ["/h", "/home", "/run", "/tmp", "/h/run", "/h/.local/share", "/h/.x", "/h/.config", "/h/.bun", "/h/.local"]
-        {
+        for not in [
+            "/h",
+            "/home",
+            "/run",
+            "/tmp",
+            "/h/run",
+            "/h/.local/share",
+            "/h/.x",
+            "/h/.config",
+            "/h/.bun",
+            "/h/.local",
+            "/h/.config/composer/vendor/bin",
+            "/h/.x/bin",
+        ] {
             assert!(!visible.contains(&Path::new(not)), "{not}: {visible:?}");
             assert!(s.refused.iter().any(|r| r.path == Path::new(not)), "{not} not told: {:?}", s.refused);
         }
-        for shown in ["/h/.config/composer/vendor/bin", "/h/bin", "/h/.x/bin", "/h/sdk/go", "/h/.codex/shell_snapshots"]
-        {
+        for shown in ["/h/bin", "/h/sdk/flutter/bin", "/h/sdk/go", "/h/.codex/shell_snapshots", "/h/.pyenv"] {
             assert!(visible.contains(&Path::new(shown)), "{shown}: {visible:?}");
         }
-        // A toolchain's whole dot-directory: its programs only.
+        // A toolchain's whole dot-directory: its programs only, where the list shows them.
         assert!(visible.contains(&Path::new("/h/.bun/bin")));
         assert!(s.refused.iter().any(|r| r.path == Path::new("/h/.bun") && r.why.contains("only its bin")));
         assert!(s.refused.iter().any(|r| r.path == Path::new("/h/.local/share") && r.why.contains("agentsh's own")));
         // `/` is not hidden: it shows what the system shows.
         assert!(!s.refused.iter().any(|r| r.path == Path::new("/")));
+    }
+
+    /// rt5 B6, B11: the agent's `$PATH`, toolchain and cache variables name a directory below a
+    /// dot-directory of home (tokens, Docker's socket), an ordinary one (notes), or one inside
+    /// a place the box hides whole or has its own of (the person's tmux server in `/tmp/tmux-0`,
+    /// `/run`, the runtime directory). None is shown, each is told; the ordinary toolchain
+    /// layouts still are, in the person's home or another's.
+    #[test]
+    fn what_the_environment_names_is_shown_only_where_it_is_a_toolchains() {
+        let mut p = git(place("/w/p", "/h"), "/w/p");
+        p.runtime_dir = Some("/run/user/0".into());
+        let refused = [
+            "/h/.config/gh",
+            "/h/.config/rclone",
+            "/h/.docker/run",
+            "/h/.local/share/keyrings",
+            "/h/notes",
+            "/h/Downloads",
+            "/tmp/tmux-0",
+            "/run/rt5b-d",
+            "/run/user/0/bin",
+            "/var/tmp/x/bin",
+            "/dev/shm/bin",
+            "/home/other/bin/../.ssh",
+        ];
+        p.path_dirs = refused.iter().map(PathBuf::from).collect();
+        p.path_dirs.extend(
+            [
+                "/h/bin",
+                "/root/.nvm/versions/node/v22.1.0/bin",
+                "/root/.pyenv/shims",
+                "/home/other/bin",
+                "/usr/local/bin",
+            ]
+            .map(PathBuf::from),
+        );
+        p.tool_dirs = ["/h/.config/gcloud", "/h/notes", "/h/sdk/jdk", "/tmp/tmux-0"].map(PathBuf::from).to_vec();
+        p.not_toolchains = vec!["/h/notes".into()];
+        p.cache_dirs = ["/h/.aws/sso/cache", "/h/notes", "/tmp/tmux-0", "/h/work/npm-cache", "/h/.cache/npm2"]
+            .map(PathBuf::from)
+            .to_vec();
+        let s = build(&p);
+        let (visible, caches) = (paths(&s.visible), paths(&s.caches));
+        for not in refused.iter().chain(&["/h/.config/gcloud", "/h/.aws/sso/cache"]) {
+            let not = normalize(Path::new(not));
+            assert!(!visible.contains(&not.as_path()) && !caches.contains(&not.as_path()), "{not:?} shown");
+            assert!(s.refused.iter().any(|r| r.path == not), "{not:?} not told: {:?}", s.refused);
+        }
+        assert!(!visible.contains(&Path::new("/h/notes")) && !caches.contains(&Path::new("/h/notes")));
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/tmp/tmux-0") && r.why.contains("sockets")));
+        for shown in ["/h/bin", "/root/.nvm/versions/node/v22.1.0/bin", "/root/.pyenv/shims", "/home/other/bin"] {
+            assert!(visible.contains(&Path::new(shown)), "{shown}: {visible:?}");
+        }
+        assert!(visible.contains(&Path::new("/h/sdk/jdk")), "a toolchain's root that holds one: {visible:?}");
+        for cache in ["/h/work/npm-cache", "/h/.cache/npm2"] {
+            assert!(caches.contains(&Path::new(cache)), "{cache}: {caches:?}");
+        }
+        // The person's own: shown by the list, whatever the environment says.
+        for listed in ["/h/.cargo/bin", "/h/.local/bin", "/h/.nvm", "/h/go/bin", "/h/.pyenv"] {
+            assert!(visible.contains(&Path::new(listed)), "{listed}: {visible:?}");
+        }
     }
 
     #[test]
@@ -1433,6 +1685,31 @@ mod tests {
         assert!(matches!(s.sight(Path::new("/etc/shadow")), Sight::Covered(_)));
         assert!(matches!(s.sight(Path::new("/etc/ssh/ssh_host_rsa_key")), Sight::Covered(_)));
         assert_eq!(s.sight(Path::new("/etc/ssh/ssh_host_rsa_key.pub")), Sight::Shown);
+    }
+
+    /// rt5 B1: a repository a box made inside the workspace (`git init sub`, its `.git/config`
+    /// written there) names its own remotes; the proxy of a box started in it allows none of
+    /// them unasked. A repository inside home kept in git (never a workspace) keeps its own.
+    #[test]
+    fn a_nested_repositorys_remotes_are_not_allowed_unasked() {
+        let mut p = git(place("/w/p/sub", "/h"), "/w/p/sub");
+        assert_eq!(build(&p).net.git_dir.as_deref(), Some(Path::new("/w/p/sub/.git")), "a project of its own");
+        p.git_above = vec!["/w/p".into()];
+        let s = build(&p);
+        assert_eq!(s.net.git_dir, None);
+        assert!(s.refused.iter().any(|r| r.path == Path::new("/w/p/sub/.git/config") && r.why.contains("/w/p holds")));
+        // Home (dotfiles kept in git) and `/` are never a workspace: no box writes through them.
+        let mut p = git(place("/h/code/app", "/h"), "/h/code/app");
+        p.git_above = vec!["/h".into(), "/".into()];
+        assert_eq!(build(&p).net.git_dir.as_deref(), Some(Path::new("/h/code/app/.git")));
+        // A directory sandbox.writable names is written whole by every box.
+        use crate::policy::sandbox_settings::Sourced;
+        let settings = Settings {
+            writable: vec![Sourced { path: "~/code".into(), source: "config".into() }],
+            ..Settings::default()
+        };
+        let s = BoxSpec::build(&settings, &p, &[], Path::new("/r"), "n");
+        assert_eq!(s.net.git_dir, None);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::{join, within};
 use rustix::mount::{MountAttrFlags, MoveMountFlags, OpenTreeFlags};
 use std::ffi::CString;
 use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -72,6 +72,22 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
                 match store.overlay(&source, None) {
                     Ok(fd) => visible.push((path, fd, true)),
                     Err(why) => made.notes.push(format!("{}: not shown ({why})", path.display())),
+                }
+                continue;
+            }
+            // A directory of `$PATH` or a toolchain's that the environment names is judged where
+            // it really is, on the directory opened: a link on the way (a box of another
+            // workspace made `bin` there a link to `~/.ssh`) is followed only to where the
+            // spec would show it (rt5 B6).
+            if matches!(v.from, Origin::Path | Origin::Toolchain) && source == path && !spec.listed(&path) {
+                match take_where(&path, |real| spec.refuses_as_env_dir(real, v.from == Origin::Path)) {
+                    Ok(Some((fd, dir))) => visible.push((path, fd, dir)),
+                    Ok(None) => {}
+                    Err((real, why)) => eprintln!(
+                        "agentsh: note: not in the sandbox: {} (a link on the way leads to {}, and {why})",
+                        crate::text::sanitize::sanitize(&path.display().to_string()),
+                        crate::text::sanitize::sanitize(&real.display().to_string()),
+                    ),
                 }
                 continue;
             }
@@ -270,6 +286,35 @@ fn take(path: &Path, read_only: bool) -> Option<(OwnedFd, bool)> {
         super::sys::mount_setattr(fd.as_fd(), &empty, flags, RO | NOSUID, 0).ok()?;
     }
     Some((fd, dir))
+}
+
+/// [`take`] of the directory `path` (read-only), opened once, following links, and taken only
+/// where `refused` has nothing against where it really is: `Err` with that place and why.
+fn take_where(
+    path: &Path,
+    refused: impl Fn(&Path) -> Option<&'static str>,
+) -> Result<Option<(OwnedFd, bool)>, (PathBuf, &'static str)> {
+    use rustix::fs::{Mode, OFlags};
+    let Ok(dir) = rustix::fs::open(path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()) else {
+        return Ok(take(path, true));
+    };
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).unwrap_or_else(|_| path.to_path_buf());
+    if real != path
+        && let Some(why) = refused(&real)
+    {
+        return Err((real, why));
+    }
+    let flags = OpenTreeFlags::OPEN_TREE_CLONE
+        | OpenTreeFlags::OPEN_TREE_CLOEXEC
+        | OpenTreeFlags::AT_RECURSIVE
+        | OpenTreeFlags::AT_EMPTY_PATH;
+    let Ok(fd) = rustix::mount::open_tree(&dir, "", flags) else { return Ok(None) };
+    let empty = CString::default();
+    let at = (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint;
+    if super::sys::mount_setattr(fd.as_fd(), &empty, at, RO | NOSUID, 0).is_err() {
+        return Ok(None);
+    }
+    Ok(Some((fd, true)))
 }
 
 /// Attaches the detached mount `fd` at `path`.
