@@ -5473,7 +5473,7 @@ fn a_nested_repository_the_box_made_names_no_host_unasked() {
 /// below a dot-directory of home (`~/.config/gh`: the token read), an ordinary one (`~/notes`),
 /// and one inside a place the box has its own of (a directory of `/tmp` holding the person's
 /// socket, as `/tmp/tmux-0` does: the box typed into their tmux). None is shown now, and the box
-/// says so once as it is made; a program in `~/.local/bin` still runs.
+/// says so once as it is made (but for the temporary place); a program in `~/.local/bin` still runs.
 #[test]
 fn what_path_names_is_shown_only_where_it_is_a_toolchains() {
     let Some(mut w) = world() else { return };
@@ -5497,9 +5497,12 @@ fn what_path_names_is_shown_only_where_it_is_a_toolchains() {
     succeeded(&out, "a program of ~/.local/bin");
     assert_eq!(text(&out.stdout), "mytool ran\n");
     let err = text(&out.stderr);
-    for told in [".config/gh", "notes", dir.to_str().unwrap()] {
+    for told in [".config/gh", "notes"] {
         assert!(err.contains("agentsh: note: not in the sandbox:") && err.contains(told), "{told} not told: {err}");
     }
+    // One inside a temporary place the box has its own of is not shown either, but not told on
+    // every new box's first command (tools installed under /tmp or /var/tmp): `agentsh policy`.
+    assert!(!err.contains(dir.to_str().unwrap()), "told: {err}");
     attack(&w, "read a token through $PATH", "set -e\ncat \"$HOME/.config/gh/hosts.yml\"\n");
     attack(&w, "read notes through $PATH", "set -e\ncat \"$HOME/notes/vault.txt\"\n");
     let connect = format!(

@@ -220,8 +220,15 @@ pub(crate) fn build_past(spec: &BoxSpec, seat: &str, ended: Option<i32>) -> Resu
     }
     let answer = run_builder(spec)?;
     // What the environment names that the box does not show (rt5 B6, B11): said once, as the
-    // box is made, so a program not found there is explained.
-    for r in spec.refused.iter().filter(|r| super::spec::ENV_DIR_REFUSALS.iter().any(|p| r.why.starts_with(p))) {
+    // box is made, so a program not found there is explained. Not for a directory inside a
+    // temporary place the box has its own of (tools installed under /tmp or /var/tmp): the box
+    // never showed the person's copy of those, and the note would be in every new box's first
+    // command's output; `agentsh policy` lists them.
+    let told = |r: &&super::spec::Refused| {
+        super::spec::ENV_DIR_REFUSALS.iter().any(|p| r.why.starts_with(p))
+            && !r.why.contains(super::spec::INSIDE_HIDDEN)
+    };
+    for r in spec.refused.iter().filter(told) {
         eprintln!(
             "agentsh: note: not in the sandbox: {} ({})",
             crate::text::sanitize::sanitize(&crate::text::path(&r.path)),

@@ -787,10 +787,7 @@ impl EnvRule<'_> {
         }
         let elsewhere = self.private.iter().filter(|p| p.path != self.home).any(|p| within(dir, &p.path));
         let Some(in_home) = self.home_of(dir).filter(|_| !elsewhere) else {
-            return self.hides(dir).then_some(
-                "it is inside a place the sandbox hides whole or has its own of (/tmp, /run, the runtime \
-                 directory), where the person's sockets are (tmux, ssh-agent, D-Bus)",
-            );
+            return self.hides(dir).then_some(INSIDE_HIDDEN);
         };
         let rel = dir.strip_prefix(&in_home).unwrap_or(dir);
         let dotted = rel.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."));
@@ -867,6 +864,10 @@ const PROGRAM_DIRS: &[&str] = &["bin", "sbin", "shims"];
 
 /// How the refusals of directories the environment names begin: said on standard error when
 /// the box is built (`holder`), so a command that needs one knows why it is not there.
+/// Why a directory the environment names inside a hidden or box-private place is not shown.
+pub const INSIDE_HIDDEN: &str = "it is inside a place the sandbox hides whole or has its own of (/tmp, /run, the runtime \
+     directory), where the person's sockets are (tmux, ssh-agent, D-Bus)";
+
 pub const ENV_DIR_REFUSALS: &[&str] =
     &["a directory of $PATH", "a toolchain directory the environment names", "a cache the environment names"];
 
