@@ -5594,3 +5594,91 @@ fn a_path_directory_that_is_a_link_is_judged_where_it_leads() {
     let body = format!("set -e\ncat {}/hosts.yml\n", w.home("code/other/bin").display());
     attack(&w, "read a token through a $PATH directory that is a link", &body);
 }
+
+// ---- fix6-review: what hides edits from the person's git review, other git directories (rt6 X2, X3, X7) ----
+
+/// Sets the object `path`'s entry names in the version-2 index `index` (run in the box, from
+/// the directory the script starts in), and re-sums it, written beside and renamed as git does.
+const SET_ENTRY: &str = r#"import hashlib,os,struct,sys
+IX,F,ID=sys.argv[1],sys.argv[2].encode(),bytes.fromhex(sys.argv[3])
+d=bytearray(open(IX,"rb").read()); n=struct.unpack(">I",d[8:12])[0]; off=12
+for _ in range(n):
+    ln=struct.unpack(">H",d[off+60:off+62])[0]&0xfff
+    if bytes(d[off+62:off+62+ln])==F: d[off+40:off+60]=ID
+    off+=(62+ln+8)//8*8
+body=bytes(d[:-20]); open(IX+".tmp","wb").write(body+hashlib.sha1(body).digest()); os.rename(IX+".tmp",IX)
+"#;
+
+/// rt6 X2: a linked worktree outside the workspace (`git worktree add ../feature`): its files
+/// are out of the box's reach, but its index and its branch are in the workspace's git
+/// directory. The box moved the branch to a commit with its own Makefile and gave the
+/// worktree's index that Makefile's object with the file's stat data: `git status` there was
+/// clean, and the person's next commit carried the box's Makefile. Both are told now; git work
+/// in the workspace is not.
+#[test]
+fn a_worktree_outside_the_workspace_is_reviewed() {
+    let Some(w) = world() else { return };
+    let w = with_makefile(w);
+    let outside = tempfile::tempdir().unwrap();
+    let wtf = outside.path().join("wtf");
+    git(w.ws.path(), &["worktree", "add", "-q", wtf.to_str().unwrap(), "-b", "feature"]);
+    std::fs::write(wtf.join("feat.txt"), "feat\n").unwrap();
+    git(&wtf, &["add", "."]);
+    git(&wtf, &["commit", "-qm", "feature work"]);
+    w.write("set_entry.py", SET_ENTRY);
+    git(w.ws.path(), &["add", "set_entry.py"]);
+    git(w.ws.path(), &["commit", "-qm", "tools"]);
+    // Ordinary work in the workspace says nothing.
+    let out = w.script("set -e\necho more >> README\ngit commit -qam more\ngit status --short\n");
+    succeeded(&out, "commit in the workspace");
+    assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
+    let was = text(&persons_git(&w, &wtf, &["rev-parse", "feature"]).stdout).trim().to_string();
+    let forge = format!(
+        "set -e\nB=$(printf 'all:\\n\\t@echo X2-RAN\\n' | git hash-object -w --stdin)\n\
+         T=$(git ls-tree feature | sed \"s/[0-9a-f]\\{{40\\}}\tMakefile/$B\tMakefile/\" | git mktree)\n\
+         C=$(git commit-tree \"$T\" -p feature^ -m 'feature work')\n\
+         echo \"$C\" > .git/refs/heads/feature\n\
+         {} set_entry.py .git/worktrees/wtf/index Makefile \"$B\"\n",
+        python()
+    );
+    let out = w.script(&forge);
+    succeeded(&out, "move the branch and forge the worktree's index");
+    let now = text(&persons_git(&w, &wtf, &["rev-parse", "feature"]).stdout).trim().to_string();
+    assert_ne!(was, now, "the branch moved");
+    let review = persons_git(&w, &wtf, &["status", "--short"]);
+    assert_eq!(text(&review.stdout), "", "git status there is blinded: {}", text(&review.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("moved the branch feature, which the worktree {} has checked out", wtf.display())),
+        "{err}"
+    );
+    assert!(err.contains(&was[..]) && err.contains(&now[..]), "{err}");
+    assert!(err.contains(&format!("naming other content for {}/Makefile", wtf.display())), "{err}");
+}
+
+/// rt6 X7: rt4 R2's forge in a submodule whose git directory is its own `.git` (an existing
+/// repository added in place, never absorbed into `.git/modules`): only `modules/*` was
+/// reviewed. The review takes the repositories `gitcode` finds, both kinds.
+#[test]
+fn a_submodule_with_its_own_git_directory_is_reviewed() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let sub = w.path("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    w.git_in(&sub);
+    std::fs::write(sub.join("Makefile"), "all:\n\t@echo sub ok\n").unwrap();
+    git(&sub, &["add", "."]);
+    git(&sub, &["commit", "-qm", "s"]);
+    git(w.ws.path(), &["-c", "protocol.file.allow=always", "submodule", "add", "-q", "./sub", "sub"]);
+    git(w.ws.path(), &["commit", "-qm", "addsub"]);
+    assert!(w.path("sub/.git").is_dir(), "not absorbed");
+    let forge = format!("import os\nos.chdir(\"sub\")\n{}", forge_script("Makefile", ".git/index", "X7-RAN", false));
+    let out = w.script(&format!("{} - <<'EOF'\n{forge}EOF\n", python()));
+    succeeded(&out, "forge the submodule's index");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("sub"), "git status is blinded: {}", text(&review.stdout));
+    let review = persons_git(&w, &sub, &["status", "--short"]);
+    assert_eq!(text(&review.stdout), "", "git status in the submodule is blinded");
+    let err = text(&out.stderr);
+    assert!(err.contains("naming other content for sub/Makefile"), "{err}");
+}

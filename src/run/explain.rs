@@ -262,6 +262,27 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                 if *n == 1 { "" } else { "s" },
                 crate::run::sandbox::gitreview::MAX_SUBMODULES,
             ),
+            Hidden::BranchMoved { branch, worktree, from, to } => {
+                let (branch, worktree) = (sanitize(branch), sanitize(worktree));
+                let (from, to) = (sanitize(from), sanitize(to));
+                let see = if from.starts_with('(') {
+                    format!("see: git -C {worktree} log -p {to}")
+                } else {
+                    format!("see: git -C {worktree} diff {from} {to}; undo: git -C {worktree} reset {from}")
+                };
+                format!(
+                    "agentsh: the command moved the branch {branch}, which the worktree {worktree} has checked out \
+                     (git refuses to), from {from} to {to}: git there shows what it changed as done, and the next \
+                     commit there carries it ({see})\n"
+                )
+            }
+            Hidden::HeadChanged { worktree, from, to } => format!(
+                "agentsh: the command changed what the worktree {} has checked out (its HEAD in the git directory), \
+                 from {} to {}: git there compares its files and its next commit with that\n",
+                sanitize(worktree),
+                sanitize(from),
+                sanitize(to),
+            ),
             Hidden::Unchecked(n) => format!(
                 "agentsh: the command changed git's index; {n} file{} in it {} too large to check against what the \
                  index says {} (check: git read-tree HEAD && git status)\n",

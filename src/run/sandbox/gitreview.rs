@@ -61,6 +61,32 @@ struct Repo {
     /// The index as it was, open, with its identity and change time then (`None`: there was
     /// none).
     index: Option<(File, Stamp)>,
+    /// A linked worktree outside the workspace (rt6 X2): its files are out of the box's reach,
+    /// its index and what it has checked out are not. What it had checked out as the command
+    /// started.
+    outside: Option<Checkout>,
+}
+
+/// What a linked worktree outside the workspace had checked out as the command started: git
+/// refuses to move a branch another worktree has checked out, and a box that moves it (and
+/// gives that worktree's index the new commit's objects) has the person's next commit there
+/// carry its files, with `git status` showing nothing (rt6 X2).
+struct Checkout {
+    /// Its `HEAD`: identity and change time, and what it held.
+    head: Option<(Stamp, Vec<u8>)>,
+    /// The branch `HEAD` named.
+    branch: Option<Branch>,
+}
+
+struct Branch {
+    /// `refs/heads/...`.
+    name: String,
+    /// Its loose file in the repository's common git directory: identity and change time, and
+    /// what it held.
+    loose: Option<(Stamp, Vec<u8>)>,
+    /// Where there was no loose file: `packed-refs`, open (the old file stays readable after
+    /// git renames a new one over it), with its identity and change time.
+    packed: Option<(File, Stamp)>,
 }
 
 /// One thing found: what hides, and the file or ref it hides.
@@ -87,6 +113,11 @@ pub enum Hidden {
     Unreadable,
     /// How many submodules' indexes the command changed past those agentsh checks.
     SubmodulesUnchecked(usize),
+    /// A branch checked out in a linked worktree outside the workspace (`worktree`), moved by
+    /// the command (git refuses to): the person's next commit there builds on what it names.
+    BranchMoved { branch: String, worktree: String, from: String, to: String },
+    /// What a linked worktree outside the workspace has checked out (its `HEAD`), changed.
+    HeadChanged { worktree: String, from: String, to: String },
     /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
     /// `.gitignore` in it that the command made or changed and that ignores itself.
     SelfIgnored(String),
@@ -136,49 +167,21 @@ impl Before {
     }
 }
 
-/// The submodules' git directories under `git` (`modules/*`, nested) whose worktree
-/// (`core.worktree`) is inside `root`, with that worktree; and what they were found from (each
-/// directory read and each submodule's `config`, with its [`key`]), so a later command reuses
-/// them while those are unchanged ([`Later`]). One `openat` where there are none.
+/// The repositories besides the workspace's own whose index is in `git` or below it, as
+/// `gitcode` finds them ([`super::gitcode::repositories`]): submodules checked out in `root`
+/// (absorbed in `modules/*`, or with their own `.git` directory, rt6 X7) and linked worktrees
+/// (`worktrees/*`, in `root` or not, rt6 X2); and what they were found from, each with its
+/// [`key`], so a later command reuses them while those are unchanged ([`Later`]). A few
+/// `openat` where there are none.
 fn submodules(git: &Path, root: &Path) -> Modules {
-    let mut found = Modules::default();
-    let mut queue = vec![(super::join(git, "modules"), 0)];
-    while let Some((dir, depth)) = queue.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            if depth == 0 && dir.parent() == Some(git) {
-                // None: nothing to keep (the next command looks again, one `openat`).
-                continue;
-            }
-            found.keys.push((dir.clone(), key(&dir)));
-            continue;
-        };
-        found.keys.push((dir.clone(), key(&dir)));
-        for e in entries.flatten().take(1000) {
-            let sub = e.path();
-            if !e.file_type().is_ok_and(|t| t.is_dir()) || depth > 8 {
-                continue;
-            }
-            let config = super::join(&sub, "config");
-            if !sub.join("HEAD").exists() && !config.exists() {
-                // A level of a name with a slash in it (`modules/third_party/zlib`).
-                queue.push((sub, depth + 1));
-                continue;
-            }
-            found.keys.push((config.clone(), key(&config)));
-            let text = open_file(&config).and_then(|f| read_capped(&f).ok()).unwrap_or_default();
-            let entries = super::gitcode::parse(&text);
-            let wt = entries.iter().rev().find(|e| e.section == "core" && e.sub.is_none() && e.name == "worktree");
-            if let Some(wt) = wt.and_then(|e| e.value.as_deref()) {
-                let wt = super::normalize(&sub.join(wt));
-                if super::within(&wt, root) && wt != root && found.list.len() < 4 * MAX_SUBMODULES {
-                    found.list.push((sub.clone(), wt));
-                }
-            }
-            // Its own submodules.
-            queue.push((super::join(&sub, "modules"), depth + 1));
-        }
-    }
-    found
+    let found = super::gitcode::repositories(root, git);
+    let mut list = found.list;
+    list.truncate(4 * MAX_SUBMODULES);
+    let keys = found.looked.into_iter().map(|(p, kind)| {
+        let k = if kind { identity(&p) } else { key(&p) };
+        (p, k)
+    });
+    Modules { list, keys: keys.collect() }
 }
 
 /// What [`submodules`] found, and from what.
@@ -196,17 +199,31 @@ fn key(path: &Path) -> String {
     }
 }
 
+/// A path's identity and kind (`i-` where it is not there): one `statx`. For a submodule's
+/// `.git`, a directory whose change time moves with every index git writes in it.
+fn identity(path: &Path) -> String {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => format!("i{}.{}.{}", m.dev(), m.ino(), m.mode() >> 12),
+        Err(_) => "i-".into(),
+    }
+}
+
+/// Whether `path` is as `was` ([`key`] or [`identity`]) says.
+fn unchanged(path: &Path, was: &str) -> bool {
+    if was.starts_with('i') { identity(path) == was } else { key(path) == was }
+}
+
 /// The submodules of `git`, as [`submodules`] finds them, or as `later` kept them while what
 /// they were found from is unchanged (a `statx` each, not a directory read and a config parsed).
 fn submodules_kept(git: &Path, root: &Path, later: &mut Later) -> Vec<(PathBuf, PathBuf)> {
     if let Some(kept) = later.modules.get(root)
-        && kept.keys.iter().all(|(p, k)| key(p) == *k)
+        && kept.keys.iter().all(|(p, k)| unchanged(p, k))
     {
         return kept.list.clone();
     }
     let found = submodules(git, root);
     let list = found.list.clone();
-    if found.keys.is_empty() {
+    if list.is_empty() {
         later.dirty |= later.modules.remove(root).is_some();
     } else {
         later.dirty = true;
@@ -218,7 +235,8 @@ fn submodules_kept(git: &Path, root: &Path, later: &mut Later) -> Vec<(PathBuf, 
 impl Repo {
     fn take(git: &Path, root: &Path, top: &Path) -> Repo {
         let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
-        Repo { git: git.to_path_buf(), top: top.to_path_buf(), root: root.to_path_buf(), index }
+        let outside = (!super::within(root, top)).then(|| Checkout::take(git));
+        Repo { git: git.to_path_buf(), top: top.to_path_buf(), root: root.to_path_buf(), index, outside }
     }
 
     /// What the command did in this repository, added to `found` with paths from the
@@ -226,8 +244,12 @@ impl Repo {
     fn finish(&self, since: i64, clock: i64, later: &mut Later, out: &mut Vec<Hidden>) {
         let mut found = Vec::new();
         self.review(since, clock, later, &mut found);
-        let top = self.root.strip_prefix(&self.top).ok().filter(|p| !p.as_os_str().is_empty());
-        let Some(top) = top.map(crate::text::path) else {
+        // Told from the workspace's top level; a worktree outside it by its own path.
+        let top = match &self.outside {
+            Some(_) => Some(crate::text::path(&self.root)),
+            None => self.root.strip_prefix(&self.top).ok().filter(|p| !p.as_os_str().is_empty()).map(crate::text::path),
+        };
+        let Some(top) = top else {
             out.extend(found);
             return;
         };
@@ -252,7 +274,10 @@ impl Repo {
             .index
             .as_ref()
             .filter(|(_, was)| now.as_ref().is_none_or(|m| (was.0, was.1) != (m.dev(), m.ino())))
-            .filter(|(f, _)| now.is_some() || f.metadata().is_ok_and(|m| m.len() <= MAX_INDEX_EVERY_COMMAND))
+            .filter(|(f, _)| {
+                now.is_some()
+                    || self.outside.is_none() && f.metadata().is_ok_and(|m| m.len() <= MAX_INDEX_EVERY_COMMAND)
+            })
             .and_then(|(f, _)| read_capped(f).ok())
             .and_then(|bytes| Index::parse(&bytes));
         let after = now
@@ -279,6 +304,11 @@ impl Repo {
         // Changed, a file, and not read as an index: git may read what agentsh cannot (rt5 A1).
         if now.as_ref().is_some_and(std::fs::Metadata::is_file) && after.is_none() {
             found.push(Hidden::Unreadable);
+        }
+        if let Some(checkout) = &self.outside {
+            // The rest is of the workspace's tree and refs, neither of them in this one.
+            checkout.finish(&self.git, &self.root, since, found);
+            return;
         }
         if changed("refs/replace").is_some()
             && let Ok(entries) = std::fs::read_dir(super::join(&self.git, "refs/replace"))
@@ -313,6 +343,105 @@ impl Repo {
             later.ignores.insert(self.root.clone(), watched);
         }
     }
+}
+
+impl Checkout {
+    /// `git`: the worktree's git directory, `<common>/worktrees/<name>`. A few calls: `HEAD`
+    /// opened and read, the branch's loose file (or `packed-refs`) opened.
+    fn take(git: &Path) -> Checkout {
+        let head = open_file(&super::join(git, "HEAD")).and_then(|f| {
+            let m = f.metadata().ok()?;
+            Some((stamp(&m), small(&f)))
+        });
+        let name = head.as_ref().and_then(|(_, h)| branch_named(h));
+        let branch = name.zip(common_of(git)).map(|(name, common)| {
+            let opened = |rel: &str| {
+                open_file(&super::join(&common, rel)).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))))
+            };
+            let loose = opened(&name).map(|(f, st)| (st, small(&f)));
+            let packed = if loose.is_none() { opened("packed-refs") } else { None };
+            Branch { name, loose, packed }
+        });
+        Checkout { head, branch }
+    }
+
+    /// What the command changed of what the worktree at `root` has checked out: `statx` calls,
+    /// and reads only where something changed.
+    fn finish(&self, git: &Path, root: &Path, since: i64, found: &mut Vec<Hidden>) {
+        let worktree = crate::text::path(root);
+        let shown = |b: &[u8]| String::from_utf8_lossy(b.trim_ascii()).into_owned();
+        if let Some((was, old)) = &self.head {
+            let path = super::join(git, "HEAD");
+            if std::fs::symlink_metadata(&path).ok().map(|m| stamp(&m)) != Some(*was) {
+                let new = open_file(&path).map(|f| small(&f)).unwrap_or_default();
+                if new != *old {
+                    found.push(Hidden::HeadChanged { worktree: worktree.clone(), from: shown(old), to: shown(&new) });
+                }
+            }
+        }
+        let (Some(b), Some(common)) = (&self.branch, common_of(git)) else { return };
+        let path = super::join(&common, &b.name);
+        let packed = super::join(&common, "packed-refs");
+        let now = std::fs::symlink_metadata(&path).ok().map(|m| stamp(&m));
+        let packed_now = std::fs::symlink_metadata(&packed).ok();
+        let packed_changed = packed_now.as_ref().is_some_and(|m| m.ctime() >= since);
+        if now == b.loose.as_ref().map(|(s, _)| *s) && !packed_changed {
+            return;
+        }
+        let old = match &b.loose {
+            Some((_, held)) => Some(held.clone()),
+            // Rewritten in place (git renames a new one over it): what it held is gone.
+            None => b.packed.as_ref().and_then(|(f, was)| {
+                let same = packed_now.as_ref().is_some_and(|m| (m.dev(), m.ino()) == (was.0, was.1));
+                if same && packed_now.as_ref().map(stamp) != Some(*was) { None } else { packed_ref(f, &b.name) }
+            }),
+        };
+        let new = match open_file(&path) {
+            Some(f) => Some(small(&f)),
+            None => open_file(&packed).and_then(|f| packed_ref(&f, &b.name)),
+        };
+        let (old, new) = (old.map(|o| shown(&o)), new.map(|n| shown(&n)));
+        if old != new {
+            let branch = b.name.strip_prefix("refs/heads/").unwrap_or(&b.name).to_string();
+            let unknown = || "(not known: rewritten in place)".to_string();
+            let (from, to) = (old.unwrap_or_else(unknown), new.unwrap_or_else(|| "(none)".into()));
+            found.push(Hidden::BranchMoved { branch, worktree, from, to });
+        }
+    }
+}
+
+/// The repository's common git directory of a linked worktree's git directory
+/// (`<common>/worktrees/<name>`).
+fn common_of(git: &Path) -> Option<PathBuf> {
+    git.parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "worktrees"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+}
+
+/// The branch a `HEAD` names (`ref: refs/heads/x`), where it is a plain one.
+fn branch_named(head: &[u8]) -> Option<String> {
+    let name = std::str::from_utf8(head).ok()?.strip_prefix("ref:")?.trim();
+    let plain = name.starts_with("refs/") && name.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+    plain.then(|| name.to_string())
+}
+
+/// A small file's first 4 KiB (a ref, a `HEAD`), read from its start.
+fn small(f: &File) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let mut b = vec![0u8; 4096];
+    let n = f.read_at(&mut b, 0).unwrap_or(0);
+    b.truncate(n);
+    b
+}
+
+/// The object `packed-refs` (open) gives the ref `name`.
+fn packed_ref(f: &File, name: &str) -> Option<Vec<u8>> {
+    let text = read_capped(f).ok()?;
+    text.split(|c| *c == b'\n').find_map(|line| {
+        let i = line.iter().position(|c| *c == b' ')?;
+        (line[i + 1..].trim_ascii_end() == name.as_bytes()).then(|| line[..i].to_vec())
+    })
 }
 
 /// A file's identity and change time: device, inode, seconds, nanoseconds.
@@ -375,16 +504,17 @@ pub(crate) struct Index {
     /// Split in two (`git update-index --split-index`, a `link` extension): most entries are
     /// in a shared index file, and those here may have no name.
     split: bool,
+    /// The untracked cache (`UNTR` extension), as stored.
+    untracked: Option<Vec<u8>>,
+    /// fsmonitor's data (`FSMN` extension), as stored.
+    fsmonitor: Option<Vec<u8>>,
 }
 
 impl Index {
     /// An index (`DIRC`, versions 2 to 4, SHA-1 or SHA-256 object names); `None` where it does
     /// not read as one.
     pub(crate) fn parse(b: &[u8]) -> Option<Index> {
-        match parse(b, 20) {
-            Some((entries, split)) => Some(Index { entries, hash: 20, split }),
-            None => parse(b, 32).map(|(entries, split)| Index { entries, hash: 32, split }),
-        }
+        parse(b, 20).or_else(|| parse(b, 32))
     }
 }
 
@@ -403,8 +533,8 @@ fn bits(ix: &Index) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// The entries, and whether the index is split.
-fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
+/// The entries and the extensions read, with object names `hash` bytes long.
+fn parse(b: &[u8], hash: usize) -> Option<Index> {
     let be32 = |at: usize| b.get(at..at + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]));
     if b.get(..4)? != b"DIRC" {
         return None;
@@ -473,12 +603,19 @@ fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
         });
     }
     // The extensions, each a signature and a length, up to the checksum.
-    let mut split = false;
+    let mut ix = Index { entries: out, hash, split: false, untracked: None, fsmonitor: None };
     while at + 8 + hash <= b.len() {
-        split |= &b[at..at + 4] == b"link";
-        at += 8 + be32(at + 4)? as usize;
+        let len = be32(at + 4)? as usize;
+        let body = || b.get(at + 8..at + 8 + len).map(<[u8]>::to_vec);
+        match &b[at..at + 4] {
+            b"link" => ix.split = true,
+            b"UNTR" => ix.untracked = Some(body()?),
+            b"FSMN" => ix.fsmonitor = Some(body()?),
+            _ => {}
+        }
+        at += 8 + len;
     }
-    Some((out, split))
+    Some(ix)
 }
 
 /// How much of the worktree [`stale`] reads at most after one command: a `git add -A` of a
