@@ -5656,6 +5656,48 @@ fn a_worktree_outside_the_workspace_is_reviewed() {
     assert!(err.contains(&format!("naming other content for {}/Makefile", wtf.display())), "{err}");
 }
 
+/// rt6 X3: the index's untracked cache (the `UNTR` extension) added, filled by git, then given
+/// `tests`' stat data after `tests/conftest.py` was made: git trusts the cached list while the
+/// directory's stat data matches it, and `git status` did not show the new file. The cache
+/// added (or changed) by a boxed command is told, with how to see past it.
+#[test]
+fn an_untracked_cache_the_box_wrote_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("tests/test_a.py", "def test_a(): pass\n");
+    git(w.ws.path(), &["add", "tests"]);
+    git(w.ws.path(), &["commit", "-qm", "tests"]);
+    // git status in the box, in a repository without the cache: nothing said.
+    let out = w.script("git status --short\n");
+    succeeded(&out, "git status");
+    assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
+    let uc = r#"import subprocess, os, struct, hashlib, time
+run=lambda *a: subprocess.run(a,capture_output=True,text=True)
+run("git","update-index","--untracked-cache"); run("git","status"); time.sleep(1.1); run("git","status")
+def sd(p):
+    s=os.stat(p); return struct.pack(">IIIIIIIII",int(s.st_ctime)&0xffffffff,s.st_ctime_ns%10**9,int(s.st_mtime)&0xffffffff,
+        s.st_mtime_ns%10**9,s.st_dev&0xffffffff,s.st_ino&0xffffffff,s.st_uid,s.st_gid,s.st_size&0xffffffff)
+before=sd("tests"); idx=open(".git/index","rb").read()
+assert before in idx
+open("tests/conftest.py","w").write('open("UC-RAN","w")\n')
+after=sd("tests"); time.sleep(1.1)
+b=idx[:-20].replace(before,after); open(".git/index","wb").write(b+hashlib.sha1(b).digest())
+"#;
+    std::fs::create_dir_all(w.path(".git/tools")).unwrap();
+    std::fs::write(w.path(".git/tools/uc.py"), uc).unwrap();
+    let out = w.script(&format!("{} .git/tools/uc.py\n", python()));
+    succeeded(&out, "forge the untracked cache");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("conftest"), "git status is blinded: {}", text(&review.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("added or changed the untracked cache in git's index"), "{err}");
+    assert!(err.contains("git update-index --no-untracked-cache && git status"), "{err}");
+    // What it says shows the file.
+    succeeded(&persons_git(&w, w.ws.path(), &["update-index", "--no-untracked-cache"]), "drop the cache");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(text(&review.stdout).contains("tests/conftest.py"), "{}", text(&review.stdout));
+}
+
 /// rt6 X7: rt4 R2's forge in a submodule whose git directory is its own `.git` (an existing
 /// repository added in place, never absorbed into `.git/modules`): only `modules/*` was
 /// reviewed. The review takes the repositories `gitcode` finds, both kinds.

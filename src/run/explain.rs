@@ -283,6 +283,20 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                 sanitize(from),
                 sanitize(to),
             ),
+            Hidden::IndexCache { fsmonitor, repo } => {
+                let c = if repo == "." { String::new() } else { format!("-C {} ", sanitize(repo)) };
+                let (what, trusted, off) = if *fsmonitor {
+                    ("fsmonitor's data", "which files changed", "no-fsmonitor")
+                } else {
+                    ("the untracked cache", "a directory's list of new files", "no-untracked-cache")
+                };
+                format!(
+                    "agentsh: the command added or changed {what} in git's index{}: `git status` trusts it for \
+                     {trusted} instead of reading them, so a file the command made may not show (see them: git \
+                     {c}update-index --{off} && git {c}status)\n",
+                    if repo == "." { String::new() } else { format!(" of {}", sanitize(repo)) },
+                )
+            }
             Hidden::Unchecked(n) => format!(
                 "agentsh: the command changed git's index; {n} file{} in it {} too large to check against what the \
                  index says {} (check: git read-tree HEAD && git status)\n",

@@ -118,6 +118,11 @@ pub enum Hidden {
     BranchMoved { branch: String, worktree: String, from: String, to: String },
     /// What a linked worktree outside the workspace has checked out (its `HEAD`), changed.
     HeadChanged { worktree: String, from: String, to: String },
+    /// An index extension that has git's `status` trust what it says instead of the files,
+    /// added or changed by the command (rt6 X3): the untracked cache (`UNTR`: a directory's list
+    /// of new files, trusted while the directory's times match) or fsmonitor's data (`FSMN`).
+    /// `repo`: the repository's top level, from the workspace's (`.`: the workspace's own).
+    IndexCache { fsmonitor: bool, repo: String },
     /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
     /// `.gitignore` in it that the command made or changed and that ignores itself.
     SelfIgnored(String),
@@ -259,6 +264,7 @@ impl Repo {
             Hidden::Stale(p) => Hidden::Stale(from_top(p)),
             Hidden::Ahead(p) => Hidden::Ahead(from_top(p)),
             Hidden::SelfIgnored(p) => Hidden::SelfIgnored(from_top(p)),
+            Hidden::IndexCache { fsmonitor, repo } => Hidden::IndexCache { fsmonitor, repo: from_top(repo) },
             other => other,
         }));
     }
@@ -299,6 +305,16 @@ impl Repo {
             stale(&self.root, before.as_ref(), after, times, later, found);
             if after.split {
                 found.push(Hidden::Split);
+            }
+            // Added or changed: git trusts them over the files (rt6 X3). Ordinary work adds
+            // neither where the repository does not use them.
+            for (fsmonitor, now, was) in [
+                (false, &after.untracked, before.as_ref().map(|b| &b.untracked)),
+                (true, &after.fsmonitor, before.as_ref().map(|b| &b.fsmonitor)),
+            ] {
+                if now.is_some() && was != Some(now) {
+                    found.push(Hidden::IndexCache { fsmonitor, repo: ".".into() });
+                }
             }
         }
         // Changed, a file, and not read as an index: git may read what agentsh cannot (rt5 A1).
