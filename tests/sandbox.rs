@@ -5625,6 +5625,11 @@ fn a_worktree_outside_the_workspace_is_reviewed() {
     std::fs::write(wtf.join("feat.txt"), "feat\n").unwrap();
     git(&wtf, &["add", "."]);
     git(&wtf, &["commit", "-qm", "feature work"]);
+    // The Makefile there older than its index entry, as after a while: git trusts the entry
+    // (one of the same second it would read again).
+    let then = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(wtf.join("Makefile")).unwrap().set_modified(then).unwrap();
+    git(&wtf, &["update-index", "--refresh"]);
     w.write("set_entry.py", SET_ENTRY);
     git(w.ws.path(), &["add", "set_entry.py"]);
     git(w.ws.path(), &["commit", "-qm", "tools"]);

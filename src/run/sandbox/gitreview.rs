@@ -136,15 +136,19 @@ impl Before {
     pub fn take(git: &Path, root: &Path, later: Option<PathBuf>) -> Before {
         let since = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) - 2;
         let mut kept = later.as_deref().map(Later::read).unwrap_or_default();
-        let mut repos = vec![Repo::take(git, root, root)];
+        let mut repos = vec![Repo::take(git, root, root, &mut kept)];
         let mut more = Vec::new();
         for (g, wt) in submodules_kept(git, root, &mut kept) {
             if repos.len() <= MAX_SUBMODULES {
-                repos.push(Repo::take(&g, &wt, root));
+                repos.push(Repo::take(&g, &wt, root, &mut kept));
             } else {
                 more.push(g);
             }
         }
+        // What is kept of worktrees no longer found is let go.
+        let heads = kept.heads.len();
+        kept.heads.retain(|g, _| repos.iter().any(|r| r.git == *g));
+        kept.dirty |= kept.heads.len() != heads;
         Before { repos, more, since, later: later.map(|path| (path, kept)) }
     }
 
@@ -182,7 +186,9 @@ fn submodules(git: &Path, root: &Path) -> Modules {
     let found = super::gitcode::repositories(root, git);
     let mut list = found.list;
     list.truncate(4 * MAX_SUBMODULES);
-    let keys = found.looked.into_iter().map(|(p, kind)| {
+    // None: nothing is kept, and the next command looks again (a few `openat`).
+    let looked = if list.is_empty() { Vec::new() } else { found.looked };
+    let keys = looked.into_iter().map(|(p, kind)| {
         let k = if kind { identity(&p) } else { key(&p) };
         (p, k)
     });
@@ -238,9 +244,9 @@ fn submodules_kept(git: &Path, root: &Path, later: &mut Later) -> Vec<(PathBuf, 
 }
 
 impl Repo {
-    fn take(git: &Path, root: &Path, top: &Path) -> Repo {
-        let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
-        let outside = (!super::within(root, top)).then(|| Checkout::take(git));
+    fn take(git: &Path, root: &Path, top: &Path, later: &mut Later) -> Repo {
+        let index = open_stamped(&super::join(git, "index"));
+        let outside = (!super::within(root, top)).then(|| Checkout::take(git, later));
         Repo { git: git.to_path_buf(), top: top.to_path_buf(), root: root.to_path_buf(), index, outside }
     }
 
@@ -362,22 +368,30 @@ impl Repo {
 }
 
 impl Checkout {
-    /// `git`: the worktree's git directory, `<common>/worktrees/<name>`. A few calls: `HEAD`
-    /// opened and read, the branch's loose file (or `packed-refs`) opened.
-    fn take(git: &Path) -> Checkout {
-        let head = open_file(&super::join(git, "HEAD")).and_then(|f| {
-            let m = f.metadata().ok()?;
-            Some((stamp(&m), small(&f)))
-        });
+    /// `git`: the worktree's git directory, `<common>/worktrees/<name>`. A `statx` of its
+    /// `HEAD` and of the branch's loose file: what they hold is read only where they changed
+    /// since an earlier command kept it in `later` (or `packed-refs` opened, where the branch has
+    /// no loose file).
+    fn take(git: &Path, later: &mut Later) -> Checkout {
+        let mut kept = later.heads.remove(git).unwrap_or_default();
+        let read = |path: &Path, kept: &mut Option<(Stamp, Vec<u8>)>, dirty: &mut bool| {
+            let now = std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file).map(|m| stamp(&m));
+            if now != kept.as_ref().map(|(s, _)| *s) {
+                *kept = now.and_then(|_| open_stamped(path)).map(|(f, st)| (st, small(&f)));
+                *dirty = true;
+            }
+            kept.clone()
+        };
+        let head = read(&super::join(git, "HEAD"), &mut kept.head, &mut later.dirty);
         let name = head.as_ref().and_then(|(_, h)| branch_named(h));
         let branch = name.zip(common_of(git)).map(|(name, common)| {
-            let opened = |rel: &str| {
-                open_file(&super::join(&common, rel)).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))))
-            };
-            let loose = opened(&name).map(|(f, st)| (st, small(&f)));
-            let packed = if loose.is_none() { opened("packed-refs") } else { None };
+            let loose = read(&super::join(&common, &name), &mut kept.loose, &mut later.dirty);
+            let packed = if loose.is_none() { open_stamped(&super::join(&common, "packed-refs")) } else { None };
             Branch { name, loose, packed }
         });
+        if kept.head.is_some() {
+            later.heads.insert(git.to_path_buf(), kept);
+        }
         Checkout { head, branch }
     }
 
@@ -470,9 +484,15 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
 /// A regular file, opened without following a link or waiting: the box could put a FIFO in
 /// the index's place, and a plain open would wait for a writer.
 pub(super) fn open_file(path: &Path) -> Option<File> {
+    open_stamped(path).map(|(f, _)| f)
+}
+
+/// [`open_file`], with the file's identity and change time.
+fn open_stamped(path: &Path) -> Option<(File, Stamp)> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
-    f.metadata().ok().filter(std::fs::Metadata::is_file).map(|_| f)
+    let m = f.metadata().ok().filter(std::fs::Metadata::is_file)?;
+    Some((f, stamp(&m)))
 }
 
 fn read_capped(f: &File) -> std::io::Result<Vec<u8>> {
@@ -732,8 +752,19 @@ struct Later {
     ignores: std::collections::BTreeMap<PathBuf, Vec<Vec<u8>>>,
     /// Each workspace's submodules, and what they were found from ([`submodules_kept`]).
     modules: std::collections::BTreeMap<PathBuf, Modules>,
+    /// What each linked worktree outside the workspace had checked out as a command started
+    /// (by its git directory): its `HEAD` and its branch's loose file, as read, with their
+    /// identity and change time ([`Checkout::take`]).
+    heads: std::collections::BTreeMap<PathBuf, Heads>,
     /// Changed since it was read: to be written.
     dirty: bool,
+}
+
+/// A linked worktree's `HEAD` and its branch's loose file, as read ([`Later::heads`]).
+#[derive(Default, Clone)]
+struct Heads {
+    head: Option<(Stamp, Vec<u8>)>,
+    loose: Option<(Stamp, Vec<u8>)>,
 }
 
 struct LaterEntry {
@@ -769,6 +800,18 @@ impl Later {
                     } else {
                         m.keys.push((a, String::from_utf8_lossy(b).into_owned()));
                     }
+                }
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix(b"h\t") {
+                let f: Vec<String> =
+                    rest.split(|b| *b == b'\t').map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+                let stamped = |st: &str, held: &str| Some((unstamp(st)?, unhex(held)?));
+                if let [git, hs, h, ls, l] = f.as_slice()
+                    && let (Some(git), Some(head)) = (unhex(git), stamped(hs, h))
+                {
+                    let git = PathBuf::from(std::ffi::OsStr::from_bytes(&git));
+                    later.heads.insert(git, Heads { head: Some(head), loose: stamped(ls, l) });
                 }
                 continue;
             }
@@ -848,7 +891,7 @@ impl Later {
         if !self.dirty {
             return;
         }
-        if self.entries.is_empty() && self.ignores.is_empty() && self.modules.is_empty() {
+        if self.entries.is_empty() && self.ignores.is_empty() && self.modules.is_empty() && self.heads.is_empty() {
             let _ = std::fs::remove_file(path);
             return;
         }
@@ -862,6 +905,13 @@ impl Later {
             for (p, k) in &m.keys {
                 text.push_str(&format!("k\t{}\t{}\t{k}\n", hexed_path(root), hexed_path(p)));
             }
+        }
+        let stamped = |s: &Option<(Stamp, Vec<u8>)>| match s {
+            Some(((dev, ino, sec, ns), held)) => format!("{dev}.{ino}.{sec}.{ns}\t{}", hexed(held)),
+            None => "-\t-".to_string(),
+        };
+        for (git, h) in &self.heads {
+            text.push_str(&format!("h\t{}\t{}\t{}\n", hexed_path(git), stamped(&h.head), stamped(&h.loose)));
         }
         for (root, rels) in &self.ignores {
             for rel in rels {
@@ -885,6 +935,13 @@ impl Later {
             let _ = std::fs::rename(&tmp, path);
         }
     }
+}
+
+/// A [`Stamp`] as [`Later::write`] writes it (`dev.ino.sec.nsec`).
+fn unstamp(s: &str) -> Option<Stamp> {
+    let mut f = s.split('.');
+    let stamp = (f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+    f.next().is_none().then_some(stamp)
 }
 
 fn hex(s: &str) -> Option<Vec<u8>> {
@@ -1302,6 +1359,44 @@ mod tests {
             before.finish(),
             vec![Hidden::Stale("vendor/lib/dir/b".into()), Hidden::SelfIgnored("vendor/lib/t".into())]
         );
+    }
+
+    /// rt6 X2: a branch a linked worktree outside the workspace has checked out, moved by the
+    /// command, whether it is a loose ref or only in `packed-refs`; `git pack-refs` and a commit
+    /// in the workspace are not told. What it had checked out is kept between commands.
+    #[test]
+    fn a_branch_checked_out_in_a_worktree_outside_is_told_when_moved() {
+        let t = repo();
+        let outside = tempfile::tempdir().unwrap();
+        let wt = outside.path().join("wt");
+        git(t.path(), &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "feature"]);
+        let git_dir = t.path().join(".git");
+        let records = tempfile::tempdir().unwrap();
+        let later = records.path().join("w-review-box");
+        let take = || Before::take(&git_dir, t.path(), Some(later.clone()));
+        let ci = ["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "x"];
+        assert!(take().finish().is_empty());
+        assert!(std::fs::read_to_string(&later).unwrap().contains("\nh\t"), "kept");
+        // Ordinary work in the workspace, and packing the refs: nothing said.
+        let before = take();
+        git(t.path(), &ci);
+        git(t.path(), &["pack-refs", "--all"]);
+        assert!(!git_dir.join("refs/heads/feature").exists());
+        assert_eq!(before.finish(), vec![]);
+        for how in ["packed", "loose"] {
+            let hex = |rev: &str| object(t.path(), rev).iter().map(|b| format!("{b:02x}")).collect::<String>();
+            let (was, from) = (hex("HEAD"), hex("feature"));
+            let before = take();
+            git(t.path(), &["update-ref", "refs/heads/feature", &was]);
+            let found = before.finish();
+            let worktree = crate::text::path(&wt);
+            assert_eq!(
+                found,
+                vec![Hidden::BranchMoved { branch: "feature".into(), worktree, from, to: was.clone() }],
+                "{how}"
+            );
+            git(t.path(), &ci);
+        }
     }
 
     #[test]
