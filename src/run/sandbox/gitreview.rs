@@ -7,7 +7,14 @@
 //! - a replacement ref (`refs/replace/*`, loose or in `packed-refs`: `git show` and `git log -p`
 //!   then show another object than the one checked out);
 //! - a `.gitignore` that ignores itself, hiding a directory's new files from `git status`
-//!   (`gitignore::self_ignoring`).
+//!   (`gitignore::self_ignoring`);
+//! - an untracked cache or fsmonitor data added to the index or changed (rt6 X3: git trusts a
+//!   directory's cached list of new files while the directory's times match);
+//! - in a linked worktree outside the workspace, whose files the box cannot write but whose
+//!   index and branch are in the workspace's git directory, a moved branch or `HEAD` (rt6 X2).
+//!
+//! In the workspace's repository and in each other one whose index is in its git directory, as
+//! `gitcode` finds them: submodules of both kinds (rt6 X7) and linked worktrees.
 //!
 //! The box writes the index, the refs and the tree, so none of this can be refused; it is found
 //! when the command ends, for the person to be told. It must not print or change anything.
