@@ -257,8 +257,9 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                 sanitize(path)
             ),
             Hidden::SubmodulesUnchecked(n) => format!(
-                "agentsh: the command changed the index of {n} submodule{} past the {} agentsh checks (check in each: \
-                 git read-tree HEAD && git status)\n",
+                "agentsh: the command changed the index of {n} submodule{} or linked worktree{} past the {} agentsh \
+                 checks (check in each: git read-tree HEAD && git status)\n",
+                if *n == 1 { "" } else { "s" },
                 if *n == 1 { "" } else { "s" },
                 crate::run::sandbox::gitreview::MAX_SUBMODULES,
             ),

@@ -42,14 +42,15 @@ const MAX_INDEX: u64 = 64 * 1024 * 1024;
 /// directories 0.2 ms (docs/BENCHMARKS.md, "Session 16").
 const MAX_INDEX_EVERY_COMMAND: u64 = 16 * 1024;
 
-/// How many submodules' git directories are checked as the workspace's is (rt5 A14); past
-/// these, a change to another's index is told as not checked.
+/// How many submodules' and linked worktrees' git directories are checked as the workspace's
+/// is (rt5 A14, rt6 X2, X7); past these, a change to another's index is told as not checked.
 pub const MAX_SUBMODULES: usize = 8;
 
 /// The index and refs as the command started: the workspace's, and its submodules'.
 pub struct Before {
     repos: Vec<Repo>,
-    /// Submodules' git directories past [`MAX_SUBMODULES`]: only whether their index changed.
+    /// Submodules' and worktrees' git directories past [`MAX_SUBMODULES`]: only whether their
+    /// index changed.
     more: Vec<PathBuf>,
     /// When the command started, less a margin for coarse file-system clocks (seconds).
     since: i64,
@@ -118,7 +119,8 @@ pub enum Hidden {
     /// The command left an index agentsh does not read (too large, or of a form it does not
     /// know): nothing in it is checked.
     Unreadable,
-    /// How many submodules' indexes the command changed past those agentsh checks.
+    /// How many submodules' or linked worktrees' indexes the command changed past those agentsh
+    /// checks.
     SubmodulesUnchecked(usize),
     /// A branch checked out in a linked worktree outside the workspace (`worktree`), moved by
     /// the command (git refuses to): the person's next commit there builds on what it names.
