@@ -284,19 +284,27 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                 sanitize(from),
                 sanitize(to),
             ),
-            Hidden::IndexCache { fsmonitor, repo } => {
+            Hidden::IndexCache { fsmonitor, repo, hides } => {
                 let c = if repo == "." { String::new() } else { format!("-C {} ", sanitize(repo)) };
+                let of = if repo == "." { String::new() } else { format!(" of {}", sanitize(repo)) };
                 let (what, trusted, off) = if *fsmonitor {
                     ("fsmonitor's data", "which files changed", "no-fsmonitor")
                 } else {
                     ("the untracked cache", "a directory's list of new files", "no-untracked-cache")
                 };
-                format!(
-                    "agentsh: the command added or changed {what} in git's index{}: `git status` trusts it for \
-                     {trusted} instead of reading them, so a file the command made may not show (see them: git \
-                     {c}update-index --{off} && git {c}status)\n",
-                    if repo == "." { String::new() } else { format!(" of {}", sanitize(repo)) },
-                )
+                let see = format!("see them: git {c}update-index --{off} && git {c}status");
+                match hides {
+                    Some(path) => format!(
+                        "agentsh: the command left git's untracked cache in the index{of} without {}, which git does \
+                         not ignore: `git status` trusts the cache's list of new files while the directory's times \
+                         match, and does not show it ({see})\n",
+                        sanitize(path)
+                    ),
+                    None => format!(
+                        "agentsh: the command added or changed {what} in git's index{of}: `git status` trusts it for \
+                         {trusted} instead of reading them, so a file the command made may not show ({see})\n"
+                    ),
+                }
             }
             Hidden::Unchecked(n) => format!(
                 "agentsh: the command changed git's index; {n} file{} in it {} too large to check against what the \

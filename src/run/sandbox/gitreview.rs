@@ -130,8 +130,10 @@ pub enum Hidden {
     /// An index extension that has git's `status` trust what it says instead of the files,
     /// added or changed by the command (rt6 X3): the untracked cache (`UNTR`: a directory's list
     /// of new files, trusted while the directory's times match) or fsmonitor's data (`FSMN`).
-    /// `repo`: the repository's top level, from the workspace's (`.`: the workspace's own).
-    IndexCache { fsmonitor: bool, repo: String },
+    /// `repo`: the repository's top level, from the workspace's (`.`: the workspace's own);
+    /// `hides`: a file (or a directory holding one) the untracked cache leaves out of
+    /// `git status`, where it was checked (`None`: it was not read whole, or fsmonitor's).
+    IndexCache { fsmonitor: bool, repo: String, hides: Option<String> },
     /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
     /// `.gitignore` in it that the command made or changed and that ignores itself.
     SelfIgnored(String),
@@ -279,7 +281,9 @@ impl Repo {
             Hidden::Stale(p) => Hidden::Stale(from_top(p)),
             Hidden::Ahead(p) => Hidden::Ahead(from_top(p)),
             Hidden::SelfIgnored(p) => Hidden::SelfIgnored(from_top(p)),
-            Hidden::IndexCache { fsmonitor, repo } => Hidden::IndexCache { fsmonitor, repo: from_top(repo) },
+            Hidden::IndexCache { fsmonitor, repo, hides } => {
+                Hidden::IndexCache { fsmonitor, repo: from_top(repo), hides: hides.map(from_top) }
+            }
             other => other,
         }));
     }
@@ -321,15 +325,24 @@ impl Repo {
             if after.split {
                 found.push(Hidden::Split);
             }
-            // Added or changed: git trusts them over the files (rt6 X3). Ordinary work adds
-            // neither where the repository does not use them.
-            for (fsmonitor, now, was) in [
-                (false, &after.untracked, before.as_ref().map(|b| &b.untracked)),
-                (true, &after.fsmonitor, before.as_ref().map(|b| &b.fsmonitor)),
-            ] {
-                if now.is_some() && was != Some(now) {
-                    found.push(Hidden::IndexCache { fsmonitor, repo: ".".into() });
+            // Added or changed: git trusts them over the files (rt6 X3). The untracked cache is
+            // checked against the directories whose entry changed; fsmonitor's data, which
+            // ordinary work changes only where the repository uses fsmonitor, is told.
+            let was = before.as_ref().map(|b| &b.untracked);
+            if let Some(cache) = &after.untracked
+                && was != Some(&after.untracked)
+            {
+                let old = was.and_then(Option::as_deref);
+                match super::gitignore::untracked_cache(&self.root, &self.git, after, old, cache) {
+                    Ok(None) => {}
+                    Ok(Some(path)) => {
+                        found.push(Hidden::IndexCache { fsmonitor: false, repo: ".".into(), hides: Some(path) })
+                    }
+                    Err(()) => found.push(Hidden::IndexCache { fsmonitor: false, repo: ".".into(), hides: None }),
                 }
+            }
+            if after.fsmonitor.is_some() && before.as_ref().map(|b| &b.fsmonitor) != Some(&after.fsmonitor) {
+                found.push(Hidden::IndexCache { fsmonitor: true, repo: ".".into(), hides: None });
             }
         }
         // Changed, a file, and not read as an index: git may read what agentsh cannot (rt5 A1).
@@ -545,7 +558,7 @@ impl Entry {
 /// An index read: its entries, and the length of its object names (20: SHA-1, 32: SHA-256).
 pub(crate) struct Index {
     pub(crate) entries: Vec<Entry>,
-    hash: usize,
+    pub(crate) hash: usize,
     /// Split in two (`git update-index --split-index`, a `link` extension): most entries are
     /// in a shared index file, and those here may have no name.
     split: bool,
