@@ -130,14 +130,17 @@ const MAX_CACHED_DIRS: usize = 64;
 /// the command started with), an entry that the index does not hold, the cache does not list
 /// and git does not ignore. `Ok(Some(path))`: the first such file (or directory holding one);
 /// `Err(())`: the cache was not read whole (it does not read as one, or past the bounds), and
-/// nothing can be said. The person's global excludes are not read: a file only they ignore is
-/// told. A `statx` and a directory read for each directory whose entry changed.
+/// nothing can be said, or an entry was written to match a directory as a later command will
+/// leave it (its recorded change time is of this second or the last, or ahead of the `clock`,
+/// and not the directory's now: rt5 A2's two steps). The person's global excludes are not
+/// read: a file only they ignore is told. A `statx` and a directory read for each directory
+/// whose entry changed.
 pub(crate) fn untracked_cache(
     root: &Path,
     git: &Path,
     index: &Index,
-    old: Option<&[u8]>,
-    new: &[u8],
+    (old, new): (Option<&[u8]>, &[u8]),
+    clock: i64,
 ) -> Result<Option<String>, ()> {
     let new = super::untracked::read(new, index.hash).ok_or(())?;
     let old = old.and_then(|o| super::untracked::read(o, index.hash)).unwrap_or_default();
@@ -162,6 +165,9 @@ pub(crate) fn untracked_cache(
             (32, st.stx_size as u32),
         ];
         if now.iter().any(|(at, v)| be32(&recorded, *at) != *v) {
+            if i64::from(be32(&recorded, 0)) >= clock - 1 {
+                return Err(());
+            }
             continue;
         }
         let listed = |name: &[u8]| d.listed.iter().any(|l| l.strip_suffix(b"/").unwrap_or(l) == name);

@@ -333,7 +333,7 @@ impl Repo {
                 && was != Some(&after.untracked)
             {
                 let old = was.and_then(Option::as_deref);
-                match super::gitignore::untracked_cache(&self.root, &self.git, after, old, cache) {
+                match super::gitignore::untracked_cache(&self.root, &self.git, after, (old, cache), clock) {
                     Ok(None) => {}
                     Ok(Some(path)) => {
                         found.push(Hidden::IndexCache { fsmonitor: false, repo: ".".into(), hides: Some(path) })
@@ -1419,6 +1419,46 @@ mod tests {
             );
             git(t.path(), &ci);
         }
+    }
+
+    /// rt6 X3 over two commands: an untracked cache whose entry for `dir` is written with a
+    /// change time ahead of the clock, for a later command's new file to match it. Not the
+    /// directory's now, so git would read it again today: told all the same.
+    #[test]
+    fn an_untracked_cache_entry_written_ahead_is_told() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        git(t.path(), &["update-index", "--untracked-cache"]);
+        git(t.path(), &["status", "--short"]);
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        git(t.path(), &["status", "--short"]);
+        let m = std::fs::metadata(t.path().join("dir")).unwrap();
+        let stat = |ctime: u32| {
+            let words = [
+                ctime,
+                m.ctime_nsec() as u32,
+                m.mtime() as u32,
+                m.mtime_nsec() as u32,
+                m.dev() as u32,
+                m.ino() as u32,
+                m.uid(),
+                m.gid(),
+                m.size() as u32,
+            ];
+            words.iter().flat_map(|w| w.to_be_bytes()).collect::<Vec<u8>>()
+        };
+        let mut b = std::fs::read(git_dir.join("index")).unwrap();
+        let at = b.windows(36).position(|w| w == stat(m.ctime() as u32)).expect("dir's entry");
+        let before = Before::take(&git_dir, t.path(), None);
+        // Ordinary: nothing changed, nothing said.
+        git(t.path(), &["update-index", "--refresh"]);
+        b[at..at + 36].copy_from_slice(&stat(seconds() + 5));
+        let body = b.len() - 20;
+        let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &b[..body]);
+        b[body..].copy_from_slice(sum.as_ref());
+        std::fs::write(git_dir.join("index.new"), &b).unwrap();
+        std::fs::rename(git_dir.join("index.new"), git_dir.join("index")).unwrap();
+        assert_eq!(before.finish(), vec![Hidden::IndexCache { fsmonitor: false, repo: ".".into(), hides: None }]);
     }
 
     #[test]
