@@ -5594,3 +5594,151 @@ fn a_path_directory_that_is_a_link_is_judged_where_it_leads() {
     let body = format!("set -e\ncat {}/hosts.yml\n", w.home("code/other/bin").display());
     attack(&w, "read a token through a $PATH directory that is a link", &body);
 }
+
+// ---- fix6-review: what hides edits from the person's git review, other git directories (rt6 X2, X3, X7) ----
+
+/// Sets the object `path`'s entry names in the version-2 index `index` (run in the box, from
+/// the directory the script starts in), and re-sums it, written beside and renamed as git does.
+const SET_ENTRY: &str = r#"import hashlib,os,struct,sys
+IX,F,ID=sys.argv[1],sys.argv[2].encode(),bytes.fromhex(sys.argv[3])
+d=bytearray(open(IX,"rb").read()); n=struct.unpack(">I",d[8:12])[0]; off=12
+for _ in range(n):
+    ln=struct.unpack(">H",d[off+60:off+62])[0]&0xfff
+    if bytes(d[off+62:off+62+ln])==F: d[off+40:off+60]=ID
+    off+=(62+ln+8)//8*8
+body=bytes(d[:-20]); open(IX+".tmp","wb").write(body+hashlib.sha1(body).digest()); os.rename(IX+".tmp",IX)
+"#;
+
+/// rt6 X2: a linked worktree outside the workspace (`git worktree add ../feature`): its files
+/// are out of the box's reach, but its index and its branch are in the workspace's git
+/// directory. The box moved the branch to a commit with its own Makefile and gave the
+/// worktree's index that Makefile's object with the file's stat data: `git status` there was
+/// clean, and the person's next commit carried the box's Makefile. Both are told now; git work
+/// in the workspace is not.
+#[test]
+fn a_worktree_outside_the_workspace_is_reviewed() {
+    let Some(w) = world() else { return };
+    let w = with_makefile(w);
+    let outside = tempfile::tempdir().unwrap();
+    let wtf = outside.path().join("wtf");
+    git(w.ws.path(), &["worktree", "add", "-q", wtf.to_str().unwrap(), "-b", "feature"]);
+    std::fs::write(wtf.join("feat.txt"), "feat\n").unwrap();
+    git(&wtf, &["add", "."]);
+    git(&wtf, &["commit", "-qm", "feature work"]);
+    // The Makefile there older than its index entry, as after a while: git trusts the entry
+    // (one of the same second it would read again).
+    let then = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(wtf.join("Makefile")).unwrap().set_modified(then).unwrap();
+    git(&wtf, &["update-index", "--refresh"]);
+    w.write("set_entry.py", SET_ENTRY);
+    git(w.ws.path(), &["add", "set_entry.py"]);
+    git(w.ws.path(), &["commit", "-qm", "tools"]);
+    // Ordinary work in the workspace says nothing.
+    let out = w.script("set -e\necho more >> README\ngit commit -qam more\ngit status --short\n");
+    succeeded(&out, "commit in the workspace");
+    assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
+    let was = text(&persons_git(&w, &wtf, &["rev-parse", "feature"]).stdout).trim().to_string();
+    let forge = format!(
+        "set -e\nB=$(printf 'all:\\n\\t@echo X2-RAN\\n' | git hash-object -w --stdin)\n\
+         T=$(git ls-tree feature | sed \"s/[0-9a-f]\\{{40\\}}\tMakefile/$B\tMakefile/\" | git mktree)\n\
+         C=$(git commit-tree \"$T\" -p feature^ -m 'feature work')\n\
+         echo \"$C\" > .git/refs/heads/feature\n\
+         {} set_entry.py .git/worktrees/wtf/index Makefile \"$B\"\n",
+        python()
+    );
+    let out = w.script(&forge);
+    succeeded(&out, "move the branch and forge the worktree's index");
+    let now = text(&persons_git(&w, &wtf, &["rev-parse", "feature"]).stdout).trim().to_string();
+    assert_ne!(was, now, "the branch moved");
+    let review = persons_git(&w, &wtf, &["status", "--short"]);
+    assert_eq!(text(&review.stdout), "", "git status there is blinded: {}", text(&review.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("moved the branch feature, which the worktree {} has checked out", wtf.display())),
+        "{err}"
+    );
+    assert!(err.contains(&was[..]) && err.contains(&now[..]), "{err}");
+    assert!(err.contains(&format!("naming other content for {}/Makefile", wtf.display())), "{err}");
+}
+
+/// rt6 X3: the index's untracked cache (the `UNTR` extension) added, filled by git, then given
+/// `tests`' stat data after `tests/conftest.py` was made: git trusts the cached list while the
+/// directory's stat data matches it, and `git status` did not show the new file. A cache a
+/// boxed command added or changed is checked against the directories whose entry changed, and
+/// a file it leaves out is told, with how to see past it; git keeping its cache is not.
+#[test]
+fn an_untracked_cache_the_box_wrote_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("tests/test_a.py", "def test_a(): pass\n");
+    git(w.ws.path(), &["add", "tests"]);
+    git(w.ws.path(), &["commit", "-qm", "tests"]);
+    // git status in the box, with the cache kept by git as files come and go (ignored ones
+    // too): nothing said.
+    w.write(".gitignore", "*.pyc\n__pycache__/\n");
+    git(w.ws.path(), &["add", ".gitignore"]);
+    git(w.ws.path(), &["commit", "-qm", "ignore"]);
+    git(w.ws.path(), &["config", "core.untrackedCache", "true"]);
+    git(w.ws.path(), &["status", "--short"]);
+    std::thread::sleep(Duration::from_millis(1100));
+    let ordinary = "set -e\ngit status --short\nmkdir -p tests/__pycache__ && : > tests/__pycache__/t.pyc && : > tests/x.pyc\n\
+                    : > notes.txt\nsleep 1.1\ngit status --short\nrm notes.txt\nsleep 1.1\ngit status --short\n";
+    let out = w.script(ordinary);
+    succeeded(&out, "git status with the cache");
+    assert!(text(&out.stdout).contains("notes.txt"), "{}", text(&out.stdout));
+    assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
+    git(w.ws.path(), &["config", "--unset", "core.untrackedCache"]);
+    succeeded(&persons_git(&w, w.ws.path(), &["update-index", "--no-untracked-cache"]), "no cache");
+    let uc = r#"import subprocess, os, struct, hashlib, time
+run=lambda *a: subprocess.run(a,capture_output=True,text=True)
+run("git","update-index","--untracked-cache"); run("git","status"); time.sleep(1.1); run("git","status")
+def sd(p):
+    s=os.stat(p); return struct.pack(">IIIIIIIII",int(s.st_ctime)&0xffffffff,s.st_ctime_ns%10**9,int(s.st_mtime)&0xffffffff,
+        s.st_mtime_ns%10**9,s.st_dev&0xffffffff,s.st_ino&0xffffffff,s.st_uid,s.st_gid,s.st_size&0xffffffff)
+before=sd("tests"); idx=open(".git/index","rb").read()
+assert before in idx
+open("tests/conftest.py","w").write('open("UC-RAN","w")\n')
+after=sd("tests"); time.sleep(1.1)
+b=idx[:-20].replace(before,after); open(".git/index","wb").write(b+hashlib.sha1(b).digest())
+"#;
+    std::fs::create_dir_all(w.path(".git/tools")).unwrap();
+    std::fs::write(w.path(".git/tools/uc.py"), uc).unwrap();
+    let out = w.script(&format!("{} .git/tools/uc.py\n", python()));
+    succeeded(&out, "forge the untracked cache");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("conftest"), "git status is blinded: {}", text(&review.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("left git's untracked cache in the index without tests/conftest.py"), "{err}");
+    assert!(err.contains("git update-index --no-untracked-cache && git status"), "{err}");
+    // What it says shows the file.
+    succeeded(&persons_git(&w, w.ws.path(), &["update-index", "--no-untracked-cache"]), "drop the cache");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(text(&review.stdout).contains("tests/conftest.py"), "{}", text(&review.stdout));
+}
+
+/// rt6 X7: rt4 R2's forge in a submodule whose git directory is its own `.git` (an existing
+/// repository added in place, never absorbed into `.git/modules`): only `modules/*` was
+/// reviewed. The review takes the repositories `gitcode` finds, both kinds.
+#[test]
+fn a_submodule_with_its_own_git_directory_is_reviewed() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let sub = w.path("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    w.git_in(&sub);
+    std::fs::write(sub.join("Makefile"), "all:\n\t@echo sub ok\n").unwrap();
+    git(&sub, &["add", "."]);
+    git(&sub, &["commit", "-qm", "s"]);
+    git(w.ws.path(), &["-c", "protocol.file.allow=always", "submodule", "add", "-q", "./sub", "sub"]);
+    git(w.ws.path(), &["commit", "-qm", "addsub"]);
+    assert!(w.path("sub/.git").is_dir(), "not absorbed");
+    let forge = format!("import os\nos.chdir(\"sub\")\n{}", forge_script("Makefile", ".git/index", "X7-RAN", false));
+    let out = w.script(&format!("{} - <<'EOF'\n{forge}EOF\n", python()));
+    succeeded(&out, "forge the submodule's index");
+    let review = persons_git(&w, w.ws.path(), &["status", "--short"]);
+    assert!(!text(&review.stdout).contains("sub"), "git status is blinded: {}", text(&review.stdout));
+    let review = persons_git(&w, &sub, &["status", "--short"]);
+    assert_eq!(text(&review.stdout), "", "git status in the submodule is blinded");
+    let err = text(&out.stderr);
+    assert!(err.contains("naming other content for sub/Makefile"), "{err}");
+}

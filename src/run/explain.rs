@@ -257,11 +257,55 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                 sanitize(path)
             ),
             Hidden::SubmodulesUnchecked(n) => format!(
-                "agentsh: the command changed the index of {n} submodule{} past the {} agentsh checks (check in each: \
-                 git read-tree HEAD && git status)\n",
+                "agentsh: the command changed the index of {n} submodule{} or linked worktree{} past the {} agentsh \
+                 checks (check in each: git read-tree HEAD && git status)\n",
+                if *n == 1 { "" } else { "s" },
                 if *n == 1 { "" } else { "s" },
                 crate::run::sandbox::gitreview::MAX_SUBMODULES,
             ),
+            Hidden::BranchMoved { branch, worktree, from, to } => {
+                let (branch, worktree) = (sanitize(branch), sanitize(worktree));
+                let (from, to) = (sanitize(from), sanitize(to));
+                let see = if from.starts_with('(') {
+                    format!("see: git -C {worktree} log -p {to}")
+                } else {
+                    format!("see: git -C {worktree} diff {from} {to}; undo: git -C {worktree} reset {from}")
+                };
+                format!(
+                    "agentsh: the command moved the branch {branch}, which the worktree {worktree} has checked out \
+                     (git refuses to), from {from} to {to}: git there shows what it changed as done, and the next \
+                     commit there carries it ({see})\n"
+                )
+            }
+            Hidden::HeadChanged { worktree, from, to } => format!(
+                "agentsh: the command changed what the worktree {} has checked out (its HEAD in the git directory), \
+                 from {} to {}: git there compares its files and its next commit with that\n",
+                sanitize(worktree),
+                sanitize(from),
+                sanitize(to),
+            ),
+            Hidden::IndexCache { fsmonitor, repo, hides } => {
+                let c = if repo == "." { String::new() } else { format!("-C {} ", sanitize(repo)) };
+                let of = if repo == "." { String::new() } else { format!(" of {}", sanitize(repo)) };
+                let (what, trusted, off) = if *fsmonitor {
+                    ("fsmonitor's data", "which files changed", "no-fsmonitor")
+                } else {
+                    ("the untracked cache", "a directory's list of new files", "no-untracked-cache")
+                };
+                let see = format!("see them: git {c}update-index --{off} && git {c}status");
+                match hides {
+                    Some(path) => format!(
+                        "agentsh: the command left git's untracked cache in the index{of} without {}, which git does \
+                         not ignore: `git status` trusts the cache's list of new files while the directory's times \
+                         match, and does not show it ({see})\n",
+                        sanitize(path)
+                    ),
+                    None => format!(
+                        "agentsh: the command added or changed {what} in git's index{of}: `git status` trusts it for \
+                         {trusted} instead of reading them, so a file the command made may not show ({see})\n"
+                    ),
+                }
+            }
             Hidden::Unchecked(n) => format!(
                 "agentsh: the command changed git's index; {n} file{} in it {} too large to check against what the \
                  index says {} (check: git read-tree HEAD && git status)\n",

@@ -84,7 +84,7 @@ struct Repo {
 /// `core.hooksPath` directory in the workspace (the box's builder does; `agentsh policy` only
 /// shows). A few small reads; nothing where `ws` holds no `.git`.
 pub(crate) fn find(ws: &Path, globals: &Globals, make_hooks: bool) -> Found {
-    let mut f = Finder { ws: ws.to_path_buf(), globals, found: Found::default(), repos: Vec::new() };
+    let mut f = Finder::new(ws, globals);
     let dot_git = join(ws, ".git");
     let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { return f.found };
     let git_dir = if meta.is_dir() {
@@ -123,7 +123,7 @@ pub(crate) fn find(ws: &Path, globals: &Globals, make_hooks: bool) -> Found {
 /// with the setting that names it and the file it is in. Relative paths are each repository's
 /// own ([`find`] binds them there) and are left out. A few small reads.
 pub(crate) fn global_code(globals: &Globals) -> Vec<(PathBuf, String)> {
-    let mut f = Finder { ws: PathBuf::new(), globals, found: Found::default(), repos: Vec::new() };
+    let mut f = Finder::new(Path::new(""), globals);
     let mut out = Vec::new();
     let shown = |p: &Path| crate::text::path(p);
     for file in &globals.files {
@@ -183,6 +183,59 @@ struct Finder<'a> {
     globals: &'a Globals,
     found: Found,
     repos: Vec<Repo>,
+    /// The git directories [`Finder::repo`] has begun (a linked worktree's `commondir` leads
+    /// back to the repository it is one of).
+    begun: Vec<PathBuf>,
+    /// Only finding the repositories ([`repositories`]): nothing is bound or made.
+    discover: bool,
+    /// What the repositories were found from besides the config files read (`found.read`):
+    /// directories read and files looked for (`true`: a submodule's `.git`, whose identity and
+    /// kind alone matter).
+    looked: Vec<(PathBuf, bool)>,
+    /// Linked worktrees outside the workspace: their git directory (in it) and worktree.
+    outside: Vec<(PathBuf, PathBuf)>,
+}
+
+/// The repositories with a worktree whose index is in the git directory `git_dir` of the
+/// workspace `ws` or below it, other than the workspace's own, as [`find`] finds them: the
+/// submodules checked out in the workspace (absorbed, `modules/*`, or with their own `.git`
+/// directory) and the linked worktrees (`worktrees/*`), in the workspace or not. Each as its
+/// git directory and worktree; and what they were found from, for the caller to know when to
+/// look again ([`Repositories::looked`]). Nothing is bound or made.
+pub(crate) fn repositories(ws: &Path, git_dir: &Path) -> Repositories {
+    let globals = Globals::default();
+    let mut f = Finder::new(ws, &globals);
+    f.discover = true;
+    f.repo(git_dir.to_path_buf(), ws.to_path_buf(), 0);
+    let mut list: Vec<(PathBuf, PathBuf)> = f
+        .repos
+        .iter()
+        .filter(|r| r.git_dir != git_dir && within(&r.worktree, ws) && r.worktree != ws)
+        .map(|r| (r.git_dir.clone(), r.worktree.clone()))
+        .collect();
+    for o in f.outside {
+        if !list.contains(&o) {
+            list.push(o);
+        }
+    }
+    let mut looked: Vec<(PathBuf, bool)> = f.found.read.into_iter().map(|p| (p, false)).collect();
+    for l in f.looked {
+        if !looked.contains(&l) {
+            looked.push(l);
+        }
+    }
+    Repositories { list, looked }
+}
+
+/// What [`repositories`] found.
+#[derive(Debug, Default)]
+pub(crate) struct Repositories {
+    /// Each repository's git directory and worktree.
+    pub list: Vec<(PathBuf, PathBuf)>,
+    /// The directories read and files read or looked for that found them: while none of these
+    /// changed (its identity and change time; `true`: its identity and kind), neither did the
+    /// list.
+    pub looked: Vec<(PathBuf, bool)>,
 }
 
 /// git's limit on nested includes, and ours on nested submodules.
@@ -192,11 +245,24 @@ const MAX_HOOKS: usize = 256;
 /// A config file larger than this is not read (git's are a few kilobytes).
 const MAX_CONFIG: u64 = 1 << 20;
 
-impl Finder<'_> {
+impl<'a> Finder<'a> {
+    fn new(ws: &Path, globals: &'a Globals) -> Finder<'a> {
+        Finder {
+            ws: ws.to_path_buf(),
+            globals,
+            found: Found::default(),
+            repos: Vec::new(),
+            begun: Vec::new(),
+            discover: false,
+            looked: Vec::new(),
+            outside: Vec::new(),
+        }
+    }
+
     /// `path` when it is a file in the workspace (followed, where a link in it points).
-    /// Nothing without a workspace ([`global_code`]).
+    /// Nothing without a workspace ([`global_code`]), nor where only finding repositories.
     fn bind_file(&mut self, path: &Path) {
-        if self.ws.as_os_str().is_empty() {
+        if self.ws.as_os_str().is_empty() || self.discover {
             return;
         }
         if let Some(p) = self.inside(path).filter(|p| p.is_file()) {
@@ -207,7 +273,8 @@ impl Finder<'_> {
     /// `path`, resolved, when it lands in the workspace, but never the workspace itself.
     fn inside(&self, path: &Path) -> Option<PathBuf> {
         let p = normalize(path);
-        let p = std::fs::canonicalize(&p).unwrap_or(p);
+        // Where only finding repositories, paths are kept as the workspace's path spells them.
+        let p = if self.discover { p } else { std::fs::canonicalize(&p).unwrap_or(p) };
         (within(&p, &self.ws) && p != self.ws).then_some(p)
     }
 
@@ -235,10 +302,13 @@ impl Finder<'_> {
     /// The repository at `git_dir` with its worktree at `worktree`, and those of its submodules
     /// and linked worktrees: their `.git` files, where they are in the workspace.
     fn repo(&mut self, git_dir: PathBuf, worktree: PathBuf, depth: usize) {
-        if depth > MAX_DEPTH || self.repos.iter().any(|r| r.git_dir == git_dir) {
+        if depth > MAX_DEPTH || self.begun.contains(&git_dir) {
             return;
         }
-        let common = std::fs::read_to_string(join(&git_dir, "commondir"))
+        self.begun.push(git_dir.clone());
+        let commondir = join(&git_dir, "commondir");
+        self.looked.push((commondir.clone(), false));
+        let common = std::fs::read_to_string(commondir)
             .ok()
             .map(|c| normalize(&git_dir.join(c.trim())))
             .unwrap_or_else(|| git_dir.clone());
@@ -250,23 +320,30 @@ impl Finder<'_> {
             let checkout = normalize(&worktree.join(v));
             let dot_git = join(&checkout, ".git");
             self.bind_file(&dot_git);
+            if self.discover {
+                self.looked.push((dot_git.clone(), true));
+            }
             // A submodule whose git directory is its own `.git` (cloned in place, never absorbed):
             // its code paths, as the workspace's own (the directory itself is made a mount on
             // the way to them, so it cannot be moved aside either).
             if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_dir())
                 && let Some(nested) = self.inside(&dot_git)
             {
-                let mut paths = Vec::new();
-                super::view::code_paths(&nested, &mut paths, 0);
-                for p in paths {
-                    self.push(p);
+                if !self.discover {
+                    let mut paths = Vec::new();
+                    super::view::code_paths(&nested, &mut paths, 0);
+                    for p in paths {
+                        self.push(p);
+                    }
                 }
                 self.repo(nested, checkout, depth + 1);
             }
         }
         let modules = join(&common, "modules");
         let mut module_dirs = Vec::new();
-        git_dirs_under(&modules, &mut module_dirs, 0);
+        let mut read = Vec::new();
+        git_dirs_read(&modules, &mut module_dirs, &mut read, 0);
+        self.looked.extend(read.into_iter().map(|d| (d, false)));
         for module in module_dirs {
             let mut config = Vec::new();
             self.read_config(&join(&module, "config"), MAX_DEPTH, &mut config);
@@ -277,15 +354,21 @@ impl Finder<'_> {
                 self.repo(module, wt, depth + 1);
             }
         }
-        if let Ok(entries) = std::fs::read_dir(join(&common, "worktrees")) {
+        let worktrees = join(&common, "worktrees");
+        self.looked.push((worktrees.clone(), false));
+        if let Ok(entries) = std::fs::read_dir(&worktrees) {
             for e in entries.flatten() {
-                let Ok(text) = std::fs::read_to_string(e.path().join("gitdir")) else { continue };
+                let gitdir = e.path().join("gitdir");
+                self.looked.push((gitdir.clone(), false));
+                let Ok(text) = std::fs::read_to_string(gitdir) else { continue };
                 let dot_git = normalize(Path::new(text.trim()));
-                if dot_git.is_absolute() && within(&dot_git, &self.ws) {
+                let Some(wt) = dot_git.parent().filter(|_| dot_git.is_absolute()) else { continue };
+                if within(&dot_git, &self.ws) {
                     self.bind_file(&dot_git);
-                    if let Some(wt) = dot_git.parent() {
-                        self.repo(e.path(), wt.to_path_buf(), depth + 1);
-                    }
+                    self.repo(e.path(), wt.to_path_buf(), depth + 1);
+                } else if self.outside.len() < 64 {
+                    // Its files are out of the box's reach; its index and its branch are not.
+                    self.outside.push((e.path(), wt.to_path_buf()));
                 }
             }
         }
@@ -380,6 +463,12 @@ fn make_dir_in(ws: &Path, dir: &Path) {
 /// to make it look like none); another is a level of a submodule's name with a slash in it
 /// (`modules/third_party/zlib`).
 pub(crate) fn git_dirs_under(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    git_dirs_read(dir, out, &mut Vec::new(), depth);
+}
+
+/// [`git_dirs_under`], with the directories it read (or looked for) added to `read`.
+fn git_dirs_read(dir: &Path, out: &mut Vec<PathBuf>, read: &mut Vec<PathBuf>, depth: usize) {
+    read.push(dir.to_path_buf());
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         if !e.file_type().is_ok_and(|t| t.is_dir()) {
@@ -389,7 +478,7 @@ pub(crate) fn git_dirs_under(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
         if p.join("HEAD").exists() || p.join("config").exists() {
             out.push(p);
         } else if depth < MAX_DEPTH {
-            git_dirs_under(&p, out, depth + 1);
+            git_dirs_read(&p, out, read, depth + 1);
         }
     }
 }

@@ -52,38 +52,8 @@ pub(crate) fn self_ignoring(
     watched: &mut Vec<Vec<u8>>,
     max_dirs: usize,
 ) -> Vec<Hidden> {
-    let mut files: HashSet<&[u8]> = HashSet::new();
-    let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
-    dirs.insert(b"");
-    for e in index.map(|ix| ix.entries.as_slice()).unwrap_or_default() {
-        files.insert(&e.path);
-        let mut p = e.path.as_slice();
-        while let Some(i) = p.iter().rposition(|c| *c == b'/') {
-            p = &p[..i];
-            if !dirs.insert(p) {
-                break;
-            }
-        }
-    }
-    let Ok(top) =
-        rustix::fs::openat(rustix::fs::CWD, root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-    else {
-        return Vec::new();
-    };
-    let mut walk = Walk {
-        top,
-        root,
-        git,
-        files: &files,
-        dirs: &dirs,
-        since,
-        budget: MAX_ENTRIES,
-        patterns: HashMap::new(),
-        exclude: None,
-        found: Vec::new(),
-        cut: false,
-        seen: Vec::new(),
-    };
+    let (files, dirs) = tracked(index);
+    let Some(mut walk) = Walk::new(root, git, &files, &dirs, since) else { return Vec::new() };
     watched.retain(|rel| {
         let Ok(st) = rustix::fs::statx(walk.top.as_fd(), rel.as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME)
         else {
@@ -130,6 +100,106 @@ pub(crate) fn self_ignoring(
     out
 }
 
+/// The paths the index holds, and the directories they are in (`""`: the top level).
+fn tracked(index: Option<&Index>) -> (HashSet<&[u8]>, BTreeSet<&[u8]>) {
+    let mut files: HashSet<&[u8]> = HashSet::new();
+    let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
+    dirs.insert(b"");
+    for e in index.map(|ix| ix.entries.as_slice()).unwrap_or_default() {
+        files.insert(&e.path);
+        let mut p = e.path.as_slice();
+        while let Some(i) = p.iter().rposition(|c| *c == b'/') {
+            p = &p[..i];
+            if !dirs.insert(p) {
+                break;
+            }
+        }
+    }
+    (files, dirs)
+}
+
+/// A directory entry's name and kind.
+type Named = (Vec<u8>, FileType);
+
+/// How many of an untracked cache's directories are read at most ([`untracked_cache`]).
+const MAX_CACHED_DIRS: usize = 64;
+
+/// What the untracked cache `new` (the `UNTR` extension of `index`, the index of the worktree
+/// `root` with its git directory `git`) hides (rt6 X3): of each directory git would trust it for
+/// (its stat data as recorded is the directory's now) whose entry is not as in `old` (the cache
+/// the command started with), an entry that the index does not hold, the cache does not list
+/// and git does not ignore. `Ok(Some(path))`: the first such file (or directory holding one);
+/// `Err(())`: the cache was not read whole (it does not read as one, or past the bounds), and
+/// nothing can be said, or an entry was written to match a directory as a later command will
+/// leave it (its recorded change time is of this second or the last, or ahead of the `clock`,
+/// and not the directory's now: rt5 A2's two steps). The person's global excludes are not
+/// read: a file only they ignore is told. A `statx` and a directory read for each directory
+/// whose entry changed.
+pub(crate) fn untracked_cache(
+    root: &Path,
+    git: &Path,
+    index: &Index,
+    (old, new): (Option<&[u8]>, &[u8]),
+    clock: i64,
+) -> Result<Option<String>, ()> {
+    let new = super::untracked::read(new, index.hash).ok_or(())?;
+    let old = old.and_then(|o| super::untracked::read(o, index.hash)).unwrap_or_default();
+    let was: HashMap<&[u8], [u8; 36]> = old.iter().filter_map(|d| Some((d.path.as_slice(), d.stat?))).collect();
+    let changed: Vec<_> =
+        new.iter().filter(|d| d.stat.is_some_and(|s| was.get(d.path.as_slice()) != Some(&s))).collect();
+    if changed.len() > MAX_CACHED_DIRS {
+        return Err(());
+    }
+    let (files, dirs) = tracked(Some(index));
+    let Some(mut walk) = Walk::new(root, git, &files, &dirs, 0) else { return Ok(None) };
+    let be32 = |s: &[u8; 36], at: usize| u32::from_be_bytes([s[at], s[at + 1], s[at + 2], s[at + 3]]);
+    for d in changed {
+        let Some(recorded) = d.stat else { continue };
+        let Ok(fd) = beneath(walk.top.as_fd(), &d.path, OFlags::RDONLY | OFlags::DIRECTORY) else { continue };
+        let Ok(st) = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS) else { continue };
+        // git reads the directory again where these differ (dir.c `match_stat_data`).
+        let now = [
+            (0, st.stx_ctime.tv_sec as u32),
+            (8, st.stx_mtime.tv_sec as u32),
+            (20, st.stx_ino as u32),
+            (32, st.stx_size as u32),
+        ];
+        if now.iter().any(|(at, v)| be32(&recorded, *at) != *v) {
+            if i64::from(be32(&recorded, 0)) >= clock - 1 {
+                return Err(());
+            }
+            continue;
+        }
+        let listed = |name: &[u8]| d.listed.iter().any(|l| l.strip_suffix(b"/").unwrap_or(l) == name);
+        for (name, kind) in walk.entries(fd).ok_or(())?.0 {
+            let rel = join(&d.path, &name);
+            if files.contains(rel.as_slice()) || dirs.contains(rel.as_slice()) || listed(&name) {
+                continue;
+            }
+            let is_dir = kind == FileType::Directory;
+            if walk.ignored(&rel, is_dir) {
+                continue;
+            }
+            // git lists no directory that holds nothing it would show (`--untracked-files`
+            // hides empty ones): one whose entries are all ignored files.
+            if is_dir {
+                let inner = beneath(walk.top.as_fd(), &rel, OFlags::RDONLY | OFlags::DIRECTORY).ok();
+                let entries = inner.and_then(|fd| walk.entries(fd)).ok_or(())?.0;
+                let shows =
+                    entries.into_iter().any(|(n, k)| k == FileType::Directory || !walk.ignored(&join(&rel, &n), false));
+                if !shows {
+                    continue;
+                }
+            }
+            return Ok(Some(String::from_utf8_lossy(&rel).into_owned()));
+        }
+        if walk.cut {
+            return Err(());
+        }
+    }
+    Ok(None)
+}
+
 /// How many untracked `.gitignore` files are watched for a later rewrite, at most: one `statx`
 /// each on every boxed command. Past them, the oldest are let go, and that is told.
 const MAX_WATCHED: usize = 32;
@@ -167,7 +237,58 @@ struct Walk<'a> {
     seen: Vec<Vec<u8>>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    fn new(
+        root: &'a Path,
+        git: &'a Path,
+        files: &'a HashSet<&'a [u8]>,
+        dirs: &'a BTreeSet<&'a [u8]>,
+        since: i64,
+    ) -> Option<Walk<'a>> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let top = rustix::fs::openat(rustix::fs::CWD, root, flags, Mode::empty()).ok()?;
+        Some(Walk {
+            top,
+            root,
+            git,
+            files,
+            dirs,
+            since,
+            budget: MAX_ENTRIES,
+            patterns: HashMap::new(),
+            exclude: None,
+            found: Vec::new(),
+            cut: false,
+            seen: Vec::new(),
+        })
+    }
+
+    /// The entries of the open directory `fd` but `.`, `..` and `.git`, with their kind, while
+    /// the budget lasts (`None` past it); and the directory, still open.
+    fn entries(&mut self, fd: OwnedFd) -> Option<(Vec<Named>, Dir)> {
+        let mut entries = Dir::new(fd).ok()?;
+        let mut names = Vec::new();
+        while let Some(Ok(e)) = entries.read() {
+            let Some(left) = self.budget.checked_sub(1) else {
+                self.cut = true;
+                return None;
+            };
+            self.budget = left;
+            let name = e.file_name().to_bytes();
+            if name != b"." && name != b".." && name != b".git" {
+                names.push((name.to_vec(), e.file_type()));
+            }
+        }
+        let at = entries.fd().ok()?;
+        for (name, kind) in &mut names {
+            if *kind == FileType::Unknown {
+                *kind = rustix::fs::statx(at, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE)
+                    .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.stx_mode.into()));
+            }
+        }
+        Some((names, entries))
+    }
+
     /// Whether `name` (below `at`; `""`: `at` itself) changed since the command started.
     fn changed(&self, at: impl AsFd, name: &[u8]) -> bool {
         let name = if name.is_empty() { b"." } else { name };
@@ -185,28 +306,10 @@ impl Walk<'_> {
             return;
         }
         let Ok(fd) = beneath(self.top.as_fd(), dir, OFlags::RDONLY | OFlags::DIRECTORY) else { return };
-        let Ok(mut entries) = Dir::new(fd) else { return };
-        let mut names = Vec::new();
-        while let Some(Ok(e)) = entries.read() {
-            let Some(left) = self.budget.checked_sub(1) else {
-                self.cut = true;
-                return;
-            };
-            self.budget = left;
-            let name = e.file_name().to_bytes();
-            if name != b"." && name != b".." && name != b".git" {
-                names.push((name.to_vec(), e.file_type()));
-            }
-        }
+        let Some((names, entries)) = self.entries(fd) else { return };
         let Ok(at) = entries.fd() else { return };
         for (name, kind) in names {
             let rel = join(dir, &name);
-            let kind = if kind == FileType::Unknown {
-                rustix::fs::statx(at, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE)
-                    .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.stx_mode.into()))
-            } else {
-                kind
-            };
             if name == b".gitignore"
                 && kind == FileType::RegularFile
                 && !self.files.contains(rel.as_slice())

@@ -7,7 +7,14 @@
 //! - a replacement ref (`refs/replace/*`, loose or in `packed-refs`: `git show` and `git log -p`
 //!   then show another object than the one checked out);
 //! - a `.gitignore` that ignores itself, hiding a directory's new files from `git status`
-//!   (`gitignore::self_ignoring`).
+//!   (`gitignore::self_ignoring`);
+//! - an untracked cache or fsmonitor data added to the index or changed (rt6 X3: git trusts a
+//!   directory's cached list of new files while the directory's times match);
+//! - in a linked worktree outside the workspace, whose files the box cannot write but whose
+//!   index and branch are in the workspace's git directory, a moved branch or `HEAD` (rt6 X2).
+//!
+//! In the workspace's repository and in each other one whose index is in its git directory, as
+//! `gitcode` finds them: submodules of both kinds (rt6 X7) and linked worktrees.
 //!
 //! The box writes the index, the refs and the tree, so none of this can be refused; it is found
 //! when the command ends, for the person to be told. It must not print or change anything.
@@ -35,14 +42,15 @@ const MAX_INDEX: u64 = 64 * 1024 * 1024;
 /// directories 0.2 ms (docs/BENCHMARKS.md, "Session 16").
 const MAX_INDEX_EVERY_COMMAND: u64 = 16 * 1024;
 
-/// How many submodules' git directories are checked as the workspace's is (rt5 A14); past
-/// these, a change to another's index is told as not checked.
+/// How many submodules' and linked worktrees' git directories are checked as the workspace's
+/// is (rt5 A14, rt6 X2, X7); past these, a change to another's index is told as not checked.
 pub const MAX_SUBMODULES: usize = 8;
 
 /// The index and refs as the command started: the workspace's, and its submodules'.
 pub struct Before {
     repos: Vec<Repo>,
-    /// Submodules' git directories past [`MAX_SUBMODULES`]: only whether their index changed.
+    /// Submodules' and worktrees' git directories past [`MAX_SUBMODULES`]: only whether their
+    /// index changed.
     more: Vec<PathBuf>,
     /// When the command started, less a margin for coarse file-system clocks (seconds).
     since: i64,
@@ -61,6 +69,32 @@ struct Repo {
     /// The index as it was, open, with its identity and change time then (`None`: there was
     /// none).
     index: Option<(File, Stamp)>,
+    /// A linked worktree outside the workspace (rt6 X2): its files are out of the box's reach,
+    /// its index and what it has checked out are not. What it had checked out as the command
+    /// started.
+    outside: Option<Checkout>,
+}
+
+/// What a linked worktree outside the workspace had checked out as the command started: git
+/// refuses to move a branch another worktree has checked out, and a box that moves it (and
+/// gives that worktree's index the new commit's objects) has the person's next commit there
+/// carry its files, with `git status` showing nothing (rt6 X2).
+struct Checkout {
+    /// Its `HEAD`: identity and change time, and what it held.
+    head: Option<(Stamp, Vec<u8>)>,
+    /// The branch `HEAD` named.
+    branch: Option<Branch>,
+}
+
+struct Branch {
+    /// `refs/heads/...`.
+    name: String,
+    /// Its loose file in the repository's common git directory: identity and change time, and
+    /// what it held.
+    loose: Option<(Stamp, Vec<u8>)>,
+    /// Where there was no loose file: `packed-refs`, open (the old file stays readable after
+    /// git renames a new one over it), with its identity and change time.
+    packed: Option<(File, Stamp)>,
 }
 
 /// One thing found: what hides, and the file or ref it hides.
@@ -85,8 +119,21 @@ pub enum Hidden {
     /// The command left an index agentsh does not read (too large, or of a form it does not
     /// know): nothing in it is checked.
     Unreadable,
-    /// How many submodules' indexes the command changed past those agentsh checks.
+    /// How many submodules' or linked worktrees' indexes the command changed past those agentsh
+    /// checks.
     SubmodulesUnchecked(usize),
+    /// A branch checked out in a linked worktree outside the workspace (`worktree`), moved by
+    /// the command (git refuses to): the person's next commit there builds on what it names.
+    BranchMoved { branch: String, worktree: String, from: String, to: String },
+    /// What a linked worktree outside the workspace has checked out (its `HEAD`), changed.
+    HeadChanged { worktree: String, from: String, to: String },
+    /// An index extension that has git's `status` trust what it says instead of the files,
+    /// added or changed by the command (rt6 X3): the untracked cache (`UNTR`: a directory's list
+    /// of new files, trusted while the directory's times match) or fsmonitor's data (`FSMN`).
+    /// `repo`: the repository's top level, from the workspace's (`.`: the workspace's own);
+    /// `hides`: a file (or a directory holding one) the untracked cache leaves out of
+    /// `git status`, where it was checked (`None`: it was not read whole, or fsmonitor's).
+    IndexCache { fsmonitor: bool, repo: String, hides: Option<String> },
     /// A directory (relative to the workspace, `.` for itself) hidden from `git status` by a
     /// `.gitignore` in it that the command made or changed and that ignores itself.
     SelfIgnored(String),
@@ -100,15 +147,19 @@ impl Before {
     pub fn take(git: &Path, root: &Path, later: Option<PathBuf>) -> Before {
         let since = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) - 2;
         let mut kept = later.as_deref().map(Later::read).unwrap_or_default();
-        let mut repos = vec![Repo::take(git, root, root)];
+        let mut repos = vec![Repo::take(git, root, root, &mut kept)];
         let mut more = Vec::new();
         for (g, wt) in submodules_kept(git, root, &mut kept) {
             if repos.len() <= MAX_SUBMODULES {
-                repos.push(Repo::take(&g, &wt, root));
+                repos.push(Repo::take(&g, &wt, root, &mut kept));
             } else {
                 more.push(g);
             }
         }
+        // What is kept of worktrees no longer found is let go.
+        let heads = kept.heads.len();
+        kept.heads.retain(|g, _| repos.iter().any(|r| r.git == *g));
+        kept.dirty |= kept.heads.len() != heads;
         Before { repos, more, since, later: later.map(|path| (path, kept)) }
     }
 
@@ -136,49 +187,23 @@ impl Before {
     }
 }
 
-/// The submodules' git directories under `git` (`modules/*`, nested) whose worktree
-/// (`core.worktree`) is inside `root`, with that worktree; and what they were found from (each
-/// directory read and each submodule's `config`, with its [`key`]), so a later command reuses
-/// them while those are unchanged ([`Later`]). One `openat` where there are none.
+/// The repositories besides the workspace's own whose index is in `git` or below it, as
+/// `gitcode` finds them ([`super::gitcode::repositories`]): submodules checked out in `root`
+/// (absorbed in `modules/*`, or with their own `.git` directory, rt6 X7) and linked worktrees
+/// (`worktrees/*`, in `root` or not, rt6 X2); and what they were found from, each with its
+/// [`key`], so a later command reuses them while those are unchanged ([`Later`]). A few
+/// `openat` where there are none.
 fn submodules(git: &Path, root: &Path) -> Modules {
-    let mut found = Modules::default();
-    let mut queue = vec![(super::join(git, "modules"), 0)];
-    while let Some((dir, depth)) = queue.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            if depth == 0 && dir.parent() == Some(git) {
-                // None: nothing to keep (the next command looks again, one `openat`).
-                continue;
-            }
-            found.keys.push((dir.clone(), key(&dir)));
-            continue;
-        };
-        found.keys.push((dir.clone(), key(&dir)));
-        for e in entries.flatten().take(1000) {
-            let sub = e.path();
-            if !e.file_type().is_ok_and(|t| t.is_dir()) || depth > 8 {
-                continue;
-            }
-            let config = super::join(&sub, "config");
-            if !sub.join("HEAD").exists() && !config.exists() {
-                // A level of a name with a slash in it (`modules/third_party/zlib`).
-                queue.push((sub, depth + 1));
-                continue;
-            }
-            found.keys.push((config.clone(), key(&config)));
-            let text = open_file(&config).and_then(|f| read_capped(&f).ok()).unwrap_or_default();
-            let entries = super::gitcode::parse(&text);
-            let wt = entries.iter().rev().find(|e| e.section == "core" && e.sub.is_none() && e.name == "worktree");
-            if let Some(wt) = wt.and_then(|e| e.value.as_deref()) {
-                let wt = super::normalize(&sub.join(wt));
-                if super::within(&wt, root) && wt != root && found.list.len() < 4 * MAX_SUBMODULES {
-                    found.list.push((sub.clone(), wt));
-                }
-            }
-            // Its own submodules.
-            queue.push((super::join(&sub, "modules"), depth + 1));
-        }
-    }
-    found
+    let found = super::gitcode::repositories(root, git);
+    let mut list = found.list;
+    list.truncate(4 * MAX_SUBMODULES);
+    // None: nothing is kept, and the next command looks again (a few `openat`).
+    let looked = if list.is_empty() { Vec::new() } else { found.looked };
+    let keys = looked.into_iter().map(|(p, kind)| {
+        let k = if kind { identity(&p) } else { key(&p) };
+        (p, k)
+    });
+    Modules { list, keys: keys.collect() }
 }
 
 /// What [`submodules`] found, and from what.
@@ -196,17 +221,31 @@ fn key(path: &Path) -> String {
     }
 }
 
+/// A path's identity and kind (`i-` where it is not there): one `statx`. For a submodule's
+/// `.git`, a directory whose change time moves with every index git writes in it.
+fn identity(path: &Path) -> String {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => format!("i{}.{}.{}", m.dev(), m.ino(), m.mode() >> 12),
+        Err(_) => "i-".into(),
+    }
+}
+
+/// Whether `path` is as `was` ([`key`] or [`identity`]) says.
+fn unchanged(path: &Path, was: &str) -> bool {
+    if was.starts_with('i') { identity(path) == was } else { key(path) == was }
+}
+
 /// The submodules of `git`, as [`submodules`] finds them, or as `later` kept them while what
 /// they were found from is unchanged (a `statx` each, not a directory read and a config parsed).
 fn submodules_kept(git: &Path, root: &Path, later: &mut Later) -> Vec<(PathBuf, PathBuf)> {
     if let Some(kept) = later.modules.get(root)
-        && kept.keys.iter().all(|(p, k)| key(p) == *k)
+        && kept.keys.iter().all(|(p, k)| unchanged(p, k))
     {
         return kept.list.clone();
     }
     let found = submodules(git, root);
     let list = found.list.clone();
-    if found.keys.is_empty() {
+    if list.is_empty() {
         later.dirty |= later.modules.remove(root).is_some();
     } else {
         later.dirty = true;
@@ -216,9 +255,10 @@ fn submodules_kept(git: &Path, root: &Path, later: &mut Later) -> Vec<(PathBuf, 
 }
 
 impl Repo {
-    fn take(git: &Path, root: &Path, top: &Path) -> Repo {
-        let index = open_file(&super::join(git, "index")).and_then(|f| f.metadata().ok().map(|m| (f, stamp(&m))));
-        Repo { git: git.to_path_buf(), top: top.to_path_buf(), root: root.to_path_buf(), index }
+    fn take(git: &Path, root: &Path, top: &Path, later: &mut Later) -> Repo {
+        let index = open_stamped(&super::join(git, "index"));
+        let outside = (!super::within(root, top)).then(|| Checkout::take(git, later));
+        Repo { git: git.to_path_buf(), top: top.to_path_buf(), root: root.to_path_buf(), index, outside }
     }
 
     /// What the command did in this repository, added to `found` with paths from the
@@ -226,8 +266,12 @@ impl Repo {
     fn finish(&self, since: i64, clock: i64, later: &mut Later, out: &mut Vec<Hidden>) {
         let mut found = Vec::new();
         self.review(since, clock, later, &mut found);
-        let top = self.root.strip_prefix(&self.top).ok().filter(|p| !p.as_os_str().is_empty());
-        let Some(top) = top.map(crate::text::path) else {
+        // Told from the workspace's top level; a worktree outside it by its own path.
+        let top = match &self.outside {
+            Some(_) => Some(crate::text::path(&self.root)),
+            None => self.root.strip_prefix(&self.top).ok().filter(|p| !p.as_os_str().is_empty()).map(crate::text::path),
+        };
+        let Some(top) = top else {
             out.extend(found);
             return;
         };
@@ -237,6 +281,9 @@ impl Repo {
             Hidden::Stale(p) => Hidden::Stale(from_top(p)),
             Hidden::Ahead(p) => Hidden::Ahead(from_top(p)),
             Hidden::SelfIgnored(p) => Hidden::SelfIgnored(from_top(p)),
+            Hidden::IndexCache { fsmonitor, repo, hides } => {
+                Hidden::IndexCache { fsmonitor, repo: from_top(repo), hides: hides.map(from_top) }
+            }
             other => other,
         }));
     }
@@ -252,7 +299,10 @@ impl Repo {
             .index
             .as_ref()
             .filter(|(_, was)| now.as_ref().is_none_or(|m| (was.0, was.1) != (m.dev(), m.ino())))
-            .filter(|(f, _)| now.is_some() || f.metadata().is_ok_and(|m| m.len() <= MAX_INDEX_EVERY_COMMAND))
+            .filter(|(f, _)| {
+                now.is_some()
+                    || self.outside.is_none() && f.metadata().is_ok_and(|m| m.len() <= MAX_INDEX_EVERY_COMMAND)
+            })
             .and_then(|(f, _)| read_capped(f).ok())
             .and_then(|bytes| Index::parse(&bytes));
         let after = now
@@ -275,10 +325,34 @@ impl Repo {
             if after.split {
                 found.push(Hidden::Split);
             }
+            // Added or changed: git trusts them over the files (rt6 X3). The untracked cache is
+            // checked against the directories whose entry changed; fsmonitor's data, which
+            // ordinary work changes only where the repository uses fsmonitor, is told.
+            let was = before.as_ref().map(|b| &b.untracked);
+            if let Some(cache) = &after.untracked
+                && was != Some(&after.untracked)
+            {
+                let old = was.and_then(Option::as_deref);
+                match super::gitignore::untracked_cache(&self.root, &self.git, after, (old, cache), clock) {
+                    Ok(None) => {}
+                    Ok(Some(path)) => {
+                        found.push(Hidden::IndexCache { fsmonitor: false, repo: ".".into(), hides: Some(path) })
+                    }
+                    Err(()) => found.push(Hidden::IndexCache { fsmonitor: false, repo: ".".into(), hides: None }),
+                }
+            }
+            if after.fsmonitor.is_some() && before.as_ref().map(|b| &b.fsmonitor) != Some(&after.fsmonitor) {
+                found.push(Hidden::IndexCache { fsmonitor: true, repo: ".".into(), hides: None });
+            }
         }
         // Changed, a file, and not read as an index: git may read what agentsh cannot (rt5 A1).
         if now.as_ref().is_some_and(std::fs::Metadata::is_file) && after.is_none() {
             found.push(Hidden::Unreadable);
+        }
+        if let Some(checkout) = &self.outside {
+            // The rest is of the workspace's tree and refs, neither of them in this one.
+            checkout.finish(&self.git, &self.root, since, found);
+            return;
         }
         if changed("refs/replace").is_some()
             && let Ok(entries) = std::fs::read_dir(super::join(&self.git, "refs/replace"))
@@ -315,6 +389,113 @@ impl Repo {
     }
 }
 
+impl Checkout {
+    /// `git`: the worktree's git directory, `<common>/worktrees/<name>`. A `statx` of its
+    /// `HEAD` and of the branch's loose file: what they hold is read only where they changed
+    /// since an earlier command kept it in `later` (or `packed-refs` opened, where the branch has
+    /// no loose file).
+    fn take(git: &Path, later: &mut Later) -> Checkout {
+        let mut kept = later.heads.remove(git).unwrap_or_default();
+        let read = |path: &Path, kept: &mut Option<(Stamp, Vec<u8>)>, dirty: &mut bool| {
+            let now = std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file).map(|m| stamp(&m));
+            if now != kept.as_ref().map(|(s, _)| *s) {
+                *kept = now.and_then(|_| open_stamped(path)).map(|(f, st)| (st, small(&f)));
+                *dirty = true;
+            }
+            kept.clone()
+        };
+        let head = read(&super::join(git, "HEAD"), &mut kept.head, &mut later.dirty);
+        let name = head.as_ref().and_then(|(_, h)| branch_named(h));
+        let branch = name.zip(common_of(git)).map(|(name, common)| {
+            let loose = read(&super::join(&common, &name), &mut kept.loose, &mut later.dirty);
+            let packed = if loose.is_none() { open_stamped(&super::join(&common, "packed-refs")) } else { None };
+            Branch { name, loose, packed }
+        });
+        if kept.head.is_some() {
+            later.heads.insert(git.to_path_buf(), kept);
+        }
+        Checkout { head, branch }
+    }
+
+    /// What the command changed of what the worktree at `root` has checked out: `statx` calls,
+    /// and reads only where something changed.
+    fn finish(&self, git: &Path, root: &Path, since: i64, found: &mut Vec<Hidden>) {
+        let worktree = crate::text::path(root);
+        let shown = |b: &[u8]| String::from_utf8_lossy(b.trim_ascii()).into_owned();
+        if let Some((was, old)) = &self.head {
+            let path = super::join(git, "HEAD");
+            if std::fs::symlink_metadata(&path).ok().map(|m| stamp(&m)) != Some(*was) {
+                let new = open_file(&path).map(|f| small(&f)).unwrap_or_default();
+                if new != *old {
+                    found.push(Hidden::HeadChanged { worktree: worktree.clone(), from: shown(old), to: shown(&new) });
+                }
+            }
+        }
+        let (Some(b), Some(common)) = (&self.branch, common_of(git)) else { return };
+        let path = super::join(&common, &b.name);
+        let packed = super::join(&common, "packed-refs");
+        let now = std::fs::symlink_metadata(&path).ok().map(|m| stamp(&m));
+        let packed_now = std::fs::symlink_metadata(&packed).ok();
+        let packed_changed = packed_now.as_ref().is_some_and(|m| m.ctime() >= since);
+        if now == b.loose.as_ref().map(|(s, _)| *s) && !packed_changed {
+            return;
+        }
+        let old = match &b.loose {
+            Some((_, held)) => Some(held.clone()),
+            // Rewritten in place (git renames a new one over it): what it held is gone.
+            None => b.packed.as_ref().and_then(|(f, was)| {
+                let same = packed_now.as_ref().is_some_and(|m| (m.dev(), m.ino()) == (was.0, was.1));
+                if same && packed_now.as_ref().map(stamp) != Some(*was) { None } else { packed_ref(f, &b.name) }
+            }),
+        };
+        let new = match open_file(&path) {
+            Some(f) => Some(small(&f)),
+            None => open_file(&packed).and_then(|f| packed_ref(&f, &b.name)),
+        };
+        let (old, new) = (old.map(|o| shown(&o)), new.map(|n| shown(&n)));
+        if old != new {
+            let branch = b.name.strip_prefix("refs/heads/").unwrap_or(&b.name).to_string();
+            let unknown = || "(not known: rewritten in place)".to_string();
+            let (from, to) = (old.unwrap_or_else(unknown), new.unwrap_or_else(|| "(none)".into()));
+            found.push(Hidden::BranchMoved { branch, worktree, from, to });
+        }
+    }
+}
+
+/// The repository's common git directory of a linked worktree's git directory
+/// (`<common>/worktrees/<name>`).
+fn common_of(git: &Path) -> Option<PathBuf> {
+    git.parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "worktrees"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+}
+
+/// The branch a `HEAD` names (`ref: refs/heads/x`), where it is a plain one.
+fn branch_named(head: &[u8]) -> Option<String> {
+    let name = std::str::from_utf8(head).ok()?.strip_prefix("ref:")?.trim();
+    let plain = name.starts_with("refs/") && name.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+    plain.then(|| name.to_string())
+}
+
+/// A small file's first 4 KiB (a ref, a `HEAD`), read from its start.
+fn small(f: &File) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let mut b = vec![0u8; 4096];
+    let n = f.read_at(&mut b, 0).unwrap_or(0);
+    b.truncate(n);
+    b
+}
+
+/// The object `packed-refs` (open) gives the ref `name`.
+fn packed_ref(f: &File, name: &str) -> Option<Vec<u8>> {
+    let text = read_capped(f).ok()?;
+    text.split(|c| *c == b'\n').find_map(|line| {
+        let i = line.iter().position(|c| *c == b' ')?;
+        (line[i + 1..].trim_ascii_end() == name.as_bytes()).then(|| line[..i].to_vec())
+    })
+}
+
 /// A file's identity and change time: device, inode, seconds, nanoseconds.
 type Stamp = (u64, u64, i64, i64);
 
@@ -325,9 +506,15 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
 /// A regular file, opened without following a link or waiting: the box could put a FIFO in
 /// the index's place, and a plain open would wait for a writer.
 pub(super) fn open_file(path: &Path) -> Option<File> {
+    open_stamped(path).map(|(f, _)| f)
+}
+
+/// [`open_file`], with the file's identity and change time.
+fn open_stamped(path: &Path) -> Option<(File, Stamp)> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).ok()?;
-    f.metadata().ok().filter(std::fs::Metadata::is_file).map(|_| f)
+    let m = f.metadata().ok().filter(std::fs::Metadata::is_file)?;
+    Some((f, stamp(&m)))
 }
 
 fn read_capped(f: &File) -> std::io::Result<Vec<u8>> {
@@ -371,20 +558,21 @@ impl Entry {
 /// An index read: its entries, and the length of its object names (20: SHA-1, 32: SHA-256).
 pub(crate) struct Index {
     pub(crate) entries: Vec<Entry>,
-    hash: usize,
+    pub(crate) hash: usize,
     /// Split in two (`git update-index --split-index`, a `link` extension): most entries are
     /// in a shared index file, and those here may have no name.
     split: bool,
+    /// The untracked cache (`UNTR` extension), as stored.
+    untracked: Option<Vec<u8>>,
+    /// fsmonitor's data (`FSMN` extension), as stored.
+    fsmonitor: Option<Vec<u8>>,
 }
 
 impl Index {
     /// An index (`DIRC`, versions 2 to 4, SHA-1 or SHA-256 object names); `None` where it does
     /// not read as one.
     pub(crate) fn parse(b: &[u8]) -> Option<Index> {
-        match parse(b, 20) {
-            Some((entries, split)) => Some(Index { entries, hash: 20, split }),
-            None => parse(b, 32).map(|(entries, split)| Index { entries, hash: 32, split }),
-        }
+        parse(b, 20).or_else(|| parse(b, 32))
     }
 }
 
@@ -403,8 +591,8 @@ fn bits(ix: &Index) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// The entries, and whether the index is split.
-fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
+/// The entries and the extensions read, with object names `hash` bytes long.
+fn parse(b: &[u8], hash: usize) -> Option<Index> {
     let be32 = |at: usize| b.get(at..at + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]));
     if b.get(..4)? != b"DIRC" {
         return None;
@@ -473,12 +661,19 @@ fn parse(b: &[u8], hash: usize) -> Option<(Vec<Entry>, bool)> {
         });
     }
     // The extensions, each a signature and a length, up to the checksum.
-    let mut split = false;
+    let mut ix = Index { entries: out, hash, split: false, untracked: None, fsmonitor: None };
     while at + 8 + hash <= b.len() {
-        split |= &b[at..at + 4] == b"link";
-        at += 8 + be32(at + 4)? as usize;
+        let len = be32(at + 4)? as usize;
+        let body = || b.get(at + 8..at + 8 + len).map(<[u8]>::to_vec);
+        match &b[at..at + 4] {
+            b"link" => ix.split = true,
+            b"UNTR" => ix.untracked = Some(body()?),
+            b"FSMN" => ix.fsmonitor = Some(body()?),
+            _ => {}
+        }
+        at += 8 + len;
     }
-    Some((out, split))
+    Some(ix)
 }
 
 /// How much of the worktree [`stale`] reads at most after one command: a `git add -A` of a
@@ -579,8 +774,19 @@ struct Later {
     ignores: std::collections::BTreeMap<PathBuf, Vec<Vec<u8>>>,
     /// Each workspace's submodules, and what they were found from ([`submodules_kept`]).
     modules: std::collections::BTreeMap<PathBuf, Modules>,
+    /// What each linked worktree outside the workspace had checked out as a command started
+    /// (by its git directory): its `HEAD` and its branch's loose file, as read, with their
+    /// identity and change time ([`Checkout::take`]).
+    heads: std::collections::BTreeMap<PathBuf, Heads>,
     /// Changed since it was read: to be written.
     dirty: bool,
+}
+
+/// A linked worktree's `HEAD` and its branch's loose file, as read ([`Later::heads`]).
+#[derive(Default, Clone)]
+struct Heads {
+    head: Option<(Stamp, Vec<u8>)>,
+    loose: Option<(Stamp, Vec<u8>)>,
 }
 
 struct LaterEntry {
@@ -616,6 +822,18 @@ impl Later {
                     } else {
                         m.keys.push((a, String::from_utf8_lossy(b).into_owned()));
                     }
+                }
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix(b"h\t") {
+                let f: Vec<String> =
+                    rest.split(|b| *b == b'\t').map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+                let stamped = |st: &str, held: &str| Some((unstamp(st)?, unhex(held)?));
+                if let [git, hs, h, ls, l] = f.as_slice()
+                    && let (Some(git), Some(head)) = (unhex(git), stamped(hs, h))
+                {
+                    let git = PathBuf::from(std::ffi::OsStr::from_bytes(&git));
+                    later.heads.insert(git, Heads { head: Some(head), loose: stamped(ls, l) });
                 }
                 continue;
             }
@@ -695,7 +913,7 @@ impl Later {
         if !self.dirty {
             return;
         }
-        if self.entries.is_empty() && self.ignores.is_empty() && self.modules.is_empty() {
+        if self.entries.is_empty() && self.ignores.is_empty() && self.modules.is_empty() && self.heads.is_empty() {
             let _ = std::fs::remove_file(path);
             return;
         }
@@ -709,6 +927,13 @@ impl Later {
             for (p, k) in &m.keys {
                 text.push_str(&format!("k\t{}\t{}\t{k}\n", hexed_path(root), hexed_path(p)));
             }
+        }
+        let stamped = |s: &Option<(Stamp, Vec<u8>)>| match s {
+            Some(((dev, ino, sec, ns), held)) => format!("{dev}.{ino}.{sec}.{ns}\t{}", hexed(held)),
+            None => "-\t-".to_string(),
+        };
+        for (git, h) in &self.heads {
+            text.push_str(&format!("h\t{}\t{}\t{}\n", hexed_path(git), stamped(&h.head), stamped(&h.loose)));
         }
         for (root, rels) in &self.ignores {
             for rel in rels {
@@ -732,6 +957,13 @@ impl Later {
             let _ = std::fs::rename(&tmp, path);
         }
     }
+}
+
+/// A [`Stamp`] as [`Later::write`] writes it (`dev.ino.sec.nsec`).
+fn unstamp(s: &str) -> Option<Stamp> {
+    let mut f = s.split('.');
+    let stamp = (f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+    f.next().is_none().then_some(stamp)
 }
 
 fn hex(s: &str) -> Option<Vec<u8>> {
@@ -1149,6 +1381,84 @@ mod tests {
             before.finish(),
             vec![Hidden::Stale("vendor/lib/dir/b".into()), Hidden::SelfIgnored("vendor/lib/t".into())]
         );
+    }
+
+    /// rt6 X2: a branch a linked worktree outside the workspace has checked out, moved by the
+    /// command, whether it is a loose ref or only in `packed-refs`; `git pack-refs` and a commit
+    /// in the workspace are not told. What it had checked out is kept between commands.
+    #[test]
+    fn a_branch_checked_out_in_a_worktree_outside_is_told_when_moved() {
+        let t = repo();
+        let outside = tempfile::tempdir().unwrap();
+        let wt = outside.path().join("wt");
+        git(t.path(), &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "feature"]);
+        let git_dir = t.path().join(".git");
+        let records = tempfile::tempdir().unwrap();
+        let later = records.path().join("w-review-box");
+        let take = || Before::take(&git_dir, t.path(), Some(later.clone()));
+        let ci = ["-c", "user.name=T", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "x"];
+        assert!(take().finish().is_empty());
+        assert!(std::fs::read_to_string(&later).unwrap().contains("\nh\t"), "kept");
+        // Ordinary work in the workspace, and packing the refs: nothing said.
+        let before = take();
+        git(t.path(), &ci);
+        git(t.path(), &["pack-refs", "--all"]);
+        assert!(!git_dir.join("refs/heads/feature").exists());
+        assert_eq!(before.finish(), vec![]);
+        for how in ["packed", "loose"] {
+            let hex = |rev: &str| object(t.path(), rev).iter().map(|b| format!("{b:02x}")).collect::<String>();
+            let (was, from) = (hex("HEAD"), hex("feature"));
+            let before = take();
+            git(t.path(), &["update-ref", "refs/heads/feature", &was]);
+            let found = before.finish();
+            let worktree = crate::text::path(&wt);
+            assert_eq!(
+                found,
+                vec![Hidden::BranchMoved { branch: "feature".into(), worktree, from, to: was.clone() }],
+                "{how}"
+            );
+            git(t.path(), &ci);
+        }
+    }
+
+    /// rt6 X3 over two commands: an untracked cache whose entry for `dir` is written with a
+    /// change time ahead of the clock, for a later command's new file to match it. Not the
+    /// directory's now, so git would read it again today: told all the same.
+    #[test]
+    fn an_untracked_cache_entry_written_ahead_is_told() {
+        let t = repo();
+        let git_dir = t.path().join(".git");
+        git(t.path(), &["update-index", "--untracked-cache"]);
+        git(t.path(), &["status", "--short"]);
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        git(t.path(), &["status", "--short"]);
+        let m = std::fs::metadata(t.path().join("dir")).unwrap();
+        let stat = |ctime: u32| {
+            let words = [
+                ctime,
+                m.ctime_nsec() as u32,
+                m.mtime() as u32,
+                m.mtime_nsec() as u32,
+                m.dev() as u32,
+                m.ino() as u32,
+                m.uid(),
+                m.gid(),
+                m.size() as u32,
+            ];
+            words.iter().flat_map(|w| w.to_be_bytes()).collect::<Vec<u8>>()
+        };
+        let mut b = std::fs::read(git_dir.join("index")).unwrap();
+        let at = b.windows(36).position(|w| w == stat(m.ctime() as u32)).expect("dir's entry");
+        let before = Before::take(&git_dir, t.path(), None);
+        // Ordinary: nothing changed, nothing said.
+        git(t.path(), &["update-index", "--refresh"]);
+        b[at..at + 36].copy_from_slice(&stat(seconds() + 5));
+        let body = b.len() - 20;
+        let sum = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &b[..body]);
+        b[body..].copy_from_slice(sum.as_ref());
+        std::fs::write(git_dir.join("index.new"), &b).unwrap();
+        std::fs::rename(git_dir.join("index.new"), git_dir.join("index")).unwrap();
+        assert_eq!(before.finish(), vec![Hidden::IndexCache { fsmonitor: false, repo: ".".into(), hides: None }]);
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub mod spawn;
 pub mod spec;
 pub(crate) mod sys;
 pub mod tls;
+pub(crate) mod untracked;
 pub mod view;
 
 pub use crate::policy::sandbox_settings::{Network, Settings};
