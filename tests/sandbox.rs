@@ -5742,3 +5742,35 @@ fn a_submodule_with_its_own_git_directory_is_reviewed() {
     let err = text(&out.stderr);
     assert!(err.contains("naming other content for sub/Makefile"), "{err}");
 }
+
+// ---- session 18 (lead): what the box's /proc tells of the machine ----
+
+/// rt6b P4: the box's own /proc lists only the box's processes, but `/proc/keys` listed the
+/// names of the keys in the person's keyrings (the filter keeps their contents), and
+/// `/proc/timer_list` the names and process IDs of the person's processes waiting on timers.
+/// The holder covers those files with an empty one. A key of the test's own, in its user
+/// keyring, shows outside and not in the box.
+#[test]
+fn the_boxs_proc_tells_nothing_of_the_persons_keys_and_timers() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let name = format!("agentsh-test-key-{}", std::process::id());
+    let desc = std::ffi::CString::new(name.clone()).unwrap();
+    const KEY_SPEC_USER_KEYRING: i32 = -4;
+    const KEYCTL_INVALIDATE: i32 = 21;
+    // SAFETY: add_key reads the two strings and the one-byte payload, alive for the call.
+    let id = unsafe {
+        libc::syscall(libc::SYS_add_key, c"user".as_ptr(), desc.as_ptr(), b"x".as_ptr(), 1usize, KEY_SPEC_USER_KEYRING)
+    };
+    if id < 0 {
+        eprintln!("skipped: no keyring to add a key to here ({})", std::io::Error::last_os_error());
+        return;
+    }
+    let outside = std::fs::read_to_string("/proc/keys").unwrap_or_default();
+    let out = w.run("cat /proc/keys /proc/key-users /proc/timer_list; echo end");
+    // SAFETY: a plain system call on the key this test made.
+    unsafe { libc::syscall(libc::SYS_keyctl, KEYCTL_INVALIDATE, id) };
+    assert!(outside.contains(&name), "the key is not listed outside: {outside}");
+    succeeded(&out, "reading /proc");
+    assert_eq!(text(&out.stdout), "end\n", "the box's /proc told of the machine");
+}

@@ -1172,6 +1172,17 @@ fn hold(
     if let Err(e) = mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>) {
         fail(format!("mounting the box's /proc: {e}"));
     }
+    // The box's /proc lists the box's processes alone, but these files tell of the whole machine:
+    // the names of the person's keys (`keys`, `key-users`: the filter keeps their contents),
+    // the names and process IDs of the person's processes waiting on timers (`timer_list`), the
+    // kernel's memory. Covered with an empty file, as container runtimes do; a kernel without
+    // one has nothing to cover.
+    let mut cover = super::view::Cover::default();
+    for file in PROC_COVERED {
+        if let Err(e) = cover.cover(Path::new(file)) {
+            fail(e);
+        }
+    }
     if let Err(e) = bound_processes() {
         fail(e);
     }
@@ -1290,6 +1301,17 @@ fn hold(
         }
     }
 }
+
+/// Files of the box's /proc covered with an empty one ([`hold`]).
+const PROC_COVERED: &[&str] = &[
+    "/proc/keys",
+    "/proc/key-users",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/latency_stats",
+    "/proc/kcore",
+];
 
 /// What the holder notes in the box's lock when its watch stops covering the git directory,
 /// for the next command to say (`gitlinks::Sweep::messages`).

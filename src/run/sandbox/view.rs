@@ -889,13 +889,13 @@ fn path_hash(path: &Path) -> String {
 /// first file a sealed `/dev/null` (read-only, nodev: opening it fails); the rest are bound from
 /// those: one system call each.
 #[derive(Default)]
-struct Cover {
+pub(super) struct Cover {
     dir: Option<PathBuf>,
     file: Option<PathBuf>,
 }
 
 impl Cover {
-    fn cover(&mut self, p: &Path) -> Result<(), String> {
+    pub(super) fn cover(&mut self, p: &Path) -> Result<(), String> {
         use nix::errno::Errno;
         use nix::mount::{MsFlags, mount};
         let none: Option<&str> = None;
