@@ -39,9 +39,11 @@ pub(crate) fn read(b: &[u8], hash: usize) -> Option<Vec<Dir>> {
     if out.len() != count {
         return None;
     }
-    let valid = ewah(b, &mut at)?;
-    let _check_only = ewah(b, &mut at)?;
-    let _hash_valid = ewah(b, &mut at)?;
+    // One bit for each directory: a bitmap longer than that is no cache git wrote (and would
+    // be made in memory bit by bit).
+    let valid = ewah(b, &mut at, count)?;
+    let _check_only = ewah(b, &mut at, count)?;
+    let _hash_valid = ewah(b, &mut at, count)?;
     for (d, v) in out.iter_mut().zip(valid.iter().chain(std::iter::repeat(&false))) {
         if *v {
             d.stat = Some(b.get(at..at + 36)?.try_into().ok()?);
@@ -95,10 +97,10 @@ fn cstr<'a>(b: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
     Some(s)
 }
 
-/// A serialized EWAH bitmap (`ewah/ewah_io.c`): its bits, in order.
-fn ewah(b: &[u8], at: &mut usize) -> Option<Vec<bool>> {
+/// A serialized EWAH bitmap (`ewah/ewah_io.c`) of at most `max` bits: its bits, in order.
+fn ewah(b: &[u8], at: &mut usize, max: usize) -> Option<Vec<bool>> {
     let be32 = |i: usize| b.get(i..i + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]) as usize);
-    let bits = be32(*at)?;
+    let bits = be32(*at).filter(|n| *n <= max)?;
     let words = be32(*at + 4)?;
     let start = *at + 8;
     let data = b.get(start..start.checked_add(words.checked_mul(8)?)?)?;
@@ -174,5 +176,14 @@ mod tests {
         assert_eq!(tests.listed, [b"conftest.py".to_vec()]);
         assert!(dirs.iter().any(|d| d.path == b"tests/deep"));
         assert!(read(b"\x05abc", 20).is_none());
+        // A bitmap that says it has more bits than the cache has directories is refused, not
+        // made (one run word can stand for 2^38 bits).
+        let mut bitmap = Vec::new();
+        bitmap.extend_from_slice(&1000u32.to_be_bytes());
+        bitmap.extend_from_slice(&1u32.to_be_bytes());
+        bitmap.extend_from_slice(&((16u64 << 1) | 1).to_be_bytes());
+        bitmap.extend_from_slice(&0u32.to_be_bytes());
+        assert!(ewah(&bitmap, &mut 0, 3).is_none());
+        assert_eq!(ewah(&bitmap, &mut 0, 1000).map(|v| v.len()), Some(1000));
     }
 }
