@@ -5774,3 +5774,47 @@ fn the_boxs_proc_tells_nothing_of_the_persons_keys_and_timers() {
     succeeded(&out, "reading /proc");
     assert_eq!(text(&out.stdout), "end\n", "the box's /proc told of the machine");
 }
+
+// ---- fix6-nobox: with no box, where a chain of `cd`s goes, and what a box wrote there (rt6 G3, G4) ----
+
+/// rt6 G4: from a place with no box (the directory that holds the workspace, in `/tmp`), a boxed
+/// command's link to home (`ws/hl`) reached home through a second relative `cd` (`cd ws && cd
+/// hl && grep -r . .`), unseen: relative `cd` targets were never where later relative words
+/// are. Now `cd`s are followed in order, through links, as the shell goes; so are `cd ws && cd
+/// ../home` (home beside the workspace) and a `..` after a link in a word. Each needs a person:
+/// with no terminal nothing runs, and no secret is printed.
+#[test]
+fn with_no_box_a_chain_of_cds_does_not_reach_home_unseen() {
+    let Some(w) = world() else { return };
+    let name = w.ws.path().file_name().unwrap().to_str().unwrap().to_string();
+    let home_name = w.home.path().file_name().unwrap().to_str().unwrap().to_string();
+    w.write_home("notes/vault.txt", "PRIVATE VAULT\n");
+    let link = format!("ln -s {} hl", w.home.path().display());
+    succeeded(&w.run(&link), "a boxed command makes a link to home");
+    let above = w.ws.path().parent().unwrap();
+    let from_above = |cmd: &str| w.command(&["-c", cmd]).current_dir(above).output().unwrap();
+    for cmd in [
+        format!("cd {name} && cd hl && grep -r PRIVATE ."),
+        format!("cd {name}; cd hl; cat notes/vault.txt"),
+        format!("cat {name}/hl/../{home_name}/notes/vault.txt"),
+    ] {
+        let out = from_above(&cmd);
+        not_run(&out, &cmd);
+        assert!(!text(&out.stdout).contains("PRIVATE"), "{cmd}: {}", text(&out.stdout));
+        assert!(text(&out.stderr).contains("through a symbolic link"), "{cmd}: {}", text(&out.stderr));
+    }
+    // Home beside the workspace: `cd ws && cd ../home`.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("ws2")).unwrap();
+    git(&d.path().join("ws2"), &["init", "-q", "."]);
+    std::fs::create_dir_all(d.path().join("home/.ssh")).unwrap();
+    std::fs::write(d.path().join("home/.ssh/id_ed25519"), "PRIVATE BESIDE\n").unwrap();
+    let cmd = "cd ws2 && cd ../home && grep -r PRIVATE .";
+    let out = w.command(&["-c", cmd]).current_dir(d.path()).env("HOME", d.path().join("home")).output().unwrap();
+    not_run(&out, cmd);
+    assert!(!text(&out.stdout).contains("PRIVATE"), "{cmd}: {}", text(&out.stdout));
+    // A chain that goes nowhere hidden still runs unasked there.
+    std::fs::create_dir_all(w.path("src")).unwrap();
+    w.write("src/main.rs", "fn main() {}\n");
+    succeeded(&from_above(&format!("cd {name} && cd src && grep -r main . && cd .. && ls")), "a chain in the project");
+}

@@ -22,9 +22,12 @@
 //! `${HOME%/}`, `/home/$USER`, `/proc/self/root/...` and `/proc/$$/root/...` are home's too; a
 //! pattern's component may match any name (`~/*/x`, whatever `GLOBIGNORE` or `dotglob` say). A
 //! relative word (and `~+`, `$PWD`) is resolved against where the command starts, and, where the
-//! text changes directory (`cd`, `pushd`, `-C`), against home and every absolute directory it
-//! names too; `~-` and `$OLDPWD` against home as well. What the text does not name (a path a
-//! program computes) this cannot see: SECURITY.md says so.
+//! text changes directory (`cd`, `pushd`, `-C`), against home, every absolute directory it names
+//! and every relative one it goes to, followed in order from wherever the shell may be then
+//! (`cd ws && cd hl`), through the symbolic links on their way (rt6 G4); `~-` and `$OLDPWD`
+//! against home as well. A `..` after a link is where the kernel takes it (`hl/..` is above
+//! the link's target). What the text does not name (a path a program computes) this cannot
+//! see: SECURITY.md says so.
 
 use crate::judge::containment::normalize;
 
@@ -51,6 +54,13 @@ pub struct HomeSight {
     /// Whether commands that start elsewhere run in a box: this one has none only because of
     /// where it starts, and a box may have written what git runs (`git_runs_box_code`).
     pub boxed_elsewhere: bool,
+    /// What a box writes wherever it starts (absolute): what `sandbox.writable` names.
+    pub writable: Vec<String>,
+    /// How the git work tree a box may write that holds a path is looked up (the gate gives
+    /// one; the judge touches no file). `None`: not looked up.
+    pub work_tree: Option<WorkTreeLookup>,
+    /// The absolute directories of `$CDPATH`, where `cd x` may go too.
+    pub cd_path: Vec<String>,
 }
 
 /// Two sights are the same where they say the same of home; of their lookups, only whether
@@ -59,16 +69,24 @@ impl PartialEq for HomeSight {
     fn eq(&self, other: &HomeSight) -> bool {
         (&self.cwd, &self.home, &self.real_home, &self.shown, &self.covered, self.boxed_elsewhere)
             == (&other.cwd, &other.home, &other.real_home, &other.shown, &other.covered, other.boxed_elsewhere)
+            && (&self.writable, &self.cd_path) == (&other.writable, &other.cd_path)
             && self.links.is_some() == other.links.is_some()
+            && self.work_tree.is_some() == other.work_tree.is_some()
     }
 }
 
 impl Eq for HomeSight {}
 
-/// The real path of an absolute, normalized path: where the symbolic links on its way lead
-/// (those of its longest existing prefix; what does not exist yet has none), or `None` where
-/// that is the path itself or it cannot be told.
+/// The real path of an absolute path: where the symbolic links on its way lead (those of its
+/// longest existing prefix; what does not exist yet has none), a `..` after a link to the
+/// parent of the link's target, as the kernel takes it; or `None` where that is the path itself
+/// (normalized) or it cannot be told.
 pub type LinkLookup = fn(&str) -> Option<String>;
+
+/// The git work tree that holds a path (absolute, normalized, its links resolved) where it is one
+/// a box may have for its workspace, and so have written (`policy::dirs::workspace_holding`);
+/// else `None`.
+pub type WorkTreeLookup = fn(&str) -> Option<String>;
 
 /// Words after which a relative path may be relative to another directory than the one the
 /// command starts in.
@@ -77,6 +95,17 @@ const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "popd", "-C", "--directory",
 /// At most this many relative words times directories are resolved: a long script that changes
 /// directory often needs a person rather than a slow verdict.
 const MAX_RESOLVED: usize = 100_000;
+
+/// At most this many directories the shell may be in as the text runs (each relative `cd` may
+/// double them): past it, a person is asked.
+const MAX_DIRECTORIES: usize = 256;
+
+/// What comes between `cd` (or `pushd`) and its directory.
+const CD_OPTIONS: &[&str] = &["-L", "-P", "-e", "-@", "-Pe", "-eP", "--"];
+
+/// Why a text that changes directory too often needs a person.
+const TOO_OFTEN: &str = "changes directory too often for agentsh to tell whether its relative paths are in parts of \
+                         home the sandbox keeps hidden";
 
 /// What `text`, run without a box, would read that the box keeps hidden (the first such word).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,27 +140,22 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
         let why = format!("starts in {word}, {}", hidden_why(&dir));
         return Some(Hidden { word, why });
     }
-    let words = words(text, &home);
-    let mut bases = vec![cwd.clone()];
-    if words.iter().any(|w| CHANGES_DIRECTORY.contains(&w.as_str())) {
-        // `cd` alone goes home; `cd ~` and `cd $HOME` name it, as every other directory.
-        // `cd -`, `cd ~-` and `popd` go back, where the agent's environment may say is home.
-        let back = words.windows(2).any(|w| matches!(w[0].as_str(), "cd" | "pushd") && w[1].starts_with(['-', '~']))
-            || words.iter().any(|w| w == "popd");
-        if cd_home(text) || back {
-            bases.push(home.clone());
+    let mut links = Links::new(sight);
+    let Places { words, bases, before, went } = match Places::of(text, &cwd, &home, sight, &mut links) {
+        Ok(places) => places,
+        Err(found) => return Some(found),
+    };
+    // A directory the text goes to that the box keeps hidden (rt6 G4: `cd ws && cd hl`, a
+    // link the box made to home): every relative word after it is there.
+    for (dir, word, linked) in &went {
+        if let Some(mut found) = hidden_path(word, dir, &home, sight) {
+            let why = found.why.strip_prefix("reads ").unwrap_or(&found.why);
+            found.why = match linked {
+                true => format!("goes to {why} (through a symbolic link, to {})", tilde(dir, &home)),
+                false => format!("goes to {why}"),
+            };
+            return Some(found);
         }
-        for dir in words.iter().filter_map(|w| absolute(w, &home)).map(|p| in_home_spelling(&p, sight)) {
-            if !bases.contains(&dir) {
-                bases.push(dir);
-            }
-        }
-    }
-    // `~-` and `$OLDPWD` are where the shell was before: any base, or wherever the agent's
-    // environment says (home, for all agentsh can tell).
-    let mut before = bases.clone();
-    if !before.contains(&home) {
-        before.push(home.clone());
     }
     // A relative word reaches a hidden part of home only through a component that starts with
     // a dot (`..`), or from a directory in home, above it or in `/proc` (`cd; cat notes/x`,
@@ -144,28 +168,22 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
     let relative =
         spellings.iter().filter(|(_, s)| matches!(s, Spelling::Relative(w) | Spelling::Before(w) if dotted(w)));
     if relative.count().saturating_mul(before.len()) > MAX_RESOLVED {
-        let why = "changes directory too often for agentsh to tell whether its relative paths are in parts of home \
-                   the sandbox keeps hidden";
-        return Some(Hidden { word: String::new(), why: why.to_string() });
+        return Some(Hidden { word: String::new(), why: TOO_OFTEN.to_string() });
     }
-    let mut links = Links::new(sight);
     for (word, spelling) in &spellings {
-        let paths: Vec<String> = match spelling {
-            Spelling::Absolute(w) => absolute(w, &home).into_iter().collect(),
-            Spelling::Relative(w) if dotted(w) => bases.iter().map(|b| normalize(&format!("{b}/{w}"))).collect(),
-            Spelling::Before(w) if dotted(w) => before.iter().map(|b| normalize(&format!("{b}/{w}"))).collect(),
-            _ => continue,
-        };
-        for p in paths.into_iter().map(|p| in_home_spelling(&through_proc_self(p, &cwd), sight)) {
+        for (p, raw) in resolved(spelling, &home, &bases, &before, dotted) {
+            let p = in_home_spelling(&through_proc_self(p, &cwd), sight);
             if let Some(found) = hidden_path(word, &p, &home, sight) {
                 return Some(found);
             }
-            // A symbolic link on its way (one a box made in the workspace: `docs-home` -> home).
-            if let Some(real) = links.resolve(&p).map(|r| in_home_spelling(&r, sight))
-                && let Some(mut found) = hidden_path(word, &real, &home, sight)
-            {
-                found.why = format!("{} (through a symbolic link, to {})", found.why, tilde(&real, &home));
-                return Some(found);
+            // A symbolic link on its way (one a box made in the workspace: `docs-home` -> home),
+            // and a `..` after one, which leads to the parent of its target (`hl/../home`).
+            for real in [links.resolve(&p), raw.and_then(|r| links.resolve(&r))].into_iter().flatten() {
+                let real = in_home_spelling(&real, sight);
+                if let Some(mut found) = hidden_path(word, &real, &home, sight) {
+                    found.why = format!("{} (through a symbolic link, to {})", found.why, tilde(&real, &home));
+                    return Some(found);
+                }
             }
         }
         if links.exhausted() {
@@ -175,6 +193,122 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
         }
     }
     None
+}
+
+/// Where the text's words are: its words, the directories the shell may be in as it runs, and
+/// those it may have been in before (`~-`, `$OLDPWD`).
+struct Places {
+    words: Vec<String>,
+    /// The directory the command starts in; where the text changes directory (`cd`, `pushd`,
+    /// `-C`), home where it may go there, every absolute directory it names (and `$CDPATH`'s),
+    /// and, in the text's order, each relative directory it goes to from each directory before
+    /// (rt6 G4: `cd ws && cd hl`, as the shell goes, not from where it starts), with where the
+    /// symbolic links on their way lead. A `cd` that fails leaves the shell where it was: each
+    /// directory before stays.
+    bases: Vec<String>,
+    /// `bases` and home: where the agent's environment may say the shell was before.
+    before: Vec<String>,
+    /// The directories of `bases` a relative directory led to, each with that word and whether
+    /// it is where a symbolic link on its way leads.
+    went: Vec<(String, String, bool)>,
+}
+
+impl Places {
+    /// The places of `text`, run from `cwd` (normalized, in home's spelling); a reason for a
+    /// person where they are too many to tell.
+    fn of(text: &str, cwd: &str, home: &str, sight: &HomeSight, links: &mut Links) -> Result<Places, Hidden> {
+        let words = words(text, home);
+        let mut bases = vec![cwd.to_string()];
+        let mut went = Vec::new();
+        let add = |bases: &mut Vec<String>, dir: String| {
+            if !bases.contains(&dir) {
+                bases.push(dir);
+            }
+        };
+        if words.iter().any(|w| CHANGES_DIRECTORY.contains(&w.as_str())) {
+            // `cd` alone goes home; `cd ~` and `cd $HOME` name it, as every other directory.
+            // `cd -`, `cd ~-` and `popd` go back, where the agent's environment may say is home.
+            let back =
+                words.windows(2).any(|w| matches!(w[0].as_str(), "cd" | "pushd") && w[1].starts_with(['-', '~']))
+                    || words.iter().any(|w| w == "popd");
+            if cd_home(text) || back {
+                add(&mut bases, home.to_string());
+            }
+            let named =
+                words.iter().filter_map(|w| absolute(w, home)).chain(sight.cd_path.iter().map(|d| normalize(d)));
+            for dir in named.map(|p| in_home_spelling(&p, sight)).collect::<Vec<_>>() {
+                add(&mut bases, dir);
+            }
+            for dir in bases.clone() {
+                if let Some(real) = links.resolve(&dir) {
+                    add(&mut bases, in_home_spelling(&real, sight));
+                }
+            }
+            // Each relative directory the text goes to, from wherever the shell may be then.
+            let targets = words.iter().enumerate().filter(|(_, w)| CHANGES_DIRECTORY.contains(&w.as_str()));
+            for (at, _) in targets {
+                let target = words[at + 1..].iter().find(|t| !CD_OPTIONS.contains(&t.as_str()));
+                let Some(Spelling::Relative(rel)) = target.and_then(|t| spelling(t)) else { continue };
+                if rel == "-" {
+                    continue;
+                }
+                let word = target.cloned().unwrap_or_default();
+                for b in bases.clone() {
+                    let raw = format!("{b}/{rel}");
+                    let dir = normalize(&raw);
+                    let up = rel.split('/').any(|c| c == "..");
+                    let real = [links.resolve(&dir), up.then(|| links.resolve(&raw)).flatten()];
+                    let dir = in_home_spelling(&dir, sight);
+                    went.push((dir.clone(), word.clone(), false));
+                    add(&mut bases, dir);
+                    for real in real.into_iter().flatten().map(|r| in_home_spelling(&r, sight)) {
+                        went.push((real.clone(), word.clone(), true));
+                        add(&mut bases, real);
+                    }
+                }
+                if bases.len() > MAX_DIRECTORIES || links.exhausted() {
+                    return Err(Hidden { word: String::new(), why: TOO_OFTEN.to_string() });
+                }
+            }
+        }
+        // `~-` and `$OLDPWD` are where the shell was before: any base, or wherever the agent's
+        // environment says (home, for all agentsh can tell).
+        let mut before = bases.clone();
+        if !before.contains(&home.to_string()) {
+            before.push(home.to_string());
+        }
+        Ok(Places { words, bases, before, went })
+    }
+}
+
+/// The paths `spelling` names (normalized), each with the path as the kernel walks it where a
+/// `..` in it may follow a symbolic link (`hl/../x`): from `bases` where relative, from
+/// `before` where relative to where the shell was, where `dotted` says a relative word may
+/// reach what is hidden.
+fn resolved(
+    spelling: &Spelling,
+    home: &str,
+    bases: &[String],
+    before: &[String],
+    dotted: impl Fn(&str) -> bool,
+) -> Vec<(String, Option<String>)> {
+    let from = |dirs: &[String], w: &str| {
+        let up = w.split('/').any(|c| c == "..");
+        dirs.iter().map(|b| (normalize(&format!("{b}/{w}")), up.then(|| format!("{b}/{w}")))).collect()
+    };
+    match spelling {
+        Spelling::Absolute(w) => {
+            let Some(p) = absolute(w, home) else { return Vec::new() };
+            let raw = w.split('/').any(|c| c == "..").then(|| match is_tilde(w) {
+                true => format!("{home}{}", &w[1..]),
+                false => w.clone(),
+            });
+            vec![(p, raw)]
+        }
+        Spelling::Relative(w) if dotted(w) => from(bases, w),
+        Spelling::Before(w) if dotted(w) => from(before, w),
+        _ => Vec::new(),
+    }
 }
 
 /// Why a path in `dir` of home needs a person, after "reads WORD, " or "starts in WORD, ".
@@ -290,33 +424,40 @@ fn spelling(word: &str) -> Option<Spelling> {
 const MAX_LOOKED_UP: usize = 4096;
 
 /// Looks up the symbolic links on a path's way, where the gate gives a way to
-/// ([`HomeSight::links`]), each path once.
+/// ([`HomeSight::links`]), each path once (its answer kept).
 struct Links {
     lookup: Option<LinkLookup>,
-    seen: std::collections::HashSet<String>,
+    seen: std::collections::HashMap<String, Option<String>>,
 }
 
 impl Links {
     fn new(sight: &HomeSight) -> Links {
-        Links { lookup: sight.links, seen: std::collections::HashSet::new() }
+        Links { lookup: sight.links, seen: std::collections::HashMap::new() }
     }
 
     fn exhausted(&self) -> bool {
         self.seen.len() > MAX_LOOKED_UP
     }
 
-    /// `path` (absolute, normalized) with the links on its way resolved, where that is another
-    /// path. A pattern's literal part is resolved, and the rest put back.
+    /// `path` (absolute; a `..` in it is taken as the kernel takes it) with the links on its
+    /// way resolved, where that is another path. A pattern's literal part is resolved, and the
+    /// rest put back.
     fn resolve(&mut self, path: &str) -> Option<String> {
         let lookup = self.lookup?;
-        if self.exhausted() || !self.seen.insert(path.to_string()) {
+        if let Some(known) = self.seen.get(path) {
+            return known.clone();
+        }
+        if self.exhausted() {
             return None;
         }
         let literal = literal_part(path);
-        let real = lookup(&literal)?;
-        let rest = under(path, &literal).unwrap_or_default();
-        let resolved = normalize(&format!("{real}/{rest}"));
-        (resolved != path).then_some(resolved)
+        let real = lookup(&literal).map(|real| {
+            let rest = under(path, &literal).unwrap_or_default();
+            normalize(&format!("{real}/{rest}"))
+        });
+        let real = real.filter(|r| *r != normalize(path));
+        self.seen.insert(path.to_string(), real.clone());
+        real
     }
 }
 
@@ -645,6 +786,7 @@ mod tests {
             covered: vec!["/srv/secret".into(), "/home/u/proj/keys".into()],
             links: None,
             boxed_elsewhere: true,
+            ..HomeSight::default()
         }
     }
 
@@ -845,6 +987,65 @@ mod tests {
         // Without a way to look them up, the judge looks nothing up.
         let pure = HomeSight { links: None, ..sight };
         assert_eq!(hidden_read("cat /w/docs-home/.kaggle/kaggle.json", &pure), None);
+    }
+
+    /// A way to look up links for the tests: `/w/hl` leads to home's real path, `/w/up` to
+    /// `/`; a `..` after one to the parent of its target, as the kernel takes it.
+    fn lookup(path: &str) -> Option<String> {
+        let (link, to) = [("/w/hl", "/data/u"), ("/w/up", "/")].into_iter().find(|(l, _)| under(path, l).is_some())?;
+        Some(normalize(&format!("{to}/{}", under(path, link)?)))
+    }
+
+    /// rt6 G4: relative `cd`s are followed in order, from wherever the shell may be then, and
+    /// through the links on their way: `cd ws && cd hl` (`hl` a link a box made to home) goes
+    /// home, as `cd ws/hl` does; so does `cd ws && cd ../home`, and a `..` after a link.
+    #[test]
+    fn a_chain_of_relative_directories_is_followed_as_the_shell_goes() {
+        let linked = |cwd: &str| HomeSight { shown: vec!["/w".into()], links: Some(lookup), ..sight(cwd) };
+        for (text, cwd) in [
+            ("cd w && cd hl && grep -r token .", "/"),
+            ("cd /w && cd hl && grep -r token .", "/tmp/x"),
+            ("cd hl && cat .netrc", "/w"),
+            ("pushd w; pushd hl; ls", "/"),
+            ("cd nowhere; cd w/hl; ls", "/"),
+            ("git -C w/hl/.. status; cd w; cd hl; ls", "/"),
+            ("cd up && cd home/u && ls", "/w"),
+        ] {
+            let found = hidden_read(text, &linked(cwd)).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.starts_with("goes to "), "{text}: {}", found.why);
+            assert!(found.why.contains("through a symbolic link"), "{text}: {}", found.why);
+        }
+        let found = hidden_read("cd w && cd hl && grep -r token .", &linked("/")).unwrap();
+        assert_eq!(found.word, "hl");
+        assert!(found.why.starts_with("goes to hl, home itself"), "{}", found.why);
+        // Without links: `..`, and from a directory another relative one led to.
+        for text in ["cd ws && cd ../../home/u && ls", "cd ../.. && cd home/u && ls", "cd .. ; cd .. ; cd home/u; ls"] {
+            let found = hidden_read(text, &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.starts_with("goes to "), "{text}: {}", found.why);
+        }
+        // A `..` after a link in a word is where the kernel takes it: `hl/..` is above home.
+        let found = hidden_read("cat /w/hl/../u/.netrc", &linked("/tmp/x")).expect("through hl/..");
+        assert!(found.why.contains("through a symbolic link, to ~/.netrc"), "{}", found.why);
+        assert!(hidden_read("cat hl/../u/notes/x", &linked("/w")).is_some());
+        assert!(hidden_read("cd w && cd hl/.. && cat u/notes/x", &linked("/")).is_some());
+        // `$CDPATH`: `cd hl` may go to `/w/hl`.
+        let cd_path = HomeSight { cd_path: vec!["/w".into()], ..linked("/tmp/x") };
+        assert!(hidden_read("cd hl && ls", &cd_path).is_some());
+        assert_eq!(hidden_read("cd hl && ls", &linked("/tmp/x")), None);
+        // Too many directories to follow: a person.
+        let many = (b'a'..=b'j').map(|c| format!("cd {}", c as char)).collect::<Vec<_>>().join("; ");
+        let found = hidden_read(&format!("{many}; ls"), &sight("/tmp/x")).expect("too many");
+        assert!(found.why.contains("too often"), "{}", found.why);
+        // What goes nowhere hidden still runs unasked.
+        for text in [
+            "cd /app && cd src && grep -r x .",
+            "cd sub && cd .. && ls",
+            "cd w && cd src && cat main.rs",
+            "cd a; cd b; cd c; cd ../d; ls",
+        ] {
+            assert_eq!(hidden_read(text, &linked("/")), None, "{text}");
+            assert_eq!(hidden_read(text, &linked("/tmp/x")), None, "{text}");
+        }
     }
 
     /// rt5 B12: git runs what a repository's config names; with no box here and a box
