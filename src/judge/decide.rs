@@ -582,7 +582,12 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     parts.extend(raw);
     parts.extend(hidden_home(text, policy));
     if let (Sandbox::Off(_), Some(sight)) = (&policy.sandbox, &policy.home_sight) {
-        let reach = parts.iter().filter_map(|p| unboxed::program_reach(p.assessment.inner(), sight)).next();
+        let argvs: Vec<&[String]> = (parts.iter())
+            .filter(|p| !NO_BOX_RULES.contains(&p.assessment.rule.as_str()))
+            .map(|p| p.assessment.inner())
+            .filter(|a| !a.is_empty())
+            .collect();
+        let reach = unboxed::parts_reach(text, &argvs, sight);
         parts.extend(reach.map(|found| no_box_part(found, "no-box", policy)));
     }
     conclude(text, parts, policy)

@@ -485,6 +485,301 @@ pub fn program_reach(argv: &[String], sight: &HomeSight) -> Option<Hidden> {
     }
 }
 
+/// What the commands of `text` (`argvs`, unwrapped), run without a box, would run or read that
+/// the box would have contained, where its words name no hidden path: what [`program_reach`]
+/// finds in one of them; a recursive read whose root holds home ([`walks`]: `grep -r token /`),
+/// which reads the parts the box keeps hidden; and a program that may run what a box wrote (rt6
+/// G3), where the text names a directory a box can write: rustup's proxies run the toolchain a
+/// `rust-toolchain.toml` there names, version managers' shims the version a `.tool-versions` or
+/// `.python-version` names, make a Makefile, python the modules beside it. Default-deny: there,
+/// only a program known to read nothing of where it runs to choose what to run
+/// ([`reads_nothing`]: `ls`, `cat`, `grep`) runs unasked. Looked up only where the text has such
+/// a program or a recursive read.
+pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option<Hidden> {
+    if let Some(found) = argvs.iter().find_map(|a| program_reach(a, sight)) {
+        return Some(found);
+    }
+    let walker = argvs.iter().find(|a| walks(a, argvs));
+    let runner = argvs.iter().find(|a| !reads_nothing(a)).filter(|_| sight.boxed_elsewhere);
+    if walker.is_none() && runner.is_none() {
+        return None;
+    }
+    let home = normalize(&sight.home);
+    let cwd = in_home_spelling(&normalize(&sight.cwd), sight);
+    let mut links = Links::new(sight);
+    let places = match Places::of(text, &cwd, &home, sight, &mut links) {
+        Ok(places) => places,
+        Err(found) => return Some(found),
+    };
+    // Each path as the text spells it, with where the links on its way lead.
+    let real = |links: &mut Links, p: String, raw: Option<String>| {
+        let mut out = vec![in_home_spelling(&p, sight)];
+        out.extend([links.resolve(&p), raw.and_then(|r| links.resolve(&r))].into_iter().flatten());
+        out
+    };
+    if let Some(argv) = walker {
+        let words: Vec<String> = argv[1..].iter().flat_map(|w| words(w, &home)).collect();
+        let named = words.iter().flat_map(|w| spellings(w).into_iter().map(move |s| (w, s)));
+        let named = named.flat_map(|(w, s)| {
+            resolved(&s, &home, &places.bases, &places.before, |_| true).into_iter().map(move |p| (w.clone(), p))
+        });
+        // With no path, it reads where it is.
+        let here = places.bases.iter().map(|b| (tilde(b, &home), (b.clone(), None)));
+        for (word, (p, raw)) in named.chain(here).collect::<Vec<_>>() {
+            for p in real(&mut links, p, raw) {
+                if let Some(held) = holds_home(&p, &home, sight) {
+                    let name = argv[0].rsplit('/').next().unwrap_or_default();
+                    return Some(Hidden::of(
+                        &word,
+                        format!(
+                            "{name} reads {word} whole, which holds home ({held}): it reads the settings and secrets \
+                             the sandbox keeps hidden there (name a directory below or beside home instead)"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let runner = runner?;
+    let name = runner[0].rsplit('/').next().unwrap_or_default();
+    let mut trees = WorkTrees { lookup: sight.work_tree, seen: std::collections::HashMap::new() };
+    // Where the shell may be, and every path the text names from there.
+    let named = places
+        .words
+        .iter()
+        .flat_map(|w| spellings(w))
+        .flat_map(|s| resolved(&s, &home, &places.bases, &places.before, |_| true));
+    let here = places.bases.iter().map(|b| (b.clone(), None));
+    for (p, raw) in here.chain(named).collect::<Vec<_>>() {
+        for p in real(&mut links, p, raw) {
+            let root = match sight.writable.iter().map(|w| normalize(w)).find(|w| under(&p, w).is_some()) {
+                Some(w) => Some((w, "which sandbox.writable names")),
+                None => trees.holding(&p).map(|root| (root, "a git work tree")),
+            };
+            if let Some((root, what)) = root {
+                let at = match p == root {
+                    true => format!("{}, {what}", tilde(&p, &home)),
+                    false => format!("{}, in {}, {what}", tilde(&p, &home), tilde(&root, &home)),
+                };
+                return Some(Hidden::of(
+                    name,
+                    format!(
+                        "runs {name} in or on {at}, where a command in the sandbox may have written: \
+                         programs pick what they run from where they run (rustup's rust-toolchain.toml, \
+                         .tool-versions, .python-version, a Makefile, .npmrc), and without a sandbox only those \
+                         that read nothing there run unasked (run it from the project, `cd` there first in a \
+                         command of its own, where it runs in the sandbox)"
+                    ),
+                ));
+            }
+            if trees.seen.len() > MAX_LOOKED_UP || links.exhausted() {
+                let why = "names too many paths for agentsh to tell whether a command in the sandbox may have \
+                           written what it runs there";
+                return Some(Hidden::of(name, why.to_string()));
+            }
+        }
+    }
+    None
+}
+
+/// Looks up the git work trees a box may write that hold paths ([`HomeSight::work_tree`]),
+/// each path once.
+struct WorkTrees {
+    lookup: Option<WorkTreeLookup>,
+    seen: std::collections::HashMap<String, Option<String>>,
+}
+
+impl WorkTrees {
+    fn holding(&mut self, path: &str) -> Option<String> {
+        let lookup = self.lookup?;
+        if let Some(known) = self.seen.get(path) {
+            return known.clone();
+        }
+        let found = lookup(path);
+        self.seen.insert(path.to_string(), found.clone());
+        found
+    }
+}
+
+/// Where `path` holds home (or its real path): home as the person reads it; `None` where it is
+/// below it, beside it, or home itself (which [`hidden_read`] asks about). A pattern's component
+/// may match any name.
+fn holds_home(path: &str, home: &str, sight: &HomeSight) -> Option<String> {
+    let holds = |h: &str| {
+        let (mut p, mut h) = (path.split('/').filter(|c| !c.is_empty()), h.split('/').filter(|c| !c.is_empty()));
+        loop {
+            match (p.next(), h.next()) {
+                (None, Some(_)) => return true,
+                (Some("**"), _) => return true,
+                (Some(a), Some(b)) if a == b || is_pattern(a) => {}
+                _ => return false,
+            }
+        }
+    };
+    let real = sight.real_home.as_deref().map(normalize);
+    (holds(home) || real.as_deref().is_some_and(holds)).then(|| "~".to_string())
+}
+
+/// Whether `argv` reads the contents of every file below the directories it names (or where it
+/// is): a recursive search, an archive, a recursive copy or comparison; `find` that runs a
+/// program on what it finds, or whose names the text hands to `xargs`.
+fn walks(argv: &[String], all: &[&[String]]) -> bool {
+    let name = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or_default();
+    let args = &argv[1..];
+    let has = |short: &str, long: &[&str]| {
+        args.iter().any(|a| {
+            long.iter().any(|l| a == l || a.strip_prefix(l).is_some_and(|r| r.starts_with('=')))
+                || (a.starts_with('-') && !a.starts_with("--") && a[1..].chars().any(|c| short.contains(c)))
+        })
+    };
+    match name {
+        "grep" | "egrep" | "fgrep" | "zgrep" => {
+            has("rR", &["--recursive", "--dereference-recursive"])
+                || args.windows(2).any(|w| w[0] == "-d" && w[1] == "recurse")
+                || args.iter().any(|a| a == "--directories=recurse")
+        }
+        "rg" | "ag" | "ack" | "ack-grep" | "ugrep" | "pt" | "sift" | "tar" | "bsdtar" | "rsync" | "cpio" => true,
+        "find" => {
+            args.iter().any(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+                || all.iter().any(|a| a.first().is_some_and(|p| p.rsplit('/').next() == Some("xargs")))
+        }
+        "cp" | "scp" | "zip" | "diff" => has("rRa", &["--recursive", "--archive"]),
+        _ => false,
+    }
+}
+
+/// Programs that read nothing of the directory they run in, nor of the files they are given, to
+/// choose what they run: the shell's own commands, and the plain tools of files and text. Anything
+/// else may (rustup's proxies and version managers' shims pick their binary from a file in the
+/// directory, make runs its Makefile, python imports what is beside it, npm reads `.npmrc`).
+const READS_NOTHING: &[&str] = &[
+    "cd",
+    "pushd",
+    "popd",
+    "dirs",
+    "pwd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    ":",
+    "test",
+    "[",
+    "[[",
+    "export",
+    "unset",
+    "set",
+    "shift",
+    "read",
+    "exit",
+    "return",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "wait",
+    "sleep",
+    "umask",
+    "type",
+    "which",
+    "hash",
+    "ls",
+    "cat",
+    "tac",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "zgrep",
+    "rg",
+    "find",
+    "tree",
+    "du",
+    "df",
+    "stat",
+    "file",
+    "diff",
+    "cmp",
+    "comm",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "paste",
+    "join",
+    "column",
+    "nl",
+    "rev",
+    "fold",
+    "fmt",
+    "expand",
+    "unexpand",
+    "seq",
+    "tee",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "cksum",
+    "b2sum",
+    "base64",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "date",
+    "id",
+    "whoami",
+    "uname",
+    "hostname",
+    "printenv",
+    "mkdir",
+    "rmdir",
+    "touch",
+    "cp",
+    "mv",
+    "rm",
+    "ln",
+    "chmod",
+    "tar",
+    "gzip",
+    "gunzip",
+    "zcat",
+    "unzip",
+    "jq",
+];
+
+/// Whether `argv` reads nothing of where it runs to choose what to run ([`READS_NOTHING`]),
+/// found where the system keeps programs (one named by another path may be one a box wrote):
+/// sed and awk without a script file (GNU sed's `e` runs a command), a shell given its commands
+/// with `-c` (they are judged as parts of their own), git that reads no repository.
+fn reads_nothing(argv: &[String]) -> bool {
+    const SYSTEM: &[&str] = &["/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/"];
+    let Some(first) = argv.first() else { return true };
+    if first.contains('/') && !SYSTEM.iter().any(|d| first.starts_with(d) && !first[d.len()..].contains('/')) {
+        return false;
+    }
+    let name = first.rsplit('/').next().unwrap_or(first);
+    let args = &argv[1..];
+    let short = |a: &String, c: char| a.starts_with('-') && !a.starts_with("--") && a.contains(c);
+    match name {
+        "sed" | "gsed" | "awk" | "gawk" | "mawk" | "nawk" => {
+            !args.iter().any(|a| short(a, 'f') || a.starts_with("--file") || a.starts_with("--include"))
+        }
+        "sh" | "bash" | "dash" | "zsh" | "ksh" => args.first().is_some_and(|a| short(a, 'c')),
+        "git" => !git_reads_repository(args),
+        _ => READS_NOTHING.contains(&name),
+    }
+}
+
 /// Whether git, given `args`, reads a repository's config (the one it is in, or `-C`'s): all
 /// but the few forms that set up no repository. `git help` runs `man.viewer`, `-p` the pager
 /// that config names, and `git config --global` the pager too: they read it.
@@ -1045,6 +1340,125 @@ mod tests {
         ] {
             assert_eq!(hidden_read(text, &linked("/")), None, "{text}");
             assert_eq!(hidden_read(text, &linked("/tmp/x")), None, "{text}");
+        }
+    }
+
+    /// `parts_reach` of `text`, its commands split at `;`, `&` and `|` (the parser's parts, roughly).
+    fn reach(text: &str, sight: &HomeSight) -> Option<Hidden> {
+        let argvs: Vec<Vec<String>> = (text.split([';', '&', '|']))
+            .map(|c| c.split_whitespace().map(String::from).collect::<Vec<_>>())
+            .filter(|a| !a.is_empty())
+            .collect();
+        parts_reach(text, &argvs.iter().map(Vec::as_slice).collect::<Vec<_>>(), sight)
+    }
+
+    /// The tests' git work trees a box may write: `/w`, and `/home/u/proj`.
+    fn tree(path: &str) -> Option<String> {
+        ["/w", "/home/u/proj"].into_iter().find(|t| under(path, t).is_some()).map(String::from)
+    }
+
+    /// rt6 G3: from a place with no box, `cd ws && cargo --version` ran the toolchain a box named
+    /// in `ws/rust-toolchain.toml` (rustup's proxies obey it). Where the text names a directory a
+    /// box can write (a git work tree, `sandbox.writable`), by any spelling, link or chain of
+    /// `cd`s, only what reads nothing of it runs unasked.
+    #[test]
+    fn with_no_box_a_program_where_a_box_writes_needs_a_person() {
+        fn lookup(path: &str) -> Option<String> {
+            let (link, to) = [("/tmp/x/proj", "/w")].into_iter().find(|(l, _)| under(path, l).is_some())?;
+            Some(normalize(&format!("{to}/{}", under(path, link)?)))
+        }
+        let sight = |cwd: &str| HomeSight {
+            work_tree: Some(tree),
+            links: Some(lookup),
+            writable: vec!["/srv/data".into()],
+            ..sight(cwd)
+        };
+        for (text, cwd) in [
+            ("cd /w && cargo --version", "/tmp/x"),
+            ("cd /w; rustc --version", "/tmp/x"),
+            ("cd /w && cargo metadata", "/tmp/x"),
+            ("pushd /w && cargo tree", "/tmp/x"),
+            ("cd w && cargo -V", "/"),
+            ("cd w && cd src && cargo -V", "/"),
+            ("cd proj && cargo -V", "/tmp/x"),
+            ("cargo --manifest-path=/w/Cargo.toml metadata", "/tmp/x"),
+            ("npm --prefix /w test", "/tmp/x"),
+            ("make -C /w", "/tmp/x"),
+            ("cd /w && python3 --version", "/tmp/x"),
+            ("cd /w && node --version", "/tmp/x"),
+            ("cd /w/src && yarn --version", "/tmp/x"),
+            ("cd ~/proj && go version", "/tmp/x"),
+            ("cd /w && ls && ./configure", "/tmp/x"),
+            ("cd /w && /w/bin/ls", "/tmp/x"),
+            ("cd /w && sed -f fix.sed main.c", "/tmp/x"),
+            ("cd /w && bash build.sh", "/tmp/x"),
+            ("cd /w && source .envrc", "/tmp/x"),
+            ("cd /srv/data/run && make", "/tmp/x"),
+            // Where it starts, if that is in one.
+            ("cargo --version", "/w/sub"),
+        ] {
+            let found = reach(text, &sight(cwd)).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("where a command in the sandbox may have written"), "{text}: {}", found.why);
+            assert!(found.why.contains("run it from the project"), "{text}: {}", found.why);
+        }
+        let found = reach("cd /w && cargo --version", &sight("/tmp/x")).unwrap();
+        assert_eq!(found.word, "cargo");
+        assert!(found.why.starts_with("runs cargo in or on /w, a git work tree, "), "{}", found.why);
+        let found = reach("cd /srv/data/run && make", &sight("/tmp/x")).unwrap();
+        assert!(found.why.contains("in /srv/data, which sandbox.writable names"), "{}", found.why);
+        // What reads nothing of where it runs, or runs where no box writes, runs unasked.
+        for (text, cwd) in [
+            ("cd /w && ls && cat README && grep -rn x src", "/tmp/x"),
+            ("cd /w && find . -name *.rs -exec wc -l {} +", "/tmp/x"),
+            ("cd /w && git --version && sh -c ls", "/tmp/x"),
+            ("cd /w && sed -n 1p f && awk {print} f | sort | uniq -c", "/tmp/x"),
+            ("cd /w && /usr/bin/ls && /bin/cat f", "/tmp/x"),
+            ("cd /w && mkdir -p a && cp f a/ && tar czf /tmp/x/a.tgz a", "/tmp/x"),
+            ("cargo --version && python3 --version", "/tmp/x"),
+            ("cd /elsewhere && cargo build", "/tmp/x"),
+            ("cd /tmp/x/other && make", "/tmp/x"),
+        ] {
+            assert_eq!(reach(text, &sight(cwd)), None, "{text}");
+        }
+        // No box anywhere (user namespaces missing): no box wrote it.
+        let nowhere = HomeSight { boxed_elsewhere: false, ..sight("/tmp/x") };
+        assert_eq!(reach("cd /w && cargo --version", &nowhere), None);
+    }
+
+    /// The gap "walks to from above home": with no box, a recursive read whose root holds home
+    /// reads the parts of it the box keeps hidden.
+    #[test]
+    fn with_no_box_a_recursive_read_of_what_holds_home_needs_a_person() {
+        for (text, cwd) in [
+            ("grep -r token /", "/tmp/x"),
+            ("grep -R token /home", "/tmp/x"),
+            ("grep --recursive token /home/", "/tmp/x"),
+            ("grep -d recurse token /home", "/tmp/x"),
+            ("rg token /", "/tmp/x"),
+            ("find / -name *.json -exec cat {} +", "/tmp/x"),
+            ("find /home -name *.pem | xargs cat", "/tmp/x"),
+            ("tar czf /tmp/x/h.tgz /home", "/tmp/x"),
+            ("cp -r / /tmp/x/y", "/tmp/x"),
+            ("rsync -a /data /tmp/x/y", "/tmp/x"),
+            ("grep -r token /h*", "/tmp/x"),
+            ("cd / && grep -r token", "/tmp/x"),
+            ("cd .. && cd .. && rg token", "/tmp/x"),
+            ("grep -r token .", "/home"),
+        ] {
+            let found = reach(text, &sight(cwd)).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("whole, which holds home (~)"), "{text}: {}", found.why);
+        }
+        for (text, cwd) in [
+            ("grep -r token /usr/share /etc", "/tmp/x"),
+            ("grep token /etc/hosts", "/tmp/x"),
+            ("ls -R /", "/tmp/x"),
+            ("find / -name kaggle.json", "/tmp/x"),
+            ("grep -r token .", "/tmp/x"),
+            ("rg token /home/u/.work/proj", "/tmp/x"),
+            ("du -sh /home", "/tmp/x"),
+            ("cp /etc/hosts /tmp/x/h", "/tmp/x"),
+        ] {
+            assert_eq!(reach(text, &sight(cwd)), None, "{text}");
         }
     }
 
