@@ -5789,14 +5789,15 @@ fn with_no_box_a_chain_of_cds_does_not_reach_home_unseen() {
     let name = w.ws.path().file_name().unwrap().to_str().unwrap().to_string();
     let home_name = w.home.path().file_name().unwrap().to_str().unwrap().to_string();
     w.write_home("notes/vault.txt", "PRIVATE VAULT\n");
-    let link = format!("ln -s {} hl", w.home.path().display());
-    succeeded(&w.run(&link), "a boxed command makes a link to home");
+    let link = format!("ln -s {0} hl && ln -s {0} 'h l'", w.home.path().display());
+    succeeded(&w.run(&link), "a boxed command makes links to home");
     let above = w.ws.path().parent().unwrap();
     let from_above = |cmd: &str| w.command(&["-c", cmd]).current_dir(above).output().unwrap();
     for cmd in [
         format!("cd {name} && cd hl && grep -r PRIVATE ."),
         format!("cd {name}; cd hl; cat notes/vault.txt"),
         format!("cat {name}/hl/../{home_name}/notes/vault.txt"),
+        format!("cd {name} && cd \"h l\" && grep -r PRIVATE ."),
     ] {
         let out = from_above(&cmd);
         not_run(&out, &cmd);
@@ -5816,7 +5817,10 @@ fn with_no_box_a_chain_of_cds_does_not_reach_home_unseen() {
     // A chain that goes nowhere hidden still runs unasked there.
     std::fs::create_dir_all(w.path("src")).unwrap();
     w.write("src/main.rs", "fn main() {}\n");
-    succeeded(&from_above(&format!("cd {name} && cd src && grep -r main . && cd .. && ls")), "a chain in the project");
+    succeeded(
+        &from_above(&format!("cd {name} && cd src && grep -r main . && cd ../src && ls")),
+        "a chain in the project",
+    );
 }
 
 /// rt6 G3: a boxed command wrote a "toolchain" in the workspace and named it where the person's

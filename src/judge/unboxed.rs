@@ -217,7 +217,9 @@ impl Places {
     /// The places of `text`, run from `cwd` (normalized, in home's spelling); a reason for a
     /// person where they are too many to tell.
     fn of(text: &str, cwd: &str, home: &str, sight: &HomeSight, links: &mut Links) -> Result<Places, Hidden> {
-        let words = words(text, home);
+        let mut words = words(text, home);
+        let shell = shell_words(text, home);
+        words.extend(shell.iter().filter(|w| w.contains(char::is_whitespace)).cloned());
         let mut bases = vec![cwd.to_string()];
         let mut went = Vec::new();
         let add = |bases: &mut Vec<String>, dir: String| {
@@ -244,10 +246,13 @@ impl Places {
                     add(&mut bases, in_home_spelling(&real, sight));
                 }
             }
-            // Each relative directory the text goes to, from wherever the shell may be then.
-            let targets = words.iter().enumerate().filter(|(_, w)| CHANGES_DIRECTORY.contains(&w.as_str()));
-            for (at, _) in targets {
-                let target = words[at + 1..].iter().find(|t| !CD_OPTIONS.contains(&t.as_str()));
+            // Each relative directory the text goes to, from wherever the shell may be then: as
+            // `words` has it, and where a blank is in it (`cd "h l"`), as the shell has it.
+            let targets = (words.iter().enumerate().map(|(at, w)| (&words[..], at, w)))
+                .chain(shell.iter().enumerate().map(|(at, w)| (&shell[..], at, w)))
+                .filter(|(_, _, w)| CHANGES_DIRECTORY.contains(&w.as_str()));
+            for (list, at, _) in targets {
+                let target = list[at + 1..].iter().find(|t| !CD_OPTIONS.contains(&t.as_str()));
                 let Some(Spelling::Relative(rel)) = target.and_then(|t| spelling(t)) else { continue };
                 if rel == "-" {
                     continue;
@@ -518,7 +523,8 @@ pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option
         out
     };
     if let Some(argv) = walker {
-        let words: Vec<String> = argv[1..].iter().flat_map(|w| words(w, &home)).collect();
+        let words: Vec<String> =
+            argv[1..].iter().flat_map(|w| words(w, &home)).chain(argv[1..].iter().cloned()).collect();
         let named = words.iter().flat_map(|w| spellings(w).into_iter().map(move |s| (w, s)));
         let named = named.flat_map(|(w, s)| {
             resolved(&s, &home, &places.bases, &places.before, |_| true).into_iter().map(move |p| (w.clone(), p))
@@ -527,12 +533,12 @@ pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option
         let here = places.bases.iter().map(|b| (tilde(b, &home), (b.clone(), None)));
         for (word, (p, raw)) in named.chain(here).collect::<Vec<_>>() {
             for p in real(&mut links, p, raw) {
-                if let Some(held) = holds_home(&p, &home, sight) {
+                if holds_home(&p, &home, sight) {
                     let name = argv[0].rsplit('/').next().unwrap_or_default();
                     return Some(Hidden::of(
                         &word,
                         format!(
-                            "{name} reads {word} whole, which holds home ({held}): it reads the settings and secrets \
+                            "{name} reads {word} whole, which holds home: it reads the settings and secrets \
                              the sandbox keeps hidden there (name a directory below or beside home instead)"
                         ),
                     ));
@@ -601,10 +607,9 @@ impl WorkTrees {
     }
 }
 
-/// Where `path` holds home (or its real path): home as the person reads it; `None` where it is
-/// below it, beside it, or home itself (which [`hidden_read`] asks about). A pattern's component
-/// may match any name.
-fn holds_home(path: &str, home: &str, sight: &HomeSight) -> Option<String> {
+/// Whether `path` holds home (or its real path): not where it is below it, beside it, or home
+/// itself (which [`hidden_read`] asks about). A pattern's component may match any name.
+fn holds_home(path: &str, home: &str, sight: &HomeSight) -> bool {
     let holds = |h: &str| {
         let (mut p, mut h) = (path.split('/').filter(|c| !c.is_empty()), h.split('/').filter(|c| !c.is_empty()));
         loop {
@@ -617,7 +622,7 @@ fn holds_home(path: &str, home: &str, sight: &HomeSight) -> Option<String> {
         }
     };
     let real = sight.real_home.as_deref().map(normalize);
-    (holds(home) || real.as_deref().is_some_and(holds)).then(|| "~".to_string())
+    holds(home) || real.as_deref().is_some_and(holds)
 }
 
 /// Whether `argv` reads the contents of every file below the directories it names (or where it
@@ -823,6 +828,27 @@ fn ps_shows_environment(args: &[String]) -> bool {
         }
     }
     false
+}
+
+/// The words of `text` as the shell splits them, in order, where [`words`] splits more: a blank
+/// quoted or escaped stays in its word (`cd "h l"`, `cat h\ l/x`). Split at what the shell
+/// splits at unquoted, and at `=` and `:` (`--file="h l/x"`).
+fn shell_words(text: &str, home: &str) -> Vec<String> {
+    let name = home.rsplit('/').next().unwrap_or_default();
+    let (mut out, mut word) = (Vec::new(), String::new());
+    let (mut quote, mut escaped) = (None, false);
+    for c in ansi_c(text).chars() {
+        match (quote, c) {
+            _ if std::mem::take(&mut escaped) => word.push(c),
+            (None | Some('"'), '\\') => escaped = true,
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c.is_whitespace() || ";|&<>()=:`".contains(c) => out.push(std::mem::take(&mut word)),
+            (_, c) => word.push(c),
+        }
+    }
+    out.push(word);
+    out.into_iter().filter(|w| !w.is_empty()).map(|w| home_variables(&w, name)).collect()
 }
 
 /// The words of `text` as the shell could split them, generously: quotes and backslashes
@@ -1323,6 +1349,17 @@ mod tests {
         assert!(found.why.contains("through a symbolic link, to ~/.netrc"), "{}", found.why);
         assert!(hidden_read("cat hl/../u/notes/x", &linked("/w")).is_some());
         assert!(hidden_read("cd w && cd hl/.. && cat u/notes/x", &linked("/")).is_some());
+        // A blank the shell keeps in a word: `cd "h l"` is one directory.
+        fn spaced(path: &str) -> Option<String> {
+            let rest = under(path, "/w/h l")?;
+            Some(normalize(&format!("/data/u/{rest}")))
+        }
+        let spaced = |cwd: &str| HomeSight { links: Some(spaced), ..sight(cwd) };
+        for text in
+            ["cd w && cd \"h l\" && grep -r token .", "cd w; cd h\\ l; ls", "cat \"w/h l/notes/x\"", "cd 'w/h l' && ls"]
+        {
+            assert!(hidden_read(text, &spaced("/")).is_some(), "{text}: not asked");
+        }
         // `$CDPATH`: `cd hl` may go to `/w/hl`.
         let cd_path = HomeSight { cd_path: vec!["/w".into()], ..linked("/tmp/x") };
         assert!(hidden_read("cd hl && ls", &cd_path).is_some());
@@ -1352,9 +1389,9 @@ mod tests {
         parts_reach(text, &argvs.iter().map(Vec::as_slice).collect::<Vec<_>>(), sight)
     }
 
-    /// The tests' git work trees a box may write: `/w`, and `/home/u/proj`.
+    /// The tests' git work trees a box may write: `/w`, `/home/u/proj` and `/srv/my proj`.
     fn tree(path: &str) -> Option<String> {
-        ["/w", "/home/u/proj"].into_iter().find(|t| under(path, t).is_some()).map(String::from)
+        ["/w", "/home/u/proj", "/srv/my proj"].into_iter().find(|t| under(path, t).is_some()).map(String::from)
     }
 
     /// rt6 G3: from a place with no box, `cd ws && cargo --version` ran the toolchain a box named
@@ -1380,6 +1417,7 @@ mod tests {
             ("pushd /w && cargo tree", "/tmp/x"),
             ("cd w && cargo -V", "/"),
             ("cd w && cd src && cargo -V", "/"),
+            ("cd \"my proj\" && cargo -V", "/srv"),
             ("cd proj && cargo -V", "/tmp/x"),
             ("cargo --manifest-path=/w/Cargo.toml metadata", "/tmp/x"),
             ("npm --prefix /w test", "/tmp/x"),
@@ -1446,7 +1484,7 @@ mod tests {
             ("grep -r token .", "/home"),
         ] {
             let found = reach(text, &sight(cwd)).unwrap_or_else(|| panic!("{text}: not asked"));
-            assert!(found.why.contains("whole, which holds home (~)"), "{text}: {}", found.why);
+            assert!(found.why.contains("whole, which holds home:"), "{text}: {}", found.why);
         }
         for (text, cwd) in [
             ("grep -r token /usr/share /etc", "/tmp/x"),
