@@ -85,8 +85,9 @@ pub type LinkLookup = fn(&str) -> Option<String>;
 
 /// The git work tree that holds a path (absolute, normalized, its links resolved) where it is one
 /// a box may have for its workspace, and so have written (`policy::dirs::workspace_holding`);
-/// else `None`.
-pub type WorkTreeLookup = fn(&str) -> Option<String>;
+/// else `None`. The second path, where given, is an ancestor known to be in none: only the
+/// directories below it need a look.
+pub type WorkTreeLookup = fn(&str, Option<&str>) -> Option<String>;
 
 /// Words after which a relative path may be relative to another directory than the one the
 /// command starts in.
@@ -596,12 +597,30 @@ struct WorkTrees {
 }
 
 impl WorkTrees {
+    /// The work tree that holds `path`: that of an ancestor already looked up, or looked up
+    /// below the nearest one found in none.
     fn holding(&mut self, path: &str) -> Option<String> {
         let lookup = self.lookup?;
-        if let Some(known) = self.seen.get(path) {
-            return known.clone();
+        let mut clear = None;
+        let mut at = path;
+        loop {
+            if let Some(known) = self.seen.get(at) {
+                match known {
+                    Some(root) => return Some(root.clone()),
+                    None if at == path => return None,
+                    None => {
+                        clear = Some(at.to_string());
+                        break;
+                    }
+                }
+            }
+            match at.rfind('/') {
+                Some(0) if at.len() > 1 => at = "/",
+                Some(cut) if cut > 0 => at = &at[..cut],
+                _ => break,
+            }
         }
-        let found = lookup(path);
+        let found = lookup(path, clear.as_deref());
         self.seen.insert(path.to_string(), found.clone());
         found
     }
@@ -1390,7 +1409,7 @@ mod tests {
     }
 
     /// The tests' git work trees a box may write: `/w`, `/home/u/proj` and `/srv/my proj`.
-    fn tree(path: &str) -> Option<String> {
+    fn tree(path: &str, _: Option<&str>) -> Option<String> {
         ["/w", "/home/u/proj", "/srv/my proj"].into_iter().find(|t| under(path, t).is_some()).map(String::from)
     }
 

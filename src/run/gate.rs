@@ -468,10 +468,17 @@ fn home_sight_of(
 
 /// The judge's way to tell whether a path is in a git work tree a box may write, for a command
 /// with no box (`unboxed::WorkTreeLookup`): a `statx` of `.git` in each directory above it that
-/// could be a workspace (`dirs::workspace_holding`). Only where such a command runs a program
-/// that may read what it runs from there, for the paths its text names.
-fn work_tree(path: &str) -> Option<String> {
+/// could be a workspace (`dirs::workspace_holding`), or only in those below `clear` where none
+/// is there. Only where such a command runs a program that may read what it runs from there,
+/// for the paths its text names.
+fn work_tree(path: &str, clear: Option<&str>) -> Option<String> {
     let home = crate::policy::dirs::home()?;
+    if let Some(clear) = clear {
+        let mut below = Path::new(path).ancestors().take_while(|a| *a != Path::new(clear));
+        if !below.any(|a| std::fs::symlink_metadata(a.join(".git")).is_ok()) {
+            return None;
+        }
+    }
     crate::policy::dirs::workspace_holding(Path::new(path), home).map(|root| crate::text::path(&root))
 }
 
