@@ -800,6 +800,19 @@ fn reads_nothing(argv: &[String]) -> bool {
         }
         "sh" | "bash" | "dash" | "zsh" | "ksh" => args.first().is_some_and(|a| short(a, 'c')),
         "git" => !git_reads_repository(args),
+        // What xargs runs (`echo` where it names nothing).
+        "xargs" => {
+            const VALUED: &[&str] = &["-I", "-i", "-n", "-d", "-L", "-l", "-P", "-s", "-E", "-e", "-a"];
+            let mut words = args.iter();
+            while let Some(w) = words.next() {
+                if VALUED.contains(&w.as_str()) {
+                    words.next();
+                } else if !w.starts_with('-') {
+                    return reads_nothing(&args[args.len() - words.len() - 1..]);
+                }
+            }
+            true
+        }
         _ => READS_NOTHING.contains(&name),
     }
 }
@@ -1450,6 +1463,7 @@ mod tests {
             ("cd /w && sed -f fix.sed main.c", "/tmp/x"),
             ("cd /w && bash build.sh", "/tmp/x"),
             ("cd /w && source .envrc", "/tmp/x"),
+            ("cd /w && ls | xargs -I {} cargo run {}", "/tmp/x"),
             ("cd /srv/data/run && make", "/tmp/x"),
             // Where it starts, if that is in one.
             ("cargo --version", "/w/sub"),
@@ -1470,6 +1484,7 @@ mod tests {
             ("cd /w && git --version && sh -c ls", "/tmp/x"),
             ("cd /w && sed -n 1p f && awk {print} f | sort | uniq -c", "/tmp/x"),
             ("cd /w && /usr/bin/ls && /bin/cat f", "/tmp/x"),
+            ("cd /w && find . -name *.rs | xargs -n 1 wc -l", "/tmp/x"),
             ("cd /w && mkdir -p a && cp f a/ && tar czf /tmp/x/a.tgz a", "/tmp/x"),
             ("cargo --version && python3 --version", "/tmp/x"),
             ("cd /elsewhere && cargo build", "/tmp/x"),
