@@ -126,6 +126,17 @@ impl Hidden {
 /// What `text`, run without a box, would read that the box keeps hidden, or `None` where it
 /// names nothing hidden.
 pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
+    read_hidden(text, sight, &mut Links::new(sight))
+}
+
+/// [`hidden_read`] and [`parts_reach`] of one text, the links on the way of its paths looked up
+/// once for both.
+pub fn unconfined(text: &str, argvs: &[&[String]], sight: &HomeSight) -> (Option<Hidden>, Option<Hidden>) {
+    let mut links = Links::new(sight);
+    (read_hidden(text, sight, &mut links), reach(text, argvs, sight, &mut links))
+}
+
+fn read_hidden(text: &str, sight: &HomeSight, links: &mut Links) -> Option<Hidden> {
     let home = normalize(&sight.home);
     if home == "/" {
         return None;
@@ -141,8 +152,7 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
         let why = format!("starts in {word}, {}", hidden_why(&dir));
         return Some(Hidden { word, why });
     }
-    let mut links = Links::new(sight);
-    let Places { words, bases, before, went } = match Places::of(text, &cwd, &home, sight, &mut links) {
+    let Places { words, bases, before, went } = match Places::of(text, &cwd, &home, sight, links) {
         Ok(places) => places,
         Err(found) => return Some(found),
     };
@@ -502,6 +512,10 @@ pub fn program_reach(argv: &[String], sight: &HomeSight) -> Option<Hidden> {
 /// ([`reads_nothing`]: `ls`, `cat`, `grep`) runs unasked. Looked up only where the text has such
 /// a program or a recursive read.
 pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option<Hidden> {
+    reach(text, argvs, sight, &mut Links::new(sight))
+}
+
+fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) -> Option<Hidden> {
     if let Some(found) = argvs.iter().find_map(|a| program_reach(a, sight)) {
         return Some(found);
     }
@@ -512,8 +526,7 @@ pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option
     }
     let home = normalize(&sight.home);
     let cwd = in_home_spelling(&normalize(&sight.cwd), sight);
-    let mut links = Links::new(sight);
-    let places = match Places::of(text, &cwd, &home, sight, &mut links) {
+    let places = match Places::of(text, &cwd, &home, sight, links) {
         Ok(places) => places,
         Err(found) => return Some(found),
     };
@@ -533,7 +546,7 @@ pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option
         // With no path, it reads where it is.
         let here = places.bases.iter().map(|b| (tilde(b, &home), (b.clone(), None)));
         for (word, (p, raw)) in named.chain(here).collect::<Vec<_>>() {
-            for p in real(&mut links, p, raw) {
+            for p in real(links, p, raw) {
                 if holds_home(&p, &home, sight) {
                     let name = argv[0].rsplit('/').next().unwrap_or_default();
                     return Some(Hidden::of(
@@ -558,7 +571,7 @@ pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option
         .flat_map(|s| resolved(&s, &home, &places.bases, &places.before, |_| true));
     let here = places.bases.iter().map(|b| (b.clone(), None));
     for (p, raw) in here.chain(named).collect::<Vec<_>>() {
-        for p in real(&mut links, p, raw) {
+        for p in real(links, p, raw) {
             let root = match sight.writable.iter().map(|w| normalize(w)).find(|w| under(&p, w).is_some()) {
                 Some(w) => Some((w, "which sandbox.writable names")),
                 None => trees.holding(&p).map(|root| (root, "a git work tree")),
