@@ -5774,3 +5774,115 @@ fn the_boxs_proc_tells_nothing_of_the_persons_keys_and_timers() {
     succeeded(&out, "reading /proc");
     assert_eq!(text(&out.stdout), "end\n", "the box's /proc told of the machine");
 }
+
+// ---- fix6-nobox: with no box, where a chain of `cd`s goes, and what a box wrote there (rt6 G3, G4) ----
+
+/// rt6 G4: from a place with no box (the directory that holds the workspace, in `/tmp`), a boxed
+/// command's link to home (`ws/hl`) reached home through a second relative `cd` (`cd ws && cd
+/// hl && grep -r . .`), unseen: relative `cd` targets were never where later relative words
+/// are. Now `cd`s are followed in order, through links, as the shell goes; so are `cd ws && cd
+/// ../home` (home beside the workspace) and a `..` after a link in a word. Each needs a person:
+/// with no terminal nothing runs, and no secret is printed.
+#[test]
+fn with_no_box_a_chain_of_cds_does_not_reach_home_unseen() {
+    let Some(w) = world() else { return };
+    let name = w.ws.path().file_name().unwrap().to_str().unwrap().to_string();
+    let home_name = w.home.path().file_name().unwrap().to_str().unwrap().to_string();
+    w.write_home("notes/vault.txt", "PRIVATE VAULT\n");
+    let link = format!("ln -s {0} hl && ln -s {0} 'h l'", w.home.path().display());
+    succeeded(&w.run(&link), "a boxed command makes links to home");
+    let above = w.ws.path().parent().unwrap();
+    let from_above = |cmd: &str| w.command(&["-c", cmd]).current_dir(above).output().unwrap();
+    for cmd in [
+        format!("cd {name} && cd hl && grep -r PRIVATE ."),
+        format!("cd {name}; cd hl; cat notes/vault.txt"),
+        format!("cat {name}/hl/../{home_name}/notes/vault.txt"),
+        format!("cd {name} && cd \"h l\" && grep -r PRIVATE ."),
+    ] {
+        let out = from_above(&cmd);
+        not_run(&out, &cmd);
+        assert!(!text(&out.stdout).contains("PRIVATE"), "{cmd}: {}", text(&out.stdout));
+        assert!(text(&out.stderr).contains("through a symbolic link"), "{cmd}: {}", text(&out.stderr));
+    }
+    // Home beside the workspace: `cd ws && cd ../home`.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("ws2")).unwrap();
+    git(&d.path().join("ws2"), &["init", "-q", "."]);
+    std::fs::create_dir_all(d.path().join("home/.ssh")).unwrap();
+    std::fs::write(d.path().join("home/.ssh/id_ed25519"), "PRIVATE BESIDE\n").unwrap();
+    let cmd = "cd ws2 && cd ../home && grep -r PRIVATE .";
+    let out = w.command(&["-c", cmd]).current_dir(d.path()).env("HOME", d.path().join("home")).output().unwrap();
+    not_run(&out, cmd);
+    assert!(!text(&out.stdout).contains("PRIVATE"), "{cmd}: {}", text(&out.stdout));
+    // A chain that goes nowhere hidden still runs unasked there.
+    std::fs::create_dir_all(w.path("src")).unwrap();
+    w.write("src/main.rs", "fn main() {}\n");
+    succeeded(
+        &from_above(&format!("cd {name} && cd src && grep -r main . && cd ../src && ls")),
+        "a chain in the project",
+    );
+}
+
+/// rt6 G3: a boxed command wrote a "toolchain" in the workspace and named it where the person's
+/// tools look from the directory they run in (`rust-toolchain.toml`'s `path`, which rustup's
+/// `cargo` obeys; `.tool-versions`, which a version manager's shim obeys); then from a place
+/// with no box, `cd ws && cargo --version` ran it unconfined, unasked. Now, with no box, a
+/// program that may read what to run from a directory a box can write needs a person there
+/// (with no terminal nothing runs); what reads nothing of it (`ls`, `cat`) still runs, and from
+/// the project the program runs in the box.
+#[test]
+fn with_no_box_a_toolchain_a_box_named_does_not_run() {
+    let Some(w) = world() else { return };
+    let name = w.ws.path().file_name().unwrap().to_str().unwrap().to_string();
+    let ran = w.home("G3-ran");
+    let ws = w.ws.path().display().to_string();
+    let plant = format!(
+        "mkdir -p tc/bin && for p in cargo node; do printf '#!/bin/sh\\necho $p >> {ran}\\necho fake $p\\n' > tc/bin/$p; \
+         done && chmod +x tc/bin/* && printf '[toolchain]\\npath = \"{ws}/tc\"\\n' > rust-toolchain.toml && \
+         printf 'node path:{ws}/tc\\n' > .tool-versions",
+        ran = ran.display(),
+    );
+    succeeded(&w.run(&plant), "a boxed command writes a toolchain and names it");
+    // The person's version manager: a shim that runs the node `.tool-versions` names, from where
+    // it runs up (as asdf's and mise's do).
+    let shims = tempfile::tempdir().unwrap();
+    let shim = shims.path().join("node");
+    std::fs::write(
+        &shim,
+        "#!/bin/sh\nd=$PWD\nwhile [ \"$d\" != / ]; do\n  if [ -f \"$d/.tool-versions\" ]; then\n    \
+         exec \"$(sed -n 's/^node path://p' \"$d/.tool-versions\")/bin/node\" \"$@\"\n  fi\n  d=$(dirname \"$d\")\ndone\n\
+         echo node v20\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", shims.path().display(), std::env::var("PATH").unwrap_or_default());
+    let above = w.ws.path().parent().unwrap();
+    let from_above = |cmd: &str| w.command(&["-c", cmd]).current_dir(above).env("PATH", &path).output().unwrap();
+    let mut tried = vec![format!("cd {name} && node --version"), format!("pushd {name} >/dev/null; node -v")];
+    // rustup's own proxies, where cargo is one (they obey `path`).
+    let rustup = Command::new("rustup").arg("--version").output().is_ok_and(|o| o.status.success());
+    if rustup {
+        tried
+            .extend([format!("cd {name} && cargo --version"), format!("cd {name}; cargo metadata --format-version 1")]);
+    }
+    for cmd in &tried {
+        let out = from_above(cmd);
+        not_run(&out, cmd);
+        assert!(
+            text(&out.stderr).contains("where a command in the sandbox may have written"),
+            "{cmd}: {}",
+            text(&out.stderr)
+        );
+        assert!(!ran.exists(), "{cmd}: ran the box's toolchain outside it: {:?}", std::fs::read_to_string(&ran));
+    }
+    // Without the box's files, the same runs there: the test can fail.
+    let out = from_above("node --version");
+    succeeded(&out, "the person's node, where no box writes");
+    assert_eq!(text(&out.stdout), "node v20\n");
+    // What reads nothing of the project still runs from there, and in the project the
+    // toolchain runs in the box.
+    succeeded(&from_above(&format!("cd {name} && ls && cat .tool-versions")), "ls and cat in the project");
+    let (runs, why) = runs_from(&w, w.ws.path(), "node --version", None);
+    assert_eq!(runs, "sandbox", "{why}");
+    assert!(!ran.exists(), "ran outside a box");
+}

@@ -446,7 +446,7 @@ pub enum DecidedBy {
     Sandbox,
     /// A forbidden payload in the raw text that the parsed reading does not run (`raw_text`).
     RawText,
-    /// With no box, the text names what the box would have hidden (`hidden_home`, rt4 R14).
+    /// With no box, the text names what the box would have hidden (`unconfined`, rt4 R14).
     NoBox,
 }
 
@@ -580,11 +580,7 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     }
     let raw = raw_text(text, &parts, policy);
     parts.extend(raw);
-    parts.extend(hidden_home(text, policy));
-    if let (Sandbox::Off(_), Some(sight)) = (&policy.sandbox, &policy.home_sight) {
-        let reach = parts.iter().filter_map(|p| unboxed::program_reach(p.assessment.inner(), sight)).next();
-        parts.extend(reach.map(|found| no_box_part(found, "no-box", policy)));
-    }
+    parts.extend(unconfined(text, &parts, policy));
     conclude(text, parts, policy)
 }
 
@@ -592,10 +588,15 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
 /// part it does not show, home itself) or another process's `/proc` needs a person:
 /// unconfined, it must not get more than the box would have shown without a yes. Read from the
 /// text, so a redirection or a here-document counts too; neither the whitelist nor an allow
-/// rule lifts it (they speak of the parsed reading's commands, and were written for a box).
-fn hidden_home(text: &str, policy: &Policy) -> Option<Part> {
-    let (Sandbox::Off(_), Some(sight)) = (&policy.sandbox, &policy.home_sight) else { return None };
-    Some(no_box_part(unboxed::hidden_read(text, sight)?, "hidden-home", policy))
+/// rule lifts it (they speak of the parsed reading's commands, and were written for a box). So
+/// does one of its commands that would run or read what the box would have contained
+/// (`unboxed::parts_reach`: git in a repository, a toolchain a box named, rt5 B12, rt6 G3).
+fn unconfined(text: &str, parts: &[Part], policy: &Policy) -> Vec<Part> {
+    let (Sandbox::Off(_), Some(sight)) = (&policy.sandbox, &policy.home_sight) else { return Vec::new() };
+    let argvs: Vec<&[String]> = parts.iter().map(|p| p.assessment.inner()).filter(|a| !a.is_empty()).collect();
+    let (hidden, reach) = unboxed::unconfined(text, &argvs, sight);
+    let found = [(hidden, "hidden-home"), (reach, "no-box")];
+    found.into_iter().filter_map(|(found, rule)| Some(no_box_part(found?, rule, policy))).collect()
 }
 
 /// The rules of the parts that need a person because there is no box (`no_box_part`).

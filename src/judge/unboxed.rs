@@ -22,9 +22,12 @@
 //! `${HOME%/}`, `/home/$USER`, `/proc/self/root/...` and `/proc/$$/root/...` are home's too; a
 //! pattern's component may match any name (`~/*/x`, whatever `GLOBIGNORE` or `dotglob` say). A
 //! relative word (and `~+`, `$PWD`) is resolved against where the command starts, and, where the
-//! text changes directory (`cd`, `pushd`, `-C`), against home and every absolute directory it
-//! names too; `~-` and `$OLDPWD` against home as well. What the text does not name (a path a
-//! program computes) this cannot see: SECURITY.md says so.
+//! text changes directory (`cd`, `pushd`, `-C`), against home, every absolute directory it names
+//! and every relative one it goes to, followed in order from wherever the shell may be then
+//! (`cd ws && cd hl`), through the symbolic links on their way (rt6 G4); `~-` and `$OLDPWD`
+//! against home as well. A `..` after a link is where the kernel takes it (`hl/..` is above
+//! the link's target). What the text does not name (a path a program computes) this cannot
+//! see: SECURITY.md says so.
 
 use crate::judge::containment::normalize;
 
@@ -51,6 +54,13 @@ pub struct HomeSight {
     /// Whether commands that start elsewhere run in a box: this one has none only because of
     /// where it starts, and a box may have written what git runs (`git_runs_box_code`).
     pub boxed_elsewhere: bool,
+    /// What a box writes wherever it starts (absolute): what `sandbox.writable` names.
+    pub writable: Vec<String>,
+    /// How the git work tree a box may write that holds a path is looked up (the gate gives
+    /// one; the judge touches no file). `None`: not looked up.
+    pub work_tree: Option<WorkTreeLookup>,
+    /// The absolute directories of `$CDPATH`, where `cd x` may go too.
+    pub cd_path: Vec<String>,
 }
 
 /// Two sights are the same where they say the same of home; of their lookups, only whether
@@ -59,16 +69,25 @@ impl PartialEq for HomeSight {
     fn eq(&self, other: &HomeSight) -> bool {
         (&self.cwd, &self.home, &self.real_home, &self.shown, &self.covered, self.boxed_elsewhere)
             == (&other.cwd, &other.home, &other.real_home, &other.shown, &other.covered, other.boxed_elsewhere)
+            && (&self.writable, &self.cd_path) == (&other.writable, &other.cd_path)
             && self.links.is_some() == other.links.is_some()
+            && self.work_tree.is_some() == other.work_tree.is_some()
     }
 }
 
 impl Eq for HomeSight {}
 
-/// The real path of an absolute, normalized path: where the symbolic links on its way lead
-/// (those of its longest existing prefix; what does not exist yet has none), or `None` where
-/// that is the path itself or it cannot be told.
+/// The real path of an absolute path: where the symbolic links on its way lead (those of its
+/// longest existing prefix; what does not exist yet has none), a `..` after a link to the
+/// parent of the link's target, as the kernel takes it; or `None` where that is the path itself
+/// (normalized) or it cannot be told.
 pub type LinkLookup = fn(&str) -> Option<String>;
+
+/// The git work tree that holds a path (absolute, normalized, its links resolved) where it is one
+/// a box may have for its workspace, and so have written (`policy::dirs::workspace_holding`);
+/// else `None`. The second path, where given, is an ancestor known to be in none: only the
+/// directories below it need a look.
+pub type WorkTreeLookup = fn(&str, Option<&str>) -> Option<String>;
 
 /// Words after which a relative path may be relative to another directory than the one the
 /// command starts in.
@@ -77,6 +96,17 @@ const CHANGES_DIRECTORY: &[&str] = &["cd", "pushd", "popd", "-C", "--directory",
 /// At most this many relative words times directories are resolved: a long script that changes
 /// directory often needs a person rather than a slow verdict.
 const MAX_RESOLVED: usize = 100_000;
+
+/// At most this many directories the shell may be in as the text runs (each relative `cd` may
+/// double them): past it, a person is asked.
+const MAX_DIRECTORIES: usize = 256;
+
+/// What comes between `cd` (or `pushd`) and its directory.
+const CD_OPTIONS: &[&str] = &["-L", "-P", "-e", "-@", "-Pe", "-eP", "--"];
+
+/// Why a text that changes directory too often needs a person.
+const TOO_OFTEN: &str = "changes directory too often for agentsh to tell whether its relative paths are in parts of \
+                         home the sandbox keeps hidden";
 
 /// What `text`, run without a box, would read that the box keeps hidden (the first such word).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +126,17 @@ impl Hidden {
 /// What `text`, run without a box, would read that the box keeps hidden, or `None` where it
 /// names nothing hidden.
 pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
+    read_hidden(text, sight, &mut Links::new(sight))
+}
+
+/// [`hidden_read`] and [`parts_reach`] of one text, the links on the way of its paths looked up
+/// once for both.
+pub fn unconfined(text: &str, argvs: &[&[String]], sight: &HomeSight) -> (Option<Hidden>, Option<Hidden>) {
+    let mut links = Links::new(sight);
+    (read_hidden(text, sight, &mut links), reach(text, argvs, sight, &mut links))
+}
+
+fn read_hidden(text: &str, sight: &HomeSight, links: &mut Links) -> Option<Hidden> {
     let home = normalize(&sight.home);
     if home == "/" {
         return None;
@@ -111,27 +152,21 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
         let why = format!("starts in {word}, {}", hidden_why(&dir));
         return Some(Hidden { word, why });
     }
-    let words = words(text, &home);
-    let mut bases = vec![cwd.clone()];
-    if words.iter().any(|w| CHANGES_DIRECTORY.contains(&w.as_str())) {
-        // `cd` alone goes home; `cd ~` and `cd $HOME` name it, as every other directory.
-        // `cd -`, `cd ~-` and `popd` go back, where the agent's environment may say is home.
-        let back = words.windows(2).any(|w| matches!(w[0].as_str(), "cd" | "pushd") && w[1].starts_with(['-', '~']))
-            || words.iter().any(|w| w == "popd");
-        if cd_home(text) || back {
-            bases.push(home.clone());
+    let Places { words, bases, before, went } = match Places::of(text, &cwd, &home, sight, links) {
+        Ok(places) => places,
+        Err(found) => return Some(found),
+    };
+    // A directory the text goes to that the box keeps hidden (rt6 G4: `cd ws && cd hl`, a
+    // link the box made to home): every relative word after it is there.
+    for (dir, word, linked) in &went {
+        if let Some(mut found) = hidden_path(word, dir, &home, sight) {
+            let why = found.why.strip_prefix("reads ").unwrap_or(&found.why);
+            found.why = match linked {
+                true => format!("goes to {why} (through a symbolic link, to {})", tilde(dir, &home)),
+                false => format!("goes to {why}"),
+            };
+            return Some(found);
         }
-        for dir in words.iter().filter_map(|w| absolute(w, &home)).map(|p| in_home_spelling(&p, sight)) {
-            if !bases.contains(&dir) {
-                bases.push(dir);
-            }
-        }
-    }
-    // `~-` and `$OLDPWD` are where the shell was before: any base, or wherever the agent's
-    // environment says (home, for all agentsh can tell).
-    let mut before = bases.clone();
-    if !before.contains(&home) {
-        before.push(home.clone());
     }
     // A relative word reaches a hidden part of home only through a component that starts with
     // a dot (`..`), or from a directory in home, above it or in `/proc` (`cd; cat notes/x`,
@@ -144,28 +179,22 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
     let relative =
         spellings.iter().filter(|(_, s)| matches!(s, Spelling::Relative(w) | Spelling::Before(w) if dotted(w)));
     if relative.count().saturating_mul(before.len()) > MAX_RESOLVED {
-        let why = "changes directory too often for agentsh to tell whether its relative paths are in parts of home \
-                   the sandbox keeps hidden";
-        return Some(Hidden { word: String::new(), why: why.to_string() });
+        return Some(Hidden { word: String::new(), why: TOO_OFTEN.to_string() });
     }
-    let mut links = Links::new(sight);
     for (word, spelling) in &spellings {
-        let paths: Vec<String> = match spelling {
-            Spelling::Absolute(w) => absolute(w, &home).into_iter().collect(),
-            Spelling::Relative(w) if dotted(w) => bases.iter().map(|b| normalize(&format!("{b}/{w}"))).collect(),
-            Spelling::Before(w) if dotted(w) => before.iter().map(|b| normalize(&format!("{b}/{w}"))).collect(),
-            _ => continue,
-        };
-        for p in paths.into_iter().map(|p| in_home_spelling(&through_proc_self(p, &cwd), sight)) {
+        for (p, raw) in resolved(spelling, &home, &bases, &before, dotted) {
+            let p = in_home_spelling(&through_proc_self(p, &cwd), sight);
             if let Some(found) = hidden_path(word, &p, &home, sight) {
                 return Some(found);
             }
-            // A symbolic link on its way (one a box made in the workspace: `docs-home` -> home).
-            if let Some(real) = links.resolve(&p).map(|r| in_home_spelling(&r, sight))
-                && let Some(mut found) = hidden_path(word, &real, &home, sight)
-            {
-                found.why = format!("{} (through a symbolic link, to {})", found.why, tilde(&real, &home));
-                return Some(found);
+            // A symbolic link on its way (one a box made in the workspace: `docs-home` -> home),
+            // and a `..` after one, which leads to the parent of its target (`hl/../home`).
+            for real in [links.resolve(&p), raw.and_then(|r| links.resolve(&r))].into_iter().flatten() {
+                let real = in_home_spelling(&real, sight);
+                if let Some(mut found) = hidden_path(word, &real, &home, sight) {
+                    found.why = format!("{} (through a symbolic link, to {})", found.why, tilde(&real, &home));
+                    return Some(found);
+                }
             }
         }
         if links.exhausted() {
@@ -175,6 +204,127 @@ pub fn hidden_read(text: &str, sight: &HomeSight) -> Option<Hidden> {
         }
     }
     None
+}
+
+/// Where the text's words are: its words, the directories the shell may be in as it runs, and
+/// those it may have been in before (`~-`, `$OLDPWD`).
+struct Places {
+    words: Vec<String>,
+    /// The directory the command starts in; where the text changes directory (`cd`, `pushd`,
+    /// `-C`), home where it may go there, every absolute directory it names (and `$CDPATH`'s),
+    /// and, in the text's order, each relative directory it goes to from each directory before
+    /// (rt6 G4: `cd ws && cd hl`, as the shell goes, not from where it starts), with where the
+    /// symbolic links on their way lead. A `cd` that fails leaves the shell where it was: each
+    /// directory before stays.
+    bases: Vec<String>,
+    /// `bases` and home: where the agent's environment may say the shell was before.
+    before: Vec<String>,
+    /// The directories of `bases` a relative directory led to, each with that word and whether
+    /// it is where a symbolic link on its way leads.
+    went: Vec<(String, String, bool)>,
+}
+
+impl Places {
+    /// The places of `text`, run from `cwd` (normalized, in home's spelling); a reason for a
+    /// person where they are too many to tell.
+    fn of(text: &str, cwd: &str, home: &str, sight: &HomeSight, links: &mut Links) -> Result<Places, Hidden> {
+        let mut words = words(text, home);
+        let shell = shell_words(text, home);
+        words.extend(shell.iter().filter(|w| w.contains(char::is_whitespace)).cloned());
+        let mut bases = vec![cwd.to_string()];
+        let mut went = Vec::new();
+        let add = |bases: &mut Vec<String>, dir: String| {
+            if !bases.contains(&dir) {
+                bases.push(dir);
+            }
+        };
+        if words.iter().any(|w| CHANGES_DIRECTORY.contains(&w.as_str())) {
+            // `cd` alone goes home; `cd ~` and `cd $HOME` name it, as every other directory.
+            // `cd -`, `cd ~-` and `popd` go back, where the agent's environment may say is home.
+            let back =
+                words.windows(2).any(|w| matches!(w[0].as_str(), "cd" | "pushd") && w[1].starts_with(['-', '~']))
+                    || words.iter().any(|w| w == "popd");
+            if cd_home(text) || back {
+                add(&mut bases, home.to_string());
+            }
+            let named =
+                words.iter().filter_map(|w| absolute(w, home)).chain(sight.cd_path.iter().map(|d| normalize(d)));
+            for dir in named.map(|p| in_home_spelling(&p, sight)).collect::<Vec<_>>() {
+                add(&mut bases, dir);
+            }
+            for dir in bases.clone() {
+                if let Some(real) = links.resolve(&dir) {
+                    add(&mut bases, in_home_spelling(&real, sight));
+                }
+            }
+            // Each relative directory the text goes to, from wherever the shell may be then: as
+            // `words` has it, and where a blank is in it (`cd "h l"`), as the shell has it.
+            let targets = (words.iter().enumerate().map(|(at, w)| (&words[..], at, w)))
+                .chain(shell.iter().enumerate().map(|(at, w)| (&shell[..], at, w)))
+                .filter(|(_, _, w)| CHANGES_DIRECTORY.contains(&w.as_str()));
+            for (list, at, _) in targets {
+                let target = list[at + 1..].iter().find(|t| !CD_OPTIONS.contains(&t.as_str()));
+                let Some(Spelling::Relative(rel)) = target.and_then(|t| spelling(t)) else { continue };
+                if rel == "-" {
+                    continue;
+                }
+                let word = target.cloned().unwrap_or_default();
+                for b in bases.clone() {
+                    let raw = format!("{b}/{rel}");
+                    let dir = normalize(&raw);
+                    let up = rel.split('/').any(|c| c == "..");
+                    let real = [links.resolve(&dir), up.then(|| links.resolve(&raw)).flatten()];
+                    let dir = in_home_spelling(&dir, sight);
+                    went.push((dir.clone(), word.clone(), false));
+                    add(&mut bases, dir);
+                    for real in real.into_iter().flatten().map(|r| in_home_spelling(&r, sight)) {
+                        went.push((real.clone(), word.clone(), true));
+                        add(&mut bases, real);
+                    }
+                }
+                if bases.len() > MAX_DIRECTORIES || links.exhausted() {
+                    return Err(Hidden { word: String::new(), why: TOO_OFTEN.to_string() });
+                }
+            }
+        }
+        // `~-` and `$OLDPWD` are where the shell was before: any base, or wherever the agent's
+        // environment says (home, for all agentsh can tell).
+        let mut before = bases.clone();
+        if !before.contains(&home.to_string()) {
+            before.push(home.to_string());
+        }
+        Ok(Places { words, bases, before, went })
+    }
+}
+
+/// The paths `spelling` names (normalized), each with the path as the kernel walks it where a
+/// `..` in it may follow a symbolic link (`hl/../x`): from `bases` where relative, from
+/// `before` where relative to where the shell was, where `dotted` says a relative word may
+/// reach what is hidden.
+fn resolved(
+    spelling: &Spelling,
+    home: &str,
+    bases: &[String],
+    before: &[String],
+    dotted: impl Fn(&str) -> bool,
+) -> Vec<(String, Option<String>)> {
+    let from = |dirs: &[String], w: &str| {
+        let up = w.split('/').any(|c| c == "..");
+        dirs.iter().map(|b| (normalize(&format!("{b}/{w}")), up.then(|| format!("{b}/{w}")))).collect()
+    };
+    match spelling {
+        Spelling::Absolute(w) => {
+            let Some(p) = absolute(w, home) else { return Vec::new() };
+            let raw = w.split('/').any(|c| c == "..").then(|| match is_tilde(w) {
+                true => format!("{home}{}", &w[1..]),
+                false => w.clone(),
+            });
+            vec![(p, raw)]
+        }
+        Spelling::Relative(w) if dotted(w) => from(bases, w),
+        Spelling::Before(w) if dotted(w) => from(before, w),
+        _ => Vec::new(),
+    }
 }
 
 /// Why a path in `dir` of home needs a person, after "reads WORD, " or "starts in WORD, ".
@@ -290,33 +440,40 @@ fn spelling(word: &str) -> Option<Spelling> {
 const MAX_LOOKED_UP: usize = 4096;
 
 /// Looks up the symbolic links on a path's way, where the gate gives a way to
-/// ([`HomeSight::links`]), each path once.
+/// ([`HomeSight::links`]), each path once (its answer kept).
 struct Links {
     lookup: Option<LinkLookup>,
-    seen: std::collections::HashSet<String>,
+    seen: std::collections::HashMap<String, Option<String>>,
 }
 
 impl Links {
     fn new(sight: &HomeSight) -> Links {
-        Links { lookup: sight.links, seen: std::collections::HashSet::new() }
+        Links { lookup: sight.links, seen: std::collections::HashMap::new() }
     }
 
     fn exhausted(&self) -> bool {
         self.seen.len() > MAX_LOOKED_UP
     }
 
-    /// `path` (absolute, normalized) with the links on its way resolved, where that is another
-    /// path. A pattern's literal part is resolved, and the rest put back.
+    /// `path` (absolute; a `..` in it is taken as the kernel takes it) with the links on its
+    /// way resolved, where that is another path. A pattern's literal part is resolved, and the
+    /// rest put back.
     fn resolve(&mut self, path: &str) -> Option<String> {
         let lookup = self.lookup?;
-        if self.exhausted() || !self.seen.insert(path.to_string()) {
+        if let Some(known) = self.seen.get(path) {
+            return known.clone();
+        }
+        if self.exhausted() {
             return None;
         }
         let literal = literal_part(path);
-        let real = lookup(&literal)?;
-        let rest = under(path, &literal).unwrap_or_default();
-        let resolved = normalize(&format!("{real}/{rest}"));
-        (resolved != path).then_some(resolved)
+        let real = lookup(&literal).map(|real| {
+            let rest = under(path, &literal).unwrap_or_default();
+            normalize(&format!("{real}/{rest}"))
+        });
+        let real = real.filter(|r| *r != normalize(path));
+        self.seen.insert(path.to_string(), real.clone());
+        real
     }
 }
 
@@ -341,6 +498,335 @@ pub fn program_reach(argv: &[String], sight: &HomeSight) -> Option<Hidden> {
                 .to_string(),
         )),
         _ => None,
+    }
+}
+
+/// What the commands of `text` (`argvs`, unwrapped), run without a box, would run or read that
+/// the box would have contained, where its words name no hidden path: what [`program_reach`]
+/// finds in one of them; a recursive read whose root holds home ([`walks`]: `grep -r token /`),
+/// which reads the parts the box keeps hidden; and a program that may run what a box wrote (rt6
+/// G3), where the text names a directory a box can write: rustup's proxies run the toolchain a
+/// `rust-toolchain.toml` there names, version managers' shims the version a `.tool-versions` or
+/// `.python-version` names, make a Makefile, python the modules beside it. Default-deny: there,
+/// only a program known to read nothing of where it runs to choose what to run
+/// ([`reads_nothing`]: `ls`, `cat`, `grep`) runs unasked. Looked up only where the text has such
+/// a program or a recursive read.
+pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option<Hidden> {
+    reach(text, argvs, sight, &mut Links::new(sight))
+}
+
+fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) -> Option<Hidden> {
+    if let Some(found) = argvs.iter().find_map(|a| program_reach(a, sight)) {
+        return Some(found);
+    }
+    let walker = argvs.iter().find(|a| walks(a, argvs));
+    let runner = argvs.iter().find(|a| !reads_nothing(a)).filter(|_| sight.boxed_elsewhere);
+    if walker.is_none() && runner.is_none() {
+        return None;
+    }
+    let home = normalize(&sight.home);
+    let cwd = in_home_spelling(&normalize(&sight.cwd), sight);
+    let places = match Places::of(text, &cwd, &home, sight, links) {
+        Ok(places) => places,
+        Err(found) => return Some(found),
+    };
+    // Each path as the text spells it, with where the links on its way lead.
+    let real = |links: &mut Links, p: String, raw: Option<String>| {
+        let mut out = vec![in_home_spelling(&p, sight)];
+        out.extend([links.resolve(&p), raw.and_then(|r| links.resolve(&r))].into_iter().flatten());
+        out
+    };
+    if let Some(argv) = walker {
+        let words: Vec<String> =
+            argv[1..].iter().flat_map(|w| words(w, &home)).chain(argv[1..].iter().cloned()).collect();
+        let named = words.iter().flat_map(|w| spellings(w).into_iter().map(move |s| (w, s)));
+        let named = named.flat_map(|(w, s)| {
+            resolved(&s, &home, &places.bases, &places.before, |_| true).into_iter().map(move |p| (w.clone(), p))
+        });
+        // With no path, it reads where it is.
+        let here = places.bases.iter().map(|b| (tilde(b, &home), (b.clone(), None)));
+        for (word, (p, raw)) in named.chain(here).collect::<Vec<_>>() {
+            for p in real(links, p, raw) {
+                if holds_home(&p, &home, sight) {
+                    let name = argv[0].rsplit('/').next().unwrap_or_default();
+                    return Some(Hidden::of(
+                        &word,
+                        format!(
+                            "{name} reads {word} whole, which holds home: it reads the settings and secrets \
+                             the sandbox keeps hidden there (name a directory below or beside home instead)"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let runner = runner?;
+    let name = runner[0].rsplit('/').next().unwrap_or_default();
+    let mut trees = WorkTrees { lookup: sight.work_tree, seen: std::collections::HashMap::new() };
+    // Where the shell may be, and every path the text names from there.
+    let named = places
+        .words
+        .iter()
+        .flat_map(|w| spellings(w))
+        .flat_map(|s| resolved(&s, &home, &places.bases, &places.before, |_| true));
+    let here = places.bases.iter().map(|b| (b.clone(), None));
+    for (p, raw) in here.chain(named).collect::<Vec<_>>() {
+        for p in real(links, p, raw) {
+            let root = match sight.writable.iter().map(|w| normalize(w)).find(|w| under(&p, w).is_some()) {
+                Some(w) => Some((w, "which sandbox.writable names")),
+                None => trees.holding(&p).map(|root| (root, "a git work tree")),
+            };
+            if let Some((root, what)) = root {
+                let at = match p == root {
+                    true => format!("{}, {what}", tilde(&p, &home)),
+                    false => format!("{}, in {}, {what}", tilde(&p, &home), tilde(&root, &home)),
+                };
+                return Some(Hidden::of(
+                    name,
+                    format!(
+                        "runs {name} in or on {at}, where a command in the sandbox may have written: \
+                         programs pick what they run from where they run (rustup's rust-toolchain.toml, \
+                         .tool-versions, .python-version, a Makefile, .npmrc), and without a sandbox only those \
+                         that read nothing there run unasked (run it from the project, `cd` there first in a \
+                         command of its own, where it runs in the sandbox)"
+                    ),
+                ));
+            }
+            if trees.seen.len() > MAX_LOOKED_UP || links.exhausted() {
+                let why = "names too many paths for agentsh to tell whether a command in the sandbox may have \
+                           written what it runs there";
+                return Some(Hidden::of(name, why.to_string()));
+            }
+        }
+    }
+    None
+}
+
+/// Looks up the git work trees a box may write that hold paths ([`HomeSight::work_tree`]),
+/// each path once.
+struct WorkTrees {
+    lookup: Option<WorkTreeLookup>,
+    seen: std::collections::HashMap<String, Option<String>>,
+}
+
+impl WorkTrees {
+    /// The work tree that holds `path`: that of an ancestor already looked up, or looked up
+    /// below the nearest one found in none.
+    fn holding(&mut self, path: &str) -> Option<String> {
+        let lookup = self.lookup?;
+        let mut clear = None;
+        let mut at = path;
+        loop {
+            if let Some(known) = self.seen.get(at) {
+                match known {
+                    Some(root) => return Some(root.clone()),
+                    None if at == path => return None,
+                    None => {
+                        clear = Some(at.to_string());
+                        break;
+                    }
+                }
+            }
+            match at.rfind('/') {
+                Some(0) if at.len() > 1 => at = "/",
+                Some(cut) if cut > 0 => at = &at[..cut],
+                _ => break,
+            }
+        }
+        let found = lookup(path, clear.as_deref());
+        self.seen.insert(path.to_string(), found.clone());
+        found
+    }
+}
+
+/// Whether `path` holds home (or its real path): not where it is below it, beside it, or home
+/// itself (which [`hidden_read`] asks about). A pattern's component may match any name.
+fn holds_home(path: &str, home: &str, sight: &HomeSight) -> bool {
+    let holds = |h: &str| {
+        let (mut p, mut h) = (path.split('/').filter(|c| !c.is_empty()), h.split('/').filter(|c| !c.is_empty()));
+        loop {
+            match (p.next(), h.next()) {
+                (None, Some(_)) => return true,
+                (Some("**"), _) => return true,
+                (Some(a), Some(b)) if a == b || is_pattern(a) => {}
+                _ => return false,
+            }
+        }
+    };
+    let real = sight.real_home.as_deref().map(normalize);
+    holds(home) || real.as_deref().is_some_and(holds)
+}
+
+/// Whether `argv` reads the contents of every file below the directories it names (or where it
+/// is): a recursive search, an archive, a recursive copy or comparison; `find` that runs a
+/// program on what it finds, or whose names the text hands to `xargs`.
+fn walks(argv: &[String], all: &[&[String]]) -> bool {
+    let name = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or_default();
+    let args = &argv[1..];
+    let has = |short: &str, long: &[&str]| {
+        args.iter().any(|a| {
+            long.iter().any(|l| a == l || a.strip_prefix(l).is_some_and(|r| r.starts_with('=')))
+                || (a.starts_with('-') && !a.starts_with("--") && a[1..].chars().any(|c| short.contains(c)))
+        })
+    };
+    match name {
+        "grep" | "egrep" | "fgrep" | "zgrep" => {
+            has("rR", &["--recursive", "--dereference-recursive"])
+                || args.windows(2).any(|w| w[0] == "-d" && w[1] == "recurse")
+                || args.iter().any(|a| a == "--directories=recurse")
+        }
+        "rg" | "ag" | "ack" | "ack-grep" | "ugrep" | "pt" | "sift" | "tar" | "bsdtar" | "rsync" | "cpio" => true,
+        "find" => {
+            args.iter().any(|a| matches!(a.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+                || all.iter().any(|a| a.first().is_some_and(|p| p.rsplit('/').next() == Some("xargs")))
+        }
+        "cp" | "scp" | "zip" | "diff" => has("rRa", &["--recursive", "--archive"]),
+        _ => false,
+    }
+}
+
+/// Programs that read nothing of the directory they run in, nor of the files they are given, to
+/// choose what they run: the shell's own commands, and the plain tools of files and text. Anything
+/// else may (rustup's proxies and version managers' shims pick their binary from a file in the
+/// directory, make runs its Makefile, python imports what is beside it, npm reads `.npmrc`).
+const READS_NOTHING: &[&str] = &[
+    "cd",
+    "pushd",
+    "popd",
+    "dirs",
+    "pwd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    ":",
+    "test",
+    "[",
+    "[[",
+    "export",
+    "unset",
+    "set",
+    "shift",
+    "read",
+    "exit",
+    "return",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "wait",
+    "sleep",
+    "umask",
+    "type",
+    "which",
+    "hash",
+    "ls",
+    "cat",
+    "tac",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "zgrep",
+    "rg",
+    "find",
+    "tree",
+    "du",
+    "df",
+    "stat",
+    "file",
+    "diff",
+    "cmp",
+    "comm",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "paste",
+    "join",
+    "column",
+    "nl",
+    "rev",
+    "fold",
+    "fmt",
+    "expand",
+    "unexpand",
+    "seq",
+    "tee",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "cksum",
+    "b2sum",
+    "base64",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "date",
+    "id",
+    "whoami",
+    "uname",
+    "hostname",
+    "printenv",
+    "mkdir",
+    "rmdir",
+    "touch",
+    "cp",
+    "mv",
+    "rm",
+    "ln",
+    "chmod",
+    "tar",
+    "gzip",
+    "gunzip",
+    "zcat",
+    "unzip",
+    "jq",
+];
+
+/// Whether `argv` reads nothing of where it runs to choose what to run ([`READS_NOTHING`]),
+/// found where the system keeps programs (one named by another path may be one a box wrote):
+/// sed and awk without a script file (GNU sed's `e` runs a command), a shell given its commands
+/// with `-c` (they are judged as parts of their own), git that reads no repository.
+fn reads_nothing(argv: &[String]) -> bool {
+    const SYSTEM: &[&str] = &["/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/"];
+    let Some(first) = argv.first() else { return true };
+    if first.contains('/') && !SYSTEM.iter().any(|d| first.starts_with(d) && !first[d.len()..].contains('/')) {
+        return false;
+    }
+    let name = first.rsplit('/').next().unwrap_or(first);
+    let args = &argv[1..];
+    let short = |a: &String, c: char| a.starts_with('-') && !a.starts_with("--") && a.contains(c);
+    match name {
+        "sed" | "gsed" | "awk" | "gawk" | "mawk" | "nawk" => {
+            !args.iter().any(|a| short(a, 'f') || a.starts_with("--file") || a.starts_with("--include"))
+        }
+        "sh" | "bash" | "dash" | "zsh" | "ksh" => args.first().is_some_and(|a| short(a, 'c')),
+        "git" => !git_reads_repository(args),
+        // What xargs runs (`echo` where it names nothing).
+        "xargs" => {
+            const VALUED: &[&str] = &["-I", "-i", "-n", "-d", "-L", "-l", "-P", "-s", "-E", "-e", "-a"];
+            let mut words = args.iter();
+            while let Some(w) = words.next() {
+                if VALUED.contains(&w.as_str()) {
+                    words.next();
+                } else if !w.starts_with('-') {
+                    return reads_nothing(&args[args.len() - words.len() - 1..]);
+                }
+            }
+            true
+        }
+        _ => READS_NOTHING.contains(&name),
     }
 }
 
@@ -387,6 +873,27 @@ fn ps_shows_environment(args: &[String]) -> bool {
         }
     }
     false
+}
+
+/// The words of `text` as the shell splits them, in order, where [`words`] splits more: a blank
+/// quoted or escaped stays in its word (`cd "h l"`, `cat h\ l/x`). Split at what the shell
+/// splits at unquoted, and at `=` and `:` (`--file="h l/x"`).
+fn shell_words(text: &str, home: &str) -> Vec<String> {
+    let name = home.rsplit('/').next().unwrap_or_default();
+    let (mut out, mut word) = (Vec::new(), String::new());
+    let (mut quote, mut escaped) = (None, false);
+    for c in ansi_c(text).chars() {
+        match (quote, c) {
+            _ if std::mem::take(&mut escaped) => word.push(c),
+            (None | Some('"'), '\\') => escaped = true,
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c.is_whitespace() || ";|&<>()=:`".contains(c) => out.push(std::mem::take(&mut word)),
+            (_, c) => word.push(c),
+        }
+    }
+    out.push(word);
+    out.into_iter().filter(|w| !w.is_empty()).map(|w| home_variables(&w, name)).collect()
 }
 
 /// The words of `text` as the shell could split them, generously: quotes and backslashes
@@ -645,6 +1152,7 @@ mod tests {
             covered: vec!["/srv/secret".into(), "/home/u/proj/keys".into()],
             links: None,
             boxed_elsewhere: true,
+            ..HomeSight::default()
         }
     }
 
@@ -845,6 +1353,198 @@ mod tests {
         // Without a way to look them up, the judge looks nothing up.
         let pure = HomeSight { links: None, ..sight };
         assert_eq!(hidden_read("cat /w/docs-home/.kaggle/kaggle.json", &pure), None);
+    }
+
+    /// A way to look up links for the tests: `/w/hl` leads to home's real path, `/w/up` to
+    /// `/`; a `..` after one to the parent of its target, as the kernel takes it.
+    fn lookup(path: &str) -> Option<String> {
+        let (link, to) = [("/w/hl", "/data/u"), ("/w/up", "/")].into_iter().find(|(l, _)| under(path, l).is_some())?;
+        Some(normalize(&format!("{to}/{}", under(path, link)?)))
+    }
+
+    /// rt6 G4: relative `cd`s are followed in order, from wherever the shell may be then, and
+    /// through the links on their way: `cd ws && cd hl` (`hl` a link a box made to home) goes
+    /// home, as `cd ws/hl` does; so does `cd ws && cd ../home`, and a `..` after a link.
+    #[test]
+    fn a_chain_of_relative_directories_is_followed_as_the_shell_goes() {
+        let linked = |cwd: &str| HomeSight { shown: vec!["/w".into()], links: Some(lookup), ..sight(cwd) };
+        for (text, cwd) in [
+            ("cd w && cd hl && grep -r token .", "/"),
+            ("cd /w && cd hl && grep -r token .", "/tmp/x"),
+            ("cd hl && cat .netrc", "/w"),
+            ("pushd w; pushd hl; ls", "/"),
+            ("cd nowhere; cd w/hl; ls", "/"),
+            ("git -C w/hl/.. status; cd w; cd hl; ls", "/"),
+            ("cd up && cd home/u && ls", "/w"),
+        ] {
+            let found = hidden_read(text, &linked(cwd)).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.starts_with("goes to "), "{text}: {}", found.why);
+            assert!(found.why.contains("through a symbolic link"), "{text}: {}", found.why);
+        }
+        let found = hidden_read("cd w && cd hl && grep -r token .", &linked("/")).unwrap();
+        assert_eq!(found.word, "hl");
+        assert!(found.why.starts_with("goes to hl, home itself"), "{}", found.why);
+        // Without links: `..`, and from a directory another relative one led to.
+        for text in ["cd ws && cd ../../home/u && ls", "cd ../.. && cd home/u && ls", "cd .. ; cd .. ; cd home/u; ls"] {
+            let found = hidden_read(text, &sight("/tmp/x")).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.starts_with("goes to "), "{text}: {}", found.why);
+        }
+        // A `..` after a link in a word is where the kernel takes it: `hl/..` is above home.
+        let found = hidden_read("cat /w/hl/../u/.netrc", &linked("/tmp/x")).expect("through hl/..");
+        assert!(found.why.contains("through a symbolic link, to ~/.netrc"), "{}", found.why);
+        assert!(hidden_read("cat hl/../u/notes/x", &linked("/w")).is_some());
+        assert!(hidden_read("cd w && cd hl/.. && cat u/notes/x", &linked("/")).is_some());
+        // A blank the shell keeps in a word: `cd "h l"` is one directory.
+        fn spaced(path: &str) -> Option<String> {
+            let rest = under(path, "/w/h l")?;
+            Some(normalize(&format!("/data/u/{rest}")))
+        }
+        let spaced = |cwd: &str| HomeSight { links: Some(spaced), ..sight(cwd) };
+        for text in
+            ["cd w && cd \"h l\" && grep -r token .", "cd w; cd h\\ l; ls", "cat \"w/h l/notes/x\"", "cd 'w/h l' && ls"]
+        {
+            assert!(hidden_read(text, &spaced("/")).is_some(), "{text}: not asked");
+        }
+        // `$CDPATH`: `cd hl` may go to `/w/hl`.
+        let cd_path = HomeSight { cd_path: vec!["/w".into()], ..linked("/tmp/x") };
+        assert!(hidden_read("cd hl && ls", &cd_path).is_some());
+        assert_eq!(hidden_read("cd hl && ls", &linked("/tmp/x")), None);
+        // Too many directories to follow: a person.
+        let many = (b'a'..=b'j').map(|c| format!("cd {}", c as char)).collect::<Vec<_>>().join("; ");
+        let found = hidden_read(&format!("{many}; ls"), &sight("/tmp/x")).expect("too many");
+        assert!(found.why.contains("too often"), "{}", found.why);
+        // What goes nowhere hidden still runs unasked.
+        for text in [
+            "cd /app && cd src && grep -r x .",
+            "cd sub && cd .. && ls",
+            "cd w && cd src && cat main.rs",
+            "cd a; cd b; cd c; cd ../d; ls",
+        ] {
+            assert_eq!(hidden_read(text, &linked("/")), None, "{text}");
+            assert_eq!(hidden_read(text, &linked("/tmp/x")), None, "{text}");
+        }
+    }
+
+    /// `parts_reach` of `text`, its commands split at `;`, `&` and `|` (the parser's parts, roughly).
+    fn reach(text: &str, sight: &HomeSight) -> Option<Hidden> {
+        let argvs: Vec<Vec<String>> = (text.split([';', '&', '|']))
+            .map(|c| c.split_whitespace().map(String::from).collect::<Vec<_>>())
+            .filter(|a| !a.is_empty())
+            .collect();
+        parts_reach(text, &argvs.iter().map(Vec::as_slice).collect::<Vec<_>>(), sight)
+    }
+
+    /// The tests' git work trees a box may write: `/w`, `/home/u/proj` and `/srv/my proj`.
+    fn tree(path: &str, _: Option<&str>) -> Option<String> {
+        ["/w", "/home/u/proj", "/srv/my proj"].into_iter().find(|t| under(path, t).is_some()).map(String::from)
+    }
+
+    /// rt6 G3: from a place with no box, `cd ws && cargo --version` ran the toolchain a box named
+    /// in `ws/rust-toolchain.toml` (rustup's proxies obey it). Where the text names a directory a
+    /// box can write (a git work tree, `sandbox.writable`), by any spelling, link or chain of
+    /// `cd`s, only what reads nothing of it runs unasked.
+    #[test]
+    fn with_no_box_a_program_where_a_box_writes_needs_a_person() {
+        fn lookup(path: &str) -> Option<String> {
+            let (link, to) = [("/tmp/x/proj", "/w")].into_iter().find(|(l, _)| under(path, l).is_some())?;
+            Some(normalize(&format!("{to}/{}", under(path, link)?)))
+        }
+        let sight = |cwd: &str| HomeSight {
+            work_tree: Some(tree),
+            links: Some(lookup),
+            writable: vec!["/srv/data".into()],
+            ..sight(cwd)
+        };
+        for (text, cwd) in [
+            ("cd /w && cargo --version", "/tmp/x"),
+            ("cd /w; rustc --version", "/tmp/x"),
+            ("cd /w && cargo metadata", "/tmp/x"),
+            ("pushd /w && cargo tree", "/tmp/x"),
+            ("cd w && cargo -V", "/"),
+            ("cd w && cd src && cargo -V", "/"),
+            ("cd \"my proj\" && cargo -V", "/srv"),
+            ("cd proj && cargo -V", "/tmp/x"),
+            ("cargo --manifest-path=/w/Cargo.toml metadata", "/tmp/x"),
+            ("npm --prefix /w test", "/tmp/x"),
+            ("make -C /w", "/tmp/x"),
+            ("cd /w && python3 --version", "/tmp/x"),
+            ("cd /w && node --version", "/tmp/x"),
+            ("cd /w/src && yarn --version", "/tmp/x"),
+            ("cd ~/proj && go version", "/tmp/x"),
+            ("cd /w && ls && ./configure", "/tmp/x"),
+            ("cd /w && /w/bin/ls", "/tmp/x"),
+            ("cd /w && sed -f fix.sed main.c", "/tmp/x"),
+            ("cd /w && bash build.sh", "/tmp/x"),
+            ("cd /w && source .envrc", "/tmp/x"),
+            ("cd /w && ls | xargs -I {} cargo run {}", "/tmp/x"),
+            ("cd /srv/data/run && make", "/tmp/x"),
+            // Where it starts, if that is in one.
+            ("cargo --version", "/w/sub"),
+        ] {
+            let found = reach(text, &sight(cwd)).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("where a command in the sandbox may have written"), "{text}: {}", found.why);
+            assert!(found.why.contains("run it from the project"), "{text}: {}", found.why);
+        }
+        let found = reach("cd /w && cargo --version", &sight("/tmp/x")).unwrap();
+        assert_eq!(found.word, "cargo");
+        assert!(found.why.starts_with("runs cargo in or on /w, a git work tree, "), "{}", found.why);
+        let found = reach("cd /srv/data/run && make", &sight("/tmp/x")).unwrap();
+        assert!(found.why.contains("in /srv/data, which sandbox.writable names"), "{}", found.why);
+        // What reads nothing of where it runs, or runs where no box writes, runs unasked.
+        for (text, cwd) in [
+            ("cd /w && ls && cat README && grep -rn x src", "/tmp/x"),
+            ("cd /w && find . -name *.rs -exec wc -l {} +", "/tmp/x"),
+            ("cd /w && git --version && sh -c ls", "/tmp/x"),
+            ("cd /w && sed -n 1p f && awk {print} f | sort | uniq -c", "/tmp/x"),
+            ("cd /w && /usr/bin/ls && /bin/cat f", "/tmp/x"),
+            ("cd /w && find . -name *.rs | xargs -n 1 wc -l", "/tmp/x"),
+            ("cd /w && mkdir -p a && cp f a/ && tar czf /tmp/x/a.tgz a", "/tmp/x"),
+            ("cargo --version && python3 --version", "/tmp/x"),
+            ("cd /elsewhere && cargo build", "/tmp/x"),
+            ("cd /tmp/x/other && make", "/tmp/x"),
+        ] {
+            assert_eq!(reach(text, &sight(cwd)), None, "{text}");
+        }
+        // No box anywhere (user namespaces missing): no box wrote it.
+        let nowhere = HomeSight { boxed_elsewhere: false, ..sight("/tmp/x") };
+        assert_eq!(reach("cd /w && cargo --version", &nowhere), None);
+    }
+
+    /// The gap "walks to from above home": with no box, a recursive read whose root holds home
+    /// reads the parts of it the box keeps hidden.
+    #[test]
+    fn with_no_box_a_recursive_read_of_what_holds_home_needs_a_person() {
+        for (text, cwd) in [
+            ("grep -r token /", "/tmp/x"),
+            ("grep -R token /home", "/tmp/x"),
+            ("grep --recursive token /home/", "/tmp/x"),
+            ("grep -d recurse token /home", "/tmp/x"),
+            ("rg token /", "/tmp/x"),
+            ("find / -name *.json -exec cat {} +", "/tmp/x"),
+            ("find /home -name *.pem | xargs cat", "/tmp/x"),
+            ("tar czf /tmp/x/h.tgz /home", "/tmp/x"),
+            ("cp -r / /tmp/x/y", "/tmp/x"),
+            ("rsync -a /data /tmp/x/y", "/tmp/x"),
+            ("grep -r token /h*", "/tmp/x"),
+            ("cd / && grep -r token", "/tmp/x"),
+            ("cd .. && cd .. && rg token", "/tmp/x"),
+            ("grep -r token .", "/home"),
+        ] {
+            let found = reach(text, &sight(cwd)).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("whole, which holds home:"), "{text}: {}", found.why);
+        }
+        for (text, cwd) in [
+            ("grep -r token /usr/share /etc", "/tmp/x"),
+            ("grep token /etc/hosts", "/tmp/x"),
+            ("ls -R /", "/tmp/x"),
+            ("find / -name kaggle.json", "/tmp/x"),
+            ("grep -r token .", "/tmp/x"),
+            ("rg token /home/u/.work/proj", "/tmp/x"),
+            ("du -sh /home", "/tmp/x"),
+            ("cp /etc/hosts /tmp/x/h", "/tmp/x"),
+        ] {
+            assert_eq!(reach(text, &sight(cwd)), None, "{text}");
+        }
     }
 
     /// rt5 B12: git runs what a repository's config names; with no box here and a box

@@ -432,7 +432,11 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
 /// paths the text names).
 fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
     let place = plan.place();
-    home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
+    let cd_path = std::env::var_os("CDPATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
+    HomeSight {
+        cd_path: cd_path.iter().filter(|d| d.is_absolute()).map(|d| crate::text::path(d)).collect(),
+        ..home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
+    }
 }
 
 /// [`home_sight`] of a spec. git's and cargo's configs are left out: the box shows copies of
@@ -456,7 +460,26 @@ fn home_sight_of(
         covered: spec.deny.iter().map(|d| crate::text::path(&d.path)).collect(),
         links: Some(real_path),
         boxed_elsewhere: false,
+        writable: spec.write.iter().map(|r| crate::text::path(&r.path)).collect(),
+        work_tree: Some(work_tree),
+        cd_path: Vec::new(),
     }
+}
+
+/// The judge's way to tell whether a path is in a git work tree a box may write, for a command
+/// with no box (`unboxed::WorkTreeLookup`): a `statx` of `.git` in each directory above it that
+/// could be a workspace (`dirs::workspace_holding`), or only in those below `clear` where none
+/// is there. Only where such a command runs a program that may read what it runs from there,
+/// for the paths its text names.
+fn work_tree(path: &str, clear: Option<&str>) -> Option<String> {
+    let home = crate::policy::dirs::home()?;
+    if let Some(clear) = clear {
+        let mut below = Path::new(path).ancestors().take_while(|a| *a != Path::new(clear));
+        if !below.any(|a| std::fs::symlink_metadata(a.join(".git")).is_ok()) {
+            return None;
+        }
+    }
+    crate::policy::dirs::workspace_holding(Path::new(path), home).map(|root| crate::text::path(&root))
 }
 
 /// The judge's way to look up the symbolic links on a path's way, for a command with no box
