@@ -5774,3 +5774,37 @@ fn the_boxs_proc_tells_nothing_of_the_persons_keys_and_timers() {
     succeeded(&out, "reading /proc");
     assert_eq!(text(&out.stdout), "end\n", "the box's /proc told of the machine");
 }
+
+// ---- fix6-persons: other tools' settings, defaults and `~name/` name a clone (rt6 X1, X6) ----
+
+/// rt6 X6 (P1, P3): a home path after a default's `:-` (`source "${EMSDK:-$HOME/emsdk}/..."`
+/// in `~/.bashrc`) or spelled `~name/` with the person's own name (`~me/../..<home>/toolz` in
+/// `~/.profile`) named nothing, so the clone was a writable workspace and the person's next
+/// shell ran what the box wrote. Now both name it.
+#[test]
+fn a_clone_named_by_a_default_or_a_users_home_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let emsdk = home_clone(&w, "emsdk", "emsdk_env.sh");
+    let toolz = home_clone(&w, "toolz", "env.sh");
+    w.write_home(".bashrc", "# bashrc\nsource \"${EMSDK:-$HOME/emsdk}/emsdk_env.sh\"\n");
+    // `~name/` is the passwd entry's home, not `$HOME` (the test's): walked back from there.
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    let uid = unsafe { libc::getuid() }.to_string();
+    let entry: Vec<&str> = passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&uid.as_str()))
+        .expect("the user's passwd entry");
+    let up = Path::new(entry[5]).components().count() - 1;
+    w.write_home(
+        ".profile",
+        &format!(
+            "source ~{}/{}{}\n",
+            entry[0],
+            "../".repeat(up),
+            toolz.join("env.sh").display().to_string().trim_start_matches('/')
+        ),
+    );
+    not_a_workspace(&w, &emsdk, "emsdk_env.sh", None, ".bashrc names");
+    not_a_workspace(&w, &toolz, "env.sh", None, ".profile names");
+}

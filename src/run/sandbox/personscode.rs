@@ -1,8 +1,8 @@
 //! Git top-levels the person's own tools run code from by path, outside any box (issue 25, red
 //! team rt4 R5, R6, R13, rt5 A4, A5, A6, A12, A15): no workspace, as one holding a directory of
 //! `$PATH` is not (rt3 G4, [`super::spec`]). Looked for once, when a box is made (the start-up
-//! files read, the links and small scripts of `$PATH`'s directories), never per command; it
-//! reads and judges nothing else.
+//! files read, the links and small scripts of `$PATH`'s directories), never per
+//! command; it reads and judges nothing else.
 //!
 //! - The shell's and other tools' start-up files name it (R5): `source ~/powerlevel10k/…` in
 //!   `~/.bashrc` (the theme's own install instructions), `. ~/spack/share/spack/setup-env.sh`,
@@ -12,7 +12,8 @@
 //!   SPACK_ROOT=~/spack` is sourced through the variable); a relative one that is sourced or run
 //!   (`./x`) is taken from home and from where a `cd` or `pushd` before went (`pushd ~/emsdk;
 //!   source ./emsdk_env.sh`). A file sourced is read too, and so are zsh's files where a
-//!   start-up file sets `ZDOTDIR`.
+//!   start-up file sets `ZDOTDIR`. A default's `${EMSDK:-$HOME/emsdk}` and `~name/` (that
+//!   user's home in `/etc/passwd`) name home too (rt6 X6).
 //! - A program on `$PATH` is a link into it (R6: `~/.local/bin/flutter -> ~/flutter/bin/flutter`),
 //!   or a small script that names it (A6: `exec "$HOME/flutter/bin/flutter" "$@"`).
 //! - git's global settings name it (R13, A4, A15): `core.hooksPath = ~/githooks` runs its hooks in
@@ -308,7 +309,7 @@ impl Search<'_> {
             }
             // ssh takes a relative `Include` from `~/.ssh`.
             let ssh = within(&file, &join(home, ".ssh"));
-            let mut cx = Context { syntax: Syntax::of(&file), dirs, too_many_dirs: false };
+            let mut cx = Context { syntax: Syntax::of(&file), dirs, too_many_dirs: false, unknown_user: None };
             for (line_no, line) in text.lines().enumerate() {
                 match zdotdir(line, home, self.facts.xdg_config.as_deref()) {
                     Some(Some(z)) => ZSH_FILES.iter().for_each(|rel| q.add(join(&z, rel), 0, &[])),
@@ -352,6 +353,10 @@ impl Search<'_> {
             }
             if cx.too_many_dirs {
                 self.unread(format!("{} goes to more than {MAX_DIRS} directories", shown(&file)));
+            }
+            if let Some(name) = &cx.unknown_user {
+                let name = crate::text::sanitize::sanitize(name);
+                self.unread(format!("{} names ~{name}/, a home /etc/passwd does not give", shown(&file)));
             }
         }
         None
@@ -418,7 +423,7 @@ impl Search<'_> {
             return None;
         }
         let (text, _) = read(file, MAX_SCRIPT, true)?;
-        let mut cx = Context { syntax: Syntax::Shell, dirs: Vec::new(), too_many_dirs: false };
+        let mut cx = Context { syntax: Syntax::Shell, dirs: Vec::new(), too_many_dirs: false, unknown_user: None };
         let home = self.facts.home;
         for (line_no, line) in text.lines().enumerate() {
             let line = if line_no == 0 { &line[2..] } else { line };
@@ -555,6 +560,8 @@ pub(crate) struct Context {
     pub dirs: Vec<PathBuf>,
     /// More than [`MAX_DIRS`] of them: some were not kept.
     pub too_many_dirs: bool,
+    /// A `~name/` whose home `/etc/passwd` does not give (rt6 X6): what it names is unknown.
+    pub unknown_user: Option<String>,
 }
 
 /// The absolute paths a line of a start-up file names (`/…`, `~/…`, `$HOME/…`, `${HOME}/…`),
@@ -591,15 +598,34 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
     let (mut command_at, mut command) = (None::<usize>, None::<(usize, usize)>);
     let mut i = 0;
     while i < bytes.len() {
-        // Every prefix starts with one of these, after a delimiter (all ASCII).
-        if !matches!(bytes[i], b'/' | b'~' | b'$') || i > 0 && !delimiter(bytes[i - 1]) {
+        // Every prefix starts with one of these, after a delimiter or a default's `-`, `+`
+        // (`${EMSDK:-$HOME/emsdk}`, rt6 X6) (all ASCII).
+        if !matches!(bytes[i], b'/' | b'~' | b'$')
+            || i > 0 && !delimiter(bytes[i - 1]) && !b"-+".contains(&bytes[i - 1])
+        {
             i += 1;
             continue;
         }
         let rest = &text[i..];
-        let Some(prefix) = ["${HOME}/", "$HOME/", "~/", "/"].into_iter().find(|p| rest.starts_with(p)) else {
-            i += 1;
-            continue;
+        let (prefix, base) = match ["${HOME}/", "$HOME/", "~/", "/"].into_iter().find(|p| rest.starts_with(p)) {
+            Some("/") => (1, PathBuf::from("/")),
+            Some(p) => (p.len(), home.to_path_buf()),
+            // `~name/`: that user's home, as the shell takes it (rt6 X6); one agentsh cannot
+            // tell is said ([`Context::unknown_user`]).
+            None => match tilde_user(rest) {
+                Some(name) => match crate::policy::dirs::home_of(name) {
+                    Some(h) => (name.len() + 2, normalize(&h)),
+                    None => {
+                        cx.unknown_user.get_or_insert_with(|| name.to_string());
+                        i += 1;
+                        continue;
+                    }
+                },
+                None => {
+                    i += 1;
+                    continue;
+                }
+            },
         };
         for (j, &c) in bytes.iter().enumerate().take(i).skip(scanned) {
             match (delimiter(c), word_at) {
@@ -610,7 +636,8 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
                 (false, None) => word_at = Some(j),
                 _ => {}
             }
-            if separator(c) {
+            // Not a variable's `${`.
+            if separator(c) && !(c == b'{' && j > 0 && bytes[j - 1] == b'$') {
                 (command_at, command) = (None, None);
             } else if c.is_ascii_whitespace() {
                 if let (Some(at), None) = (command_at, command) {
@@ -621,7 +648,7 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
             }
         }
         scanned = i;
-        let len = prefix.len() + rest[prefix.len()..].find(ends).unwrap_or(rest.len() - prefix.len());
+        let len = prefix + rest[prefix..].find(ends).unwrap_or(rest.len() - prefix);
         let word = &rest[..len];
         i += len;
         if matches!(&text[last.0..last.1], "cd" | "pushd") {
@@ -630,13 +657,22 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
         let command = command.or(command_at.map(|at| (at, scanned))).map(|(a, b)| &text[a..b]);
         let sourced = command.is_some_and(|c| matches!(c, "source" | "." | "source-file" | "so"))
             || command.is_some_and(|c| c.eq_ignore_ascii_case("include"));
-        let base = if prefix == "/" { PathBuf::from("/") } else { home.to_path_buf() };
-        out.push(named(&base, &word[prefix.len()..], sourced));
+        out.push(named(&base, &word[prefix..], sourced));
     }
     if relative || cx.syntax == Syntax::Shell && text.contains("./") {
         relative_paths(&text, home, cx, &mut out);
     }
     out
+}
+
+/// The user name of a `~name/` that starts `text`.
+fn tilde_user(text: &str) -> Option<&str> {
+    let name = text.strip_prefix('~')?;
+    let len = name.find('/')?;
+    let name = &name[..len];
+    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    ok.then_some(name)
 }
 
 /// The relative paths a shell line sources or runs (rt5 A6: `pushd ~/emsdk; source
@@ -719,7 +755,7 @@ mod tests {
     use super::*;
 
     fn cx(syntax: Syntax) -> Context {
-        Context { syntax, dirs: Vec::new(), too_many_dirs: false }
+        Context { syntax, dirs: Vec::new(), too_many_dirs: false, unknown_user: None }
     }
 
     fn paths_in(line: &str, cx: &mut Context) -> Vec<(String, bool)> {
@@ -996,5 +1032,33 @@ mod tests {
         h.write(".zshenv", "export ZDOTDIR=$DOTFILES/zsh\n");
         let no = h.no(&h.at("flutter")).expect("a ZDOTDIR it cannot tell fails closed");
         assert!(no.unchecked && no.why.contains("ZDOTDIR"), "{no:?}");
+    }
+
+    /// rt6 X6: a home path after a default's `:-` (`${EMSDK:-$HOME/emsdk}`), and `~name/` as
+    /// the shell takes it (that user's home in `/etc/passwd`); a `~name/` whose home agentsh
+    /// cannot tell fails closed.
+    #[test]
+    fn a_default_and_a_users_home_name_a_clone() {
+        let p = |s: &str, sourced: bool| (s.to_string(), sourced);
+        for (line, want) in [
+            ("source \"${EMSDK:-$HOME/emsdk}/emsdk_env.sh\"", vec![p("/h/emsdk", true), p("/emsdk_env.sh", true)]),
+            ("export ZPLUG_HOME=${ZPLUG_HOME:-~/zplug}", vec![p("/h/zplug", false)]),
+            ("X=${X:+${HOME}/plus}; Y=${Y:=~/assign}", vec![p("/h/plus", false), p("/h/assign", false)]),
+            ("source ~root/../h/toolz/env.sh", vec![p("/h/toolz/env.sh", true)]),
+        ] {
+            assert_eq!(paths(line), want, "{line}");
+        }
+        let mut c = cx(Syntax::Shell);
+        assert_eq!(paths_in("source ~no-such-user-agentsh/x.sh", &mut c), vec![]);
+        assert_eq!(c.unknown_user.as_deref(), Some("no-such-user-agentsh"));
+        let h = Home::new();
+        h.write(".bashrc", "source \"${EMSDK:-$HOME/emsdk}/emsdk_env.sh\"\n");
+        assert!(h.why("emsdk").is_some_and(|w| w.contains(".bashrc names")), "{:?}", h.why("emsdk"));
+        let up = h.at("").components().count() - 1;
+        h.write(".profile", &format!("source ~root/{}{}/zplug/env.sh\n", "../".repeat(up), h.at("").display()));
+        assert!(h.why("zplug").is_some_and(|w| w.contains(".profile names")), "{:?}", h.why("zplug"));
+        h.write(".zshrc", "source ~no-such-user-agentsh/x.zsh\n");
+        let no = h.no(&h.at("flutter")).expect("a ~name/ agentsh cannot tell fails closed");
+        assert!(no.unchecked && no.why.contains("~no-such-user-agentsh/"), "{no:?}");
     }
 }
