@@ -315,7 +315,7 @@ impl Search<'_> {
         while at < q.files.len() {
             let Queued { path: file, depth, dirs } = q.files[at].clone();
             at += 1;
-            let Some((text, whole)) = read(&file, MAX_BYTES, false) else { continue };
+            let Some((text, whole)) = read(&file, MAX_BYTES, Start::Any) else { continue };
             files += 1;
             total += text.len() as u64;
             if files > MAX_FILES || total > MAX_TOTAL {
@@ -396,7 +396,7 @@ impl Search<'_> {
         found.extend(parsed.into_iter().filter(|p| !known.contains(p)));
         let (mut files, mut total) = (0, 0u64);
         for file in found {
-            let Some((text, whole)) = read_text(&file, MAX_BYTES) else { continue };
+            let Some((text, whole)) = read(&file, MAX_BYTES, Start::Text) else { continue };
             files += 1;
             total += text.len() as u64;
             if files > MAX_CONFIGS || total > MAX_TOTAL {
@@ -477,7 +477,7 @@ impl Search<'_> {
             self.unread(format!("more than {MAX_SCRIPTS} programs on $PATH"));
             return None;
         }
-        let (text, _) = read(file, MAX_SCRIPT, true)?;
+        let (text, _) = read(file, MAX_SCRIPT, Start::Script)?;
         let mut cx = Context { syntax: Syntax::Shell, dirs: Vec::new(), too_many_dirs: false, unknown_user: None };
         let home = self.facts.home;
         for (line_no, line) in text.lines().enumerate() {
@@ -717,35 +717,24 @@ fn goes_to(before: &str) -> bool {
         .any(|w| before.strip_suffix(w).is_some_and(|b| !b.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')))
 }
 
-/// A file's text where it is a regular text file (no NUL in its first 8 KiB: a program or a
-/// database is no settings file): its first `max` bytes, and whether that is all of it.
-fn read_text(path: &Path, max: u64) -> Option<(String, bool)> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file =
-        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = Vec::new();
-    (&mut file).take(8192).read_to_end(&mut text).ok()?;
-    if text.contains(&0) {
-        return None;
-    }
-    file.take(max + 1 - text.len() as u64).read_to_end(&mut text).ok()?;
-    let whole = text.len() as u64 <= max;
-    text.truncate(max as usize);
-    Some((String::from_utf8_lossy(&text).into_owned(), whole))
-}
-
 fn shown(p: &Path) -> String {
     crate::text::sanitize::sanitize(&crate::text::path(p))
 }
 
-/// The text of a file, where it is a regular file (not a FIFO or a device): its first `max`
-/// bytes, and whether that is all of it. With `script`, only where it starts with `#!`: a
-/// program that is no script is read no further than that.
-fn read(path: &Path, max: u64, script: bool) -> Option<(String, bool)> {
+/// What a file must start as to be read ([`read`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// Anything.
+    Any,
+    /// `#!`: a program that is no script is read no further than that.
+    Script,
+    /// No NUL in its first 8 KiB: a program or a database is no settings file.
+    Text,
+}
+
+/// The text of a file, where it is a regular file (not a FIFO or a device) that starts as
+/// `start` says: its first `max` bytes, and whether that is all of it.
+fn read(path: &Path, max: u64, start: Start) -> Option<(String, bool)> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let mut file =
@@ -754,12 +743,21 @@ fn read(path: &Path, max: u64, script: bool) -> Option<(String, bool)> {
         return None;
     }
     let mut text = Vec::new();
-    if script {
-        let mut start = [0u8; 2];
-        file.read_exact(&mut start).ok().filter(|()| start == *b"#!")?;
-        text.extend_from_slice(&start);
+    match start {
+        Start::Any => {}
+        Start::Script => {
+            let mut two = [0u8; 2];
+            file.read_exact(&mut two).ok().filter(|()| two == *b"#!")?;
+            text.extend_from_slice(&two);
+        }
+        Start::Text => {
+            (&mut file).take(8192).read_to_end(&mut text).ok()?;
+            if text.contains(&0) {
+                return None;
+            }
+        }
     }
-    file.take(max + 1).read_to_end(&mut text).ok()?;
+    file.take((max + 1).saturating_sub(text.len() as u64)).read_to_end(&mut text).ok()?;
     let whole = text.len() as u64 <= max;
     text.truncate(max as usize);
     Some((String::from_utf8_lossy(&text).into_owned(), whole))
