@@ -5779,8 +5779,9 @@ fn the_boxs_proc_tells_nothing_of_the_persons_keys_and_timers() {
 
 /// rt6 X1 (W10-W15): personscode read only the shells', ssh's, tmux's and vim's start-up files,
 /// so a clone in home that gdb (`source` in `~/.gdbinit`), cargo (`build.rustc-wrapper`), npm
-/// (`node-options=--require`), a systemd user unit (`ExecStart=%h/...`) or fish's autoloaded
-/// functions run by path was a writable workspace, and the tool then ran what the box wrote.
+/// (`node-options=--require`), a systemd user unit (`ExecStart=%h/...`), fish's autoloaded
+/// functions, an IPython startup file, `~/.emacs` or `~/.psqlrc` run by path was a writable
+/// workspace, and the tool then ran what the box wrote.
 /// Now every settings file of home (its dot-files, `~/.config`, tools' code directories) is
 /// searched for the clone in any spelling of home: each is no workspace, and `policy` says which
 /// file names it.
@@ -5792,16 +5793,28 @@ fn a_clone_other_tools_settings_run_is_no_workspace() {
     let hooks = home_clone(&w, "nodehooks", "h.js");
     let svc = home_clone(&w, "svc", "run.sh");
     let fishtools = home_clone(&w, "fishtools", "ft.fish");
+    let ipy = home_clone(&w, "ipy", "start.py");
+    let emacsconf = home_clone(&w, "emacsconf", "init.el");
+    let sqltools = home_clone(&w, "sqltools", "init.sql");
     w.write_home(".gdbinit", &format!("source {}\n", pwndbg.join("gdbinit.py").display()));
     w.write_home(".cargo/config.toml", &format!("[build]\nrustc-wrapper = \"{}\"\n", wrap.join("w.sh").display()));
     w.write_home(".npmrc", &format!("node-options=\"--require {}\"\n", hooks.join("h.js").display()));
     w.write_home(".config/systemd/user/svc.service", "[Service]\nExecStart=%h/svc/run.sh\n");
     w.write_home(".config/fish/functions/ft.fish", "function ft\n    source ~/fishtools/ft.fish\nend\n");
+    w.write_home(
+        ".ipython/profile_default/startup/00.py",
+        "import os\nexec(open(os.path.expanduser('~/ipy/start.py')).read())\n",
+    );
+    w.write_home(".emacs", "(load \"~/emacsconf/init.el\")\n");
+    w.write_home(".psqlrc", "\\i ~/sqltools/init.sql\n");
     not_a_workspace(&w, &pwndbg, "gdbinit.py", None, ".gdbinit names");
     not_a_workspace(&w, &wrap, "w.sh", None, "config.toml names");
     not_a_workspace(&w, &hooks, "h.js", None, ".npmrc names");
     not_a_workspace(&w, &svc, "run.sh", None, "svc.service names");
     not_a_workspace(&w, &fishtools, "ft.fish", None, "ft.fish names");
+    not_a_workspace(&w, &ipy, "start.py", None, "00.py names");
+    not_a_workspace(&w, &emacsconf, "init.el", None, ".emacs names");
+    not_a_workspace(&w, &sqltools, "init.sql", None, ".psqlrc names");
 }
 
 /// rt6 X6 (P1, P3): a home path after a default's `:-` (`source "${EMSDK:-$HOME/emsdk}/..."`

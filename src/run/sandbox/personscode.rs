@@ -528,18 +528,21 @@ const HOME_CODE_DIRS: &[(&str, usize)] = &[
 ];
 
 /// The settings files tools other than the shells read (rt6 X1), found by place: every file at
-/// the top of home whose name starts with `.`, every file of the settings directory and of its
-/// directories (`~/.config/gdb/gdbinit`), the whole of [`CONFIG_CODE_DIRS`] and
-/// [`HOME_CODE_DIRS`]. Not the records of what the person did ([`record`]). A directory with
-/// more than [`MAX_ENTRIES`] files is said (`unread`).
+/// the top of home whose name starts with `.`, every file of the settings directories
+/// (`~/.config` and `XDG_CONFIG_HOME`) and of their directories (`~/.config/gdb/gdbinit`), the
+/// whole of [`CONFIG_CODE_DIRS`] and [`HOME_CODE_DIRS`]. Not the records of what the person did
+/// ([`record`]). A directory with more than [`MAX_ENTRIES`] files is said (`unread`).
 fn config_files(home: &Path, xdg: Option<&Path>, unread: &dyn Fn(String)) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut walk = |dir: &Path, levels: usize, top_dots: bool| walk(dir, levels, top_dots, &mut out, unread);
     walk(home, 0, true);
-    let config = xdg.map(Path::to_path_buf).unwrap_or_else(|| join(home, ".config"));
-    walk(&config, 1, false);
-    for rel in CONFIG_CODE_DIRS {
-        walk(&join(&config, rel), CODE_LEVELS, false);
+    // `XDG_CONFIG_HOME` is the agent's; the person's tools may have another: both.
+    let default = join(home, ".config");
+    for config in std::iter::once(default.as_path()).chain(xdg.filter(|x| *x != default)) {
+        walk(config, 1, false);
+        for rel in CONFIG_CODE_DIRS {
+            walk(&join(config, rel), CODE_LEVELS, false);
+        }
     }
     for (rel, levels) in HOME_CODE_DIRS {
         walk(&join(home, rel), *levels, false);
