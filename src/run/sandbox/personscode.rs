@@ -569,10 +569,15 @@ fn walk(dir: &Path, levels: usize, dots: bool, out: &mut Vec<PathBuf>, unread: &
         if dots && !name.starts_with('.') || record(&name, &path) {
             continue;
         }
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
-        if meta.is_file() {
+        // The directory's own record of the kind; a link's, from what it leads to.
+        let Ok(mut kind) = e.file_type() else { continue };
+        if kind.is_symlink() {
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            kind = meta.file_type();
+        }
+        if kind.is_file() {
             out.push(path);
-        } else if meta.is_dir() && levels > 0 && !dots {
+        } else if kind.is_dir() && levels > 0 && !dots {
             walk(&path, levels - 1, false, out, unread);
         }
     }
@@ -671,7 +676,7 @@ impl Spellings {
     /// not where a `cd`, `pushd` or tmuxinator's `root:` goes (a directory to work in runs
     /// nothing of it by path). Quotes are dropped first (`"$HOME"/emsdk`).
     fn find(&self, text: &str) -> Option<(usize, String)> {
-        if !self.tails.iter().any(|t| text.contains(t.as_str())) {
+        if !self.tails.iter().any(|t| memchr::memmem::find(text.as_bytes(), t.as_bytes()).is_some()) {
             return None;
         }
         let part = |c: u8| c.is_ascii_alphanumeric() || b"_.-".contains(&c);
@@ -742,10 +747,12 @@ fn read(path: &Path, max: u64, start: Start) -> Option<(String, bool)> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut file =
         std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
         return None;
     }
-    let mut text = Vec::new();
+    // Sized to the file: read in one call, not in growing steps.
+    let mut text = Vec::with_capacity(meta.len().min(max) as usize + 1);
     match start {
         Start::Any => {}
         Start::Script => {
