@@ -510,17 +510,18 @@ const CONFIG_CODE_DIRS: &[&str] =
 const CODE_LEVELS: usize = 3;
 
 /// Directories of home, outside the settings directory, whose files tools load as code, and
-/// how many levels down: systemd's and fish's others, IPython's profiles (`startup/*.py`),
-/// cargo's (`config.toml`: `build.rustc-wrapper`, a target's `runner`), Emacs's (`init.el`),
-/// gradle's init scripts, Jupyter's, kubectl's (an `exec` credential plugin), the AWS CLI's
-/// (`credential_process`).
+/// how many levels down: systemd's and fish's others, cargo's (`config.toml`:
+/// `build.rustc-wrapper`, a target's `runner`), Emacs's (`init.el`), gradle's init scripts,
+/// Jupyter's, kubectl's (an `exec` credential plugin), the AWS CLI's (`credential_process`).
+/// IPython's profiles (`startup/*.py`) too ([`config_files`]). Not their other directories
+/// (caches, packages), which are large and name no clone.
 const HOME_CODE_DIRS: &[(&str, usize)] = &[
     (".local/share/systemd/user", CODE_LEVELS),
     (".local/share/fish/vendor_functions.d", 0),
-    (".ipython", 2),
     (".cargo", 0),
     (".emacs.d", 0),
-    (".gradle", 1),
+    (".gradle", 0),
+    (".gradle/init.d", 0),
     (".jupyter", 0),
     (".kube", 0),
     (".aws", 0),
@@ -546,6 +547,14 @@ fn config_files(home: &Path, xdg: Option<&Path>, unread: &dyn Fn(String)) -> Vec
     }
     for (rel, levels) in HOME_CODE_DIRS {
         walk(&join(home, rel), *levels, false);
+    }
+    // IPython's profiles, each with its `startup` directory.
+    let ipython = join(home, ".ipython");
+    for e in std::fs::read_dir(&ipython).into_iter().flatten().flatten().take(MAX_ENTRIES) {
+        if e.file_name().to_string_lossy().starts_with("profile_") {
+            walk(&e.path(), 0, false);
+            walk(&e.path().join("startup"), 0, false);
+        }
     }
     let mut seen = HashSet::new();
     out.retain(|p| seen.insert(p.clone()));
