@@ -725,11 +725,13 @@ impl Spellings {
 /// What the name of a setting of recent files holds ([`Spellings::find`]).
 const RECENT_KEYS: &[&str] = &["recent", "hist", "mru", "session", "lastdir", "last_dir", "lastused", "last_used"];
 
-/// The text before a path makes it a directory to go to: `cd`, `pushd`, tmuxinator's and
-/// tmuxp's `root:`, `start_directory:`.
+/// The text before a path makes it a directory to go to, where the person works (a terminal's
+/// or a session's start): `cd`, `pushd`, `chdir` (screen), tmuxinator's and tmuxp's `root:`,
+/// `start_directory:`, a terminal's `working_directory`, `default_cwd`, `cwd`. Not systemd's
+/// `WorkingDirectory=`: a service runs there unattended.
 fn goes_to(before: &str) -> bool {
     let before = before.trim_end().trim_end_matches([':', '=']).trim_end();
-    ["cd", "pushd", "root", "start_directory"]
+    ["cd", "pushd", "chdir", "root", "start_directory", "working_directory", "default_cwd", "cwd"]
         .iter()
         .any(|w| before.strip_suffix(w).is_some_and(|b| !b.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')))
 }
@@ -1447,10 +1449,16 @@ mod tests {
             (".histfile", ": 1700000000:0;source ~/work/app/env.sh\n".into()),
             (".config/kdevelop.rc", format!("[Project Manager]\nRecent Projects={a}/app.kdev4\n")),
             (".emacs.d/ido.last", "((\"~/work/app/\"))\n".into()),
+            (".screenrc", "chdir ~/work/app\n".into()),
+            (".config/alacritty.toml", "[terminal.shell]\nworking_directory = \"~/work/app\"\n".into()),
+            (".config/wezterm/wezterm.lua", "config.default_cwd = \"~/work/app\"\n".into()),
         ] {
             h.write(file, &text);
         }
         assert_eq!(h.why("work/app"), None, "a project named only in records is a workspace");
+        h.write(".config/systemd/user/app.service", "[Service]\nWorkingDirectory=%h/work/app\n");
+        assert!(h.why("work/app").is_some_and(|w| w.contains("app.service names")), "a service runs there");
+        std::fs::remove_file(h.at(".config/systemd/user/app.service")).unwrap();
         h.write(".gdbinit", "source ~/work/app/gdb.py\n");
         assert!(h.why("work/app").is_some_and(|w| w.contains(".gdbinit names")));
     }
