@@ -566,7 +566,9 @@ fn config_files(home: &Path, xdg: Option<&Path>, unread: &dyn Fn(String)) -> Vec
 /// `.`.
 fn walk(dir: &Path, levels: usize, dots: bool, out: &mut Vec<PathBuf>, unread: &dyn Fn(String)) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<_> = entries.flatten().take(MAX_ENTRIES + 1).collect();
+    // Home's other files (however many) are not counted.
+    let dot = |e: &std::fs::DirEntry| !dots || e.file_name().as_encoded_bytes().starts_with(b".");
+    let mut entries: Vec<_> = entries.flatten().filter(dot).take(MAX_ENTRIES + 1).collect();
     if entries.len() > MAX_ENTRIES {
         entries.truncate(MAX_ENTRIES);
         unread(format!("{} holds more than {MAX_ENTRIES} files", shown(dir)));
@@ -575,7 +577,7 @@ fn walk(dir: &Path, levels: usize, dots: bool, out: &mut Vec<PathBuf>, unread: &
         let name = e.file_name();
         let name = name.to_string_lossy();
         let path = e.path();
-        if dots && !name.starts_with('.') || record(&name, &path) {
+        if record(&name, &path) {
             continue;
         }
         // The directory's own record of the kind; a link's, from what it leads to.
@@ -1408,6 +1410,17 @@ mod tests {
         // A whole component: `~/emsdk2` is not `~/emsdk`; a comment names nothing.
         h.write(".gdbinit", "source ~/emsdk2/x.py\n# source ~/emsdk/x.py\n");
         assert_eq!(h.why("emsdk"), None);
+        // The bounds fail closed (rt5 A5): a settings file over 1 MiB, a directory of settings
+        // with more files than are read.
+        h.write(".toolrc", &"x".repeat(MAX_BYTES as usize + 1));
+        let no = h.no(&h.at("emsdk")).expect("a settings file too long to read fails closed");
+        assert!(no.unchecked && no.why.contains(".toolrc is longer than 1 MiB"), "{no:?}");
+        std::fs::remove_file(h.at(".toolrc")).unwrap();
+        for i in 0..=MAX_ENTRIES {
+            h.write(&format!(".config/tool/{i}.conf"), "x\n");
+        }
+        let no = h.no(&h.at("emsdk")).expect("a directory of settings too large to read fails closed");
+        assert!(no.unchecked && no.why.contains("holds more than 1024 files"), "{no:?}");
     }
 
     /// rt6 X1's friction: the records of what the person did name every project they work on
@@ -1455,7 +1468,10 @@ mod tests {
         ] {
             h.write(file, &text);
         }
-        assert_eq!(h.why("work/app"), None, "a project named only in records is a workspace");
+        for i in 0..=MAX_ENTRIES {
+            h.write(&format!("download-{i}.txt"), "~/work/app/x.sh\n");
+        }
+        assert!(h.no(&app).is_none(), "a project named only in records is a workspace");
         h.write(".config/systemd/user/app.service", "[Service]\nWorkingDirectory=%h/work/app\n");
         assert!(h.why("work/app").is_some_and(|w| w.contains("app.service names")), "a service runs there");
         std::fs::remove_file(h.at(".config/systemd/user/app.service")).unwrap();
