@@ -396,7 +396,7 @@ impl Search<'_> {
         found.extend(parsed.into_iter().filter(|p| !known.contains(p)));
         let (mut files, mut total) = (0, 0u64);
         for file in found {
-            let Some((text, whole)) = read(&file, MAX_BYTES, Start::Text) else { continue };
+            let Some((text, whole)) = read_bytes(&file, MAX_BYTES, Start::Text) else { continue };
             files += 1;
             total += text.len() as u64;
             if files > MAX_CONFIGS || total > MAX_TOTAL {
@@ -643,6 +643,8 @@ struct Spellings {
     /// What every spelling ends with (`/work/app`): a file without one of these is passed over
     /// whole, in one search.
     tails: Vec<String>,
+    /// The searchers of [`Spellings::tails`], built once.
+    finders: Vec<memchr::memmem::Finder<'static>>,
 }
 
 impl Spellings {
@@ -678,7 +680,8 @@ impl Spellings {
             v.sort();
             v.dedup();
         }
-        Spellings { spelled, tails }
+        let finders = tails.iter().map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned()).collect();
+        Spellings { spelled, tails, finders }
     }
 
     /// The first line of `text` that names the top-level in one of its spellings, and the
@@ -686,10 +689,11 @@ impl Spellings {
     /// (`#`, `;`) nor a section or a setting of recent files (`[Recent Files]`, `recent=`),
     /// not where a `cd`, `pushd` or tmuxinator's `root:` goes (a directory to work in runs
     /// nothing of it by path). Quotes are dropped first (`"$HOME"/emsdk`).
-    fn find(&self, text: &str) -> Option<(usize, String)> {
-        if !self.tails.iter().any(|t| memchr::memmem::find(text.as_bytes(), t.as_bytes()).is_some()) {
+    fn find(&self, text: &[u8]) -> Option<(usize, String)> {
+        if !self.finders.iter().any(|f| f.find(text).is_some()) {
             return None;
         }
+        let text = String::from_utf8_lossy(text);
         let part = |c: u8| c.is_ascii_alphanumeric() || b"_.-".contains(&c);
         // In a section of recent files (KDE's `[Recent Files]`, `File1[$e]=$HOME/...`).
         let mut recent = false;
@@ -756,6 +760,11 @@ enum Start {
 /// The text of a file, where it is a regular file (not a FIFO or a device) that starts as
 /// `start` says: its first `max` bytes, and whether that is all of it.
 fn read(path: &Path, max: u64, start: Start) -> Option<(String, bool)> {
+    read_bytes(path, max, start).map(|(text, whole)| (String::from_utf8_lossy(&text).into_owned(), whole))
+}
+
+/// [`read`], as bytes.
+fn read_bytes(path: &Path, max: u64, start: Start) -> Option<(Vec<u8>, bool)> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let mut file =
@@ -783,7 +792,7 @@ fn read(path: &Path, max: u64, start: Start) -> Option<(String, bool)> {
     file.take((max + 1).saturating_sub(text.len() as u64)).read_to_end(&mut text).ok()?;
     let whole = text.len() as u64 <= max;
     text.truncate(max as usize);
-    Some((String::from_utf8_lossy(&text).into_owned(), whole))
+    Some((text, whole))
 }
 
 /// The directory a line of a start-up file sets `ZDOTDIR` to (rt5 A12: `export
