@@ -5886,3 +5886,106 @@ fn with_no_box_a_toolchain_a_box_named_does_not_run() {
     assert_eq!(runs, "sandbox", "{why}");
     assert!(!ran.exists(), "ran outside a box");
 }
+
+// ---- fix6-persons: other tools' settings, defaults and `~name/` name a clone (rt6 X1, X6) ----
+
+/// rt6 X1 (W10-W15): personscode read only the shells', ssh's, tmux's and vim's start-up files,
+/// so a clone in home that gdb (`source` in `~/.gdbinit`), cargo (`build.rustc-wrapper`), npm
+/// (`node-options=--require`), a systemd user unit (`ExecStart=%h/...`), fish's autoloaded
+/// functions, an IPython startup file, `~/.emacs` or `~/.psqlrc` run by path was a writable
+/// workspace, and the tool then ran what the box wrote.
+/// Now every settings file of home (its dot-files, `~/.config`, tools' code directories) is
+/// searched for the clone in any spelling of home: each is no workspace, and `policy` says which
+/// file names it.
+#[test]
+fn a_clone_other_tools_settings_run_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let pwndbg = home_clone(&w, "pwndbg", "gdbinit.py");
+    let wrap = home_clone(&w, "wrap", "w.sh");
+    let hooks = home_clone(&w, "nodehooks", "h.js");
+    let svc = home_clone(&w, "svc", "run.sh");
+    let fishtools = home_clone(&w, "fishtools", "ft.fish");
+    let ipy = home_clone(&w, "ipy", "start.py");
+    let emacsconf = home_clone(&w, "emacsconf", "init.el");
+    let sqltools = home_clone(&w, "sqltools", "init.sql");
+    w.write_home(".gdbinit", &format!("source {}\n", pwndbg.join("gdbinit.py").display()));
+    w.write_home(".cargo/config.toml", &format!("[build]\nrustc-wrapper = \"{}\"\n", wrap.join("w.sh").display()));
+    w.write_home(".npmrc", &format!("node-options=\"--require {}\"\n", hooks.join("h.js").display()));
+    w.write_home(".config/systemd/user/svc.service", "[Service]\nExecStart=%h/svc/run.sh\n");
+    w.write_home(".config/fish/functions/ft.fish", "function ft\n    source ~/fishtools/ft.fish\nend\n");
+    w.write_home(
+        ".ipython/profile_default/startup/00.py",
+        "import os\nexec(open(os.path.expanduser('~/ipy/start.py')).read())\n",
+    );
+    w.write_home(".emacs", "(load \"~/emacsconf/init.el\")\n");
+    w.write_home(".psqlrc", "\\i ~/sqltools/init.sql\n");
+    not_a_workspace(&w, &pwndbg, "gdbinit.py", None, ".gdbinit names");
+    not_a_workspace(&w, &wrap, "w.sh", None, "config.toml names");
+    not_a_workspace(&w, &hooks, "h.js", None, ".npmrc names");
+    not_a_workspace(&w, &svc, "run.sh", None, "svc.service names");
+    not_a_workspace(&w, &fishtools, "ft.fish", None, "ft.fish names");
+    not_a_workspace(&w, &ipy, "start.py", None, "00.py names");
+    not_a_workspace(&w, &emacsconf, "init.el", None, ".emacs names");
+    not_a_workspace(&w, &sqltools, "init.sql", None, ".psqlrc names");
+}
+
+/// rt6 X6 (P1, P3): a home path after a default's `:-` (`source "${EMSDK:-$HOME/emsdk}/..."`
+/// in `~/.bashrc`) or spelled `~name/` with the person's own name (`~me/../..<home>/toolz` in
+/// `~/.profile`) named nothing, so the clone was a writable workspace and the person's next
+/// shell ran what the box wrote. Now both name it.
+#[test]
+fn a_clone_named_by_a_default_or_a_users_home_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let emsdk = home_clone(&w, "emsdk", "emsdk_env.sh");
+    let toolz = home_clone(&w, "toolz", "env.sh");
+    w.write_home(".bashrc", "# bashrc\nsource \"${EMSDK:-$HOME/emsdk}/emsdk_env.sh\"\n");
+    // `~name/` is the passwd entry's home, not `$HOME` (the test's): walked back from there.
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    let uid = unsafe { libc::getuid() }.to_string();
+    let entry: Vec<&str> = passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&uid.as_str()))
+        .expect("the user's passwd entry");
+    let up = Path::new(entry[5]).components().count() - 1;
+    w.write_home(
+        ".profile",
+        &format!(
+            "source ~{}/{}{}\n",
+            entry[0],
+            "../".repeat(up),
+            toolz.join("env.sh").display().to_string().trim_start_matches('/')
+        ),
+    );
+    not_a_workspace(&w, &emsdk, "emsdk_env.sh", None, ".bashrc names");
+    not_a_workspace(&w, &toolz, "env.sh", None, ".profile names");
+}
+
+/// rt6 X1's friction: histories, lists of recent files, editors' and agents' state, caches and
+/// logs name every project the person works on. A project in home named only there is still
+/// the workspace, with a box: the write lands.
+#[test]
+fn a_project_named_only_in_records_is_still_a_workspace() {
+    let Some(w) = world() else { return };
+    let app = home_clone(&w, "work/app", "main.py");
+    let a = app.display();
+    for (file, body) in [
+        (".bash_history", format!("cd ~/work/app\nsource ~/work/app/env.sh\npython3 {a}/main.py\n")),
+        (".zsh_history", ": 1700000000:0;make -C ~/work/app\n".to_string()),
+        (".python_history", format!("exec(open('{a}/main.py').read())\n")),
+        (".viminfo", "> ~/work/app/main.py\n".into()),
+        (".lesshst", format!(".less-history-file:\n\"{a}/README\n")),
+        (".claude.json", format!("{{\"projects\": {{\"{a}\": {{}}}}}}\n")),
+        (".claude/shell-snapshots/snapshot-bash-1.sh", format!("export OLDPWD={a}\n")),
+        (".codex/config.toml", format!("[projects.\"{a}\"]\ntrust_level = \"trusted\"\n")),
+        (".config/Code/User/globalStorage/storage.json", format!("{{\"folder\": \"file://{a}\"}}\n")),
+        (".local/share/recently-used.xbel", format!("<bookmark href=\"file://{a}/main.py\"/>\n")),
+        (".config/tmuxinator/app.yml", "name: app\nroot: ~/work/app\n".into()),
+        (".cache/tool/recent", a.to_string()),
+        (".npm/_logs/2026-11-26T00_00_00_000Z-debug-0.log", format!("verbose cwd {a}\n")),
+    ] {
+        w.write_home(file, &body);
+    }
+    succeeded(&append_from(&w, &app, "main.py", None), "the write in ~/work/app");
+    assert!(std::fs::read_to_string(app.join("main.py")).unwrap().contains("RAN-OUTSIDE"));
+}

@@ -263,6 +263,21 @@ pub fn passwd(uid: u32) -> Option<Passwd> {
     passwd_line(passwd_file(), uid)
 }
 
+/// The home directory `/etc/passwd` gives the user `name` (what a shell makes of `~name/`),
+/// absolute; `None` where it names no such user.
+pub fn home_of(name: &str) -> Option<PathBuf> {
+    passwd_home_of(passwd_file(), name)
+}
+
+/// [`home_of`] from the text of a passwd file.
+fn passwd_home_of(text: &str, name: &str) -> Option<PathBuf> {
+    text.lines().find_map(|line| {
+        let mut f = line.split(':');
+        (f.next()? == name).then_some(())?;
+        Some(PathBuf::from(f.nth(4)?)).filter(|h| h.is_absolute())
+    })
+}
+
 /// The text of `/etc/passwd`, read once per process (empty where it cannot be read): the
 /// entry of the user and every home ([`homes`]) come from one read.
 fn passwd_file() -> &'static str {
@@ -360,6 +375,9 @@ mod tests {
         assert_eq!(passwd_line(text, 1000), Some(me));
         assert_eq!(passwd_line(text, 0).unwrap().home, "/root");
         assert_eq!(passwd_line(text, 7), None);
+        assert_eq!(passwd_home_of(text, "me"), Some("/home/me".into()));
+        assert_eq!(passwd_home_of(text, "m"), None);
+        assert_eq!(passwd_home_of(text, "bad line"), None);
     }
 
     #[test]

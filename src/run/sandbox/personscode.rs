@@ -1,8 +1,8 @@
 //! Git top-levels the person's own tools run code from by path, outside any box (issue 25, red
 //! team rt4 R5, R6, R13, rt5 A4, A5, A6, A12, A15): no workspace, as one holding a directory of
 //! `$PATH` is not (rt3 G4, [`super::spec`]). Looked for once, when a box is made (the start-up
-//! files read, the links and small scripts of `$PATH`'s directories), never per command; it
-//! reads and judges nothing else.
+//! and settings files read, the links and small scripts of `$PATH`'s directories), never per
+//! command; it reads and judges nothing else.
 //!
 //! - The shell's and other tools' start-up files name it (R5): `source ~/powerlevel10k/…` in
 //!   `~/.bashrc` (the theme's own install instructions), `. ~/spack/share/spack/setup-env.sh`,
@@ -12,7 +12,17 @@
 //!   SPACK_ROOT=~/spack` is sourced through the variable); a relative one that is sourced or run
 //!   (`./x`) is taken from home and from where a `cd` or `pushd` before went (`pushd ~/emsdk;
 //!   source ./emsdk_env.sh`). A file sourced is read too, and so are zsh's files where a
-//!   start-up file sets `ZDOTDIR`.
+//!   start-up file sets `ZDOTDIR`. A default's `${EMSDK:-$HOME/emsdk}` and `~name/` (that
+//!   user's home in `/etc/passwd`) name home too (rt6 X6).
+//! - Any other tool's settings name it (rt6 X1): found by where settings are, not by tool
+//!   (every dot-file at the top of home, every file of `~/.config` and of its directories,
+//!   the directories tools load code from whole: systemd's user units, fish's functions,
+//!   IPython's profiles, cargo's), and searched for the top-level in any spelling of home
+//!   (`~/`, `$HOME/`, `${HOME}/`, systemd's `%h/`, `~name/`, the absolute path): `source
+//!   ~/pwndbg/gdbinit.py` in `~/.gdbinit`, cargo's `build.rustc-wrapper`, npm's
+//!   `node-options=--require …`, `ExecStart=%h/svc/run.sh`. The records of what the person
+//!   did, which name every project, are left by their name (histories, recent files, state,
+//!   caches, logs: [`record`]), and so is a directory a `cd` or a tmuxinator `root:` goes to.
 //! - A program on `$PATH` is a link into it (R6: `~/.local/bin/flutter -> ~/flutter/bin/flutter`),
 //!   or a small script that names it (A6: `exec "$HOME/flutter/bin/flutter" "$@"`).
 //! - git's global settings name it (R13, A4, A15): `core.hooksPath = ~/githooks` runs its hooks in
@@ -139,9 +149,15 @@ pub(crate) struct NoWorkspace {
 /// path: the first file, link or setting found that names something in it; or, for one in
 /// home, that a bound on what is read ran out before all was read.
 pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
-    let s = Search { root, facts, aliases: links_into(facts.home, root, facts), unread: RefCell::new(None) };
+    let s = Search {
+        root,
+        facts,
+        aliases: links_into(facts.home, root, facts),
+        unread: RefCell::new(None),
+        parsed: RefCell::default(),
+    };
     const WRITABLE: &str = "name it in sandbox.writable to make it the workspace all the same";
-    if let Some(why) = s.git().or_else(|| s.startup()).or_else(|| s.path_links()) {
+    if let Some(why) = s.git().or_else(|| s.startup()).or_else(|| s.configs()).or_else(|| s.path_links()) {
         return Some(NoWorkspace { why: format!("{why}; {WRITABLE}"), unchecked: false });
     }
     let unread = s.unread.into_inner()?;
@@ -159,7 +175,7 @@ pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
 /// through one is in it. One `getdents` and a `readlink` per link there.
 fn links_into(home: &Path, root: &Path, facts: &Facts) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(home) else { return Vec::new() };
-    let plain = Search { root, facts, aliases: Vec::new(), unread: RefCell::new(None) };
+    let plain = Search { root, facts, aliases: Vec::new(), unread: RefCell::new(None), parsed: RefCell::default() };
     entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
@@ -175,6 +191,9 @@ struct Search<'a> {
     aliases: Vec<PathBuf>,
     /// The first bound that ran out, in words.
     unread: RefCell<Option<String>>,
+    /// The start-up files read as a shell's ([`Search::startup`]): [`Search::configs`] reads
+    /// them again as settings.
+    parsed: RefCell<HashSet<PathBuf>>,
 }
 
 /// A file to read: how deep it is sourced, and the directories the file that sourced it had
@@ -296,7 +315,7 @@ impl Search<'_> {
         while at < q.files.len() {
             let Queued { path: file, depth, dirs } = q.files[at].clone();
             at += 1;
-            let Some((text, whole)) = read(&file, MAX_BYTES, false) else { continue };
+            let Some((text, whole)) = read(&file, MAX_BYTES, Start::Any) else { continue };
             files += 1;
             total += text.len() as u64;
             if files > MAX_FILES || total > MAX_TOTAL {
@@ -308,7 +327,7 @@ impl Search<'_> {
             }
             // ssh takes a relative `Include` from `~/.ssh`.
             let ssh = within(&file, &join(home, ".ssh"));
-            let mut cx = Context { syntax: Syntax::of(&file), dirs, too_many_dirs: false };
+            let mut cx = Context { syntax: Syntax::of(&file), dirs, too_many_dirs: false, unknown_user: None };
             for (line_no, line) in text.lines().enumerate() {
                 match zdotdir(line, home, self.facts.xdg_config.as_deref()) {
                     Some(Some(z)) => ZSH_FILES.iter().for_each(|rel| q.add(join(&z, rel), 0, &[])),
@@ -352,6 +371,47 @@ impl Search<'_> {
             }
             if cx.too_many_dirs {
                 self.unread(format!("{} goes to more than {MAX_DIRS} directories", shown(&file)));
+            }
+            if let Some(name) = &cx.unknown_user {
+                let name = crate::text::sanitize::sanitize(name);
+                self.unread(format!("{} names ~{name}/, a home /etc/passwd does not give", shown(&file)));
+            }
+        }
+        *self.parsed.borrow_mut() = q.seen;
+        None
+    }
+
+    /// rt6 X1: the settings of every other tool, found by where they are rather than by tool
+    /// ([`config_files`]); a clone any of them names in any spelling of home ([`Spellings`]),
+    /// anywhere but after `cd`, is no workspace. The records of what the person did, which
+    /// name every project, are left ([`record`]).
+    fn configs(&self) -> Option<String> {
+        let spellings = Spellings::of(self);
+        // The shells' start-up files too: what the line-by-line reading has no spelling for
+        // (`${EMSDK:-$HOME/emsdk}`) is found there as well.
+        let mut parsed: Vec<PathBuf> = self.parsed.borrow().iter().filter(|p| p.is_absolute()).cloned().collect();
+        parsed.sort();
+        let mut found = config_files(self.facts.home, self.facts.xdg_config.as_deref(), &|why| self.unread(why));
+        let known: HashSet<PathBuf> = found.iter().cloned().collect();
+        found.extend(parsed.into_iter().filter(|p| !known.contains(p)));
+        let (mut files, mut total) = (0, 0u64);
+        for file in found {
+            let Some((text, whole)) = read_bytes(&file, MAX_BYTES, Start::Text) else { continue };
+            files += 1;
+            total += text.len() as u64;
+            if files > MAX_CONFIGS || total > MAX_TOTAL {
+                self.unread(format!("more than {MAX_CONFIGS} settings files or {} MiB", MAX_TOTAL >> 20));
+                return None;
+            }
+            if !whole {
+                self.unread(format!("{} is longer than {} MiB", shown(&file), MAX_BYTES >> 20));
+            }
+            if let Some((line, named)) = spellings.find(&text) {
+                return Some(format!(
+                    "{} names {named} (line {line}), a settings file the person's tools read as they start, \
+                     outside the sandbox",
+                    shown(&file),
+                ));
             }
         }
         None
@@ -417,8 +477,8 @@ impl Search<'_> {
             self.unread(format!("more than {MAX_SCRIPTS} programs on $PATH"));
             return None;
         }
-        let (text, _) = read(file, MAX_SCRIPT, true)?;
-        let mut cx = Context { syntax: Syntax::Shell, dirs: Vec::new(), too_many_dirs: false };
+        let (text, _) = read(file, MAX_SCRIPT, Start::Script)?;
+        let mut cx = Context { syntax: Syntax::Shell, dirs: Vec::new(), too_many_dirs: false, unknown_user: None };
         let home = self.facts.home;
         for (line_no, line) in text.lines().enumerate() {
             let line = if line_no == 0 { &line[2..] } else { line };
@@ -438,31 +498,301 @@ fn system_dir(dir: &Path) -> bool {
         || ["/bin", "/sbin", "/lib", "/snap", "/nix/store", "/run/current-system"].iter().any(|p| under(p))
 }
 
+/// At most this many settings files are read ([`Search::configs`]), each to [`MAX_BYTES`].
+const MAX_CONFIGS: usize = 4096;
+
+/// The directories below the settings directory (`~/.config`) whose every file a tool loads as
+/// code, read this many levels down ([`config_files`]): systemd's user units, fish's functions
+/// (autoloaded by name), the desktop's autostart entries, the environment of the person's
+/// services, neovim's and Doom Emacs's trees of settings, direnv's library.
+const CONFIG_CODE_DIRS: &[&str] =
+    &["systemd/user", "fish/functions", "autostart", "environment.d", "nvim", "doom", "direnv"];
+const CODE_LEVELS: usize = 3;
+
+/// Directories of home, outside the settings directory, whose files tools load as code, and
+/// how many levels down: systemd's and fish's others, cargo's (`config.toml`:
+/// `build.rustc-wrapper`, a target's `runner`), Emacs's (`init.el`), gradle's init scripts,
+/// Jupyter's, kubectl's (an `exec` credential plugin), the AWS CLI's (`credential_process`).
+/// IPython's profiles (`startup/*.py`) too ([`config_files`]). Not their other directories
+/// (caches, packages), which are large and name no clone.
+const HOME_CODE_DIRS: &[(&str, usize)] = &[
+    (".local/share/systemd/user", CODE_LEVELS),
+    (".local/share/fish/vendor_functions.d", 0),
+    (".cargo", 0),
+    (".emacs.d", 0),
+    (".gradle", 0),
+    (".gradle/init.d", 0),
+    (".jupyter", 0),
+    (".kube", 0),
+    (".aws", 0),
+    (".m2", 0),
+];
+
+/// The settings files tools other than the shells read (rt6 X1), found by place: every file at
+/// the top of home whose name starts with `.`, every file of the settings directories
+/// (`~/.config` and `XDG_CONFIG_HOME`) and of their directories (`~/.config/gdb/gdbinit`), the
+/// whole of [`CONFIG_CODE_DIRS`] and [`HOME_CODE_DIRS`]. Not the records of what the person did
+/// ([`record`]). A directory with more than [`MAX_ENTRIES`] files is said (`unread`).
+fn config_files(home: &Path, xdg: Option<&Path>, unread: &dyn Fn(String)) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut walk = |dir: &Path, levels: usize, top_dots: bool| walk(dir, levels, top_dots, &mut out, unread);
+    walk(home, 0, true);
+    // `XDG_CONFIG_HOME` is the agent's; the person's tools may have another: both.
+    let default = join(home, ".config");
+    for config in std::iter::once(default.as_path()).chain(xdg.filter(|x| *x != default)) {
+        walk(config, 1, false);
+        for rel in CONFIG_CODE_DIRS {
+            walk(&join(config, rel), CODE_LEVELS, false);
+        }
+    }
+    for (rel, levels) in HOME_CODE_DIRS {
+        walk(&join(home, rel), *levels, false);
+    }
+    // IPython's profiles, each with its `startup` directory.
+    let ipython = join(home, ".ipython");
+    for e in std::fs::read_dir(&ipython).into_iter().flatten().flatten().take(MAX_ENTRIES) {
+        if e.file_name().to_string_lossy().starts_with("profile_") {
+            walk(&e.path(), 0, false);
+            walk(&e.path().join("startup"), 0, false);
+        }
+    }
+    let mut seen = HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
+    out
+}
+
+/// The files of `dir` and of its directories `levels` down (following links: the levels bound
+/// a loop), but the records ([`record`]); with `dots`, only the files whose name starts with
+/// `.`.
+fn walk(dir: &Path, levels: usize, dots: bool, out: &mut Vec<PathBuf>, unread: &dyn Fn(String)) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    // Home's other files (however many) are not counted.
+    let dot = |e: &std::fs::DirEntry| !dots || e.file_name().as_encoded_bytes().starts_with(b".");
+    let mut entries: Vec<_> = entries.flatten().filter(dot).take(MAX_ENTRIES + 1).collect();
+    if entries.len() > MAX_ENTRIES {
+        entries.truncate(MAX_ENTRIES);
+        unread(format!("{} holds more than {MAX_ENTRIES} files", shown(dir)));
+    }
+    for e in entries {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let path = e.path();
+        if record(&name, &path) {
+            continue;
+        }
+        // The directory's own record of the kind; a link's, from what it leads to.
+        let Ok(mut kind) = e.file_type() else { continue };
+        if kind.is_symlink() {
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            kind = meta.file_type();
+        }
+        if kind.is_file() {
+            out.push(path);
+        } else if kind.is_dir() && levels > 0 && !dots {
+            walk(&path, levels - 1, false, out, unread);
+        }
+    }
+}
+
+/// A file or directory that records what the person did, not what their tools run: it names
+/// every project they work on (rt6 X1's friction). By its name: histories, recent files,
+/// sessions, state, caches, bookmarks and logs (`.bash_history`, zsh's `.histfile`,
+/// `recently-used.xbel`, lazygit's `state.yml`, GTK's `bookmarks`, mc's `hotlist`); `.lesshst`,
+/// `.viminfo`, z's and fasd's lists, Emacs's `recentf`, `projects`, `places`, `ido.last`,
+/// `.emacs.desktop` and lsp-mode's session, Claude Code's
+/// `~/.claude.json` (every project it ran in), cargo's list of what it installed from where,
+/// zsh's completion dump, the X session's errors, the desktop's user directories; agentsh's own
+/// settings; git's global settings, which [`super::gitcode::global_code`] reads
+/// (`safe.directory` names projects).
+fn record(name: &str, path: &Path) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["hist", "recent", "session", "state", "cache", "bookmark", "hotlist"].iter().any(|w| lower.contains(w))
+        || lower.ends_with(".log")
+        || lower.starts_with(".zcompdump")
+        || lower.starts_with(".xsession-errors")
+        || lower.starts_with(".claude.json")
+        || lower.starts_with(".lsp-session")
+        || lower.ends_with(".eld")
+        || matches!(
+            name,
+            ".lesshst"
+                | ".viminfo"
+                | ".wget-hsts"
+                | ".z"
+                | ".fasd"
+                | "ido.last"
+                | ".emacs.desktop"
+                | "recentf"
+                | "projects"
+                | "places"
+                | "user-dirs.dirs"
+                | "agentsh"
+                | ".crates.toml"
+                | ".crates2.json"
+                | ".gitconfig"
+                | "logs"
+        )
+        || name == "config" && path.parent().is_some_and(|d| d.ends_with("git"))
+}
+
+/// The ways a settings file spells a path in the git top-level (rt6 X1, X6): absolute, or
+/// from home as `~/`, `$HOME/`, `${HOME}/`, systemd's `%h/`, `~name/` (the person's name),
+/// also through a link at the top of home into it.
+struct Spellings {
+    spelled: Vec<String>,
+    /// What every spelling ends with (`/work/app`): a file without one of these is passed over
+    /// whole, in one search.
+    tails: Vec<String>,
+    /// The searchers of [`Spellings::tails`], built once.
+    finders: Vec<memchr::memmem::Finder<'static>>,
+}
+
+impl Spellings {
+    fn of(s: &Search) -> Spellings {
+        let (home, real) = (s.facts.home, s.facts.real_home);
+        let me = crate::policy::dirs::passwd(nix::unistd::getuid().as_raw())
+            .filter(|p| [Some(home), real].contains(&Some(normalize(Path::new(&p.home))).as_deref()))
+            .map(|p| p.name);
+        let (mut spelled, mut tails) = (Vec::new(), Vec::new());
+        // Home, or what holds it, is never a workspace: only a top-level below it is sought.
+        let below = |at: &Path| !within(home, at) && !real.is_some_and(|r| within(r, at));
+        for at in std::iter::once(s.root).chain(s.aliases.iter().map(PathBuf::as_path)).filter(|at| below(at)) {
+            spelled.push(at.display().to_string());
+            let mut tail = at.display().to_string();
+            for h in [Some(home), real].into_iter().flatten() {
+                let Ok(rel) = at.strip_prefix(h) else { continue };
+                let rel = rel.display();
+                tail = format!("/{rel}");
+                if let Some(r) = real.filter(|r| *r != h) {
+                    spelled.push(format!("{}/{rel}", r.display()));
+                }
+                spelled.push(format!("{}/{rel}", home.display()));
+                for prefix in ["~", "$HOME", "${HOME}", "%h"] {
+                    spelled.push(format!("{prefix}/{rel}"));
+                }
+                if let Some(me) = &me {
+                    spelled.push(format!("~{me}/{rel}"));
+                }
+            }
+            tails.push(tail);
+        }
+        for v in [&mut spelled, &mut tails] {
+            v.sort();
+            v.dedup();
+        }
+        let finders = tails.iter().map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned()).collect();
+        Spellings { spelled, tails, finders }
+    }
+
+    /// The first line of `text` that names the top-level in one of its spellings, and the
+    /// spelling: a whole path component (`~/emsdk` is not `~/emsdk2`), not a comment line
+    /// (`#`, `;`) nor a section or a setting of recent files (`[Recent Files]`, `recent=`),
+    /// not where a `cd`, `pushd` or tmuxinator's `root:` goes (a directory to work in runs
+    /// nothing of it by path). Quotes are dropped first (`"$HOME"/emsdk`).
+    fn find(&self, text: &[u8]) -> Option<(usize, String)> {
+        if !self.finders.iter().any(|f| f.find(text).is_some()) {
+            return None;
+        }
+        let text = String::from_utf8_lossy(text);
+        let part = |c: u8| c.is_ascii_alphanumeric() || b"_.-".contains(&c);
+        // In a section of recent files (KDE's `[Recent Files]`, `File1[$e]=$HOME/...`).
+        let mut recent = false;
+        for (no, line) in text.lines().enumerate() {
+            let trimmed = line.trim();
+            if trimmed.starts_with('[') && trimmed.ends_with(']') && !trimmed.contains(['/', '~', '=']) {
+                let lower = trimmed.to_ascii_lowercase();
+                recent = ["recent", "history", "session"].iter().any(|w| lower.contains(w));
+            }
+            if recent || trimmed.starts_with(['#', ';']) || !self.tails.iter().any(|t| line.contains(t.as_str())) {
+                continue;
+            }
+            // A setting of recent files (KDevelop's `Recent Projects=`, `"recentFolders": [`).
+            let key = trimmed.split(['=', ':']).next().unwrap_or("").to_ascii_lowercase();
+            if trimmed.contains(['=', ':']) && RECENT_KEYS.iter().any(|w| key.contains(w)) {
+                continue;
+            }
+            let line: String = line.chars().filter(|c| *c != '"' && *c != '\'').collect();
+            let b = line.as_bytes();
+            for spelled in &self.spelled {
+                for (at, _) in line.match_indices(spelled.as_str()) {
+                    let end = at + spelled.len();
+                    let whole = end == b.len() || !part(b[end]);
+                    let starts = at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b"_.".contains(&b[at - 1]));
+                    if whole && starts && !goes_to(&line[..at]) {
+                        return Some((no + 1, crate::text::sanitize::sanitize(spelled)));
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// What the name of a setting of recent files holds ([`Spellings::find`]).
+const RECENT_KEYS: &[&str] = &["recent", "hist", "mru", "session", "lastdir", "last_dir", "lastused", "last_used"];
+
+/// The text before a path makes it a directory to go to, where the person works (a terminal's
+/// or a session's start): `cd`, `pushd`, `chdir` (screen), tmuxinator's and tmuxp's `root:`,
+/// `start_directory:`, a terminal's `working_directory`, `default_cwd`, `cwd`. Not systemd's
+/// `WorkingDirectory=`: a service runs there unattended.
+fn goes_to(before: &str) -> bool {
+    let before = before.trim_end().trim_end_matches([':', '=']).trim_end();
+    ["cd", "pushd", "chdir", "root", "start_directory", "working_directory", "default_cwd", "cwd"]
+        .iter()
+        .any(|w| before.strip_suffix(w).is_some_and(|b| !b.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')))
+}
+
 fn shown(p: &Path) -> String {
     crate::text::sanitize::sanitize(&crate::text::path(p))
 }
 
-/// The text of a file, where it is a regular file (not a FIFO or a device): its first `max`
-/// bytes, and whether that is all of it. With `script`, only where it starts with `#!`: a
-/// program that is no script is read no further than that.
-fn read(path: &Path, max: u64, script: bool) -> Option<(String, bool)> {
+/// What a file must start as to be read ([`read`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// Anything.
+    Any,
+    /// `#!`: a program that is no script is read no further than that.
+    Script,
+    /// No NUL in its first 8 KiB: a program or a database is no settings file.
+    Text,
+}
+
+/// The text of a file, where it is a regular file (not a FIFO or a device) that starts as
+/// `start` says: its first `max` bytes, and whether that is all of it.
+fn read(path: &Path, max: u64, start: Start) -> Option<(String, bool)> {
+    read_bytes(path, max, start).map(|(text, whole)| (String::from_utf8_lossy(&text).into_owned(), whole))
+}
+
+/// [`read`], as bytes.
+fn read_bytes(path: &Path, max: u64, start: Start) -> Option<(Vec<u8>, bool)> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let mut file =
         std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
         return None;
     }
-    let mut text = Vec::new();
-    if script {
-        let mut start = [0u8; 2];
-        file.read_exact(&mut start).ok().filter(|()| start == *b"#!")?;
-        text.extend_from_slice(&start);
+    // Sized to the file: read in one call, not in growing steps.
+    let mut text = Vec::with_capacity(meta.len().min(max) as usize + 1);
+    match start {
+        Start::Any => {}
+        Start::Script => {
+            let mut two = [0u8; 2];
+            file.read_exact(&mut two).ok().filter(|()| two == *b"#!")?;
+            text.extend_from_slice(&two);
+        }
+        Start::Text => {
+            (&mut file).take(8192).read_to_end(&mut text).ok()?;
+            if text.contains(&0) {
+                return None;
+            }
+        }
     }
-    file.take(max + 1).read_to_end(&mut text).ok()?;
+    file.take((max + 1).saturating_sub(text.len() as u64)).read_to_end(&mut text).ok()?;
     let whole = text.len() as u64 <= max;
     text.truncate(max as usize);
-    Some((String::from_utf8_lossy(&text).into_owned(), whole))
+    Some((text, whole))
 }
 
 /// The directory a line of a start-up file sets `ZDOTDIR` to (rt5 A12: `export
@@ -555,6 +885,8 @@ pub(crate) struct Context {
     pub dirs: Vec<PathBuf>,
     /// More than [`MAX_DIRS`] of them: some were not kept.
     pub too_many_dirs: bool,
+    /// A `~name/` whose home `/etc/passwd` does not give (rt6 X6): what it names is unknown.
+    pub unknown_user: Option<String>,
 }
 
 /// The absolute paths a line of a start-up file names (`/…`, `~/…`, `$HOME/…`, `${HOME}/…`),
@@ -591,15 +923,34 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
     let (mut command_at, mut command) = (None::<usize>, None::<(usize, usize)>);
     let mut i = 0;
     while i < bytes.len() {
-        // Every prefix starts with one of these, after a delimiter (all ASCII).
-        if !matches!(bytes[i], b'/' | b'~' | b'$') || i > 0 && !delimiter(bytes[i - 1]) {
+        // Every prefix starts with one of these, after a delimiter or a default's `-`, `+`
+        // (`${EMSDK:-$HOME/emsdk}`, rt6 X6) (all ASCII).
+        if !matches!(bytes[i], b'/' | b'~' | b'$')
+            || i > 0 && !delimiter(bytes[i - 1]) && !b"-+".contains(&bytes[i - 1])
+        {
             i += 1;
             continue;
         }
         let rest = &text[i..];
-        let Some(prefix) = ["${HOME}/", "$HOME/", "~/", "/"].into_iter().find(|p| rest.starts_with(p)) else {
-            i += 1;
-            continue;
+        let (prefix, base) = match ["${HOME}/", "$HOME/", "~/", "/"].into_iter().find(|p| rest.starts_with(p)) {
+            Some("/") => (1, PathBuf::from("/")),
+            Some(p) => (p.len(), home.to_path_buf()),
+            // `~name/`: that user's home, as the shell takes it (rt6 X6); one agentsh cannot
+            // tell is said ([`Context::unknown_user`]).
+            None => match tilde_user(rest) {
+                Some(name) => match crate::policy::dirs::home_of(name) {
+                    Some(h) => (name.len() + 2, normalize(&h)),
+                    None => {
+                        cx.unknown_user.get_or_insert_with(|| name.to_string());
+                        i += 1;
+                        continue;
+                    }
+                },
+                None => {
+                    i += 1;
+                    continue;
+                }
+            },
         };
         for (j, &c) in bytes.iter().enumerate().take(i).skip(scanned) {
             match (delimiter(c), word_at) {
@@ -610,7 +961,8 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
                 (false, None) => word_at = Some(j),
                 _ => {}
             }
-            if separator(c) {
+            // Not a variable's `${`.
+            if separator(c) && !(c == b'{' && j > 0 && bytes[j - 1] == b'$') {
                 (command_at, command) = (None, None);
             } else if c.is_ascii_whitespace() {
                 if let (Some(at), None) = (command_at, command) {
@@ -621,7 +973,7 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
             }
         }
         scanned = i;
-        let len = prefix.len() + rest[prefix.len()..].find(ends).unwrap_or(rest.len() - prefix.len());
+        let len = prefix + rest[prefix..].find(ends).unwrap_or(rest.len() - prefix);
         let word = &rest[..len];
         i += len;
         if matches!(&text[last.0..last.1], "cd" | "pushd") {
@@ -630,13 +982,22 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
         let command = command.or(command_at.map(|at| (at, scanned))).map(|(a, b)| &text[a..b]);
         let sourced = command.is_some_and(|c| matches!(c, "source" | "." | "source-file" | "so"))
             || command.is_some_and(|c| c.eq_ignore_ascii_case("include"));
-        let base = if prefix == "/" { PathBuf::from("/") } else { home.to_path_buf() };
-        out.push(named(&base, &word[prefix.len()..], sourced));
+        out.push(named(&base, &word[prefix..], sourced));
     }
     if relative || cx.syntax == Syntax::Shell && text.contains("./") {
         relative_paths(&text, home, cx, &mut out);
     }
     out
+}
+
+/// The user name of a `~name/` that starts `text`.
+fn tilde_user(text: &str) -> Option<&str> {
+    let name = text.strip_prefix('~')?;
+    let len = name.find('/')?;
+    let name = &name[..len];
+    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    ok.then_some(name)
 }
 
 /// The relative paths a shell line sources or runs (rt5 A6: `pushd ~/emsdk; source
@@ -719,7 +1080,7 @@ mod tests {
     use super::*;
 
     fn cx(syntax: Syntax) -> Context {
-        Context { syntax, dirs: Vec::new(), too_many_dirs: false }
+        Context { syntax, dirs: Vec::new(), too_many_dirs: false, unknown_user: None }
     }
 
     fn paths_in(line: &str, cx: &mut Context) -> Vec<(String, bool)> {
@@ -996,5 +1357,134 @@ mod tests {
         h.write(".zshenv", "export ZDOTDIR=$DOTFILES/zsh\n");
         let no = h.no(&h.at("flutter")).expect("a ZDOTDIR it cannot tell fails closed");
         assert!(no.unchecked && no.why.contains("ZDOTDIR"), "{no:?}");
+    }
+
+    /// rt6 X6: a home path after a default's `:-` (`${EMSDK:-$HOME/emsdk}`), and `~name/` as
+    /// the shell takes it (that user's home in `/etc/passwd`); a `~name/` whose home agentsh
+    /// cannot tell fails closed.
+    #[test]
+    fn a_default_and_a_users_home_name_a_clone() {
+        let p = |s: &str, sourced: bool| (s.to_string(), sourced);
+        for (line, want) in [
+            ("source \"${EMSDK:-$HOME/emsdk}/emsdk_env.sh\"", vec![p("/h/emsdk", true), p("/emsdk_env.sh", true)]),
+            ("export ZPLUG_HOME=${ZPLUG_HOME:-~/zplug}", vec![p("/h/zplug", false)]),
+            ("X=${X:+${HOME}/plus}; Y=${Y:=~/assign}", vec![p("/h/plus", false), p("/h/assign", false)]),
+            ("source ~root/../h/toolz/env.sh", vec![p("/h/toolz/env.sh", true)]),
+        ] {
+            assert_eq!(paths(line), want, "{line}");
+        }
+        let mut c = cx(Syntax::Shell);
+        assert_eq!(paths_in("source ~no-such-user-agentsh/x.sh", &mut c), vec![]);
+        assert_eq!(c.unknown_user.as_deref(), Some("no-such-user-agentsh"));
+        let h = Home::new();
+        h.write(".bashrc", "source \"${EMSDK:-$HOME/emsdk}/emsdk_env.sh\"\n");
+        assert!(h.why("emsdk").is_some_and(|w| w.contains(".bashrc names")), "{:?}", h.why("emsdk"));
+        let up = h.at("").components().count() - 1;
+        h.write(".profile", &format!("source ~root/{}{}/zplug/env.sh\n", "../".repeat(up), h.at("").display()));
+        assert!(h.why("zplug").is_some_and(|w| w.contains(".profile names")), "{:?}", h.why("zplug"));
+        h.write(".zshrc", "source ~no-such-user-agentsh/x.zsh\n");
+        let no = h.no(&h.at("flutter")).expect("a ~name/ agentsh cannot tell fails closed");
+        assert!(no.unchecked && no.why.contains("~no-such-user-agentsh/"), "{no:?}");
+    }
+
+    /// rt6 X1: a clone named by a tool's own settings, found by where they are, not by tool:
+    /// gdb's, cargo's, npm's, IPython's, Emacs's, psql's, a systemd user unit (`%h/`), fish's
+    /// autoloaded functions, in any spelling of home.
+    #[test]
+    fn a_clone_other_tools_settings_name_is_found() {
+        let h = Home::new();
+        let home = normalize(&h.at(""));
+        let home = home.display();
+        for (file, text, clone) in [
+            (".gdbinit", format!("source {home}/p10k/gdbinit.py\n"), "p10k"),
+            (".cargo/config.toml", format!("[build]\nrustc-wrapper = \"{home}/gitscripts/w.sh\"\n"), "gitscripts"),
+            (".npmrc", format!("node-options=\"--require {home}/emsdk/h.js\"\n"), "emsdk"),
+            (".ipython/profile_default/startup/00.py", "exec(open('$HOME/zplug/x.py').read())\n".into(), "zplug"),
+            (".emacs", "(load \"~/dotfiles/init.el\")\n".into(), "dotfiles"),
+            (".psqlrc", "\\i ~/plugins/a/x.sql\n".into(), "plugins/a"),
+            (".config/systemd/user/svc.service", "[Service]\nExecStart=%h/githooks/run.sh\n".into(), "githooks"),
+            (
+                ".config/fish/functions/ft.fish",
+                "function ft\n  source ${HOME}/flutter/ft.fish\nend\n".into(),
+                "flutter",
+            ),
+            (".config/gdb/gdbinit", "source ~/work/app/gdb.py\n".into(), "work/app"),
+        ] {
+            assert_eq!(h.why(clone), None, "{clone}: nothing names it yet");
+            h.write(file, &text);
+            let why = h.why(clone).unwrap_or_else(|| panic!("{file} names {clone}"));
+            assert!(why.contains(&format!("{file} names")) && why.contains("sandbox.writable"), "{why}");
+            std::fs::remove_file(h.at(file)).unwrap();
+        }
+        // A whole component: `~/emsdk2` is not `~/emsdk`; a comment names nothing.
+        h.write(".gdbinit", "source ~/emsdk2/x.py\n# source ~/emsdk/x.py\n");
+        assert_eq!(h.why("emsdk"), None);
+        // The bounds fail closed (rt5 A5): a settings file over 1 MiB, a directory of settings
+        // with more files than are read.
+        h.write(".toolrc", &"x".repeat(MAX_BYTES as usize + 1));
+        let no = h.no(&h.at("emsdk")).expect("a settings file too long to read fails closed");
+        assert!(no.unchecked && no.why.contains(".toolrc is longer than 1 MiB"), "{no:?}");
+        std::fs::remove_file(h.at(".toolrc")).unwrap();
+        for i in 0..=MAX_ENTRIES {
+            h.write(&format!(".config/tool/{i}.conf"), "x\n");
+        }
+        let no = h.no(&h.at("emsdk")).expect("a directory of settings too large to read fails closed");
+        assert!(no.unchecked && no.why.contains("holds more than 1024 files"), "{no:?}");
+    }
+
+    /// rt6 X1's friction: the records of what the person did name every project they work on
+    /// (histories, recent files, editors' and agents' state, caches, logs, a tmuxinator
+    /// project's `root:`, git's `safe.directory`): a project named only there stays a
+    /// workspace, and the same project named by `~/.gdbinit` does not.
+    #[test]
+    fn records_that_name_every_project_leave_it_a_workspace() {
+        let h = Home::new();
+        let app = h.at("work/app");
+        let a = app.display();
+        for (file, text) in [
+            (".bash_history", "cd ~/work/app\nvim ~/work/app/src/main.rs\nsource ~/work/app/env.sh\n".to_string()),
+            (".zsh_history", ": 1700000000:0;make -C ~/work/app\n".into()),
+            (".python_history", "exec(open('~/work/app/x.py').read())\n".into()),
+            (".node_repl_history", format!("require('{a}/x.js')\n")),
+            (".psql_history", "\\i ~/work/app/x.sql\n".into()),
+            (".viminfo", "> ~/work/app/src/main.rs\n".into()),
+            (".lesshst", format!(".less-history-file:\n\"{a}/README\n")),
+            (".claude.json", format!("{{\"projects\": {{\"{a}\": {{\"allowedTools\": []}}}}}}\n")),
+            (".claude/shell-snapshots/snapshot-bash-1.sh", format!("export OLDPWD={a}\n")),
+            (".codex/config.toml", format!("[projects.\"{a}\"]\ntrust_level = \"trusted\"\n")),
+            (".config/Code/User/globalStorage/storage.json", format!("{{\"folder\": \"file://{a}\"}}\n")),
+            (".config/Code/Backups/workspaces.json", format!("{{\"folderUri\": \"file://{a}\"}}\n")),
+            (".local/share/recently-used.xbel", format!("<bookmark href=\"file://{a}/x\"/>\n")),
+            (".config/gtk-3.0/bookmarks", format!("file://{a} app\n")),
+            (".config/emacs/recentf", "(setq recentf-list '(\"~/work/app/x.el\"))\n".into()),
+            (".emacs.d/projects", "((\"~/work/app/\"))\n".into()),
+            (".config/lazygit/state.yml", format!("recentrepos:\n- {a}\n")),
+            (".config/katerc", "[Recent Files]\nFile1[$e]=$HOME/work/app/x.rs\n".into()),
+            (".config/tmuxinator/app.yml", "name: app\nroot: ~/work/app\n".into()),
+            (".cache/tool/x", a.to_string()),
+            (".npm/_logs/2026-debug-0.log", format!("verbose cwd {a}\n")),
+            (".cargo/.crates.toml", format!("\"app 0.1.0 (path+file://{a})\" = [\"app\"]\n")),
+            (".gitconfig", format!("[safe]\n\tdirectory = {a}\n")),
+            (".config/agentsh/config.json", format!("{{\"sandbox\": {{\"writable\": [\"{a}\"]}}}}\n")),
+            (".local/state/agentsh/boxes", a.to_string()),
+            (".bash_aliases", "alias app='cd ~/work/app && make'\n".into()),
+            (".histfile", ": 1700000000:0;source ~/work/app/env.sh\n".into()),
+            (".config/kdevelop.rc", format!("[Project Manager]\nRecent Projects={a}/app.kdev4\n")),
+            (".emacs.d/ido.last", "((\"~/work/app/\"))\n".into()),
+            (".screenrc", "chdir ~/work/app\n".into()),
+            (".config/alacritty.toml", "[terminal.shell]\nworking_directory = \"~/work/app\"\n".into()),
+            (".config/wezterm/wezterm.lua", "config.default_cwd = \"~/work/app\"\n".into()),
+        ] {
+            h.write(file, &text);
+        }
+        for i in 0..=MAX_ENTRIES {
+            h.write(&format!("download-{i}.txt"), "~/work/app/x.sh\n");
+        }
+        assert!(h.no(&app).is_none(), "a project named only in records is a workspace");
+        h.write(".config/systemd/user/app.service", "[Service]\nWorkingDirectory=%h/work/app\n");
+        assert!(h.why("work/app").is_some_and(|w| w.contains("app.service names")), "a service runs there");
+        std::fs::remove_file(h.at(".config/systemd/user/app.service")).unwrap();
+        h.write(".gdbinit", "source ~/work/app/gdb.py\n");
+        assert!(h.why("work/app").is_some_and(|w| w.contains(".gdbinit names")));
     }
 }
