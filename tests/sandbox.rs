@@ -5989,3 +5989,28 @@ fn a_project_named_only_in_records_is_still_a_workspace() {
     succeeded(&append_from(&w, &app, "main.py", None), "the write in ~/work/app");
     assert!(std::fs::read_to_string(app.join("main.py")).unwrap().contains("RAN-OUTSIDE"));
 }
+
+/// rt6 (fix6-nobox's note): from a place with no box, `ls` ran `ws/bin/ls`, a file a box wrote,
+/// because agentsh's `$PATH` named a directory of the project (as an activated `.venv/bin`
+/// does). A program run by name is now looked up on `$PATH` as `execvp` does; found where a box
+/// writes, it needs a person. Checked from outside: the box's `ls` left no mark.
+#[test]
+fn with_no_box_a_program_path_finds_in_the_project_does_not_run() {
+    let Some(w) = world() else { return };
+    let ran = w.home("path-ls-ran");
+    let plant =
+        format!("mkdir -p bin && printf '#!/bin/sh\\necho ran >> {}\\n' > bin/ls && chmod +x bin/ls", ran.display());
+    succeeded(&w.run(&plant), "a boxed command writes bin/ls in the project");
+    let above = w.ws.path().parent().unwrap();
+    let system = std::env::var("PATH").unwrap_or_default();
+    let path = format!("{}:{system}", w.ws.path().join("bin").display());
+    let out = w.command(&["-c", "ls"]).current_dir(above).env("PATH", &path).output().unwrap();
+    not_run(&out, "ls with the project's bin first on $PATH");
+    assert!(text(&out.stderr).contains("as $PATH finds it"), "{}", text(&out.stderr));
+    assert!(!ran.exists(), "ran the box's ls outside it");
+    // With the project's directory after the system's, the system's ls runs: the test can fail.
+    let path = format!("{system}:{}", w.ws.path().join("bin").display());
+    let out = w.command(&["-c", "ls"]).current_dir(above).env("PATH", &path).output().unwrap();
+    succeeded(&out, "the system's ls, found first");
+    assert!(!ran.exists(), "ran the box's ls outside it");
+}

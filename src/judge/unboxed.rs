@@ -61,6 +61,12 @@ pub struct HomeSight {
     pub work_tree: Option<WorkTreeLookup>,
     /// The absolute directories of `$CDPATH`, where `cd x` may go too.
     pub cd_path: Vec<String>,
+    /// The directories of `$PATH`, in order, as agentsh's environment (and so the command's)
+    /// gives them: a relative one is relative to wherever the command is when it runs a program.
+    pub path: Vec<String>,
+    /// Whether a path names an executable file (the gate gives one; the judge touches no file).
+    /// `None`: programs are not looked up on `$PATH`.
+    pub program: Option<ProgramLookup>,
 }
 
 /// Two sights are the same where they say the same of home; of their lookups, only whether
@@ -69,7 +75,8 @@ impl PartialEq for HomeSight {
     fn eq(&self, other: &HomeSight) -> bool {
         (&self.cwd, &self.home, &self.real_home, &self.shown, &self.covered, self.boxed_elsewhere)
             == (&other.cwd, &other.home, &other.real_home, &other.shown, &other.covered, other.boxed_elsewhere)
-            && (&self.writable, &self.cd_path) == (&other.writable, &other.cd_path)
+            && (&self.writable, &self.cd_path, &self.path) == (&other.writable, &other.cd_path, &other.path)
+            && self.program.is_some() == other.program.is_some()
             && self.links.is_some() == other.links.is_some()
             && self.work_tree.is_some() == other.work_tree.is_some()
     }
@@ -88,6 +95,13 @@ pub type LinkLookup = fn(&str) -> Option<String>;
 /// else `None`. The second path, where given, is an ancestor known to be in none: only the
 /// directories below it need a look.
 pub type WorkTreeLookup = fn(&str, Option<&str>) -> Option<String>;
+
+/// Whether an absolute path names an executable file, as `execvp` takes one on `$PATH`.
+pub type ProgramLookup = fn(&str) -> bool;
+
+/// At most this many places are looked at for the programs a text runs by name on `$PATH`:
+/// past them, a person is asked.
+const MAX_PROGRAM_LOOKUPS: usize = 4096;
 
 /// Words after which a relative path may be relative to another directory than the one the
 /// command starts in.
@@ -521,7 +535,8 @@ fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) 
     }
     let walker = argvs.iter().find(|a| walks(a, argvs));
     let runner = argvs.iter().find(|a| !reads_nothing(a)).filter(|_| sight.boxed_elsewhere);
-    if walker.is_none() && runner.is_none() {
+    let by_name = sight.boxed_elsewhere && sight.program.is_some() && argvs.iter().any(|a| on_path(a).is_some());
+    if walker.is_none() && runner.is_none() && !by_name {
         return None;
     }
     let home = normalize(&sight.home);
@@ -536,6 +551,10 @@ fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) 
         out.extend([links.resolve(&p), raw.and_then(|r| links.resolve(&r))].into_iter().flatten());
         out
     };
+    let mut trees = WorkTrees { lookup: sight.work_tree, seen: std::collections::HashMap::new() };
+    if by_name && let Some(found) = path_program(argvs, sight, &places.bases, links, &mut trees) {
+        return Some(found);
+    }
     if let Some(argv) = walker {
         let words: Vec<String> =
             argv[1..].iter().flat_map(|w| words(w, &home)).chain(argv[1..].iter().cloned()).collect();
@@ -562,7 +581,6 @@ fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) 
     }
     let runner = runner?;
     let name = runner[0].rsplit('/').next().unwrap_or_default();
-    let mut trees = WorkTrees { lookup: sight.work_tree, seen: std::collections::HashMap::new() };
     // Where the shell may be, and every path the text names from there.
     let named = places
         .words
@@ -572,11 +590,7 @@ fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) 
     let here = places.bases.iter().map(|b| (b.clone(), None));
     for (p, raw) in here.chain(named).collect::<Vec<_>>() {
         for p in real(links, p, raw) {
-            let root = match sight.writable.iter().map(|w| normalize(w)).find(|w| under(&p, w).is_some()) {
-                Some(w) => Some((w, "which sandbox.writable names")),
-                None => trees.holding(&p).map(|root| (root, "a git work tree")),
-            };
-            if let Some((root, what)) = root {
+            if let Some((root, what)) = box_writes(&p, sight, &mut trees) {
                 let at = match p == root {
                     true => format!("{}, {what}", tilde(&p, &home)),
                     false => format!("{}, in {}, {what}", tilde(&p, &home), tilde(&root, &home)),
@@ -596,6 +610,81 @@ fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) 
                 let why = "names too many paths for agentsh to tell whether a command in the sandbox may have \
                            written what it runs there";
                 return Some(Hidden::of(name, why.to_string()));
+            }
+        }
+    }
+    None
+}
+
+/// The place a box writes that holds `p` (a git work tree, or what `sandbox.writable` names),
+/// and what it is, in words.
+fn box_writes(p: &str, sight: &HomeSight, trees: &mut WorkTrees) -> Option<(String, &'static str)> {
+    match sight.writable.iter().map(|w| normalize(w)).find(|w| under(p, w).is_some()) {
+        Some(w) => Some((w, "which sandbox.writable names")),
+        None => trees.holding(p).map(|root| (root, "a git work tree")),
+    }
+}
+
+/// The program `argv` runs by name, looked up on `$PATH` (no slash in it).
+fn on_path(argv: &[String]) -> Option<&str> {
+    argv.first().map(String::as_str).filter(|p| !p.is_empty() && !p.contains('/'))
+}
+
+/// A program the text runs by name that `$PATH` finds where a box may have written it: a
+/// directory of the project on agentsh's `$PATH` (`ws/bin`, the project's `.venv/bin` an agent
+/// activated, `node_modules/.bin` spelled relative) puts a file the box wrote in place of `ls`
+/// for a command with no box (rt6). Each name is looked up as `execvp` does, in `$PATH`'s order,
+/// a relative directory from every directory the shell may be in (`bases`), up to the first
+/// that has it; where the links on its way lead counts too.
+fn path_program(
+    argvs: &[&[String]],
+    sight: &HomeSight,
+    bases: &[String],
+    links: &mut Links,
+    trees: &mut WorkTrees,
+) -> Option<Hidden> {
+    let executable = sight.program?;
+    let home = normalize(&sight.home);
+    let mut looked = 0;
+    let mut seen = std::collections::HashSet::new();
+    for name in argvs.iter().filter_map(|a| on_path(a)) {
+        if !seen.insert(name) {
+            continue;
+        }
+        for dir in &sight.path {
+            let places: Vec<String> = match dir.starts_with('/') {
+                true => vec![normalize(&format!("{dir}/{name}"))],
+                // An empty entry is the current directory.
+                false => bases.iter().map(|b| normalize(&format!("{b}/{dir}/{name}"))).collect(),
+            };
+            looked += places.len();
+            if looked > MAX_PROGRAM_LOOKUPS {
+                let why = "runs programs by name from too many places on $PATH for agentsh to tell whether a \
+                           command in the sandbox may have written one";
+                return Some(Hidden::of(name, why.to_string()));
+            }
+            let found: Vec<String> = places.into_iter().filter(|p| executable(p)).collect();
+            for p in &found {
+                let mut real = vec![p.clone()];
+                real.extend(links.resolve(p));
+                for r in real {
+                    if let Some((root, what)) = box_writes(&r, sight, trees) {
+                        return Some(Hidden::of(
+                            name,
+                            format!(
+                                "runs {name} as $PATH finds it, {}, in {}, {what}, where a command in the sandbox \
+                                 may have written it; without a sandbox it would run unconfined (take the project's \
+                                 directories off agentsh's $PATH, or run it from the project, where it runs in the \
+                                 sandbox)",
+                                tilde(p, &home),
+                                tilde(&root, &home)
+                            ),
+                        ));
+                    }
+                }
+            }
+            if !found.is_empty() {
+                break;
             }
         }
     }
@@ -1508,6 +1597,53 @@ mod tests {
         // No box anywhere (user namespaces missing): no box wrote it.
         let nowhere = HomeSight { boxed_elsewhere: false, ..sight("/tmp/x") };
         assert_eq!(reach("cd /w && cargo --version", &nowhere), None);
+    }
+
+    /// rt6: from a place with no box, `ls` ran `ws/bin/ls`, a file a box wrote, where agentsh's
+    /// `$PATH` names a directory of the project (an activated `.venv/bin`, `node_modules/.bin`
+    /// spelled relative). A program run by name is looked up as `execvp` does; found where a box
+    /// writes, it needs a person.
+    #[test]
+    fn with_no_box_a_program_path_finds_where_a_box_writes_needs_a_person() {
+        fn executable(path: &str) -> bool {
+            ["/w/bin/ls", "/w/.venv/bin/python3", "/w/node_modules/.bin/eslint", "/usr/bin/ls", "/usr/bin/python3"]
+                .contains(&path)
+                || path == "/tmp/x/proj/bin/ls"
+        }
+        fn lookup(path: &str) -> Option<String> {
+            let (link, to) = [("/tmp/x/proj", "/w")].into_iter().find(|(l, _)| under(path, l).is_some())?;
+            Some(normalize(&format!("{to}/{}", under(path, link)?)))
+        }
+        let sight = |path: &[&str]| HomeSight {
+            work_tree: Some(tree),
+            links: Some(lookup),
+            path: path.iter().map(|d| d.to_string()).collect(),
+            program: Some(executable),
+            ..sight("/tmp/x")
+        };
+        for (text, path) in [
+            ("ls", &["/w/bin", "/usr/bin"][..]),
+            ("echo hi | ls -la", &["/w/bin", "/usr/bin"]),
+            ("python3 -V", &["/w/.venv/bin", "/usr/bin"]),
+            ("cd /w && eslint --version", &["node_modules/.bin", "/usr/bin"]),
+            ("ls", &["/tmp/x/proj/bin", "/usr/bin"]),
+        ] {
+            let found = reach(text, &sight(path)).unwrap_or_else(|| panic!("{text} with {path:?}: not asked"));
+            assert!(found.why.contains("as $PATH finds it"), "{text}: {}", found.why);
+            assert!(found.why.contains("in /w, a git work tree"), "{text}: {}", found.why);
+        }
+        // Found first where no box writes, or not found there at all: unasked.
+        for (text, path) in [
+            ("ls", &["/usr/bin", "/w/bin"][..]),
+            ("cat f", &["/w/bin", "/usr/bin"]),
+            ("eslint --version", &["node_modules/.bin", "/usr/bin"]),
+            ("/usr/bin/ls", &["/w/bin"]),
+        ] {
+            assert_eq!(reach(text, &sight(path)), None, "{text} with {path:?}");
+        }
+        // Not looked up where no box is made anywhere.
+        let nowhere = HomeSight { boxed_elsewhere: false, ..sight(&["/w/bin"]) };
+        assert_eq!(reach("ls", &nowhere), None);
     }
 
     /// The gap "walks to from above home": with no box, a recursive read whose root holds home

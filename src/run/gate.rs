@@ -433,10 +433,20 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
 fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
     let place = plan.place();
     let cd_path = std::env::var_os("CDPATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
+    let path = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
     HomeSight {
         cd_path: cd_path.iter().filter(|d| d.is_absolute()).map(|d| crate::text::path(d)).collect(),
+        path: path.iter().map(|d| crate::text::path(d)).collect(),
+        program: Some(executable),
         ..home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
     }
+}
+
+/// Whether `path` is an executable file, as `execvp` runs one it finds on `$PATH` (one `stat`;
+/// the judge's lookup for programs run by name with no box).
+fn executable(path: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// [`home_sight`] of a spec. git's and cargo's configs are left out: the box shows copies of
@@ -463,6 +473,8 @@ fn home_sight_of(
         writable: spec.write.iter().map(|r| crate::text::path(&r.path)).collect(),
         work_tree: Some(work_tree),
         cd_path: Vec::new(),
+        path: Vec::new(),
+        program: None,
     }
 }
 
