@@ -6014,3 +6014,17 @@ fn with_no_box_a_program_path_finds_in_the_project_does_not_run() {
     succeeded(&out, "the system's ls, found first");
     assert!(!ran.exists(), "ran the box's ls outside it");
 }
+
+/// rt6 X9: a directory only the person's `.bashrc` puts on `$PATH` (below the interactive
+/// guard, so never on the agent's) holds a link into a clone in home (flutter's own advice):
+/// the clone was the workspace, and the person's `flutter` ran what the box wrote. Now the
+/// start-up files' `$PATH` directories are read for links as `$PATH`'s are.
+#[test]
+fn a_clone_linked_from_the_persons_own_path_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let flutter = home_clone(&w, "flutter", "flutter.sh");
+    w.write_home("mybin/.keep", "");
+    std::os::unix::fs::symlink(flutter.join("flutter.sh"), w.home("mybin/flutter")).unwrap();
+    w.write_home(".bashrc", "[ -z \"$PS1\" ] && return\nexport PATH=\"$HOME/mybin:$PATH\"\n");
+    not_a_workspace(&w, &flutter, "flutter.sh", None, "on $PATH is a link to");
+}

@@ -155,6 +155,7 @@ pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
         aliases: links_into(facts.home, root, facts),
         unread: RefCell::new(None),
         parsed: RefCell::default(),
+        path_dirs: RefCell::default(),
     };
     const WRITABLE: &str = "name it in sandbox.writable to make it the workspace all the same";
     if let Some(why) = s.git().or_else(|| s.startup()).or_else(|| s.configs()).or_else(|| s.path_links()) {
@@ -175,7 +176,14 @@ pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
 /// through one is in it. One `getdents` and a `readlink` per link there.
 fn links_into(home: &Path, root: &Path, facts: &Facts) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(home) else { return Vec::new() };
-    let plain = Search { root, facts, aliases: Vec::new(), unread: RefCell::new(None), parsed: RefCell::default() };
+    let plain = Search {
+        root,
+        facts,
+        aliases: Vec::new(),
+        unread: RefCell::new(None),
+        parsed: RefCell::default(),
+        path_dirs: RefCell::default(),
+    };
     entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
@@ -194,6 +202,19 @@ struct Search<'a> {
     /// The start-up files read as a shell's ([`Search::startup`]): [`Search::configs`] reads
     /// them again as settings.
     parsed: RefCell<HashSet<PathBuf>>,
+    /// The directories of home the start-up files put on `$PATH` (rt6 X9): the person's shell
+    /// runs their programs, though the agent's `$PATH` may not name them. [`Search::path_links`]
+    /// reads them as it reads `$PATH`'s.
+    path_dirs: RefCell<Vec<PathBuf>>,
+}
+
+/// At most this many directories the start-up files put on `$PATH` are read for links.
+const MAX_NAMED_PATH_DIRS: usize = 64;
+
+/// Whether a start-up line sets `$PATH` (`export PATH=`, `PATH+=`, zsh's `path=(`/`path+=(`,
+/// fish's `fish_add_path` and `set -gx PATH`): the directories it names are programs' places.
+fn sets_path(line: &str) -> bool {
+    line.contains("PATH") || line.contains("path=(") || line.contains("path+=(") || line.contains("fish_add_path")
 }
 
 /// A file to read: how deep it is sourced, and the directories the file that sourced it had
@@ -342,7 +363,20 @@ impl Search<'_> {
                 if ssh {
                     named.extend(ssh_includes(line, &join(home, ".ssh")));
                 }
+                let path_line = sets_path(line);
                 for n in named {
+                    if path_line && !n.sourced && !n.open && n.path != home && self.in_home(&n.path) {
+                        let mut dirs = self.path_dirs.borrow_mut();
+                        if dirs.len() >= MAX_NAMED_PATH_DIRS {
+                            drop(dirs);
+                            self.unread(format!(
+                                "{} puts more than {MAX_NAMED_PATH_DIRS} directories on $PATH",
+                                shown(&file)
+                            ));
+                        } else if !dirs.contains(&n.path) {
+                            dirs.push(n.path.clone());
+                        }
+                    }
                     if self.names(&n.path, n.open) {
                         return Some(format!(
                             "{} names {} in it (line {}), which the person's shell or tools run or read at start, \
@@ -423,7 +457,10 @@ impl Search<'_> {
     /// (`node_modules/.bin`, whose links are the project's) are not read.
     fn path_links(&self) -> Option<String> {
         let mut scripts = 0;
-        for dir in self.facts.path_dirs.iter().map(|d| normalize(d)) {
+        let named = self.path_dirs.borrow();
+        let mut dirs: Vec<PathBuf> = self.facts.path_dirs.iter().map(|d| normalize(d)).collect();
+        dirs.extend(named.iter().map(|d| normalize(d)).filter(|d| !self.facts.path_dirs.contains(d)));
+        for dir in dirs {
             if system_dir(&dir) || within(&dir, self.root) {
                 continue;
             }
@@ -690,10 +727,11 @@ impl Spellings {
     /// not where a `cd`, `pushd` or tmuxinator's `root:` goes (a directory to work in runs
     /// nothing of it by path). Quotes are dropped first (`"$HOME"/emsdk`).
     fn find(&self, text: &[u8]) -> Option<(usize, String)> {
-        if !self.finders.iter().any(|f| f.find(text).is_some()) {
+        let text = as_the_shell_reads(text);
+        if !self.finders.iter().any(|f| f.find(&text).is_some()) {
             return None;
         }
-        let text = String::from_utf8_lossy(text);
+        let text = String::from_utf8_lossy(&text);
         let part = |c: u8| c.is_ascii_alphanumeric() || b"_.-".contains(&c);
         // In a section of recent files (KDE's `[Recent Files]`, `File1[$e]=$HOME/...`).
         let mut recent = false;
@@ -726,6 +764,34 @@ impl Spellings {
         }
         None
     }
+}
+
+/// `text` with what the shell takes out of a path before it uses it (rt6 X6): a backslash
+/// before a character (`~/b\tool` is `~/btool`), and the operator of an expansion of home
+/// (`${HOME:?}`, `${HOME:-/x}`, `${HOME%/}`: `${HOME}`). Borrowed where it has neither.
+fn as_the_shell_reads(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    const HOME: &[u8] = b"${HOME";
+    if memchr::memchr(b'\\', text).is_none() && memchr::memmem::find(text, HOME).is_none() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut at = 0;
+    while at < text.len() {
+        if text[at] == b'\\' && at + 1 < text.len() && text[at + 1] != b'\n' {
+            out.push(text[at + 1]);
+            at += 2;
+        } else if text[at..].starts_with(HOME)
+            && let Some(close) = text[at..].iter().take(256).position(|c| *c == b'}')
+            && !text[at + HOME.len()..at + close].first().is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            out.extend_from_slice(b"${HOME}");
+            at += close + 1;
+        } else {
+            out.push(text[at]);
+            at += 1;
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// What the name of a setting of recent files holds ([`Spellings::find`]).
@@ -1385,6 +1451,29 @@ mod tests {
         h.write(".zshrc", "source ~no-such-user-agentsh/x.zsh\n");
         let no = h.no(&h.at("flutter")).expect("a ~name/ agentsh cannot tell fails closed");
         assert!(no.unchecked && no.why.contains("~no-such-user-agentsh/"), "{no:?}");
+    }
+
+    /// rt6 X9: a directory only the person's start-up files put on `$PATH` (below the
+    /// interactive guard, so never on the agent's): a link there into a clone, or a small
+    /// script there that runs it, makes the clone no workspace. rt6 X6 too: `${HOME:?}` and a
+    /// backslash inside the path (`~/b\\tool`), which the shell takes out.
+    #[test]
+    fn what_the_persons_own_path_and_the_shells_spellings_name_is_found() {
+        let h = Home::new();
+        std::fs::create_dir_all(h.at("mybin")).unwrap();
+        std::os::unix::fs::symlink(h.at("flutter/bin/flutter"), h.at("mybin/flutter")).unwrap();
+        h.write(".bashrc", "[ -z \"$PS1\" ] && return\nexport PATH=\"$HOME/mybin:$PATH\"\n");
+        let why = h.why("flutter").expect("a link on the person's own PATH");
+        assert!(why.contains("mybin/flutter on $PATH is a link to"), "{why}");
+        // Named, but not on PATH: not read as a programs' place.
+        h.write(".bashrc", "alias m='ls $HOME/mybin'\n");
+        assert_eq!(h.why("flutter"), None);
+        for line in ["source ${HOME:?}/zplug/init.zsh", "source ~/zp\\lug/init.zsh", "source ${HOME%/}/zplug/x"] {
+            h.write(".zshrc", &format!("{line}\n"));
+            assert!(h.why("zplug").is_some(), "{line}");
+        }
+        h.write(".zshrc", "source ${HOMEBREW_PREFIX}/zplug/x\n");
+        assert_eq!(h.why("zplug"), None);
     }
 
     /// rt6 X1: a clone named by a tool's own settings, found by where they are, not by tool:
