@@ -6014,3 +6014,83 @@ fn with_no_box_a_program_path_finds_in_the_project_does_not_run() {
     succeeded(&out, "the system's ls, found first");
     assert!(!ran.exists(), "ran the box's ls outside it");
 }
+
+// ---- fix6-codepaths: code paths bound read-only that the person's tools replace, or that are links (rt6b G2, rt6a X5, K2, K3) ----
+
+/// What a job left in the box tries every 100 ms (G2): append a `core.fsmonitor` to the git
+/// config, which the person's next `git status` would run unconfined.
+const PLANT_FSMONITOR: &str = "open('.git/config', 'a').write('[core]\\n\\tfsmonitor = \"touch PWNED-G2; false\"\\n')";
+
+/// rt6b G2: git rewrites `.git/config` by renaming `config.lock` over it, which detaches the
+/// box's read-only bind of the old file in the box's mount namespace too; a job left in the
+/// kept box then wrote the new file, and the person's next `git status` ran its fsmonitor. The
+/// holder watches what it binds and ends the box as the rename happens. Checked from outside:
+/// the job stops, the config holds nothing of it, `git status` runs nothing, and the next
+/// command says why and gets a new box.
+#[test]
+fn a_config_the_persons_git_rewrites_ends_the_kept_box_with_its_jobs() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    succeeded(&leave_job(&w, PLANT_FSMONITOR), "a job left in the box");
+    assert!(beats(&w.path("beat"), Duration::from_secs(5)), "the job does not run");
+    assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"), "read-only in the box");
+    // The person's own git, outside: any config write (`git push -u`, `git remote add`).
+    git(w.ws.path(), &["config", "rt6.x", "y"]);
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(!beats(&w.path("beat"), Duration::from_secs(2)), "the job left in the box still runs");
+    let config = std::fs::read_to_string(w.path(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor") && config.contains("[rt6]"), "{config}");
+    git(w.ws.path(), &["status", "--short"]);
+    assert!(!w.path("PWNED-G2").exists(), "the person's git status ran the box's fsmonitor");
+    let out = w.script("echo next\n");
+    succeeded(&out, "the next command");
+    let err = text(&out.stderr);
+    assert!(err.contains("was replaced or removed outside the sandbox"), "not told: {err}");
+}
+
+/// rt6b G2, second half: the box whose bind no longer holds is ended by the next command that
+/// makes a box, where its holder did not end it first (here it is stopped, as a holder that
+/// missed the event): before, the old box was left running and its job rewrote the config
+/// after each clean-up.
+#[test]
+fn the_next_command_ends_a_box_whose_read_only_binds_no_longer_hold() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    succeeded(&leave_job(&w, PLANT_FSMONITOR), "a job left in the box");
+    assert!(beats(&w.path("beat"), Duration::from_secs(5)), "the job does not run");
+    let holder = nix::unistd::Pid::from_raw(holder_pid(&w));
+    nix::sys::signal::kill(holder, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    git(w.ws.path(), &["config", "rt6.x", "y"]);
+    let out = w.script("echo next\n");
+    let _ = nix::sys::signal::kill(holder, nix::sys::signal::Signal::SIGCONT);
+    succeeded(&out, "the next command");
+    assert!(text(&out.stderr).contains("ended an older sandbox"), "not told: {}", text(&out.stderr));
+    assert!(!beats(&w.path("beat"), Duration::from_secs(2)), "the old box and its job still run");
+    // The person cleans up (status 5 where there is nothing to unset).
+    let _ = Command::new("git").args(["config", "--unset-all", "core.fsmonitor"]).current_dir(w.ws.path()).output();
+    std::thread::sleep(Duration::from_millis(500));
+    let config = std::fs::read_to_string(w.path(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "written again after the clean-up: {config}");
+}
+
+/// rt6b G2, the second form: a file of the workspace that home's start-up file links to
+/// (`~/.zshrc -> ws/dotfiles/zshrc`), bound read-only in the box, which the person's editor
+/// saves by writing a new file and renaming it over. The box ends as that happens.
+#[test]
+fn a_linked_dotfile_the_persons_editor_saves_ends_the_kept_box_with_its_jobs() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("dotfiles/zshrc", "# zshrc\n");
+    std::fs::remove_file(w.home(".bashrc")).unwrap();
+    std::os::unix::fs::symlink(w.path("dotfiles/zshrc"), w.home(".bashrc")).unwrap();
+    succeeded(&leave_job(&w, "open('dotfiles/zshrc', 'a').write('touch PWNED-LO3\\n')"), "a job left in the box");
+    assert!(beats(&w.path("beat"), Duration::from_secs(5)), "the job does not run");
+    assert_eq!(std::fs::read_to_string(w.path("dotfiles/zshrc")).unwrap(), "# zshrc\n", "read-only in the box");
+    // The person's editor saves: a new file, renamed over.
+    std::fs::write(w.path("dotfiles/zshrc.new"), "# zshrc\nalias ll='ls -l'\n").unwrap();
+    std::fs::rename(w.path("dotfiles/zshrc.new"), w.path("dotfiles/zshrc")).unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(!beats(&w.path("beat"), Duration::from_secs(2)), "the job left in the box still runs");
+    let rc = std::fs::read_to_string(w.path("dotfiles/zshrc")).unwrap();
+    assert!(!rc.contains("PWNED"), "{rc}");
+}

@@ -282,7 +282,8 @@ fn remove(dir: BorrowedFd<'_>, name: &CStr, path: &Path, out: &mut Out) {
 /// command nothing.
 pub(crate) struct Watcher {
     inotify: nix::sys::inotify::Inotify,
-    git: PathBuf,
+    /// The git directory watched for links; none where the box has only code paths to guard.
+    git: Option<PathBuf>,
     /// What each watch is on, and whether every link there is the box's (a [`LINKLESS`]
     /// directory or one below it) or only a new one (the top level).
     dirs: std::collections::HashMap<nix::sys::inotify::WatchDescriptor, (PathBuf, bool)>,
@@ -293,6 +294,12 @@ pub(crate) struct Watcher {
     /// 32 levels, no watch or descriptor left (the box's share of watches, its holder's open
     /// files). A link made there later would stay, so the holder keeps no process then (rt5 B2).
     full: bool,
+    /// The code paths the box binds read-only ([`Watcher::guard`]), by the watch on the
+    /// directory that holds them: that directory, the names, and each path's identity as bound.
+    guards: std::collections::HashMap<nix::sys::inotify::WatchDescriptor, (PathBuf, Vec<std::ffi::OsString>)>,
+    bound: Vec<(PathBuf, Option<(u64, u64)>)>,
+    /// A guarded code path replaced, removed or renamed away since (see [`Watcher::guard`]).
+    replaced: Option<PathBuf>,
 }
 
 impl Watcher {
@@ -301,17 +308,59 @@ impl Watcher {
     /// each link is noted before it is removed ([`note`]). An error where inotify cannot be
     /// had (the person's limit of instances or watches reached: they are counted across user
     /// namespaces, rt4 R3): the holder then keeps no process past its command ([`last_sweep`]).
-    pub(crate) fn new(git: &Path, notes: Option<(OwnedFd, String)>) -> nix::Result<Watcher> {
+    /// `git` `None`: no git directory, only code paths to [`Watcher::guard`] (a dotfile home
+    /// links into a writable root).
+    pub(crate) fn new(git: Option<&Path>, notes: Option<(OwnedFd, String)>) -> nix::Result<Watcher> {
         use nix::sys::inotify::{InitFlags, Inotify};
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
         let started = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
         let out = Out { list: Vec::new(), notes };
-        let mut w = Watcher { inotify, git: git.to_path_buf(), dirs: Default::default(), started, out, full: false };
-        w.watch(git.to_path_buf(), false)?;
-        for name in LINKLESS {
-            w.watch_tree(git.join(name));
+        let mut w = Watcher {
+            inotify,
+            git: git.map(Path::to_path_buf),
+            dirs: Default::default(),
+            started,
+            out,
+            full: false,
+            guards: Default::default(),
+            bound: Vec::new(),
+            replaced: None,
+        };
+        if let Some(git) = git {
+            w.watch(git.to_path_buf(), false)?;
+            for name in LINKLESS {
+                w.watch_tree(git.join(name));
+            }
         }
         Ok(w)
+    }
+
+    /// Watches the directory holding each of `bound`, the code paths the box binds read-only
+    /// (issue 25, rt6b G2): a read-only bind is a mount on the file of the moment, and a rename
+    /// over it or its removal outside the box (git rewrites `.git/config` by renaming
+    /// `config.lock` over it; an editor saves a file so) detaches that mount in the box too,
+    /// where a process left running could then write the new file. Such an event makes
+    /// [`Watcher::replaced`] say so, and the holder ends the box. An error where a directory
+    /// cannot be watched (the box's share of watches used up): the box is not kept then.
+    pub(crate) fn guard(&mut self, bound: &[PathBuf]) -> nix::Result<()> {
+        use nix::sys::inotify::AddWatchFlags as F;
+        let flags = F::IN_MOVED_TO | F::IN_MOVED_FROM | F::IN_CREATE | F::IN_DELETE | F::IN_ONLYDIR;
+        // Added to what the directory is watched for already (the git directory, for links).
+        let flags = flags | F::from_bits_retain(libc::IN_MASK_ADD);
+        for path in bound {
+            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { continue };
+            let wd = self.inotify.add_watch(dir, flags)?;
+            let (_, names) = self.guards.entry(wd).or_insert_with(|| (dir.to_path_buf(), Vec::new()));
+            names.push(name.to_owned());
+            self.bound.push((path.clone(), identity(path)));
+        }
+        Ok(())
+    }
+
+    /// A code path [`Watcher::guard`] watches that was replaced, removed or renamed away since
+    /// it was bound: the box's read-only bind of it no longer holds.
+    pub(crate) fn replaced(&self) -> Option<&Path> {
+        self.replaced.as_deref()
     }
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
@@ -374,7 +423,22 @@ impl Watcher {
             for ev in events {
                 if ev.mask.contains(F::IN_Q_OVERFLOW) {
                     self.rescan();
+                    // Events lost: each guarded path is looked at, as bound and as it is now.
+                    if let Some((p, _)) = self.bound.iter().find(|(p, was)| identity(p) != *was) {
+                        self.replaced.get_or_insert_with(|| p.clone());
+                    }
                     continue;
+                }
+                if let Some((dir, names)) = self.guards.get(&ev.wd) {
+                    let moved = F::IN_MOVED_TO | F::IN_MOVED_FROM | F::IN_CREATE | F::IN_DELETE;
+                    if ev.mask.contains(F::IN_IGNORED) {
+                        // The directory itself is gone: so is what was bound in it.
+                        self.replaced.get_or_insert_with(|| dir.clone());
+                    } else if ev.mask.intersects(moved)
+                        && let Some(name) = ev.name.as_ref().filter(|n| names.contains(n))
+                    {
+                        self.replaced.get_or_insert_with(|| dir.join(name));
+                    }
                 }
                 if ev.mask.contains(F::IN_IGNORED) {
                     self.dirs.remove(&ev.wd);
@@ -404,12 +468,13 @@ impl Watcher {
     /// After events were lost: the [`LINKLESS`] directories swept and watched again, and the
     /// links made in the top level since the watch began removed.
     fn rescan(&mut self) {
+        let Some(git) = self.git.clone() else { return };
         for name in LINKLESS {
-            self.watch_tree(self.git.join(name));
+            self.watch_tree(git.join(name));
         }
-        if let Ok(fd) = beneath(&self.git) {
+        if let Ok(fd) = beneath(&git) {
             let mut budget = MAX_ENTRIES;
-            top_level(fd, &self.git.clone(), Some(self.started), &mut self.out, &mut budget, false);
+            top_level(fd, &git, Some(self.started), &mut self.out, &mut budget, false);
         }
     }
 }
@@ -428,6 +493,12 @@ pub(crate) fn last_sweep(git: &Path, since: SystemTime, notes: Option<(OwnedFd, 
         top_level(fd, git, since, &mut out, &mut budget, true);
     }
     out.list
+}
+
+/// What `path` names now (a link itself: a link is bound as one): its device and inode.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Whether a watch or an open failed because the directory is no longer there (removed, or a
@@ -578,7 +649,7 @@ mod tests {
         let (_tmp, git) = git_dir();
         symlink("/home/u/.bashrc", git.join("logs/refs/heads/before")).unwrap();
         symlink("/elsewhere/objects", git.join("objects")).unwrap();
-        let Ok(mut w) = Watcher::new(&git, None) else { return eprintln!("skipped: no inotify here") };
+        let Ok(mut w) = Watcher::new(Some(&git), None) else { return eprintln!("skipped: no inotify here") };
         assert!(!is_link(&git.join("logs/refs/heads/before")), "a link in logs/ goes as the watch starts");
         assert!(is_link(&git.join("objects")), "an old link in the top level stays");
         symlink("/home/u/.bashrc", git.join("COMMIT_EDITMSG")).unwrap();

@@ -535,7 +535,7 @@ fn own_places(spec: &BoxSpec, notes: &mut Vec<String>) -> Vec<PathBuf> {
 /// ../dotfiles/fish`) that are inside a writable root, not the root itself or what holds it.
 /// Bound read-only, a command cannot change what the person's next shell runs. Two directory
 /// reads, and a few calls for each link.
-fn linked_from_home(spec: &BoxSpec) -> Vec<PathBuf> {
+pub(crate) fn linked_from_home(spec: &BoxSpec) -> Vec<PathBuf> {
     let roots = writable_roots(spec);
     let mut out: Vec<PathBuf> = Vec::new();
     if roots.is_empty() {
