@@ -6094,3 +6094,37 @@ fn a_linked_dotfile_the_persons_editor_saves_ends_the_kept_box_with_its_jobs() {
     let rc = std::fs::read_to_string(w.path("dotfiles/zshrc")).unwrap();
     assert!(!rc.contains("PWNED"), "{rc}");
 }
+
+/// rt6a K3 and K2: a project whose `.git/hooks` is a link (`.git/hooks -> ../githooks`) could
+/// get no box ("mounting at .git/hooks: Invalid argument"), and the person's link, made a
+/// second before the command, was removed as the box's. The link is bound as itself (it
+/// cannot be removed or replaced in the box) and what it names read-only, as the hooks are;
+/// the link stays. Checked from outside: the hook is unchanged and the link is there.
+#[test]
+fn a_hooks_directory_that_is_a_link_gets_a_box_with_its_hooks_read_only() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("githooks/pre-commit", "#!/bin/sh\necho hook ok\n");
+    std::fs::set_permissions(w.path("githooks/pre-commit"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_dir_all(w.path(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink("../githooks", w.path(".git/hooks")).unwrap();
+    let out = w.script(
+        "echo 'touch PWNED-K3' >> githooks/pre-commit || echo refused-1\n\
+         echo 'touch PWNED-K3' >> .git/hooks/pre-commit || echo refused-2\n\
+         rm .git/hooks || echo refused-3\n\
+         mv .git/hooks .git/h2 || echo refused-4\n\
+         mkdir -p hk && echo 'touch PWNED-K3' > hk/pre-commit && ln -sfn ../hk .git/hooks || echo refused-5\n\
+         echo more >> README && echo worked\n",
+    );
+    succeeded(&out, "a command in a project whose hooks directory is a link");
+    let said = text(&out.stdout);
+    for n in 1..=5 {
+        assert!(said.contains(&format!("refused-{n}\n")), "{n}: {said}\n{}", text(&out.stderr));
+    }
+    assert!(said.contains("worked"), "{said}");
+    assert_eq!(std::fs::read_to_string(w.path("githooks/pre-commit")).unwrap(), "#!/bin/sh\necho hook ok\n");
+    let link = std::fs::read_link(w.path(".git/hooks")).expect("the person's link was removed");
+    assert_eq!(link, Path::new("../githooks"));
+    git(w.ws.path(), &["commit", "-qam", "x"]);
+    assert!(!w.path("PWNED-K3").exists());
+}

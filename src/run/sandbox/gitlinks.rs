@@ -63,6 +63,10 @@ pub struct Sweep {
     noted: bool,
     /// What the holder noted beside the links: why it ended the box (`holder::end_box`).
     messages: std::cell::RefCell<Vec<String>>,
+    /// The links in the top level as the command started, where it changed within [`SLACK`]
+    /// before (a link the person made a second before, `ln -s ../githooks .git/hooks`, rt6a
+    /// K2): theirs, never removed as the command's.
+    before: Vec<(std::ffi::CString, u64)>,
 }
 
 impl Sweep {
@@ -72,7 +76,21 @@ impl Sweep {
     pub fn start(git: &Path, records: &Path, name: &str, noted: bool) -> Sweep {
         let since = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
         let notes = super::join(records, &format!("{name}.lock"));
-        Sweep { git: git.to_path_buf(), since, notes, noted, messages: Default::default() }
+        // One `statx`; the top level read only where it changed within SLACK of now.
+        let recent = statx(rustix::fs::CWD, git, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME)
+            .is_ok_and(|s| changed(&s) >= since);
+        let mut before = Vec::new();
+        if recent && let Ok(dir) = open_dir(rustix::fs::CWD, git) {
+            let mut budget = MAX_ENTRIES;
+            read_entries(dir, &mut budget, |fd, name, kind| {
+                if kind == FileType::Symlink
+                    && let Ok(s) = statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::INO)
+                {
+                    before.push((name.to_owned(), s.stx_ino));
+                }
+            });
+        }
+        Sweep { git: git.to_path_buf(), since, notes, noted, messages: Default::default(), before }
     }
 
     /// Removes the links the command made, and returns them with those the box's holder
@@ -86,7 +104,7 @@ impl Sweep {
         let mut out = Out { list: Vec::new(), notes: None };
         if changed && let Ok(dir) = open_dir(rustix::fs::CWD, self.git.as_os_str()) {
             let mut budget = MAX_ENTRIES;
-            top_level(dir, &self.git, Some(self.since), &mut out, &mut budget, false);
+            top_level(dir, &self.git, Some(self.since), &self.before, &mut out, &mut budget, false);
         }
         // After the sweep: a link the holder removed first was noted before it was removed.
         if self.noted || changed {
@@ -155,12 +173,23 @@ fn open_dir<P: rustix::path::Arg>(at: impl AsFd, path: P) -> rustix::io::Result<
 /// The git directory's own entries: a link made since `since` (all of them where `since` is
 /// `None`) is removed; the [`LINKLESS`] directories are swept whole: within `budget` and 32
 /// levels, or, `whole`, every directory git could name ([`every_link_below`]).
-fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, out: &mut Out, budget: &mut usize, whole: bool) {
+/// `spare`: links (name and inode) that were there before, left.
+fn top_level(
+    dir: OwnedFd,
+    path: &Path,
+    since: Option<Stamp>,
+    spare: &[(std::ffi::CString, u64)],
+    out: &mut Out,
+    budget: &mut usize,
+    whole: bool,
+) {
     let mut linkless = Vec::new();
     let Some(entries) = read_entries(dir, budget, |fd, name, kind| match kind {
         FileType::Symlink => {
             let new = since.is_none_or(|s| {
-                statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).is_ok_and(|st| changed(&st) >= s)
+                statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME | StatxFlags::INO).is_ok_and(|st| {
+                    changed(&st) >= s && !spare.iter().any(|(n, ino)| n.as_c_str() == name && *ino == st.stx_ino)
+                })
             });
             if new {
                 remove(fd, name, path, out);
@@ -474,7 +503,7 @@ impl Watcher {
         }
         if let Ok(fd) = beneath(&git) {
             let mut budget = MAX_ENTRIES;
-            top_level(fd, &git, Some(self.started), &mut self.out, &mut budget, false);
+            top_level(fd, &git, Some(self.started), &[], &mut self.out, &mut budget, false);
         }
     }
 }
@@ -490,7 +519,7 @@ pub(crate) fn last_sweep(git: &Path, since: SystemTime, notes: Option<(OwnedFd, 
     if let Ok(fd) = beneath(git) {
         let mut budget = usize::MAX;
         let since = Some(stamp(since.checked_sub(SLACK).unwrap_or(UNIX_EPOCH)));
-        top_level(fd, git, since, &mut out, &mut budget, true);
+        top_level(fd, git, since, &[], &mut out, &mut budget, true);
     }
     out.list
 }
@@ -550,7 +579,14 @@ mod tests {
     }
 
     fn sweep(git: &Path, since: Stamp) -> Sweep {
-        Sweep { git: git.to_path_buf(), since, notes: git.join("no-notes"), noted: false, messages: Default::default() }
+        Sweep {
+            git: git.to_path_buf(),
+            since,
+            notes: git.join("no-notes"),
+            noted: false,
+            messages: Default::default(),
+            before: Vec::new(),
+        }
     }
 
     fn ctime(p: &Path) -> Stamp {

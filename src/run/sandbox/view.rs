@@ -435,9 +435,24 @@ fn bind_read_only(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<
         return Ok(false);
     }
     pin(top, path, pinned)?;
-    let Some((fd, _)) = take(path, true) else { return Ok(false) };
+    // A link (`.git/hooks -> ../githooks`, rt6a K3) is bound as itself, a mount on the link
+    // that cannot be removed or replaced; what it names in the workspace is bound apart
+    // ([`super::gitcode`]).
+    let taken = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        take_link(path)
+    } else {
+        take(path, true)
+    };
+    let Some((fd, _)) = taken else { return Ok(false) };
     put(&fd, path)?;
     Ok(true)
+}
+
+/// A detached copy of the link `path` itself, not followed.
+fn take_link(path: &Path) -> Option<(OwnedFd, bool)> {
+    let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_SYMLINK_NOFOLLOW;
+    let fd = rustix::mount::open_tree(rustix::fs::CWD, path, flags).ok()?;
+    Some((fd, false))
 }
 
 /// Each directory between `top` and `path` (inside it) made a mount of its own, writable as it
