@@ -6128,3 +6128,27 @@ fn a_hooks_directory_that_is_a_link_gets_a_box_with_its_hooks_read_only() {
     git(w.ws.path(), &["commit", "-qam", "x"]);
     assert!(!w.path("PWNED-K3").exists());
 }
+
+/// rt6a X5: a hook that is a hard link of a file of the workspace (`ln githooks/pre-commit
+/// .git/hooks/pre-commit`, a project's setup): the box wrote the hook through its other name,
+/// and the person's `git commit` ran it. Its other names are bound read-only too. Checked from
+/// outside: the hook is unchanged, and the person's commit runs only what it held.
+#[test]
+fn a_hook_that_is_a_hard_link_is_read_only_by_its_other_name() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("githooks/pre-commit", "#!/bin/sh\necho hook ok\n");
+    std::fs::set_permissions(w.path("githooks/pre-commit"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(w.ws.path(), &["add", "githooks"]);
+    git(w.ws.path(), &["commit", "-qm", "hooks"]);
+    std::fs::hard_link(w.path("githooks/pre-commit"), w.path(".git/hooks/pre-commit")).unwrap();
+    let body = "echo 'touch PWNED-X5' >> githooks/pre-commit\n";
+    let out = w.script(body);
+    refused_by_box(&out, "write a hook through its other name");
+    assert_eq!(std::fs::read_to_string(w.path(".git/hooks/pre-commit")).unwrap(), "#!/bin/sh\necho hook ok\n");
+    let out = w.script("echo more >> README && echo worked\n");
+    succeeded(&out, "other work in the project");
+    git(w.ws.path(), &["commit", "-qam", "x"]);
+    assert!(!w.path("PWNED-X5").exists(), "the person's commit ran what the box wrote");
+    succeeded(&w.unboxed(body), "the same without the sandbox");
+}

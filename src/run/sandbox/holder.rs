@@ -221,6 +221,11 @@ pub(crate) fn build_past(spec: &BoxSpec, seat: &str, ended: Option<i32>) -> Resu
         watch.content(file);
     }
     let answer = run_builder(spec)?;
+    // What the builder bound beyond what was foreseen (a hook's other name, rt6a X5): watched
+    // too, from now.
+    for p in &answer.code_paths {
+        watch.bound(p);
+    }
     // What the environment names that the box does not show (rt5 B6, B11): said once, as the
     // box is made, so a program not found there is explained. Not for a directory inside a
     // temporary place the box has its own of (tools installed under /tmp or /var/tmp): the box
