@@ -5415,7 +5415,9 @@ fn a_box_made_before_a_code_path_ends_with_its_jobs() {
     let next = w.run("true");
     succeeded(&next, "the next command");
     let err = text(&next.stderr);
-    assert!(err.contains("ended an older sandbox") && err.contains(".husky/_"), "{err}");
+    // Ended by the next command, or (rt6b G2) by its holder as git renamed the new config in.
+    let ended_by_holder = err.contains(".git/config was replaced or removed outside the sandbox");
+    assert!(ended_by_holder || err.contains("ended an older sandbox") && err.contains(".husky/_"), "{err}");
     assert!(!beats(&beat, Duration::from_secs(1)), "the job in the old box runs on");
     std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
     std::thread::sleep(Duration::from_millis(500));
