@@ -378,7 +378,16 @@ impl Watcher {
         let flags = flags | F::from_bits_retain(libc::IN_MASK_ADD);
         for path in bound {
             let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { continue };
-            let wd = self.inotify.add_watch(dir, flags)?;
+            let wd = match self.inotify.add_watch(dir, flags) {
+                Ok(wd) => wd,
+                // Gone since it was bound (and the bind with it): the box is ended as a command
+                // next finds it (`holder::build_past`).
+                Err(e) if gone(e as i32) => {
+                    self.replaced.get_or_insert_with(|| path.clone());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let (_, names) = self.guards.entry(wd).or_insert_with(|| (dir.to_path_buf(), Vec::new()));
             names.push(name.to_owned());
             self.bound.push((path.clone(), identity(path)));
@@ -678,6 +687,35 @@ mod tests {
         let removed = last_sweep(&git, UNIX_EPOCH, None);
         assert_eq!(removed, vec![format!("{} -> /home/u/.bashrc", git.join("FETCH_HEAD").display())]);
         assert!(!is_link(&git.join("FETCH_HEAD")) && git.join("HEAD").is_file());
+    }
+
+    /// rt6b G2: a guarded code path renamed over, removed or renamed away is told; another
+    /// name in its directory, or a write in place, is not.
+    #[test]
+    fn the_watcher_tells_a_guarded_code_path_replaced() {
+        let (_tmp, git) = git_dir();
+        let ws = git.parent().unwrap().to_path_buf();
+        std::fs::write(git.join("config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(ws.join("dotfiles")).unwrap();
+        std::fs::write(ws.join("dotfiles/zshrc"), "# rc\n").unwrap();
+        let Ok(mut w) = Watcher::new(Some(&git), None) else { return eprintln!("skipped: no inotify here") };
+        w.guard(&[git.join("config"), ws.join("dotfiles/zshrc")]).unwrap();
+        std::fs::write(git.join("index.lock"), "i").unwrap();
+        std::fs::rename(git.join("index.lock"), git.join("index")).unwrap();
+        std::fs::write(ws.join("dotfiles/other"), "").unwrap();
+        std::fs::OpenOptions::new().append(true).open(git.join("config")).unwrap();
+        w.handle();
+        assert_eq!(w.replaced(), None);
+        std::fs::write(git.join("config.lock"), "[core]\n\tx = y\n").unwrap();
+        std::fs::rename(git.join("config.lock"), git.join("config")).unwrap();
+        w.handle();
+        assert_eq!(w.replaced(), Some(git.join("config").as_path()));
+        // A watch with no git directory, for a dotfile alone: removed.
+        let mut w = Watcher::new(None, None).unwrap();
+        w.guard(&[ws.join("dotfiles/zshrc")]).unwrap();
+        std::fs::remove_file(ws.join("dotfiles/zshrc")).unwrap();
+        w.handle();
+        assert_eq!(w.replaced(), Some(ws.join("dotfiles/zshrc").as_path()));
     }
 
     #[test]

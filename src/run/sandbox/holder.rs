@@ -1338,12 +1338,12 @@ fn hold(
                 if !w.complete() {
                     end_box(git, born, notes(), Some(OVERFULL));
                 }
-                // A code path bound read-only was replaced outside the box (the person's git
-                // rewrote `.git/config`): its bind is gone in the box too, so the box ends
-                // now, before a process left in it writes there (rt6b G2).
-                if let Some(path) = w.replaced() {
-                    end_box(git, born, notes(), Some(&replaced_note(path)));
-                }
+            }
+            // A code path bound read-only was replaced outside the box (the person's git
+            // rewrote `.git/config`): its bind is gone in the box too, so the box ends now,
+            // before a process left in it writes there (rt6b G2).
+            if let Some(path) = links.as_ref().and_then(|w| w.replaced()) {
+                end_box(git, born, notes(), Some(&replaced_note(path)));
             }
             while let Ok(Some(info)) = s.read_signal() {
                 // Sent from outside the box (no process ID in it): agentsh, ending a stale box.
@@ -1463,7 +1463,28 @@ fn leave(lock: &File, records: &File, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{box_share, per_namespace_pid_max};
+    use super::{Watch, Watched, box_share, per_namespace_pid_max};
+
+    /// rt6b G2: a record tells a bound code path replaced since (by rename, as git rewrites its
+    /// config), which a command then joins no more, and a new box ends the old one for.
+    #[test]
+    fn a_record_tells_a_bound_code_path_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::write(&config, "[core]\n").unwrap();
+        let mut w = Watch::default();
+        w.bound(&config);
+        let mut text = Vec::new();
+        w.write(&mut text).unwrap();
+        let watched = Watched { text };
+        assert!(watched.unchanged() && watched.unbound().is_none());
+        std::fs::write(&config, "[core]\n\tx = y\n").unwrap();
+        assert!(watched.unchanged() && watched.unbound().is_none(), "written in place: the bind holds");
+        std::fs::write(dir.path().join("config.lock"), "[core]\n").unwrap();
+        std::fs::rename(dir.path().join("config.lock"), &config).unwrap();
+        assert!(!watched.unchanged());
+        assert_eq!(watched.unbound(), Some(config.as_path()));
+    }
 
     #[test]
     fn a_box_gets_its_share_of_the_persons_inotify_limits() {
