@@ -912,6 +912,7 @@ fn a_box_is_kept_per_workspace_while_what_it_shows_is_unchanged() {
     let w = w.git();
     let _ = std::fs::remove_dir_all(w.records());
     let first = w.mount_ns();
+    let first_holder = holder_pid(&w);
     assert_eq!(w.mount_ns(), first, "a second command joins the first one's box");
     std::fs::create_dir_all(w.path("sub/dir")).unwrap();
     w.write("sub/dir/probe.sh", "readlink /proc/self/ns/mnt\n");
@@ -924,7 +925,9 @@ fn a_box_is_kept_per_workspace_while_what_it_shows_is_unchanged() {
     assert!(git.success());
     refused_by_box(&w.script("set -e\necho '[core] fsmonitor = x' >> .git/config\n"), "a .git/config replaced since");
     assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"));
-    assert_ne!(w.mount_ns(), first, "a new box binds the new file");
+    // The old box ended as git renamed the new config in (rt6b G2): its namespace's number may
+    // be the new one's, so the holder is compared too.
+    assert!(w.mount_ns() != first || holder_pid(&w) != first_holder, "a new box binds the new file");
     // One record, however many directories.
     let records: Vec<_> = std::fs::read_dir(w.records())
         .unwrap()
