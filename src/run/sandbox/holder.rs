@@ -1342,8 +1342,11 @@ fn hold(
             // A code path bound read-only was replaced outside the box (the person's git
             // rewrote `.git/config`): its bind is gone in the box too, so the box ends now,
             // before a process left in it writes there (rt6b G2).
+            // Told only where a process was left in it (the person's own `git config` with
+            // nothing running there ends a box no one misses).
             if let Some(path) = links.as_ref().and_then(|w| w.replaced()) {
-                end_box(git, born, notes(), Some(&replaced_note(path)));
+                let said = (!alone()).then(|| replaced_note(path));
+                end_box(git, born, notes(), said.as_deref());
             }
             while let Ok(Some(info)) = s.read_signal() {
                 // Sent from outside the box (no process ID in it): agentsh, ending a stale box.
