@@ -6022,9 +6022,12 @@ fn with_no_box_a_program_path_finds_in_the_project_does_not_run() {
 
 // ---- fix6-codepaths: code paths bound read-only that the person's tools replace, or that are links (rt6b G2, rt6a X5, K2, K3) ----
 
-/// What a job left in the box tries every 100 ms (G2): append a `core.fsmonitor` to the git
-/// config, which the person's next `git status` would run unconfined.
-const PLANT_FSMONITOR: &str = "open('.git/config', 'a').write('[core]\\n\\tfsmonitor = \"touch PWNED-G2; false\"\\n')";
+/// What a job left in the box tries every half second (G2, as the red team's `lo2.sh`): append a
+/// `core.fsmonitor` to the git config, which the person's next `git status` would run
+/// unconfined. (One that tries far more often, or waits for the rename, can win the moment
+/// before the holder ends the box: SECURITY.md, "What does not hold".)
+const PLANT_FSMONITOR: &str =
+    "if n % 5 == 0: open('.git/config', 'a').write('[core]\\n\\tfsmonitor = \"touch PWNED-G2; false\"\\n')";
 
 /// rt6b G2: git rewrites `.git/config` by renaming `config.lock` over it, which detaches the
 /// box's read-only bind of the old file in the box's mount namespace too; a job left in the
@@ -6088,7 +6091,8 @@ fn a_linked_dotfile_the_persons_editor_saves_ends_the_kept_box_with_its_jobs() {
     w.write("dotfiles/zshrc", "# zshrc\n");
     std::fs::remove_file(w.home(".bashrc")).unwrap();
     std::os::unix::fs::symlink(w.path("dotfiles/zshrc"), w.home(".bashrc")).unwrap();
-    succeeded(&leave_job(&w, "open('dotfiles/zshrc', 'a').write('touch PWNED-LO3\\n')"), "a job left in the box");
+    let each = "if n % 5 == 0: open('dotfiles/zshrc', 'a').write('touch PWNED-LO3\\n')";
+    succeeded(&leave_job(&w, each), "a job left in the box");
     assert!(beats(&w.path("beat"), Duration::from_secs(5)), "the job does not run");
     assert_eq!(std::fs::read_to_string(w.path("dotfiles/zshrc")).unwrap(), "# zshrc\n", "read-only in the box");
     // The person's editor saves: a new file, renamed over.
