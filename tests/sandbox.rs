@@ -912,6 +912,7 @@ fn a_box_is_kept_per_workspace_while_what_it_shows_is_unchanged() {
     let w = w.git();
     let _ = std::fs::remove_dir_all(w.records());
     let first = w.mount_ns();
+    let first_holder = holder_pid(&w);
     assert_eq!(w.mount_ns(), first, "a second command joins the first one's box");
     std::fs::create_dir_all(w.path("sub/dir")).unwrap();
     w.write("sub/dir/probe.sh", "readlink /proc/self/ns/mnt\n");
@@ -924,7 +925,9 @@ fn a_box_is_kept_per_workspace_while_what_it_shows_is_unchanged() {
     assert!(git.success());
     refused_by_box(&w.script("set -e\necho '[core] fsmonitor = x' >> .git/config\n"), "a .git/config replaced since");
     assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"));
-    assert_ne!(w.mount_ns(), first, "a new box binds the new file");
+    // The old box ended as git renamed the new config in (rt6b G2): its namespace's number may
+    // be the new one's, so the holder is compared too.
+    assert!(w.mount_ns() != first || holder_pid(&w) != first_holder, "a new box binds the new file");
     // One record, however many directories.
     let records: Vec<_> = std::fs::read_dir(w.records())
         .unwrap()
@@ -5415,7 +5418,9 @@ fn a_box_made_before_a_code_path_ends_with_its_jobs() {
     let next = w.run("true");
     succeeded(&next, "the next command");
     let err = text(&next.stderr);
-    assert!(err.contains("ended an older sandbox") && err.contains(".husky/_"), "{err}");
+    // Ended by the next command, or (rt6b G2) by its holder as git renamed the new config in.
+    let ended_by_holder = err.contains(".git/config was replaced or removed outside the sandbox");
+    assert!(ended_by_holder || err.contains("ended an older sandbox") && err.contains(".husky/_"), "{err}");
     assert!(!beats(&beat, Duration::from_secs(1)), "the job in the old box runs on");
     std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
     std::thread::sleep(Duration::from_millis(500));
@@ -6027,4 +6032,146 @@ fn a_clone_linked_from_the_persons_own_path_is_no_workspace() {
     std::os::unix::fs::symlink(flutter.join("flutter.sh"), w.home("mybin/flutter")).unwrap();
     w.write_home(".bashrc", "[ -z \"$PS1\" ] && return\nexport PATH=\"$HOME/mybin:$PATH\"\n");
     not_a_workspace(&w, &flutter, "flutter.sh", None, "on $PATH is a link to");
+}
+
+// ---- fix6-codepaths: code paths bound read-only that the person's tools replace, or that are links (rt6b G2, rt6a X5, K2, K3) ----
+
+/// What a job left in the box tries every half second (G2, as the red team's `lo2.sh`): append a
+/// `core.fsmonitor` to the git config, which the person's next `git status` would run
+/// unconfined. (One that tries far more often, or waits for the rename, can win the moment
+/// before the holder ends the box: SECURITY.md, "What does not hold".)
+const PLANT_FSMONITOR: &str =
+    "if n % 5 == 0: open('.git/config', 'a').write('[core]\\n\\tfsmonitor = \"touch PWNED-G2; false\"\\n')";
+
+/// rt6b G2: git rewrites `.git/config` by renaming `config.lock` over it, which detaches the
+/// box's read-only bind of the old file in the box's mount namespace too; a job left in the
+/// kept box then wrote the new file, and the person's next `git status` ran its fsmonitor. The
+/// holder watches what it binds and ends the box as the rename happens. Checked from outside:
+/// the job stops, the config holds nothing of it, `git status` runs nothing, and the next
+/// command says why and gets a new box.
+#[test]
+fn a_config_the_persons_git_rewrites_ends_the_kept_box_with_its_jobs() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    succeeded(&leave_job(&w, PLANT_FSMONITOR), "a job left in the box");
+    assert!(beats(&w.path("beat"), Duration::from_secs(5)), "the job does not run");
+    assert!(!std::fs::read_to_string(w.path(".git/config")).unwrap().contains("fsmonitor"), "read-only in the box");
+    // The person's own git, outside: any config write (`git push -u`, `git remote add`).
+    git(w.ws.path(), &["config", "rt6.x", "y"]);
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(!beats(&w.path("beat"), Duration::from_secs(2)), "the job left in the box still runs");
+    let config = std::fs::read_to_string(w.path(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor") && config.contains("[rt6]"), "{config}");
+    git(w.ws.path(), &["status", "--short"]);
+    assert!(!w.path("PWNED-G2").exists(), "the person's git status ran the box's fsmonitor");
+    let out = w.script("echo next\n");
+    succeeded(&out, "the next command");
+    let err = text(&out.stderr);
+    assert!(err.contains("was replaced or removed outside the sandbox"), "not told: {err}");
+}
+
+/// rt6b G2, second half: the box whose bind no longer holds is ended by the next command that
+/// makes a box, where its holder did not end it first (here it is stopped, as a holder that
+/// missed the event): before, the old box was left running and its job rewrote the config
+/// after each clean-up.
+#[test]
+fn the_next_command_ends_a_box_whose_read_only_binds_no_longer_hold() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    succeeded(&leave_job(&w, PLANT_FSMONITOR), "a job left in the box");
+    assert!(beats(&w.path("beat"), Duration::from_secs(5)), "the job does not run");
+    let holder = nix::unistd::Pid::from_raw(holder_pid(&w));
+    nix::sys::signal::kill(holder, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    git(w.ws.path(), &["config", "rt6.x", "y"]);
+    let out = w.script("echo next\n");
+    let _ = nix::sys::signal::kill(holder, nix::sys::signal::Signal::SIGCONT);
+    succeeded(&out, "the next command");
+    assert!(text(&out.stderr).contains("ended an older sandbox"), "not told: {}", text(&out.stderr));
+    assert!(!beats(&w.path("beat"), Duration::from_secs(2)), "the old box and its job still run");
+    // The person cleans up (status 5 where there is nothing to unset).
+    let _ = Command::new("git").args(["config", "--unset-all", "core.fsmonitor"]).current_dir(w.ws.path()).output();
+    std::thread::sleep(Duration::from_millis(500));
+    let config = std::fs::read_to_string(w.path(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "written again after the clean-up: {config}");
+}
+
+/// rt6b G2, the second form: a file of the workspace that home's start-up file links to
+/// (`~/.zshrc -> ws/dotfiles/zshrc`), bound read-only in the box, which the person's editor
+/// saves by writing a new file and renaming it over. The box ends as that happens.
+#[test]
+fn a_linked_dotfile_the_persons_editor_saves_ends_the_kept_box_with_its_jobs() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("dotfiles/zshrc", "# zshrc\n");
+    std::fs::remove_file(w.home(".bashrc")).unwrap();
+    std::os::unix::fs::symlink(w.path("dotfiles/zshrc"), w.home(".bashrc")).unwrap();
+    let each = "if n % 5 == 0: open('dotfiles/zshrc', 'a').write('touch PWNED-LO3\\n')";
+    succeeded(&leave_job(&w, each), "a job left in the box");
+    assert!(beats(&w.path("beat"), Duration::from_secs(5)), "the job does not run");
+    assert_eq!(std::fs::read_to_string(w.path("dotfiles/zshrc")).unwrap(), "# zshrc\n", "read-only in the box");
+    // The person's editor saves: a new file, renamed over.
+    std::fs::write(w.path("dotfiles/zshrc.new"), "# zshrc\nalias ll='ls -l'\n").unwrap();
+    std::fs::rename(w.path("dotfiles/zshrc.new"), w.path("dotfiles/zshrc")).unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(!beats(&w.path("beat"), Duration::from_secs(2)), "the job left in the box still runs");
+    let rc = std::fs::read_to_string(w.path("dotfiles/zshrc")).unwrap();
+    assert!(!rc.contains("PWNED"), "{rc}");
+}
+
+/// rt6a K3 and K2: a project whose `.git/hooks` is a link (`.git/hooks -> ../githooks`) could
+/// get no box ("mounting at .git/hooks: Invalid argument"), and the person's link, made a
+/// second before the command, was removed as the box's. The link is bound as itself (it
+/// cannot be removed or replaced in the box) and what it names read-only, as the hooks are;
+/// the link stays. Checked from outside: the hook is unchanged and the link is there.
+#[test]
+fn a_hooks_directory_that_is_a_link_gets_a_box_with_its_hooks_read_only() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("githooks/pre-commit", "#!/bin/sh\necho hook ok\n");
+    std::fs::set_permissions(w.path("githooks/pre-commit"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_dir_all(w.path(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink("../githooks", w.path(".git/hooks")).unwrap();
+    let out = w.script(
+        "echo 'touch PWNED-K3' >> githooks/pre-commit || echo refused-1\n\
+         echo 'touch PWNED-K3' >> .git/hooks/pre-commit || echo refused-2\n\
+         rm .git/hooks || echo refused-3\n\
+         mv .git/hooks .git/h2 || echo refused-4\n\
+         mkdir -p hk && echo 'touch PWNED-K3' > hk/pre-commit && ln -sfn ../hk .git/hooks || echo refused-5\n\
+         echo more >> README && echo worked\n",
+    );
+    succeeded(&out, "a command in a project whose hooks directory is a link");
+    let said = text(&out.stdout);
+    for n in 1..=5 {
+        assert!(said.contains(&format!("refused-{n}\n")), "{n}: {said}\n{}", text(&out.stderr));
+    }
+    assert!(said.contains("worked"), "{said}");
+    assert_eq!(std::fs::read_to_string(w.path("githooks/pre-commit")).unwrap(), "#!/bin/sh\necho hook ok\n");
+    let link = std::fs::read_link(w.path(".git/hooks")).expect("the person's link was removed");
+    assert_eq!(link, Path::new("../githooks"));
+    git(w.ws.path(), &["commit", "-qam", "x"]);
+    assert!(!w.path("PWNED-K3").exists());
+}
+
+/// rt6a X5: a hook that is a hard link of a file of the workspace (`ln githooks/pre-commit
+/// .git/hooks/pre-commit`, a project's setup): the box wrote the hook through its other name,
+/// and the person's `git commit` ran it. Its other names are bound read-only too. Checked from
+/// outside: the hook is unchanged, and the person's commit runs only what it held.
+#[test]
+fn a_hook_that_is_a_hard_link_is_read_only_by_its_other_name() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("githooks/pre-commit", "#!/bin/sh\necho hook ok\n");
+    std::fs::set_permissions(w.path("githooks/pre-commit"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(w.ws.path(), &["add", "githooks"]);
+    git(w.ws.path(), &["commit", "-qm", "hooks"]);
+    std::fs::hard_link(w.path("githooks/pre-commit"), w.path(".git/hooks/pre-commit")).unwrap();
+    let body = "echo 'touch PWNED-X5' >> githooks/pre-commit\n";
+    let out = w.script(body);
+    refused_by_box(&out, "write a hook through its other name");
+    assert_eq!(std::fs::read_to_string(w.path(".git/hooks/pre-commit")).unwrap(), "#!/bin/sh\necho hook ok\n");
+    let out = w.script("echo more >> README && echo worked\n");
+    succeeded(&out, "other work in the project");
+    git(w.ws.path(), &["commit", "-qam", "x"]);
+    assert!(!w.path("PWNED-X5").exists(), "the person's commit ran what the box wrote");
+    succeeded(&w.unboxed(body), "the same without the sandbox");
 }

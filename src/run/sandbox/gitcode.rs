@@ -106,6 +106,7 @@ pub(crate) fn find(ws: &Path, globals: &Globals, make_hooks: bool) -> Found {
         f.read_config(file, 0, &mut global);
     }
     for repo in &repos {
+        f.linked_code_paths(repo, make_hooks);
         f.hook_links(&join(&repo.common, "hooks"));
         let mut entries = global.clone();
         f.read_config(&join(&repo.common, "config"), 0, &mut entries);
@@ -281,6 +282,30 @@ impl<'a> Finder<'a> {
     fn push(&mut self, p: PathBuf) {
         if !self.found.bind.contains(&p) {
             self.found.bind.push(p);
+        }
+    }
+
+    /// What the repository's code paths that are links name in the workspace (rt6a K3:
+    /// `.git/hooks -> ../githooks`): code, bound read-only (the link itself is bound by the
+    /// builder, [`super::view`]).
+    /// A hook or info directory it names that does not exist is made empty (`make_hooks`), as a
+    /// missing `core.hooksPath` is, so the box cannot make it.
+    fn linked_code_paths(&mut self, repo: &Repo, make_hooks: bool) {
+        for dir in [&repo.git_dir, &repo.common] {
+            for name in ["config", "hooks", "info", "commondir", "config.worktree", "gitdir"] {
+                let p = join(dir, name);
+                if !std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+                    continue;
+                }
+                let Ok(named) = std::fs::read_link(&p) else { continue };
+                let target = super::view::resolve(&normalize(&dir.join(named)));
+                if make_hooks && matches!(name, "hooks" | "info") && within(&target, &self.ws) {
+                    make_dir_in(&self.ws, &target);
+                }
+                if let Some(target) = self.inside(&target).filter(|t| t.exists()) {
+                    self.push(target);
+                }
+            }
         }
     }
 

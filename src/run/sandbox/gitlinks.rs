@@ -63,6 +63,10 @@ pub struct Sweep {
     noted: bool,
     /// What the holder noted beside the links: why it ended the box (`holder::end_box`).
     messages: std::cell::RefCell<Vec<String>>,
+    /// The links in the top level as the command started, where it changed within [`SLACK`]
+    /// before (a link the person made a second before, `ln -s ../githooks .git/hooks`, rt6a
+    /// K2): theirs, never removed as the command's.
+    before: Vec<(std::ffi::CString, u64)>,
 }
 
 impl Sweep {
@@ -72,7 +76,21 @@ impl Sweep {
     pub fn start(git: &Path, records: &Path, name: &str, noted: bool) -> Sweep {
         let since = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
         let notes = super::join(records, &format!("{name}.lock"));
-        Sweep { git: git.to_path_buf(), since, notes, noted, messages: Default::default() }
+        // One `statx`; the top level read only where it changed within SLACK of now.
+        let recent = statx(rustix::fs::CWD, git, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME)
+            .is_ok_and(|s| changed(&s) >= since);
+        let mut before = Vec::new();
+        if recent && let Ok(dir) = open_dir(rustix::fs::CWD, git) {
+            let mut budget = MAX_ENTRIES;
+            read_entries(dir, &mut budget, |fd, name, kind| {
+                if kind == FileType::Symlink
+                    && let Ok(s) = statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::INO)
+                {
+                    before.push((name.to_owned(), s.stx_ino));
+                }
+            });
+        }
+        Sweep { git: git.to_path_buf(), since, notes, noted, messages: Default::default(), before }
     }
 
     /// Removes the links the command made, and returns them with those the box's holder
@@ -86,7 +104,7 @@ impl Sweep {
         let mut out = Out { list: Vec::new(), notes: None };
         if changed && let Ok(dir) = open_dir(rustix::fs::CWD, self.git.as_os_str()) {
             let mut budget = MAX_ENTRIES;
-            top_level(dir, &self.git, Some(self.since), &mut out, &mut budget, false);
+            top_level(dir, &self.git, Some(self.since), &self.before, &mut out, &mut budget, false);
         }
         // After the sweep: a link the holder removed first was noted before it was removed.
         if self.noted || changed {
@@ -155,12 +173,23 @@ fn open_dir<P: rustix::path::Arg>(at: impl AsFd, path: P) -> rustix::io::Result<
 /// The git directory's own entries: a link made since `since` (all of them where `since` is
 /// `None`) is removed; the [`LINKLESS`] directories are swept whole: within `budget` and 32
 /// levels, or, `whole`, every directory git could name ([`every_link_below`]).
-fn top_level(dir: OwnedFd, path: &Path, since: Option<Stamp>, out: &mut Out, budget: &mut usize, whole: bool) {
+/// `spare`: links (name and inode) that were there before, left.
+fn top_level(
+    dir: OwnedFd,
+    path: &Path,
+    since: Option<Stamp>,
+    spare: &[(std::ffi::CString, u64)],
+    out: &mut Out,
+    budget: &mut usize,
+    whole: bool,
+) {
     let mut linkless = Vec::new();
     let Some(entries) = read_entries(dir, budget, |fd, name, kind| match kind {
         FileType::Symlink => {
             let new = since.is_none_or(|s| {
-                statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME).is_ok_and(|st| changed(&st) >= s)
+                statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::CTIME | StatxFlags::INO).is_ok_and(|st| {
+                    changed(&st) >= s && !spare.iter().any(|(n, ino)| n.as_c_str() == name && *ino == st.stx_ino)
+                })
             });
             if new {
                 remove(fd, name, path, out);
@@ -282,7 +311,8 @@ fn remove(dir: BorrowedFd<'_>, name: &CStr, path: &Path, out: &mut Out) {
 /// command nothing.
 pub(crate) struct Watcher {
     inotify: nix::sys::inotify::Inotify,
-    git: PathBuf,
+    /// The git directory watched for links; none where the box has only code paths to guard.
+    git: Option<PathBuf>,
     /// What each watch is on, and whether every link there is the box's (a [`LINKLESS`]
     /// directory or one below it) or only a new one (the top level).
     dirs: std::collections::HashMap<nix::sys::inotify::WatchDescriptor, (PathBuf, bool)>,
@@ -293,6 +323,12 @@ pub(crate) struct Watcher {
     /// 32 levels, no watch or descriptor left (the box's share of watches, its holder's open
     /// files). A link made there later would stay, so the holder keeps no process then (rt5 B2).
     full: bool,
+    /// The code paths the box binds read-only ([`Watcher::guard`]), by the watch on the
+    /// directory that holds them: that directory, the names, and each path's identity as bound.
+    guards: std::collections::HashMap<nix::sys::inotify::WatchDescriptor, (PathBuf, Vec<std::ffi::OsString>)>,
+    bound: Vec<(PathBuf, Option<(u64, u64)>)>,
+    /// A guarded code path replaced, removed or renamed away since (see [`Watcher::guard`]).
+    replaced: Option<PathBuf>,
 }
 
 impl Watcher {
@@ -301,17 +337,68 @@ impl Watcher {
     /// each link is noted before it is removed ([`note`]). An error where inotify cannot be
     /// had (the person's limit of instances or watches reached: they are counted across user
     /// namespaces, rt4 R3): the holder then keeps no process past its command ([`last_sweep`]).
-    pub(crate) fn new(git: &Path, notes: Option<(OwnedFd, String)>) -> nix::Result<Watcher> {
+    /// `git` `None`: no git directory, only code paths to [`Watcher::guard`] (a dotfile home
+    /// links into a writable root).
+    pub(crate) fn new(git: Option<&Path>, notes: Option<(OwnedFd, String)>) -> nix::Result<Watcher> {
         use nix::sys::inotify::{InitFlags, Inotify};
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
         let started = stamp(SystemTime::now().checked_sub(SLACK).unwrap_or(UNIX_EPOCH));
         let out = Out { list: Vec::new(), notes };
-        let mut w = Watcher { inotify, git: git.to_path_buf(), dirs: Default::default(), started, out, full: false };
-        w.watch(git.to_path_buf(), false)?;
-        for name in LINKLESS {
-            w.watch_tree(git.join(name));
+        let mut w = Watcher {
+            inotify,
+            git: git.map(Path::to_path_buf),
+            dirs: Default::default(),
+            started,
+            out,
+            full: false,
+            guards: Default::default(),
+            bound: Vec::new(),
+            replaced: None,
+        };
+        if let Some(git) = git {
+            w.watch(git.to_path_buf(), false)?;
+            for name in LINKLESS {
+                w.watch_tree(git.join(name));
+            }
         }
         Ok(w)
+    }
+
+    /// Watches the directory holding each of `bound`, the code paths the box binds read-only
+    /// (issue 25, rt6b G2): a read-only bind is a mount on the file of the moment, and a rename
+    /// over it or its removal outside the box (git rewrites `.git/config` by renaming
+    /// `config.lock` over it; an editor saves a file so) detaches that mount in the box too,
+    /// where a process left running could then write the new file. Such an event makes
+    /// [`Watcher::replaced`] say so, and the holder ends the box. An error where a directory
+    /// cannot be watched (the box's share of watches used up): the box is not kept then.
+    pub(crate) fn guard(&mut self, bound: &[PathBuf]) -> nix::Result<()> {
+        use nix::sys::inotify::AddWatchFlags as F;
+        let flags = F::IN_MOVED_TO | F::IN_MOVED_FROM | F::IN_CREATE | F::IN_DELETE | F::IN_ONLYDIR;
+        // Added to what the directory is watched for already (the git directory, for links).
+        let flags = flags | F::from_bits_retain(libc::IN_MASK_ADD);
+        for path in bound {
+            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { continue };
+            let wd = match self.inotify.add_watch(dir, flags) {
+                Ok(wd) => wd,
+                // Gone since it was bound (and the bind with it): the box is ended as a command
+                // next finds it (`holder::build_past`).
+                Err(e) if gone(e as i32) => {
+                    self.replaced.get_or_insert_with(|| path.clone());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let (_, names) = self.guards.entry(wd).or_insert_with(|| (dir.to_path_buf(), Vec::new()));
+            names.push(name.to_owned());
+            self.bound.push((path.clone(), identity(path)));
+        }
+        Ok(())
+    }
+
+    /// A code path [`Watcher::guard`] watches that was replaced, removed or renamed away since
+    /// it was bound: the box's read-only bind of it no longer holds.
+    pub(crate) fn replaced(&self) -> Option<&Path> {
+        self.replaced.as_deref()
     }
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
@@ -374,7 +461,22 @@ impl Watcher {
             for ev in events {
                 if ev.mask.contains(F::IN_Q_OVERFLOW) {
                     self.rescan();
+                    // Events lost: each guarded path is looked at, as bound and as it is now.
+                    if let Some((p, _)) = self.bound.iter().find(|(p, was)| identity(p) != *was) {
+                        self.replaced.get_or_insert_with(|| p.clone());
+                    }
                     continue;
+                }
+                if let Some((dir, names)) = self.guards.get(&ev.wd) {
+                    let moved = F::IN_MOVED_TO | F::IN_MOVED_FROM | F::IN_CREATE | F::IN_DELETE;
+                    if ev.mask.contains(F::IN_IGNORED) {
+                        // The directory itself is gone: so is what was bound in it.
+                        self.replaced.get_or_insert_with(|| dir.clone());
+                    } else if ev.mask.intersects(moved)
+                        && let Some(name) = ev.name.as_ref().filter(|n| names.contains(n))
+                    {
+                        self.replaced.get_or_insert_with(|| dir.join(name));
+                    }
                 }
                 if ev.mask.contains(F::IN_IGNORED) {
                     self.dirs.remove(&ev.wd);
@@ -404,12 +506,13 @@ impl Watcher {
     /// After events were lost: the [`LINKLESS`] directories swept and watched again, and the
     /// links made in the top level since the watch began removed.
     fn rescan(&mut self) {
+        let Some(git) = self.git.clone() else { return };
         for name in LINKLESS {
-            self.watch_tree(self.git.join(name));
+            self.watch_tree(git.join(name));
         }
-        if let Ok(fd) = beneath(&self.git) {
+        if let Ok(fd) = beneath(&git) {
             let mut budget = MAX_ENTRIES;
-            top_level(fd, &self.git.clone(), Some(self.started), &mut self.out, &mut budget, false);
+            top_level(fd, &git, Some(self.started), &[], &mut self.out, &mut budget, false);
         }
     }
 }
@@ -425,9 +528,15 @@ pub(crate) fn last_sweep(git: &Path, since: SystemTime, notes: Option<(OwnedFd, 
     if let Ok(fd) = beneath(git) {
         let mut budget = usize::MAX;
         let since = Some(stamp(since.checked_sub(SLACK).unwrap_or(UNIX_EPOCH)));
-        top_level(fd, git, since, &mut out, &mut budget, true);
+        top_level(fd, git, since, &[], &mut out, &mut budget, true);
     }
     out.list
+}
+
+/// What `path` names now (a link itself: a link is bound as one): its device and inode.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Whether a watch or an open failed because the directory is no longer there (removed, or a
@@ -479,7 +588,14 @@ mod tests {
     }
 
     fn sweep(git: &Path, since: Stamp) -> Sweep {
-        Sweep { git: git.to_path_buf(), since, notes: git.join("no-notes"), noted: false, messages: Default::default() }
+        Sweep {
+            git: git.to_path_buf(),
+            since,
+            notes: git.join("no-notes"),
+            noted: false,
+            messages: Default::default(),
+            before: Vec::new(),
+        }
     }
 
     fn ctime(p: &Path) -> Stamp {
@@ -573,12 +689,41 @@ mod tests {
         assert!(!is_link(&git.join("FETCH_HEAD")) && git.join("HEAD").is_file());
     }
 
+    /// rt6b G2: a guarded code path renamed over, removed or renamed away is told; another
+    /// name in its directory, or a write in place, is not.
+    #[test]
+    fn the_watcher_tells_a_guarded_code_path_replaced() {
+        let (_tmp, git) = git_dir();
+        let ws = git.parent().unwrap().to_path_buf();
+        std::fs::write(git.join("config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(ws.join("dotfiles")).unwrap();
+        std::fs::write(ws.join("dotfiles/zshrc"), "# rc\n").unwrap();
+        let Ok(mut w) = Watcher::new(Some(&git), None) else { return eprintln!("skipped: no inotify here") };
+        w.guard(&[git.join("config"), ws.join("dotfiles/zshrc")]).unwrap();
+        std::fs::write(git.join("index.lock"), "i").unwrap();
+        std::fs::rename(git.join("index.lock"), git.join("index")).unwrap();
+        std::fs::write(ws.join("dotfiles/other"), "").unwrap();
+        std::fs::OpenOptions::new().append(true).open(git.join("config")).unwrap();
+        w.handle();
+        assert_eq!(w.replaced(), None);
+        std::fs::write(git.join("config.lock"), "[core]\n\tx = y\n").unwrap();
+        std::fs::rename(git.join("config.lock"), git.join("config")).unwrap();
+        w.handle();
+        assert_eq!(w.replaced(), Some(git.join("config").as_path()));
+        // A watch with no git directory, for a dotfile alone: removed.
+        let mut w = Watcher::new(None, None).unwrap();
+        w.guard(&[ws.join("dotfiles/zshrc")]).unwrap();
+        std::fs::remove_file(ws.join("dotfiles/zshrc")).unwrap();
+        w.handle();
+        assert_eq!(w.replaced(), Some(ws.join("dotfiles/zshrc").as_path()));
+    }
+
     #[test]
     fn the_watcher_removes_links_as_they_are_made() {
         let (_tmp, git) = git_dir();
         symlink("/home/u/.bashrc", git.join("logs/refs/heads/before")).unwrap();
         symlink("/elsewhere/objects", git.join("objects")).unwrap();
-        let Ok(mut w) = Watcher::new(&git, None) else { return eprintln!("skipped: no inotify here") };
+        let Ok(mut w) = Watcher::new(Some(&git), None) else { return eprintln!("skipped: no inotify here") };
         assert!(!is_link(&git.join("logs/refs/heads/before")), "a link in logs/ goes as the watch starts");
         assert!(is_link(&git.join("objects")), "an old link in the top level stays");
         symlink("/home/u/.bashrc", git.join("COMMIT_EDITMSG")).unwrap();

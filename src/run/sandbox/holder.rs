@@ -23,8 +23,10 @@
 //! server in the background keeps its box); after [`LIFETIME`] with nothing left, it removes its
 //! record and exits. A box made from what has changed since is ended with what is left in it by
 //! the command that makes the box after it ([`build_past`]: other sandbox settings for the same
-//! seat, rt5 B8; a code path bound read-only since, B9): the holder ends its box when agentsh
-//! sends it SIGTERM from outside the box (`end_box`). A holder that could not watch the git
+//! seat, rt5 B8; a code path bound read-only since, B9; a bound one replaced since, rt6b G2):
+//! the holder ends its box when agentsh sends it SIGTERM from outside the box (`end_box`), and
+//! by itself as a code path it binds read-only is replaced or removed outside the box (its
+//! watch, `gitlinks::Watcher::guard`), which detaches that bind in the box too. A holder that could not watch the git
 //! directory for links (no inotify instance left: a box may take only its share,
 //! [`InotifyLimits`]), or whose watch cannot cover it (rt5 B2), keeps nothing: its box ends with
 //! the command it was made for, or as the watch stops covering it (`hold`). A lock beside each record (`NAME.lock`)
@@ -219,6 +221,11 @@ pub(crate) fn build_past(spec: &BoxSpec, seat: &str, ended: Option<i32>) -> Resu
         watch.content(file);
     }
     let answer = run_builder(spec)?;
+    // What the builder bound beyond what was foreseen (a hook's other name, rt6a X5): watched
+    // too, from now.
+    for p in &answer.code_paths {
+        watch.bound(p);
+    }
     // What the environment names that the box does not show (rt5 B6, B11): said once, as the
     // box is made, so a program not found there is explained. Not for a directory inside a
     // temporary place the box has its own of (tools installed under /tmp or /var/tmp): the box
@@ -247,7 +254,15 @@ pub(crate) fn build_past(spec: &BoxSpec, seat: &str, ended: Option<i32>) -> Resu
     let pidfd = record.holder().ok_or_else(|| BoxError::Failed("the sandbox's holder ended as it started".into()))?;
     if let Some((holder, before)) = &replaced {
         let mut now = answer.code_paths.iter().map(|p| crate::text::path(p));
-        if let Some(path) = now.find(|p| !before.roots.read_only.contains(p)) {
+        if let Some(path) = before.watched.unbound() {
+            // Its holder ends it as this happens (`hold`); this is for a holder that missed it.
+            let why = format!(
+                "{} was replaced or removed since it was made (git rewrites its config so), which undid its \
+                 read-only bind there, and a process left in it could write what the person's git runs",
+                crate::text::sanitize::sanitize(&crate::text::path(path))
+            );
+            end_stale(holder, before.pid, &why);
+        } else if let Some(path) = now.find(|p| !before.roots.read_only.contains(p)) {
             let why = format!(
                 "{} is bound read-only in sandboxes from now on (git runs what is there: a `core.hooksPath` or a \
                  program a git setting names, set since that sandbox was made), and a process left in it could \
@@ -645,10 +660,23 @@ fn watch(spec: &BoxSpec) -> Watch {
         for name in ["config", "hooks", "info", "commondir", "config.worktree", "modules", "worktrees"] {
             w.beneath(&super::join(git, name), false);
         }
+        // Each code path the builder binds there, its submodules' and worktrees' too (rt6b G2:
+        // `git -C sub config` renames over `modules/sub/config`).
+        if spec.workspace.is_some() {
+            let mut paths = Vec::new();
+            super::view::code_paths(git, &mut paths, 0);
+            for p in paths {
+                w.bound(&p);
+            }
+        }
     }
-    // The other code paths (`.agents`, `.git` files, what git settings name), wherever they are.
+    // The other code paths (`.agents`, `.git` files, what git settings name), wherever they are,
+    // and the workspace files home's start-up files link to (an editor saves by rename too).
     for r in &spec.read_only {
-        w.beneath(&r.path, false);
+        w.bound(&r.path);
+    }
+    for p in super::view::linked_from_home(spec) {
+        w.bound(&p);
     }
     // A package directory made at the workspace's top since (`pnpm install` outside): looked
     // at for hard links in a new box. No call more while the workspace's own change time holds.
@@ -701,6 +729,9 @@ enum Line {
     Dir(PathBuf, String, String),
     Name(OsString, String),
     Entries(PathBuf, String),
+    /// A code path the box binds read-only, as it was (a link itself): not checked as a command
+    /// joins (its `Name` is), but where a new box replaces this one ([`Watched::unbound`]).
+    Bound(PathBuf, String),
 }
 
 impl Watch {
@@ -740,6 +771,16 @@ impl Watch {
         }
     }
 
+    /// A code path the box binds read-only: as a path it depends on ([`Watch::beneath`]), and
+    /// its identity of now (a link's own), which a new box of this name compares to end this
+    /// one where it was replaced since (rt6b G2).
+    pub(crate) fn bound(&mut self, path: &Path) {
+        self.beneath(path, false);
+        if !self.lines.iter().any(|l| matches!(l, Line::Bound(p, _) if p == path)) {
+            self.lines.push(Line::Bound(path.to_path_buf(), own_stamp(path)));
+        }
+    }
+
     /// A file whose content the view depends on (a git config file): any change to it, made
     /// in place too (an editor's save), counts; where it does not exist, its making does.
     pub(crate) fn content(&mut self, path: &Path) {
@@ -760,6 +801,7 @@ impl Watch {
                 Line::Dir(p, id, changed) => ("d", format!("{id} {changed}"), p.as_os_str()),
                 Line::Name(n, s) => ("n", s.clone(), n.as_os_str()),
                 Line::Entries(p, s) => ("e", s.clone(), p.as_os_str()),
+                Line::Bound(p, s) => ("b", s.clone(), p.as_os_str()),
             };
             if path.as_bytes().contains(&b'\n') {
                 return None;
@@ -812,6 +854,8 @@ impl Watched {
                     Some((d, false)) => same_stamp(&d.join(path), false, was),
                     None => false,
                 },
+                // Checked through its `Name`; compared whole by `unbound`.
+                b'b' => true,
                 _ => false,
             };
             if !same {
@@ -819,6 +863,32 @@ impl Watched {
             }
         }
         true
+    }
+}
+
+impl Watched {
+    /// A code path the box bound read-only that is no longer what it bound: replaced, removed
+    /// or renamed away since, which detached the bind in the box (rt6b G2). A `statx` each; only
+    /// where a box is made.
+    fn unbound(&self) -> Option<&Path> {
+        self.lines().flatten().find(|(tag, was, path)| *tag == b'b' && own_stamp(path) != *was).map(|(.., p)| p)
+    }
+}
+
+/// [`stamp`] of `p` itself, a link not followed.
+fn own_stamp(p: &Path) -> String {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let mask = StatxFlags::INO | StatxFlags::CTIME | StatxFlags::BTIME;
+    match statx(CWD, p, AtFlags::SYMLINK_NOFOLLOW, mask) {
+        Ok(s) => {
+            let born =
+                (s.stx_mask & StatxFlags::BTIME.bits() != 0).then_some((s.stx_btime.tv_sec, s.stx_btime.tv_nsec));
+            let t = Times { ino: s.stx_ino, born, changed: (s.stx_ctime.tv_sec, s.stx_ctime.tv_nsec) };
+            let mut out = String::new();
+            t.identity(&mut out);
+            out
+        }
+        Err(_) => "-".into(),
     }
 }
 
@@ -974,7 +1044,7 @@ fn builder() -> Result<(), String> {
         Ok(nix::unistd::ForkResult::Child) => {
             drop(ready_r);
             // The proxy's lifeline: it ends when the holder does.
-            hold(ready_w, &spec, lock, records, proxy, owner);
+            hold(ready_w, &spec, &made.code_paths, lock, records, proxy, owner);
         }
         Ok(nix::unistd::ForkResult::Parent { child }) => {
             drop(ready_w);
@@ -1155,6 +1225,7 @@ fn per_namespace_pid_max(release: Option<impl AsRef<str>>) -> bool {
 fn hold(
     ready: OwnedFd,
     spec: &BoxSpec,
+    bound: &[PathBuf],
     lock: File,
     records: File,
     proxy: Option<OwnedFd>,
@@ -1205,15 +1276,19 @@ fn hold(
     // box can make one at any time, after its command's own sweep.
     let notes = || records.try_clone().ok().map(|r| (OwnedFd::from(r), name.to_string()));
     // A watch that could not cover every directory below `logs/` (and the like) is none: a link
-    // made in one it missed would stay (rt5 B2).
-    let (mut links, unwatched, why) = match (&spec.workspace, &spec.git_dir) {
-        (Some(_), Some(git)) => match super::gitlinks::Watcher::new(git, notes()) {
-            Ok(w) if w.complete() => (Some(w), None, "watched"),
-            Ok(_) => (None, Some(git), "overfull"),
-            Err(_) => (None, Some(git), "unwatched"),
-        },
-        _ => (None, None, "watched"),
+    // made in one it missed would stay (rt5 B2). The same watch guards the code paths bound
+    // read-only (rt6b G2): one it cannot guard is none either.
+    let git = spec.workspace.as_ref().and(spec.git_dir.as_deref());
+    let (mut links, unwatched, why) = if git.is_none() && bound.is_empty() {
+        (None, false, "watched")
+    } else {
+        match super::gitlinks::Watcher::new(git, notes()).and_then(|mut w| w.guard(bound).map(|()| w)) {
+            Ok(w) if w.complete() => (Some(w), false, "watched"),
+            Ok(_) => (None, true, "overfull"),
+            Err(_) => (None, true, "unwatched"),
+        }
     };
+    let unwatched = unwatched.then_some(git);
     // Without the watch the box ends with the agentsh that made it; with no way to tell when
     // that is, it is not made.
     let owner = match (unwatched, owner) {
@@ -1254,20 +1329,29 @@ fn hold(
             let owner_gone = owner.is_some() && ready_at(1 + at + usize::from(proxy.is_some()));
             drop(fds);
             if let (true, Some(git)) = (owner_gone, unwatched) {
-                end_box(Some(git), born, notes(), None);
+                end_box(git, born, notes(), None);
             }
             if let (true, Some(w)) = (linked, links.as_mut()) {
                 w.handle();
                 // The watch no longer covers the git directory (a process of the box made more
                 // directories than it takes): the box ends now, the links swept (rt5 B2).
                 if !w.complete() {
-                    end_box(spec.git_dir.as_deref(), born, notes(), Some(OVERFULL));
+                    end_box(git, born, notes(), Some(OVERFULL));
                 }
+            }
+            // A code path bound read-only was replaced outside the box (the person's git
+            // rewrote `.git/config`): its bind is gone in the box too, so the box ends now,
+            // before a process left in it writes there (rt6b G2).
+            // Told only where a process was left in it (the person's own `git config` with
+            // nothing running there ends a box no one misses).
+            if let Some(path) = links.as_ref().and_then(|w| w.replaced()) {
+                let said = (!alone()).then(|| replaced_note(path));
+                end_box(git, born, notes(), said.as_deref());
             }
             while let Ok(Some(info)) = s.read_signal() {
                 // Sent from outside the box (no process ID in it): agentsh, ending a stale box.
                 if info.ssi_signo == libc::SIGTERM as u32 && info.ssi_pid == 0 {
-                    end_box(spec.git_dir.as_deref(), born, notes(), None);
+                    end_box(git, born, notes(), None);
                 }
             }
             if proxy_gone {
@@ -1283,7 +1367,7 @@ fn hold(
         } else if let (Some(o), Some(git)) = (&owner, unwatched) {
             let mut fds = [nix::poll::PollFd::new(o.as_fd(), nix::poll::PollFlags::POLLIN)];
             if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(5000u16)).is_ok_and(|n| n > 0) {
-                end_box(Some(git), born, notes(), None);
+                end_box(git, born, notes(), None);
             }
         } else {
             std::thread::sleep(Duration::from_secs(5));
@@ -1319,6 +1403,18 @@ const OVERFULL: &str = "agentsh: the git directory came to hold more directories
     rebase-apply/ or sequencer/) than the sandbox's watch for links covers (20000, or 32 levels deep), most likely \
     made by a process left in the sandbox, so the sandbox was ended with every process in it and its links swept; \
     look at what is there (ls -R .git/logs | head)";
+
+/// What the holder notes in the box's lock when a code path it binds read-only was replaced
+/// outside it, for the next command to say.
+fn replaced_note(path: &Path) -> String {
+    format!(
+        "agentsh: {} was replaced or removed outside the sandbox (git rewrites its config so: `git config`, \
+         `git push -u`, `git remote add`; an editor saves a file so), which undoes the sandbox's read-only bind of \
+         it, so the sandbox was ended with every process in it; start again what should keep running (a dev \
+         server, a watcher)",
+        crate::text::sanitize::sanitize(&crate::text::path(path))
+    )
+}
 
 /// The end of a box: every other process in it ended (the kernel ends what this PID 1 leaves
 /// behind anyway), then the links they made in the git directory `git` removed, `said` noted in
@@ -1370,7 +1466,28 @@ fn leave(lock: &File, records: &File, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{box_share, per_namespace_pid_max};
+    use super::{Watch, Watched, box_share, per_namespace_pid_max};
+
+    /// rt6b G2: a record tells a bound code path replaced since (by rename, as git rewrites its
+    /// config), which a command then joins no more, and a new box ends the old one for.
+    #[test]
+    fn a_record_tells_a_bound_code_path_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::write(&config, "[core]\n").unwrap();
+        let mut w = Watch::default();
+        w.bound(&config);
+        let mut text = Vec::new();
+        w.write(&mut text).unwrap();
+        let watched = Watched { text };
+        assert!(watched.unchanged() && watched.unbound().is_none());
+        std::fs::write(&config, "[core]\n\tx = y\n").unwrap();
+        assert!(watched.unchanged() && watched.unbound().is_none(), "written in place: the bind holds");
+        std::fs::write(dir.path().join("config.lock"), "[core]\n").unwrap();
+        std::fs::rename(dir.path().join("config.lock"), &config).unwrap();
+        assert!(!watched.unchanged());
+        assert_eq!(watched.unbound(), Some(config.as_path()));
+    }
 
     #[test]
     fn a_box_gets_its_share_of_the_persons_inotify_limits() {

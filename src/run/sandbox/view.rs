@@ -232,6 +232,15 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
             }
         }
     }
+    // A code file that is also a file elsewhere in a writable root, by a hard link (rt6a X5:
+    // `ln githooks/pre-commit .git/hooks/pre-commit`): its other names read-only too.
+    for path in other_names(&made.code_paths, &roots, MAX_NAMES_WALKED)? {
+        for root in roots.iter().filter(|w| within(&path, w)) {
+            if bind_read_only(root, &path, &mut pinned)? && !made.code_paths.contains(&path) {
+                made.code_paths.push(path.clone());
+            }
+        }
+    }
     for path in &own {
         for root in roots.iter().filter(|w| within(path, w)) {
             pin(root, path, &mut pinned)?;
@@ -435,9 +444,24 @@ fn bind_read_only(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<
         return Ok(false);
     }
     pin(top, path, pinned)?;
-    let Some((fd, _)) = take(path, true) else { return Ok(false) };
+    // A link (`.git/hooks -> ../githooks`, rt6a K3) is bound as itself, a mount on the link
+    // that cannot be removed or replaced; what it names in the workspace is bound apart
+    // ([`super::gitcode`]).
+    let taken = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        take_link(path)
+    } else {
+        take(path, true)
+    };
+    let Some((fd, _)) = taken else { return Ok(false) };
     put(&fd, path)?;
     Ok(true)
+}
+
+/// A detached copy of the link `path` itself, not followed.
+fn take_link(path: &Path) -> Option<(OwnedFd, bool)> {
+    let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_SYMLINK_NOFOLLOW;
+    let fd = rustix::mount::open_tree(rustix::fs::CWD, path, flags).ok()?;
+    Some((fd, false))
 }
 
 /// Each directory between `top` and `path` (inside it) made a mount of its own, writable as it
@@ -535,7 +559,7 @@ fn own_places(spec: &BoxSpec, notes: &mut Vec<String>) -> Vec<PathBuf> {
 /// ../dotfiles/fish`) that are inside a writable root, not the root itself or what holds it.
 /// Bound read-only, a command cannot change what the person's next shell runs. Two directory
 /// reads, and a few calls for each link.
-fn linked_from_home(spec: &BoxSpec) -> Vec<PathBuf> {
+pub(crate) fn linked_from_home(spec: &BoxSpec) -> Vec<PathBuf> {
     let roots = writable_roots(spec);
     let mut out: Vec<PathBuf> = Vec::new();
     if roots.is_empty() {
@@ -554,6 +578,82 @@ fn linked_from_home(spec: &BoxSpec) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// How many entries of the writable roots [`other_names`] reads at most.
+const MAX_NAMES_WALKED: usize = 500_000;
+
+/// The other names, in the writable `roots`, of the regular files among `code_paths` (and in
+/// those that are directories, `.git/hooks`) that have more than one (hard links): the box
+/// would write the code through them (rt6a X5). Looked for only where there is such a file
+/// (rare: most hooks are files or symbolic links): a walk of the roots that reads directories
+/// alone (an entry's inode is in it), and a `lstat` for an entry of the same inode, until every
+/// name is found. A name outside the roots is read-only in the box; a name inside a code path
+/// is bound already. `Err` (no box) where the walk reads `max` entries before it has them all.
+fn other_names(code_paths: &[PathBuf], roots: &[PathBuf], max: usize) -> Result<Vec<PathBuf>, String> {
+    use std::os::unix::fs::{DirEntryExt, MetadataExt};
+    // (device, inode, names in all, one code path it is, names found).
+    let mut wanted: Vec<(u64, u64, u64, PathBuf, u64)> = Vec::new();
+    let mut consider = |p: &Path| {
+        if let Ok(m) = std::fs::symlink_metadata(p)
+            && m.is_file()
+            && m.nlink() > 1
+            && !wanted.iter().any(|w| (w.0, w.1) == (m.dev(), m.ino()))
+        {
+            wanted.push((m.dev(), m.ino(), m.nlink(), p.to_path_buf(), 0));
+        }
+    };
+    for path in code_paths {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => {
+                for e in std::fs::read_dir(path).into_iter().flatten().flatten().take(256) {
+                    consider(&e.path());
+                }
+            }
+            Ok(_) => consider(path),
+            Err(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    if wanted.is_empty() {
+        return Ok(out);
+    }
+    let mut todo: Vec<PathBuf> = roots.to_vec();
+    let (mut read, mut seen) = (0usize, Vec::new());
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            read += 1;
+            if read > max {
+                let (_, _, names, path, found) = wanted.iter().find(|w| w.4 < w.2).expect("one is left");
+                return Err(format!(
+                    "{} is a hard link ({names} names), and agentsh found {found} of them in the writable places \
+                     before giving up (more than {max} entries): a command in the sandbox could change it \
+                     through another; make it a copy (cp --remove-destination) or a symbolic link (ln -sf), which \
+                     the sandbox binds read-only with what it names",
+                    path.display()
+                ));
+            }
+            let ino = e.ino();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(e.path());
+            } else if let Some(w) = wanted.iter_mut().find(|w| w.1 == ino) {
+                let p = e.path();
+                // Counted once, though two roots hold it.
+                if std::fs::symlink_metadata(&p).is_ok_and(|m| (m.dev(), m.ino()) == (w.0, w.1)) && !seen.contains(&p) {
+                    w.4 += 1;
+                    seen.push(p.clone());
+                    if !code_paths.iter().any(|c| within(&p, c)) {
+                        out.push(p);
+                    }
+                    if wanted.iter().all(|w| w.4 >= w.2) {
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What the box could read of the system that others may not: in [`SYSTEM_WALKED`], every file
@@ -939,6 +1039,37 @@ mod tests {
         found.sort();
         assert_eq!(found, [dir.path().join("ssh_host_ed25519_key"), dir.path().join("ssh_host_rsa_key")]);
         assert_eq!(expand(&dir.path().join("other")), [dir.path().join("other")]);
+    }
+
+    /// rt6a X5: the other names of a hard-linked code file, in a bound directory or bound
+    /// itself, are found in the writable roots; past the bound on what is read, no box.
+    #[test]
+    fn the_other_names_of_a_hard_linked_code_file_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        for d in [".git/hooks", "githooks", "deep/er", "other"] {
+            std::fs::create_dir_all(ws.join(d)).unwrap();
+        }
+        std::fs::write(ws.join("githooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        std::fs::hard_link(ws.join("githooks/pre-commit"), ws.join(".git/hooks/pre-commit")).unwrap();
+        std::fs::hard_link(ws.join("githooks/pre-commit"), ws.join("deep/er/pc")).unwrap();
+        // Two names, both in the bound directory: nothing more to bind.
+        std::fs::write(ws.join(".git/hooks/pre-push"), "").unwrap();
+        std::fs::hard_link(ws.join(".git/hooks/pre-push"), ws.join(".git/hooks/pre-push.bak")).unwrap();
+        std::fs::write(ws.join(".git/config"), "").unwrap();
+        for f in 0..50 {
+            std::fs::write(ws.join(format!("other/{f}")), "").unwrap();
+        }
+        let code = [ws.join(".git/hooks"), ws.join(".git/config")];
+        let mut found = other_names(&code, std::slice::from_ref(&ws), 10_000).unwrap();
+        found.sort();
+        assert_eq!(found, [ws.join("deep/er/pc"), ws.join("githooks/pre-commit")]);
+        assert_eq!(
+            other_names(&[ws.join(".git/config")], std::slice::from_ref(&ws), 10).unwrap(),
+            Vec::<PathBuf>::new()
+        );
+        let why = other_names(&code, std::slice::from_ref(&ws), 10).unwrap_err();
+        assert!(why.contains("is a hard link (") && why.contains("cp --remove-destination"), "{why}");
     }
 
     #[test]
