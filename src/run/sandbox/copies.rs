@@ -746,7 +746,9 @@ fn flag_secret(text: &str) -> bool {
             return literal(&w[2..]) || w.len() >= 5;
         }
         let Some(name) = w.strip_prefix("--").filter(|n| !n.contains('=')) else { return false };
-        (super::environ::secret_name(name) || name.to_ascii_lowercase().starts_with("auth")) && literal(next)
+        let name = name.to_ascii_lowercase();
+        let auth = name.starts_with("auth") && !name.starts_with("author");
+        (super::environ::secret_name(&name) || auth) && literal(next)
     })
 }
 
@@ -909,10 +911,11 @@ mod tests {
                    \tdl2 = !curl --user=bot:RT6XGA3 https://x\n\tdl3 = !curl -ubot:RT6XGA4 https://x\n\
                    \tdb = !sshpass -p RT6XSSHPASS ssh db\n\tmy = !mysql -pRT6XMYSQL db\n\
                    \tup = !tool --auth-token RT6XAUTH up\n\tpw = !tool --password RT6XPASSW up\n\
-                   \tme = !curl -u bot https://x\n\tenv = !tool --token $TOKEN\n";
+                   \tme = !curl -u bot https://x\n\tenv = !tool --token $TOKEN\n\
+                   \tci = commit --author Johnny\n";
         let out = git_config(git);
         assert!(!out.contains("RT6X"), "{out}");
-        for kept in ["co = checkout", "me = !curl -u bot https://x", "env = !tool --token $TOKEN"] {
+        for kept in ["co = checkout", "me = !curl -u bot https://x", "env = !tool --token $TOKEN", "--author Johnny"] {
             assert!(out.contains(kept), "{kept}: {out}");
         }
         let snap = "alias pub='cargo publish --token RT6XSNAP1'\nalias ok='cargo build -p mycrate'\n";
