@@ -6175,3 +6175,58 @@ fn a_hook_that_is_a_hard_link_is_read_only_by_its_other_name() {
     assert!(!w.path("PWNED-X5").exists(), "the person's commit ran what the box wrote");
     succeeded(&w.unboxed(body), "the same without the sandbox");
 }
+
+// ---- fix6-copies: credentials in a toolchain under other names (rt6 X8) ----
+
+/// rt6 X8: the toolchain walk knew credential files by their names only; conda's `.condarc`
+/// (a channel token), a private key named `deploy_key` or `server.key`, yarn 1's `etc/yarnrc`,
+/// docker's `config.json`, composer's `auth.json` and a `.env` were read in the box. Now a
+/// small file that starts with a private key's header is covered whatever its name, and the
+/// others by their names (settings shown without their tokens).
+#[test]
+fn a_toolchains_credentials_under_other_names_are_not_shown() {
+    let Some(w) = world() else { return };
+    let plant = |rel: &str, body: &str| {
+        let p = w.home(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    };
+    let conda = ".pyenv/versions/miniconda3-latest";
+    plant(
+        &format!("{conda}/.condarc"),
+        "channels: [https://conda.anaconda.org/t/RT6XCONDA1/corp]\nshow_channel_urls: true\n",
+    );
+    plant(
+        &format!("{conda}/condarc"),
+        "channels:\n  - https://conda.example/t/RT6XCONDA2/corp\nauto_update_conda: false\n",
+    );
+    plant(
+        ".nvm/versions/node/v20.0.0/etc/yarnrc",
+        "//registry.npmjs.org/:_authToken \"RT6XYARN1\"\nnetwork-timeout 60000\n",
+    );
+    plant(
+        ".pyenv/versions/3.12.0/share/deploy_key",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nRT6XKEY1\n-----END OPENSSH PRIVATE KEY-----\n",
+    );
+    plant(".local/lib/srv/server.key", "-----BEGIN EC PRIVATE KEY-----\nRT6XKEY2\n-----END EC PRIVATE KEY-----\n");
+    plant(".local/lib/config.json", "{\"auths\":{\"ghcr.io\":{\"auth\":\"RT6XDOCKER\"}}}\n");
+    plant(
+        ".local/lib/auth.json",
+        "{\"http-basic\":{\"repo.corp\":{\"username\":\"u\",\"password\":\"RT6XCOMPOSER\"}}}\n",
+    );
+    plant(".nvm/.env", "RT6XDOTENV_TOKEN=x\n");
+    plant(".nvm/.env.local", "RT6XDOTENV2=x\n");
+    plant(".local/lib/tool/settings.json", "{\"theme\": \"dark\"}\n");
+    let w = w.sandbox(serde_json::json!({"denyRead": ["~/.not-there"]}));
+    let out = w.script(&format!(
+        "cd ~\ngrep -rs RT6X .pyenv .nvm .local/lib\ncat {conda}/.condarc {conda}/condarc .nvm/versions/node/v20.0.0/etc/yarnrc\n\
+         cat .local/lib/tool/settings.json\n"
+    ));
+    let said = text(&out.stdout);
+    assert!(!said.contains("RT6X"), "{said}\n{}", text(&out.stderr));
+    for kept in
+        ["show_channel_urls: true\n", "auto_update_conda: false\n", "network-timeout 60000\n", "\"theme\": \"dark\""]
+    {
+        assert!(said.contains(kept), "{kept} lost:\n{said}\n{}", text(&out.stderr));
+    }
+}

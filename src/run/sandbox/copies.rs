@@ -50,8 +50,52 @@ pub enum InToolchain {
     Filtered,
     /// A credential store or a key store: covered.
     Hidden,
-    /// A file that may hold a private key (`*.pem`, `*.key`): covered where it does.
+    /// A file that may hold a private key (`*.pem`, `*.key`) or docker's logins (`config.json`
+    /// with `"auths"`): covered where its first 64 KiB do ([`holds_key_or_logins`]).
     KeyIfPrivate,
+}
+
+/// The most of a file that is read to judge it by what it holds ([`InToolchain::KeyIfPrivate`],
+/// and [`private_key_head`]'s files, which are judged only where smaller than this).
+pub const JUDGED_SIZE: u64 = 64 * 1024;
+
+/// How much of a file of any other name is read for a private key's header
+/// ([`private_key_head`]).
+pub const HEAD_SIZE: usize = 1024;
+
+/// Whether `head`, the start of a file [`InToolchain::KeyIfPrivate`] names, holds a secret (a
+/// private key, a token in its issuer's form) or docker's logins (`"auths"`).
+pub fn holds_key_or_logins(head: &[u8]) -> bool {
+    super::environ::secret_value(head) || head.windows(7).any(|w| w == b"\"auths\"")
+}
+
+/// Whether `head`, a file's first [`HEAD_SIZE`] bytes, holds a private key's PEM header of any
+/// kind (`-----BEGIN OPENSSH PRIVATE KEY-----`, `-----BEGIN EC PRIVATE KEY-----`, ...; rt6 X8):
+/// a file of any name in a toolchain's tree that does is covered.
+pub fn private_key_head(head: &[u8]) -> bool {
+    head.windows(10).enumerate().any(|(i, w)| {
+        w == b"-----BEGIN" && {
+            let line = &head[i..];
+            let line = &line[..line.iter().position(|&c| c == b'\n').unwrap_or(line.len())];
+            line.windows(16).any(|w| w == b"PRIVATE KEY-----")
+        }
+    })
+}
+
+/// Whether a file named `name` that [`in_toolchain`] does not name is read for a private key
+/// ([`private_key_head`]): any name but those of the formats toolchains hold by the thousand and
+/// no key is kept in (documentation's HTML, scripts and sources, images, fonts, compiled
+/// libraries): what is not read is named.
+pub fn may_hold_key(name: &[u8]) -> bool {
+    const NOT_KEYS: &[&[u8]] = &[
+        b"html", b"htm", b"js", b"mjs", b"cjs", b"ts", b"map", b"css", b"h", b"hpp", b"c", b"cc", b"rs", b"py", b"pyc",
+        b"pyi", b"rb", b"go", b"java", b"class", b"md", b"rst", b"svg", b"png", b"jpg", b"gif", b"ico", b"woff",
+        b"woff2", b"ttf", b"rlib", b"rmeta", b"so", b"a", b"o", b"patch", b"diff", b"bats", b"sample",
+    ];
+    match name.iter().rposition(|&c| c == b'.') {
+        Some(dot) if dot > 0 => !NOT_KEYS.contains(&name[dot + 1..].to_ascii_lowercase().as_slice()),
+        _ => true,
+    }
 }
 
 /// The settings files of [`InToolchain::Filtered`]: npm's, yarn's, pip's, PyPI's upload
@@ -59,6 +103,8 @@ pub enum InToolchain {
 pub const TOOLCHAIN_SETTINGS: &[&str] = &[
     "npmrc",
     ".npmrc",
+    // yarn 1's global settings (`$PREFIX/etc/yarnrc`, rt6 X8) and its user's.
+    "yarnrc",
     ".yarnrc",
     ".yarnrc.yml",
     "pip.conf",
@@ -86,6 +132,11 @@ pub const TOOLCHAIN_STORES: &[&str] = &[
     "credentials.toml",
     ".pgpass",
     "settings-security.xml",
+    // composer's (`http-basic` passwords, `github-oauth` tokens), a project's secrets and
+    // direnv's (rt6 X8); `.env.<anything>` too ([`in_toolchain`]).
+    "auth.json",
+    ".env",
+    ".envrc",
     "id_rsa",
     "id_dsa",
     "id_ecdsa",
@@ -105,8 +156,11 @@ pub fn in_toolchain(name: &[u8], dir: bool) -> Option<InToolchain> {
     if dir {
         return named(TOOLCHAIN_STORE_DIRS).then_some(InToolchain::Hidden);
     }
-    if named(TOOLCHAIN_STORES) {
+    if named(TOOLCHAIN_STORES) || name.starts_with(b".env.") {
         return Some(InToolchain::Hidden);
+    }
+    if name == b"config.json" {
+        return Some(InToolchain::KeyIfPrivate);
     }
     let low = name.to_ascii_lowercase();
     if named(TOOLCHAIN_SETTINGS) {
@@ -146,8 +200,13 @@ pub fn settings_file(text: &str) -> String {
         let key = trimmed.split(['=', ':']).next().unwrap_or("").trim().trim_matches(['"', '\'']);
         // npm's per-registry keys: `//host/path/:_authToken`, the key after the last `:`.
         let last = trimmed.split('=').next().unwrap_or("").rsplit(':').next().unwrap_or("").trim();
+        // yarn 1's `key "value"` (`//registry.npmjs.org/:_authToken "…"`, rt6 X8).
+        let first = trimmed.split([' ', '\t', '=']).next().unwrap_or("").trim_end_matches(':');
+        let first = first.rsplit(':').next().unwrap_or("").trim_matches(['"', '\'']);
         let secret = super::environ::secret_name(key)
             || super::environ::secret_name(last)
+            || super::environ::secret_name(first)
+            || conda_token(trimmed)
             || holds_secret(trimmed)
             || holds_credential(trimmed);
         dropped = secret.then_some(indent);
@@ -156,6 +215,17 @@ pub fn settings_file(text: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `text` holds a URL with a conda channel token: `https://host/t/<token>/channel`
+/// (rt6 X8).
+fn conda_token(text: &str) -> bool {
+    text.match_indices("://").any(|(at, _)| {
+        let url = text[at + 3..].split(|c: char| c.is_ascii_whitespace() || matches!(c, '"' | '\'' | ',' | ']')).next();
+        url.is_some_and(|u| {
+            u.split('/').skip(1).collect::<Vec<_>>().windows(2).any(|w| w[0] == "t" && !w[1].is_empty())
+        })
+    })
 }
 
 /// How `path` is shown, for a person whose home is `home` and cargo's `cargo_home`.
@@ -223,6 +293,7 @@ fn secret_entry(entry: &str) -> bool {
     let key = entry.split(['=', ' ', '\t']).next().unwrap_or("").to_ascii_lowercase();
     ["extraheader", "pass", "token", "secret", "cookie"].iter().any(|s| key.contains(s))
         || holds_credential(entry)
+        || holds_secret(entry)
         || entry.to_ascii_lowercase().contains("authorization")
 }
 
@@ -635,6 +706,50 @@ pub fn holds_secret(text: &str) -> bool {
         || text.split(|c: char| !word(c)).any(|w| w.len() >= 8 && secret_value(w.as_bytes()))
         || header_credential(text)
         || assigned_secret(text)
+        || flag_secret(text)
+}
+
+/// A literal given as the next word (or the next element of an array: `["publish", "--token",
+/// "…"]`) to a flag that names a secret (rt6 X4): `--token …`, `--password …`, `--api-key …`,
+/// `--auth-token …`, any `--auth*`; a `user:password` given to `-u`, `--user` or `--proxy-user`
+/// (`curl -u bot:hunter22`, `-ubot:hunter22`, `--user=bot:hunter22`); `sshpass -p …`; a
+/// password joined to mysql's `-p`. Not a variable's expansion, a command's output or a path.
+fn flag_secret(text: &str) -> bool {
+    let sep =
+        |c: char| c.is_ascii_whitespace() || matches!(c, '"' | '\'' | ',' | '[' | ']' | '(' | ')' | ';' | '|' | '&');
+    let words: Vec<&str> = text.split(sep).filter(|w| !w.is_empty()).collect();
+    let literal = |w: &str| w.len() >= 6 && !w.starts_with(['$', '`', '/', '~', '.', '<', '(', '-']);
+    let userinfo = |w: &str| w.split_once(':').is_some_and(|(_, pw)| !pw.is_empty() && !pw.starts_with(['$', '`']));
+    let program = |names: &[&str]| {
+        words.iter().any(|w| names.contains(&w.trim_start_matches('!').rsplit('/').next().unwrap_or(w)))
+    };
+    words.iter().enumerate().any(|(i, w)| {
+        let next = words.get(i + 1).copied().unwrap_or("");
+        let user_flag = matches!(*w, "-u" | "--user" | "--proxy-user" | "-U");
+        if user_flag {
+            return userinfo(next);
+        }
+        if let Some(v) = w.strip_prefix("--user=").or_else(|| w.strip_prefix("--proxy-user=")) {
+            return userinfo(v);
+        }
+        if let Some(v) = w.strip_prefix("-u").filter(|v| !v.is_empty() && !v.starts_with('-')) {
+            return userinfo(v);
+        }
+        if *w == "-p" && program(&["sshpass"]) {
+            return literal(next);
+        }
+        if w.len() > 2
+            && w.starts_with("-p")
+            && !w.starts_with("--")
+            && program(&["mysql", "mysqldump", "mysqladmin", "mariadb"])
+        {
+            return literal(&w[2..]) || w.len() >= 5;
+        }
+        let Some(name) = w.strip_prefix("--").filter(|n| !n.contains('=')) else { return false };
+        let name = name.to_ascii_lowercase();
+        let auth = name.starts_with("auth") && !name.starts_with("author");
+        (super::environ::secret_name(&name) || auth) && literal(next)
+    })
 }
 
 /// A credential after an HTTP header's name in `text` (see [`holds_secret`]): a header whose
@@ -781,6 +896,67 @@ fn unquoted(value: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// rt6 X4: a token given as a command's own option, in cargo's aliases (a word after
+    /// `--token`, or the next element of an array), git's (`curl -u user:password`) and the
+    /// snapshots'; crates.io's token form.
+    #[test]
+    fn a_token_given_as_an_option_is_a_secret() {
+        let cargo = "[alias]\nb = \"build --release\"\npub = \"publish --token cioFAKERT6Aabcdefghijklmnopqrstuvwx\"\n\
+                     pub1 = \"publish --token RT6XTOKEN1\"\npub3 = [\"publish\", \"--token\", \"RT6XARRAY\"]\n\
+                     pub4 = [\"publish\", \"--api-key\", \"RT6XAPIKEY\"]\n";
+        let out = cargo_config(cargo);
+        assert_eq!(out, "[alias]\nb = \"build --release\"\n");
+        let git = "[alias]\n\tco = checkout\n\tdl = \"!curl -u bot:RT6XGA2 https://corp.example/x\"\n\
+                   \tdl2 = !curl --user=bot:RT6XGA3 https://x\n\tdl3 = !curl -ubot:RT6XGA4 https://x\n\
+                   \tdb = !sshpass -p RT6XSSHPASS ssh db\n\tmy = !mysql -pRT6XMYSQL db\n\
+                   \tup = !tool --auth-token RT6XAUTH up\n\tpw = !tool --password RT6XPASSW up\n\
+                   \tme = !curl -u bot https://x\n\tenv = !tool --token $TOKEN\n\
+                   \tci = commit --author Johnny\n";
+        let out = git_config(git);
+        assert!(!out.contains("RT6X"), "{out}");
+        for kept in ["co = checkout", "me = !curl -u bot https://x", "env = !tool --token $TOKEN", "--author Johnny"] {
+            assert!(out.contains(kept), "{kept}: {out}");
+        }
+        let snap = "alias pub='cargo publish --token RT6XSNAP1'\nalias ok='cargo build -p mycrate'\n";
+        assert_eq!(snapshot(snap), ":\nalias ok='cargo build -p mycrate'\n");
+        assert!(crate::run::sandbox::environ::secret_value(b"cioFAKERT6Aabcdefghijklmnopqrstuvwx"));
+        assert!(!crate::run::sandbox::environ::secret_value(b"ciocia"));
+    }
+
+    /// rt6 X8: credential files in a toolchain under other names.
+    #[test]
+    fn a_toolchains_credentials_are_known_by_other_names_and_by_a_keys_header() {
+        for name in ["auth.json", ".env", ".env.local", ".envrc"] {
+            assert_eq!(in_toolchain(name.as_bytes(), false), Some(InToolchain::Hidden), "{name}");
+        }
+        for name in ["yarnrc", ".condarc", "condarc"] {
+            assert_eq!(in_toolchain(name.as_bytes(), false), Some(InToolchain::Filtered), "{name}");
+        }
+        assert_eq!(in_toolchain(b"config.json", false), Some(InToolchain::KeyIfPrivate));
+        assert!(holds_key_or_logins(b"{\"auths\":{\"ghcr.io\":{\"auth\":\"x\"}}}"));
+        assert!(!holds_key_or_logins(b"{\"theme\": \"dark\"}"));
+        for head in [
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nx\n",
+            "-----BEGIN EC PRIVATE KEY-----\n",
+            "comment\n-----BEGIN ENCRYPTED PRIVATE KEY-----\n",
+            "{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMII\"}",
+        ] {
+            assert!(private_key_head(head.as_bytes()), "{head}");
+        }
+        assert!(!private_key_head(b"-----BEGIN CERTIFICATE-----\nPRIVATE KEY-----\n"));
+        assert!(!private_key_head(b"-----BEGIN PUBLIC KEY-----\n"));
+        for name in ["deploy_key", "server.key", "id", "key.txt", "sa.json", ".hidden"] {
+            assert!(may_hold_key(name.as_bytes()), "{name}");
+        }
+        for name in ["index.html", "core.js", "libstd.rlib", "a.png"] {
+            assert!(!may_hold_key(name.as_bytes()), "{name}");
+        }
+        let conda = "channels: [https://conda.anaconda.org/t/RT6XC1/corp]\nchannels2:\n  - https://c.example/t/RT6XC2/x\nssl_verify: true\n";
+        assert_eq!(settings_file(conda), "channels2:\nssl_verify: true\n");
+        let yarn = "//registry.npmjs.org/:_authToken \"RT6XY\"\n_password \"RT6XP\"\nnetwork-timeout 60000\n";
+        assert_eq!(settings_file(yarn), "network-timeout 60000\n");
+    }
 
     #[test]
     fn a_git_config_keeps_its_settings_and_loses_its_credentials() {

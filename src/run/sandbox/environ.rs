@@ -84,6 +84,8 @@ pub const ISSUED: &[(&str, usize)] = &[
     ("gldt-", 8),
     ("glptt-", 8),
     ("sk-", 20),
+    // crates.io's API tokens (rt6 X4).
+    ("cio", 32),
     // Stripe: secret and restricted keys, live and test, and webhook signing secrets.
     ("sk_live_", 4),
     ("sk_test_", 4),

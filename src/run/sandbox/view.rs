@@ -766,14 +766,27 @@ fn walk(
 /// settings file (`etc/npmrc`, `pip.conf`, ...), its copy without its credentials, taken (a
 /// detached read-only mount) to be put over it. Symbolic links are not followed. Read while
 /// everything is in sight, once per box: a walk of the toolchains' directories (names and
-/// types only; a file is read only where its name says it may hold a key or settings).
+/// types; a file is read where its name says it may hold a key or settings, and the first KiB
+/// of a file under 64 KiB of any other name for a private key's header (rt6 X8), but where its
+/// name is a format no key is kept in, [`super::copies::may_hold_key`]).
 fn toolchain_secrets(
     spec: &BoxSpec,
     store: &Store,
     notes: &mut Vec<String>,
 ) -> (Vec<PathBuf>, Vec<(PathBuf, OwnedFd)>) {
-    use super::copies::{Copied, InToolchain, in_toolchain};
+    use super::copies::{self, Copied, InToolchain, in_toolchain};
     const MAX_ENTRIES: usize = 500_000;
+    // The first `len` bytes of the file at `p`, where it is smaller than `below`.
+    let head = |p: &Path, len: u64, below: u64| -> Option<Vec<u8>> {
+        use std::io::Read;
+        let f = std::fs::File::open(p).ok()?;
+        if f.metadata().ok()?.len() >= below {
+            return None;
+        }
+        let mut head = Vec::new();
+        f.take(len).read_to_end(&mut head).ok()?;
+        Some(head)
+    };
     let (mut hide, mut copies) = (Vec::new(), Vec::new());
     // A settings file: shown as a copy without what holds a credential, made now (so a token
     // written there later is not seen in this box, as with cargo's config); not at all where it
@@ -793,12 +806,15 @@ fn toolchain_secrets(
             _ if kind.is_symlink() => {}
             Some(InToolchain::Hidden) => hide.push(e.path()),
             Some(InToolchain::KeyIfPrivate) if kind.is_file() => {
-                let head = std::fs::File::open(e.path()).and_then(|f| {
-                    use std::io::Read;
-                    let mut head = Vec::new();
-                    f.take(64 * 1024).read_to_end(&mut head).map(|_| head)
-                });
-                if head.is_ok_and(|h| super::environ::secret_value(&h)) {
+                if head(&e.path(), copies::JUDGED_SIZE, u64::MAX).is_some_and(|h| copies::holds_key_or_logins(&h)) {
+                    hide.push(e.path());
+                }
+            }
+            // A private key under any other name (rt6 X8: `deploy_key`, `server.key`): read
+            // the first KiB of a small file whose name is not a format no key is kept in.
+            None if kind.is_file() && copies::may_hold_key(name.as_bytes()) => {
+                let small = head(&e.path(), copies::HEAD_SIZE as u64, copies::JUDGED_SIZE);
+                if small.is_some_and(|h| copies::private_key_head(&h)) {
                     hide.push(e.path());
                 }
             }
