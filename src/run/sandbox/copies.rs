@@ -371,14 +371,20 @@ fn cargo_secret_path(path: &[String]) -> bool {
         }
 }
 
-/// An XML settings file without its comments and the elements whose name says they hold a
+/// An XML settings file without its comments, the elements whose name says they hold a
 /// secret ([`super::environ::secret_name`]: Maven's `<password>`, `<passphrase>`,
-/// `<privateKey>`), whole. What follows an element that is not closed goes too.
+/// `<privateKey>`) or a request's headers (`<httpHeaders>`: GitLab's documented
+/// `Private-Token`, rt6 X10), whole, and any text that holds one ([`holds_secret`], a URL with
+/// a credential: a mirror's `<url>https://u:pw@host/</url>`). What follows an element that is
+/// not closed goes too.
 pub fn xml_settings(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('<') {
-        out.push_str(&rest[..at]);
+        let between = &rest[..at];
+        if !(holds_secret(between) || holds_credential(between)) {
+            out.push_str(between);
+        }
         rest = &rest[at..];
         if let Some(comment) = rest.strip_prefix("<!--") {
             let Some(end) = comment.find("-->") else { return out };
@@ -391,7 +397,8 @@ pub fn xml_settings(text: &str) -> String {
         let name = &rest[1..1 + name_len];
         let Some(tag_end) = rest.find('>') else { return out };
         let local = name.rsplit(':').next().unwrap_or(name);
-        if name.is_empty() || !super::environ::secret_name(local) || rest[..tag_end].ends_with('/') {
+        let whole = super::environ::secret_name(local) || local.eq_ignore_ascii_case("httpHeaders");
+        if name.is_empty() || !whole || rest[..tag_end].ends_with('/') {
             out.push_str(&rest[..=tag_end]);
             rest = &rest[tag_end + 1..];
             continue;
@@ -1137,12 +1144,21 @@ mod tests {
                      <localRepository>/opt/m2</localRepository>\n  <servers>\n    <server>\n      <id>corp</id>\n\
                      <username>ann</username>\n      <password>SECRET8</password>\n\
                      <passphrase>\n SECRET9\n</passphrase>\n      <m:privateKey>SECRET10</m:privateKey>\n\
-                     </server>\n  </servers>\n  <mirrors/>\n<password>SECRET11";
+                     </server>\n  <server><id>gitlab</id><configuration><httpHeaders><property>\n\
+                     <name>Private-Token</name><value>glpat-SECRET12abcdefghij</value></property></httpHeaders>\n\
+                     </configuration></server>\n  </servers>\n  <mirrors><mirror><id>m</id>\n\
+                     <url>https://ann:SECRET13@repo.corp.example/maven</url><mirrorOf>*</mirrorOf></mirror></mirrors>\n\
+                     <mirrors/>\n<password>SECRET11";
         let out = settings_file(maven);
         assert!(!out.contains("SECRET"), "{out}");
-        for kept in
-            ["<localRepository>/opt/m2</localRepository>", "<id>corp</id>", "<username>ann</username>", "<mirrors/>"]
-        {
+        for kept in [
+            "<localRepository>/opt/m2</localRepository>",
+            "<id>corp</id>",
+            "<username>ann</username>",
+            "<mirrors/>",
+            "<mirrorOf>*</mirrorOf>",
+            "<id>gitlab</id>",
+        ] {
             assert!(out.contains(kept), "{kept} lost:\n{out}");
         }
     }
