@@ -9,6 +9,8 @@
 //!
 //! [`Scene`] is the shared helper: a private home and workspace, agentsh run in them.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -487,7 +489,8 @@ fn a_second_local_user_gets_nothing_of_the_trail_and_home_comes_from_passwd() {
 
     // Item 4: with HOME in a shared place, the other user made `.local/state/agentsh` first
     // (0777, theirs). The victim's log must not be written into it.
-    let shared = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside every git work tree, as a home is (rt6b G5).
+    let shared = tempfile::tempdir_in(common::home_base()).unwrap();
     chmod(shared.path(), 0o1777);
     let planted = shared.path().join(".local/state/agentsh");
     finish(&mut other.command(shared.path(), &[], &["mkdir", "-p", "-m", "0777", planted.to_str().unwrap()])).code(0);
@@ -539,7 +542,8 @@ fn a_user_without_a_home_gets_no_sandbox_to_lean_on_and_no_crash() {
     }
     // A uid /etc/passwd does not list (a container's `-u 1234`): NSS in the static binary used
     // to crash agentsh (SIGSEGV) looking up its name or home.
-    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside every git work tree: its home is made in it (rt6b G5).
+    let work = tempfile::tempdir_in(common::home_base()).unwrap();
     chmod(work.path(), 0o777);
     let nobody = |env: &[&str], argv: &[&str]| {
         let mut c = Command::new("setpriv");
