@@ -288,19 +288,30 @@ impl Homes {
 /// dot-directories (`~/.config/agentsh`) cost nothing more, unless no passwd entry names home:
 /// then a `statx` of `.git` for each directory above it, once.
 pub fn box_writable(dir: &Path, home: &Path) -> Option<String> {
+    writable_by_a_box(dir, &homes_of(home))
+}
+
+/// The git work tree holding `dir` (taken as written: resolve it first) that a command's box
+/// could have as its workspace, and so write whatever is in `dir`. Never one the box refuses as
+/// a workspace whatever it holds ([`Homes::never`]), so agentsh's default places cost no system
+/// call; else a `statx` of `.git` in each directory that could be one. `$HOME` (`home`) counts
+/// as a home only where no git work tree holds it (rt6b G5).
+pub fn workspace_holding(dir: &Path, home: &Path) -> Option<PathBuf> {
+    homes_of(home).tree_holding(&normalize(dir))
+}
+
+/// [`Homes`] for `home`, once per process.
+fn homes_of(home: &Path) -> std::sync::Arc<Homes> {
     static HOMES: std::sync::Mutex<Vec<(PathBuf, std::sync::Arc<Homes>)>> = std::sync::Mutex::new(Vec::new());
-    let homes = {
-        let mut all = HOMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match all.iter().find(|(h, _)| h == home) {
-            Some((_, homes)) => homes.clone(),
-            None => {
-                let homes = std::sync::Arc::new(Homes::new(home, homes()));
-                all.push((home.to_path_buf(), homes.clone()));
-                homes
-            }
+    let mut all = HOMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match all.iter().find(|(h, _)| h == home) {
+        Some((_, homes)) => homes.clone(),
+        None => {
+            let homes = std::sync::Arc::new(Homes::new(home, homes()));
+            all.push((home.to_path_buf(), homes.clone()));
+            homes
         }
-    };
-    writable_by_a_box(dir, &homes)
+    }
 }
 
 fn writable_by_a_box(dir: &Path, homes: &Homes) -> Option<String> {
