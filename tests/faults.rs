@@ -636,8 +636,9 @@ fn a_full_disk_under_the_audit_log_fails_closed_and_loses_nothing() {
         echo "last=$(tail -n 1 "$STATE/audit.jsonl")"
     "#;
     let mut c = Command::new("unshare");
+    // The queue outside the workspace: one a box could write answers nothing (rt6b G1's kind).
     c.args(["-U", "-r", "-m", "--propagation", "private", "sh", "-c", script]);
-    s.env(&mut c).env("STATE", s.state()).env("QUEUE", s.work("run"));
+    s.env(&mut c).env("STATE", s.state()).env("QUEUE", s.home("qrun"));
     s.user_config(r#"{"sandbox": {"enabled": false}, "approvalQueue": true}"#);
     let done = finish(&mut c);
     done.code(0).stdout_has("first\n").stdout_has("status=126").stdout_has("denied=126");
