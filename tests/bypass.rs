@@ -4,6 +4,8 @@
 //! runs through `decide::judge` with the default policy (and a whitelist where the attack is on
 //! the whitelist).
 
+mod common;
+
 use agentsh::judge::decide::{Entry, Policy, judge};
 use agentsh::model::Decision;
 
@@ -391,9 +393,10 @@ mod in_the_box {
 
     impl Scene {
         fn new() -> Scene {
-            let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-            let home = tempfile::Builder::new().prefix("home-").tempdir_in(base).unwrap();
-            let work = tempfile::Builder::new().prefix("work-").tempdir_in(base).unwrap();
+            // Outside every git work tree, as a real home is (rt6b G5).
+            let base = crate::common::home_base();
+            let home = tempfile::Builder::new().prefix("home-").tempdir_in(&base).unwrap();
+            let work = tempfile::Builder::new().prefix("work-").tempdir_in(&base).unwrap();
             let h = home.path();
             for (rel, text) in [
                 (".bashrc", "# the person's own\n"),

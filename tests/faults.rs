@@ -9,6 +9,8 @@
 //!
 //! [`Scene`] is the shared helper: a private home and workspace, agentsh run in them.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -487,7 +489,8 @@ fn a_second_local_user_gets_nothing_of_the_trail_and_home_comes_from_passwd() {
 
     // Item 4: with HOME in a shared place, the other user made `.local/state/agentsh` first
     // (0777, theirs). The victim's log must not be written into it.
-    let shared = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside every git work tree, as a home is (rt6b G5).
+    let shared = tempfile::tempdir_in(common::home_base()).unwrap();
     chmod(shared.path(), 0o1777);
     let planted = shared.path().join(".local/state/agentsh");
     finish(&mut other.command(shared.path(), &[], &["mkdir", "-p", "-m", "0777", planted.to_str().unwrap()])).code(0);
@@ -539,7 +542,8 @@ fn a_user_without_a_home_gets_no_sandbox_to_lean_on_and_no_crash() {
     }
     // A uid /etc/passwd does not list (a container's `-u 1234`): NSS in the static binary used
     // to crash agentsh (SIGSEGV) looking up its name or home.
-    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside every git work tree: its home is made in it (rt6b G5).
+    let work = tempfile::tempdir_in(common::home_base()).unwrap();
     chmod(work.path(), 0o777);
     let nobody = |env: &[&str], argv: &[&str]| {
         let mut c = Command::new("setpriv");
@@ -632,8 +636,9 @@ fn a_full_disk_under_the_audit_log_fails_closed_and_loses_nothing() {
         echo "last=$(tail -n 1 "$STATE/audit.jsonl")"
     "#;
     let mut c = Command::new("unshare");
+    // The queue outside the workspace: one a box could write answers nothing (rt6b G1's kind).
     c.args(["-U", "-r", "-m", "--propagation", "private", "sh", "-c", script]);
-    s.env(&mut c).env("STATE", s.state()).env("QUEUE", s.work("run"));
+    s.env(&mut c).env("STATE", s.state()).env("QUEUE", s.home("qrun"));
     s.user_config(r#"{"sandbox": {"enabled": false}, "approvalQueue": true}"#);
     let done = finish(&mut c);
     done.code(0).stdout_has("first\n").stdout_has("status=126").stdout_has("denied=126");

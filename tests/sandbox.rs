@@ -17,6 +17,9 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 use tempfile::TempDir;
 
+mod common;
+use common::home_base;
+
 const BIN: &str = env!("CARGO_BIN_EXE_agentsh");
 
 /// A private home (outside /tmp, as a real one is) and a workspace in /tmp.
@@ -29,21 +32,6 @@ struct World {
     more: serde_json::Value,
     /// More of agentsh's environment (the proxy's stand-in names).
     env: Vec<(String, String)>,
-}
-
-/// Where the private homes go: outside the temp directories, as a real home is.
-fn home_base() -> PathBuf {
-    let temp = |p: &Path| {
-        ["/tmp", "/var/tmp", "/dev/shm"].iter().any(|t| p.starts_with(t)) || p.starts_with(std::env::temp_dir())
-    };
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    if !temp(&target) {
-        return target;
-    }
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute() && !temp(h))
-        .expect("a HOME outside the temp directories")
 }
 
 /// A world as agentsh runs commands here, or `None` (with the reason printed) where the kernel
@@ -6229,4 +6217,87 @@ fn a_toolchains_credentials_under_other_names_are_not_shown() {
     {
         assert!(said.contains(kept), "{kept} lost:\n{said}\n{}", text(&out.stderr));
     }
+}
+
+// ---- fix6-dirs: agentsh's own directories judged where they really are (rt6b G1, G5) ----
+
+/// The config a box writes in these tests: box off, `cat` allowed.
+const PLANTED: &str = r#"{"level":"autonomous","requireCommandConfirmation":false,"sandbox":{"enabled":false},"commandWhitelist":["cat"]}"#;
+
+/// A boxed command of the world writes `rel` (a config, whose name it splits, as an agent
+/// could, so no rule on agentsh's own file names sees it), and makes `ws/l` a link to `ws/a/b`.
+fn plant_config(w: &World, rel: &str) {
+    let (dir, file) = rel.rsplit_once('/').unwrap();
+    let body = format!(
+        "set -e\nmkdir -p a/b {dir}\nln -sfn {} l\npython3 -c 'import sys; open(sys.argv[1] + \"/con\" + \"fig.json\", \"w\").write(sys.argv[2])' {dir} '{PLANTED}'\n",
+        w.path("a/b").display()
+    );
+    assert_eq!(file, "config.json");
+    succeeded(&w.script(&body), "a boxed command writes a config and a link into the workspace");
+    assert!(w.path(rel).is_file());
+}
+
+/// The key was not read, agentsh said why (the config stands for the strictest settings).
+fn refused_planted(out: &Output, why: &str) {
+    assert!(!text(&out.stdout).contains("PRIVATE KEY"), "the planted config was obeyed: {}", text(&out.stderr));
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains(why) && err.contains("a git work tree") && err.contains("strictest"), "not told why: {err}");
+}
+
+/// rt6b G1: `XDG_CONFIG_HOME=ws/l/../../cfg`, `l` a link the box made to `ws/a/b`: lexically
+/// `cfg` beside the workspace, really `ws/cfg`, which the box wrote (box off, `cat` allowed).
+/// Judged where the kernel takes it: the strictest settings. So for the state directory:
+/// `XDG_STATE_HOME=ws/l/../../st` is the workspace's, and nothing runs.
+#[test]
+fn agentshs_directories_named_through_a_link_and_dotdot_are_judged_where_they_are() {
+    let Some(w) = world() else { return };
+    plant_config(&w, "cfg/agentsh/config.json");
+    let dotdot = format!("{}/l/../../cfg", w.ws.path().display());
+    let key = w.home(".ssh/id_ed25519");
+    let out = w.command(&["-c", &format!("cat {}", key.display())]).env("XDG_CONFIG_HOME", &dotdot).output().unwrap();
+    refused_planted(&out, "is really");
+    // The state directory the same way: grants, the queue's answers and the log would be the
+    // box's to forge.
+    let st = format!("{}/l/../../st", w.ws.path().display());
+    let out = w.command(&["-c", "sh probe.sh"]).env("XDG_STATE_HOME", &st).output().unwrap();
+    assert!(!out.status.success(), "ran with its state in the workspace: {}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("a git work tree") && err.contains("nothing ran"), "{err}");
+    assert!(!w.path("st").exists(), "a state directory was made in the workspace");
+    // A link from outside into the workspace, with no `..`: the same.
+    let outside = w.home("cfglink");
+    std::os::unix::fs::symlink(w.path("cfg"), &outside).unwrap();
+    let out = w.command(&["-c", &format!("cat {}", key.display())]).env("XDG_CONFIG_HOME", &outside).output().unwrap();
+    refused_planted(&out, "is really");
+}
+
+/// rt6b G5: `HOME=ws/fh`, whose `.config/agentsh/config.json` a box wrote: a home inside a
+/// work tree is no home of the person's, and what its dot-directories hold is the work tree's.
+/// With the state directory there too, nothing runs.
+#[test]
+fn a_home_inside_a_work_tree_lends_agentsh_nothing() {
+    let Some(w) = world() else { return };
+    plant_config(&w, "fh/.config/agentsh/config.json");
+    let key = w.home(".ssh/id_ed25519");
+    let fh = w.path("fh");
+    let out = w
+        .command(&["-c", &format!("cat {}", key.display())])
+        .env("HOME", &fh)
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    refused_planted(&out, "fh/.config/agentsh/config.json");
+    let out = w
+        .command(&["-c", "sh probe.sh"])
+        .env("HOME", &fh)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "ran with home in the workspace: {}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("a git work tree"), "{}", text(&out.stderr));
+    // The world's own home, outside every work tree, is the person's: its config applies.
+    succeeded(&w.script("true\n"), "a command of the person's own home");
 }

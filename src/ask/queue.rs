@@ -135,6 +135,13 @@ pub fn dir() -> Result<PathBuf, String> {
     // Kept in the state directory (no runtime directory): that must be the user's own too.
     if crate::policy::dirs::state_dir().is_some_and(|state| path.starts_with(state)) {
         crate::policy::dirs::state()?;
+    } else if let Some(why) = crate::policy::dirs::home().and_then(|h| crate::policy::dirs::box_writable(&path, h)) {
+        // A box that writes the queue answers its own requests (rt6b G1's kind).
+        return Err(format!(
+            "{}: {why}, where a command in the sandbox could write it: point XDG_RUNTIME_DIR at a directory of your \
+             own outside any git repository",
+            crate::text::sanitize::sanitize(&path.display().to_string())
+        ));
     }
     crate::policy::dirs::private_dir(&path)?;
     Ok(path)

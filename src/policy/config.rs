@@ -153,6 +153,8 @@ pub fn load(cwd: &Path) -> Config {
     // A user config in a place a command in the sandbox can write is not the person's (rt5 B10:
     // a box wrote `cfg/agentsh/config.json`, and `XDG_CONFIG_HOME` named `cfg`): there or not,
     // it stands for the strictest settings. Anything the agent can reach only tightens.
+    // Judged where its directory really is, links and `..` followed (rt6b G1, G5); the file
+    // itself where it is opened (`read_user_file`).
     let reachable = user_path.as_deref().and_then(|u| Some((u, box_writes(u.parent()?)?)));
     if let Some((u, why)) = reachable {
         let at = crate::text::sanitize::sanitize(&u.display().to_string());
@@ -165,7 +167,7 @@ pub fn load(cwd: &Path) -> Config {
         );
         parsed.push((u.to_path_buf(), settings));
     } else if let Some(u) = user_path.clone().filter(|p| present(p)) {
-        let (mut user, content) = read_file_bytes(&u);
+        let (mut user, content) = read_user_file(&u);
         // A user config that is there but empty or blank holds no settings agentsh can read, as
         // one that does not parse: git empties a file it writes through a link (a failed
         // `git fetch` truncates `FETCH_HEAD`, rt4 R4), and so can a crashed editor. Only a
@@ -279,13 +281,32 @@ pub fn read_file_bytes(path: &Path) -> (FileSettings, Option<Content>) {
     }
 }
 
-/// Why a command's box could write what is in `dir` (one of agentsh's own directories), if it
-/// could: a git work tree holds it (any such tree can be a workspace). Free for agentsh's
-/// default places (see `dirs::workspace_holding`).
-pub fn box_writes(dir: &Path) -> Option<String> {
-    let home = crate::policy::dirs::home()?;
-    let ws = crate::policy::dirs::workspace_holding(dir, home)?;
-    Some(format!("it is in {}, a git work tree", crate::text::sanitize::sanitize(&ws.display().to_string())))
+/// [`read_file_bytes`] for the user config, also judged where the file opened really is (the
+/// path of its descriptor): were it somewhere else than its path led when judged (a link changed
+/// in between), and there in a place a box writes, it stands for the strictest settings.
+fn read_user_file(path: &Path) -> (FileSettings, Option<Content>) {
+    let (settings, content, opened) = match read_with_stat_at(path) {
+        Ok((content, opened)) => (parse_shared(&path.display().to_string(), &content.text), Some(content), opened),
+        Err(e) => return (unreadable(path, &e), None),
+    };
+    let moved = opened.filter(|o| *o != crate::policy::dirs::normalize(path)).and_then(|o| Some((box_writes(&o)?, o)));
+    match moved {
+        Some((why, o)) => {
+            let at = crate::text::sanitize::sanitize(&path.display().to_string());
+            let real = crate::text::sanitize::sanitize(&o.display().to_string());
+            let problem =
+                format!("the file opened is {real}: {why}, so a command in the sandbox could have written it");
+            (strictest(&at, &problem, "while it is there", ""), content)
+        }
+        None => (settings, content),
+    }
+}
+
+/// Why a command's box could write `path` (one of agentsh's own directories or files), if it
+/// could: where it really is, or a directory its path goes through, is in a git work tree (any
+/// such tree can be a workspace). See `dirs::box_writable`.
+pub fn box_writes(path: &Path) -> Option<String> {
+    crate::policy::dirs::box_writable(path, crate::policy::dirs::home()?)
 }
 
 /// The settings of a file that is there but cannot be read, whatever the reason: it may have
@@ -331,10 +352,20 @@ fn strictest(at: &str, problem: &str, until: &str, fix: &str) -> FileSettings {
 /// Reads the file, with its stat taken before and after on the open file: equal, and settled
 /// (`trust::Stat::settled`), they identify the bytes read.
 fn read_with_stat(path: &Path) -> std::io::Result<Content> {
+    read_with_stat_at(path).map(|(content, _)| content)
+}
+
+/// [`read_with_stat`], and where the file opened really is (`readlink` of its descriptor), when
+/// `/proc` tells.
+fn read_with_stat_at(path: &Path) -> std::io::Result<(Content, Option<PathBuf>)> {
+    use std::os::fd::AsRawFd;
     let opened = crate::policy::files::open(path, crate::policy::files::Links::Follow)?;
     let bytes = opened.read_capped(MAX_CONFIG_BYTES)?;
     let after = opened.file.metadata()?;
-    Ok(Content::new(bytes, crate::policy::trust::Stat::settled(&opened.meta, &after, std::time::SystemTime::now())))
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", opened.file.as_raw_fd())).ok();
+    let content =
+        Content::new(bytes, crate::policy::trust::Stat::settled(&opened.meta, &after, std::time::SystemTime::now()));
+    Ok((content, real))
 }
 
 pub fn merge(files: Vec<(PathBuf, FileSettings)>) -> Config {

@@ -108,34 +108,241 @@ pub fn normalize(p: &Path) -> PathBuf {
     out
 }
 
-/// The git work tree holding `dir` that a command's box could have as its workspace, and so
-/// write whatever is in `dir` (rt5 B10: a config a box wrote, read as the person's where
-/// `XDG_CONFIG_HOME` names it). Never one the box refuses as a workspace whatever it holds
-/// (`/`, a top-level or system directory, a home or what holds one, what is in a dot-directory
-/// of home: `run::sandbox::spec`), so agentsh's default places cost no system call; else a
-/// `statx` of `.git` in each directory that could be one. Lexical: `..` is taken as written.
-pub fn workspace_holding(dir: &Path, home: &Path) -> Option<PathBuf> {
-    let dir_n = normalize(dir);
-    let system = ["/etc", "/dev", "/proc", "/sys", "/boot", "/run", "/usr", "/bin", "/sbin", "/lib", "/var"];
-    let temp = ["/tmp", "/var/tmp"];
-    let never = |a: &Path| {
-        let homes = a.starts_with("/root") || a.strip_prefix("/home").is_ok_and(|r| r.components().count() <= 1);
-        let dotted = a
-            .strip_prefix(home)
-            .ok()
-            .and_then(|r| r.components().next())
-            .is_some_and(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."));
-        home.starts_with(a)
-            || a.components().count() <= 2
-            || homes
-            || dotted
-            || (system.iter().any(|s| a.starts_with(s)) && !temp.iter().any(|t| a.starts_with(t)))
+/// Where the kernel takes an absolute path: the real path of its longest existing part (every
+/// link followed, each `..` taken as the parent of the real directory it follows) with the
+/// missing rest as written, and every directory a name was looked up in on the way. A command
+/// that can write one of those directories can change where the path leads (replace a name
+/// with a link), so each is judged, not only where the path lands (rt6b G1: `ws/l/../../cfg`
+/// is `ws/cfg` when the box made `l` a link to `ws/a/b`).
+#[derive(Debug, PartialEq, Eq)]
+struct Reached {
+    real: PathBuf,
+    looked_in: Vec<PathBuf>,
+}
+
+/// What is at a path, not following a link there.
+#[derive(Clone, Debug)]
+enum Entry {
+    Dir,
+    Link(PathBuf),
+    Other,
+    Missing,
+}
+
+/// [`Entry`] of `path` (an `lstat`, and a `readlink` for a link), once per process: agentsh's
+/// directories share their first components (`~/.local/state`, `~/.local/share`), and each is
+/// judged again by each check that reads it.
+fn entry(path: &Path) -> std::io::Result<Entry> {
+    static SEEN: std::sync::Mutex<Vec<(PathBuf, Entry)>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, e)) = seen.iter().find(|(p, _)| p == path) {
+        return Ok(e.clone());
+    }
+    let e = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Entry::Link(std::fs::read_link(path)?),
+        Ok(m) if m.is_dir() => Entry::Dir,
+        Ok(_) => Entry::Other,
+        // A parent that is a file: nothing can be made below it either.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => Entry::Missing,
+        Err(e) => return Err(e),
     };
-    dir_n
-        .ancestors()
-        .filter(|a| !never(a))
-        .find(|a| std::fs::symlink_metadata(a.join(".git")).is_ok())
-        .map(Path::to_path_buf)
+    seen.push((path.to_path_buf(), e.clone()));
+    Ok(e)
+}
+
+/// [`Reached`] for an absolute `path`. `Err` (in words) where the kernel could not follow it
+/// either (a loop of links), where it climbs with `..` out of a directory that is not there
+/// (what it would name depends on what is made there later), or where a name cannot be looked
+/// at (no permission): such a place is judged as one a box writes.
+fn reach(path: &Path) -> Result<Reached, String> {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    use std::path::Component;
+    if !path.is_absolute() {
+        return Err("it is not an absolute path".into());
+    }
+    let parts = |p: &Path| -> Vec<OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut pending: VecDeque<OsString> = parts(path).into();
+    let (mut cur, mut looked_in, mut hops) = (PathBuf::from("/"), Vec::<PathBuf>::new(), 0);
+    while let Some(name) = pending.pop_front() {
+        if !looked_in.contains(&cur) {
+            looked_in.push(cur.clone());
+        }
+        if name == ".." {
+            cur.pop();
+            continue;
+        }
+        let next = cur.join(&name);
+        match entry(&next).map_err(|e| format!("{} cannot be looked at: {e}", shown(&next)))? {
+            Entry::Dir => cur = next,
+            Entry::Other if pending.is_empty() => cur = next,
+            Entry::Other | Entry::Missing => {
+                if pending.iter().any(|n| n == "..") {
+                    return Err(format!(
+                        "it climbs with .. out of {}, which is not a directory that is there",
+                        shown(&next)
+                    ));
+                }
+                cur = next;
+                cur.extend(pending);
+                return Ok(Reached { real: cur, looked_in });
+            }
+            Entry::Link(target) => {
+                hops += 1;
+                if hops > 40 {
+                    return Err("its links loop (more than 40 followed)".into());
+                }
+                if target.is_absolute() {
+                    cur = PathBuf::from("/");
+                }
+                for n in parts(&target).into_iter().rev() {
+                    pending.push_front(n);
+                }
+            }
+        }
+    }
+    Ok(Reached { real: cur, looked_in })
+}
+
+/// The homes no box makes a workspace, or writes what their dot-directories hold, whatever
+/// the environment it is made in (`run::sandbox::spec`'s `too_broad`): `/root`, `/home/NAME`,
+/// every home `/etc/passwd` names; and `home` (`$HOME`, really where it is) when no git work
+/// tree holds it. A `$HOME` inside one (rt6b G5: `HOME=ws/fh`) is no home to the box: a box of
+/// the person's own environment, with `ws` as its workspace, writes `ws/fh/.config`.
+struct Homes {
+    fixed: Vec<PathBuf>,
+}
+
+impl Homes {
+    fn new(home: &Path, passwd: Vec<PathBuf>) -> Homes {
+        let mut fixed = passwd;
+        fixed.retain(|h| h.parent().is_some());
+        let mut homes = Homes { fixed };
+        // Home, where it really is; not a home of its own where a work tree holds it, or where
+        // it cannot be followed.
+        if let Ok(r) = reach(home)
+            && r.real.parent().is_some()
+            && (homes.known(&r.real) || homes.tree_holding(&r.real).is_none())
+            && !homes.fixed.contains(&r.real)
+        {
+            homes.fixed.push(r.real);
+        }
+        homes
+    }
+
+    /// `a` is one of these homes (or `/root`, `/home/NAME`).
+    fn known(&self, a: &Path) -> bool {
+        a == Path::new("/root")
+            || a.strip_prefix("/home").is_ok_and(|r| r.components().count() == 1)
+            || self.fixed.iter().any(|h| h == a)
+    }
+
+    /// No box makes `a` its workspace, whatever it holds: `/`, a top-level or system directory
+    /// (not the temporary ones), a home or what holds one, anything in a dot-directory of one.
+    fn never(&self, a: &Path) -> bool {
+        const SYSTEM: [&str; 11] =
+            ["/etc", "/dev", "/proc", "/sys", "/boot", "/run", "/usr", "/bin", "/sbin", "/lib", "/var"];
+        const TEMP: [&str; 2] = ["/tmp", "/var/tmp"];
+        let system = SYSTEM.iter().any(|s| a.starts_with(s)) && !TEMP.iter().any(|t| a.starts_with(t));
+        let dotted = |h: &Path| {
+            a.strip_prefix(h)
+                .ok()
+                .and_then(|r| r.components().next())
+                .is_some_and(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+        };
+        let under_home =
+            a.strip_prefix("/home").ok().and_then(|r| r.components().next()).map(|c| Path::new("/home").join(c));
+        a.components().count() <= 2
+            || system
+            || self.known(a)
+            || dotted(Path::new("/root"))
+            || under_home.is_some_and(|h| dotted(&h))
+            || self.fixed.iter().any(|h| h.starts_with(a) || dotted(h))
+    }
+
+    /// The git work tree holding the real directory `dir` that a box could have as its
+    /// workspace: a `statx` of `.git` in each directory above it that could be one.
+    fn tree_holding(&self, dir: &Path) -> Option<PathBuf> {
+        dir.ancestors()
+            .filter(|a| !self.never(a))
+            .find(|a| std::fs::symlink_metadata(a.join(".git")).is_ok())
+            .map(Path::to_path_buf)
+    }
+}
+
+/// Why a command's box could write what is in `dir` (one of agentsh's own directories, or a file
+/// of one), in words ("it is in X, a git work tree"), if it could (rt5 B10, rt6b G1, G5): where
+/// it really is, or any directory its path is looked up in, is in a git work tree, which a box
+/// can have as its workspace; or its path cannot be followed. `home` is `$HOME`.
+///
+/// Judged where the kernel takes the path, links and `..` followed ([`reach`]): an `lstat` of
+/// each of its components (shared by agentsh's directories, once per process). Home and its
+/// dot-directories (`~/.config/agentsh`) cost nothing more, unless no passwd entry names home:
+/// then a `statx` of `.git` for each directory above it, once.
+pub fn box_writable(dir: &Path, home: &Path) -> Option<String> {
+    writable_by_a_box(dir, &homes_of(home))
+}
+
+/// The git work tree holding `dir` (taken as written: resolve it first) that a command's box
+/// could have as its workspace, and so write whatever is in `dir`. Never one the box refuses as
+/// a workspace whatever it holds ([`Homes::never`]), so agentsh's default places cost no system
+/// call; else a `statx` of `.git` in each directory that could be one. `$HOME` (`home`) counts
+/// as a home only where no git work tree holds it (rt6b G5).
+pub fn workspace_holding(dir: &Path, home: &Path) -> Option<PathBuf> {
+    homes_of(home).tree_holding(&normalize(dir))
+}
+
+/// [`Homes`] for `home`, once per process.
+fn homes_of(home: &Path) -> std::sync::Arc<Homes> {
+    static HOMES: std::sync::Mutex<Vec<(PathBuf, std::sync::Arc<Homes>)>> = std::sync::Mutex::new(Vec::new());
+    let mut all = HOMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match all.iter().find(|(h, _)| h == home) {
+        Some((_, homes)) => homes.clone(),
+        None => {
+            let homes = std::sync::Arc::new(Homes::new(home, homes()));
+            all.push((home.to_path_buf(), homes.clone()));
+            homes
+        }
+    }
+}
+
+fn writable_by_a_box(dir: &Path, homes: &Homes) -> Option<String> {
+    let reached = match reach(dir) {
+        Ok(r) => r,
+        Err(why) => return Some(format!("its path cannot be judged ({why})")),
+    };
+    let real = &reached.real;
+    let seen_as = |tree: &Path| {
+        let normal = normalize(dir);
+        if *real == normal {
+            format!("it is in {}, a git work tree", shown(tree))
+        } else {
+            format!("it is really {}, in {}, a git work tree", shown(real), shown(tree))
+        }
+    };
+    if let Some(tree) = homes.tree_holding(real) {
+        return Some(seen_as(&tree));
+    }
+    // A directory the path is looked up in off the way to where it lands (before a `..` or a
+    // link): a box that writes it can send the path elsewhere.
+    for d in reached.looked_in.iter().filter(|d| !real.starts_with(d)) {
+        if let Some(tree) = homes.tree_holding(d) {
+            return Some(format!(
+                "its path goes through {}, in {}, a git work tree, where a command in the sandbox could change where it leads",
+                shown(d),
+                shown(&tree)
+            ));
+        }
+    }
+    None
 }
 
 /// `~/.local/state/agentsh` (`$XDG_STATE_HOME/agentsh`), as a path: where the audit log and the
@@ -154,12 +361,11 @@ pub fn state() -> Result<&'static Path, String> {
                 state_dir().ok_or("no home directory to keep it in (HOME is unset, and no passwd entry names one)")?;
             // In a git work tree a command in the sandbox could write it: forge a grant or a
             // queue's answer, cut the log (rt5 B10). Nothing agentsh keeps there would be its own.
-            if let Some(ws) = home().and_then(|h| workspace_holding(&dir, h)) {
+            if let Some(why) = home().and_then(|h| box_writable(&dir, h)) {
                 return Err(format!(
-                    "{} is in {}, a git work tree, where a command in the sandbox could write it: point XDG_STATE_HOME \
-                     at a directory of your own outside any git repository",
+                    "{}: {why}, where a command in the sandbox could write it: point XDG_STATE_HOME (or HOME) at a \
+                     directory of your own outside any git repository",
                     shown(&dir),
-                    shown(&ws)
                 ));
             }
             private_dir(&dir)?;
@@ -323,20 +529,94 @@ mod tests {
 
     /// rt5 B10: agentsh's own directories in a git work tree (`XDG_CONFIG_HOME=ws/cfg`) are a
     /// box's to write; in their default places (below a dot-directory of home, even home kept
-    /// in git) they are not, and are found so without a system call.
+    /// in git) they are not, and are found so without a `statx` of `.git`.
     #[test]
     fn agentshs_directories_in_a_work_tree_are_a_boxs_to_write() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().to_path_buf();
         let (home, ws) = (d.join("h"), d.join("ws"));
-        for g in [home.join(".git"), ws.join(".git"), home.join(".config/.git")] {
+        for g in [home.join(".git"), ws.join(".git"), home.join(".config/.git"), d.join("elsewhere")] {
             std::fs::create_dir_all(g).unwrap();
         }
-        assert_eq!(workspace_holding(&ws.join("cfg/agentsh"), &home), Some(ws.clone()));
-        assert_eq!(workspace_holding(&ws.join("cfg/../cfg/agentsh"), &home), Some(ws.clone()));
-        assert_eq!(workspace_holding(&home.join(".config/agentsh"), &home), None);
-        assert_eq!(workspace_holding(&home.join(".local/share/agentsh"), &home), None);
-        assert_eq!(workspace_holding(&d.join("elsewhere/agentsh"), &home), None);
+        // Home as passwd names it: `git init ~` changes nothing.
+        let homes = Homes::new(&home, vec![home.clone()]);
+        let judged = |p: PathBuf| writable_by_a_box(&p, &homes);
+        assert!(judged(ws.join("cfg/agentsh")).unwrap().contains("a git work tree"));
+        assert!(judged(ws.join("cfg/../cfg/agentsh")).is_some());
+        assert_eq!(judged(home.join(".config/agentsh")), None);
+        assert_eq!(judged(home.join(".local/share/agentsh")), None);
+        assert_eq!(judged(d.join("elsewhere/agentsh")), None);
+        // A `$HOME` that is a work tree passwd does not name is no home to a box of another
+        // environment: what its dot-directories hold is the work tree's.
+        let not_passwd = Homes::new(&home, Vec::new());
+        assert!(writable_by_a_box(&home.join(".config/agentsh"), &not_passwd).is_some());
+    }
+
+    /// rt6b G1: `..` after a link the box made is the parent of the link's target, as the
+    /// kernel takes it: `ws/l/../../cfg` is `ws/cfg` (lexically `cfg` beside `ws`). So is a
+    /// `..` out of a directory of a work tree (the box could make it a link later), and a link
+    /// from outside into one.
+    #[test]
+    fn a_directory_is_judged_where_the_kernel_takes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let ws = d.join("ws");
+        for m in [ws.join(".git"), ws.join("a/b"), ws.join("sub"), d.join("out/cfg"), d.join("home")] {
+            std::fs::create_dir_all(m).unwrap();
+        }
+        std::os::unix::fs::symlink(ws.join("a/b"), ws.join("l")).unwrap();
+        std::os::unix::fs::symlink(ws.join("cfg"), d.join("into")).unwrap();
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        let homes = Homes::new(&d.join("home"), Vec::new());
+        let judged = |p: &str| writable_by_a_box(&d.join(p), &homes);
+        let via_link = judged("ws/l/../../cfg/agentsh").expect("ws/l/../../cfg is ws/cfg");
+        assert!(via_link.contains("really") && via_link.contains("a git work tree"), "{via_link}");
+        assert_eq!(reach(&d.join("ws/l/../../cfg/agentsh")).unwrap().real, ws.join("cfg/agentsh"));
+        let out = judged("ws/sub/../../out/cfg/agentsh").expect("through ws/sub");
+        assert!(out.contains("goes through"), "{out}");
+        assert!(judged("into/agentsh").unwrap().contains("really"));
+        assert!(judged("loop/agentsh").unwrap().contains("cannot be judged"));
+        assert!(judged("out/missing/../cfg").unwrap().contains("climbs with .."));
+        // Outside every work tree, links and all: the person's own.
+        std::os::unix::fs::symlink(d.join("out"), d.join("outlink")).unwrap();
+        assert_eq!(judged("outlink/cfg/agentsh"), None);
+        assert_eq!(judged("out/cfg/agentsh"), None);
+    }
+
+    /// rt6b G5: with `HOME` inside a work tree (`HOME=ws/fh`), `~/.config/agentsh` is the work
+    /// tree's: a box of the person's own environment wrote it. Not so for a home passwd names
+    /// (whose `~/.config` may be a link: then judged where it leads, as into a dotfiles
+    /// repository, which a box can have as its workspace).
+    #[test]
+    fn a_home_inside_a_work_tree_is_no_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let (ws, me) = (d.join("ws"), d.join("me"));
+        for m in [ws.join(".git"), ws.join("fh/.config/agentsh"), me.join("dotfiles/.git"), me.join("dotfiles/config")]
+        {
+            std::fs::create_dir_all(m).unwrap();
+        }
+        let fh = ws.join("fh");
+        for state in [".config/agentsh", ".local/state/agentsh"] {
+            let why = writable_by_a_box(&fh.join(state), &Homes::new(&fh, Vec::new())).expect(state);
+            assert!(why.contains(&ws.display().to_string()), "{why}");
+        }
+        // Through a link to it, too.
+        std::os::unix::fs::symlink(&fh, d.join("fhlink")).unwrap();
+        let homes = Homes::new(&d.join("fhlink"), Vec::new());
+        assert!(writable_by_a_box(&d.join("fhlink/.config/agentsh"), &homes).is_some());
+        // The person's home, with a dotfiles repository in it: its own settings are its own...
+        let homes = Homes::new(&me, vec![me.clone()]);
+        assert_eq!(writable_by_a_box(&me.join(".config/agentsh"), &homes), None);
+        // ... unless they are linked into that repository (another home: what a path holds is
+        // looked at once per process).
+        let you = d.join("you");
+        std::fs::create_dir_all(you.join("dotfiles/.git")).unwrap();
+        std::fs::create_dir_all(you.join("dotfiles/config")).unwrap();
+        std::os::unix::fs::symlink("dotfiles/config", you.join(".config")).unwrap();
+        let homes = Homes::new(&you, vec![you.clone()]);
+        let why = writable_by_a_box(&you.join(".config/agentsh"), &homes).unwrap();
+        assert!(why.contains("dotfiles"), "{why}");
     }
 
     #[test]
