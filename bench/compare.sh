@@ -171,8 +171,10 @@ case_ true_bash "$work/plain" bash -c /bin/true
 # agentsh's own directories there are hidden with mounts), and with $HOME outside every writable
 # root, as /home/you is (the box then leaves agentsh's directories out with Landlock rules, by
 # granting every sibling on the way down from / instead: its cost grows with those directories).
-# The second $HOME is under target/ of this checkout.
-outside=$(mktemp -d -p "$target_dir" compare-home.XXXXXX)
+# The second $HOME is beside this checkout: outside every git work tree, as a home is (one
+# inside a work tree is no home to agentsh: its directories there could be a box's, rt6b G5).
+outside=$(mktemp -d -p "$(dirname "$repo")" .agentsh-compare-home.XXXXXX) ||
+    { echo "compare.sh: cannot make a scratch home beside $repo" >&2; exit 1; }
 trap 'rm -rf "$work" "$outside"' EXIT
 for where in tmp outside; do
     for on in true false; do

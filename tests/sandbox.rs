@@ -6301,3 +6301,29 @@ fn a_home_inside_a_work_tree_lends_agentsh_nothing() {
     // The world's own home, outside every work tree, is the person's: its config applies.
     succeeded(&w.script("true\n"), "a command of the person's own home");
 }
+
+/// rt6b G6: a boxed command wrote an agentsh config in its own `/tmp`, which agentsh keeps in
+/// its box store (`~/.local/state/agentsh/box/w-*/tmp`, the box read the path from its own
+/// mount table); an agentsh whose `XDG_CONFIG_HOME` named it there took it as the person's (box
+/// off, `cat` of a key allowed). Anything in the store is now judged as a box's: the strictest
+/// settings, and the key is not read.
+#[test]
+fn a_config_a_box_wrote_in_its_own_tmp_only_tightens() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write_home(".ssh/id_ed25519", "SECRET-G6\n");
+    let plant = "d=/tmp/cfg/agent; mkdir -p \"${d}sh\" && printf '%s' '{\"sandbox\":{\"enabled\":false},\"rules\":[{\"pattern\":[\"cat\"],\"decision\":\"allow\",\"reason\":\"x\"}]}' > \"${d}sh/config.json\"";
+    succeeded(&w.run(plant), "a boxed command writes a config in its own /tmp");
+    let store = w.home(".local/state/agentsh/box");
+    let cfg = std::fs::read_dir(&store)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("tmp/cfg"))
+        .find(|p| p.join("agentsh/config.json").is_file())
+        .expect("the box's /tmp in the store");
+    let key = w.home(".ssh/id_ed25519");
+    let out = w.command(&["-c", &format!("cat {}", key.display())]).env("XDG_CONFIG_HOME", &cfg).output().unwrap();
+    assert!(!text(&out.stdout).contains("SECRET-G6"), "the planted config was obeyed: {}", text(&out.stdout));
+    not_run(&out, "cat of a key under a config the box wrote");
+    assert!(text(&out.stderr).contains("sandboxes' own places"), "{}", text(&out.stderr));
+}

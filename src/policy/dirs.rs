@@ -288,7 +288,28 @@ impl Homes {
 /// dot-directories (`~/.config/agentsh`) cost nothing more, unless no passwd entry names home:
 /// then a `statx` of `.git` for each directory above it, once.
 pub fn box_writable(dir: &Path, home: &Path) -> Option<String> {
+    let stores =
+        [state_dir(), passwd(nix::unistd::getuid().as_raw()).map(|p| Path::new(&p.home).join(".local/state/agentsh"))];
+    if let Some(why) = stores.iter().flatten().find_map(|s| in_box_store(dir, &s.join("box"))) {
+        return Some(why);
+    }
     writable_by_a_box(dir, &homes_of(home))
+}
+
+/// Why `dir` is in `store`, where agentsh keeps its sandboxes' own places (each box's private
+/// home and `/tmp`, which its commands write), judged where both really are (rt6b G6: a config a
+/// box wrote in its own `/tmp`, found through the box's mount table, named by
+/// `XDG_CONFIG_HOME`, was read as the person's).
+fn in_box_store(dir: &Path, store: &Path) -> Option<String> {
+    let real = reach(dir).ok()?.real;
+    let store = reach(store).map_or_else(|_| normalize(store), |r| r.real);
+    real.starts_with(&store).then(|| {
+        format!(
+            "it is in {}, where agentsh keeps its sandboxes' own places (their home and /tmp), which commands in the \
+             sandbox write",
+            shown(&store)
+        )
+    })
 }
 
 /// The git work tree holding `dir` (taken as written: resolve it first) that a command's box
@@ -587,6 +608,25 @@ mod tests {
     /// tree's: a box of the person's own environment wrote it. Not so for a home passwd names
     /// (whose `~/.config` may be a link: then judged where it leads, as into a dotfiles
     /// repository, which a box can have as its workspace).
+    /// rt6b G6: a box's own `/tmp` is kept in agentsh's box store; a config a boxed command
+    /// wrote there, named by `XDG_CONFIG_HOME`, was the person's. Anything in the store, by any
+    /// spelling, is judged as a box's.
+    #[test]
+    fn the_boxes_own_places_are_a_boxs() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let store = d.join("state/agentsh/box");
+        std::fs::create_dir_all(store.join("w-1/tmp/cfg/agentsh")).unwrap();
+        std::fs::create_dir_all(d.join("state/x")).unwrap();
+        std::os::unix::fs::symlink(store.join("w-1/tmp"), d.join("t")).unwrap();
+        for p in ["state/agentsh/box/w-1/tmp/cfg/agentsh", "t/cfg/agentsh", "state/x/../agentsh/box/w-1/tmp/new"] {
+            let why = in_box_store(&d.join(p), &store).unwrap_or_else(|| panic!("{p}: not the store's"));
+            assert!(why.contains("sandboxes' own places"), "{why}");
+        }
+        assert_eq!(in_box_store(&d.join("state/agentsh"), &store), None);
+        assert_eq!(in_box_store(&d.join("state/agentsh/boxes"), &store), None);
+    }
+
     #[test]
     fn a_home_inside_a_work_tree_is_no_home() {
         let dir = tempfile::tempdir().unwrap();
