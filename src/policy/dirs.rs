@@ -8,6 +8,7 @@
 //! namespaces. With `HOME` or `XDG_STATE_HOME` in a shared place, another user could make the
 //! directory first and then read or cut the audit log written into it (issue 27).
 
+use std::ffi::OsString;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -135,7 +136,9 @@ enum Entry {
 fn entry(path: &Path) -> std::io::Result<Entry> {
     static SEEN: std::sync::Mutex<Vec<(PathBuf, Entry)>> = std::sync::Mutex::new(Vec::new());
     let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((_, e)) = seen.iter().find(|(p, _)| p == path) {
+    // By bytes: every path asked is built the same way (`join` of names), and `Path`'s own `==`
+    // parses both into components (most of a command's cost here, before).
+    if let Some((_, e)) = seen.iter().find(|(p, _)| p.as_os_str() == path.as_os_str()) {
         return Ok(e.clone());
     }
     let e = match std::fs::symlink_metadata(path) {
@@ -173,7 +176,7 @@ fn reach(path: &Path) -> Result<Reached, String> {
     let mut pending: VecDeque<OsString> = parts(path).into();
     let (mut cur, mut looked_in, mut hops) = (PathBuf::from("/"), Vec::<PathBuf>::new(), 0);
     while let Some(name) = pending.pop_front() {
-        if !looked_in.contains(&cur) {
+        if !looked_in.iter().any(|d| d.as_os_str() == cur.as_os_str()) {
             looked_in.push(cur.clone());
         }
         if name == ".." {
@@ -218,54 +221,79 @@ fn reach(path: &Path) -> Result<Reached, String> {
 /// tree holds it. A `$HOME` inside one (rt6b G5: `HOME=ws/fh`) is no home to the box: a box of
 /// the person's own environment, with `ws` as its workspace, writes `ws/fh/.config`.
 struct Homes {
-    fixed: Vec<PathBuf>,
+    /// Sorted, by bytes: `Path`'s own `==`, `starts_with` and hash parse paths into components,
+    /// and these are asked of every directory above each of agentsh's own, on every command
+    /// (comparing them as `Path`s cost 0.1 ms a command).
+    fixed: Vec<OsString>,
+    /// Every directory that holds one of `fixed` (or is one): none of them is a workspace.
+    holders: Vec<OsString>,
+}
+
+/// Whether `a` is `root` or below it, by bytes (both absolute and normalized, `root` not `/`).
+fn under_bytes(a: &[u8], root: &[u8]) -> bool {
+    a.strip_prefix(root).is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
 }
 
 impl Homes {
     fn new(home: &Path, passwd: Vec<PathBuf>) -> Homes {
-        let mut fixed = passwd;
-        fixed.retain(|h| h.parent().is_some());
-        let mut homes = Homes { fixed };
+        let mut homes = Homes { fixed: Vec::new(), holders: Vec::new() };
+        homes.add(passwd.into_iter().filter(|h| h.parent().is_some()));
         // Home, where it really is; not a home of its own where a work tree holds it, or where
         // it cannot be followed.
         if let Ok(r) = reach(home)
             && r.real.parent().is_some()
             && (homes.known(&r.real) || homes.tree_holding(&r.real).is_none())
-            && !homes.fixed.contains(&r.real)
         {
-            homes.fixed.push(r.real);
+            homes.add([r.real]);
         }
         homes
     }
 
+    fn add(&mut self, homes: impl IntoIterator<Item = PathBuf>) {
+        for home in homes {
+            self.holders.extend(home.ancestors().map(|a| a.as_os_str().to_owned()));
+            self.fixed.push(home.into_os_string());
+        }
+        for v in [&mut self.fixed, &mut self.holders] {
+            v.sort_unstable();
+            v.dedup();
+        }
+    }
+
     /// `a` is one of these homes (or `/root`, `/home/NAME`).
     fn known(&self, a: &Path) -> bool {
-        a == Path::new("/root")
-            || a.strip_prefix("/home").is_ok_and(|r| r.components().count() == 1)
-            || self.fixed.iter().any(|h| h == a)
+        let b = a.as_os_str().as_encoded_bytes();
+        b == b"/root"
+            || b.strip_prefix(b"/home/").is_some_and(|name| !name.is_empty() && !name.contains(&b'/'))
+            || self.fixed.binary_search_by(|h| h.as_os_str().cmp(a.as_os_str())).is_ok()
     }
 
     /// No box makes `a` its workspace, whatever it holds: `/`, a top-level or system directory
     /// (not the temporary ones), a home or what holds one, anything in a dot-directory of one.
     fn never(&self, a: &Path) -> bool {
-        const SYSTEM: [&str; 11] =
-            ["/etc", "/dev", "/proc", "/sys", "/boot", "/run", "/usr", "/bin", "/sbin", "/lib", "/var"];
-        const TEMP: [&str; 2] = ["/tmp", "/var/tmp"];
-        let system = SYSTEM.iter().any(|s| a.starts_with(s)) && !TEMP.iter().any(|t| a.starts_with(t));
-        let dotted = |h: &Path| {
-            a.strip_prefix(h)
-                .ok()
-                .and_then(|r| r.components().next())
-                .is_some_and(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
-        };
-        let under_home =
-            a.strip_prefix("/home").ok().and_then(|r| r.components().next()).map(|c| Path::new("/home").join(c));
-        a.components().count() <= 2
-            || system
-            || self.known(a)
-            || dotted(Path::new("/root"))
-            || under_home.is_some_and(|h| dotted(&h))
-            || self.fixed.iter().any(|h| h.starts_with(a) || dotted(h))
+        const SYSTEM: [&[u8]; 11] =
+            [b"/etc", b"/dev", b"/proc", b"/sys", b"/boot", b"/run", b"/usr", b"/bin", b"/sbin", b"/lib", b"/var"];
+        const TEMP: [&[u8]; 2] = [b"/tmp", b"/var/tmp"];
+        let b = a.as_os_str().as_encoded_bytes();
+        let system = SYSTEM.iter().any(|s| under_bytes(b, s)) && !TEMP.iter().any(|t| under_bytes(b, t));
+        // `/` and a top-level directory: at most one slash.
+        let top = b.iter().filter(|c| **c == b'/').count() <= 1;
+        if top || system || self.known(a) || self.holders.binary_search_by(|h| h.as_os_str().cmp(a.as_os_str())).is_ok()
+        {
+            return true;
+        }
+        // In a dot-directory of a home: the name right below a home starts with a dot.
+        let mut below: Option<&Path> = None;
+        for p in a.ancestors() {
+            if let Some(b) = below
+                && b.file_name().is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+                && self.known(p)
+            {
+                return true;
+            }
+            below = Some(p);
+        }
+        false
     }
 
     /// The git work tree holding the real directory `dir` that a box could have as its
@@ -288,26 +316,32 @@ impl Homes {
 /// dot-directories (`~/.config/agentsh`) cost nothing more, unless no passwd entry names home:
 /// then a `statx` of `.git` for each directory above it, once.
 pub fn box_writable(dir: &Path, home: &Path) -> Option<String> {
-    let stores =
-        [state_dir(), passwd(nix::unistd::getuid().as_raw()).map(|p| Path::new(&p.home).join(".local/state/agentsh"))];
-    if let Some(why) = stores.iter().flatten().find_map(|s| in_box_store(dir, &s.join("box"))) {
+    // Once per process: agentsh judges several of its directories.
+    static STORES: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let stores = STORES.get_or_init(|| {
+        let passwd = passwd(nix::unistd::getuid().as_raw()).map(|p| Path::new(&p.home).join(".local/state/agentsh"));
+        let real = |s: PathBuf| reach(&s).map_or_else(|_| normalize(&s), |r| r.real);
+        [state_dir(), passwd].into_iter().flatten().map(|s| real(s.join("box"))).collect()
+    });
+    let reached = reach(dir);
+    if let Ok(r) = &reached
+        && let Some(why) = stores.iter().find_map(|s| in_box_store(&r.real, s))
+    {
         return Some(why);
     }
-    writable_by_a_box(dir, &homes_of(home))
+    writable_reached(dir, reached, &homes_of(home))
 }
 
 /// Why `dir` is in `store`, where agentsh keeps its sandboxes' own places (each box's private
 /// home and `/tmp`, which its commands write), judged where both really are (rt6b G6: a config a
 /// box wrote in its own `/tmp`, found through the box's mount table, named by
 /// `XDG_CONFIG_HOME`, was read as the person's).
-fn in_box_store(dir: &Path, store: &Path) -> Option<String> {
-    let real = reach(dir).ok()?.real;
-    let store = reach(store).map_or_else(|_| normalize(store), |r| r.real);
-    real.starts_with(&store).then(|| {
+fn in_box_store(real: &Path, store: &Path) -> Option<String> {
+    real.starts_with(store).then(|| {
         format!(
             "it is in {}, where agentsh keeps its sandboxes' own places (their home and /tmp), which commands in the \
              sandbox write",
-            shown(&store)
+            shown(store)
         )
     })
 }
@@ -335,8 +369,14 @@ fn homes_of(home: &Path) -> std::sync::Arc<Homes> {
     }
 }
 
+#[cfg(test)]
 fn writable_by_a_box(dir: &Path, homes: &Homes) -> Option<String> {
-    let reached = match reach(dir) {
+    writable_reached(dir, reach(dir), homes)
+}
+
+/// [`writable_by_a_box`] of `dir`, [`reach`]ed already.
+fn writable_reached(dir: &Path, reached: Result<Reached, String>, homes: &Homes) -> Option<String> {
+    let reached = match reached {
         Ok(r) => r,
         Err(why) => return Some(format!("its path cannot be judged ({why})")),
     };
@@ -620,11 +660,13 @@ mod tests {
         std::fs::create_dir_all(d.join("state/x")).unwrap();
         std::os::unix::fs::symlink(store.join("w-1/tmp"), d.join("t")).unwrap();
         for p in ["state/agentsh/box/w-1/tmp/cfg/agentsh", "t/cfg/agentsh", "state/x/../agentsh/box/w-1/tmp/new"] {
-            let why = in_box_store(&d.join(p), &store).unwrap_or_else(|| panic!("{p}: not the store's"));
+            let real = reach(&d.join(p)).unwrap().real;
+            let why = in_box_store(&real, &store).unwrap_or_else(|| panic!("{p}: not the store's"));
             assert!(why.contains("sandboxes' own places"), "{why}");
         }
         assert_eq!(in_box_store(&d.join("state/agentsh"), &store), None);
         assert_eq!(in_box_store(&d.join("state/agentsh/boxes"), &store), None);
+        assert!(in_box_store(&store.join("w-1"), &store).is_some());
     }
 
     #[test]
