@@ -73,6 +73,13 @@ pub fn codex_wrapper(text: &str, env: &Env) -> Option<CodexWrapped> {
 /// Matches `text` against `template`; returns each hole's (decoded) value. A hole repeated in
 /// the template must take the same value each time.
 fn matches(template: &str, text: &str, env: &Env) -> Option<Vec<(String, String)>> {
+    // Every command is compared with every form: where the two differ before the template's
+    // first hole, say so without splitting the template (its first `@@` can be kilobytes in).
+    let (t, x) = (template.as_bytes(), text.as_bytes());
+    let same = t.iter().zip(x).take_while(|(a, b)| a == b).count();
+    if same < t.len() && !t[..(same + 2).min(t.len())].windows(2).any(|w| w == b"@@") {
+        return None;
+    }
     let mut pieces = template.split("@@");
     let mut rest = text.strip_prefix(pieces.next()?)?;
     let mut holes: Vec<(String, String)> = Vec::new();
