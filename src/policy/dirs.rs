@@ -228,9 +228,14 @@ struct Homes {
     fixed: Vec<OsString>,
 }
 
-/// Whether `a` is `root` or below it, by bytes (both absolute and normalized, `root` not `/`).
+/// Whether `a` is `root` or below it, by bytes (both absolute and normalized).
 fn under_bytes(a: &[u8], root: &[u8]) -> bool {
-    a.strip_prefix(root).is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+    root == b"/" || a.strip_prefix(root).is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+}
+
+/// [`under_bytes`] of two paths.
+fn under(a: &Path, root: &Path) -> bool {
+    under_bytes(a.as_os_str().as_encoded_bytes(), root.as_os_str().as_encoded_bytes())
 }
 
 impl Homes {
@@ -333,7 +338,7 @@ pub fn box_writable(dir: &Path, home: &Path) -> Option<String> {
 /// box wrote in its own `/tmp`, found through the box's mount table, named by
 /// `XDG_CONFIG_HOME`, was read as the person's).
 fn in_box_store(real: &Path, store: &Path) -> Option<String> {
-    real.starts_with(store).then(|| {
+    under(real, store).then(|| {
         format!(
             "it is in {}, where agentsh keeps its sandboxes' own places (their home and /tmp), which commands in the \
              sandbox write",
@@ -390,7 +395,7 @@ fn writable_reached(dir: &Path, reached: Result<Reached, String>, homes: &Homes)
     }
     // A directory the path is looked up in off the way to where it lands (before a `..` or a
     // link): a box that writes it can send the path elsewhere.
-    for d in reached.looked_in.iter().filter(|d| !real.starts_with(d)) {
+    for d in reached.looked_in.iter().filter(|d| !under(real, d)) {
         if let Some(tree) = homes.tree_holding(d) {
             return Some(format!(
                 "its path goes through {}, in {}, a git work tree, where a command in the sandbox could change where it leads",
