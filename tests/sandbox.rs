@@ -6327,3 +6327,20 @@ fn a_config_a_box_wrote_in_its_own_tmp_only_tightens() {
     not_run(&out, "cat of a key under a config the box wrote");
     assert!(text(&out.stderr).contains("sandboxes' own places"), "{}", text(&out.stderr));
 }
+
+// ---- session 19 (s19): rt7's ways out, closed by the lead ----
+
+/// rt7 A2: a clone the person's shell sources through what the shell and the kernel make of a
+/// path after home (`~//tools`, braces, a pattern, a variable) was the workspace: the box wrote
+/// the file the person's next shell ran. Now each spelling makes it no workspace.
+#[test]
+fn a_clone_named_through_the_shells_expansions_after_home_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let tools = home_clone(&w, "tools", "env.sh");
+    for line in
+        ["source ~//tools/env.sh", "source ~/tool{s,x}/env.sh", "source ~/too?s/env.sh", "source $HOME$X/tools/env.sh"]
+    {
+        w.write_home(".bashrc", &format!("# bashrc\n{line}\n"));
+        not_a_workspace(&w, &tools, "env.sh", None, ".bashrc names");
+    }
+}

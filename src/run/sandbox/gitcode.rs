@@ -137,7 +137,7 @@ pub(crate) fn global_code(globals: &Globals) -> Vec<(PathBuf, String)> {
         for e in &entries {
             let Some(value) = e.value.as_deref() else { continue };
             let named = |setting: &str, out: &mut Vec<(PathBuf, String)>, word: &str| {
-                if (word.starts_with('/') || word.starts_with("~/"))
+                if (word.starts_with('/') || word.starts_with('~'))
                     && let Some(p) = f.expand(word, Path::new("/"))
                 {
                     out.push((normalize(&p), format!("{setting} in {}", shown(file))));
@@ -426,9 +426,15 @@ impl<'a> Finder<'a> {
     }
 
     /// A path-valued setting: `~/` is home, a relative path is relative to `base`.
+    /// `~name/` is that user's home, as git takes it. Normalized as the kernel takes it: a
+    /// doubled slash after `~/` (`~//tools/hooks`) stays below home (rt7 A2).
     fn expand(&self, value: &str, base: &Path) -> Option<PathBuf> {
         if let Some(rest) = value.strip_prefix("~/") {
-            return self.globals.home.as_deref().map(|h| h.join(rest));
+            return self.globals.home.as_deref().map(|h| normalize(&join(h, rest)));
+        }
+        if let Some((name, rest)) = value.strip_prefix('~').and_then(|v| v.split_once('/')) {
+            let home = crate::policy::dirs::home_of(name)?;
+            return Some(normalize(&join(&home, rest)));
         }
         if value.starts_with('~') || value.is_empty() {
             return None;

@@ -246,6 +246,23 @@ impl Search<'_> {
     /// link at the top of home. An `open` path stands for what a pattern or a variable there
     /// names (`~/dotfiles/*.sh`): it also names a top-level beneath it, below home. Lexical:
     /// links deeper down are not followed.
+    fn names_any(&self, n: &Named) -> bool {
+        self.names(&n.path, n.open) || n.glob.as_ref().is_some_and(|g| self.glob_names(g))
+    }
+
+    /// Some path `glob` may name is in the top-level (or one of its aliases), in either
+    /// spelling of home.
+    fn glob_names(&self, glob: &Glob) -> bool {
+        let (home, real) = (self.facts.home, self.facts.real_home);
+        let respelled =
+            |p: &Path| [Some(p.to_path_buf()), real.and_then(|r| p.strip_prefix(r).ok().map(|rest| home.join(rest)))];
+        std::iter::once(self.root)
+            .chain(self.aliases.iter().map(PathBuf::as_path))
+            .flat_map(respelled)
+            .flatten()
+            .any(|at| glob.may_reach(&at))
+    }
+
     fn names(&self, p: &Path, open: bool) -> bool {
         let (home, real) = (self.facts.home, self.facts.real_home);
         let respelled = |p: &Path, from: &Path, to: Option<&Path>| {
@@ -377,7 +394,7 @@ impl Search<'_> {
                             dirs.push(n.path.clone());
                         }
                     }
-                    if self.names(&n.path, n.open) {
+                    if self.names_any(&n) {
                         return Some(format!(
                             "{} names {} in it (line {}), which the person's shell or tools run or read at start, \
                              outside the sandbox",
@@ -519,7 +536,7 @@ impl Search<'_> {
         let home = self.facts.home;
         for (line_no, line) in text.lines().enumerate() {
             let line = if line_no == 0 { &line[2..] } else { line };
-            if let Some(n) = named_paths(line, home, &mut cx).into_iter().find(|n| self.names(&n.path, n.open)) {
+            if let Some(n) = named_paths(line, home, &mut cx).into_iter().find(|n| self.names_any(n)) {
                 return Some((n.path, line_no + 1));
             }
         }
@@ -768,16 +785,25 @@ impl Spellings {
 
 /// `text` with what the shell takes out of a path before it uses it (rt6 X6): a backslash
 /// before a character (`~/b\tool` is `~/btool`), and the operator of an expansion of home
-/// (`${HOME:?}`, `${HOME:-/x}`, `${HOME%/}`: `${HOME}`). Borrowed where it has neither.
+/// (`${HOME:?}`, `${HOME:-/x}`, `${HOME%/}`: `${HOME}`), and what the kernel takes out of a
+/// path: a doubled slash and a `/./` (`~//tools`, `/home/me/./tools`: rt7 A2). Borrowed where
+/// it has none of them.
 fn as_the_shell_reads(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     const HOME: &[u8] = b"${HOME";
-    if memchr::memchr(b'\\', text).is_none() && memchr::memmem::find(text, HOME).is_none() {
+    if memchr::memchr(b'\\', text).is_none()
+        && memchr::memmem::find(text, HOME).is_none()
+        && memchr::memmem::find(text, b"//").is_none()
+        && memchr::memmem::find(text, b"/./").is_none()
+    {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = Vec::with_capacity(text.len());
     let mut at = 0;
     while at < text.len() {
-        if text[at] == b'\\' && at + 1 < text.len() && text[at + 1] != b'\n' {
+        if text[at] == b'/' && (out.last() == Some(&b'/') || text[at..].starts_with(b"/./")) {
+            // The next `/` stays.
+            at += if text[at..].starts_with(b"/./") { 2 } else { 1 };
+        } else if text[at] == b'\\' && at + 1 < text.len() && text[at + 1] != b'\n' {
             out.push(text[at + 1]);
             at += 2;
         } else if text[at..].starts_with(HOME)
@@ -915,6 +941,9 @@ pub(crate) struct Named {
     pub open: bool,
     /// It was a pattern in its last component (`~/.bashrc.d/*.sh`): the files of `path`.
     pub pattern: bool,
+    /// A word from home that the shell expands further (`~/tool{s,x}/env.sh`, `~/too?s`,
+    /// `$HOME$X/tools`, `~/$d/env.sh`): every path it may name ([`Glob`], rt7 A2).
+    pub glob: Option<Glob>,
 }
 
 /// Whose syntax a file is in: what starts a comment line.
@@ -1053,6 +1082,248 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
     if relative || cx.syntax == Syntax::Shell && text.contains("./") {
         relative_paths(&text, home, cx, &mut out);
     }
+    out.extend(home_globs(&text, home, sets_path(line)).into_iter().map(|g| Named {
+        path: home.to_path_buf(),
+        sourced: false,
+        open: true,
+        pattern: false,
+        glob: Some(g),
+    }));
+    out
+}
+
+/// What the shell may make of a word: its bytes, and where it expands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok {
+    Byte(u8),
+    /// `?`, `[...]`: one character, not `/`.
+    One,
+    /// `*`, `{1..9}`: any characters but `/`.
+    Star,
+    /// A variable (`$X`, `${X}`, `$(...)`): anything, `/` too.
+    Any,
+}
+
+/// The paths a word of a start-up line may name where the shell expands it after home
+/// (rt7 A2): braces expanded (up to [`MAX_BRACES`] words; past that, anything), patterns
+/// (`*`, `?`, `[...]`) for what they match, a variable for anything at all. Judged against a
+/// top-level by [`Glob::may_reach`]: some path it may name is in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Glob {
+    words: Vec<Vec<Tok>>,
+    /// The line sets `$PATH`: a directory it names is itself run from. Otherwise only a path
+    /// in a top-level counts (`ls ~/*` names each project, and runs nothing of them).
+    itself: bool,
+}
+
+/// How many words a word's braces may expand to before it is taken as anything.
+const MAX_BRACES: usize = 64;
+
+impl Glob {
+    /// Whether some path a word may name is `root` or in it.
+    fn may_reach(&self, root: &Path) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        let root = root.as_os_str().as_bytes();
+        self.words.iter().any(|w| reaches(w, root, self.itself))
+    }
+}
+
+/// Whether `word` may name a path in `root` (or `root` itself, with `itself`): it matches all
+/// of `root`, and what is left of it may go on with `/` and a name (or be empty).
+fn reaches(word: &[Tok], root: &[u8], itself: bool) -> bool {
+    // The positions in `word` that may come next, with what may be skipped (`*`, a variable)
+    // skipped too.
+    let close = |set: &mut Vec<usize>| {
+        let mut i = 0;
+        while i < set.len() {
+            let p = set[i];
+            if matches!(word.get(p), Some(Tok::Star | Tok::Any)) && !set.contains(&(p + 1)) {
+                set.push(p + 1);
+            }
+            i += 1;
+        }
+    };
+    let mut now = vec![0];
+    close(&mut now);
+    for &c in root {
+        let mut next = Vec::new();
+        for &p in &now {
+            let to = match word.get(p) {
+                Some(Tok::Byte(b)) if *b == c => Some(p + 1),
+                Some(Tok::One) if c != b'/' => Some(p + 1),
+                Some(Tok::Star) if c != b'/' => Some(p),
+                Some(Tok::Any) => Some(p),
+                _ => None,
+            };
+            if let Some(to) = to
+                && !next.contains(&to)
+            {
+                next.push(to);
+            }
+        }
+        close(&mut next);
+        if next.is_empty() {
+            return false;
+        }
+        now = next;
+    }
+    now.iter().any(|&p| match word.get(p) {
+        None => itself,
+        Some(Tok::Any) => true,
+        Some(Tok::Byte(b'/')) => itself || word[p + 1..].iter().any(|t| *t != Tok::Byte(b'/')),
+        _ => false,
+    })
+}
+
+/// The words of `text` that start with home (`~`, `$HOME`, `${HOME}`) and that the shell
+/// expands further after it ([`Glob`]); `home` stands for the spelling.
+fn home_globs(text: &str, home: &Path, itself: bool) -> Vec<Glob> {
+    use std::os::unix::ffi::OsStrExt;
+    let b = text.as_bytes();
+    if !b.iter().any(|c| b"*?[{$".contains(c)) {
+        return Vec::new();
+    }
+    let starts = |i: usize| i == 0 || b[i - 1].is_ascii_whitespace() || b"=:;()`|&<>,-+\"".contains(&b[i - 1]);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let prefix = ["${HOME}", "$HOME", "~"].into_iter().find(|p| b[i..].starts_with(p.as_bytes())).map(str::len);
+        let Some(prefix) = prefix.filter(|_| starts(i)) else {
+            i += 1;
+            continue;
+        };
+        // `$HOMEDIR` is another variable; `~name` another user's home (named_paths').
+        let after = b.get(i + prefix).copied();
+        if after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+            i += prefix;
+            continue;
+        }
+        let end = word_end(b, i + prefix);
+        let rest = &b[i + prefix..end];
+        i = end.max(i + 1);
+        if !rest.iter().any(|c| b"*?[{$".contains(c)) {
+            continue;
+        }
+        let mut words = Vec::new();
+        let mut anything = false;
+        for w in braces(rest, &mut anything) {
+            let mut toks: Vec<Tok> = home.as_os_str().as_bytes().iter().map(|c| Tok::Byte(*c)).collect();
+            toks.extend(tokens(&w));
+            words.push(toks);
+        }
+        if anything {
+            let mut toks: Vec<Tok> = home.as_os_str().as_bytes().iter().map(|c| Tok::Byte(*c)).collect();
+            toks.push(Tok::Any);
+            words.push(toks);
+        }
+        out.push(Glob { words, itself });
+    }
+    out
+}
+
+/// Where a word that starts at `from` ends: at a blank or an operator, and at `:` or `,`
+/// outside braces (a list of paths).
+fn word_end(b: &[u8], from: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, &c) in b.iter().enumerate().skip(from) {
+        match c {
+            b'{' => depth += 1,
+            b'}' if depth > 0 => depth -= 1,
+            b':' | b',' | b'}' if depth == 0 => return j,
+            c if c.is_ascii_whitespace() || b";|&<>()`\"'".contains(&c) => return j,
+            _ => {}
+        }
+    }
+    b.len()
+}
+
+/// The words a word's braces expand to (`a{b,c}d`: `abd`, `acd`), as bash does: only braces
+/// with a comma at their own level; `{1..9}` is a pattern (`*`). Past [`MAX_BRACES`] words,
+/// `anything` is set.
+fn braces(word: &[u8], anything: &mut bool) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut todo = vec![word.to_vec()];
+    while let Some(w) = todo.pop() {
+        if out.len() + todo.len() > MAX_BRACES {
+            *anything = true;
+            return out;
+        }
+        match brace_at(&w) {
+            None => out.push(w),
+            Some((open, close, commas)) => {
+                let mut cuts = vec![open];
+                cuts.extend(commas);
+                cuts.push(close);
+                for pair in cuts.windows(2) {
+                    let mut n = w[..open].to_vec();
+                    n.extend_from_slice(&w[pair[0] + 1..pair[1]]);
+                    n.extend_from_slice(&w[close + 1..]);
+                    todo.push(n);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The first `{` with a comma at its own level: where it opens, closes, and its commas.
+fn brace_at(w: &[u8]) -> Option<(usize, usize, Vec<usize>)> {
+    for open in (0..w.len()).filter(|&i| w[i] == b'{' && (i == 0 || w[i - 1] != b'$')) {
+        let (mut depth, mut commas) = (0usize, Vec::new());
+        for (j, &c) in w.iter().enumerate().skip(open + 1) {
+            match c {
+                b'{' => depth += 1,
+                b'}' if depth == 0 => {
+                    if !commas.is_empty() {
+                        return Some((open, j, commas));
+                    }
+                    break;
+                }
+                b'}' => depth -= 1,
+                b',' if depth == 0 => commas.push(j),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// A word (braces expanded) as the shell matches it: `*`, `?`, `[...]`, a variable, and
+/// what is left of a brace (`{1..9}`) are patterns; every other byte is itself.
+fn tokens(w: &[u8]) -> Vec<Tok> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < w.len() {
+        match w[i] {
+            b'*' => out.push(Tok::Star),
+            b'?' => out.push(Tok::One),
+            b'[' => match w[i + 1..].iter().position(|c| *c == b']') {
+                Some(len) => {
+                    out.push(Tok::One);
+                    i += len + 1;
+                }
+                None => out.push(Tok::Byte(b'[')),
+            },
+            // What is left of a brace is a sequence (`{1..9}`): any one name.
+            b'{' => {
+                out.push(Tok::Star);
+                i += w[i..].iter().position(|c| *c == b'}').unwrap_or(0);
+            }
+            b'$' => {
+                out.push(Tok::Any);
+                // The variable's name, or its braces.
+                if w.get(i + 1) == Some(&b'{') {
+                    i += w[i..].iter().position(|c| *c == b'}').unwrap_or(w.len() - i - 1);
+                } else {
+                    while w.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+                        i += 1;
+                    }
+                }
+            }
+            c => out.push(Tok::Byte(c)),
+        }
+        i += 1;
+    }
     out
 }
 
@@ -1111,7 +1382,8 @@ fn place(word: &str, home: &Path) -> Option<PathBuf> {
     let rest = ["${HOME}/", "$HOME/", "~/"].iter().find_map(|p| word.strip_prefix(p));
     let path = match rest {
         _ if word == "~" || word == "$HOME" => home.to_path_buf(),
-        Some(rest) => home.join(rest),
+        // Never `Path::join`: a doubled slash (`~//tools`) would leave home (rt7 A2).
+        Some(rest) => join(home, rest),
         None if word.starts_with('/') => PathBuf::from(word),
         None if word.starts_with(['$', '~', '-']) => return None,
         None => home.join(word),
@@ -1123,9 +1395,9 @@ fn place(word: &str, home: &Path) -> Option<PathBuf> {
 fn named(base: &Path, rest: &str, sourced: bool) -> Named {
     let parts: Vec<&str> = rest.split('/').collect();
     let open_at = parts.iter().position(|p| p.contains(['*', '?', '[', '$']));
-    let path = normalize(&base.join(parts[..open_at.unwrap_or(parts.len())].join("/")));
+    let path = normalize(&join(base, &parts[..open_at.unwrap_or(parts.len())].join("/")));
     let pattern = open_at.is_some_and(|at| at + 1 == parts.len() && !parts[at].contains('$'));
-    Named { path, sourced: sourced && open_at.is_none(), open: open_at.is_some(), pattern }
+    Named { path, sourced: sourced && open_at.is_none(), open: open_at.is_some(), pattern, glob: None }
 }
 
 /// The relative files an ssh `Include` line names, from `~/.ssh`.
@@ -1150,7 +1422,12 @@ mod tests {
     }
 
     fn paths_in(line: &str, cx: &mut Context) -> Vec<(String, bool)> {
-        named_paths(line, Path::new("/h"), cx).into_iter().map(|n| (n.path.display().to_string(), n.sourced)).collect()
+        // The words the shell expands further are tested by what they reach (below).
+        named_paths(line, Path::new("/h"), cx)
+            .into_iter()
+            .filter(|n| n.glob.is_none())
+            .map(|n| (n.path.display().to_string(), n.sourced))
+            .collect()
     }
 
     fn paths(line: &str) -> Vec<(String, bool)> {
@@ -1210,6 +1487,61 @@ mod tests {
     }
 
     /// A home with a clone in it, and what names it.
+    /// rt7 A2: what the shell and the kernel make of a path after home, a doubled slash,
+    /// braces, a pattern or a variable, is found; a pattern that names projects without
+    /// running anything of them (`ls ~/*`), or names another clone, is not.
+    #[test]
+    fn a_clone_named_through_the_shells_expansions_after_home_is_found() {
+        // A doubled slash stays below home (`Path::join` would start again at `/`), where the
+        // line is read as the shell reads it; the text search finds it too (below).
+        assert_eq!(paths("source ~//tools/env.sh"), vec![("/h/tools/env.sh".to_string(), true)]);
+        assert_eq!(
+            paths("cd $HOME//tools && ./run"),
+            vec![("/h/run".to_string(), false), ("/h/tools/run".to_string(), false)]
+        );
+        let h = Home::new();
+        std::fs::create_dir_all(h.at("tools")).unwrap();
+        std::fs::create_dir_all(h.at("proj")).unwrap();
+        for line in [
+            "source ~//tools/env.sh",
+            "source $HOME//tools/env.sh",
+            "source ${HOME}/./tools/env.sh",
+            "source ~/tool{s,x}/env.sh",
+            "source ~/{tools,}/env.sh",
+            "source ~/too?s/env.sh",
+            "source ~/[t]ools/env.sh",
+            "source $HOME$X/tools/env.sh",
+            "source ~/tool${X}s/env.sh",
+            "d=tools; source ~/$d/env.sh",
+            "export PATH=~/too{l,x}s:$PATH",
+            "export PATH=~//tools/bin:$PATH",
+        ] {
+            h.write(".bashrc", &format!("{line}\n"));
+            assert!(h.why("tools").is_some_and(|w| w.contains(".bashrc names")), "{line}: {:?}", h.why("tools"));
+        }
+        for line in [
+            "alias l='ls ~/*'",
+            "source ~/tool{x,y}/env.sh",
+            "for f in ~/.bashrc.d/*.sh; do . $f; done",
+            "source ~/too?/env.sh",
+            "export X=~/t*",
+        ] {
+            h.write(".bashrc", &format!("{line}\n"));
+            assert_eq!(h.why("tools"), None, "{line}");
+        }
+        h.write(".bashrc", "");
+        let home = h.at("");
+        for text in ["plugin=~//tools/p.py".to_string(), format!("plugin={}//tools/p.py", home.display())] {
+            h.write(".config/foo/x.conf", &format!("{text}\n"));
+            assert!(h.why("tools").is_some_and(|w| w.contains("x.conf names")), "{text}: {:?}", h.why("tools"));
+        }
+        assert_eq!(h.why("proj"), None);
+        h.write(".config/foo/x.conf", "");
+        // git takes `~//tools` as home's `tools` too.
+        h.write(".gitconfig", "[core]\n\thooksPath = ~//tools/hooks\n");
+        assert!(h.why("tools").is_some_and(|w| w.contains("core.hooksPath")), "{:?}", h.why("tools"));
+    }
+
     struct Home {
         dir: tempfile::TempDir,
         path_dirs: Vec<PathBuf>,
