@@ -6344,3 +6344,51 @@ fn a_clone_named_through_the_shells_expansions_after_home_is_no_workspace() {
         not_a_workspace(&w, &tools, "env.sh", None, ".bashrc names");
     }
 }
+
+/// rt7 A8: a job left in the box bound a path socket in the workspace, where the person's
+/// client (psql with `PGHOST` in the project) connected and sent its password. A boxed command
+/// can no longer make a socket or a FIFO in the workspace; the box's own `/tmp` still takes both.
+#[test]
+fn a_boxed_command_makes_no_socket_or_fifo_in_the_workspace() {
+    let Some(w) = world() else { return };
+    // A project in home, as a person's is (a workspace under `/tmp` is below the box's own
+    // `/tmp`, whose rights it shares: SECURITY.md).
+    let proj = home_clone(&w, "proj", "README");
+    std::fs::write(
+        proj.join("mk.py"),
+        "import socket, os, sys\n\
+         for d in sys.argv[1:]:\n\
+         \x20   for kind in ('sock', 'fifo'):\n\
+         \x20       p = os.path.join(d, 'x.' + kind)\n\
+         \x20       try:\n\
+         \x20           socket.socket(socket.AF_UNIX).bind(p) if kind == 'sock' else os.mkfifo(p)\n\
+         \x20           print(d, kind, 'made')\n\
+         \x20       except OSError as e:\n\
+         \x20           print(d, kind, 'refused', e.errno)\n",
+    )
+    .unwrap();
+    let out = script_in(&w, &proj, &format!("{} mk.py {} /tmp\n", python(), proj.display()));
+    let said = text(&out.stdout);
+    assert!(said.contains(&format!("{} sock refused", proj.display())), "{said} {}", text(&out.stderr));
+    assert!(said.contains(&format!("{} fifo refused", proj.display())), "{said}");
+    assert!(!proj.join("x.sock").exists() && !proj.join("x.fifo").exists());
+    assert!(said.contains("/tmp sock made") && said.contains("/tmp fifo made"), "the box's own /tmp: {said}");
+}
+
+/// rt7 A9: a FIFO a boxed command made at `.gitmodules` (before: any box could) hung every later
+/// command in the project, as agentsh read it to build the next box. A FIFO there, made outside
+/// the box, is passed over: the next command runs.
+#[test]
+fn a_fifo_where_agentsh_reads_git_files_hangs_nothing() {
+    let Some(w) = world() else { return };
+    for name in [".gitmodules", ".git/commondir"] {
+        let p = w.ws.path().join(name);
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let child = w.command(&["-c", "echo ran"]).spawn().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(child.wait_with_output()));
+        let out = rx.recv_timeout(Duration::from_secs(20)).unwrap_or_else(|_| panic!("{name}: agentsh hung")).unwrap();
+        assert_eq!(text(&out.stdout), "ran\n", "{name}: {}", text(&out.stderr));
+        std::fs::remove_file(&p).unwrap();
+    }
+}

@@ -171,10 +171,18 @@ pub(crate) fn global_code(globals: &Globals) -> Vec<(PathBuf, String)> {
     out
 }
 
+/// The text of a small file git keeps a path in (`.git`, `commondir`, `gitdir`), read as agentsh
+/// reads every file a box can write: a regular file only, never waited on (rt7 A9: a FIFO a
+/// box made there hung every later command), at most 4 KiB.
+fn small_text(path: &Path) -> Option<String> {
+    let bytes = crate::policy::files::read_capped(path, 4096).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 /// The git directory a `.git` file names (`gitdir: PATH`, relative to the file's directory),
 /// normalized. `None` where it names none.
 pub(crate) fn gitdir_file(dot_git: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot_git).ok()?;
+    let text = small_text(dot_git)?;
     let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     Some(normalize(&dot_git.parent()?.join(named)))
 }
@@ -333,10 +341,8 @@ impl<'a> Finder<'a> {
         self.begun.push(git_dir.clone());
         let commondir = join(&git_dir, "commondir");
         self.looked.push((commondir.clone(), false));
-        let common = std::fs::read_to_string(commondir)
-            .ok()
-            .map(|c| normalize(&git_dir.join(c.trim())))
-            .unwrap_or_else(|| git_dir.clone());
+        let common =
+            small_text(&commondir).map(|c| normalize(&git_dir.join(c.trim()))).unwrap_or_else(|| git_dir.clone());
         // Submodules named by `.gitmodules` whose git directory is elsewhere (or not absorbed).
         let mut gitmodules = Vec::new();
         self.read_config(&join(&worktree, ".gitmodules"), MAX_DEPTH, &mut gitmodules);
@@ -385,7 +391,7 @@ impl<'a> Finder<'a> {
             for e in entries.flatten() {
                 let gitdir = e.path().join("gitdir");
                 self.looked.push((gitdir.clone(), false));
-                let Ok(text) = std::fs::read_to_string(gitdir) else { continue };
+                let Some(text) = small_text(&gitdir) else { continue };
                 let dot_git = normalize(Path::new(text.trim()));
                 let Some(wt) = dot_git.parent().filter(|_| dot_git.is_absolute()) else { continue };
                 if within(&dot_git, &self.ws) {
@@ -406,12 +412,9 @@ impl<'a> Finder<'a> {
         if depth <= MAX_DEPTH && !self.found.read.iter().any(|r| r == path) {
             self.found.read.push(path.to_path_buf());
         }
-        let Ok(file) = std::fs::File::open(path) else { return };
-        let mut text = Vec::new();
-        use std::io::Read;
-        if file.take(MAX_CONFIG).read_to_end(&mut text).is_err() {
-            return;
-        }
+        // A box can write what is read here (rt7 A9: a FIFO at `.gitmodules` hung agentsh).
+        let Ok(file) = crate::policy::files::open(path, crate::policy::files::Links::Follow) else { return };
+        let Ok(text) = file.read_prefix(MAX_CONFIG) else { return };
         for e in parse(&text) {
             let include = e.name == "path"
                 && (e.section == "include" && e.sub.is_none() || e.section == "includeif" && e.sub.is_some());

@@ -51,9 +51,20 @@ pub(crate) fn plan(spec: &BoxSpec, top: &[String]) -> Vec<Rule> {
         rules.push(rule(&Path::new("/").join(name), read_access()));
     }
     rules.push(rule(Path::new("/dev"), AccessFs::ReadDir.into()));
+    // Sockets and FIFOs only in the box's own places (its `/tmp`, home and runtime directory):
+    // one made in the workspace is where the person's clients connect (`PGHOST=$PWD/.pg`), so
+    // a job left in the box could be their server and take the passwords they send, and a
+    // FIFO where agentsh or git reads a file hangs them (rt7 A8, A9).
     let all = all_access();
-    for r in spec.write.iter().chain(&spec.private).chain(&spec.caches) {
-        rules.push(rule(&r.path, all));
+    let shared = all & !(AccessFs::MakeSock | AccessFs::MakeFifo);
+    for r in spec.write.iter().chain(&spec.caches) {
+        rules.push(rule(&r.path, shared));
+    }
+    // Landlock's rights hold for all beneath a rule: a private place that holds the workspace
+    // (the box's home, or `/tmp` for a project there) gives them none either.
+    for r in &spec.private {
+        let holds = spec.write.iter().chain(&spec.caches).any(|w| super::within(&w.path, &r.path));
+        rules.push(rule(&r.path, if holds { shared } else { all }));
     }
     let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
     for d in &spec.devices {
@@ -151,8 +162,16 @@ mod tests {
         assert_eq!(get("/usr"), Some(read_access()));
         assert_eq!(get("/dev"), Some(AccessFs::ReadDir.into()), "no device is readable through /dev");
         assert_eq!(get("/dev/pts/3"), Some(AccessFs::WriteFile.into()));
-        assert_eq!(get("/w"), Some(all_access()));
+        // rt7 A8: no socket or FIFO in the workspace; the box's own places take them.
+        assert_eq!(get("/w"), Some(all_access() & !(AccessFs::MakeSock | AccessFs::MakeFifo)));
         assert_eq!(get("/h"), Some(all_access()));
+        // A private place that holds the workspace takes neither (the rights go beneath).
+        let mut held = spec.clone();
+        held.write = vec![Root::new("/h/proj", Origin::Workspace)];
+        let rules = plan(&held, &top);
+        let h = rules.iter().find(|r| r.path == Path::new("/h")).unwrap().access;
+        assert!(!h.contains(AccessFs::MakeSock) && !h.contains(AccessFs::MakeFifo));
+        assert_eq!(rules.iter().find(|r| r.path == Path::new("/tmp")).unwrap().access, all_access());
         assert!(get("/dev/null").unwrap().contains(AccessFs::IoctlDev));
         let keep = BoxSpec { keep_terminal: true, ttys: vec![Root::new("/dev/pts/3", Origin::Terminal)], ..spec };
         assert!(

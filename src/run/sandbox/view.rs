@@ -277,6 +277,13 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
 
 /// The mount at `path` (the one on top now), held by a descriptor that keeps naming it after
 /// another is mounted over it.
+/// The text of a settings file the box gets a copy of, read as every file of the person's
+/// that agentsh does not control: a regular file only, never waited on, at most 4 MiB.
+fn settings_text(path: &Path) -> Option<String> {
+    let bytes = crate::policy::files::read_capped(path, 4 << 20).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 fn mount_of(path: &Path) -> Result<OwnedFd, String> {
     use nix::fcntl::{OFlag, open};
     open(path, OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())
@@ -778,14 +785,12 @@ fn toolchain_secrets(
     const MAX_ENTRIES: usize = 500_000;
     // The first `len` bytes of the file at `p`, where it is smaller than `below`.
     let head = |p: &Path, len: u64, below: u64| -> Option<Vec<u8>> {
-        use std::io::Read;
-        let f = std::fs::File::open(p).ok()?;
-        if f.metadata().ok()?.len() >= below {
+        // Never waited on: a FIFO of the person's in a toolchain would hang the box's build.
+        let f = crate::policy::files::open(p, crate::policy::files::Links::Follow).ok()?;
+        if f.meta.len() >= below {
             return None;
         }
-        let mut head = Vec::new();
-        f.take(len).read_to_end(&mut head).ok()?;
-        Some(head)
+        f.read_prefix(len).ok()
     };
     let (mut hide, mut copies) = (Vec::new(), Vec::new());
     // A settings file: shown as a copy without what holds a credential, made now (so a token
@@ -927,7 +932,7 @@ impl Store {
         };
         match how {
             Copied::GitConfig | Copied::CargoConfig | Copied::Settings => {
-                let Ok(text) = std::fs::read_to_string(path) else { return Ok(None) };
+                let Some(text) = settings_text(path) else { return Ok(None) };
                 let filter = match how {
                     Copied::GitConfig => git_config,
                     Copied::CargoConfig => cargo_config,
@@ -942,7 +947,7 @@ impl Store {
                     if !e.file_type().is_ok_and(|t| t.is_file()) {
                         continue;
                     }
-                    let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
+                    let Some(text) = settings_text(&e.path()) else { continue };
                     write(&copy.join(e.file_name()), snapshot(&text)).map_err(fail)?;
                 }
             }
