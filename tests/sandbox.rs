@@ -6343,6 +6343,11 @@ fn a_clone_named_through_the_shells_expansions_after_home_is_no_workspace() {
         w.write_home(".bashrc", &format!("# bashrc\n{line}\n"));
         not_a_workspace(&w, &tools, "env.sh", None, ".bashrc names");
     }
+    // rt7 A10: through a link at the top of home to a directory that holds the clone.
+    let deep = home_clone(&w, "src/tools2", "env.sh");
+    std::os::unix::fs::symlink(w.home("src"), w.home("code")).unwrap();
+    w.write_home(".bashrc", "# bashrc\nsource ~/code/tools2/env.sh\n");
+    not_a_workspace(&w, &deep, "env.sh", None, ".bashrc names");
 }
 
 /// rt7 A8: a job left in the box bound a path socket in the workspace, where the person's

@@ -158,7 +158,13 @@ pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
         path_dirs: RefCell::default(),
     };
     const WRITABLE: &str = "name it in sandbox.writable to make it the workspace all the same";
-    if let Some(why) = s.git().or_else(|| s.startup()).or_else(|| s.configs()).or_else(|| s.path_links()) {
+    if let Some(why) = s
+        .git()
+        .or_else(|| s.startup())
+        .or_else(|| s.configs())
+        .or_else(|| s.path_links())
+        .or_else(|| s.path_through_links())
+    {
         return Some(NoWorkspace { why: format!("{why}; {WRITABLE}"), unchecked: false });
     }
     let unread = s.unread.into_inner()?;
@@ -172,8 +178,10 @@ pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
     })
 }
 
-/// The links at the top of home into `root` (`~/.oh-my-zsh -> ~/dotfiles/omz`): a path
-/// through one is in it. One `getdents` and a `readlink` per link there.
+/// The links at the top of home into `root` (`~/.oh-my-zsh -> ~/dotfiles/omz`), and through
+/// one to a directory that holds it, the path through the link (`~/code/tools` for
+/// `~/code -> ~/src` and `~/src/tools`, rt7 A10): a path through one is in it. One `getdents`
+/// and a `readlink` per link there.
 fn links_into(home: &Path, root: &Path, facts: &Facts) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(home) else { return Vec::new() };
     let plain = Search {
@@ -184,12 +192,27 @@ fn links_into(home: &Path, root: &Path, facts: &Facts) -> Vec<PathBuf> {
         parsed: RefCell::default(),
         path_dirs: RefCell::default(),
     };
-    entries
+    let spellings: Vec<PathBuf> = std::iter::once(root.to_path_buf())
+        .chain(facts.real_home.and_then(|r| root.strip_prefix(r).ok().map(|rest| home.join(rest))))
+        .chain(facts.real_home.and_then(|r| root.strip_prefix(home).ok().map(|rest| r.join(rest))))
+        .collect();
+    let mut out = Vec::new();
+    for link in entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
         .map(|e| join(home, &e.file_name().to_string_lossy()))
-        .filter(|link| std::fs::read_link(link).is_ok_and(|t| plain.names(&normalize(&home.join(t)), false)))
-        .collect()
+    {
+        let Ok(target) = std::fs::read_link(&link) else { continue };
+        let target = normalize(&home.join(target));
+        if plain.names(&target, false) {
+            out.push(link);
+        } else if let Some(rest) = spellings.iter().find_map(|r| r.strip_prefix(&target).ok())
+            && target.parent().is_some()
+        {
+            out.push(normalize(&link.join(rest)));
+        }
+    }
+    out
 }
 
 struct Search<'a> {
@@ -466,6 +489,26 @@ impl Search<'_> {
             }
         }
         None
+    }
+
+    /// rt7 A10: a directory of `$PATH` in the top-level through a link at the top of home
+    /// (`~/code/tools/bin`, `~/code -> ~/src`): the spec's own rule (`holds_path_dir`) reads
+    /// `$PATH` as written. A project's own environment (`.venv/bin`) is the project's.
+    fn path_through_links(&self) -> Option<String> {
+        let own_env =
+            |d: &Path| d.components().any(|c| super::spec::PROJECT_ENVIRONMENTS.iter().any(|e| c.as_os_str() == *e));
+        let dir = self
+            .facts
+            .path_dirs
+            .iter()
+            .filter(|d| d.is_absolute())
+            .map(|d| normalize(d))
+            .find(|d| !within(d, self.root) && !own_env(d) && self.aliases.iter().any(|a| within(d, a)))?;
+        Some(format!(
+            "{} is a directory of $PATH, in it through a link at the top of home, whose programs run outside the \
+             sandbox",
+            shown(&dir)
+        ))
     }
 
     /// R6: programs on `$PATH` that are links into the top-level, or small scripts that name
@@ -1499,7 +1542,7 @@ mod tests {
             paths("cd $HOME//tools && ./run"),
             vec![("/h/run".to_string(), false), ("/h/tools/run".to_string(), false)]
         );
-        let h = Home::new();
+        let mut h = Home::new();
         std::fs::create_dir_all(h.at("tools")).unwrap();
         std::fs::create_dir_all(h.at("proj")).unwrap();
         for line in [
@@ -1537,6 +1580,30 @@ mod tests {
         }
         assert_eq!(h.why("proj"), None);
         h.write(".config/foo/x.conf", "");
+        // rt7 A10: through a link at the top of home to a directory that holds the clone.
+        h.write(".gitconfig", "");
+        std::fs::create_dir_all(h.at("src/tools2")).unwrap();
+        std::os::unix::fs::symlink(h.at("src"), h.at("code")).unwrap();
+        std::os::unix::fs::symlink("src", h.at("code2")).unwrap();
+        for line in
+            ["source ~/code/tools2/env.sh", "source ~/code2/tools2/env.sh", "export PATH=~/code/tool?2/bin:$PATH"]
+        {
+            h.write(".bashrc", &format!("{line}\n"));
+            assert!(
+                h.why("src/tools2").is_some_and(|w| w.contains(".bashrc names")),
+                "{line}: {:?}",
+                h.why("src/tools2")
+            );
+        }
+        h.write(".bashrc", "source ~/code/other/env.sh\n");
+        assert_eq!(h.why("src/tools2"), None);
+        // The agent's own `$PATH` through the link; a project's environment there stays its own.
+        h.path_dirs = vec![h.at("code/tools2/.venv/bin")];
+        assert_eq!(h.why("src/tools2"), None);
+        h.path_dirs.push(h.at("code/tools2/bin"));
+        assert!(h.why("src/tools2").is_some_and(|w| w.contains("directory of $PATH")), "{:?}", h.why("src/tools2"));
+        h.path_dirs.clear();
+        h.write(".bashrc", "");
         // git takes `~//tools` as home's `tools` too.
         h.write(".gitconfig", "[core]\n\thooksPath = ~//tools/hooks\n");
         assert!(h.why("tools").is_some_and(|w| w.contains("core.hooksPath")), "{:?}", h.why("tools"));

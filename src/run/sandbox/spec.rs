@@ -932,7 +932,7 @@ const NO_PROJECT: &str = "it is no git repository and sandbox.writable does not 
 /// Directories that hold a project's own environment, whose programs are the project's (a
 /// virtualenv, `node_modules/.bin`, cargo's `target`): on `$PATH` inside a git top-level, they
 /// do not keep it from being the workspace.
-const PROJECT_ENVIRONMENTS: &[&str] = &[
+pub(crate) const PROJECT_ENVIRONMENTS: &[&str] = &[
     ".venv",
     "venv",
     ".direnv",
