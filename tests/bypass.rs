@@ -741,10 +741,28 @@ fn secret_paths_without_their_names() {
             ("cat /proc/*/environ", Gate),
             ("cat .env", Gate),
             ("cat config/.env.production", Gate),
+            // rt7 C4: a default's operand, and a path after a value the text does not show.
+            ("cat ${U:-~}/.ssh/id_ed25519", Gate),
+            ("cat \"${U-$HOME/.ssh/id_ed25519}\"", Gate),
+            ("cat ${U:-$HOME}/.aws/credentials", Gate),
+            ("p=/rootX; cat ${p%X}/.aws/credentials", Gate),
+            ("cat $U/root/.aws/credentials", Gate),
+            ("cat ${U:-/proc}/1234/environ", Gate),
+            ("grep -r key $X/.ssh/id_rsa", Gate),
         ],
         &default(),
     );
-    allowed(&["echo \"shadows and credentials\"", "grep -r \"id_rsa\" src/", "cat .env.example", "ls ~/*"], &default());
+    allowed(
+        &[
+            "echo \"shadows and credentials\"",
+            "grep -r \"id_rsa\" src/",
+            "cat .env.example",
+            "ls ~/*",
+            "cat ${X:-README.md}",
+            "grep $PATTERN src/main.rs",
+        ],
+        &default(),
+    );
 }
 
 // Issue 16 §6: false alarms on real agents' commands, fixed without letting their neighbours by.

@@ -1504,7 +1504,26 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
                     expanded = t;
                     expanded.as_str()
                 }
-                None => continue,
+                None => {
+                    // Its value cannot be known (rt7 C4: `${U:-~}/.ssh/id_ed25519`,
+                    // `$U/x/.aws/credentials`, `${p%X}/.aws/credentials`): what it may be.
+                    if safe && !w.text().starts_with('-') && !(pattern_first && positionals == 0) {
+                        if let Some(found) = computed_readings(w.text()).into_iter().find(|t| {
+                            let path = normalize_path(t);
+                            mentions_secret(&path) || glob_names_secret(t)
+                        }) {
+                            a.risk = Risk::Moderate;
+                            a.reasons = vec![format!(
+                                "reads or searches for {}, which may be {found}, which holds secrets",
+                                w.text()
+                            )];
+                        }
+                    }
+                    if !w.text().starts_with('-') {
+                        positionals += 1;
+                    }
+                    continue;
+                }
             },
         };
         if text.starts_with('-') {
@@ -1524,6 +1543,55 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
             a.reasons = vec![format!("reads or searches for {text}, which holds secrets")];
         }
     }
+}
+
+/// What a word whose value agentsh cannot know may be, as far as the text tells (rt7 C4): the
+/// operand of each default, assignment or alternative in it (`${U:-~/.ssh}/id_ed25519` is
+/// `~/.ssh/id_ed25519`), and where it ends in a path after an expansion, that path at the top
+/// (the expansion empty) and in home (`$p/.aws/credentials` may be `~/.aws/credentials`).
+fn computed_readings(raw: &str) -> Vec<String> {
+    let text = unquoted(raw).replace("${HOME}", "~").replace("$HOME", "~");
+    let mut out = Vec::new();
+    // Each `${X<op>WORD}` as WORD.
+    let mut with_operands = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("${") {
+        with_operands.push_str(&rest[..at]);
+        let body = &rest[at + 2..];
+        let name = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(body.len());
+        let (mut depth, mut end) = (0usize, body.len());
+        for (i, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    end = i;
+                    break;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        let ops = &body[name..end];
+        match [":-", "-", ":=", "=", ":+", "+"].iter().find_map(|op| ops.strip_prefix(op)) {
+            Some(operand) => with_operands.push_str(operand),
+            None => with_operands.push('$'),
+        }
+        rest = &body[(end + 1).min(body.len())..];
+    }
+    with_operands.push_str(rest);
+    if !with_operands.contains('$') {
+        out.push(with_operands.clone());
+    }
+    // The path after the last expansion.
+    if let Some(at) = with_operands.rfind(['$', '}', ')']) {
+        let tail = &with_operands[at + 1..];
+        let tail = tail.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '@' || c == '*');
+        if tail.starts_with('/') && tail.len() > 1 {
+            out.push(tail.to_string());
+            out.push(format!("~{tail}"));
+        }
+    }
+    out
 }
 
 /// True when a path or name points at credentials: SSH keys, cloud tokens, password files.

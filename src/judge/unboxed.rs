@@ -402,6 +402,18 @@ enum Spelling {
 /// The paths `word` may name: itself, and where it is an option, the path glued to it
 /// (`-a~/x`, `-I/x`, `-a.kaggle/x`).
 fn spellings(word: &str) -> Vec<Spelling> {
+    // A word that starts with a variable or a substitution the text does not set (`$U/x`,
+    // `${p%X}/.aws/x`, rt7 C4): it may be empty, and what follows then a path of its own; or
+    // home, where what follows starts with a dot-directory (`/.aws/credentials`).
+    if let Some(tail) = computed_head(word) {
+        let mut out: Vec<Spelling> = spelling(tail).into_iter().collect();
+        // Computed (`$_`: [`collapse_expansions`]), not a variable the agent's environment may
+        // set (`$HOMEBREW_PREFIX/.x`).
+        if word.starts_with("$_/") && tail.trim_start_matches('/').starts_with('.') && !tail.starts_with("/..") {
+            out.push(Spelling::Absolute(format!("~{tail}")));
+        }
+        return out;
+    }
     if let Some(option) = word.strip_prefix('-') {
         let mut out = Vec::new();
         let body = option.trim_start_matches('-');
@@ -418,6 +430,35 @@ fn spellings(word: &str) -> Vec<Spelling> {
         return out;
     }
     spelling(word).into_iter().collect()
+}
+
+/// What follows a word's head where the head is computed (`$U`, `$1`, `$@`, `${p%X}`, `$(..)`)
+/// and is followed by a path (`/x`).
+fn computed_head(word: &str) -> Option<&str> {
+    let rest = word.strip_prefix('$')?;
+    let len = match rest.chars().next()? {
+        '{' => closing(&rest[1..]) + 2,
+        '(' => {
+            let mut depth = 0usize;
+            rest.char_indices()
+                .find(|(_, c)| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(rest.len(), |(i, _)| i + 1)
+        }
+        '@' | '*' | '#' | '?' | '!' | '$' => 1,
+        c if c.is_ascii_digit() => 1,
+        c if c.is_ascii_alphabetic() || c == '_' => {
+            rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len())
+        }
+        _ => return None,
+    };
+    rest.get(len..).filter(|t| t.starts_with('/'))
 }
 
 /// How `word`, not an option, names a path.
@@ -1012,7 +1053,56 @@ fn words(text: &str, home: &str) -> Vec<String> {
         let rest = w.strip_prefix('~')?.strip_prefix(name).filter(|_| !name.is_empty())?;
         (rest.is_empty() || rest.starts_with('/')).then(|| format!("~{rest}"))
     };
-    unquoted.split(separator).filter(|w| !w.is_empty()).map(|w| own_tilde(w).unwrap_or_else(|| w.to_string())).collect()
+    let mut out: Vec<String> = unquoted
+        .split(separator)
+        .filter(|w| !w.is_empty())
+        .map(|w| own_tilde(w).unwrap_or_else(|| w.to_string()))
+        .collect();
+    // A braced expansion or a substitution the text does not set, kept whole with what follows
+    // it (`${p%X}/.aws/credentials`, `$(pwd)/x`): its value may be anything, home included
+    // ([`spellings`], rt7 C4). Added to the words above, which judge what is inside it.
+    if unquoted.contains("${") || unquoted.contains("$(") {
+        let collapsed = collapse_expansions(&unquoted);
+        out.extend(collapsed.split(separator).filter(|w| w.starts_with('$') && w.contains('/')).map(str::to_string));
+    }
+    out
+}
+
+/// `text` with each `${...}` and `$(...)` (nested ones within) as `$_`, but `${NAME}` as `$NAME`.
+fn collapse_expansions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${").into_iter().chain(rest.find("$(")).min() {
+        out.push_str(&rest[..at]);
+        let (open, close) = if rest[at..].starts_with("${") { ('{', '}') } else { ('(', ')') };
+        // `${NAME}` is `$NAME`: a variable, not a computed value.
+        if open == '{'
+            && let Some(len) = rest[at + 2..].find('}')
+            && len > 0
+            && rest[at + 2..at + 2 + len].chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            out.push('$');
+            out.push_str(&rest[at + 2..at + 2 + len]);
+            rest = &rest[at + 3 + len..];
+            continue;
+        }
+        let mut depth = 0usize;
+        let end = rest[at + 1..]
+            .char_indices()
+            .find(|(_, c)| {
+                if *c == open {
+                    depth += 1;
+                } else if *c == close {
+                    depth -= 1;
+                }
+                depth == 0
+            })
+            .map_or(rest.len(), |(i, _)| at + 1 + i + 1);
+        out.push_str("$_");
+        rest = &rest[end.min(rest.len())..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `text` with bash's ANSI-C quoting (`$'\x7e/notes'`) decoded: the word it makes.
@@ -1087,6 +1177,14 @@ fn home_variables(text: &str, name: &str) -> String {
         };
         // `$PWD` as `.` and `$OLDPWD` as `~-` (each only plain: `${PWD%/*}` is computed).
         let plain = len == var.len() || len == var.len() + 2;
+        // `${X:-WORD}`, `${X-WORD}`, `${X:=WORD}`, `${X:+WORD}`, ...: the word may be WORD (rt7 C4:
+        // `cat ${U:-~}/.ssh/id_ed25519`), read as the shell reads it.
+        if let Some(operand) = after.strip_prefix('{').and_then(|b| default_operand(b, var)) {
+            out.push_str(&home_variables(operand, name));
+            rest = &after[1 + var.len()..];
+            rest = &rest[rest.len().min(closing(rest) + 1)..];
+            continue;
+        }
         match var {
             "HOME" => out.push('~'),
             "PWD" if plain => out.push('.'),
@@ -1102,6 +1200,33 @@ fn home_variables(text: &str, name: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The operand of a braced expansion's default, assignment or alternative (`X:-WORD}`, `X-WORD}`,
+/// `X:=WORD}`, `X=WORD}`, `X:+WORD}`, `X+WORD}`), for the variable `var` at the start of
+/// `braced` (after `${`). Not home's own variables, which [`home_variables`] reads as home.
+fn default_operand<'a>(braced: &'a str, var: &str) -> Option<&'a str> {
+    if var.is_empty() || matches!(var, "HOME" | "PWD" | "OLDPWD" | "USER" | "LOGNAME") {
+        return None;
+    }
+    let ops = &braced[var.len()..];
+    let body = [":-", "-", ":=", "=", ":+", "+"].iter().find_map(|op| ops.strip_prefix(op))?;
+    Some(&body[..closing(body).min(body.len())])
+}
+
+/// Where the `}` that closes a braced expansion is in `text` (after its `${`), nested ones
+/// skipped: `text.len()` where none does.
+fn closing(text: &str) -> usize {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return i,
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    text.len()
 }
 
 /// How the shell's own process is named in `/proc`: `/proc/$$` is the shell's, as `self` is.
@@ -1247,6 +1372,33 @@ mod tests {
 
     fn asks(text: &str, cwd: &str) -> bool {
         hidden_read(text, &sight(cwd)).is_some()
+    }
+
+    /// rt7 C4: a word whose head the text does not set, and the operand of a default, name home
+    /// as well as a literal path does.
+    #[test]
+    fn a_default_or_an_unset_head_naming_home_needs_a_person() {
+        for text in [
+            "cat ${UNSET:-/home/u}/.ssh/id_ed25519",
+            "cat ${U:-~}/.ssh/id_ed25519",
+            "cat \"${U-/home/u/.ssh/id_ed25519}\"",
+            "cat ${U:-$HOME}/.aws/credentials",
+            "cat ${U:+/home/u/notes/x}",
+            "p=/home/uX; cat ${p%X}/.aws/credentials",
+            "p=/HOME/U; cat ${p,,}/.ssh/id_ed25519",
+            "cat $U/home/u/.aws/credentials",
+            "cat $1/home/u/notes/x",
+            "cat $@/data/u/notes/x",
+            "cd $U/home/u && grep -r . .",
+            "cd ${U:-~}/.config/gh && cat hosts.yml",
+            "cat $(pwd)/.aws/credentials",
+            "cat ${U:-/srv/secret}/x",
+        ] {
+            assert!(asks(text, "/tmp"), "{text}");
+        }
+        for text in ["ls $VIRTUAL_ENV/bin", "cat ${X:-/tmp/a}", "cat $U/etc/hostname", "cat ${X%/}/README"] {
+            assert!(!asks(text, "/tmp"), "{text}");
+        }
     }
 
     /// `sandbox.denyRead` holds where there is no box too (the box covers it wherever it is).
