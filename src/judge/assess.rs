@@ -1507,17 +1507,19 @@ fn protect_paths(a: &mut Assessment, name: &str, args: &[Word]) {
                 None => {
                     // Its value cannot be known (rt7 C4: `${U:-~}/.ssh/id_ed25519`,
                     // `$U/x/.aws/credentials`, `${p%X}/.aws/credentials`): what it may be.
-                    if safe && !w.text().starts_with('-') && !(pattern_first && positionals == 0) {
-                        if let Some(found) = computed_readings(w.text()).into_iter().find(|t| {
+                    if safe
+                        && !w.text().starts_with('-')
+                        && !(pattern_first && positionals == 0)
+                        && let Some(found) = computed_readings(w.text()).into_iter().find(|t| {
                             let path = normalize_path(t);
                             mentions_secret(&path) || glob_names_secret(t)
-                        }) {
-                            a.risk = Risk::Moderate;
-                            a.reasons = vec![format!(
-                                "reads or searches for {}, which may be {found}, which holds secrets",
-                                w.text()
-                            )];
-                        }
+                        })
+                    {
+                        a.risk = Risk::Moderate;
+                        a.reasons = vec![format!(
+                            "reads or searches for {}, which may be {found}, which holds secrets",
+                            w.text()
+                        )];
                     }
                     if !w.text().starts_with('-') {
                         positionals += 1;
