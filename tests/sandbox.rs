@@ -6397,3 +6397,28 @@ fn a_fifo_where_agentsh_reads_git_files_hangs_nothing() {
         std::fs::remove_file(&p).unwrap();
     }
 }
+
+/// rt7 B9: the agent's headless box and a box that keeps the person's terminal (their own
+/// `agentsh -c 'make test'` in a pane) shared the workspace's private `/tmp`: a path socket
+/// there took the terminal's descriptor to a job in the headless box, outside the terminal's
+/// session, which read what the person typed at their prompt. Now each terminal has its own.
+#[test]
+fn a_box_that_keeps_a_terminal_shares_no_tmp_with_the_headless_one() {
+    let Some(w) = world() else { return };
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let headless = w.run("echo headless > /tmp/mark; ls /tmp");
+    succeeded(&headless, "the headless box writes its /tmp");
+    let out = w
+        .command(&["-c", "ls /tmp; cat /tmp/mark || true"])
+        .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stdout).contains("headless"),
+        "the terminal's box sees the headless box's /tmp: {}",
+        text(&out.stdout)
+    );
+    // The headless box keeps its own.
+    assert!(text(&w.run("cat /tmp/mark").stdout).contains("headless"));
+}

@@ -371,7 +371,12 @@ impl BoxSpec {
             }
         }
 
-        let store = join(records, &format!("w-{}", store_key(ws.as_deref().unwrap_or(&cwd))));
+        // Per workspace, and for a box that keeps a terminal, per terminal too (rt7 B9): a path
+        // socket in a `/tmp` the agent's headless box shared with the person's terminal box
+        // took the terminal's descriptor to a job outside its session, which read what the
+        // person typed at their prompt.
+        let terminal = if place.keep_terminal { place.ttys.as_slice() } else { &[] };
+        let store = join(records, &format!("w-{}", store_key(ws.as_deref().unwrap_or(&cwd), terminal)));
         let mut private = vec![Root::new(home.clone(), Origin::Private)];
         private.extend(TEMP.iter().map(|t| Root::new(*t, Origin::Private)));
         private.push(Root::new("/dev/shm", Origin::Private));
@@ -1064,10 +1069,13 @@ fn expand(p: &Path, home: &Path) -> Option<PathBuf> {
 }
 
 /// The name of a workspace's private places under the records directory: its path hashed.
-fn store_key(workspace: &Path) -> String {
+fn store_key(workspace: &Path, terminals: &[PathBuf]) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut k = super::holder::Key::new();
     k.item(workspace.as_os_str().as_bytes());
+    for t in terminals {
+        k.item(t.as_os_str().as_bytes());
+    }
     k.finish()
 }
 
