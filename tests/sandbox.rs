@@ -6422,3 +6422,164 @@ fn a_box_that_keeps_a_terminal_shares_no_tmp_with_the_headless_one() {
     // The headless box keeps its own.
     assert!(text(&w.run("cat /tmp/mark").stdout).contains("headless"));
 }
+
+// ---- fix7-env: every directory the environment moves, judged by the one rule (rt7 A3) ----
+
+/// rt7 A3: the agent sets every variable agentsh reads a directory from (the toolchain homes
+/// whose layouts the lists show, the toolchain and cache variables, `$PATH`, the runtime
+/// directory) to a directory below a dot-directory of home (`~/.config/gh`), an ordinary one
+/// (`~/Documents`) or another project (`~/proj2`). Nothing there is read: not the directory, not
+/// what a toolchain's home holds there (`CARGO_HOME=~/.config` made `~/.config/git`, git's
+/// credential store, a cache), not its `.env`.
+#[test]
+fn no_variable_shows_settings_ordinary_directories_or_other_projects() {
+    use agentsh::run::sandbox::{CACHE_VARS, TOOL_VARS, spec};
+    let Some(w) = world() else { return };
+    git(&w.home(""), &["init", "-q", "proj2"]);
+    let targets = [".config/gh", "Documents", "proj2"];
+    // What the lists show of a toolchain's home, wherever the environment moves it.
+    let mut layouts: Vec<&str> = Vec::new();
+    for rel in spec::HOME_CACHES.iter().chain(spec::HOME_VISIBLE.iter().map(|(r, _)| r)) {
+        if let Some(rest) = [".cargo/", ".cache/", "go/", ".gradle/"].iter().find_map(|p| rel.strip_prefix(p)) {
+            layouts.push(rest);
+        }
+    }
+    for t in targets {
+        w.write_home(&format!("{t}/hosts.yml"), "oauth_token: A3SECRET\n");
+        w.write_home(&format!("{t}/.env"), "TOKEN=A3SECRET\n");
+        for rest in &layouts {
+            // Only a toolchain's root holds a `bin`: an ordinary directory of home does not.
+            if *rest == "bin" && t == "Documents" {
+                continue;
+            }
+            let file = ["env", "config", "config.toml"].contains(rest);
+            w.write_home(&if file { format!("{t}/{rest}") } else { format!("{t}/{rest}/credentials") }, "A3SECRET\n");
+        }
+    }
+    let vars: Vec<&str> = [
+        "XDG_RUNTIME_DIR",
+        "XDG_CACHE_HOME",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "GOPATH",
+        "GOMODCACHE",
+        "GRADLE_USER_HOME",
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "PATH",
+    ]
+    .into_iter()
+    .chain(TOOL_VARS.iter().copied())
+    .chain(CACHE_VARS.iter().copied())
+    .collect();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut shown = Vec::new();
+    for t in targets {
+        let dir = w.home(t);
+        w.write("probe.sh", &format!("/bin/grep -rs A3SECRET {} /dev/null\necho probed\n", dir.display()));
+        for var in &vars {
+            let value = if *var == "PATH" { format!("{}:{path}", dir.display()) } else { dir.display().to_string() };
+            let out = w.command(&["-c", "sh probe.sh"]).env(var, &value).output().unwrap();
+            assert!(text(&out.stdout).contains("probed"), "{var}={t}: the probe did not run: {}", text(&out.stderr));
+            if text(&out.stdout).contains("A3SECRET") {
+                shown.push(format!("{var}=~/{t} shows: {}", text(&out.stdout)));
+            }
+        }
+    }
+    assert!(shown.is_empty(), "{}", shown.join("\n"));
+    // Without the box, the probe reads them (a test that can fail).
+    let out = w.unboxed(&format!("/bin/grep -rs A3SECRET {} /dev/null\n", w.home("proj2").display()));
+    assert!(text(&out.stdout).contains("A3SECRET"), "{}", text(&out.stderr));
+}
+
+/// rt7 A3, the other side: toolchain homes and caches where people move them still work in the
+/// box. Cargo's home where the XDG convention puts it (`~/.local/share/cargo`) builds with the
+/// crate from its registry cache and no network, npm installs from `~/.cache/npm`, pip finds
+/// its cache in `~/.cache/pip-moved`, Go its modules in `~/.cache/go/mod`.
+#[test]
+fn toolchain_homes_and_caches_where_people_move_them_still_work() {
+    let Some(w) = world() else { return };
+    let real_home = PathBuf::from(std::env::var_os("HOME").unwrap_or_default());
+    let real = std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| real_home.join(".cargo"));
+    // The one crate the build needs, copied from the machine's registry into the moved home.
+    let index = std::fs::read_dir(real.join("registry/index"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name())
+        .find(|n| real.join("registry/index").join(n).join(".cache/it/oa/itoa").is_file());
+    let Some(index) = index else {
+        skip("the machine's cargo registry holds no itoa: cargo build not tried");
+        return;
+    };
+    let index = index.to_string_lossy().into_owned();
+    let krate = std::fs::read_dir(real.join("registry/cache").join(&index))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("itoa-")));
+    let Some(krate) = krate else {
+        skip("the machine's cargo registry holds no itoa crate: cargo build not tried");
+        return;
+    };
+    let cargo_home = w.home(".local/share/cargo");
+    let at = |rel: String| {
+        let p = cargo_home.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        p
+    };
+    let src = real.join("registry/index").join(&index);
+    std::fs::copy(src.join("config.json"), at(format!("registry/index/{index}/config.json"))).unwrap();
+    std::fs::copy(src.join(".cache/it/oa/itoa"), at(format!("registry/index/{index}/.cache/it/oa/itoa"))).unwrap();
+    std::fs::copy(&krate, at(format!("registry/cache/{index}/{}", krate.file_name().unwrap().to_string_lossy())))
+        .unwrap();
+    w.write(
+        "Cargo.toml",
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nitoa = \"1\"\n",
+    );
+    w.write("src/main.rs", "fn main() { println!(\"built {}\", itoa::Buffer::new().format(7)); }\n");
+    w.write_home(".cache/pip-moved/http/entry", "pip-cached\n");
+    w.write_home(".cache/go/mod/cache/download/entry", "go-cached\n");
+    let body = format!(
+        "set -e\ncargo build --offline -q\n./target/debug/fixture\ncat \"$PIP_CACHE_DIR/http/entry\"\n\
+         {} -m pip cache dir\ncat \"$GOMODCACHE/cache/download/entry\"\n{INSIDE}",
+        python()
+    );
+    w.write("probe.sh", &body);
+    let out = w
+        .command(&["-c", "sh probe.sh"])
+        .env("CARGO_HOME", &cargo_home)
+        .env("PIP_CACHE_DIR", w.home(".cache/pip-moved"))
+        .env("GOMODCACHE", w.home(".cache/go/mod"))
+        .output()
+        .unwrap();
+    succeeded(&out, "cargo build, pip and go's caches in moved homes");
+    assert_eq!(
+        text(&out.stdout),
+        format!("built 7\npip-cached\n{}\ngo-cached\n", w.home(".cache/pip-moved").display()),
+        "{}",
+        text(&out.stderr)
+    );
+    // Nothing of what the box wrote reached the person's moved home.
+    assert!(!cargo_home.join("registry/src").exists(), "the box unpacked into the person's cargo home");
+    if Command::new("npm").arg("--version").output().is_err() {
+        skip("npm is not installed: npm install not tried");
+        return;
+    }
+    let npm_cache = w.home(".cache/npm");
+    let cached = Command::new("npm")
+        .args(["cache", "add", "is-number@7.0.0"])
+        .env("HOME", w.home.path())
+        .env("npm_config_cache", &npm_cache)
+        .output();
+    if !cached.is_ok_and(|o| o.status.success()) {
+        skip("the npm registry cannot be reached to fill the cache");
+        return;
+    }
+    let _ = std::fs::remove_dir_all(w.records());
+    w.write("probe.sh", &format!("set -e\nnpm install --offline --no-audit --no-fund is-number@7.0.0\n{INSIDE}"));
+    let out = w.command(&["-c", "sh probe.sh"]).env("npm_config_cache", &npm_cache).output().unwrap();
+    succeeded(&out, "npm install from a moved cache");
+    assert!(w.path("node_modules/is-number/package.json").exists());
+}

@@ -116,10 +116,15 @@ pub struct Place {
     /// does (`bin`, `shims`, `versions`, ...: `JAVA_HOME=~/notes`, rt5 B6): not shown. Looked
     /// for only when a box is made, as [`Place::runs_elsewhere`] is.
     pub not_toolchains: Vec<PathBuf>,
+    /// The git top-levels in a home that hold a toolchain or cache directory the environment
+    /// names, or are one (`GOMODCACHE=~/proj2`, rt7 A3): another project, never shown as a
+    /// toolchain or a cache. Looked for only when a box is made, as
+    /// [`Place::runs_elsewhere`] is.
+    pub projects: Vec<PathBuf>,
 }
 
 /// Environment variables that name a toolchain's directory.
-const TOOL_VARS: &[&str] = &[
+pub const TOOL_VARS: &[&str] = &[
     "PYENV_ROOT",
     "NVM_DIR",
     "VOLTA_HOME",
@@ -141,7 +146,7 @@ const SNAPSHOT_DIRS: &[(&str, &str, &str)] =
     &[("CODEX_HOME", "shell_snapshots", ".codex"), ("CLAUDE_CONFIG_DIR", "shell-snapshots", ".claude")];
 
 /// Environment variables that name a cache (the tools' own names for them).
-const CACHE_VARS: &[&str] = &[
+pub const CACHE_VARS: &[&str] = &[
     "npm_config_cache",
     "NPM_CONFIG_CACHE",
     "PIP_CACHE_DIR",
@@ -227,6 +232,7 @@ impl Place {
             runs_elsewhere: None,
             git_above: Vec::new(),
             not_toolchains: Vec::new(),
+            projects: Vec::new(),
         }
     }
 }
@@ -265,6 +271,38 @@ fn git_above(root: &Path) -> Vec<PathBuf> {
         .filter(|d| std::fs::symlink_metadata(join(d, ".git")).is_ok())
         .map(Path::to_path_buf)
         .collect()
+}
+
+/// [`Place::projects`]: for each directory the environment names as a toolchain's or a cache
+/// (or moves a toolchain's home to) in a home, the git top-levels from it up to that home,
+/// the home left out (one kept in git). A `statx` for each directory on the way, only for
+/// what the environment names in a home.
+fn projects(place: &Place) -> Vec<PathBuf> {
+    let homes: Vec<PathBuf> = [place.home.as_deref(), place.real_home.as_deref(), Some(Path::new("/root"))]
+        .into_iter()
+        .flatten()
+        .map(normalize)
+        .collect();
+    let is_home = |d: &Path| homes.iter().any(|h| h == d) || d.parent() == Some(Path::new("/home"));
+    let moved = [
+        &place.xdg_cache_home,
+        &place.cargo_home,
+        &place.rustup_home,
+        &place.gopath,
+        &place.gomodcache,
+        &place.gradle_user_home,
+    ];
+    let named = moved.into_iter().flatten().chain(&place.tool_dirs).chain(&place.cache_dirs).map(|d| normalize(d));
+    let mut found = Vec::new();
+    for dir in named {
+        let Some(top) = dir.ancestors().find(|a| is_home(a)) else { continue };
+        for d in dir.ancestors().take_while(|a| *a != top) {
+            if !found.iter().any(|f: &PathBuf| f == d) && std::fs::symlink_metadata(join(d, ".git")).is_ok() {
+                found.push(d.to_path_buf());
+            }
+        }
+    }
+    found
 }
 
 pub(crate) use crate::policy::dirs::normalize;
@@ -499,6 +537,7 @@ impl BoxPlan {
                 .cloned()
                 .collect();
             place.to_mut().not_toolchains = not;
+            place.to_mut().projects = projects(&self.place);
         }
         if for_box && self.place.workspace.git_dir.is_some() {
             place.to_mut().git_above = git_above(&normalize(&self.place.workspace.root));

@@ -389,6 +389,23 @@ impl BoxSpec {
             private.push(Root::new(cargo_home.clone(), Origin::Private));
         }
 
+        let hidden = hidden_places();
+        let own_norm: Vec<PathBuf> = own.iter().map(|o| normalize(o)).collect();
+        let rule = EnvRule {
+            home: &home,
+            real_home: real_home.as_deref(),
+            hidden: &hidden,
+            private: &private,
+            own: &own_norm,
+            not_toolchains: &place.not_toolchains,
+            projects: &place.projects,
+            workspace: ws.as_deref(),
+            cargo_home: Some(&cargo_home),
+        };
+        let hides = |p: &Path| rule.hides(p);
+        let own_place = |p: &Path| own.iter().any(|o| within(p, &normalize(o)));
+        let not_a_toolchains = |dir: &Path, kind: EnvDir| rule.refusal(dir, kind);
+
         let mut visible: Vec<Root> = Vec::new();
         let show = |visible: &mut Vec<Root>, path: PathBuf, from: Origin| {
             if !visible.iter().any(|r| r.path == path) {
@@ -396,9 +413,23 @@ impl BoxSpec {
             }
         };
         for (rel, from) in HOME_VISIBLE {
-            match rel.strip_prefix(".cargo/") {
-                Some(rest) => show(&mut visible, join(&cargo_home, rest), *from),
-                None => show(&mut visible, in_home(rel), *from),
+            let Some(rest) = rel.strip_prefix(".cargo/") else {
+                show(&mut visible, in_home(rel), *from);
+                continue;
+            };
+            // Where the environment moves cargo's home, what the list shows of it is judged as
+            // any directory the environment names (rt7 A3: `CARGO_HOME=~/.kube` named
+            // `~/.kube/config`, `CARGO_HOME=~/.config/gh` showed `~/.config/gh/bin`).
+            let path = join(&cargo_home, rest);
+            match not_a_toolchains(&path, EnvDir::Layout).filter(|_| cargo_home != in_home(".cargo")) {
+                None => show(&mut visible, path, *from),
+                Some(why) => refused.push(Refused {
+                    path,
+                    why: format!(
+                        "a toolchain directory the environment names, but {why}: not shown; name \
+                         what the sandbox should show in sandbox.readable"
+                    ),
+                }),
             }
         }
         let mut caches: Vec<Root> = Vec::new();
@@ -435,30 +466,19 @@ impl BoxSpec {
                 caches.push(Root::new(dir, Origin::Cache));
             }
         }
-        let hidden = hidden_places();
-        let own_norm: Vec<PathBuf> = own.iter().map(|o| normalize(o)).collect();
-        let rule = EnvRule {
-            home: &home,
-            real_home: real_home.as_deref(),
-            hidden: &hidden,
-            private: &private,
-            own: &own_norm,
-            not_toolchains: &place.not_toolchains,
-        };
-        let hides = |p: &Path| rule.hides(p);
-        let own_place = |p: &Path| own.iter().any(|o| within(p, &normalize(o)));
-        let too_wide = |dir: &Path| rule.too_wide(dir);
-        let not_a_toolchains = |dir: &Path, kind: EnvDir| rule.refusal(dir, kind);
         // A cache the environment moves (`PIP_CACHE_DIR`, `GOMODCACHE`, `XDG_CACHE_HOME`,
-        // `RUSTUP_HOME`, ...) is shown, copy-on-write, only where it is narrow too: the box reads
-        // all of a cache, so `PIP_CACHE_DIR=~/.config` would show every token in it.
+        // `RUSTUP_HOME`, what `CARGO_HOME`'s `registry` and `git` become, ...) is shown,
+        // copy-on-write, only where the one default-deny rule shows a cache: the box reads all of
+        // a cache, so `PIP_CACHE_DIR=~/.config` would show every token in it, and
+        // `CARGO_HOME=~/.config` git's credential store as its `git` (rt5 B6, rt7 A3).
         let builtin: Vec<PathBuf> = HOME_CACHES.iter().map(|rel| in_home(rel)).collect();
+        let named = [&place.rustup_home, &place.gomodcache].into_iter().flatten().chain(&place.cache_dirs);
+        let named: Vec<PathBuf> = named.map(|d| normalize(d)).collect();
         caches.retain(|c| {
-            // What a cache variable names anywhere is judged as a cache of its own (rt5 B6); what
-            // a toolchain's home variable moves (`CARGO_HOME`, `RUSTUP_HOME`, ...) holds the
-            // list's names only.
-            let named = place.cache_dirs.iter().any(|d| normalize(d) == c.path);
-            let why = if named { not_a_toolchains(&c.path, EnvDir::Cache) } else { too_wide(&c.path) };
+            // A directory a variable names is a cache where its name says so; what a moved
+            // toolchain home holds (`registry`, `pip`, `ccache`) only where the list has it.
+            let kind = if named.contains(&c.path) { EnvDir::Cache } else { EnvDir::Layout };
+            let why = not_a_toolchains(&c.path, kind);
             let Some(why) = why.filter(|_| !builtin.contains(&c.path)) else { return true };
             refused.push(Refused {
                 path: c.path.clone(),
@@ -724,14 +744,25 @@ struct EnvRule<'a> {
     /// agentsh's own directories, normalized.
     own: &'a [PathBuf],
     not_toolchains: &'a [PathBuf],
+    /// [`Place::projects`].
+    projects: &'a [PathBuf],
+    /// The workspace, whose own git repository is no other project.
+    workspace: Option<&'a Path>,
+    /// Cargo's home: where it is outside home, a private place of cargo's, not of sockets.
+    cargo_home: Option<&'a Path>,
 }
 
 impl EnvRule<'_> {
     /// Whether the box hides `p` (nothing shown there yet).
     fn hides(&self, p: &Path) -> bool {
+        self.hides_but(p, None)
+    }
+
+    /// The same, with the private place `but` left out.
+    fn hides_but(&self, p: &Path, but: Option<&Path>) -> bool {
         self.hidden.iter().any(|h| within(p, &h.path))
             || self.real_home.is_some_and(|r| within(p, r))
-            || self.private.iter().any(|h| within(p, &h.path))
+            || self.private.iter().any(|h| Some(h.path.as_path()) != but && within(p, &h.path))
             || DEVICES_ROOT.iter().any(|d| within(p, Path::new(d)))
     }
 
@@ -778,8 +809,13 @@ impl EnvRule<'_> {
     /// than a home (`/tmp/tmux-0`, `/run/user/0`, the runtime directory: the person's
     /// sockets); in a home, never one below a dot-directory (`~/.config/gh`, `~/.docker/run`:
     /// settings, tokens, sockets), and of the ordinary ones only a programs directory
-    /// (`~/bin`, `~/sdk/flutter/bin`), a toolchain's root that holds one, or a cache.
-    /// What `HOME_VISIBLE` and `HOME_CACHES` list is shown whatever this says.
+    /// (`~/bin`, `~/sdk/flutter/bin`), a toolchain's root that holds one, or a cache; never
+    /// one in another project (a git repository, rt7 A3: `GOMODCACHE=~/proj2`), but a
+    /// programs directory (a clone's `bin` on `$PATH`). What a moved toolchain home holds that
+    /// the list shows ([`EnvDir::Layout`], [`EnvDir::Cache`]) is judged the same, where it
+    /// really is (`CARGO_HOME=~/.config`: `~/.config/git`, git's credential store).
+    /// What `HOME_VISIBLE` and `HOME_CACHES` list is shown whatever this says, at home or at
+    /// the tool's place in the XDG data directory (`~/.local/share/cargo/registry`).
     fn refusal(&self, dir: &Path, kind: EnvDir) -> Option<&'static str> {
         if let Some(why) = self.too_wide(dir) {
             return Some(why);
@@ -790,18 +826,33 @@ impl EnvRule<'_> {
         if kind == EnvDir::Toolchain && super::copies::SNAPSHOT_NAMES.iter().any(|n| name == n.as_bytes()) {
             return None;
         }
-        let elsewhere = self.private.iter().filter(|p| p.path != self.home).any(|p| within(dir, &p.path));
+        // Cargo's own home, private where it is outside home, is no place of the person's
+        // sockets: what the list shows of it is judged as if it were not private.
+        let but = self.cargo_home.filter(|_| kind == EnvDir::Layout);
+        let elsewhere = (self.private.iter())
+            .filter(|p| p.path != self.home && Some(p.path.as_path()) != but)
+            .any(|p| within(dir, &p.path));
         let Some(in_home) = self.home_of(dir).filter(|_| !elsewhere) else {
-            return self.hides(dir).then_some(INSIDE_HIDDEN);
+            return self.hides_but(dir, but).then_some(INSIDE_HIDDEN);
         };
         let rel = dir.strip_prefix(&in_home).unwrap_or(dir);
         let dotted = rel.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."));
+        let listed_rel = xdg_data_alias(rel);
+        let rel = listed_rel.as_deref().unwrap_or(rel);
+        let project =
+            self.projects.iter().any(|p| within(dir, p) && self.workspace != Some(p.as_path()) && p != &in_home);
+        let cache =
+            (rel.starts_with(".cache") && rel != Path::new(".cache")) || HOME_CACHES.iter().any(|r| rel.starts_with(r));
         match kind {
-            EnvDir::Cache if rel.starts_with(".cache") && rel != Path::new(".cache") => None,
+            EnvDir::Cache | EnvDir::Layout if cache => None,
             // The list's toolchains, in another home (`PYENV_ROOT=/root/.pyenv` for a person
             // whose `$HOME` is elsewhere); in theirs, the list shows them already.
             _ if HOME_VISIBLE.iter().any(|(r, from)| *from == Origin::Toolchain && rel.starts_with(r)) => None,
-            EnvDir::Cache if HOME_CACHES.iter().any(|r| rel.starts_with(r)) => None,
+            EnvDir::Layout if HOME_VISIBLE.iter().any(|(r, _)| rel == Path::new(r)) => None,
+            EnvDir::Layout => Some("it is no place of a toolchain's home that the sandbox lists"),
+            EnvDir::Toolchain | EnvDir::Cache if project => {
+                Some("it is in a git repository: another project, no toolchain's or cache's")
+            }
             _ if dotted => {
                 Some("it is below a dot-directory of home, where tools keep their settings, tokens and sockets")
             }
@@ -834,6 +885,9 @@ impl BoxSpec {
             private: &self.private,
             own: &own,
             not_toolchains: &[],
+            projects: &[],
+            workspace: None,
+            cargo_home: Some(&self.cargo_home),
         };
         let real = normalize(real);
         if !rule.hides(&real) {
@@ -861,6 +915,26 @@ enum EnvDir {
     Program,
     Toolchain,
     Cache,
+    /// What a toolchain's home the environment moves holds that [`HOME_VISIBLE`] or
+    /// [`HOME_CACHES`] lists (`$CARGO_HOME/bin`, `$CARGO_HOME/git`, `$XDG_CACHE_HOME/ccache`):
+    /// only where the list names it, or in the cache directory. Its name was the list's
+    /// choice, not the person's: it says nothing.
+    Layout,
+}
+
+/// The toolchain homes the XDG base directory convention moves into the data directory
+/// (`CARGO_HOME=~/.local/share/cargo`, `RUSTUP_HOME`, `GOPATH`, `GRADLE_USER_HOME`), and where
+/// the list has them: what the list shows of one is shown there too.
+const XDG_DATA_HOMES: &[(&str, &str)] = &[
+    (".local/share/cargo", ".cargo"),
+    (".local/share/rustup", ".rustup"),
+    (".local/share/go", "go"),
+    (".local/share/gradle", ".gradle"),
+];
+
+/// `rel` (relative to a home) with a toolchain home of [`XDG_DATA_HOMES`] in the list's place.
+fn xdg_data_alias(rel: &Path) -> Option<PathBuf> {
+    XDG_DATA_HOMES.iter().find_map(|(xdg, listed)| Some(Path::new(listed).join(rel.strip_prefix(xdg).ok()?)))
 }
 
 /// The names of a toolchain's programs directories: the only ordinary directories of home a
@@ -1654,6 +1728,72 @@ mod tests {
         // The caches of the built-in list stay, wherever a variable also names them.
         for kept in ["/h/.npm", "/h/work/cache", "/h/.cargo/registry"] {
             assert!(caches.contains(&Path::new(kept)), "{kept}: {caches:?}");
+        }
+    }
+
+    /// rt7 A3: every variable [`Place`] reads a directory from, set to a directory below a
+    /// dot-directory of home (`~/.config/gh`), an ordinary one (`~/Documents`) or another
+    /// project (`~/proj2`): nothing in it is shown, not even what a toolchain's home holds
+    /// (`CARGO_HOME=~/.config` made `~/.config/git`, git's credential store, a cache). The
+    /// toolchain homes where people keep them still are.
+    #[test]
+    fn no_variable_shows_settings_ordinary_directories_or_other_projects() {
+        type Set = fn(&mut Place, PathBuf);
+        let vars: &[(&str, Set)] = &[
+            ("XDG_CACHE_HOME", |p, d| p.xdg_cache_home = Some(d)),
+            ("CARGO_HOME", |p, d| p.cargo_home = Some(d)),
+            ("RUSTUP_HOME", |p, d| p.rustup_home = Some(d)),
+            ("GOPATH", |p, d| p.gopath = Some(d)),
+            ("GOMODCACHE", |p, d| p.gomodcache = Some(d)),
+            ("GRADLE_USER_HOME", |p, d| p.gradle_user_home = Some(d)),
+            ("a toolchain variable", |p, d| p.tool_dirs = vec![d]),
+            ("a cache variable", |p, d| p.cache_dirs = vec![d]),
+            ("PATH", |p, d| p.path_dirs = vec![d]),
+        ];
+        for (var, set) in vars {
+            for dir in ["/h/.config/gh", "/h/.config", "/h/Documents", "/h/proj2", "/h/lru-cache", "/h/.gnupg/x"] {
+                let mut p = git(place("/w/p", "/h"), "/w/p");
+                p.projects = vec!["/h/proj2".into(), "/h/lru-cache".into()];
+                // None of them holds what a toolchain's root does (`bin`, `shims`, ...).
+                p.not_toolchains = vec![dir.into()];
+                let listed = build(&p);
+                set(&mut p, dir.into());
+                let s = build(&p);
+                let mut shown = s.visible.iter().chain(&s.caches);
+                let more = shown.find(|r| {
+                    within(&r.path, Path::new(dir)) && !listed.visible.iter().chain(&listed.caches).any(|l| l == *r)
+                });
+                assert!(more.is_none(), "{var}={dir} shows {more:?}");
+            }
+        }
+        let ordinary: &[(&str, Set, &str, &str)] = &[
+            ("CARGO_HOME", |p, d| p.cargo_home = Some(d), "/h/.local/share/cargo", "/h/.local/share/cargo/registry"),
+            ("CARGO_HOME", |p, d| p.cargo_home = Some(d), "/h/.local/share/cargo", "/h/.local/share/cargo/bin"),
+            ("CARGO_HOME", |p, d| p.cargo_home = Some(d), "/root/.cargo", "/root/.cargo/registry"),
+            ("CARGO_HOME", |p, d| p.cargo_home = Some(d), "/usr/local/cargo", "/usr/local/cargo/git"),
+            ("RUSTUP_HOME", |p, d| p.rustup_home = Some(d), "/h/.local/share/rustup", "/h/.local/share/rustup"),
+            ("RUSTUP_HOME", |p, d| p.rustup_home = Some(d), "/root/.rustup", "/root/.rustup"),
+            ("GOPATH", |p, d| p.gopath = Some(d), "/h/.local/share/go", "/h/.local/share/go/pkg/mod"),
+            ("GOMODCACHE", |p, d| p.gomodcache = Some(d), "/h/.cache/go/mod", "/h/.cache/go/mod"),
+            (
+                "GRADLE_USER_HOME",
+                |p, d| p.gradle_user_home = Some(d),
+                "/h/.local/share/gradle",
+                "/h/.local/share/gradle/caches",
+            ),
+            ("XDG_CACHE_HOME", |p, d| p.xdg_cache_home = Some(d), "/h/.cache", "/h/.cache/pip"),
+            ("a cache variable", |p, d| p.cache_dirs = vec![d], "/h/work/npm-cache", "/h/work/npm-cache"),
+        ];
+        for (var, set, value, shown) in ordinary {
+            let mut p = git(place("/w/p", "/h"), "/w/p");
+            p.projects = vec!["/h/proj2".into()];
+            set(&mut p, value.into());
+            let s = build(&p);
+            assert!(
+                s.visible.iter().chain(&s.caches).any(|r| r.path == Path::new(shown)),
+                "{var}: {shown} not shown: {:?}",
+                s.refused
+            );
         }
     }
 
