@@ -6327,3 +6327,60 @@ fn a_config_a_box_wrote_in_its_own_tmp_only_tightens() {
     not_run(&out, "cat of a key under a config the box wrote");
     assert!(text(&out.stderr).contains("sandboxes' own places"), "{}", text(&out.stderr));
 }
+
+// ---- fix7-toctou: what is judged is what runs, whatever a kept box's job changes in between (rt7 C1-C3) ----
+
+/// Swaps `link` between pointing at `a` and at `b` until `stop`, each swap atomic (a new link
+/// renamed over it), as a job left behind in a kept box does in its workspace.
+fn flip_link(
+    link: PathBuf,
+    a: PathBuf,
+    b: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let tmp = link.with_extension("flip");
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            for target in [&a, &b] {
+                let _ = std::fs::remove_file(&tmp);
+                std::os::unix::fs::symlink(target, &tmp).unwrap();
+                std::fs::rename(&tmp, &link).unwrap();
+            }
+        }
+    })
+}
+
+/// rt7 C1: a link in the workspace, swapped between agentsh and a script by a job left in a kept
+/// box, was judged "this agentsh" (the hook's rewrite `<agentsh> -c ls`: runs unconfined, as
+/// agentsh boxes the command itself) and, by exec, was the script: it ran unconfined, wrote
+/// home and read the keys. A path a box can make lead elsewhere is no longer agentsh: judged
+/// as any program in the workspace, in the box. agentsh by its own path still runs unconfined.
+#[test]
+fn a_link_a_box_can_swap_is_never_taken_for_agentsh() {
+    let Some(w) = world() else { return };
+    let pwned = w.home("PWNED-C1");
+    w.write("evil", &format!("#!/bin/sh\necho unboxed > {}\n", pwned.display()));
+    std::fs::set_permissions(w.path("evil"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ag = w.path("ag");
+    std::os::unix::fs::symlink(BIN, &ag).unwrap();
+    let rewrite = |p: &Path| format!("{} -c ls", p.display());
+    let hook = |p: &Path| format!("{} hook claude-code", p.display());
+    for cmd in [rewrite(&ag), hook(&ag)] {
+        let (runs_in, why) = runs_from(&w, w.ws.path(), &cmd, None);
+        assert_ne!(runs_in, "unconfined", "{cmd}: taken for agentsh: {why}");
+    }
+    let (runs_in, why) = runs_from(&w, w.ws.path(), &rewrite(Path::new(BIN)), None);
+    assert_eq!(runs_in, "unconfined", "agentsh by its own path: {why}");
+    // The race itself: from outside, as the box's job would, `ag` flips all along.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = flip_link(ag.clone(), PathBuf::from(BIN), w.path("evil"), stop.clone());
+    for _ in 0..40 {
+        let _ = w.run(&rewrite(&ag));
+        if pwned.exists() {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(!pwned.exists(), "the script a link swapped in for agentsh ran outside the box");
+}
