@@ -5807,13 +5807,17 @@ fn with_no_box_a_chain_of_cds_does_not_reach_home_unseen() {
     let out = w.command(&["-c", cmd]).current_dir(d.path()).env("HOME", d.path().join("home")).output().unwrap();
     not_run(&out, cmd);
     assert!(!text(&out.stdout).contains("PRIVATE"), "{cmd}: {}", text(&out.stdout));
-    // A chain that goes nowhere hidden still runs unasked there.
+    // A chain that goes nowhere hidden, and nowhere a box writes, still runs unasked there; in
+    // the project (a box's to write: rt7 C3) it needs a person.
+    let plain = tempfile::tempdir_in(above).unwrap();
+    std::fs::create_dir_all(plain.path().join("src")).unwrap();
+    std::fs::write(plain.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let plain_name = plain.path().file_name().unwrap().to_str().unwrap().to_string();
+    let chain = |dir: &str| format!("cd {dir} && cd src && grep -r main . && cd ../src && ls");
+    succeeded(&from_above(&chain(&plain_name)), "a chain in a directory no box writes");
     std::fs::create_dir_all(w.path("src")).unwrap();
     w.write("src/main.rs", "fn main() {}\n");
-    succeeded(
-        &from_above(&format!("cd {name} && cd src && grep -r main . && cd ../src && ls")),
-        "a chain in the project",
-    );
+    not_run(&from_above(&chain(&name)), "a chain in the project");
 }
 
 /// rt6 G3: a boxed command wrote a "toolchain" in the workspace and named it where the person's
@@ -5821,8 +5825,8 @@ fn with_no_box_a_chain_of_cds_does_not_reach_home_unseen() {
 /// `cargo` obeys; `.tool-versions`, which a version manager's shim obeys); then from a place
 /// with no box, `cd ws && cargo --version` ran it unconfined, unasked. Now, with no box, a
 /// program that may read what to run from a directory a box can write needs a person there
-/// (with no terminal nothing runs); what reads nothing of it (`ls`, `cat`) still runs, and from
-/// the project the program runs in the box.
+/// (with no terminal nothing runs), as does, since rt7 C3, what reads nothing of it (`ls`,
+/// `cat`); from the project the program runs in the box.
 #[test]
 fn with_no_box_a_toolchain_a_box_named_does_not_run() {
     let Some(w) = world() else { return };
@@ -5872,9 +5876,10 @@ fn with_no_box_a_toolchain_a_box_named_does_not_run() {
     let out = from_above("node --version");
     succeeded(&out, "the person's node, where no box writes");
     assert_eq!(text(&out.stdout), "node v20\n");
-    // What reads nothing of the project still runs from there, and in the project the
-    // toolchain runs in the box.
-    succeeded(&from_above(&format!("cd {name} && ls && cat .tool-versions")), "ls and cat in the project");
+    // What reads nothing of the project to choose what to run still reads it, where a kept
+    // box's job can make any name a link into home (rt7 C3): it needs a person there too. In
+    // the project the toolchain runs in the box.
+    not_run(&from_above(&format!("cd {name} && ls && cat .tool-versions")), "ls and cat in the project");
     let (runs, why) = runs_from(&w, w.ws.path(), "node --version", None);
     assert_eq!(runs, "sandbox", "{why}");
     assert!(!ran.exists(), "ran outside a box");
@@ -6383,4 +6388,38 @@ fn a_link_a_box_can_swap_is_never_taken_for_agentsh() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     flipper.join().unwrap();
     assert!(!pwned.exists(), "the script a link swapped in for agentsh ran outside the box");
+}
+
+/// rt7 C3: from a directory of `/tmp` (no box), `cat ws/f` was judged by where `f` led when the
+/// judge looked (a harmless file) and ran after a job left in a kept box made it a link to a
+/// key: the key was printed. With no box, a command that names (or goes to) a place a box
+/// writes needs a person, whatever the program, and the key is never read unasked.
+#[test]
+fn with_no_box_a_link_a_box_can_flip_is_never_read_unasked() {
+    let Some(w) = world() else { return };
+    w.write("d/x", "harmless\n");
+    let f = w.path("f");
+    std::os::unix::fs::symlink(w.path("d/x"), &f).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+    let cmd = format!("cat {}", f.display());
+    let out = w.command(&["check", "--json", "--", &cmd]).current_dir(tmp.path()).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(v["decision"], "ask", "{cmd} from /tmp: {}", text(&out.stdout));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = flip_link(f.clone(), w.path("d/x"), w.home(".ssh/id_ed25519"), stop.clone());
+    let mut read = None;
+    for _ in 0..40 {
+        let out = from_tmp(&cmd);
+        if text(&out.stdout).contains("PRIVATE KEY") {
+            read = Some(out);
+            break;
+        }
+        not_run(&out, &cmd);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(read.is_none(), "the key was read through a link flipped after the judge looked");
+    // What names no place a box writes still runs unasked.
+    succeeded(&from_tmp("cat /etc/hostname"), "cat /etc/hostname from /tmp");
 }
