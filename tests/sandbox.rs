@@ -5990,8 +5990,8 @@ fn a_project_named_only_in_records_is_still_a_workspace() {
 
 /// rt6 (fix6-nobox's note): from a place with no box, `ls` ran `ws/bin/ls`, a file a box wrote,
 /// because agentsh's `$PATH` named a directory of the project (as an activated `.venv/bin`
-/// does). A program run by name is now looked up on `$PATH` as `execvp` does; found where a box
-/// writes, it needs a person. Checked from outside: the box's `ls` left no mark.
+/// does). Since rt7 C2 a command with no box searches no directory of `$PATH` a box may write:
+/// the system's `ls` runs. Checked from outside: the box's `ls` left no mark.
 #[test]
 fn with_no_box_a_program_path_finds_in_the_project_does_not_run() {
     let Some(w) = world() else { return };
@@ -6003,8 +6003,7 @@ fn with_no_box_a_program_path_finds_in_the_project_does_not_run() {
     let system = std::env::var("PATH").unwrap_or_default();
     let path = format!("{}:{system}", w.ws.path().join("bin").display());
     let out = w.command(&["-c", "ls"]).current_dir(above).env("PATH", &path).output().unwrap();
-    not_run(&out, "ls with the project's bin first on $PATH");
-    assert!(text(&out.stderr).contains("as $PATH finds it"), "{}", text(&out.stderr));
+    succeeded(&out, "ls with the project's bin first on $PATH");
     assert!(!ran.exists(), "ran the box's ls outside it");
     // With the project's directory after the system's, the system's ls runs: the test can fail.
     let path = format!("{system}:{}", w.ws.path().join("bin").display());
@@ -6422,4 +6421,51 @@ fn with_no_box_a_link_a_box_can_flip_is_never_read_unasked() {
     assert!(read.is_none(), "the key was read through a link flipped after the judge looked");
     // What names no place a box writes still runs unasked.
     succeeded(&from_tmp("cat /etc/hostname"), "cat /etc/hostname from /tmp");
+}
+
+/// rt7 C2: with an activated `.venv/bin` of a project on agentsh's `$PATH`, from a directory of
+/// `/tmp` (no box), `sort` was judged as `/usr/bin/sort`, and a job left in a kept box put its own
+/// `sort` in `.venv/bin` before the exec: it ran unconfined and read the key. A command with no
+/// box now searches no directory of `$PATH` a box may write, nor do the programs it runs: the
+/// box's `sort` never runs, by the command's name or by a name a program it runs looks up.
+#[test]
+fn with_no_box_a_program_a_box_drops_on_path_never_runs() {
+    let Some(w) = world() else { return };
+    let ran = w.home("C2-ran");
+    let venv = w.path(".venv/bin");
+    std::fs::create_dir_all(&venv).unwrap();
+    w.write(".venv/s", &format!("#!/bin/sh\necho ran >> {}\n", ran.display()));
+    std::fs::set_permissions(w.path(".venv/s"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", venv.display(), std::env::var("PATH").unwrap_or_default());
+    let tmp = tempfile::tempdir().unwrap();
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).env("PATH", &path).output().unwrap();
+    // There all along: the system's programs run, even those a program looks up itself.
+    std::fs::hard_link(w.path(".venv/s"), venv.join("sort")).unwrap();
+    for cmd in
+        ["sort /etc/hostname", "bash -c 'sort /etc/hostname'", "env sort /etc/hostname", "timeout 5 sort /etc/hostname"]
+    {
+        succeeded(&from_tmp(cmd), cmd);
+        assert!(!ran.exists(), "{cmd}: ran the box's sort outside it");
+    }
+    std::fs::remove_file(venv.join("sort")).unwrap();
+    // The race: `.venv/bin/sort` comes and goes, as a kept box's job makes it.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (stop, venv, s) = (stop.clone(), venv.clone(), w.path(".venv/s"));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::hard_link(&s, venv.join("sort"));
+                let _ = std::fs::remove_file(venv.join("sort"));
+            }
+        })
+    };
+    for _ in 0..40 {
+        let _ = from_tmp("sort /etc/hostname");
+        if ran.exists() {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(!ran.exists(), "the box's sort, dropped on $PATH after the judge looked, ran outside the box");
 }
