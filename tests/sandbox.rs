@@ -5807,13 +5807,17 @@ fn with_no_box_a_chain_of_cds_does_not_reach_home_unseen() {
     let out = w.command(&["-c", cmd]).current_dir(d.path()).env("HOME", d.path().join("home")).output().unwrap();
     not_run(&out, cmd);
     assert!(!text(&out.stdout).contains("PRIVATE"), "{cmd}: {}", text(&out.stdout));
-    // A chain that goes nowhere hidden still runs unasked there.
+    // A chain that goes nowhere hidden, and nowhere a box writes, still runs unasked there; in
+    // the project (a box's to write: rt7 C3) it needs a person.
+    let plain = tempfile::tempdir_in(above).unwrap();
+    std::fs::create_dir_all(plain.path().join("src")).unwrap();
+    std::fs::write(plain.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let plain_name = plain.path().file_name().unwrap().to_str().unwrap().to_string();
+    let chain = |dir: &str| format!("cd {dir} && cd src && grep -r main . && cd ../src && ls");
+    succeeded(&from_above(&chain(&plain_name)), "a chain in a directory no box writes");
     std::fs::create_dir_all(w.path("src")).unwrap();
     w.write("src/main.rs", "fn main() {}\n");
-    succeeded(
-        &from_above(&format!("cd {name} && cd src && grep -r main . && cd ../src && ls")),
-        "a chain in the project",
-    );
+    not_run(&from_above(&chain(&name)), "a chain in the project");
 }
 
 /// rt6 G3: a boxed command wrote a "toolchain" in the workspace and named it where the person's
@@ -5821,8 +5825,8 @@ fn with_no_box_a_chain_of_cds_does_not_reach_home_unseen() {
 /// `cargo` obeys; `.tool-versions`, which a version manager's shim obeys); then from a place
 /// with no box, `cd ws && cargo --version` ran it unconfined, unasked. Now, with no box, a
 /// program that may read what to run from a directory a box can write needs a person there
-/// (with no terminal nothing runs); what reads nothing of it (`ls`, `cat`) still runs, and from
-/// the project the program runs in the box.
+/// (with no terminal nothing runs), as does, since rt7 C3, what reads nothing of it (`ls`,
+/// `cat`); from the project the program runs in the box.
 #[test]
 fn with_no_box_a_toolchain_a_box_named_does_not_run() {
     let Some(w) = world() else { return };
@@ -5872,9 +5876,10 @@ fn with_no_box_a_toolchain_a_box_named_does_not_run() {
     let out = from_above("node --version");
     succeeded(&out, "the person's node, where no box writes");
     assert_eq!(text(&out.stdout), "node v20\n");
-    // What reads nothing of the project still runs from there, and in the project the
-    // toolchain runs in the box.
-    succeeded(&from_above(&format!("cd {name} && ls && cat .tool-versions")), "ls and cat in the project");
+    // What reads nothing of the project to choose what to run still reads it, where a kept
+    // box's job can make any name a link into home (rt7 C3): it needs a person there too. In
+    // the project the toolchain runs in the box.
+    not_run(&from_above(&format!("cd {name} && ls && cat .tool-versions")), "ls and cat in the project");
     let (runs, why) = runs_from(&w, w.ws.path(), "node --version", None);
     assert_eq!(runs, "sandbox", "{why}");
     assert!(!ran.exists(), "ran outside a box");
@@ -5985,8 +5990,8 @@ fn a_project_named_only_in_records_is_still_a_workspace() {
 
 /// rt6 (fix6-nobox's note): from a place with no box, `ls` ran `ws/bin/ls`, a file a box wrote,
 /// because agentsh's `$PATH` named a directory of the project (as an activated `.venv/bin`
-/// does). A program run by name is now looked up on `$PATH` as `execvp` does; found where a box
-/// writes, it needs a person. Checked from outside: the box's `ls` left no mark.
+/// does). Since rt7 C2 a command with no box searches no directory of `$PATH` a box may write:
+/// the system's `ls` runs. Checked from outside: the box's `ls` left no mark.
 #[test]
 fn with_no_box_a_program_path_finds_in_the_project_does_not_run() {
     let Some(w) = world() else { return };
@@ -5998,8 +6003,7 @@ fn with_no_box_a_program_path_finds_in_the_project_does_not_run() {
     let system = std::env::var("PATH").unwrap_or_default();
     let path = format!("{}:{system}", w.ws.path().join("bin").display());
     let out = w.command(&["-c", "ls"]).current_dir(above).env("PATH", &path).output().unwrap();
-    not_run(&out, "ls with the project's bin first on $PATH");
-    assert!(text(&out.stderr).contains("as $PATH finds it"), "{}", text(&out.stderr));
+    succeeded(&out, "ls with the project's bin first on $PATH");
     assert!(!ran.exists(), "ran the box's ls outside it");
     // With the project's directory after the system's, the system's ls runs: the test can fail.
     let path = format!("{system}:{}", w.ws.path().join("bin").display());
@@ -6582,4 +6586,142 @@ fn toolchain_homes_and_caches_where_people_move_them_still_work() {
     let out = w.command(&["-c", "sh probe.sh"]).env("npm_config_cache", &npm_cache).output().unwrap();
     succeeded(&out, "npm install from a moved cache");
     assert!(w.path("node_modules/is-number/package.json").exists());
+}
+
+// ---- fix7-toctou: what is judged is what runs, whatever a kept box's job changes in between (rt7 C1-C3) ----
+
+/// Swaps `link` between pointing at `a` and at `b` until `stop`, each swap atomic (a new link
+/// renamed over it), as a job left behind in a kept box does in its workspace.
+fn flip_link(
+    link: PathBuf,
+    a: PathBuf,
+    b: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let tmp = link.with_extension("flip");
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            for target in [&a, &b] {
+                let _ = std::fs::remove_file(&tmp);
+                std::os::unix::fs::symlink(target, &tmp).unwrap();
+                std::fs::rename(&tmp, &link).unwrap();
+            }
+        }
+    })
+}
+
+/// rt7 C1: a link in the workspace, swapped between agentsh and a script by a job left in a kept
+/// box, was judged "this agentsh" (the hook's rewrite `<agentsh> -c ls`: runs unconfined, as
+/// agentsh boxes the command itself) and, by exec, was the script: it ran unconfined, wrote
+/// home and read the keys. A path a box can make lead elsewhere is no longer agentsh: judged
+/// as any program in the workspace, in the box. agentsh by its own path still runs unconfined.
+#[test]
+fn a_link_a_box_can_swap_is_never_taken_for_agentsh() {
+    let Some(w) = world() else { return };
+    let pwned = w.home("PWNED-C1");
+    w.write("evil", &format!("#!/bin/sh\necho unboxed > {}\n", pwned.display()));
+    std::fs::set_permissions(w.path("evil"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ag = w.path("ag");
+    std::os::unix::fs::symlink(BIN, &ag).unwrap();
+    let rewrite = |p: &Path| format!("{} -c ls", p.display());
+    let hook = |p: &Path| format!("{} hook claude-code", p.display());
+    for cmd in [rewrite(&ag), hook(&ag)] {
+        let (runs_in, why) = runs_from(&w, w.ws.path(), &cmd, None);
+        assert_ne!(runs_in, "unconfined", "{cmd}: taken for agentsh: {why}");
+    }
+    let (runs_in, why) = runs_from(&w, w.ws.path(), &rewrite(Path::new(BIN)), None);
+    assert_eq!(runs_in, "unconfined", "agentsh by its own path: {why}");
+    // The race itself: from outside, as the box's job would, `ag` flips all along.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = flip_link(ag.clone(), PathBuf::from(BIN), w.path("evil"), stop.clone());
+    for _ in 0..40 {
+        let _ = w.run(&rewrite(&ag));
+        if pwned.exists() {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(!pwned.exists(), "the script a link swapped in for agentsh ran outside the box");
+}
+
+/// rt7 C3: from a directory of `/tmp` (no box), `cat ws/f` was judged by where `f` led when the
+/// judge looked (a harmless file) and ran after a job left in a kept box made it a link to a
+/// key: the key was printed. With no box, a command that names (or goes to) a place a box
+/// writes needs a person, whatever the program, and the key is never read unasked.
+#[test]
+fn with_no_box_a_link_a_box_can_flip_is_never_read_unasked() {
+    let Some(w) = world() else { return };
+    w.write("d/x", "harmless\n");
+    let f = w.path("f");
+    std::os::unix::fs::symlink(w.path("d/x"), &f).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+    let cmd = format!("cat {}", f.display());
+    let out = w.command(&["check", "--json", "--", &cmd]).current_dir(tmp.path()).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(v["decision"], "ask", "{cmd} from /tmp: {}", text(&out.stdout));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = flip_link(f.clone(), w.path("d/x"), w.home(".ssh/id_ed25519"), stop.clone());
+    let mut read = None;
+    for _ in 0..40 {
+        let out = from_tmp(&cmd);
+        if text(&out.stdout).contains("PRIVATE KEY") {
+            read = Some(out);
+            break;
+        }
+        not_run(&out, &cmd);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(read.is_none(), "the key was read through a link flipped after the judge looked");
+    // What names no place a box writes still runs unasked.
+    succeeded(&from_tmp("cat /etc/hostname"), "cat /etc/hostname from /tmp");
+}
+
+/// rt7 C2: with an activated `.venv/bin` of a project on agentsh's `$PATH`, from a directory of
+/// `/tmp` (no box), `sort` was judged as `/usr/bin/sort`, and a job left in a kept box put its own
+/// `sort` in `.venv/bin` before the exec: it ran unconfined and read the key. A command with no
+/// box now searches no directory of `$PATH` a box may write, nor do the programs it runs: the
+/// box's `sort` never runs, by the command's name or by a name a program it runs looks up.
+#[test]
+fn with_no_box_a_program_a_box_drops_on_path_never_runs() {
+    let Some(w) = world() else { return };
+    let ran = w.home("C2-ran");
+    let venv = w.path(".venv/bin");
+    std::fs::create_dir_all(&venv).unwrap();
+    w.write(".venv/s", &format!("#!/bin/sh\necho ran >> {}\n", ran.display()));
+    std::fs::set_permissions(w.path(".venv/s"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", venv.display(), std::env::var("PATH").unwrap_or_default());
+    let tmp = tempfile::tempdir().unwrap();
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).env("PATH", &path).output().unwrap();
+    // There all along: the system's programs run, even those a program looks up itself.
+    std::fs::hard_link(w.path(".venv/s"), venv.join("sort")).unwrap();
+    for cmd in
+        ["sort /etc/hostname", "bash -c 'sort /etc/hostname'", "env sort /etc/hostname", "timeout 5 sort /etc/hostname"]
+    {
+        succeeded(&from_tmp(cmd), cmd);
+        assert!(!ran.exists(), "{cmd}: ran the box's sort outside it");
+    }
+    std::fs::remove_file(venv.join("sort")).unwrap();
+    // The race: `.venv/bin/sort` comes and goes, as a kept box's job makes it.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (stop, venv, s) = (stop.clone(), venv.clone(), w.path(".venv/s"));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::hard_link(&s, venv.join("sort"));
+                let _ = std::fs::remove_file(venv.join("sort"));
+            }
+        })
+    };
+    for _ in 0..40 {
+        let _ = from_tmp("sort /etc/hostname");
+        if ran.exists() {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(!ran.exists(), "the box's sort, dropped on $PATH after the judge looked, ran outside the box");
 }

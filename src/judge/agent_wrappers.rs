@@ -445,9 +445,13 @@ fn judge_inner(inner: &str, policy: &Policy, is_agentsh: &dyn Fn(&Path) -> bool)
 fn runs_agentsh(v: &mut Verdict) {
     if v.decision == Decision::Allow {
         v.runs_in = crate::judge::decide::RunsIn::Unconfined;
-        v.runs_in_why = "it runs agentsh itself, which judges, records and confines the command".into();
+        v.runs_in_why = RUNS_AGENTSH.into();
     }
 }
+
+/// Why a command that runs this agentsh runs unconfined ([`runs_agentsh`]): the agentsh it runs
+/// makes its own choices of box and `$PATH` (`gate::run`).
+pub const RUNS_AGENTSH: &str = "it runs agentsh itself, which judges, records and confines the command";
 
 /// A start-up script: safe, and named so the record says whose it was. No argv, so no
 /// whitelist entry is ever offered or matched for it.

@@ -562,10 +562,12 @@ pub fn program_reach(argv: &[String], sight: &HomeSight) -> Option<Hidden> {
 /// which reads the parts the box keeps hidden; and a program that may run what a box wrote (rt6
 /// G3), where the text names a directory a box can write: rustup's proxies run the toolchain a
 /// `rust-toolchain.toml` there names, version managers' shims the version a `.tool-versions` or
-/// `.python-version` names, make a Makefile, python the modules beside it. Default-deny: there,
-/// only a program known to read nothing of where it runs to choose what to run
-/// ([`reads_nothing`]: `ls`, `cat`, `grep`) runs unasked. Looked up only where the text has such
-/// a program or a recursive read.
+/// `.python-version` names, make a Makefile, python the modules beside it. There, not even a
+/// program known to read nothing of where it runs to choose what to run ([`reads_nothing`]:
+/// `ls`, `cat`, `grep`) runs unasked (rt7 C3): a job left in a kept box can make any name there
+/// a symbolic link to a secret in home after the judge looked (`cat ws/f`, `f` swapped between
+/// a file and a link to `~/.aws/credentials`), and with no box nothing stops the read. Looked up
+/// only where boxes run elsewhere, or the text has a recursive read.
 pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option<Hidden> {
     reach(text, argvs, sight, &mut Links::new(sight))
 }
@@ -576,8 +578,9 @@ fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) 
     }
     let walker = argvs.iter().find(|a| walks(a, argvs));
     let runner = argvs.iter().find(|a| !reads_nothing(a)).filter(|_| sight.boxed_elsewhere);
+    let reader = argvs.first().filter(|_| sight.boxed_elsewhere);
     let by_name = sight.boxed_elsewhere && sight.program.is_some() && argvs.iter().any(|a| on_path(a).is_some());
-    if walker.is_none() && runner.is_none() && !by_name {
+    if walker.is_none() && reader.is_none() && !by_name {
         return None;
     }
     let home = normalize(&sight.home);
@@ -620,8 +623,8 @@ fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) 
             }
         }
     }
-    let runner = runner?;
-    let name = runner[0].rsplit('/').next().unwrap_or_default();
+    let program = runner.or(reader)?;
+    let name = program.first().map_or("", |p| p.rsplit('/').next().unwrap_or_default());
     // Where the shell may be, and every path the text names from there.
     let named = places
         .words
@@ -636,16 +639,21 @@ fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) 
                     true => format!("{}, {what}", tilde(&p, &home)),
                     false => format!("{}, in {}, {what}", tilde(&p, &home), tilde(&root, &home)),
                 };
-                return Some(Hidden::of(
-                    name,
-                    format!(
+                let why = match runner {
+                    Some(_) => format!(
                         "runs {name} in or on {at}, where a command in the sandbox may have written: \
                          programs pick what they run from where they run (rustup's rust-toolchain.toml, \
-                         .tool-versions, .python-version, a Makefile, .npmrc), and without a sandbox only those \
-                         that read nothing there run unasked (run it from the project, `cd` there first in a \
-                         command of its own, where it runs in the sandbox)"
+                         .tool-versions, .python-version, a Makefile, .npmrc) (run it from the project, `cd` \
+                         there first in a command of its own, where it runs in the sandbox)"
                     ),
-                ));
+                    None => format!(
+                        "names {at}, where a command in the sandbox may have written: a job it left running can \
+                         make any name there a symbolic link to anything (a secret in home) after agentsh looked, \
+                         and without a sandbox nothing stops {name} from reading it (run it from the project, `cd` \
+                         there first in a command of its own, where it runs in the sandbox)"
+                    ),
+                };
+                return Some(Hidden::of(name, why));
             }
             if trees.seen.len() > MAX_LOOKED_UP || links.exhausted() {
                 let why = "names too many paths for agentsh to tell whether a command in the sandbox may have \
@@ -1731,7 +1739,8 @@ mod tests {
         assert!(found.why.starts_with("runs cargo in or on /w, a git work tree, "), "{}", found.why);
         let found = reach("cd /srv/data/run && make", &sight("/tmp/x")).unwrap();
         assert!(found.why.contains("in /srv/data, which sandbox.writable names"), "{}", found.why);
-        // What reads nothing of where it runs, or runs where no box writes, runs unasked.
+        // rt7 C3: what reads nothing of where it runs still reads what is there, and a job left
+        // in a kept box can make any name there a link into home after the judge looked.
         for (text, cwd) in [
             ("cd /w && ls && cat README && grep -rn x src", "/tmp/x"),
             ("cd /w && find . -name *.rs -exec wc -l {} +", "/tmp/x"),
@@ -1740,9 +1749,19 @@ mod tests {
             ("cd /w && /usr/bin/ls && /bin/cat f", "/tmp/x"),
             ("cd /w && find . -name *.rs | xargs -n 1 wc -l", "/tmp/x"),
             ("cd /w && mkdir -p a && cp f a/ && tar czf /tmp/x/a.tgz a", "/tmp/x"),
+            ("cat /w/f", "/tmp/x"),
+            ("cp /tmp/x/proj/f /tmp/x/leak", "/tmp/x"),
+            ("grep key /srv/data/f", "/tmp/x"),
+        ] {
+            let found = reach(text, &sight(cwd)).unwrap_or_else(|| panic!("{text}: not asked"));
+            assert!(found.why.contains("symbolic link to anything"), "{text}: {}", found.why);
+        }
+        // What names nothing where a box writes runs unasked.
+        for (text, cwd) in [
             ("cargo --version && python3 --version", "/tmp/x"),
             ("cd /elsewhere && cargo build", "/tmp/x"),
             ("cd /tmp/x/other && make", "/tmp/x"),
+            ("cat /etc/hostname /tmp/x/f && ls /usr/share", "/tmp/x"),
         ] {
             assert_eq!(reach(text, &sight(cwd)), None, "{text}");
         }

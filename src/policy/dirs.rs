@@ -317,20 +317,57 @@ impl Homes {
 /// dot-directories (`~/.config/agentsh`) cost nothing more, unless no passwd entry names home:
 /// then a `statx` of `.git` for each directory above it, once.
 pub fn box_writable(dir: &Path, home: &Path) -> Option<String> {
-    // Once per process: agentsh judges several of its directories.
-    static STORES: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    let stores = STORES.get_or_init(|| {
-        let passwd = passwd(nix::unistd::getuid().as_raw()).map(|p| Path::new(&p.home).join(".local/state/agentsh"));
-        let real = |s: PathBuf| reach(&s).map_or_else(|_| normalize(&s), |r| r.real);
-        [state_dir(), passwd].into_iter().flatten().map(|s| real(s.join("box"))).collect()
-    });
     let reached = reach(dir);
     if let Ok(r) = &reached
-        && let Some(why) = stores.iter().find_map(|s| in_box_store(&r.real, s))
+        && let Some(why) = box_stores().iter().find_map(|s| in_box_store(&r.real, s))
     {
         return Some(why);
     }
     writable_reached(dir, reached, &homes_of(home))
+}
+
+/// Where agentsh keeps its sandboxes' own places (`<state>/box`, and the passwd home's), really
+/// where they are; once per process: agentsh judges several of its directories.
+fn box_stores() -> &'static [PathBuf] {
+    static STORES: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    STORES.get_or_init(|| {
+        let passwd = passwd(nix::unistd::getuid().as_raw()).map(|p| Path::new(&p.home).join(".local/state/agentsh"));
+        let real = |s: PathBuf| reach(&s).map_or_else(|_| normalize(&s), |r| r.real);
+        [state_dir(), passwd].into_iter().flatten().map(|s| real(s.join("box"))).collect()
+    })
+}
+
+/// Where an existing absolute `path` really is (every link followed), as long as no box can make
+/// it lead elsewhere: no directory its name is looked up in off the way to where it lands (a
+/// link's own directory, one a `..` climbs out of) is in a git work tree a box may have, or in
+/// agentsh's box store. `Err` says why, in words. What a path is judged to be when agentsh
+/// decides is then what it is when the kernel runs it (rt7 C1: a link in the workspace, which a
+/// job left in a kept box swapped between agentsh and a script, was judged to be this agentsh
+/// and ran the script unconfined). The directories on the way to where it lands are where the
+/// file itself is: a box that can write them can replace the file, link or no link.
+pub fn settled(path: &Path, home: &Path) -> Result<PathBuf, String> {
+    let reached = reach(path)?;
+    let homes = homes_of(home);
+    for d in reached.looked_in.iter().filter(|d| !under(&reached.real, d)) {
+        if let Some(why) = box_stores().iter().find_map(|s| in_box_store(d, s)) {
+            return Err(why);
+        }
+        if let Some(why) = through_tree(d, &homes) {
+            return Err(why);
+        }
+    }
+    Ok(reached.real)
+}
+
+/// Why a box could change where a path looked up in `dir` leads: `dir` is in a git work tree.
+fn through_tree(dir: &Path, homes: &Homes) -> Option<String> {
+    homes.tree_holding(dir).map(|tree| {
+        format!(
+            "its path goes through {}, in {}, a git work tree, where a command in the sandbox could change where it leads",
+            shown(dir),
+            shown(&tree)
+        )
+    })
 }
 
 /// Why `dir` is in `store`, where agentsh keeps its sandboxes' own places (each box's private
@@ -395,16 +432,7 @@ fn writable_reached(dir: &Path, reached: Result<Reached, String>, homes: &Homes)
     }
     // A directory the path is looked up in off the way to where it lands (before a `..` or a
     // link): a box that writes it can send the path elsewhere.
-    for d in reached.looked_in.iter().filter(|d| !under(real, d)) {
-        if let Some(tree) = homes.tree_holding(d) {
-            return Some(format!(
-                "its path goes through {}, in {}, a git work tree, where a command in the sandbox could change where it leads",
-                shown(d),
-                shown(&tree)
-            ));
-        }
-    }
-    None
+    reached.looked_in.iter().filter(|d| !under(real, d)).find_map(|d| through_tree(d, homes))
 }
 
 /// `~/.local/state/agentsh` (`$XDG_STATE_HOME/agentsh`), as a path: where the audit log and the
@@ -647,6 +675,29 @@ mod tests {
         std::os::unix::fs::symlink(d.join("out"), d.join("outlink")).unwrap();
         assert_eq!(judged("outlink/cfg/agentsh"), None);
         assert_eq!(judged("out/cfg/agentsh"), None);
+    }
+
+    /// rt7 C1: a file is settled where no box can make its path lead elsewhere: a link in a work
+    /// tree (which a box swaps at will) is not, whatever it leads to now; the file by its own
+    /// path, or through a link outside every work tree, is.
+    #[test]
+    fn a_path_a_box_can_redirect_is_not_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        for m in [d.join("ws/.git"), d.join("bin"), d.join("home"), d.join("links")] {
+            std::fs::create_dir_all(m).unwrap();
+        }
+        std::fs::write(d.join("bin/agentsh"), "").unwrap();
+        std::os::unix::fs::symlink(d.join("bin/agentsh"), d.join("ws/ag")).unwrap();
+        std::os::unix::fs::symlink(d.join("bin/agentsh"), d.join("links/bash")).unwrap();
+        std::os::unix::fs::symlink(d.join("ws"), d.join("links/ws")).unwrap();
+        let home = d.join("home");
+        assert_eq!(settled(&d.join("bin/agentsh"), &home), Ok(d.join("bin/agentsh")));
+        assert_eq!(settled(&d.join("links/bash"), &home), Ok(d.join("bin/agentsh")));
+        for swappable in ["ws/ag", "links/ws/ag", "ws/../bin/agentsh"] {
+            let why = settled(&d.join(swappable), &home).expect_err(swappable);
+            assert!(why.contains("a git work tree"), "{swappable}: {why}");
+        }
     }
 
     /// rt6b G5: with `HOME` inside a work tree (`HOME=ws/fh`), `~/.config/agentsh` is the work

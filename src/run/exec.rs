@@ -5,6 +5,7 @@
 use crate::judge::parse::Script;
 use crate::run::invocation::{ShellArgs, Source};
 use crate::run::sandbox::{self, Confinement};
+use std::ffi::OsStr;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::Command;
@@ -227,8 +228,16 @@ pub enum Ran {
 /// while this process waits and passes on signals. A boxed command's child makes its own
 /// session (`sandbox::spawn`).
 ///
-/// `net_id` names the command to the box's proxy (its audit record's id).
-pub fn run(plan: Plan, confinement: Confinement, limit: Option<Duration>, pass_env: &[String], net: Net<'_>) -> Ran {
+/// `net_id` names the command to the box's proxy (its audit record's id). `search`, where given,
+/// is the `$PATH` an unconfined command gets instead of agentsh's own (`gate::unboxed_path`).
+pub fn run(
+    plan: Plan,
+    confinement: Confinement,
+    limit: Option<Duration>,
+    pass_env: &[String],
+    net: Net<'_>,
+    search: Option<&OsStr>,
+) -> Ran {
     let (program, args) = plan.into_program_and_args();
     if let Confinement::Boxed(plan) = confinement {
         // Looked up before the box: a missing program is told as bash would.
@@ -261,19 +270,32 @@ pub fn run(plan: Plan, confinement: Confinement, limit: Option<Duration>, pass_e
         };
     }
     if let Some(limit) = limit {
-        let code = supervise(&program, &args, limit);
+        let code = supervise(&program, &args, limit, search);
         return Ran::Ended { code, signal: None, timed_out: code == 124 };
     }
     if !needs_terminal() && nix::unistd::setsid().is_err() {
-        return Ran::NotRun(run_child(internal_child(&program, &args), &program, None));
+        return Ran::NotRun(run_child(internal_child(&program, &args, search), &program, None));
     }
-    Ran::NotRun(exec_program(&program, &args))
+    Ran::NotRun(exec_program(&program, &args, search))
 }
 
-fn exec_program(program: &str, args: &[String]) -> i32 {
+fn exec_program(program: &str, args: &[String], search: Option<&OsStr>) -> i32 {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    // Set on the command, `$PATH` is also where std looks the program up.
+    if let Some(path) = search {
+        cmd.env("PATH", path);
+    }
     // std's exec resets SIGPIPE to its default, so `yes | head -1` ends quietly as in a shell.
-    let err = Command::new(program).args(args).exec();
-    exec_error(program, &err)
+    let err = cmd.exec();
+    let code = exec_error(program, &err);
+    if code == 127 && search.is_some() && !program.contains('/') {
+        eprintln!(
+            "hint: with no sandbox here, the directories of $PATH a sandbox may write (a project's .venv/bin, \
+             node_modules/.bin, bin) are not searched; run it from the project, where it runs in the sandbox"
+        );
+    }
+    code
 }
 
 /// Says why the box could not be entered, and returns the status: nothing ran.
@@ -327,14 +349,18 @@ pub fn exec_in_new_session(argv: &[String]) -> i32 {
         eprintln!("agentsh: cannot start a new session for the command: {e}");
         return 126;
     }
-    exec_program(program, args)
+    exec_program(program, args, None)
 }
 
-/// agentsh re-spawned to run the command in a session of its own (see [`exec_in_new_session`]).
-fn internal_child(program: &str, args: &[String]) -> Command {
+/// agentsh re-spawned to run the command in a session of its own (see [`exec_in_new_session`]),
+/// with `search` as its `$PATH`, where the command looks its program up.
+fn internal_child(program: &str, args: &[String], search: Option<&OsStr>) -> Command {
     let me = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
     let mut cmd = Command::new(me);
     cmd.arg(NEW_SESSION_MARKER).arg(program).args(args);
+    if let Some(path) = search {
+        cmd.env("PATH", path);
+    }
     cmd
 }
 
@@ -368,14 +394,17 @@ pub(crate) fn exec_error(program: &str, err: &std::io::Error) -> i32 {
 /// Runs an unconfined command as a child with a time limit. On timeout its whole process group
 /// is killed and the status is 124, as timeout(1) does. Signals to agentsh are passed on. (A
 /// boxed command is supervised by `sandbox::spawn`.)
-fn supervise(program: &str, args: &[String], limit: Duration) -> i32 {
+fn supervise(program: &str, args: &[String], limit: Duration, search: Option<&OsStr>) -> i32 {
     let cmd = if needs_terminal() {
         let mut cmd = Command::new(program);
         cmd.args(args).process_group(0);
+        if let Some(path) = search {
+            cmd.env("PATH", path);
+        }
         cmd
     } else {
         // setsid in the child makes its own process group too.
-        internal_child(program, args)
+        internal_child(program, args, search)
     };
     run_child(cmd, program, Some(limit))
 }

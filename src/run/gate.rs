@@ -38,7 +38,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         Source::Stdin => unreachable!("read_source turns stdin into text"),
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
-    let (config, boxed, verdict) = judge_source(&source, &text, &cwd, &options);
+    let (config, boxed, verdict, unboxed_search) = judge_source(&source, &text, &cwd, &options);
     // A typo (`pyhton x.py`) that would ask: nobody should approve a program that does not
     // exist. Bash's answer, without a prompt.
     if let Some(program) = missing_program(&verdict) {
@@ -55,6 +55,18 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
             return code;
         }
     };
+    // rt7 C2: unconfined where boxes run, a command searches no directory of `$PATH` a box may
+    // write (a kept box's job could drop a program there after the judge looked): with no box
+    // because of where it starts, the very directories the judge looked programs up in; on a
+    // person's word, those of agentsh's `$PATH` the box would not write. agentsh itself chooses
+    // its own, for the command it judges.
+    let search = match (verdict.runs_in, &boxed) {
+        (RunsIn::Sandbox, _) => None,
+        _ if verdict.runs_in_why == crate::judge::agent_wrappers::RUNS_AGENTSH => None,
+        (RunsIn::Unconfined, Confinement::Boxed(plan)) => unboxed_path(&plan.roots().writable),
+        (RunsIn::Unconfined, Confinement::Unconfined) => unboxed_search,
+    };
+    let search = search.and_then(|dirs| std::env::join_paths(dirs).ok());
     // What cannot work inside the box runs outside it on a person's word (a yes, their
     // whitelist); the judge only says `Sandbox` when it was told of a box.
     let confinement = match verdict.runs_in {
@@ -100,7 +112,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         }),
         Confinement::Unconfined => None,
     };
-    let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env, net);
+    let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env, net, search.as_deref());
     if let Some((links, review)) = git {
         explain::print_git_links_removed(&links.finish());
         for said in links.messages() {
@@ -292,9 +304,16 @@ fn carry_out(inside: &Path, outside: Result<&Path, &str>) {
 }
 
 /// The verdict on `text` (of `source`) as this shell route runs it from `cwd`: the config there,
-/// the box, the script's arguments. Returns the config (its policy taken), the box, and the
-/// verdict. `tests/parity.rs` holds it against `check` and `hook`.
-pub fn judge_source(source: &Source, text: &str, cwd: &Path, options: &ShellArgs) -> (Config, Confinement, Verdict) {
+/// the box, the script's arguments. Returns the config (its policy taken), the box, the verdict,
+/// and where there is no box here only because of where the command starts, the directories of
+/// `$PATH` the judge looked programs up in, which are all an unconfined command may search
+/// ([`unboxed_path`]). `tests/parity.rs` holds it against `check` and `hook`.
+pub fn judge_source(
+    source: &Source,
+    text: &str,
+    cwd: &Path,
+    options: &ShellArgs,
+) -> (Config, Confinement, Verdict, Option<Vec<String>>) {
     let mut config = config::load(cwd);
     explain::print_warnings(&config.warnings);
     let boxed = prepare(&mut config, text, cwd, options.ask);
@@ -303,10 +322,11 @@ pub fn judge_source(source: &Source, text: &str, cwd: &Path, options: &ShellArgs
         Source::Script { path, args } => std::iter::once(path).chain(args).cloned().collect(),
         Source::Stdin => Vec::new(),
     };
+    let searched = config.policy.home_sight.as_ref().filter(|s| s.boxed_elsewhere).map(|s| s.path.clone());
     // Shared with the judging thread, not copied (see `decide::bounded`).
     let verdict =
         crate::run::judging::judge_once(text, std::mem::take(&mut config.policy), crate::run::judging::Route::Shell);
-    (config, boxed, verdict)
+    (config, boxed, verdict, searched)
 }
 
 /// Readies `config`'s policy to judge `text` in `cwd` as the shell route will run it: `--ask` (or
@@ -433,13 +453,33 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
 fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
     let place = plan.place();
     let cd_path = std::env::var_os("CDPATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
-    let path = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
+    let writable: Vec<String> = plan.spec().write.iter().map(|r| crate::text::path(&r.path)).collect();
     HomeSight {
         cd_path: cd_path.iter().filter(|d| d.is_absolute()).map(|d| crate::text::path(d)).collect(),
-        path: path.iter().map(|d| crate::text::path(d)).collect(),
+        path: unboxed_path(&writable).unwrap_or_default(),
         program: Some(executable),
         ..home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
     }
+}
+
+/// The directories of agentsh's `$PATH` a command that runs unconfined where boxes run may
+/// search, in order: not one a box may write, really or through a directory on its way (a git
+/// work tree: a project's `bin`, `.venv/bin`, `node_modules/.bin`; agentsh's box store; what
+/// `writable`, the box's writable roots, holds), nor a relative one (the command's directory,
+/// wherever it goes). A job left in a kept box could put a program there after the judge looked
+/// a name up and found it elsewhere (rt7 C2: `sort` judged as `/usr/bin/sort`, run as the box's
+/// `.venv/bin/sort`, unconfined); so could it for every program the command runs by name, which
+/// the judge never sees. `None` where `$PATH` is not set (`execvp` then searches the system's).
+/// An `lstat` of each directory's components; a `statx` of `.git` above the few that are not
+/// the system's or in a dot-directory of home.
+pub fn unboxed_path(writable: &[String]) -> Option<Vec<String>> {
+    let path = std::env::var_os("PATH")?;
+    let home = crate::policy::dirs::home()?;
+    let kept = std::env::split_paths(&path)
+        .filter(|d| d.is_absolute() && !writable.iter().any(|w| sandbox::within(d, Path::new(w))))
+        .filter(|d| crate::policy::dirs::box_writable(d, home).is_none())
+        .map(|d| crate::text::path(&d));
+    Some(kept.collect())
 }
 
 /// Whether `path` is an executable file, as `execvp` runs one it finds on `$PATH` (one `stat`;

@@ -68,10 +68,14 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
 }
 
 /// Whether `path` is this agentsh binary (Codex's wrapper execs its login shell, which may be
-/// agentsh under the name `bash`).
+/// agentsh under the name `bash`), and stays so until it runs: a path a box could make lead
+/// elsewhere is not (`dirs::settled`; rt7 C1: a link in the workspace, which a job left in a kept
+/// box swapped between agentsh and a script, was judged to be agentsh and ran the script
+/// unconfined). Nor is any path where there is no home to tell the person's places by.
 pub fn is_agentsh(path: &Path) -> bool {
     let me = std::env::current_exe().ok().and_then(|p| p.canonicalize().ok());
-    me.is_some() && path.canonicalize().ok() == me
+    let Some(home) = crate::policy::dirs::home() else { return false };
+    me.is_some() && crate::policy::dirs::settled(path, home).ok() == me
 }
 
 /// [`judge`] within a time budget, panics contained (see [`judge_bounded`]), for a process that judges one command and then ends (`gate`, `check`,
