@@ -347,6 +347,17 @@ fn git(args: &Argv, risk: Risk) -> Option<Edge> {
         Some("submodule") if rest.first().is_some_and(|s| matches!(*s, "add" | "init" | "set-url" | "set-branch")) => {
             return edge(EdgeKind::Outside, "changes .git/config, which is read-only inside the sandbox");
         }
+        // rt7 A1: `.git/modules`, where git keeps and adopts submodules' git directories, is
+        // read-only inside the sandbox, and `--init` registers them in `.git/config`.
+        Some("submodule")
+            if rest.first() == Some(&"absorbgitdirs") || rest.first() == Some(&"update") && args.has_long("--init") =>
+        {
+            return edge(
+                EdgeKind::Outside,
+                "initialises submodules: changes .git/config and makes their git directories in .git/modules, \
+                 both read-only inside the sandbox",
+            );
+        }
         _ => {}
     }
     // What hides the box's edits from the review the person relies on (rt3 G3): an index bit
@@ -794,6 +805,9 @@ mod tests {
             "git restore --staged src/app.py",
             "git stash",
             "git pull",
+            // The submodules there are: their git directories stay writable (rt7 A1).
+            "git submodule update",
+            "git submodule update --remote",
             "mkdir -p build/out",
             "touch ./x",
             "echo x > out.txt",
@@ -901,6 +915,9 @@ mod tests {
             "git config core.fsmonitor 'sh -c evil'",
             "git config --global user.name x",
             "git remote add origin https://x",
+            // rt7 A1: submodules' git directories are made in `.git/modules`, read-only.
+            "git submodule update --init --recursive",
+            "git submodule absorbgitdirs",
             "npm install -g typescript",
             "cargo install ripgrep",
             "pip install requests",

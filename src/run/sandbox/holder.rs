@@ -667,6 +667,11 @@ fn watch(spec: &BoxSpec) -> Watch {
             super::view::code_paths(git, &mut paths, 0);
             for p in paths {
                 w.bound(&p);
+                // A submodule's git directory made since (the person's `git submodule update
+                // --init`): the box must put it back writable, in a new box (rt7 A1).
+                if super::view::is_modules(&p) {
+                    w.beneath(&p, true);
+                }
             }
         }
     }
