@@ -6508,3 +6508,30 @@ fn a_git_directory_the_persons_git_would_adopt_cannot_be_planted() {
     }
     assert!(!w.path(".git/modules/lib/modules/n").exists() && !w.path(".git/modules/other").exists());
 }
+
+/// rt7 A1, the review: `.git/worktrees/` stays writable (`git worktree add` never adopts a
+/// directory there: it picks another name), so a git directory made there that git would not
+/// make (its `commondir` naming a repository the box wrote) is told as the command ends; a
+/// boxed `git worktree add` works and is not.
+#[test]
+fn a_worktree_git_directory_the_box_made_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let marker = w.home("fsmonitor-ran");
+    let plant = format!(
+        "set -e\n{}mkdir -p .git/worktrees/wt\necho ../../../.evil > .git/worktrees/wt/commondir\n\
+         echo 'ref: refs/heads/main' > .git/worktrees/wt/HEAD\nmkdir wt\necho \"$PWD/wt/.git\" > .git/worktrees/wt/gitdir\n\
+         echo 'gitdir: ../.git/worktrees/wt' > wt/.git\n",
+        evil_git_dir(".evil", &marker)
+    );
+    let out = w.script(&plant);
+    succeeded(&out, "a worktree's git directory made in the box");
+    let err = text(&out.stderr);
+    assert!(err.contains("made the linked worktree's git directory .git/worktrees/wt"), "{err}");
+    let out = w.script(&format!(
+        "set -e\ngit worktree add -q .wt/feature -b feature\ngit -C .wt/feature status --short\n{INSIDE}"
+    ));
+    succeeded(&out, "git worktree add in the box");
+    assert!(!text(&out.stderr).contains(".git/worktrees/feature"), "{}", text(&out.stderr));
+    assert!(w.path(".wt/feature/README").is_file());
+}
