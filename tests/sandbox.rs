@@ -6507,6 +6507,24 @@ fn a_git_directory_the_persons_git_would_adopt_cannot_be_planted() {
         refused_by_box(&w.script(&format!("set -e\n{body}")), what);
     }
     assert!(!w.path(".git/modules/lib/modules/n").exists() && !w.path(".git/modules/other").exists());
+
+    // A submodule cloned in place (its `.git` a directory): the same of its `modules`.
+    let upstream = w.home("upstream");
+    git(w.ws.path(), &["clone", "-q", upstream.to_str().unwrap(), "inplace"]);
+    git(
+        w.ws.path(),
+        &["-c", "protocol.file.allow=always", "submodule", "add", "-q", upstream.to_str().unwrap(), "inplace"],
+    );
+    git(w.ws.path(), &["commit", "-qm", "in place"]);
+    std::fs::create_dir_all(w.path("inplace/.git/modules/kept")).unwrap();
+    std::fs::write(w.path("inplace/.git/modules/kept/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let body = format!("set -e\n{}", evil_git_dir("inplace/.git/modules/n", &marker));
+    refused_by_box(&w.script(&body), "plant a module in an in-place submodule");
+    let work = format!(
+        "set -e\necho x > inplace/.git/modules/kept/made\ncd inplace\necho more >> lib.txt\ngit commit -qam 'in place'\n{INSIDE}"
+    );
+    succeeded(&w.script(&work), "git commit in an in-place submodule, and its modules' git directories written");
+    assert!(!w.path("inplace/.git/modules/n").exists() && w.path("inplace/.git/modules/kept/made").exists());
 }
 
 /// rt7 A1, the review: `.git/worktrees/` stays writable (`git worktree add` never adopts a

@@ -215,7 +215,8 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
     // removed either (EBUSY).
     if let Some(ws) = &spec.workspace {
         for r in &spec.read_only {
-            if !made.code_paths.contains(&r.path) && bind_read_only(ws, &r.path, &mut pinned)? {
+            // A submodule's cloned in place (its `.git` a directory) has its `modules` too.
+            if !made.code_paths.contains(&r.path) && bind_code_path(ws, &r.path, &mut pinned)? {
                 made.code_paths.push(r.path.clone());
             }
         }
@@ -438,31 +439,41 @@ fn protect_git(git: &Path, pinned: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>, St
     code_paths(git, &mut found, 0);
     let mut bound = Vec::new();
     for p in found {
-        // Taken before the read-only bind, which they would be copied from.
-        let mut kept = Vec::new();
-        if is_modules(&p) {
-            let mut dirs = Vec::new();
-            super::gitcode::git_dirs_under(&p, &mut dirs, 0);
-            // One that cannot be taken stays read-only: the box cannot work in that submodule.
-            kept = dirs.into_iter().filter_map(|d| Some((take(&d, false)?.0, d))).collect();
-        }
-        if bind_read_only(git, &p, pinned)? {
-            bound.push(p.clone());
-        }
-        for (fd, d) in kept {
-            put(&fd, &d)?;
-            // It, `modules` and the levels of a name with a slash (`modules/third_party/zlib`)
-            // stay as they are now: mounts, or part of the read-only `modules`.
-            pinned.extend(d.ancestors().take_while(|a| *a != p.parent().unwrap_or(&p)).map(Path::to_path_buf));
+        if bind_code_path(git, &p, pinned)? {
+            bound.push(p);
         }
     }
     Ok(bound)
 }
 
-/// Whether `path`, one of [`code_paths`], is a git directory's `modules` (a directory, not a
-/// link: a link is bound as itself, and what it names read-only whole, [`super::gitcode`]).
+/// [`bind_read_only`], where `path` is a git directory's `modules` ([`is_modules`]) with each
+/// git directory in it put back writable, a mount of its own.
+fn bind_code_path(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<bool, String> {
+    // Taken before the read-only bind, which they would be copied from.
+    let mut kept = Vec::new();
+    if is_modules(path) {
+        let mut dirs = Vec::new();
+        super::gitcode::git_dirs_under(path, &mut dirs, 0);
+        // One that cannot be taken stays read-only: the box cannot work in that submodule.
+        kept = dirs.into_iter().filter_map(|d| Some((take(&d, false)?.0, d))).collect();
+    }
+    let bound = bind_read_only(top, path, pinned)?;
+    for (fd, d) in kept {
+        put(&fd, &d)?;
+        // It, `modules` and the levels of a name with a slash (`modules/third_party/zlib`)
+        // stay as they are now: mounts, or part of the read-only `modules`.
+        pinned.extend(d.ancestors().take_while(|a| Some(*a) != path.parent()).map(Path::to_path_buf));
+    }
+    Ok(bound)
+}
+
+/// Whether `path`, one of [`code_paths`], is a git directory's `modules`: a directory (a link
+/// is bound as itself, and what it names read-only whole, [`super::gitcode`]) beside a `HEAD`
+/// (else it is read-only whole: a `core.hooksPath = modules` is no git directory's).
 pub(crate) fn is_modules(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == "modules") && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+    path.file_name().is_some_and(|n| n == "modules")
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        && path.parent().is_some_and(|g| g.join("HEAD").is_file())
 }
 
 /// Binds `path`, beneath `top` (a mount), read-only, where it exists; each directory between
@@ -1171,7 +1182,9 @@ mod tests {
             assert!(rel.contains(&want.to_string()), "{want}: {rel:?}");
         }
         assert!(git.join("modules/t/z/modules").is_dir() && !git.join("worktrees/w/modules").exists());
-        assert!(is_modules(&git.join("modules/a/modules")) && !is_modules(&git.join("modules/a")));
+        assert!(is_modules(&git.join("modules/t/z/modules")) && !is_modules(&git.join("modules/t/z")));
+        // No `HEAD` beside it (`modules/a` has only a config): read-only whole.
+        assert!(!is_modules(&git.join("modules/a/modules")));
         assert!(!rel.iter().any(|r| r.starts_with("objects")));
         // rt5 A13: a repository with no `info` (or `hooks`) has them made, empty, to be bound.
         std::fs::remove_dir_all(git.join("info")).unwrap();
