@@ -174,7 +174,7 @@ pub(crate) fn global_code(globals: &Globals) -> Vec<(PathBuf, String)> {
 /// The text of a small file git keeps a path in (`.git`, `commondir`, `gitdir`), read as agentsh
 /// reads every file a box can write: a regular file only, never waited on (rt7 A9: a FIFO a
 /// box made there hung every later command), at most 4 KiB.
-fn small_text(path: &Path) -> Option<String> {
+pub(crate) fn small_text(path: &Path) -> Option<String> {
     let bytes = crate::policy::files::read_capped(path, 4096).ok()?;
     String::from_utf8(bytes).ok()
 }

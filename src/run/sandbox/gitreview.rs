@@ -239,7 +239,8 @@ fn born_since(path: &Path, since: i64) -> bool {
 /// Whether the linked worktree's git directory `wt` (in `git`'s `worktrees/`) is as
 /// `git worktree add` makes it: its `commondir` names `git`, and it has no `config.worktree`.
 fn worktree_add_made(git: &Path, wt: &Path) -> bool {
-    let Ok(common) = std::fs::read_to_string(super::join(wt, "commondir")) else { return false };
+    // Read as every file a box can write is (rt7 A9: a FIFO would hang agentsh).
+    let Some(common) = super::gitcode::small_text(&super::join(wt, "commondir")) else { return false };
     let common = super::normalize(&wt.join(common.trim_end_matches(['\n', '\r'])));
     let same =
         |a: &Path, b: &Path| std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b));
