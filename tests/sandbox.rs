@@ -6553,3 +6553,15 @@ fn a_worktree_git_directory_the_box_made_is_told() {
     assert!(!text(&out.stderr).contains(".git/worktrees/feature"), "{}", text(&out.stderr));
     assert!(w.path(".wt/feature/README").is_file());
 }
+
+/// rt7 A1: the empty `.git/modules` a box is made with is watched as made: the next command
+/// joins that box, not one made anew for what the first made (a dev server's box is kept).
+#[test]
+fn the_modules_directory_a_box_makes_keeps_the_box() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let _ = std::fs::remove_dir(w.path(".git/modules"));
+    let first = w.mount_ns();
+    assert!(w.path(".git/modules").is_dir(), "made with the box");
+    assert_eq!(w.mount_ns(), first, "a new box for the next command");
+}

@@ -458,7 +458,7 @@ fn bind_code_path(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<
         kept = dirs.into_iter().filter_map(|d| Some((take(&d, false)?.0, d))).collect();
     }
     let bound = bind_read_only(top, path, pinned)?;
-    for (fd, d) in kept {
+    for (fd, d) in kept.into_iter().filter(|_| bound) {
         put(&fd, &d)?;
         // It, `modules` and the levels of a name with a slash (`modules/third_party/zlib`)
         // stay as they are now: mounts, or part of the read-only `modules`.
