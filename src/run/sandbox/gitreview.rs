@@ -59,6 +59,9 @@ pub struct Before {
     /// Where what is checked again after later commands is kept ([`Later`]), in agentsh's
     /// records, and what it held as the command started.
     later: Option<(PathBuf, Later)>,
+    /// The change times of the workspace's git directory's `modules/` and `worktrees/` as the
+    /// command started ([`made_git_dirs`]).
+    git_dirs: [Option<(i64, i64)>; 2],
 }
 
 /// One repository whose worktree is in the workspace.
@@ -170,7 +173,8 @@ impl Before {
         let heads = kept.heads.len();
         kept.heads.retain(|g, _| repos.iter().any(|r| r.git == *g));
         kept.dirty |= kept.heads.len() != heads;
-        Before { repos, more, since, later: later.map(|path| (path, kept)) }
+        let git_dirs = GIT_DIRS.map(|(name, _)| changed_at(&super::join(git, name)));
+        Before { repos, more, since, later: later.map(|path| (path, kept)), git_dirs }
     }
 
     /// What the command added: bits set in the index, entries that name another object than
@@ -187,7 +191,7 @@ impl Before {
         let changed =
             |g: &PathBuf| std::fs::symlink_metadata(super::join(g, "index")).is_ok_and(|m| m.ctime() >= self.since);
         if let Some(repo) = self.repos.first() {
-            made_git_dirs(&repo.git, &repo.top, self.since, &mut found);
+            made_git_dirs(&repo.git, &repo.top, self.since, self.git_dirs, &mut found);
         }
         let unchecked = self.more.iter().filter(|g| changed(g)).count();
         if unchecked > 0 {
@@ -203,17 +207,27 @@ impl Before {
 /// How many directories made in `modules/` or `worktrees/` are told at most.
 const MAX_MADE: usize = 16;
 
+/// Where in a git directory [`made_git_dirs`] looks, and whether it holds worktrees' git
+/// directories.
+const GIT_DIRS: [(&str, bool); 2] = [("modules", false), ("worktrees", true)];
+
+/// A directory's change time (seconds, nanoseconds): one `statx`.
+fn changed_at(dir: &Path) -> Option<(i64, i64)> {
+    std::fs::symlink_metadata(dir).ok().filter(|m| m.is_dir()).map(|m| (m.ctime(), m.ctime_nsec()))
+}
+
 /// The git directories the command made in `modules/` and `worktrees/` of the git directory
 /// `git` (in the workspace `top`) that the person's git would adopt or run the hooks of
-/// ([`Hidden::GitDirMade`]). Two `statx` calls where nothing was made there during the
-/// command (`since`); only the top level of each is read.
-fn made_git_dirs(git: &Path, top: &Path, since: i64, out: &mut Vec<Hidden>) {
+/// ([`Hidden::GitDirMade`]). Two `statx` calls where neither changed from `then` (their
+/// change times as the command started); only the top level of each is read, and there what
+/// was made since `since`.
+fn made_git_dirs(git: &Path, top: &Path, since: i64, then: [Option<(i64, i64)>; 2], out: &mut Vec<Hidden>) {
     if !super::within(git, top) {
         return;
     }
-    for (name, worktree) in [("modules", false), ("worktrees", true)] {
+    for ((name, worktree), then) in GIT_DIRS.into_iter().zip(then) {
         let dir = super::join(git, name);
-        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir() && m.ctime() >= since) {
+        if changed_at(&dir).is_none_or(|now| Some(now) == then || now.0 < since) {
             continue;
         }
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
@@ -1556,9 +1570,12 @@ mod tests {
         w("worktrees/none/HEAD", "");
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
         let mut found = Vec::new();
-        made_git_dirs(&git, &top, now + 10, &mut found);
+        made_git_dirs(&git, &top, now + 10, [None, None], &mut found);
         assert_eq!(found, [], "made before the command");
-        made_git_dirs(&git, &top, now - 2, &mut found);
+        let then = GIT_DIRS.map(|(name, _)| changed_at(&git.join(name)));
+        made_git_dirs(&git, &top, now - 2, then, &mut found);
+        assert_eq!(found, [], "neither changed during the command");
+        made_git_dirs(&git, &top, now - 2, [None, None], &mut found);
         found.sort_by_key(|h| format!("{h:?}"));
         let made = |p: &str, worktree| Hidden::GitDirMade { path: p.into(), worktree };
         assert_eq!(
