@@ -1955,12 +1955,7 @@ echo {} > .git/worktrees/wt/commondir
 fn a_submodules_git_file_cannot_be_repointed() {
     let Some(w) = world() else { return };
     let w = w.git();
-    let upstream = w.home("upstream");
-    std::fs::create_dir_all(&upstream).unwrap();
-    w.git_in(&upstream);
-    std::fs::write(upstream.join("lib.txt"), "lib\n").unwrap();
-    git(&upstream, &["add", "lib.txt"]);
-    git(&upstream, &["commit", "-qm", "lib"]);
+    let upstream = upstream_repo(&w);
     let add = ["-c", "protocol.file.allow=always", "submodule", "add", "-q", upstream.to_str().unwrap(), "libs/sub"];
     git(w.ws.path(), &add);
     // One cloned in place, whose git directory stays its own `.git`.
@@ -6724,4 +6719,152 @@ fn with_no_box_a_program_a_box_drops_on_path_never_runs() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     flipper.join().unwrap();
     assert!(!ran.exists(), "the box's sort, dropped on $PATH after the judge looked, ran outside the box");
+}
+
+// ---- fix7-git: rt7 A1 (a git directory planted where the person's git adopts one) ----
+
+/// A repository with one commit (`lib.txt`) in home, for a submodule's url.
+fn upstream_repo(w: &World) -> PathBuf {
+    let upstream = w.home("upstream");
+    std::fs::create_dir_all(&upstream).unwrap();
+    w.git_in(&upstream);
+    std::fs::write(upstream.join("lib.txt"), "lib\n").unwrap();
+    git(&upstream, &["add", "lib.txt"]);
+    git(&upstream, &["commit", "-qm", "lib"]);
+    upstream
+}
+
+/// A workspace with the submodule `lib` declared and committed but not initialised, as a fresh
+/// `git clone` without `--recurse-submodules` leaves it: no `.git/modules`, an empty `lib/`.
+fn uninitialised_submodule(w: &World) {
+    let upstream = upstream_repo(w);
+    git(
+        w.ws.path(),
+        &["-c", "protocol.file.allow=always", "submodule", "add", "-q", upstream.to_str().unwrap(), "lib"],
+    );
+    git(w.ws.path(), &["commit", "-qm", "submodule"]);
+    git(w.ws.path(), &["submodule", "deinit", "-f", "lib"]);
+    std::fs::remove_dir_all(w.path(".git/modules")).unwrap();
+    assert!(std::fs::read_dir(w.path("lib")).unwrap().next().is_none());
+}
+
+/// rt7 A1: a box made `.git/modules/lib`, the git directory of a submodule the person had not
+/// initialised yet, with a `post-checkout` hook; the person's `git submodule update --init`
+/// adopted it and ran the hook. `.git/modules` is now read-only in the box (made empty first),
+/// and so is the empty checkout of such a submodule (a `.git` made there is adopted the same
+/// way, and the top-level's `git status` runs its `core.fsmonitor`). The person's own
+/// `git submodule update --init` then clones as it should, and the next box works in the
+/// submodule (its git directory writable, its `modules/` not).
+#[test]
+fn a_git_directory_the_persons_git_would_adopt_cannot_be_planted() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    uninitialised_submodule(&w);
+    let marker = w.home("hook-ran");
+    let hook = format!("#!/bin/sh\\necho RAN > {}\\n", marker.display());
+    for (what, body) in [
+        (
+            "plant modules/lib",
+            // (The attack clones the objects from the project's remote; an empty repository is
+            // made the same way.)
+            format!(
+                "git init -q --bare .git/modules/lib\ngit --git-dir=.git/modules/lib config core.bare false\n\
+                 printf '{hook}' > .git/modules/lib/hooks/post-checkout\nchmod +x .git/modules/lib/hooks/post-checkout\n"
+            ),
+        ),
+        ("move modules/ aside", "mv .git/modules .git/old-modules\nmkdir .git/modules\n".to_string()),
+        (
+            "plant lib/.git",
+            format!(
+                "{}mkdir -p lib/.git/hooks\nprintf '{hook}' > lib/.git/hooks/post-checkout\n",
+                evil_git_dir("lib/.git", &marker)
+            ),
+        ),
+    ] {
+        let out = w.script(&format!("set -e\n{body}"));
+        refused_by_box(&out, what);
+    }
+    assert!(w.path(".git/modules").is_dir(), "made empty, as hooks/ is");
+    assert_eq!(std::fs::read_dir(w.path(".git/modules")).unwrap().count(), 0, "nothing planted in .git/modules");
+    assert!(!w.path("lib/.git").exists(), "nothing planted in lib/");
+    let out = persons_git(&w, w.ws.path(), &["status"]);
+    succeeded(&out, "the person's git status");
+    let out = persons_git(&w, w.ws.path(), &["-c", "protocol.file.allow=always", "submodule", "update", "--init"]);
+    succeeded(&out, "the person's git submodule update --init");
+    assert!(!marker.exists(), "the person's git ran what the box wrote");
+    assert!(w.path("lib/lib.txt").is_file());
+
+    // The next box: git works in the submodule, whose git directory is put back writable;
+    // its own `modules/` is not.
+    let work =
+        format!("set -e\ncd lib\necho more >> lib.txt\ngit commit -qam 'in the box'\ngit status --short\n{INSIDE}");
+    succeeded(&w.script(&work), "git commit in the submodule");
+    let log = persons_git(&w, &w.path("lib"), &["log", "--oneline", "-1"]);
+    assert!(text(&log.stdout).contains("in the box"), "{}", text(&log.stdout));
+    assert!(w.path(".git/modules/lib/modules").is_dir(), "a submodule's modules/ made empty too");
+    for (what, body) in [
+        ("plant a nested module", evil_git_dir(".git/modules/lib/modules/n", &marker)),
+        ("plant a sibling module", evil_git_dir(".git/modules/other", &marker)),
+        ("move the submodule's git directory aside", "mv .git/modules/lib .git/modules/old\n".to_string()),
+    ] {
+        refused_by_box(&w.script(&format!("set -e\n{body}")), what);
+    }
+    assert!(!w.path(".git/modules/lib/modules/n").exists() && !w.path(".git/modules/other").exists());
+
+    // A submodule cloned in place (its `.git` a directory): the same of its `modules`.
+    let upstream = w.home("upstream");
+    git(w.ws.path(), &["clone", "-q", upstream.to_str().unwrap(), "inplace"]);
+    git(
+        w.ws.path(),
+        &["-c", "protocol.file.allow=always", "submodule", "add", "-q", upstream.to_str().unwrap(), "inplace"],
+    );
+    git(w.ws.path(), &["commit", "-qm", "in place"]);
+    std::fs::create_dir_all(w.path("inplace/.git/modules/kept")).unwrap();
+    std::fs::write(w.path("inplace/.git/modules/kept/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let body = format!("set -e\n{}", evil_git_dir("inplace/.git/modules/n", &marker));
+    refused_by_box(&w.script(&body), "plant a module in an in-place submodule");
+    let work = format!(
+        "set -e\necho x > inplace/.git/modules/kept/made\ncd inplace\necho more >> lib.txt\ngit commit -qam 'in place'\n{INSIDE}"
+    );
+    succeeded(&w.script(&work), "git commit in an in-place submodule, and its modules' git directories written");
+    assert!(!w.path("inplace/.git/modules/n").exists() && w.path("inplace/.git/modules/kept/made").exists());
+}
+
+/// rt7 A1, the review: `.git/worktrees/` stays writable (`git worktree add` never adopts a
+/// directory there: it picks another name), so a git directory made there that git would not
+/// make (its `commondir` naming a repository the box wrote) is told as the command ends; a
+/// boxed `git worktree add` works and is not.
+#[test]
+fn a_worktree_git_directory_the_box_made_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let marker = w.home("fsmonitor-ran");
+    let plant = format!(
+        "set -e\n{}mkdir -p .git/worktrees/wt\necho ../../../.evil > .git/worktrees/wt/commondir\n\
+         echo 'ref: refs/heads/main' > .git/worktrees/wt/HEAD\nmkdir wt\necho \"$PWD/wt/.git\" > .git/worktrees/wt/gitdir\n\
+         echo 'gitdir: ../.git/worktrees/wt' > wt/.git\n",
+        evil_git_dir(".evil", &marker)
+    );
+    let out = w.script(&plant);
+    succeeded(&out, "a worktree's git directory made in the box");
+    let err = text(&out.stderr);
+    assert!(err.contains("made the linked worktree's git directory .git/worktrees/wt"), "{err}");
+    let out = w.script(&format!(
+        "set -e\ngit worktree add -q .wt/feature -b feature\ngit -C .wt/feature status --short\n{INSIDE}"
+    ));
+    succeeded(&out, "git worktree add in the box");
+    assert!(!text(&out.stderr).contains(".git/worktrees/feature"), "{}", text(&out.stderr));
+    assert!(w.path(".wt/feature/README").is_file());
+}
+
+/// rt7 A1: the empty `.git/modules` a box is made with is watched as made: the next command
+/// joins that box, not one made anew for what the first made (a dev server's box is kept).
+#[test]
+fn the_modules_directory_a_box_makes_keeps_the_box() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let _ = std::fs::remove_dir(w.path(".git/modules"));
+    let first = w.mount_ns();
+    assert!(w.path(".git/modules").is_dir(), "made with the box");
+    assert_eq!(w.mount_ns(), first, "a new box for the next command");
 }

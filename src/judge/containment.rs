@@ -330,7 +330,8 @@ fn dev_ops(program: &str, args: &Argv, risk: Risk) -> Option<Edge> {
 
 fn git(args: &Argv, risk: Risk) -> Option<Edge> {
     let sub = args.subcommand(&["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"]);
-    let rest: Vec<&str> = args.positionals.iter().skip(1).copied().collect();
+    // After the subcommand: `git -C app submodule update` has `app` before it.
+    let rest: Vec<&str> = args.positionals.iter().skip_while(|p| Some(**p) != sub).skip(1).copied().collect();
     match sub {
         Some("push" | "send-email" | "request-pull" | "svn") => {
             return edge(EdgeKind::World, "changes a remote repository");
@@ -346,6 +347,19 @@ fn git(args: &Argv, risk: Risk) -> Option<Edge> {
         }
         Some("submodule") if rest.first().is_some_and(|s| matches!(*s, "add" | "init" | "set-url" | "set-branch")) => {
             return edge(EdgeKind::Outside, "changes .git/config, which is read-only inside the sandbox");
+        }
+        // rt7 A1: `.git/modules`, where git keeps and adopts submodules' git directories, is
+        // read-only inside the sandbox, and so is each submodule's config there, which
+        // `update` rewrites every time (`core.worktree`, git 2.47), as `sync` does its url;
+        // `--init` and `deinit` change `.git/config`.
+        Some("submodule")
+            if rest.first().is_some_and(|s| matches!(*s, "update" | "absorbgitdirs" | "sync" | "deinit")) =>
+        {
+            return edge(
+                EdgeKind::Outside,
+                "changes the submodules' git directories in .git/modules (their config) or .git/config, read-only \
+                 inside the sandbox",
+            );
         }
         _ => {}
     }
@@ -794,6 +808,9 @@ mod tests {
             "git restore --staged src/app.py",
             "git stash",
             "git pull",
+            // What reads them (rt7 A1).
+            "git submodule status",
+            "git submodule foreach git status",
             "mkdir -p build/out",
             "touch ./x",
             "echo x > out.txt",
@@ -901,6 +918,15 @@ mod tests {
             "git config core.fsmonitor 'sh -c evil'",
             "git config --global user.name x",
             "git remote add origin https://x",
+            // rt7 A1: submodules' git directories are made in `.git/modules`, read-only, and
+            // `update` rewrites each one's config there.
+            "git submodule update --init --recursive",
+            "git -C app submodule update --init",
+            "git submodule update",
+            "git submodule update --remote",
+            "git submodule absorbgitdirs",
+            "git submodule sync --recursive",
+            "git submodule deinit -f lib",
             "npm install -g typescript",
             "cargo install ripgrep",
             "pip install requests",

@@ -328,6 +328,18 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
             Hidden::IgnoresUnchecked => "agentsh: the command changed more of the workspace than agentsh reads for \
                  .gitignore files that hide themselves (check: git status --ignored)\n"
                 .to_string(),
+            Hidden::GitDirMade { path, worktree: false } => format!(
+                "agentsh: the command made {}, where git keeps a submodule's git directory: your \
+                 `git submodule update --init` would adopt it and run its hooks (undo: rm -rf {0})\n",
+                sanitize(path)
+            ),
+            Hidden::GitDirMade { path, worktree: true } => format!(
+                "agentsh: the command made the linked worktree's git directory {}, not as `git worktree add` makes it \
+                 (its commondir names another repository, or it has a config.worktree): git run in the worktree \
+                 that names it runs that repository's hooks and settings (see: cat {0}/commondir; undo: rm -rf {0} \
+                 && git worktree prune)\n",
+                sanitize(path)
+            ),
         };
         crate::ask::tty::eprint_fitted(&line);
     }

@@ -174,7 +174,7 @@ pub(crate) fn global_code(globals: &Globals) -> Vec<(PathBuf, String)> {
 /// The text of a small file git keeps a path in (`.git`, `commondir`, `gitdir`), read as agentsh
 /// reads every file a box can write: a regular file only, never waited on (rt7 A9: a FIFO a
 /// box made there hung every later command), at most 4 KiB.
-fn small_text(path: &Path) -> Option<String> {
+pub(crate) fn small_text(path: &Path) -> Option<String> {
     let bytes = crate::policy::files::read_capped(path, 4096).ok()?;
     String::from_utf8(bytes).ok()
 }
@@ -296,18 +296,19 @@ impl<'a> Finder<'a> {
     /// What the repository's code paths that are links name in the workspace (rt6a K3:
     /// `.git/hooks -> ../githooks`): code, bound read-only (the link itself is bound by the
     /// builder, [`super::view`]).
-    /// A hook or info directory it names that does not exist is made empty (`make_hooks`), as a
-    /// missing `core.hooksPath` is, so the box cannot make it.
+    /// A hook, info or modules directory it names that does not exist is made empty
+    /// (`make_hooks`), as a missing `core.hooksPath` is, so the box cannot make it. A `modules`
+    /// so named is read-only whole in the box (rt7 A1: the box cannot work in its submodules).
     fn linked_code_paths(&mut self, repo: &Repo, make_hooks: bool) {
         for dir in [&repo.git_dir, &repo.common] {
-            for name in ["config", "hooks", "info", "commondir", "config.worktree", "gitdir"] {
+            for name in ["config", "hooks", "info", "commondir", "config.worktree", "gitdir", "modules"] {
                 let p = join(dir, name);
                 if !std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
                     continue;
                 }
                 let Ok(named) = std::fs::read_link(&p) else { continue };
                 let target = super::view::resolve(&normalize(&dir.join(named)));
-                if make_hooks && matches!(name, "hooks" | "info") && within(&target, &self.ws) {
+                if make_hooks && matches!(name, "hooks" | "info" | "modules") && within(&target, &self.ws) {
                     make_dir_in(&self.ws, &target);
                 }
                 if let Some(target) = self.inside(&target).filter(|t| t.exists()) {
@@ -353,6 +354,8 @@ impl<'a> Finder<'a> {
             self.bind_file(&dot_git);
             if self.discover {
                 self.looked.push((dot_git.clone(), true));
+            } else {
+                self.uninitialised(&checkout, &dot_git);
             }
             // A submodule whose git directory is its own `.git` (cloned in place, never absorbed):
             // its code paths, as the workspace's own (the directory itself is made a mount on
@@ -404,6 +407,24 @@ impl<'a> Finder<'a> {
             }
         }
         self.repos.push(Repo { git_dir, common, worktree });
+    }
+
+    /// The checkout of a submodule the person has not initialised yet (an empty directory, no
+    /// `.git`), bound read-only: a `.git` the box made there would be adopted by the person's
+    /// `git submodule update --init`, and their `git status` in the top-level runs git there
+    /// (`core.fsmonitor`), as with a git directory planted in `modules/` (rt7 A1). The box
+    /// cannot initialise it either (`.git/config` and `modules/` are read-only).
+    fn uninitialised(&mut self, checkout: &Path, dot_git: &Path) {
+        if std::fs::symlink_metadata(dot_git).is_ok() || std::fs::symlink_metadata(checkout).is_ok_and(|m| !m.is_dir())
+        {
+            return;
+        }
+        let Ok(mut entries) = std::fs::read_dir(checkout) else { return };
+        if entries.next().is_none()
+            && let Some(p) = self.inside(checkout)
+        {
+            self.push(p);
+        }
     }
 
     /// Reads the config file `path` into `out`, following its includes (every `includeIf`),
@@ -851,6 +872,35 @@ mod tests {
         assert!(!find(&ws, &globals, true).bind.contains(&ws));
         // No `.git`, nothing.
         assert_eq!(find(&root, &globals, true), Found::default());
+    }
+
+    /// rt7 A1: the checkout of a submodule not initialised yet (empty, no `.git`) is bound: a
+    /// `.git` made there is adopted by the person's git. Not one with files (a stale
+    /// `.gitmodules` entry, a directory of the project's), nor one initialised.
+    #[test]
+    fn an_uninitialised_submodules_checkout_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let w = |rel: &str, body: &str| {
+            let p = ws.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        };
+        w(".git/HEAD", "ref: refs/heads/main\n");
+        w(
+            ".gitmodules",
+            "[submodule \"a\"]\n\tpath = lib/a\n[submodule \"b\"]\n\tpath = b\n[submodule \"c\"]\n\tpath = c\n\
+             [submodule \"d\"]\n\tpath = d\n",
+        );
+        std::fs::create_dir_all(ws.join("lib/a")).unwrap();
+        w("b/file", "");
+        w("c/.git", "gitdir: ../.git/modules/c\n");
+        let found = find(&ws, &Globals::default(), true);
+        assert!(found.bind.contains(&ws.join("lib/a")), "{:?}", found.bind);
+        for not in ["b", "c", "d"] {
+            assert!(!found.bind.contains(&ws.join(not)), "{not}: {:?}", found.bind);
+        }
+        assert!(!ws.join("d").exists(), "a missing one is not made");
     }
 
     /// rt5 A9: a hook installed as a link into the workspace (`ln -s ../../scripts/pre-commit

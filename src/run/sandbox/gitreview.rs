@@ -11,7 +11,9 @@
 //! - an untracked cache or fsmonitor data added to the index or changed (rt6 X3: git trusts a
 //!   directory's cached list of new files while the directory's times match);
 //! - in a linked worktree outside the workspace, whose files the box cannot write but whose
-//!   index and branch are in the workspace's git directory, a moved branch or `HEAD` (rt6 X2).
+//!   index and branch are in the workspace's git directory, a moved branch or `HEAD` (rt6 X2);
+//! - a git directory made in `.git/modules/` (where the binds could not keep it from being made)
+//!   or in `.git/worktrees/` other than as `git worktree add` makes it (rt7 A1).
 //!
 //! In the workspace's repository and in each other one whose index is in its git directory, as
 //! `gitcode` finds them: submodules of both kinds (rt6 X7) and linked worktrees.
@@ -57,6 +59,9 @@ pub struct Before {
     /// Where what is checked again after later commands is kept ([`Later`]), in agentsh's
     /// records, and what it held as the command started.
     later: Option<(PathBuf, Later)>,
+    /// The change times of the workspace's git directory's `modules/` and `worktrees/` as the
+    /// command started ([`made_git_dirs`]).
+    git_dirs: [Option<(i64, i64)>; 2],
 }
 
 /// One repository whose worktree is in the workspace.
@@ -139,6 +144,14 @@ pub enum Hidden {
     SelfIgnored(String),
     /// The command changed more of the tree than is read for such `.gitignore` files.
     IgnoresUnchecked,
+    /// A directory the command made in the workspace's git directory's `modules/` (a
+    /// submodule's git directory, which the person's `git submodule update --init` adopts, hooks
+    /// and all: rt7 A1; the box binds `modules/` read-only, so only where that could not be
+    /// done), or in its `worktrees/` a linked worktree's git directory that is not what
+    /// `git worktree add` makes (its `commondir` names another repository, or it has a
+    /// `config.worktree`): git run where its `.git` file names it runs that repository's hooks.
+    /// `path`: from the workspace's top level.
+    GitDirMade { path: String, worktree: bool },
 }
 
 impl Before {
@@ -160,7 +173,8 @@ impl Before {
         let heads = kept.heads.len();
         kept.heads.retain(|g, _| repos.iter().any(|r| r.git == *g));
         kept.dirty |= kept.heads.len() != heads;
-        Before { repos, more, since, later: later.map(|path| (path, kept)) }
+        let git_dirs = GIT_DIRS.map(|(name, _)| changed_at(&super::join(git, name)));
+        Before { repos, more, since, later: later.map(|path| (path, kept)), git_dirs }
     }
 
     /// What the command added: bits set in the index, entries that name another object than
@@ -176,6 +190,9 @@ impl Before {
         }
         let changed =
             |g: &PathBuf| std::fs::symlink_metadata(super::join(g, "index")).is_ok_and(|m| m.ctime() >= self.since);
+        if let Some(repo) = self.repos.first() {
+            made_git_dirs(&repo.git, &repo.top, self.since, self.git_dirs, &mut found);
+        }
         let unchecked = self.more.iter().filter(|g| changed(g)).count();
         if unchecked > 0 {
             found.push(Hidden::SubmodulesUnchecked(unchecked));
@@ -185,6 +202,63 @@ impl Before {
         }
         found
     }
+}
+
+/// How many directories made in `modules/` or `worktrees/` are told at most.
+const MAX_MADE: usize = 16;
+
+/// Where in a git directory [`made_git_dirs`] looks, and whether it holds worktrees' git
+/// directories.
+const GIT_DIRS: [(&str, bool); 2] = [("modules", false), ("worktrees", true)];
+
+/// A directory's change time (seconds, nanoseconds): one `statx`.
+fn changed_at(dir: &Path) -> Option<(i64, i64)> {
+    std::fs::symlink_metadata(dir).ok().filter(|m| m.is_dir()).map(|m| (m.ctime(), m.ctime_nsec()))
+}
+
+/// The git directories the command made in `modules/` and `worktrees/` of the git directory
+/// `git` (in the workspace `top`) that the person's git would adopt or run the hooks of
+/// ([`Hidden::GitDirMade`]). Two `statx` calls where neither changed from `then` (their
+/// change times as the command started); only the top level of each is read, and there what
+/// was made since `since`.
+fn made_git_dirs(git: &Path, top: &Path, since: i64, then: [Option<(i64, i64)>; 2], out: &mut Vec<Hidden>) {
+    if !super::within(git, top) {
+        return;
+    }
+    for ((name, worktree), then) in GIT_DIRS.into_iter().zip(then) {
+        let dir = super::join(git, name);
+        if changed_at(&dir).is_none_or(|now| Some(now) == then || now.0 < since) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let made = entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path());
+        for p in made.filter(|p| born_since(p, since) && !(worktree && worktree_add_made(git, p))).take(MAX_MADE) {
+            let path = p.strip_prefix(top).map_or_else(|_| crate::text::path(&p), crate::text::path);
+            out.push(Hidden::GitDirMade { path, worktree });
+        }
+    }
+}
+
+/// Whether `path` was made since `since` (seconds): its birth time, where the file system keeps
+/// one; else its change time (a directory changed since counts).
+fn born_since(path: &Path, since: i64) -> bool {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    match statx(CWD, path, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BTIME | StatxFlags::CTIME) {
+        Ok(s) if s.stx_mask & StatxFlags::BTIME.bits() != 0 => s.stx_btime.tv_sec >= since,
+        Ok(s) => s.stx_ctime.tv_sec >= since,
+        Err(_) => false,
+    }
+}
+
+/// Whether the linked worktree's git directory `wt` (in `git`'s `worktrees/`) is as
+/// `git worktree add` makes it: its `commondir` names `git`, and it has no `config.worktree`.
+fn worktree_add_made(git: &Path, wt: &Path) -> bool {
+    // Read as every file a box can write is (rt7 A9: a FIFO would hang agentsh).
+    let Some(common) = super::gitcode::small_text(&super::join(wt, "commondir")) else { return false };
+    let common = super::normalize(&wt.join(common.trim_end_matches(['\n', '\r'])));
+    let same =
+        |a: &Path, b: &Path| std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b));
+    same(&common, git) && std::fs::symlink_metadata(super::join(wt, "config.worktree")).is_err()
 }
 
 /// The repositories besides the workspace's own whose index is in `git` or below it, as
@@ -1474,5 +1548,44 @@ mod tests {
         // git's own name for a blob: `git hash-object` of "hello\n".
         let hello: String = blob_id(b"hello\n", 20).iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hello, "ce013625030ba8dba906f756967f9e9ca394464a");
+    }
+
+    /// rt7 A1: a directory made in `modules/` is told, and one in `worktrees/` unless it is as
+    /// `git worktree add` makes it; nothing where neither changed since the command started.
+    #[test]
+    fn git_directories_made_where_git_adopts_them_are_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().canonicalize().unwrap();
+        let git = top.join(".git");
+        let w = |rel: &str, body: &str| {
+            let p = git.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        };
+        w("modules/lib/HEAD", "");
+        w("worktrees/feature/commondir", "../..\n");
+        w("worktrees/elsewhere/commondir", "../../../evil\n");
+        w("worktrees/settings/commondir", "../..\n");
+        w("worktrees/settings/config.worktree", "[core]\n\tfsmonitor = x\n");
+        w("worktrees/none/HEAD", "");
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
+        let mut found = Vec::new();
+        made_git_dirs(&git, &top, now + 10, [None, None], &mut found);
+        assert_eq!(found, [], "made before the command");
+        let then = GIT_DIRS.map(|(name, _)| changed_at(&git.join(name)));
+        made_git_dirs(&git, &top, now - 2, then, &mut found);
+        assert_eq!(found, [], "neither changed during the command");
+        made_git_dirs(&git, &top, now - 2, [None, None], &mut found);
+        found.sort_by_key(|h| format!("{h:?}"));
+        let made = |p: &str, worktree| Hidden::GitDirMade { path: p.into(), worktree };
+        assert_eq!(
+            found,
+            [
+                made(".git/modules/lib", false),
+                made(".git/worktrees/elsewhere", true),
+                made(".git/worktrees/none", true),
+                made(".git/worktrees/settings", true),
+            ]
+        );
     }
 }

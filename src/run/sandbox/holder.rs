@@ -655,18 +655,25 @@ fn watch(spec: &BoxSpec) -> Watch {
     }
     if let Some(git) = &spec.git_dir {
         w.path(git);
+        // Each code path the builder binds there, its submodules' and worktrees' too (rt6b G2:
+        // `git -C sub config` renames over `modules/sub/config`). Found first: a missing
+        // `hooks`, `info` or `modules` is made as they are found, and must be watched as made,
+        // or the next command would take it for a change and make another box.
+        let mut paths = Vec::new();
+        if spec.workspace.is_some() {
+            super::view::code_paths(git, &mut paths, 0);
+        }
         // A code path replaced by rename (git rewrites `.git/config` so) detaches the read-only
         // mount on the old file; a `commondir` or submodule made since is bound only in a new box.
         for name in ["config", "hooks", "info", "commondir", "config.worktree", "modules", "worktrees"] {
             w.beneath(&super::join(git, name), false);
         }
-        // Each code path the builder binds there, its submodules' and worktrees' too (rt6b G2:
-        // `git -C sub config` renames over `modules/sub/config`).
-        if spec.workspace.is_some() {
-            let mut paths = Vec::new();
-            super::view::code_paths(git, &mut paths, 0);
-            for p in paths {
-                w.bound(&p);
+        for p in paths {
+            w.bound(&p);
+            // A submodule's git directory made since (the person's `git submodule update
+            // --init`): the box must put it back writable, in a new box (rt7 A1).
+            if super::view::is_modules(&p) {
+                w.beneath(&p, true);
             }
         }
     }

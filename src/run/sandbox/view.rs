@@ -215,7 +215,8 @@ pub fn make(spec: &BoxSpec) -> Result<Made, String> {
     // removed either (EBUSY).
     if let Some(ws) = &spec.workspace {
         for r in &spec.read_only {
-            if !made.code_paths.contains(&r.path) && bind_read_only(ws, &r.path, &mut pinned)? {
+            // A submodule's cloned in place (its `.git` a directory) has its `modules` too.
+            if !made.code_paths.contains(&r.path) && bind_code_path(ws, &r.path, &mut pinned)? {
                 made.code_paths.push(r.path.clone());
             }
         }
@@ -425,7 +426,11 @@ fn dev(spec: &BoxSpec, devices: Vec<(PathBuf, OwnedFd)>) -> Result<(), String> {
 /// read-only: `config`, `hooks`, `info`, `commondir`, `config.worktree`, and the same of each
 /// submodule's and worktree's git directory under it. A missing `hooks` or `info` is made empty
 /// first (as `git init` makes them), or a command could create `.git/hooks/pre-commit` or
-/// `.git/info/exclude`.
+/// `.git/info/exclude`. Its `modules` (and each submodule's) is bound read-only too, made
+/// empty first where missing, and each git directory in it put back writable, a mount of its
+/// own (its code paths then read-only as the workspace's): the box works in the submodules
+/// there are, and cannot make the git directory of one the person has not initialised yet,
+/// which their `git submodule update --init` would adopt and run the hooks of (rt7 A1).
 fn protect_git(git: &Path, pinned: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
     let Some((fd, true)) = take(git, false) else { return Ok(Vec::new()) };
     put(&fd, git)?;
@@ -434,11 +439,41 @@ fn protect_git(git: &Path, pinned: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>, St
     code_paths(git, &mut found, 0);
     let mut bound = Vec::new();
     for p in found {
-        if bind_read_only(git, &p, pinned)? {
+        if bind_code_path(git, &p, pinned)? {
             bound.push(p);
         }
     }
     Ok(bound)
+}
+
+/// [`bind_read_only`], where `path` is a git directory's `modules` ([`is_modules`]) with each
+/// git directory in it put back writable, a mount of its own.
+fn bind_code_path(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<bool, String> {
+    // Taken before the read-only bind, which they would be copied from.
+    let mut kept = Vec::new();
+    if is_modules(path) {
+        let mut dirs = Vec::new();
+        super::gitcode::git_dirs_under(path, &mut dirs, 0);
+        // One that cannot be taken stays read-only: the box cannot work in that submodule.
+        kept = dirs.into_iter().filter_map(|d| Some((take(&d, false)?.0, d))).collect();
+    }
+    let bound = bind_read_only(top, path, pinned)?;
+    for (fd, d) in kept.into_iter().filter(|_| bound) {
+        put(&fd, &d)?;
+        // It, `modules` and the levels of a name with a slash (`modules/third_party/zlib`)
+        // stay as they are now: mounts, or part of the read-only `modules`.
+        pinned.extend(d.ancestors().take_while(|a| Some(*a) != path.parent()).map(Path::to_path_buf));
+    }
+    Ok(bound)
+}
+
+/// Whether `path`, one of [`code_paths`], is a git directory's `modules`: a directory (a link
+/// is bound as itself, and what it names read-only whole, [`super::gitcode`]) beside a `HEAD`
+/// (else it is read-only whole: a `core.hooksPath = modules` is no git directory's).
+pub(crate) fn is_modules(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "modules")
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        && path.parent().is_some_and(|g| g.join("HEAD").is_file())
 }
 
 /// Binds `path`, beneath `top` (a mount), read-only, where it exists; each directory between
@@ -490,18 +525,29 @@ fn pin(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), String>
 }
 
 /// What git reads as code or settings in the git directory `git`, and in the git directories
-/// of its submodules (`modules/*`, nested) and worktrees (`worktrees/*`).
+/// of its submodules (`modules/*`, nested) and worktrees (`worktrees/*`); and its `modules`
+/// directory, where git finds (and adopts) a submodule's git directory: bound read-only with
+/// the git directories in it kept writable ([`protect_git`], [`is_modules`]).
 pub(crate) fn code_paths(git: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     if depth > 8 {
         return;
     }
+    // A linked worktree's git directory (it has a `commondir`) keeps its submodules in the
+    // common one.
+    let modules = std::fs::symlink_metadata(join(git, "commondir")).is_err();
     // Made empty where missing, as `git init` makes them: else the box could make
-    // `hooks/pre-commit`, or `info/exclude` to hide its files from `git status` (rt5 A13).
-    for name in ["hooks", "info"] {
+    // `hooks/pre-commit`, or `info/exclude` to hide its files from `git status` (rt5 A13), or
+    // `modules/<name>` for a submodule the person has not initialised yet, whose hooks the
+    // person's `git submodule update --init` runs as it adopts it (rt7 A1). An empty `modules`
+    // is as none to git.
+    for name in ["hooks", "info", "modules"] {
         let dir = join(git, name);
-        if std::fs::symlink_metadata(&dir).is_err() && git.join("HEAD").is_file() {
+        if (name != "modules" || modules) && std::fs::symlink_metadata(&dir).is_err() && git.join("HEAD").is_file() {
             let _ = std::fs::create_dir(&dir);
         }
+    }
+    if modules && std::fs::symlink_metadata(join(git, "modules")).is_ok() {
+        out.push(join(git, "modules"));
     }
     for name in ["config", "hooks", "info", "commondir", "config.worktree", "gitdir"] {
         let p = join(git, name);
@@ -1127,9 +1173,18 @@ mod tests {
             "modules/t/z/config",
             "modules/t/z/hooks",
             "worktrees/w/commondir",
+            // rt7 A1: where git finds (and adopts) submodules' git directories, made empty
+            // where missing; never in a linked worktree's git directory (its are the common one's).
+            "modules",
+            "modules/a/modules",
+            "modules/t/z/modules",
         ] {
             assert!(rel.contains(&want.to_string()), "{want}: {rel:?}");
         }
+        assert!(git.join("modules/t/z/modules").is_dir() && !git.join("worktrees/w/modules").exists());
+        assert!(is_modules(&git.join("modules/t/z/modules")) && !is_modules(&git.join("modules/t/z")));
+        // No `HEAD` beside it (`modules/a` has only a config): read-only whole.
+        assert!(!is_modules(&git.join("modules/a/modules")));
         assert!(!rel.iter().any(|r| r.starts_with("objects")));
         // rt5 A13: a repository with no `info` (or `hooks`) has them made, empty, to be bound.
         std::fs::remove_dir_all(git.join("info")).unwrap();
@@ -1137,6 +1192,10 @@ mod tests {
         let mut found = Vec::new();
         code_paths(&git, &mut found, 0);
         assert!(found.contains(&git.join("info")) && found.contains(&git.join("hooks")), "{found:?}");
+        std::fs::remove_dir_all(git.join("modules")).unwrap();
+        let mut found = Vec::new();
+        code_paths(&git, &mut found, 0);
+        assert!(found.contains(&git.join("modules")) && git.join("modules").is_dir(), "{found:?}");
         assert!(git.join("info").is_dir() && std::fs::read_dir(git.join("info")).unwrap().next().is_none());
     }
 }
