@@ -6327,3 +6327,55 @@ fn a_config_a_box_wrote_in_its_own_tmp_only_tightens() {
     not_run(&out, "cat of a key under a config the box wrote");
     assert!(text(&out.stderr).contains("sandboxes' own places"), "{}", text(&out.stderr));
 }
+
+// ---- fix7-git2: a repository the box makes where git does not show it, objects rewritten in place (rt7 A7, A5) ----
+
+/// rt7 A7: a boxed command makes `src/.git` in a directory the project tracks, with a
+/// `core.fsmonitor` of its own: `git status` (even `--ignored`) never shows it, and the person's
+/// next git in `src` (a git-aware prompt on `cd src`) runs the fsmonitor. Told when the command
+/// ends, with how to remove it; in a project whose index is too large to read on every command
+/// too; a boxed `git commit` says nothing.
+#[test]
+fn a_git_directory_made_in_a_tracked_directory_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("src/app.py", "x = 1\n");
+    git(w.ws.path(), &["add", "src"]);
+    git(w.ws.path(), &["commit", "-qm", "src"]);
+    let marker = w.home.path().join("a7-ran");
+    let plant = |dir: &str| {
+        format!(
+            "set -e\nmkdir -p {dir}/.git/objects {dir}/.git/refs\necho 'ref: refs/heads/main' > {dir}/.git/HEAD\n\
+             printf '[core]\\n\\tfsmonitor = \"echo RAN > {}; false\"\\n' > {dir}/.git/config\n",
+            marker.display()
+        )
+    };
+    let out = w.script(&plant("src"));
+    succeeded(&out, "make src/.git");
+    for args in [&["status", "--short"][..], &["status", "--short", "--ignored"]] {
+        let review = persons_git(&w, w.ws.path(), args);
+        assert!(!text(&review.stdout).contains("src"), "git {args:?} does not show it: {}", text(&review.stdout));
+    }
+    let err = text(&out.stderr);
+    let told: Vec<&str> = err.lines().filter(|l| l.contains("/.git, which `git status` never shows")).collect();
+    assert_eq!(told.len(), 1, "told once: {err}");
+    assert!(told[0].contains("made or changed src/.git") && told[0].contains("rm -rf -- src/.git"), "{err}");
+    // What it is told for: the person's git in src runs the box's program.
+    let _ = persons_git(&w, &w.ws.path().join("src"), &["status"]);
+    assert!(marker.exists(), "the nested repository's fsmonitor ran");
+    std::fs::remove_dir_all(w.ws.path().join("src/.git")).unwrap();
+    // Ordinary work in the box says nothing.
+    let out = w.script("set -e\necho y=2 >> src/app.py\ngit add src\ngit commit -qm more\n");
+    succeeded(&out, "git commit in the box");
+    assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
+    // A project whose index is not read on every command (over 16 KiB): the top level's
+    // directories are looked at in its place.
+    let many: String = (0..400).map(|i| format!("echo {i} > lib/file-with-a-longer-name-{i}.txt\n")).collect();
+    succeeded(&w.unboxed(&format!("set -e\nmkdir -p lib\n{many}")), "many files");
+    git(w.ws.path(), &["add", "-A"]);
+    git(w.ws.path(), &["commit", "-qm", "many"]);
+    assert!(std::fs::metadata(w.ws.path().join(".git/index")).unwrap().len() > 16 * 1024);
+    let out = w.script(&plant("src"));
+    succeeded(&out, "make src/.git again");
+    assert!(text(&out.stderr).contains("made or changed src/.git"), "{}", text(&out.stderr));
+}

@@ -328,6 +328,15 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
             Hidden::IgnoresUnchecked => "agentsh: the command changed more of the workspace than agentsh reads for \
                  .gitignore files that hide themselves (check: git status --ignored)\n"
                 .to_string(),
+            Hidden::NestedRepository(dir) => {
+                let dir = sanitize(dir);
+                format!(
+                    "agentsh: the command made or changed {dir}/.git, which `git status` never shows: git run in {dir} \
+                     (a git-aware prompt on cd) takes it for a repository of its own and runs the programs its config \
+                     and hooks name, such as core.fsmonitor (remove it unless you asked for a repository there: \
+                     rm -rf -- {dir}/.git)\n"
+                )
+            }
         };
         crate::ask::tty::eprint_fitted(&line);
     }
