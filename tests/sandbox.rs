@@ -6379,3 +6379,63 @@ fn a_git_directory_made_in_a_tracked_directory_is_told() {
     succeeded(&out, "make src/.git again");
     assert!(text(&out.stderr).contains("made or changed src/.git"), "{}", text(&out.stderr));
 }
+
+/// rt7 A5: a boxed command rewrites a loose object of the workspace's store in place (root in
+/// the box writes the read-only file); a repository outside that borrows the store
+/// (`git clone --shared`) would check out the box's content, and `git show` in the workspace
+/// show it, with nothing told. The box's holder watches the store: the rewritten object is
+/// removed (git then fails on it instead of giving the box's content) and told. A boxed commit
+/// and `git gc` say nothing.
+#[test]
+fn an_object_rewritten_in_place_is_removed_and_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("build.sh", "echo building\n");
+    git(w.ws.path(), &["add", "build.sh"]);
+    git(w.ws.path(), &["commit", "-qm", "build"]);
+    let borrower = w.home.path().join("a5-borrower");
+    let out =
+        persons_git(&w, w.home.path(), &["clone", "-q", "--shared", &w.ws.path().to_string_lossy(), "a5-borrower"]);
+    succeeded(&out, "git clone --shared");
+    std::fs::remove_file(borrower.join("build.sh")).unwrap();
+    let rewrite = r#"import os,subprocess,zlib
+oid=subprocess.check_output(["git","rev-parse","HEAD:build.sh"]).decode().strip()
+p=".git/objects/%s/%s"%(oid[:2],oid[2:])
+body=b"echo A5-FORGED\n"
+os.chmod(p,0o644); open(p,"wb").write(zlib.compress(b"blob %d\0"%len(body)+body))
+"#;
+    w.write("rewrite.py", rewrite);
+    let out = w.script(&format!("{} rewrite.py\n", python()));
+    succeeded(&out, "rewrite an object in place");
+    // Told by this command, or where the holder noted it after this command looked, the next.
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    let told: Vec<&str> = err.lines().filter(|l| l.contains("rewrote the git object")).collect();
+    assert_eq!(told.len(), 1, "told once: {err}");
+    assert!(told[0].contains("git fsck"), "{err}");
+    // The borrower gets no forged content: the object is gone.
+    let _ = persons_git(&w, &borrower, &["checkout", "--", "build.sh"]);
+    let got = std::fs::read_to_string(borrower.join("build.sh")).unwrap_or_default();
+    assert!(!got.contains("A5-FORGED"), "the borrower checked out the box's content");
+    let show = persons_git(&w, w.ws.path(), &["show", "HEAD:build.sh"]);
+    assert!(!text(&show.stdout).contains("A5-FORGED"), "{}", text(&show.stdout));
+    // Ordinary work (the object written again from the file that holds it): a commit, a
+    // repack and a prune in the box.
+    std::fs::remove_file(w.ws.path().join("rewrite.py")).unwrap();
+    succeeded(&persons_git(&w, w.ws.path(), &["hash-object", "-w", "build.sh"]), "the object written again");
+    let out = w.script("set -e\necho more >> README\ngit add README\ngit commit -qm more\ngit gc -q --prune=now\n");
+    succeeded(&out, "commit and gc in the box");
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    assert!(!err.contains("agentsh:"), "{err}");
+    // Removed and made again under its name: told.
+    w.write("run.sh", "echo run\n");
+    git(w.ws.path(), &["add", "run.sh"]);
+    git(w.ws.path(), &["commit", "-qm", "run"]);
+    w.write("rewrite.py", &rewrite.replace("build.sh", "run.sh").replace("os.chmod(p,0o644); ", "os.remove(p); "));
+    let out = w.script(&format!("{} rewrite.py\n", python()));
+    succeeded(&out, "remove an object and make it again");
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    assert!(err.contains("removed the git object") && err.contains("made it again"), "{err}");
+}
