@@ -3662,7 +3662,9 @@ fn a_local_clones_objects_are_not_the_source_repositorys() {
     let attack = format!("set -e\nf=.git/{rel}\nchmod 0666 $f\necho 'H2-RAN' >> $f\ntouch -d 2001-01-01 $f\n{INSIDE}");
     let out = w.script(&attack);
     succeeded(&out, "write a git object of the workspace's");
-    assert!(std::fs::read(w.path(".git").join(&rel)).unwrap().ends_with(b"H2-RAN\n"), "the box wrote its own");
+    // The box wrote its own (which its holder's watch on the store then removes, rt7 A5).
+    let ours = std::fs::read(w.path(".git").join(&rel));
+    assert!(ours.as_ref().map_or(true, |b| b.ends_with(b"H2-RAN\n")), "the box wrote its own");
     let m = std::fs::metadata(&theirs).unwrap();
     assert_eq!(std::fs::read(&theirs).unwrap(), before, "the source repository's object was rewritten");
     assert_eq!((m.mode() & 0o777, m.nlink()), (0o444, 1), "its mode changed, or it is still shared");
