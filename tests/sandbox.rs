@@ -3657,7 +3657,9 @@ fn a_local_clones_objects_are_not_the_source_repositorys() {
     let attack = format!("set -e\nf=.git/{rel}\nchmod 0666 $f\necho 'H2-RAN' >> $f\ntouch -d 2001-01-01 $f\n{INSIDE}");
     let out = w.script(&attack);
     succeeded(&out, "write a git object of the workspace's");
-    assert!(std::fs::read(w.path(".git").join(&rel)).unwrap().ends_with(b"H2-RAN\n"), "the box wrote its own");
+    // The box wrote its own (which its holder's watch on the store then removes, rt7 A5).
+    let ours = std::fs::read(w.path(".git").join(&rel));
+    assert!(ours.as_ref().map_or(true, |b| b.ends_with(b"H2-RAN\n")), "the box wrote its own");
     let m = std::fs::metadata(&theirs).unwrap();
     assert_eq!(std::fs::read(&theirs).unwrap(), before, "the source repository's object was rewritten");
     assert_eq!((m.mode() & 0o777, m.nlink()), (0o444, 1), "its mode changed, or it is still shared");
@@ -6867,4 +6869,116 @@ fn the_modules_directory_a_box_makes_keeps_the_box() {
     let first = w.mount_ns();
     assert!(w.path(".git/modules").is_dir(), "made with the box");
     assert_eq!(w.mount_ns(), first, "a new box for the next command");
+}
+
+// ---- fix7-git2: a repository the box makes where git does not show it, objects rewritten in place (rt7 A7, A5) ----
+
+/// rt7 A7: a boxed command makes `src/.git` in a directory the project tracks, with a
+/// `core.fsmonitor` of its own: `git status` (even `--ignored`) never shows it, and the person's
+/// next git in `src` (a git-aware prompt on `cd src`) runs the fsmonitor. Told when the command
+/// ends, with how to remove it; in a project whose index is too large to read on every command
+/// too; a boxed `git commit` says nothing.
+#[test]
+fn a_git_directory_made_in_a_tracked_directory_is_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("src/app.py", "x = 1\n");
+    git(w.ws.path(), &["add", "src"]);
+    git(w.ws.path(), &["commit", "-qm", "src"]);
+    let marker = w.home.path().join("a7-ran");
+    let plant = |dir: &str| {
+        format!(
+            "set -e\nmkdir -p {dir}/.git/objects {dir}/.git/refs\necho 'ref: refs/heads/main' > {dir}/.git/HEAD\n\
+             printf '[core]\\n\\tfsmonitor = \"echo RAN > {}; false\"\\n' > {dir}/.git/config\n",
+            marker.display()
+        )
+    };
+    let out = w.script(&plant("src"));
+    succeeded(&out, "make src/.git");
+    for args in [&["status", "--short"][..], &["status", "--short", "--ignored"]] {
+        let review = persons_git(&w, w.ws.path(), args);
+        assert!(!text(&review.stdout).contains("src"), "git {args:?} does not show it: {}", text(&review.stdout));
+    }
+    let err = text(&out.stderr);
+    let told: Vec<&str> = err.lines().filter(|l| l.contains("/.git, which `git status` never shows")).collect();
+    assert_eq!(told.len(), 1, "told once: {err}");
+    assert!(told[0].contains("made or changed src/.git") && told[0].contains("rm -rf -- src/.git"), "{err}");
+    // What it is told for: the person's git in src runs the box's program.
+    let _ = persons_git(&w, &w.ws.path().join("src"), &["status"]);
+    assert!(marker.exists(), "the nested repository's fsmonitor ran");
+    std::fs::remove_dir_all(w.ws.path().join("src/.git")).unwrap();
+    // Ordinary work in the box says nothing.
+    let out = w.script("set -e\necho y=2 >> src/app.py\ngit add src\ngit commit -qm more\n");
+    succeeded(&out, "git commit in the box");
+    assert!(!text(&out.stderr).contains("agentsh:"), "{}", text(&out.stderr));
+    // A project whose index is not read on every command (over 16 KiB): the top level's
+    // directories are looked at in its place.
+    let many: String = (0..400).map(|i| format!("echo {i} > lib/file-with-a-longer-name-{i}.txt\n")).collect();
+    succeeded(&w.unboxed(&format!("set -e\nmkdir -p lib\n{many}")), "many files");
+    git(w.ws.path(), &["add", "-A"]);
+    git(w.ws.path(), &["commit", "-qm", "many"]);
+    assert!(std::fs::metadata(w.ws.path().join(".git/index")).unwrap().len() > 16 * 1024);
+    let out = w.script(&plant("src"));
+    succeeded(&out, "make src/.git again");
+    assert!(text(&out.stderr).contains("made or changed src/.git"), "{}", text(&out.stderr));
+}
+
+/// rt7 A5: a boxed command rewrites a loose object of the workspace's store in place (root in
+/// the box writes the read-only file); a repository outside that borrows the store
+/// (`git clone --shared`) would check out the box's content, and `git show` in the workspace
+/// show it, with nothing told. The box's holder watches the store: the rewritten object is
+/// removed (git then fails on it instead of giving the box's content) and told. A boxed commit
+/// and `git gc` say nothing.
+#[test]
+fn an_object_rewritten_in_place_is_removed_and_told() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    w.write("build.sh", "echo building\n");
+    git(w.ws.path(), &["add", "build.sh"]);
+    git(w.ws.path(), &["commit", "-qm", "build"]);
+    let borrower = w.home.path().join("a5-borrower");
+    let out =
+        persons_git(&w, w.home.path(), &["clone", "-q", "--shared", &w.ws.path().to_string_lossy(), "a5-borrower"]);
+    succeeded(&out, "git clone --shared");
+    std::fs::remove_file(borrower.join("build.sh")).unwrap();
+    let rewrite = r#"import os,subprocess,zlib
+oid=subprocess.check_output(["git","rev-parse","HEAD:build.sh"]).decode().strip()
+p=".git/objects/%s/%s"%(oid[:2],oid[2:])
+body=b"echo A5-FORGED\n"
+os.chmod(p,0o644); open(p,"wb").write(zlib.compress(b"blob %d\0"%len(body)+body))
+"#;
+    w.write("rewrite.py", rewrite);
+    let out = w.script(&format!("{} rewrite.py\n", python()));
+    succeeded(&out, "rewrite an object in place");
+    // Told by this command, or where the holder noted it after this command looked, the next.
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    let told: Vec<&str> = err.lines().filter(|l| l.contains("rewrote the git object")).collect();
+    assert_eq!(told.len(), 1, "told once: {err}");
+    assert!(told[0].contains("git fsck"), "{err}");
+    // The borrower gets no forged content: the object is gone.
+    let _ = persons_git(&w, &borrower, &["checkout", "--", "build.sh"]);
+    let got = std::fs::read_to_string(borrower.join("build.sh")).unwrap_or_default();
+    assert!(!got.contains("A5-FORGED"), "the borrower checked out the box's content");
+    let show = persons_git(&w, w.ws.path(), &["show", "HEAD:build.sh"]);
+    assert!(!text(&show.stdout).contains("A5-FORGED"), "{}", text(&show.stdout));
+    // Ordinary work (the object written again from the file that holds it): a commit, a
+    // repack and a prune in the box.
+    std::fs::remove_file(w.ws.path().join("rewrite.py")).unwrap();
+    succeeded(&persons_git(&w, w.ws.path(), &["hash-object", "-w", "build.sh"]), "the object written again");
+    let out = w.script("set -e\necho more >> README\ngit add README\ngit commit -qm more\ngit gc -q --prune=now\n");
+    succeeded(&out, "commit and gc in the box");
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    assert!(!err.contains("agentsh:"), "{err}");
+    // Removed and made again under its name: told.
+    w.write("run.sh", "echo run\n");
+    git(w.ws.path(), &["add", "run.sh"]);
+    git(w.ws.path(), &["commit", "-qm", "run"]);
+    w.write("rewrite.py", &rewrite.replace("build.sh", "run.sh").replace("os.chmod(p,0o644); ", "os.remove(p); "));
+    let out = w.script(&format!("{} rewrite.py\n", python()));
+    succeeded(&out, "remove an object and make it again");
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    assert!(err.contains("removed the git object") && err.contains("made it again"), "{err}");
 }

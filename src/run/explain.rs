@@ -340,6 +340,15 @@ pub fn print_git_review_hidden(found: &[crate::run::sandbox::gitreview::Hidden])
                  && git worktree prune)\n",
                 sanitize(path)
             ),
+            Hidden::NestedRepository(dir) => {
+                let dir = sanitize(dir);
+                format!(
+                    "agentsh: the command made or changed {dir}/.git, which `git status` never shows: git run in {dir} \
+                     (a git-aware prompt on cd) takes it for a repository of its own and runs the programs its config \
+                     and hooks name, such as core.fsmonitor (remove it unless you asked for a repository there: \
+                     rm -rf -- {dir}/.git)\n"
+                )
+            }
         };
         crate::ask::tty::eprint_fitted(&line);
     }

@@ -79,6 +79,11 @@ pub(crate) fn self_ignoring(
     for d in changed {
         walk.scan(d, true, 0);
     }
+    // The index not read: the top level's directories stand for the tracked ones, for a `.git`
+    // made in one (rt7 A7).
+    if index.is_none() {
+        walk.git_below_top(max_dirs);
+    }
     for rel in walk.seen {
         if !watched.contains(&rel) {
             watched.push(rel);
@@ -326,13 +331,57 @@ impl<'a> Walk<'a> {
             if kind == FileType::Directory
                 && !self.dirs.contains(rel.as_slice())
                 && (!tracked || self.changed(at, &name))
-                // A repository of its own: git shows it as one entry, or not at all.
-                && !self.repository(&rel)
-                && !self.ignored(&rel, true)
             {
-                self.scan(&rel, false, depth + 1);
+                // A repository of its own: git shows it as one entry, or not at all.
+                if self.repository(&rel) || self.ignored(&rel, true) {
+                    self.made_git(&rel);
+                } else {
+                    self.scan(&rel, false, depth + 1);
+                }
             }
         }
+        if !dir.is_empty() {
+            self.made_git(dir);
+        }
+    }
+
+    /// [`Walk::made_git`] in each of the first `max` directories of the top level that changed
+    /// during the command: a `getdents` and a `statx` each.
+    fn git_below_top(&mut self, max: usize) {
+        let Ok(fd) = beneath(self.top.as_fd(), b"", OFlags::RDONLY | OFlags::DIRECTORY) else { return };
+        let Some((names, entries)) = self.entries(fd) else { return };
+        let Ok(at) = entries.fd() else { return };
+        let dirs = names.into_iter().filter(|(_, kind)| *kind == FileType::Directory).take(max);
+        let changed: Vec<Vec<u8>> = dirs.filter(|(name, _)| self.changed(at, name)).map(|(name, _)| name).collect();
+        for name in changed {
+            self.made_git(&name);
+        }
+    }
+
+    /// Finds a `.git` (of any kind) in the directory `rel` (not the top level) that was made or
+    /// changed during the command (rt7 A7): git never lists one, not even `--ignored`, and git
+    /// run in that directory (a git-aware prompt on `cd`) takes it for a repository of its own
+    /// and runs what its config names. One `statx`.
+    /// A `.git` file that names a submodule's git directory in the repository's own (`modules/*`,
+    /// as `git submodule update --init` makes it) is git's: what is in `modules/` is reviewed
+    /// as the submodules are.
+    fn made_git(&mut self, rel: &[u8]) {
+        let dot_git = join(rel, b".git");
+        if !self.changed(self.top.as_fd(), &dot_git) {
+            return;
+        }
+        let dot_git = self.root.join(std::ffi::OsStr::from_bytes(&dot_git));
+        let text = small_file(&dot_git);
+        let named = text.strip_prefix(b"gitdir:").and_then(|t| t.split(|c| *c == b'\n').next()).map(<[u8]>::trim_ascii);
+        let modules = std::fs::canonicalize(super::join(self.git, "modules"));
+        let submodule = named.zip(dot_git.parent()).and_then(|(named, at)| {
+            let named = std::fs::canonicalize(at.join(std::ffi::OsStr::from_bytes(named))).ok()?;
+            Some(modules.as_ref().is_ok_and(|m| named.starts_with(m) && named != *m))
+        });
+        if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_file()) && submodule == Some(true) {
+            return;
+        }
+        self.found.push(Hidden::NestedRepository(String::from_utf8_lossy(rel).into_owned()));
     }
 
     /// Whether git ignores `rel` (relative to the workspace) by the `.gitignore` files of the
@@ -732,25 +781,27 @@ mod tests {
         // An empty `.git` file is no repository: git looks in, and so is this read.
         write(root, "tests/fx4/.gitignore", "*\n");
         write(root, "tests/fx4/.git", "");
-        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx4".into())]);
+        // (And the `.git` told as one made: rt7 A7.)
+        let made = |d: &str| Hidden::NestedRepository(d.into());
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx4".into()), made("tests/fx4")]);
         std::fs::remove_dir_all(root.join("tests/fx4")).unwrap();
         // Nor is a `.git` directory with a `HEAD` and no objects, or a link to nothing.
         write(root, "tests/fx6/.gitignore", "*\n");
         write(root, "tests/fx6/.git/HEAD", "ref: refs/heads/main\n");
-        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx6".into())]);
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx6".into()), made("tests/fx6")]);
         std::fs::remove_dir_all(root.join("tests/fx6")).unwrap();
         write(root, "tests/fx7/.gitignore", "*\n");
         std::os::unix::fs::symlink("/nonexistent", root.join("tests/fx7/.git")).unwrap();
-        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx7".into())]);
+        assert_eq!(found(root, 0), vec![Hidden::SelfIgnored("tests/fx7".into()), made("tests/fx7")]);
         std::fs::remove_dir_all(root.join("tests/fx7")).unwrap();
         // A real one is: a submodule's checkout is its own repository's to review.
         write(root, "tests/sub/.gitignore", "*\n");
         git(&root.join("tests/sub"), &["init", "-q"]);
-        assert_eq!(found(root, 0), vec![]);
+        assert_eq!(found(root, 0), vec![made("tests/sub")]);
         // And so is a `.git` file naming one.
         std::fs::rename(root.join("tests/sub/.git"), root.join("subgit")).unwrap();
         write(root, "tests/sub/.git", "gitdir: ../../subgit\n");
-        assert_eq!(found(root, 0), vec![]);
+        assert_eq!(found(root, 0), vec![made("tests/sub")]);
         std::fs::remove_dir_all(root.join("tests/sub")).unwrap();
         // Rewritten in place by a later command: watched since it was made.
         write(root, "tests/fx5/.gitignore", "*.tmp\n");
@@ -774,6 +825,48 @@ mod tests {
             self_ignoring(root, &root.join(".git"), Some(&index), since, &mut watched, MAX_DIRS),
             vec![Hidden::SelfIgnored("tests/fx5".into())]
         );
+    }
+
+    /// rt7 A7: a `.git` made below the top level, in a tracked directory, a new one, an ignored
+    /// one, or a directory git takes for a repository, is found; the workspace's own and one
+    /// older than the command are not.
+    #[test]
+    fn a_git_made_below_the_top_level_is_found() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        git(root, &["init", "-q"]);
+        write(root, ".gitignore", "/build\n");
+        write(root, "src/a.py", "x = 1\n");
+        write(root, "src/deep/b.py", "x = 1\n");
+        git(root, &["add", "-A"]);
+        assert!(found(root, 0).is_empty(), "the workspace's own .git");
+        write(root, "src/.git/HEAD", "ref: refs/heads/main\n");
+        write(root, "src/deep/new/.git", "gitdir: /elsewhere\n");
+        write(root, "build/.git/config", "");
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        git(&root.join("pkg"), &["init", "-q"]);
+        let nested = |d: &str| Hidden::NestedRepository(d.into());
+        let mut got = found(root, 0);
+        got.sort_by_key(|h| format!("{h:?}"));
+        assert_eq!(got, vec![nested("build"), nested("pkg"), nested("src"), nested("src/deep/new")]);
+        assert!(found(root, i64::MAX).is_empty(), "older than the command");
+        // A `.git` file naming the repository's own `modules/*` is git's submodule; not one that
+        // goes out of it.
+        write(root, ".git/modules/lib/HEAD", "ref: refs/heads/main\n");
+        write(root, "lib/.git", "gitdir: ../.git/modules/lib\n");
+        write(root, "lib2/.git", "gitdir: ../.git/modules/../../evil\n");
+        let mut got = found(root, 0);
+        got.sort_by_key(|h| format!("{h:?}"));
+        assert_eq!(got[..2], [nested("build"), nested("lib2")]);
+        std::fs::remove_dir_all(root.join("lib")).unwrap();
+        std::fs::remove_dir_all(root.join("lib2")).unwrap();
+        let mut got = found(root, 0);
+        got.sort_by_key(|h| format!("{h:?}"));
+        // The index not read: the top level's directories in place of the tracked ones (here,
+        // all changed since 0, the top level too, so all is read).
+        let mut none = self_ignoring(root, &root.join(".git"), None, 0, &mut Vec::new(), MAX_DIRS);
+        none.sort_by_key(|h| format!("{h:?}"));
+        assert_eq!(none, got);
     }
 
     #[test]

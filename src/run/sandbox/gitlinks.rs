@@ -106,8 +106,13 @@ impl Sweep {
             let mut budget = MAX_ENTRIES;
             top_level(dir, &self.git, Some(self.since), &self.before, &mut out, &mut budget, false);
         }
-        // After the sweep: a link the holder removed first was noted before it was removed.
-        if self.noted || changed {
+        // After the sweep: a link the holder removed first was noted before it was removed. The
+        // holder notes an object written in place (rt7 A5) whatever else changed: one `statx`.
+        let noted = || {
+            statx(rustix::fs::CWD, &self.notes, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::SIZE)
+                .is_ok_and(|s| s.stx_size > 0)
+        };
+        if self.noted || changed || noted() {
             for n in taken_notes(&self.notes) {
                 if !n.starts_with('/') {
                     self.messages.borrow_mut().push(n);
@@ -329,6 +334,59 @@ pub(crate) struct Watcher {
     bound: Vec<(PathBuf, Option<(u64, u64)>)>,
     /// A guarded code path replaced, removed or renamed away since (see [`Watcher::guard`]).
     replaced: Option<PathBuf>,
+    /// The object store's directories watched for objects written in place ([`Objects`]).
+    objects: Objects,
+}
+
+/// The watch on the git directory's object store (rt7 A5): git never writes an object file once
+/// it has its name (it writes a temporary file and links it there), and nothing reads an object
+/// back to check it, so a box that rewrites one in place (root in the box may write a read-only
+/// file) changes what `git show` gives, and what every repository that borrows this store
+/// (`objects/info/alternates`: `git clone --shared`, `--reference`) checks out. The holder
+/// watches `objects/`, each of its fan-out directories and `pack/`: a loose object written to
+/// under its name or renamed onto it is removed (a missing object is an error in git, a forged
+/// one is not) and told; one made again under the name of one removed while the box is kept,
+/// and a pack file written to under its name, are told. One watch per directory, made once
+/// per box.
+#[derive(Default)]
+struct Objects {
+    /// Each watched directory, and whether it is `objects/` itself (new fan-out directories are
+    /// watched as they come) or `pack/`.
+    dirs: std::collections::HashMap<nix::sys::inotify::WatchDescriptor, (PathBuf, ObjectDir)>,
+    /// The loose objects removed (by anyone) while the box is kept: one made again under the
+    /// same name is not git's.
+    removed: std::collections::HashSet<PathBuf>,
+    /// The loose objects there are, as read when the watch began and seen arrive since (up to
+    /// [`MAX_OBJECTS_KNOWN`]): a rename onto one replaces it.
+    present: std::collections::HashSet<PathBuf>,
+    /// What was told already, to be told once (the many writes of one rewrite), until it is
+    /// made again.
+    told: std::collections::HashSet<PathBuf>,
+}
+
+/// How many loose objects' names the watch keeps, at most: past them, one replaced by a rename
+/// is not told.
+const MAX_OBJECTS_KNOWN: usize = 200_000;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ObjectDir {
+    Top,
+    FanOut,
+    Pack,
+}
+
+/// Whether `name` in a directory of kind `dir` is a file git names once and never writes again.
+fn object_file(dir: ObjectDir, name: &[u8]) -> bool {
+    let hex = |b: &[u8]| !b.is_empty() && b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
+    match dir {
+        ObjectDir::FanOut => matches!(name.len(), 38 | 62) && hex(name),
+        ObjectDir::Pack => name.strip_prefix(b"pack-").is_some_and(|rest| {
+            [&b".pack"[..], b".idx", b".rev", b".bitmap", b".mtimes"]
+                .iter()
+                .any(|ext| rest.strip_suffix(*ext).is_some_and(|h| matches!(h.len(), 40 | 64) && hex(h)))
+        }),
+        ObjectDir::Top => false,
+    }
 }
 
 impl Watcher {
@@ -354,14 +412,156 @@ impl Watcher {
             guards: Default::default(),
             bound: Vec::new(),
             replaced: None,
+            objects: Objects::default(),
         };
         if let Some(git) = git {
             w.watch(git.to_path_buf(), false)?;
             for name in LINKLESS {
                 w.watch_tree(git.join(name));
             }
+            w.watch_objects(git.join("objects"))?;
         }
         Ok(w)
+    }
+
+    /// Watches `objects` (the store), each fan-out directory in it and `pack/` ([`Objects`]).
+    /// A store that is not a directory of the git directory's own (a link, `repo`'s layout) is
+    /// not watched: the box does not write through it.
+    fn watch_objects(&mut self, objects: PathBuf) -> nix::Result<()> {
+        use nix::sys::inotify::AddWatchFlags as F;
+        let flags = F::IN_CREATE | F::IN_MOVED_TO | F::IN_ONLYDIR | F::IN_DONT_FOLLOW;
+        let wd = match self.inotify.add_watch(&objects, flags) {
+            Ok(wd) => wd,
+            Err(e) if gone(e as i32) || e == nix::errno::Errno::ENOTDIR => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        self.objects.dirs.insert(wd, (objects.clone(), ObjectDir::Top));
+        let Ok(fd) = beneath(&objects) else { return Ok(()) };
+        let mut names = Vec::new();
+        let mut budget = 1024;
+        read_entries(fd, &mut budget, |_, name, kind| {
+            if kind == FileType::Directory {
+                names.push(name.to_bytes().to_vec());
+            }
+        });
+        for name in names {
+            self.watch_object_dir(&objects, &name)?;
+        }
+        Ok(())
+    }
+
+    /// Watches `name` in the store `objects` where it is a fan-out directory or `pack/`.
+    fn watch_object_dir(&mut self, objects: &Path, name: &[u8]) -> nix::Result<()> {
+        use nix::sys::inotify::AddWatchFlags as F;
+        let kind = match name {
+            b"pack" => ObjectDir::Pack,
+            n if n.len() == 2 && n.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) => ObjectDir::FanOut,
+            _ => return Ok(()),
+        };
+        let dir = objects.join(OsStr::from_bytes(name));
+        let flags = F::IN_MODIFY
+            | F::IN_CLOSE_WRITE
+            | F::IN_MOVED_TO
+            | F::IN_CREATE
+            | F::IN_DELETE
+            | F::IN_MOVED_FROM
+            | F::IN_ONLYDIR
+            | F::IN_DONT_FOLLOW;
+        match self.inotify.add_watch(&dir, flags) {
+            Ok(wd) => {
+                // Read after the watch is made: what arrives meanwhile is seen either way.
+                if kind == ObjectDir::FanOut
+                    && let Ok(fd) = beneath(&dir)
+                {
+                    let room = MAX_OBJECTS_KNOWN.saturating_sub(self.objects.present.len());
+                    let mut budget = room.min(MAX_WATCH_READ);
+                    let present = &mut self.objects.present;
+                    read_entries(fd, &mut budget, |_, name, kind| {
+                        if kind == FileType::RegularFile && object_file(ObjectDir::FanOut, name.to_bytes()) {
+                            present.insert(dir.join(OsStr::from_bytes(name.to_bytes())));
+                        }
+                    });
+                }
+                self.objects.dirs.insert(wd, (dir, kind));
+                Ok(())
+            }
+            Err(e) if gone(e as i32) || e == nix::errno::Errno::ENOTDIR => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One event on the object store ([`Objects`]).
+    fn object_event(&mut self, ev: &nix::sys::inotify::InotifyEvent) {
+        use nix::sys::inotify::AddWatchFlags as F;
+        let Some((dir, kind)) = self.objects.dirs.get(&ev.wd).cloned() else { return };
+        if ev.mask.contains(F::IN_IGNORED) {
+            self.objects.dirs.remove(&ev.wd);
+            return;
+        }
+        let Some(name) = ev.name.as_ref() else { return };
+        let name = name.as_bytes();
+        if kind == ObjectDir::Top {
+            if ev.mask.contains(F::IN_ISDIR) {
+                self.full |= self.watch_object_dir(&dir, name).is_err();
+            }
+            return;
+        }
+        if !object_file(kind, name) {
+            return;
+        }
+        let path = dir.join(OsStr::from_bytes(name));
+        let objects = &mut self.objects;
+        if kind == ObjectDir::FanOut && ev.mask.intersects(F::IN_DELETE | F::IN_MOVED_FROM) {
+            objects.present.remove(&path);
+            // Removed by anyone but this watch (which removes what it tells).
+            if !objects.told.contains(&path) {
+                objects.removed.insert(path);
+            }
+            return;
+        }
+        let arrived = kind == ObjectDir::FanOut && ev.mask.intersects(F::IN_CREATE | F::IN_MOVED_TO);
+        // libgit2, gitoxide and dulwich rename a temporary file to a new object's name: onto
+        // one there, it replaces it.
+        let written = ev.mask.intersects(F::IN_MODIFY | F::IN_CLOSE_WRITE)
+            || kind == ObjectDir::FanOut && ev.mask.contains(F::IN_MOVED_TO) && objects.present.contains(&path);
+        let again = arrived && !written && objects.removed.remove(&path);
+        if arrived && !written {
+            // Made again (the person's `git hash-object -w`): told again if written again.
+            objects.told.remove(&path);
+            if objects.present.len() < MAX_OBJECTS_KNOWN {
+                objects.present.insert(path.clone());
+            }
+        }
+        if !written && !again {
+            return;
+        }
+        let at = crate::text::path(&path);
+        let said = if kind == ObjectDir::FanOut && written {
+            let _ = std::fs::remove_file(&path);
+            self.objects.present.remove(&path);
+            format!(
+                "agentsh: a process in the sandbox rewrote the git object {at} under its name (git never does), so it was \
+                 removed: git would have shown its new content as the object's, here and in every repository that \
+                 borrows these objects (objects/info/alternates); check: git fsck"
+            )
+        } else if kind == ObjectDir::FanOut {
+            format!(
+                "agentsh: a process in the sandbox removed the git object {at} and made it again (git does not, \
+                 but where a `git gc` loosens it): if it holds other content, git shows that as the object's, here \
+                 and in every repository that borrows these objects (objects/info/alternates); check: git fsck"
+            )
+        } else {
+            format!(
+                "agentsh: a process in the sandbox wrote to the git pack {at} in place (git never does): `git show` \
+                 and `git log -p` may show forged content, here and in every repository that borrows these objects \
+                 (objects/info/alternates); check: git fsck --full"
+            )
+        };
+        if self.objects.told.insert(path)
+            && let Some((records, box_name)) = &self.out.notes
+        {
+            note(records.as_fd(), box_name, &[said]);
+        }
     }
 
     /// Watches the directory holding each of `bound`, the code paths the box binds read-only
@@ -477,6 +677,10 @@ impl Watcher {
                     {
                         self.replaced.get_or_insert_with(|| dir.join(name));
                     }
+                }
+                if self.objects.dirs.contains_key(&ev.wd) {
+                    self.object_event(&ev);
+                    continue;
                 }
                 if ev.mask.contains(F::IN_IGNORED) {
                     self.dirs.remove(&ev.wd);
@@ -736,5 +940,64 @@ mod tests {
             assert!(!is_link(&git.join(rel)), "{rel}: {removed:?}");
         }
         assert!(git.join("logs/refs/heads/main").is_file());
+    }
+
+    #[test]
+    fn object_files_are_told_by_name() {
+        let hex38 = "0123456789abcdef0123456789abcdef012345";
+        let pack = format!("pack-{}", "ab".repeat(20));
+        for (dir, name, want) in [
+            (ObjectDir::FanOut, hex38.to_string(), true),
+            (ObjectDir::FanOut, "ab".repeat(31), true),
+            (ObjectDir::FanOut, format!("tmp_obj_{hex38}"), false),
+            (ObjectDir::FanOut, hex38.to_uppercase(), false),
+            (ObjectDir::Pack, format!("{pack}.pack"), true),
+            (ObjectDir::Pack, format!("{pack}.idx"), true),
+            (ObjectDir::Pack, format!("{pack}.rev"), true),
+            (ObjectDir::Pack, format!("{pack}.keep"), false),
+            (ObjectDir::Pack, format!("{pack}.promisor"), false),
+            (ObjectDir::Pack, "tmp_pack_x".to_string(), false),
+            (ObjectDir::Top, hex38.to_string(), false),
+        ] {
+            assert_eq!(object_file(dir, name.as_bytes()), want, "{name}");
+        }
+    }
+
+    /// rt7 A5: a loose object written in place is removed; git's own way of adding one (a
+    /// temporary file linked to its name) and a pack's `.keep` are left.
+    #[test]
+    fn the_watcher_removes_an_object_written_in_place() {
+        let (_tmp, git) = git_dir();
+        let fan = git.join("objects/ab");
+        std::fs::create_dir_all(&fan).unwrap();
+        std::fs::create_dir_all(git.join("objects/pack")).unwrap();
+        let old = fan.join("0123456789abcdef0123456789abcdef012345");
+        std::fs::write(&old, "old").unwrap();
+        let Ok(mut w) = Watcher::new(Some(&git), None) else { return eprintln!("skipped: no inotify here") };
+        std::fs::write(fan.join("tmp_obj_1"), "new").unwrap();
+        std::fs::hard_link(fan.join("tmp_obj_1"), fan.join("1123456789abcdef0123456789abcdef012345")).unwrap();
+        std::fs::remove_file(fan.join("tmp_obj_1")).unwrap();
+        std::fs::write(git.join("objects/pack/pack-x.keep"), "keep").unwrap();
+        // A fan-out directory made after the watch began is watched too.
+        std::fs::create_dir(git.join("objects/cd")).unwrap();
+        w.handle();
+        // libgit2's way: a temporary file renamed to the name.
+        let later = git.join("objects/cd/0123456789abcdef0123456789abcdef012345");
+        std::fs::write(git.join("objects/cd/tmp"), "new").unwrap();
+        std::fs::rename(git.join("objects/cd/tmp"), &later).unwrap();
+        w.handle();
+        assert!(old.is_file() && later.is_file(), "nothing written in place yet");
+        std::fs::write(&old, "forged").unwrap();
+        std::fs::write(&later, "forged").unwrap();
+        // Renamed onto one there.
+        let linked = fan.join("1123456789abcdef0123456789abcdef012345");
+        let renamed = fan.join("2123456789abcdef0123456789abcdef012345");
+        std::fs::write(&renamed, "").unwrap();
+        w.handle();
+        assert!(!renamed.exists(), "made under its name and written: removed");
+        std::fs::write(fan.join("tmp"), "forged").unwrap();
+        std::fs::rename(fan.join("tmp"), &linked).unwrap();
+        w.handle();
+        assert!(!old.exists() && !later.exists() && !linked.exists(), "written in place: removed");
     }
 }

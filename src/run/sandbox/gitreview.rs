@@ -8,6 +8,8 @@
 //!   then show another object than the one checked out);
 //! - a `.gitignore` that ignores itself, hiding a directory's new files from `git status`
 //!   (`gitignore::self_ignoring`);
+//! - a `.git` made in a directory below the top level (rt7 A7): a repository of its own to the
+//!   person's git run there, which `git status` never shows (`gitignore::self_ignoring`);
 //! - an untracked cache or fsmonitor data added to the index or changed (rt6 X3: git trusts a
 //!   directory's cached list of new files while the directory's times match);
 //! - in a linked worktree outside the workspace, whose files the box cannot write but whose
@@ -152,6 +154,10 @@ pub enum Hidden {
     /// `config.worktree`): git run where its `.git` file names it runs that repository's hooks.
     /// `path`: from the workspace's top level.
     GitDirMade { path: String, worktree: bool },
+    /// A directory (relative to the workspace) in which the command made or changed a `.git`
+    /// (rt7 A7): git never lists it, and git run there takes it for a repository of its own,
+    /// running what its config and hooks name.
+    NestedRepository(String),
 }
 
 impl Before {
@@ -355,6 +361,7 @@ impl Repo {
             Hidden::Stale(p) => Hidden::Stale(from_top(p)),
             Hidden::Ahead(p) => Hidden::Ahead(from_top(p)),
             Hidden::SelfIgnored(p) => Hidden::SelfIgnored(from_top(p)),
+            Hidden::NestedRepository(p) => Hidden::NestedRepository(from_top(p)),
             Hidden::IndexCache { fsmonitor, repo, hides } => {
                 Hidden::IndexCache { fsmonitor, repo: from_top(repo), hides: hides.map(from_top) }
             }
