@@ -6982,3 +6982,197 @@ os.chmod(p,0o644); open(p,"wb").write(zlib.compress(b"blob %d\0"%len(body)+body)
     let err = text(&out.stderr) + &text(&next.stderr);
     assert!(err.contains("removed the git object") && err.contains("made it again"), "{err}");
 }
+
+// ---- fix7-nobox: with no box, the environment's secrets, the person's daemons and credentials, package
+// managers' settings and raw devices need a person (rt7 B1, B3, B4, B5) ----
+
+/// A directory outside the workspace, no project (so there is no box), for commands of rt7's
+/// no-box findings.
+fn no_box_dir() -> TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// rt7 B1: from a directory of `/tmp` (no box), the agent's environment's secrets, which the box
+/// leaves out of a command's environment, were printed unasked (`printenv`, `echo $TOKEN`). Now
+/// each way to print one, or every variable, needs a person: with no terminal nothing runs and
+/// nothing of the secret is printed. What prints no secret still runs there; from the project
+/// `printenv` runs in the box, with the secrets left out; a variable `sandbox.passEnv` passes
+/// into the box is printed with no box too.
+#[test]
+fn with_no_box_the_environments_secrets_are_not_printed_unasked() {
+    let Some(w) = world() else { return };
+    let tmp = no_box_dir();
+    let from_tmp = |cmd: &str| {
+        w.command(&["-c", cmd])
+            .current_dir(tmp.path())
+            .env("GITHUB_TOKEN", "ghp_SECRETENVB1000000000000000000000000")
+            .env("DEPLOY_NOTE", "postgres://app:SECRETB1PW@db.example/app")
+            .output()
+            .unwrap()
+    };
+    for cmd in [
+        "printenv | grep -E 'GITHUB|DEPLOY'",
+        "echo $GITHUB_TOKEN",
+        "echo \"${DEPLOY_NOTE}\"",
+        "printenv GITHUB_TOK''EN",
+        "env -0 | tr '\\0' '\\n'",
+        "export -p",
+        "declare -p",
+        "set",
+        "echo ${!GITHUB*}",
+        "tr '\\0' '\\n' < /proc/$$/environ",
+        "awk 'BEGIN{for (k in ENVIRON) print k \"=\" ENVIRON[k]}'",
+        "sh -c 'printenv'",
+    ] {
+        let out = from_tmp(cmd);
+        not_run(&out, cmd);
+        assert!(!text(&out.stdout).contains("SECRET"), "{cmd}: {}", text(&out.stdout));
+    }
+    let out = from_tmp("printenv HOME && echo $PATH");
+    succeeded(&out, "printenv HOME with no box");
+    // From the project, in the box, whose environment has no secret.
+    let out =
+        w.command(&["-c", "printenv"]).env("GITHUB_TOKEN", "ghp_SECRETENVB1000000000000000000000000").output().unwrap();
+    succeeded(&out, "printenv in the box");
+    assert!(!text(&out.stdout).contains("SECRET"), "{}", text(&out.stdout));
+    // What the person passes into the box prints with no box too.
+    let w = w.sandbox(serde_json::json!({"passEnv": ["GITHUB_TOKEN"]}));
+    let out = w
+        .command(&["-c", "echo $GITHUB_TOKEN"])
+        .current_dir(tmp.path())
+        .env("GITHUB_TOKEN", "ghp_PASSEDB1000000000000000000000000000")
+        .output()
+        .unwrap();
+    succeeded(&out, "echo of a passed variable with no box");
+    assert!(text(&out.stdout).contains("ghp_PASSEDB1"), "{}", text(&out.stdout));
+}
+
+/// rt7 B3: from a directory of `/tmp` (no box), the raw disk and the kernel's memory were read
+/// unasked by plain readers (`cat /dev/vda`, `strings /proc/kcore`); a root agent reads every
+/// file of home through them. Now every device but the harmless ones, by its name in `/dev`, by
+/// a link to one, or by a node outside `/dev` (a `stat` tells), needs a person.
+#[test]
+fn with_no_box_raw_devices_and_kernel_memory_need_a_person() {
+    let Some(w) = world() else { return };
+    let tmp = no_box_dir();
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+    // A disk by a link elsewhere, and the kernel's memory by a node outside /dev (where this
+    // process may make one).
+    let link = tmp.path().join("disk");
+    std::os::unix::fs::symlink("/dev/vda", &link).unwrap();
+    let node = tmp.path().join("memnode");
+    let made = Command::new("mknod").arg(&node).args(["c", "1", "1"]).status().is_ok_and(|s| s.success());
+    let mut cmds = vec![
+        "head -c 512 /dev/vda | od".to_string(),
+        "strings /dev/nvme0n1p2".to_string(),
+        "grep -a -m1 -o 'aws_secret_access_key=[A-Za-z0-9]*' /dev/sda".to_string(),
+        "cat /dev/block/254:0".to_string(),
+        "cat /dev/disk/by-uuid/*".to_string(),
+        "strings /proc/kcore".to_string(),
+        "xxd /dev/mem".to_string(),
+        "cd / && cat dev/vda".to_string(),
+        format!("cat {}", link.display()),
+    ];
+    if made {
+        cmds.push(format!("head -c 16 {}", node.display()));
+    }
+    for cmd in cmds {
+        not_run(&from_tmp(&cmd), &cmd);
+    }
+    succeeded(&from_tmp("head -c 4 /dev/urandom | od >/dev/null 2>&1 && echo x > /dev/null"), "harmless devices");
+    // In the box, /dev has no disk: there the judge lets it run.
+    let (runs, why) = runs_from(&w, w.ws.path(), "head -c 512 /dev/vda", None);
+    assert_eq!(runs, "sandbox", "{why}");
+}
+
+/// A directory of fake programs on `$PATH` that print a secret and leave a mark, as the
+/// person's daemons, cloud CLIs and package managers would print theirs.
+fn fake_programs(names: &[&str], marker: &Path) -> TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    for name in names {
+        let p = bin.path().join(name);
+        let body = format!("#!/bin/sh\necho \"$0 $*: SECRET-FROM-{name}\"\ntouch {}\n", marker.display());
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+/// `$PATH` with `bin` first.
+fn path_with(bin: &Path) -> String {
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// rt7 B4: from a directory of `/tmp` (no box), "read-only" rules let the agent read other
+/// processes' and the person's remote secrets through the person's daemons and credentials
+/// (`docker inspect` printed a container's `POSTGRES_PASSWORD`, `kubectl get pod -o yaml`,
+/// `terraform output -raw`). Now, with no box, every use of such a program but its version or
+/// help needs a person; in the box the rules are as before.
+#[test]
+fn with_no_box_the_persons_daemons_and_credentials_need_a_person() {
+    let Some(w) = world() else { return };
+    let tmp = no_box_dir();
+    let marker = tmp.path().join("ran");
+    let bin = fake_programs(&["docker", "podman", "kubectl", "helm", "terraform", "gh", "aws"], &marker);
+    let path = path_with(bin.path());
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).env("PATH", &path).output().unwrap();
+    for cmd in [
+        "docker inspect --format '{{json .Config.Env}}' web",
+        "docker logs web",
+        "docker compose config",
+        "podman logs web",
+        "kubectl get pod x -o yaml",
+        "kubectl get configmap -o yaml",
+        "helm get values r",
+        "terraform output -raw db_password",
+        "terraform show",
+        "gh auth token",
+    ] {
+        let out = from_tmp(cmd);
+        not_run(&out, cmd);
+        assert!(!text(&out.stdout).contains("SECRET"), "{cmd}: {}", text(&out.stdout));
+        assert!(!marker.exists(), "{cmd}: ran");
+    }
+    let out = from_tmp("docker --version");
+    succeeded(&out, "docker --version with no box");
+    assert!(marker.exists(), "docker --version did not run");
+    // From the project, in the box, the usual rules: `docker inspect` only reads.
+    let (runs, why) = runs_from(&w, w.ws.path(), "docker inspect web", None);
+    assert_eq!(runs, "sandbox", "{why}");
+}
+
+/// rt7 B5: from a directory of `/tmp` (no box), package managers' "show config" subcommands
+/// printed home's registry credentials unasked (`pip config list` printed `pip.conf`'s index
+/// URL with its password). Now, with no box, printing a package manager's settings needs a
+/// person, but for settings that hold no credential (`go env GOPATH`); in the box home's
+/// settings files are hidden.
+#[test]
+fn with_no_box_package_managers_settings_are_not_printed_unasked() {
+    let Some(w) = world() else { return };
+    let tmp = no_box_dir();
+    let marker = tmp.path().join("ran");
+    let bin = fake_programs(&["pip", "pip3", "yarn", "npm", "bundle", "poetry", "conda", "composer", "go"], &marker);
+    let path = path_with(bin.path());
+    let from_tmp = |cmd: &str| w.command(&["-c", cmd]).current_dir(tmp.path()).env("PATH", &path).output().unwrap();
+    for cmd in [
+        "pip config list",
+        "pip3 config get global.index-url",
+        "yarn config get npmAuthToken",
+        "npm config list -l",
+        "bundle config",
+        "poetry config --list",
+        "conda config --show",
+        "composer config -g --list",
+        "go env",
+        "go env GOPROXY",
+    ] {
+        let out = from_tmp(cmd);
+        not_run(&out, cmd);
+        assert!(!text(&out.stdout).contains("SECRET"), "{cmd}: {}", text(&out.stdout));
+        assert!(!marker.exists(), "{cmd}: ran");
+    }
+    succeeded(&from_tmp("go env GOPATH && pip list"), "settings with no credential, with no box");
+    assert!(marker.exists(), "go env GOPATH did not run");
+    let (runs, why) = runs_from(&w, w.ws.path(), "pip config list", None);
+    assert_eq!(runs, "sandbox", "{why}");
+}

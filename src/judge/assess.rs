@@ -871,7 +871,15 @@ fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<A
             // Bare `env` (or `env -0`, `env -u X`) only prints the environment, as `printenv`
             // does (issue 16 §6).
             Unwrapped::Itself if name == "env" => {
-                return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "prints the environment", name);
+                let mut a = Assessment::new(
+                    vec![name.to_string()],
+                    Risk::Safe,
+                    Category::FileRead,
+                    "prints the environment",
+                    name,
+                );
+                a.inner_is_argv = true;
+                return a;
             }
             Unwrapped::Itself => break,
             Unwrapped::LookupOnly => {

@@ -13,6 +13,7 @@ pub mod decide;
 pub mod dialect;
 pub mod levels;
 pub mod long_text;
+pub mod no_box;
 pub mod parse;
 pub mod plain_words;
 pub mod raw_scan;

@@ -30,6 +30,7 @@
 //! see: SECURITY.md says so.
 
 use crate::judge::containment::normalize;
+use crate::judge::no_box;
 
 /// What the box would have shown of the person's home, for judging a command that runs without
 /// one: plain values, from `run`.
@@ -67,6 +68,12 @@ pub struct HomeSight {
     /// Whether a path names an executable file (the gate gives one; the judge touches no file).
     /// `None`: programs are not looked up on `$PATH`.
     pub program: Option<ProgramLookup>,
+    /// The names of the variables of agentsh's environment (and so the command's) that hold a
+    /// secret the box's environment leaves out (rt7 B1): printing one needs a person.
+    pub secret_env: Vec<String>,
+    /// Whether a path is a device that holds anyone's data (the gate gives one; the judge
+    /// touches no file): a disk by a name outside `/dev` (rt7 B3). `None`: not looked up.
+    pub device: Option<DeviceLookup>,
 }
 
 /// Two sights are the same where they say the same of home; of their lookups, only whether
@@ -76,8 +83,10 @@ impl PartialEq for HomeSight {
         (&self.cwd, &self.home, &self.real_home, &self.shown, &self.covered, self.boxed_elsewhere)
             == (&other.cwd, &other.home, &other.real_home, &other.shown, &other.covered, other.boxed_elsewhere)
             && (&self.writable, &self.cd_path, &self.path) == (&other.writable, &other.cd_path, &other.path)
+            && self.secret_env == other.secret_env
             && self.program.is_some() == other.program.is_some()
             && self.links.is_some() == other.links.is_some()
+            && self.device.is_some() == other.device.is_some()
             && self.work_tree.is_some() == other.work_tree.is_some()
     }
 }
@@ -95,6 +104,10 @@ pub type LinkLookup = fn(&str) -> Option<String>;
 /// else `None`. The second path, where given, is an ancestor known to be in none: only the
 /// directories below it need a look.
 pub type WorkTreeLookup = fn(&str, Option<&str>) -> Option<String>;
+
+/// Whether an absolute path is a block or character device other than those that hold nothing
+/// of anyone's (`null`, `zero`, `random`).
+pub type DeviceLookup = fn(&str) -> bool;
 
 /// Whether an absolute path names an executable file, as `execvp` takes one on `$PATH`.
 pub type ProgramLookup = fn(&str) -> bool;
@@ -209,6 +222,13 @@ fn read_hidden(text: &str, sight: &HomeSight, links: &mut Links) -> Option<Hidde
                     found.why = format!("{} (through a symbolic link, to {})", found.why, tilde(&real, &home));
                     return Some(found);
                 }
+            }
+            // A device by a name outside /dev (a node `mknod` made, a bind mount: rt7 B3). In
+            // /dev and /proc (`/dev/stdin`, `/proc/self/fd/0`: agentsh's own terminal) the name
+            // tells (`no_box::raw_device`).
+            let named = ["/dev", "/proc"].iter().any(|d| under(&p, d).is_some());
+            if !named && sight.device.is_some_and(|device| device(&p)) {
+                return Some(Hidden::of(word, device_why(word)));
             }
         }
         if links.exhausted() {
@@ -376,6 +396,9 @@ fn hidden_path(word: &str, p: &str, home: &str, sight: &HomeSight) -> Option<Hid
     if let Some(dir) = hidden_entry(p, home, sight) {
         return Some(Hidden::of(word, format!("reads {word}, {}", hidden_why(&dir))));
     }
+    if no_box::raw_device(p) {
+        return Some(Hidden::of(word, device_why(word)));
+    }
     if other_process(p) {
         return Some(Hidden::of(
             word,
@@ -386,6 +409,15 @@ fn hidden_path(word: &str, p: &str, home: &str, sight: &HomeSight) -> Option<Hid
         ));
     }
     None
+}
+
+/// Why reading a device or the kernel's memory (the path `word` names) needs a person.
+fn device_why(word: &str) -> String {
+    format!(
+        "reads {word}, a device or the kernel's memory (a disk holds every file, home's secrets too; a terminal \
+         another's keystrokes), which the sandbox does not show: its /dev holds only null, zero, random and the \
+         command's own terminal"
+    )
 }
 
 /// How one word (or a part of it) names a path.
@@ -534,9 +566,25 @@ impl Links {
 
 /// What one command (`argv`, unwrapped), run without a box, would do that the box would have
 /// contained, where its words name no hidden path: git running what a box may have written in a
-/// repository's config (rt5 B12), `ps` showing other processes' environments (rt5 B3).
+/// repository's config (rt5 B12), `ps` showing other processes' environments (rt5 B3), a
+/// program working through the person's daemons or with home's credentials (`docker inspect`,
+/// `kubectl get`, `terraform output`), a package manager printing its settings (`pip config
+/// list`, `go env`) (rt7 B4, B5: [`no_box`]).
 pub fn program_reach(argv: &[String], sight: &HomeSight) -> Option<Hidden> {
     let name = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p))?;
+    if let Some((name, why)) = no_box::service(argv) {
+        let why = format!(
+            "runs {name}, which {why}; the sandbox reaches neither the person's daemons nor home's credentials"
+        );
+        return Some(Hidden::of(&name, why));
+    }
+    if let Some(name) = no_box::settings(argv) {
+        let why = format!(
+            "runs {name} to print its settings, which hold the registries' passwords and tokens of home's settings \
+             files and the environment; the sandbox shows neither"
+        );
+        return Some(Hidden::of(&name, why));
+    }
     match name {
         "git" if sight.boxed_elsewhere && git_reads_repository(&argv[1..]) => Some(Hidden::of(
             name,
@@ -575,6 +623,9 @@ pub fn parts_reach(text: &str, argvs: &[&[String]], sight: &HomeSight) -> Option
 fn reach(text: &str, argvs: &[&[String]], sight: &HomeSight, links: &mut Links) -> Option<Hidden> {
     if let Some(found) = argvs.iter().find_map(|a| program_reach(a, sight)) {
         return Some(found);
+    }
+    if let Some((word, why)) = no_box::environment(text, argvs, &sight.secret_env) {
+        return Some(Hidden::of(&word, why));
     }
     let walker = argvs.iter().find(|a| walks(a, argvs));
     let runner = argvs.iter().find(|a| !reads_nothing(a)).filter(|_| sight.boxed_elsewhere);
@@ -1114,7 +1165,7 @@ fn collapse_expansions(text: &str) -> String {
 }
 
 /// `text` with bash's ANSI-C quoting (`$'\x7e/notes'`) decoded: the word it makes.
-fn ansi_c(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn ansi_c(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains("$'") {
         return std::borrow::Cow::Borrowed(text);
     }

@@ -426,7 +426,7 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
         return (
             Confinement::Unconfined,
             Sandbox::Off(format!("{STARTS_IN}{at}, which the sandbox neither grants nor shows: {why}")),
-            Some(HomeSight { boxed_elsewhere: true, ..home_sight(&plan, cwd) }),
+            Some(HomeSight { boxed_elsewhere: true, ..home_sight(&plan, cwd, &settings.pass_env) }),
         );
     }
     // A box kept for these inputs proves the namespaces work; otherwise ask the system.
@@ -439,7 +439,7 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
                 "user namespaces are unavailable ({why}): without them the sandbox cannot hide home, the \
                  temporary directories and the person's sockets"
             )),
-            Some(home_sight(&plan, cwd)),
+            Some(home_sight(&plan, cwd, &settings.pass_env)),
         );
     }
     let view = box_view(&plan, cwd);
@@ -449,8 +449,9 @@ pub fn sandbox_and_sight(settings: &sandbox::Settings, cwd: &Path) -> (Confineme
 /// What the box `plan` would have shown of home (`judge::unboxed`), for a command that runs
 /// without it: the spec's roots there. Built once per command that has no box, from the spec the
 /// gate built to tell why: no system call (the judge then looks up the links on the way of the
-/// paths the text names).
-fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
+/// paths the text names), and the names of the environment's secrets but for what `pass_env`
+/// (`sandbox.passEnv`) passes into the box: one pass over the environment.
+fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path, pass_env: &[String]) -> HomeSight {
     let place = plan.place();
     let cd_path = std::env::var_os("CDPATH").map(|p| std::env::split_paths(&p).collect::<Vec<_>>()).unwrap_or_default();
     let writable: Vec<String> = plan.spec().write.iter().map(|r| crate::text::path(&r.path)).collect();
@@ -458,6 +459,11 @@ fn home_sight(plan: &sandbox::BoxPlan, cwd: &Path) -> HomeSight {
         cd_path: cd_path.iter().filter(|d| d.is_absolute()).map(|d| crate::text::path(d)).collect(),
         path: unboxed_path(&writable).unwrap_or_default(),
         program: Some(executable),
+        secret_env: std::env::vars_os()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v))
+            .filter(|(k, v)| !pass_env.contains(k) && sandbox::environ::holds_secret(k, v))
+            .map(|(k, _)| k)
+            .collect(),
         ..home_sight_of(plan.spec(), place.real_home.as_deref(), place.cargo_home.as_deref(), cwd)
     }
 }
@@ -509,12 +515,14 @@ fn home_sight_of(
         shown: shown.filter(|p| p.starts_with(home) && !filtered(p)).map(|p| crate::text::path(p)).collect(),
         covered: spec.deny.iter().map(|d| crate::text::path(&d.path)).collect(),
         links: Some(real_path),
+        device: Some(device),
         boxed_elsewhere: false,
         writable: spec.write.iter().map(|r| crate::text::path(&r.path)).collect(),
         work_tree: Some(work_tree),
         cd_path: Vec::new(),
         path: Vec::new(),
         program: None,
+        secret_env: Vec::new(),
     }
 }
 
@@ -532,6 +540,20 @@ fn work_tree(path: &str, clear: Option<&str>) -> Option<String> {
         }
     }
     crate::policy::dirs::workspace_holding(Path::new(path), home).map(|root| crate::text::path(&root))
+}
+
+/// The judge's way to tell a device that holds anyone's data by a name outside `/dev`, for a
+/// command with no box (`unboxed::DeviceLookup`, rt7 B3): one `stat`, following links, of each
+/// path its text names. A block device, or a character device but the kernel's memory
+/// devices that hold nothing (`null`, `zero`, `full`, `random`, `urandom`: major 1) and the
+/// controlling terminal (`tty`, 5:0).
+fn device(path: &str) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    let (kind, rdev) = (meta.file_type(), meta.rdev());
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let harmless = (major == 1 && [3, 5, 7, 8, 9].contains(&minor)) || (major, minor) == (5, 0);
+    kind.is_block_device() || (kind.is_char_device() && !harmless)
 }
 
 /// The judge's way to look up the symbolic links on a path's way, for a command with no box

@@ -378,6 +378,15 @@ fn function(name: &str, value: &std::ffi::OsStr) -> bool {
     name.starts_with("BASH_FUNC_") && super::copies::holds_secret(&value.to_string_lossy())
 }
 
+/// Whether the box's environment leaves out the variable `name` (of `value`) because it holds
+/// a secret, not only because it points outside the box (a socket's address, a credential
+/// file's path): what a command with no box must not print unasked (rt7 B1, `judge::no_box`).
+pub fn holds_secret(name: &str, value: &std::ffi::OsStr) -> bool {
+    let up = name.to_ascii_uppercase();
+    let points = SOCKETS.contains(&up.as_str()) || CREDENTIAL_FILES.contains(&up.as_str());
+    (secret(name) && (!points || secret_name(name))) || secret_value(value.as_encoded_bytes()) || function(name, value)
+}
+
 /// The environment for the box: `vars` (the agent's) less what [`secret`] names, what
 /// [`secret_value`] knows and functions that hold a secret, but for `pass`
 /// (`sandbox.passEnv`), with `TMPDIR` the box's own.
