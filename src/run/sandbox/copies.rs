@@ -242,11 +242,14 @@ pub fn copied(path: &Path, home: &Path, cargo_home: &Path) -> Option<Copied> {
 
 /// A git config file without what holds a credential: sections whose name holds one
 /// (`[url "https://user:TOKEN@host/"]`), credential sections (a helper may hold the secret
-/// inline), and entries whose key names a secret (`extraHeader`, `password`, `token`, `secret`) or
-/// whose value holds a URL with a password or a token as its user, or an `Authorization`. Comments go too.
+/// inline), and entries whose key names a secret ([`secret_entry`]: `extraHeader`, `password`,
+/// `token`, `secret`, another tool's `key` or `pat`) or whose value holds a URL with a password
+/// or a token as its user, or an `Authorization`. Comments go too.
 pub fn git_config(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut drop_section = false;
+    // The section's name, lower case, without its subsection (`http` of `[http "https://…"]`).
+    let mut section = String::new();
     let mut continued = false;
     let mut dropping_entry = false;
     for line in text.split_inclusive('\n') {
@@ -263,14 +266,14 @@ pub fn git_config(text: &str) -> String {
         if trimmed.starts_with('[') {
             let end = trimmed.find(']').unwrap_or(trimmed.len());
             let header = &trimmed[..end];
-            let name = header.trim_start_matches('[').split(['"', '.', ' ']).next().unwrap_or("").to_ascii_lowercase();
-            drop_section = name == "credential" || holds_credential(header);
+            section = header.trim_start_matches('[').split(['"', '.', ' ']).next().unwrap_or("").to_ascii_lowercase();
+            drop_section = section == "credential" || holds_credential(header);
             if !drop_section {
                 // Only the header: an entry after it on the same line is judged below.
                 out.push_str(&trimmed[..end.min(trimmed.len())]);
                 out.push_str("]\n");
                 let rest = trimmed.get(end + 1..).unwrap_or("").trim();
-                if !rest.is_empty() && !rest.starts_with(['#', ';']) && !secret_entry(rest) {
+                if !rest.is_empty() && !rest.starts_with(['#', ';']) && !secret_entry(&section, rest) {
                     out.push_str(rest);
                     out.push('\n');
                 }
@@ -281,7 +284,7 @@ pub fn git_config(text: &str) -> String {
             continue;
         }
         continued = body.ends_with('\\');
-        dropping_entry = drop_section || secret_entry(trimmed);
+        dropping_entry = drop_section || secret_entry(&section, trimmed);
         if !dropping_entry {
             out.push_str(line);
         }
@@ -289,9 +292,21 @@ pub fn git_config(text: &str) -> String {
     out
 }
 
-fn secret_entry(entry: &str) -> bool {
+/// Git's own settings whose names read as a secret's ([`super::environ::secret_name`]) but
+/// hold none: a signing key's id or a public key, a client key's path, a public key's pin, the
+/// text of a trailer (`section.key`, without a subsection).
+const GIT_KEYS_NAMED_AS_SECRETS: &[&str] =
+    &["user.signingkey", "http.sslkey", "http.proxysslkey", "http.pinnedpubkey", "trailer.key"];
+
+/// Whether an entry of the git config section `section` (lower case) holds a credential (see
+/// [`git_config`]): its key names one (git's `extraHeader`, `smtpPass`, ...; and, but for what
+/// git defines ([`GIT_KEYS_NAMED_AS_SECRETS`]), any key a secret's name would, as other
+/// tools keep theirs in git's file: `[azure] pat`, `[openai] key`, rt7 A4), or its value holds one.
+fn secret_entry(section: &str, entry: &str) -> bool {
     let key = entry.split(['=', ' ', '\t']).next().unwrap_or("").to_ascii_lowercase();
+    let gits = GIT_KEYS_NAMED_AS_SECRETS.iter().any(|k| k.split_once('.') == Some((section, &key)));
     ["extraheader", "pass", "token", "secret", "cookie"].iter().any(|s| key.contains(s))
+        || (super::environ::secret_name(&key) && !gits)
         || holds_credential(entry)
         || holds_secret(entry)
         || entry.to_ascii_lowercase().contains("authorization")
@@ -698,21 +713,19 @@ fn encoded(stmt: &str) -> Option<String> {
 
 /// Whether shell or config text holds a secret anywhere in it:
 /// - a value [`super::environ::secret_value`] knows, the whole text's (a URL with a credential,
-///   a private key) or one word's (a token in its issuer's form, a JSON web token);
+///   a private key, a literal given to a secret's name: `PGPASSWORD=hunter22 psql`, `mysql
+///   --password=hunter22`, but not `TOKEN=$(cat f)`, `KEY_FILE=~/.ssh/id`, `USE_AUTH=1`:
+///   [`super::environ::assigned_in`]) or one word's (a token in its issuer's form, a JSON web
+///   token);
 /// - an HTTP header's credential (`Authorization: Bearer …`, `Authorization: token …`,
 ///   `Bearer …`, `PRIVATE-TOKEN: …`, `X-API-Key: …`), but a variable's expansion (`Bearer
 ///   $TOKEN`: the environment's, scrubbed);
-/// - a literal given to a name that says it is a secret ([`super::environ::secret_name`]):
-///   `PGPASSWORD=hunter22 psql`, `mysql --password=hunter22`; but not a variable's expansion, a
-///   command's output or a path (`TOKEN=$(cat f)`, `KEY_FILE=~/.ssh/id`), nor a short flag's
-///   value (`USE_AUTH=1`).
 pub fn holds_secret(text: &str) -> bool {
     use super::environ::secret_value;
     let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
     secret_value(text.as_bytes())
         || text.split(|c: char| !word(c)).any(|w| w.len() >= 8 && secret_value(w.as_bytes()))
         || header_credential(text)
-        || assigned_secret(text)
         || flag_secret(text)
 }
 
@@ -803,35 +816,6 @@ fn header_credential(text: &str) -> bool {
             .to_ascii_lowercase()
             .match_indices("bearer ")
             .any(|(i, _)| words(&text[i + "bearer ".len()..]).first().is_some_and(|w| credential(w)))
-}
-
-/// A literal given to a secret's name in `text`: `NAME=value` or `--name=value` (see
-/// [`holds_secret`]).
-fn assigned_secret(text: &str) -> bool {
-    let b = text.as_bytes();
-    text.match_indices('=').any(|(i, _)| {
-        let name_start =
-            b[..i].iter().rposition(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'-')).map_or(0, |p| p + 1);
-        let before_ok = name_start == 0
-            || matches!(b[name_start - 1], b' ' | b'\t' | b'\n' | b';' | b'(' | b'{' | b'\'' | b'"' | b'|' | b'&');
-        let name = text[name_start..i].trim_start_matches('-');
-        // An alias's own name (`alias keys='ssh-add -l'`) is no variable.
-        let before = text[..name_start].trim_end();
-        let alias = before.ends_with("alias") || before.ends_with("alias --");
-        if !before_ok || alias || !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            return false;
-        }
-        let value = &text[i + 1..];
-        let value = match value.chars().next() {
-            Some(q @ ('\'' | '"')) => value[1..].split(q).next().unwrap_or(""),
-            _ => value
-                .split(|c: char| c.is_ascii_whitespace() || matches!(c, ';' | '&' | '|' | ')' | '\'' | '"'))
-                .next()
-                .unwrap_or(""),
-        };
-        let literal = value.len() >= 6 && !value.starts_with(['$', '`', '/', '~', '.', '<', '(']);
-        literal && super::environ::secret_name(name)
-    })
 }
 
 /// The length of the first statement of `text`, through the newline that ends it outside quotes.
@@ -993,6 +977,29 @@ mod tests {
             assert!(out.contains(kept), "{kept} lost:\n{out}");
         }
         assert!(!out.contains("https://github.com/"), "the section's entries go with it:\n{out}");
+    }
+
+    /// rt7 A4: other tools keep their tokens in git's file under a secret's word (`[azure] pat`,
+    /// `[openai] key`); they go, and git's own settings so named stay.
+    #[test]
+    fn a_git_config_loses_another_tools_key_and_keeps_gits_own() {
+        let text = "[user]\n\tname = Ann\n\tsigningKey = ABCDEF0123\n[azure]\n\tpat = RT7AZPAT\n\torg = corp\n\
+                    [openai]\n\tkey = RT7OPENAI\n[tool \"x\"]\n\tapiKey = RT7TOOL\n\
+                    [http \"https://corp.example\"]\n\tsslKey = /home/ann/.certs/client.key\n\
+                    [trailer \"sign\"]\n\tkey = \"Signed-off-by: \"\n\
+                    [alias]\n\tdb = !psql \"Host=db;Password=RT7CONN\"\n";
+        let out = git_config(text);
+        assert!(!out.contains("RT7"), "{out}");
+        for kept in [
+            "signingKey = ABCDEF0123",
+            "org = corp",
+            "sslKey = /home/ann/.certs/client.key",
+            "[trailer \"sign\"]\n\tkey = \"Signed-off-by: \"\n",
+        ] {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+        let snap = "export DB='Server=db;User Id=sa;Password=RT7SNAP;'\nexport OPTS='-Xmx2g'\n";
+        assert_eq!(snapshot(snap), ":\nexport OPTS='-Xmx2g'\n");
     }
 
     #[test]
