@@ -6333,7 +6333,8 @@ fn a_config_a_box_wrote_in_its_own_tmp_only_tightens() {
 /// rt7 A4, B2: connection strings (`ConnectionStrings__<name>`, `;Password=`, `;AccountKey=`,
 /// `;SharedAccessKey=`, `;Pwd=`), a Java property's password and issuers' forms (`AGE-SECRET-KEY-1`,
 /// `glsa_`, `sbp_`, `PMAK-`, `NRAK-`, `ATATT`, `LTAI`, `dp.st.`, `pul-`, `.atlasv1.`, `ops_`,
-/// `figd_`) under ordinary names reached every boxed command. They do not; look-alikes stay.
+/// `figd_`) and a token as a URL's user under ordinary names reached every boxed command. They
+/// do not; look-alikes stay.
 #[test]
 fn the_environment_loses_the_secrets_rt7_found() {
     let Some(w) = world() else { return };
@@ -6360,6 +6361,8 @@ fn the_environment_loses_the_secrets_rt7_found() {
         ("TFC", "abcdefghijklmn.atlasv1.RT7S17abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop"),
         ("ONEPASS", "ops_eyJRT7S18zaWduSW5BZGRyZXNzIjoiaHR0cHMifQ"),
         ("FIGMA", "figd_RT7S19abcdefghijklmnop"),
+        // A classic GitHub token (40 of hex) as a URL's user, as the copies already knew it.
+        ("REPO", "https://0123456789abcdef0123456789abcdefRT7S20@github.com/o/r.git"),
     ];
     let kept = [
         ("TOOL_DIRS", "/opt/sk-learn-x/bin:/usr/bin"),
@@ -6367,6 +6370,7 @@ fn the_environment_loses_the_secrets_rt7_found() {
         ("MAVEN_OPTS", "-Xmx2g -Djavax.net.ssl.trustStore=/etc/pki/java/cacerts"),
         ("SERVICEBUS_NAME", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root"),
         ("STORE", "key-value-store"),
+        ("REMOTE", "https://a-very-long-user-name-here@example.com/r.git"),
     ];
     let mut cmd = w.command(&["-c", "env"]);
     for (k, v) in secrets.iter().chain(&kept) {

@@ -178,7 +178,7 @@ pub fn in_toolchain(name: &[u8], dir: bool) -> Option<InToolchain> {
 /// `.yarnrc.yml`, `gradle.properties`) without what holds a credential: a line whose key says
 /// it holds one ([`super::environ::secret_name`]: `//registry.npmjs.org/:_authToken`, `_auth`,
 /// `_password`, `password`, `npmAuthToken`) or whose text does ([`holds_secret`], a URL with a
-/// password [`holds_credential`]: pip's `index-url`), with the lines that continue it (indented
+/// password: pip's `index-url`), with the lines that continue it (indented
 /// more); and comments. An XML file (Maven's `settings.xml`) is [`xml_settings`]'s.
 pub fn settings_file(text: &str) -> String {
     if text.trim_start().starts_with('<') {
@@ -207,8 +207,7 @@ pub fn settings_file(text: &str) -> String {
             || super::environ::secret_name(last)
             || super::environ::secret_name(first)
             || conda_token(trimmed)
-            || holds_secret(trimmed)
-            || holds_credential(trimmed);
+            || holds_secret(trimmed);
         dropped = secret.then_some(indent);
         if !secret {
             out.push_str(line);
@@ -267,7 +266,7 @@ pub fn git_config(text: &str) -> String {
             let end = trimmed.find(']').unwrap_or(trimmed.len());
             let header = &trimmed[..end];
             section = header.trim_start_matches('[').split(['"', '.', ' ']).next().unwrap_or("").to_ascii_lowercase();
-            drop_section = section == "credential" || holds_credential(header);
+            drop_section = section == "credential" || super::environ::secret_url(header.as_bytes());
             if !drop_section {
                 // Only the header: an entry after it on the same line is judged below.
                 out.push_str(&trimmed[..end.min(trimmed.len())]);
@@ -307,19 +306,8 @@ fn secret_entry(section: &str, entry: &str) -> bool {
     let gits = GIT_KEYS_NAMED_AS_SECRETS.iter().any(|k| k.split_once('.') == Some((section, &key)));
     ["extraheader", "pass", "token", "secret", "cookie"].iter().any(|s| key.contains(s))
         || (super::environ::secret_name(&key) && !gits)
-        || holds_credential(entry)
         || holds_secret(entry)
         || entry.to_ascii_lowercase().contains("authorization")
-}
-
-/// Whether `text` holds a URL with a credential in its user part: `user:password@`, or a user
-/// long enough to be a token (`https://ghp_…@github.com`). `ssh://git@host` is no credential.
-fn holds_credential(text: &str) -> bool {
-    text.match_indices("://").any(|(at, _)| {
-        let rest = &text[at + 3..];
-        let authority = rest.split(['/', '"', ' ', '\t']).next().unwrap_or("");
-        authority.rsplit_once('@').is_some_and(|(user, _)| user.contains(':') || user.len() >= 20)
-    })
 }
 
 /// Cargo's config (TOML) without what holds a credential, as [`git_config`] does for git's. Keys
@@ -333,7 +321,7 @@ fn holds_credential(text: &str) -> bool {
 /// - under `registry` and `registries.<name>`, where cargo keeps tokens, any key but `index`,
 ///   `protocol` and `default`: what is kept there is named, not what is dropped;
 /// - an entry whose value holds one ([`holds_secret`]: `http.proxy` with a password, an `[env]`
-///   value in a token's form; or [`holds_credential`]);
+///   value in a token's form, a URL with a password or a token as its user);
 /// - what cannot be read as TOML: a table or an entry whose key does not parse.
 ///
 /// Comments go too. An entry may span lines (an array, a multi-line string): it is kept or
@@ -351,8 +339,7 @@ pub fn cargo_config(text: &str) -> String {
         }
         if body.starts_with('[') {
             let name = body.trim_start_matches('[').trim_end_matches(']');
-            table = toml_table(name)
-                .filter(|path| !cargo_secret_path(path) && !holds_secret(name) && !holds_credential(name));
+            table = toml_table(name).filter(|path| !cargo_secret_path(path) && !holds_secret(name));
             if table.is_some() {
                 out.push_str(body);
                 out.push('\n');
@@ -367,7 +354,7 @@ pub fn cargo_config(text: &str) -> String {
             }),
             None => true,
         };
-        if !(secret || holds_secret(body) || holds_credential(body)) {
+        if !(secret || holds_secret(body)) {
             out.push_str(body);
             out.push('\n');
         }
@@ -397,7 +384,7 @@ pub fn xml_settings(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find('<') {
         let between = &rest[..at];
-        if !(holds_secret(between) || holds_credential(between)) {
+        if !holds_secret(between) {
             out.push_str(between);
         }
         rest = &rest[at..];

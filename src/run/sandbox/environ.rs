@@ -527,7 +527,7 @@ fn token_at(v: &[u8], i: usize) -> bool {
 }
 
 /// Whether some URL in `text` carries a credential: a password in its user part
-/// (`scheme://user:password@host`), or a webhook's address, where the URL itself is the
+/// (`scheme://user:password@host`) or a token as its user, or a webhook's address, where the URL itself is the
 /// credential. A URL ends at a space or a quote. (A secret in its query, `?password=…`, is a
 /// setting's: [`assigned_in`].)
 pub fn secret_url(text: &[u8]) -> bool {
@@ -541,7 +541,14 @@ pub fn secret_url(text: &[u8]) -> bool {
         let auth_end = url.iter().position(|&c| c == b'/' || c == b'?' || c == b'#').unwrap_or(url.len());
         let authority = &url[..auth_end];
         let userinfo = authority.iter().rposition(|&c| c == b'@').map(|i| &authority[..i]);
-        if userinfo.is_some_and(|u| u.iter().position(|&c| c == b':').is_some_and(|i| i + 1 < u.len())) {
+        // A password, or a token as the user (`https://<40 of hex>@github.com`, a classic token):
+        // 20 or more of a token's bytes, a digit among them; not a person's name or address.
+        let token = |u: &[u8]| {
+            u.len() >= 20
+                && u.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+                && u.iter().any(u8::is_ascii_digit)
+        };
+        if userinfo.is_some_and(|u| u.iter().position(|&c| c == b':').is_some_and(|i| i + 1 < u.len()) || token(u)) {
             return true;
         }
         let host = authority.iter().rposition(|&c| c == b'@').map_or(authority, |i| &authority[i + 1..]);
@@ -683,6 +690,7 @@ mod tests {
     fn a_secret_is_known_by_its_value_whatever_its_name() {
         for value in [
             "postgres://app:DBPASS@db.internal:5432/app",
+            "https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git",
             "https://__token__:pypi-AgEIcHlwaS5vcmc@upload.pypi.org/legacy/",
             "ghp_0123456789abcdefghijABCDEFGHIJ012345",
             "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
@@ -723,6 +731,8 @@ mod tests {
             "/usr/local/bin:/usr/bin:/bin",
             "postgres://localhost/app",
             "https://user@example.com/repo.git",
+            "https://first.last%40corp.example.com@git.corp.example/r.git",
+            "https://a-very-long-user-name-here@example.com/r.git",
             "http://127.0.0.1:43128",
             "sk-short",
             "skeleton-key-of-the-castle",
