@@ -408,6 +408,9 @@ fn literal(value: &[u8]) -> bool {
         b"enable",
         b"disable",
         b"default",
+        // The password the JDK ships its keystores with, public: a build in the box needs
+        // `-Djavax.net.ssl.trustStorePassword=changeit` to read a certificate bundle.
+        b"changeit",
     ];
     let scheme = value
         .iter()
@@ -862,7 +865,7 @@ mod tests {
             "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root",
             "Host=h;Password=;Database=d",
             "Host=h;Password=$DB_PASSWORD;Database=d",
-            "-Djavax.net.ssl.trustStore=/etc/pki/java/cacerts -Dfile.encoding=UTF-8",
+            "-Djavax.net.ssl.trustStore=/etc/pki/java/cacerts -Djavax.net.ssl.trustStorePassword=changeit",
             "-o PasswordAuthentication=no -o NumberOfPasswordPrompts=1 -o BatchMode=yes",
             "-j8 --jobserver-auth=fifo:/tmp/GMfifo1234",
             " -j4 --jobserver-auth=3,4",
