@@ -345,7 +345,8 @@ fn within(v: &[u8]) -> bool {
 /// `?sig=`) or `/:` (npm's `//host/:_authToken=`); an option's (`--password=…`) and a Java
 /// system property's (`-Djavax.net.ssl.keyStorePassword=…`) too. The name is a secret's
 /// ([`secret_name`]) or a signature's (`sig`, `X-Amz-Signature`, `SharedAccessSignature`).
-/// A literal is 4 bytes or more (not `--jobserver-auth=3,4`, `NumberOfPasswordPrompts=1`), and
+/// A literal is 4 bytes or more (not `--jobserver-auth=3,4`, `NumberOfPasswordPrompts=1`; in a
+/// URL's query, any: `?key=xyz`), and
 /// no variable's expansion, command's output, path or address (`$TOKEN`, `/home/u/key.pem`,
 /// `fifo:/tmp/x`) nor a word a setting takes (`PasswordAuthentication=true`); nor is an alias's
 /// name a setting (`alias keys='ssh-add -l'`).
@@ -367,7 +368,9 @@ pub fn assigned_in(v: &[u8]) -> bool {
             .unwrap_or(raw);
         let before = v[..start].trim_ascii_end();
         let alias = before.ends_with(b"alias") || before.ends_with(b"alias --");
-        bounded && !name.is_empty() && !alias && literal(setting_value(&v[i + 1..])) && secret_key(name)
+        // A URL's query parameter (`?key=xyz`) is a credential at any length.
+        let min = if start > 0 && matches!(v[start - 1], b'?' | b'&') { 1 } else { 4 };
+        bounded && !name.is_empty() && !alias && literal(setting_value(&v[i + 1..]), min) && secret_key(name)
     })
 }
 
@@ -391,7 +394,7 @@ fn setting_value(v: &[u8]) -> &[u8] {
 }
 
 /// Whether a setting's value is a literal that may be a secret (see [`assigned_in`]).
-fn literal(value: &[u8]) -> bool {
+fn literal(value: &[u8], min: usize) -> bool {
     const SETTING_WORDS: &[&[u8]] = &[
         b"true",
         b"false",
@@ -419,7 +422,7 @@ fn literal(value: &[u8]) -> bool {
     let path = value.starts_with(b"./")
         || value.starts_with(b"../")
         || value[..value.len().min(3)].eq_ignore_ascii_case(b"%2F");
-    value.len() >= 4
+    value.len() >= min.max(1)
         && !matches!(value[0], b'$' | b'`' | b'/' | b'~' | b'<' | b'(')
         && !path
         && !scheme
@@ -724,6 +727,7 @@ mod tests {
             "postgres://u@h/db?sslmode=require&pwd=XXXX",
             "https://api.example.com/v1?access_token=abc123",
             "https://maps.example.com/api?key=XXXX",
+            "https://api.render.com/deploy/srv-abc?key=xyz",
             "https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=abc%2Bdef",
             "https://bucket.s3.amazonaws.com/o?X-Amz-Credential=AKIA%2F&X-Amz-Signature=abcdef",
             "https://example.com/x?client_secret=abc#frag",
