@@ -7176,3 +7176,81 @@ fn with_no_box_package_managers_settings_are_not_printed_unasked() {
     let (runs, why) = runs_from(&w, w.ws.path(), "pip config list", None);
     assert_eq!(runs, "sandbox", "{why}");
 }
+
+// ---- fix7-scrub: secrets in forms their issuers document, under ordinary names (rt7 A4, B2) ----
+
+/// rt7 A4, B2: connection strings (`ConnectionStrings__<name>`, `;Password=`, `;AccountKey=`,
+/// `;SharedAccessKey=`, `;Pwd=`), a Java property's password and issuers' forms (`AGE-SECRET-KEY-1`,
+/// `glsa_`, `sbp_`, `PMAK-`, `NRAK-`, `ATATT`, `LTAI`, `dp.st.`, `pul-`, `.atlasv1.`, `ops_`,
+/// `figd_`) and a token as a URL's user under ordinary names reached every boxed command. They
+/// do not; look-alikes stay.
+#[test]
+fn the_environment_loses_the_secrets_rt7_found() {
+    let Some(w) = world() else { return };
+    let secrets = [
+        ("ConnectionStrings__Default", "Server=db;Database=app;User Id=sa;Trusted_Connection=False;RT7S01=x"),
+        ("DB", "Server=tcp:x.database.windows.net,1433;User ID=admin;Password=RT7S02pw!;"),
+        (
+            "AZ",
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=RT7S03abcdef==;EndpointSuffix=core.windows.net",
+        ),
+        ("SBUS", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=RT7S04abc="),
+        ("DATABASE__URL", "Host=h;Username=u;Password=RT7S05;Database=d"),
+        ("ODBC", "Driver={ODBC Driver 18};Server=x;Uid=sa;Pwd=RT7S06;"),
+        ("JAVA_TOOL_OPTIONS", "-Djavax.net.ssl.keyStorePassword=RT7S07"),
+        ("AGE", "AGE-SECRET-KEY-1RT7S08QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ"),
+        ("GRAFANA", "glsa_RT7S09abcdefghijklmnopqrstuvwxyz_abcdef01"),
+        ("SUPABASE", "sbp_RT7S100123456789abcdef0123456789abcdef0123"),
+        ("POSTMAN", "PMAK-RT7S110123456789abcdef012345-0123456789abcdef"),
+        ("NEWRELIC", "NRAK-RT7S12ABCDEFGHIJKLMNOPQRSTUVW"),
+        ("ATLASSIAN", "ATATT3xFfGF0RT7S13abcdefghijklmnop"),
+        ("ALIBABA", "LTAI5tRT7S14AbCdEfGhIjKl"),
+        ("DOPPLER", "dp.st.dev.RT7S15abcdefghijklmnopqrstuvwxyz0123"),
+        ("PULUMI", "pul-RT7S160123456789abcdef0123456789abcdef0123"),
+        ("TFC", "abcdefghijklmn.atlasv1.RT7S17abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop"),
+        ("ONEPASS", "ops_eyJRT7S18zaWduSW5BZGRyZXNzIjoiaHR0cHMifQ"),
+        ("FIGMA", "figd_RT7S19abcdefghijklmnop"),
+        // A classic GitHub token (40 of hex) as a URL's user, as the copies already knew it.
+        ("REPO", "https://0123456789abcdef0123456789abcdefRT7S20@github.com/o/r.git"),
+    ];
+    let kept = [
+        ("TOOL_DIRS", "/opt/sk-learn-x/bin:/usr/bin"),
+        ("GIT_SSH_COMMAND", "ssh -o PasswordAuthentication=no -o BatchMode=yes"),
+        ("MAVEN_OPTS", "-Xmx2g -Djavax.net.ssl.trustStore=/etc/pki/java/cacerts"),
+        ("SERVICEBUS_NAME", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root"),
+        ("STORE", "key-value-store"),
+        ("REMOTE", "https://a-very-long-user-name-here@example.com/r.git"),
+    ];
+    let mut cmd = w.command(&["-c", "env"]);
+    for (k, v) in secrets.iter().chain(&kept) {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    succeeded(&out, "env");
+    let env = text(&out.stdout);
+    assert!(!env.contains("RT7S"), "{env}");
+    for (k, v) in kept {
+        assert!(env.contains(&format!("{k}={v}\n")), "{k} removed:\n{env}");
+    }
+}
+
+/// rt7 A4: the box's copy of git's global config kept other tools' tokens under a secret's word
+/// (`[azure] pat`, `[openai] key`). They go; git's own `user.signingKey` stays, and git reads
+/// the copy.
+#[test]
+fn the_git_configs_copy_loses_another_tools_key() {
+    let Some(w) = world() else { return };
+    add_gitconfig(
+        &w,
+        "\tsigningKey = ABCDEF0123\n[azure]\n\tpat = RT7A4PAT01\n\torg = corp\n[openai]\n\tkey = RT7A4KEY02abcdef\n\
+         [alias]\n\tdb = !psql \"Host=db;Password=RT7A4CONN03\"\n\tlg = log --oneline\n",
+    );
+    // A new box, built with it.
+    let w = w.sandbox(serde_json::json!({"denyRead": ["~/.not-there"]}));
+    let out = w.script("cat ~/.gitconfig\ngit config --global user.signingKey\ngit config --global azure.org\n");
+    succeeded(&out, "read git's config");
+    let said = text(&out.stdout);
+    assert!(!said.contains("RT7A4"), "{said}");
+    assert!(said.contains("lg = log --oneline\n"), "{said}");
+    assert!(said.ends_with("ABCDEF0123\ncorp\n"), "{said}");
+}

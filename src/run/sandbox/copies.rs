@@ -178,7 +178,7 @@ pub fn in_toolchain(name: &[u8], dir: bool) -> Option<InToolchain> {
 /// `.yarnrc.yml`, `gradle.properties`) without what holds a credential: a line whose key says
 /// it holds one ([`super::environ::secret_name`]: `//registry.npmjs.org/:_authToken`, `_auth`,
 /// `_password`, `password`, `npmAuthToken`) or whose text does ([`holds_secret`], a URL with a
-/// password [`holds_credential`]: pip's `index-url`), with the lines that continue it (indented
+/// password: pip's `index-url`), with the lines that continue it (indented
 /// more); and comments. An XML file (Maven's `settings.xml`) is [`xml_settings`]'s.
 pub fn settings_file(text: &str) -> String {
     if text.trim_start().starts_with('<') {
@@ -207,8 +207,7 @@ pub fn settings_file(text: &str) -> String {
             || super::environ::secret_name(last)
             || super::environ::secret_name(first)
             || conda_token(trimmed)
-            || holds_secret(trimmed)
-            || holds_credential(trimmed);
+            || holds_secret(trimmed);
         dropped = secret.then_some(indent);
         if !secret {
             out.push_str(line);
@@ -242,11 +241,14 @@ pub fn copied(path: &Path, home: &Path, cargo_home: &Path) -> Option<Copied> {
 
 /// A git config file without what holds a credential: sections whose name holds one
 /// (`[url "https://user:TOKEN@host/"]`), credential sections (a helper may hold the secret
-/// inline), and entries whose key names a secret (`extraHeader`, `password`, `token`, `secret`) or
-/// whose value holds a URL with a password or a token as its user, or an `Authorization`. Comments go too.
+/// inline), and entries whose key names a secret ([`secret_entry`]: `extraHeader`, `password`,
+/// `token`, `secret`, another tool's `key` or `pat`) or whose value holds a URL with a password
+/// or a token as its user, or an `Authorization`. Comments go too.
 pub fn git_config(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut drop_section = false;
+    // The section's name, lower case, without its subsection (`http` of `[http "https://…"]`).
+    let mut section = String::new();
     let mut continued = false;
     let mut dropping_entry = false;
     for line in text.split_inclusive('\n') {
@@ -263,14 +265,14 @@ pub fn git_config(text: &str) -> String {
         if trimmed.starts_with('[') {
             let end = trimmed.find(']').unwrap_or(trimmed.len());
             let header = &trimmed[..end];
-            let name = header.trim_start_matches('[').split(['"', '.', ' ']).next().unwrap_or("").to_ascii_lowercase();
-            drop_section = name == "credential" || holds_credential(header);
+            section = header.trim_start_matches('[').split(['"', '.', ' ']).next().unwrap_or("").to_ascii_lowercase();
+            drop_section = section == "credential" || super::environ::secret_url(header.as_bytes());
             if !drop_section {
                 // Only the header: an entry after it on the same line is judged below.
                 out.push_str(&trimmed[..end.min(trimmed.len())]);
                 out.push_str("]\n");
                 let rest = trimmed.get(end + 1..).unwrap_or("").trim();
-                if !rest.is_empty() && !rest.starts_with(['#', ';']) && !secret_entry(rest) {
+                if !rest.is_empty() && !rest.starts_with(['#', ';']) && !secret_entry(&section, rest) {
                     out.push_str(rest);
                     out.push('\n');
                 }
@@ -281,7 +283,7 @@ pub fn git_config(text: &str) -> String {
             continue;
         }
         continued = body.ends_with('\\');
-        dropping_entry = drop_section || secret_entry(trimmed);
+        dropping_entry = drop_section || secret_entry(&section, trimmed);
         if !dropping_entry {
             out.push_str(line);
         }
@@ -289,22 +291,23 @@ pub fn git_config(text: &str) -> String {
     out
 }
 
-fn secret_entry(entry: &str) -> bool {
+/// Git's own settings whose names read as a secret's ([`super::environ::secret_name`]) but
+/// hold none: a signing key's id or a public key, a client key's path, a public key's pin, the
+/// text of a trailer (`section.key`, without a subsection).
+const GIT_KEYS_NAMED_AS_SECRETS: &[&str] =
+    &["user.signingkey", "http.sslkey", "http.proxysslkey", "http.pinnedpubkey", "trailer.key"];
+
+/// Whether an entry of the git config section `section` (lower case) holds a credential (see
+/// [`git_config`]): its key names one (git's `extraHeader`, `smtpPass`, ...; and, but for what
+/// git defines ([`GIT_KEYS_NAMED_AS_SECRETS`]), any key a secret's name would, as other
+/// tools keep theirs in git's file: `[azure] pat`, `[openai] key`, rt7 A4), or its value holds one.
+fn secret_entry(section: &str, entry: &str) -> bool {
     let key = entry.split(['=', ' ', '\t']).next().unwrap_or("").to_ascii_lowercase();
+    let gits = GIT_KEYS_NAMED_AS_SECRETS.iter().any(|k| k.split_once('.') == Some((section, &key)));
     ["extraheader", "pass", "token", "secret", "cookie"].iter().any(|s| key.contains(s))
-        || holds_credential(entry)
+        || (super::environ::secret_name(&key) && !gits)
         || holds_secret(entry)
         || entry.to_ascii_lowercase().contains("authorization")
-}
-
-/// Whether `text` holds a URL with a credential in its user part: `user:password@`, or a user
-/// long enough to be a token (`https://ghp_…@github.com`). `ssh://git@host` is no credential.
-fn holds_credential(text: &str) -> bool {
-    text.match_indices("://").any(|(at, _)| {
-        let rest = &text[at + 3..];
-        let authority = rest.split(['/', '"', ' ', '\t']).next().unwrap_or("");
-        authority.rsplit_once('@').is_some_and(|(user, _)| user.contains(':') || user.len() >= 20)
-    })
 }
 
 /// Cargo's config (TOML) without what holds a credential, as [`git_config`] does for git's. Keys
@@ -318,7 +321,7 @@ fn holds_credential(text: &str) -> bool {
 /// - under `registry` and `registries.<name>`, where cargo keeps tokens, any key but `index`,
 ///   `protocol` and `default`: what is kept there is named, not what is dropped;
 /// - an entry whose value holds one ([`holds_secret`]: `http.proxy` with a password, an `[env]`
-///   value in a token's form; or [`holds_credential`]);
+///   value in a token's form, a URL with a password or a token as its user);
 /// - what cannot be read as TOML: a table or an entry whose key does not parse.
 ///
 /// Comments go too. An entry may span lines (an array, a multi-line string): it is kept or
@@ -336,8 +339,7 @@ pub fn cargo_config(text: &str) -> String {
         }
         if body.starts_with('[') {
             let name = body.trim_start_matches('[').trim_end_matches(']');
-            table = toml_table(name)
-                .filter(|path| !cargo_secret_path(path) && !holds_secret(name) && !holds_credential(name));
+            table = toml_table(name).filter(|path| !cargo_secret_path(path) && !holds_secret(name));
             if table.is_some() {
                 out.push_str(body);
                 out.push('\n');
@@ -352,7 +354,7 @@ pub fn cargo_config(text: &str) -> String {
             }),
             None => true,
         };
-        if !(secret || holds_secret(body) || holds_credential(body)) {
+        if !(secret || holds_secret(body)) {
             out.push_str(body);
             out.push('\n');
         }
@@ -382,7 +384,7 @@ pub fn xml_settings(text: &str) -> String {
     let mut rest = text;
     while let Some(at) = rest.find('<') {
         let between = &rest[..at];
-        if !(holds_secret(between) || holds_credential(between)) {
+        if !holds_secret(between) {
             out.push_str(between);
         }
         rest = &rest[at..];
@@ -698,21 +700,19 @@ fn encoded(stmt: &str) -> Option<String> {
 
 /// Whether shell or config text holds a secret anywhere in it:
 /// - a value [`super::environ::secret_value`] knows, the whole text's (a URL with a credential,
-///   a private key) or one word's (a token in its issuer's form, a JSON web token);
+///   a private key, a literal given to a secret's name: `PGPASSWORD=hunter22 psql`, `mysql
+///   --password=hunter22`, but not `TOKEN=$(cat f)`, `KEY_FILE=~/.ssh/id`, `USE_AUTH=1`:
+///   [`super::environ::assigned_in`]) or one word's (a token in its issuer's form, a JSON web
+///   token);
 /// - an HTTP header's credential (`Authorization: Bearer …`, `Authorization: token …`,
 ///   `Bearer …`, `PRIVATE-TOKEN: …`, `X-API-Key: …`), but a variable's expansion (`Bearer
 ///   $TOKEN`: the environment's, scrubbed);
-/// - a literal given to a name that says it is a secret ([`super::environ::secret_name`]):
-///   `PGPASSWORD=hunter22 psql`, `mysql --password=hunter22`; but not a variable's expansion, a
-///   command's output or a path (`TOKEN=$(cat f)`, `KEY_FILE=~/.ssh/id`), nor a short flag's
-///   value (`USE_AUTH=1`).
 pub fn holds_secret(text: &str) -> bool {
     use super::environ::secret_value;
     let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
     secret_value(text.as_bytes())
         || text.split(|c: char| !word(c)).any(|w| w.len() >= 8 && secret_value(w.as_bytes()))
         || header_credential(text)
-        || assigned_secret(text)
         || flag_secret(text)
 }
 
@@ -803,35 +803,6 @@ fn header_credential(text: &str) -> bool {
             .to_ascii_lowercase()
             .match_indices("bearer ")
             .any(|(i, _)| words(&text[i + "bearer ".len()..]).first().is_some_and(|w| credential(w)))
-}
-
-/// A literal given to a secret's name in `text`: `NAME=value` or `--name=value` (see
-/// [`holds_secret`]).
-fn assigned_secret(text: &str) -> bool {
-    let b = text.as_bytes();
-    text.match_indices('=').any(|(i, _)| {
-        let name_start =
-            b[..i].iter().rposition(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'-')).map_or(0, |p| p + 1);
-        let before_ok = name_start == 0
-            || matches!(b[name_start - 1], b' ' | b'\t' | b'\n' | b';' | b'(' | b'{' | b'\'' | b'"' | b'|' | b'&');
-        let name = text[name_start..i].trim_start_matches('-');
-        // An alias's own name (`alias keys='ssh-add -l'`) is no variable.
-        let before = text[..name_start].trim_end();
-        let alias = before.ends_with("alias") || before.ends_with("alias --");
-        if !before_ok || alias || !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            return false;
-        }
-        let value = &text[i + 1..];
-        let value = match value.chars().next() {
-            Some(q @ ('\'' | '"')) => value[1..].split(q).next().unwrap_or(""),
-            _ => value
-                .split(|c: char| c.is_ascii_whitespace() || matches!(c, ';' | '&' | '|' | ')' | '\'' | '"'))
-                .next()
-                .unwrap_or(""),
-        };
-        let literal = value.len() >= 6 && !value.starts_with(['$', '`', '/', '~', '.', '<', '(']);
-        literal && super::environ::secret_name(name)
-    })
 }
 
 /// The length of the first statement of `text`, through the newline that ends it outside quotes.
@@ -993,6 +964,29 @@ mod tests {
             assert!(out.contains(kept), "{kept} lost:\n{out}");
         }
         assert!(!out.contains("https://github.com/"), "the section's entries go with it:\n{out}");
+    }
+
+    /// rt7 A4: other tools keep their tokens in git's file under a secret's word (`[azure] pat`,
+    /// `[openai] key`); they go, and git's own settings so named stay.
+    #[test]
+    fn a_git_config_loses_another_tools_key_and_keeps_gits_own() {
+        let text = "[user]\n\tname = Ann\n\tsigningKey = ABCDEF0123\n[azure]\n\tpat = RT7AZPAT\n\torg = corp\n\
+                    [openai]\n\tkey = RT7OPENAI\n[tool \"x\"]\n\tapiKey = RT7TOOL\n\
+                    [http \"https://corp.example\"]\n\tsslKey = /home/ann/.certs/client.key\n\
+                    [trailer \"sign\"]\n\tkey = \"Signed-off-by: \"\n\
+                    [alias]\n\tdb = !psql \"Host=db;Password=RT7CONN\"\n";
+        let out = git_config(text);
+        assert!(!out.contains("RT7"), "{out}");
+        for kept in [
+            "signingKey = ABCDEF0123",
+            "org = corp",
+            "sslKey = /home/ann/.certs/client.key",
+            "[trailer \"sign\"]\n\tkey = \"Signed-off-by: \"\n",
+        ] {
+            assert!(out.contains(kept), "{kept} lost:\n{out}");
+        }
+        let snap = "export DB='Server=db;User Id=sa;Password=RT7SNAP;'\nexport OPTS='-Xmx2g'\n";
+        assert_eq!(snapshot(snap), ":\nexport OPTS='-Xmx2g'\n");
     }
 
     #[test]

@@ -9,16 +9,18 @@
 //!   ...), a word that ends in `KEY`, `TOKEN` or `SECRET` (`OPENAIKEY`, `MASTERKEY`,
 //!   `CSRFTOKEN`; but the ordinary words of [`ORDINARY_WORDS`], `MONKEY`, `TURKEY`, ...), a name
 //!   that contains `PASSWORD`, `PASSWD`, `SECRET`, `APIKEY`, `AUTHTOKEN`, `WEBHOOK`, `HOOK_URL`
-//!   or `CONNECTION_STRING`, `AWS_*`, `GIT_CONFIG_*` (settings given in the environment can carry
+//!   or `CONNECTION_STRING` (`CONNECTIONSTRINGS__DEFAULT` too), `AWS_*`, `GIT_CONFIG_*` (settings given in the environment can carry
 //!   headers; `GIT_CONFIG_GLOBAL` and `GIT_CONFIG_SYSTEM`, which only name files, stay),
 //!   `OP_SESSION_*`; but `PWD`, `OLDPWD`, `XDG_SESSION_*` and the git identity stay
 //!   (`GIT_AUTHOR_*`: `AUTHOR` is not `AUTH`);
 //! - by value ([`secret_value`]), whatever the name: a URL with a password in it
-//!   (`postgres://u:pass@host`) or in its query (`?password=`, `?token=`, `?key=`, `?sig=`, ...:
-//!   a parameter whose name is a secret's), a Slack, Discord or Teams webhook's URL, a private
-//!   key, a JSON web token, or a token in the form its issuer documents ([`ISSUED`]: `ghp_`,
+//!   (`postgres://u:pass@host`), a literal given to a secret's name as a setting anywhere in it
+//!   ([`assigned_in`]: a URL's `?password=`, `?token=`, `?sig=`; a connection string's
+//!   `;Password=`, `;Pwd=`, `;AccountKey=`, `;SharedAccessKey=`; `--password=…`; a Java
+//!   property's `-D…Password=…`), a Slack, Discord or Teams webhook's URL, a private key, a JSON
+//!   web token, or a token in the form its issuer documents ([`ISSUED`]: `ghp_`,
 //!   `github_pat_`, `glpat-`, `sk-`, `sk_live_`, `xoxb-`, `tskey-`, `dop_v1_`, `pypi-`,
-//!   `AKIA...`, `AIza...`, ...);
+//!   `AGE-SECRET-KEY-1`, `glsa_`, `AKIA...`, `AIza...`, ...; [`ISSUED_WITHIN`]: `.atlasv1.`);
 //! - the addresses of sockets and sessions outside the box: [`SOCKETS`];
 //! - credential files named by the environment: [`CREDENTIAL_FILES`].
 //!
@@ -71,8 +73,13 @@ pub const ORDINARY_WORDS: &[&str] = &[
 ];
 
 /// Tokens in the form their issuers document: a prefix, and at least so many characters of
-/// `[A-Za-z0-9_.-]` after it. Found wherever they start a word of a value ([`secret_value`]).
+/// `[A-Za-z0-9_.-]` after it. Found wherever they start a word of a value ([`secret_value`]),
+/// by the environment's scrub and by every copy's ([`super::copies::holds_secret`]): this table
+/// is the one place a token's form is known. The forms are those the issuers publish and that
+/// gitleaks' and GitHub's secret scanning rules match; a prefix an ordinary word could start
+/// with needs a length no ordinary word has (`pul-` 40 of hex, `key-` 32).
 pub const ISSUED: &[(&str, usize)] = &[
+    // GitHub, GitLab.
     ("ghp_", 20),
     ("gho_", 20),
     ("ghu_", 20),
@@ -83,22 +90,40 @@ pub const ISSUED: &[(&str, usize)] = &[
     ("glrt-", 8),
     ("gldt-", 8),
     ("glptt-", 8),
+    ("glcbt-", 8),
+    ("glimt-", 8),
+    ("glagent-", 8),
+    ("gloas-", 8),
+    ("glsoat-", 8),
+    ("glffct-", 8),
+    ("glft-", 8),
+    // OpenAI, Anthropic, OpenRouter (`sk-proj-`, `sk-ant-`, `sk-or-`), Groq, xAI, Perplexity,
+    // Replicate, NVIDIA.
     ("sk-", 20),
-    // crates.io's API tokens (rt6 X4).
+    ("gsk_", 30),
+    ("xai-", 30),
+    ("pplx-", 30),
+    ("r8_", 30),
+    ("nvapi-", 30),
+    // crates.io's API tokens (rt6 X4), RubyGems'.
     ("cio", 32),
+    ("rubygems_", 40),
     // Stripe: secret and restricted keys, live and test, and webhook signing secrets.
     ("sk_live_", 4),
     ("sk_test_", 4),
     ("rk_live_", 4),
     ("rk_test_", 4),
     ("whsec_", 8),
+    // Slack.
     ("xoxb-", 10),
     ("xoxp-", 10),
     ("xoxa-", 10),
     ("xoxs-", 10),
     ("xoxe-", 10),
+    ("xoxr-", 10),
     ("xapp-", 10),
     ("tskey-", 4),
+    // DigitalOcean, Shopify, PyPI, Linear, Docker Hub, Hugging Face, npm.
     ("dop_v1_", 4),
     ("doo_v1_", 4),
     ("dor_v1_", 4),
@@ -108,7 +133,9 @@ pub const ISSUED: &[(&str, usize)] = &[
     ("shppa_", 8),
     ("pypi-", 16),
     ("lin_api_", 8),
+    ("lin_oauth_", 8),
     ("dckr_pat_", 8),
+    ("dckr_oat_", 8),
     ("hf_", 20),
     ("npm_", 20),
     ("AIza", 30),
@@ -120,7 +147,77 @@ pub const ISSUED: &[(&str, usize)] = &[
     ("hvb.", 20),
     ("hvr.", 20),
     ("SG.", 20),
+    // rt7 A4, B2: an age private key; Grafana's service account and cloud tokens; Supabase's;
+    // Postman's; New Relic's user and insert keys; Atlassian's API tokens; Alibaba Cloud's
+    // access key; Doppler's service, personal, CLI and service account tokens; Pulumi's;
+    // 1Password's service accounts (`ops_` and base64 JSON); Figma's; Mailgun's; Square's;
+    // Databricks'; PlanetScale's; Sentry's; Dynatrace's; NuGet's; Brevo's; Notion's;
+    // Contentful's; PostHog's personal keys; Heroku's; Sourcegraph's; Buildkite's; CircleCI's;
+    // JFrog Artifactory's; EasyPost's; Flutterwave's; fly.io's; Dropbox's.
+    ("AGE-SECRET-KEY-1", 50),
+    ("glsa_", 32),
+    ("glc_", 32),
+    ("sbp_", 40),
+    ("sb_secret_", 20),
+    ("PMAK-", 24),
+    ("NRAK-", 27),
+    ("NRII-", 27),
+    ("ATATT", 20),
+    ("LTAI", 12),
+    ("dp.st.", 20),
+    ("dp.pt.", 20),
+    ("dp.ct.", 20),
+    ("dp.sa.", 20),
+    ("dp.scim.", 20),
+    ("dp.audit.", 20),
+    ("pul-", 40),
+    ("ops_eyJ", 20),
+    ("figd_", 16),
+    ("key-", 32),
+    ("EAAA", 50),
+    ("sq0atp-", 20),
+    ("sq0csp-", 20),
+    ("dapi", 32),
+    ("pscale_tkn_", 30),
+    ("pscale_pw_", 30),
+    ("pscale_oauth_", 30),
+    ("sntrys_", 30),
+    ("sntryu_", 30),
+    ("dt0c01.", 24),
+    ("oy2", 40),
+    ("xkeysib-", 30),
+    ("ntn_", 30),
+    ("CFPAT-", 30),
+    ("phx_", 30),
+    ("HRKU-", 30),
+    ("sgp_", 30),
+    ("bkua_", 30),
+    ("CCIPAT_", 30),
+    ("AKCp", 60),
+    ("EZAK", 40),
+    ("EZTK", 40),
+    ("FLWSECK-", 30),
+    ("fo1_", 30),
+    ("sl.", 100),
 ];
+
+/// Tokens known by a part in their middle: Terraform Cloud's and Enterprise's
+/// (`<14 of [a-z0-9]>.atlasv1.<60 or more>`, rt7 B2), with at least so many token characters
+/// after it.
+pub const ISSUED_WITHIN: &[(&str, usize)] = &[(".atlasv1.", 40)];
+
+/// [`ISSUED`]'s entries by their first byte, a bit for each: only those are compared where a
+/// word starts with it ([`token_at`] runs on every word of every variable of every command).
+const BY_FIRST: [u128; 256] = {
+    assert!(ISSUED.len() <= 128, "ISSUED outgrew BY_FIRST's bits");
+    let mut t = [0u128; 256];
+    let mut i = 0;
+    while i < ISSUED.len() {
+        t[ISSUED[i].0.as_bytes()[0] as usize] |= 1 << i;
+        i += 1;
+    }
+    t
+};
 
 /// Where webhooks' URLs start (after `https://`): the URL is the credential.
 const WEBHOOKS: &[&str] = &["hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"];
@@ -194,6 +291,8 @@ const SECRET_PARTS: &[&str] = &[
     "HOOK_URL",
     "HOOKURL",
     "CONNECTION_STRING",
+    // .NET reads `ConnectionStrings:<name>` from `ConnectionStrings__<name>` (rt7 A4).
+    "CONNECTIONSTRING",
 ];
 
 /// [`secret_name`] of a name in upper case. It runs for every variable of every command: one
@@ -226,7 +325,117 @@ pub fn secret_value(value: &[u8]) -> bool {
     if find(v, b"-----BEGIN").is_some() && find(v, b"PRIVATE KEY").is_some() {
         return true;
     }
-    token_in(v)
+    token_in(v) || within(v) || assigned_in(v)
+}
+
+/// Whether a token [`ISSUED_WITHIN`] names is in `v`: its mark, and enough token bytes after it.
+fn within(v: &[u8]) -> bool {
+    ISSUED_WITHIN.iter().any(|(mark, min)| {
+        find(v, mark.as_bytes()).is_some_and(|at| {
+            let after = &v[at + mark.len()..];
+            after.iter().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'=')).count() >= *min
+        })
+    })
+}
+
+/// Whether `v` gives a literal to a secret's name as `name=value` (rt7 A4, B2), wherever a
+/// setting starts in it: the start, after a space, a quote, `,`, `(`, `{`, `|`, `;` (connection
+/// strings: ADO.NET's and ODBC's `Password=`, `Pwd=`, Azure's `AccountKey=`,
+/// `SharedAccessKey=`), `?` or `&` (a URL's query: `?password=`, `?access_token=`, `?key=`,
+/// `?sig=`) or `/:` (npm's `//host/:_authToken=`); an option's (`--password=…`) and a Java
+/// system property's (`-Djavax.net.ssl.keyStorePassword=…`) too. The name is a secret's
+/// ([`secret_name`]) or a signature's (`sig`, `X-Amz-Signature`, `SharedAccessSignature`).
+/// A literal is 4 bytes or more (not `--jobserver-auth=3,4`, `NumberOfPasswordPrompts=1`; in a
+/// URL's query, any: `?key=xyz`), and
+/// no variable's expansion, command's output, path or address (`$TOKEN`, `/home/u/key.pem`,
+/// `fifo:/tmp/x`) nor a word a setting takes (`PasswordAuthentication=true`); nor is an alias's
+/// name a setting (`alias keys='ssh-add -l'`).
+pub fn assigned_in(v: &[u8]) -> bool {
+    let name_byte = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+    v.iter().enumerate().filter(|&(_, &c)| c == b'=').any(|(i, _)| {
+        let start = v[..i].iter().rposition(|&c| !name_byte(c)).map_or(0, |p| p + 1);
+        let bounded = start == 0
+            || matches!(
+                v[start - 1],
+                b' ' | b'\t' | b'\n' | b'"' | b'\'' | b',' | b'(' | b'{' | b'|' | b';' | b'?' | b'&'
+            )
+            || v[..start].ends_with(b"/:");
+        let raw = &v[start..i];
+        let name = raw
+            .strip_prefix(b"--")
+            .or_else(|| raw.strip_prefix(b"-D"))
+            .or_else(|| raw.strip_prefix(b"-"))
+            .unwrap_or(raw);
+        let before = v[..start].trim_ascii_end();
+        let alias = before.ends_with(b"alias") || before.ends_with(b"alias --");
+        // A URL's query parameter (`?key=xyz`) is a credential at any length.
+        let min = if start > 0 && matches!(v[start - 1], b'?' | b'&') { 1 } else { 4 };
+        bounded && !name.is_empty() && !alias && literal(setting_value(&v[i + 1..]), min) && secret_key(name)
+    })
+}
+
+/// The value of a setting that starts `v`: quoted (`'…'`, `"…"`, ODBC's `{…}`), or up to a
+/// space, a quote or what separates settings.
+fn setting_value(v: &[u8]) -> &[u8] {
+    let close = match v.first() {
+        Some(b'\'') => b'\'',
+        Some(b'"') => b'"',
+        Some(b'{') => b'}',
+        _ => {
+            let end = v.iter().position(|&c| {
+                c.is_ascii_whitespace()
+                    || matches!(c, b';' | b'&' | b'"' | b'\'' | b'`' | b'<' | b'>' | b',' | b')' | b'}' | b']' | b'|')
+            });
+            return &v[..end.unwrap_or(v.len())];
+        }
+    };
+    let inner = &v[1..];
+    &inner[..inner.iter().position(|&c| c == close).unwrap_or(inner.len())]
+}
+
+/// Whether a setting's value is a literal that may be a secret (see [`assigned_in`]).
+fn literal(value: &[u8], min: usize) -> bool {
+    const SETTING_WORDS: &[&[u8]] = &[
+        b"true",
+        b"false",
+        b"none",
+        b"null",
+        b"auto",
+        b"required",
+        b"optional",
+        b"prompt",
+        b"always",
+        b"never",
+        b"enabled",
+        b"disabled",
+        b"enable",
+        b"disable",
+        b"default",
+        // The password the JDK ships its keystores with, public: a build in the box needs
+        // `-Djavax.net.ssl.trustStorePassword=changeit` to read a certificate bundle.
+        b"changeit",
+    ];
+    let scheme = value
+        .iter()
+        .position(|&c| c == b':')
+        .is_some_and(|i| i > 0 && value[..i].iter().all(u8::is_ascii_alphanumeric) && value[i + 1..].starts_with(b"/"));
+    let path = value.starts_with(b"./")
+        || value.starts_with(b"../")
+        || value[..value.len().min(3)].eq_ignore_ascii_case(b"%2F");
+    value.len() >= min.max(1)
+        && !matches!(value[0], b'$' | b'`' | b'/' | b'~' | b'<' | b'(')
+        && !path
+        && !scheme
+        && !SETTING_WORDS.iter().any(|w| value.eq_ignore_ascii_case(w))
+}
+
+/// Whether a setting's name says it holds a secret: a secret's ([`secret_name`]) or a
+/// signature's (`sig`, `X-Amz-Signature`, Azure's `SharedAccessSignature`).
+fn secret_key(name: &[u8]) -> bool {
+    let up = String::from_utf8_lossy(name).to_ascii_uppercase();
+    upper_secret_name(&up)
+        || up.ends_with("SIGNATURE")
+        || up.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "SIG")
 }
 
 /// Whether a token starts at a word of `v`: the whole value, or a word that starts it or follows
@@ -296,9 +505,14 @@ fn token_at(v: &[u8], i: usize) -> bool {
     };
     // A token that is the whole value, in its issuer's form, needs no more; one in a value must
     // look like one.
-    let issued = ISSUED.iter().filter(|(p, _)| p.as_bytes()[0] == v[i]).any(|(p, min)| {
-        run(p.as_bytes()).is_some_and(|r| r.len() >= *min && ((i == 0 && p.len() + r.len() == v.len()) || mixed(r)))
-    });
+    let mut entries = BY_FIRST[v[i] as usize];
+    let mut issued = false;
+    while entries != 0 && !issued {
+        let (p, min) = ISSUED[entries.trailing_zeros() as usize];
+        entries &= entries - 1;
+        issued =
+            run(p.as_bytes()).is_some_and(|r| r.len() >= min && ((i == 0 && p.len() + r.len() == v.len()) || mixed(r)));
+    }
     issued
         || match v[i] {
             b'A' => {
@@ -319,9 +533,9 @@ fn token_at(v: &[u8], i: usize) -> bool {
 }
 
 /// Whether some URL in `text` carries a credential: a password in its user part
-/// (`scheme://user:password@host`), a query parameter whose name is a secret's and whose value
-/// is no path (`?password=…`, `?access_token=…`, `?key=…`, `?sig=…`, `?X-Amz-Signature=…`), or
-/// a webhook's address, where the URL itself is the credential. A URL ends at a space or a quote.
+/// (`scheme://user:password@host`) or a token as its user, or a webhook's address, where the URL itself is the
+/// credential. A URL ends at a space or a quote. (A secret in its query, `?password=…`, is a
+/// setting's: [`assigned_in`].)
 pub fn secret_url(text: &[u8]) -> bool {
     let mut from = 0;
     while let Some(at) = find(&text[from..], b"://") {
@@ -333,30 +547,20 @@ pub fn secret_url(text: &[u8]) -> bool {
         let auth_end = url.iter().position(|&c| c == b'/' || c == b'?' || c == b'#').unwrap_or(url.len());
         let authority = &url[..auth_end];
         let userinfo = authority.iter().rposition(|&c| c == b'@').map(|i| &authority[..i]);
-        if userinfo.is_some_and(|u| u.iter().position(|&c| c == b':').is_some_and(|i| i + 1 < u.len())) {
+        // A password, or a token as the user (`https://<40 of hex>@github.com`, a classic token):
+        // 20 or more of a token's bytes, a digit among them; not a person's name or address.
+        let token = |u: &[u8]| {
+            u.len() >= 20
+                && u.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+                && u.iter().any(u8::is_ascii_digit)
+        };
+        if userinfo.is_some_and(|u| u.iter().position(|&c| c == b':').is_some_and(|i| i + 1 < u.len()) || token(u)) {
             return true;
         }
         let host = authority.iter().rposition(|&c| c == b'@').map_or(authority, |i| &authority[i + 1..]);
         if WEBHOOKS.iter().any(|w| url.starts_with(w.as_bytes()))
             || (host.ends_with(b".webhook.office.com") && url.len() > auth_end + 1)
         {
-            return true;
-        }
-        let Some(q) = url.iter().position(|&c| c == b'?') else { continue };
-        let query = &url[q + 1..];
-        let query = &query[..query.iter().position(|&c| c == b'#').unwrap_or(query.len())];
-        let secret_param = query.split(|&c| c == b'&' || c == b';').any(|param| {
-            let (name, value) = match param.iter().position(|&c| c == b'=') {
-                Some(i) => (&param[..i], &param[i + 1..]),
-                None => return false,
-            };
-            let up = String::from_utf8_lossy(name).to_ascii_uppercase();
-            let named = secret_name(&up)
-                || up.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| matches!(w, "SIG" | "SIGNATURE"));
-            let path = value.starts_with(b"/") || value.starts_with(b"%2F") || value.starts_with(b"%2f");
-            named && !value.is_empty() && !path
-        });
-        if secret_param {
             return true;
         }
     }
@@ -501,6 +705,7 @@ mod tests {
     fn a_secret_is_known_by_its_value_whatever_its_name() {
         for value in [
             "postgres://app:DBPASS@db.internal:5432/app",
+            "https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git",
             "https://__token__:pypi-AgEIcHlwaS5vcmc@upload.pypi.org/legacy/",
             "ghp_0123456789abcdefghijABCDEFGHIJ012345",
             "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
@@ -531,6 +736,7 @@ mod tests {
             "postgres://u@h/db?sslmode=require&pwd=XXXX",
             "https://api.example.com/v1?access_token=abc123",
             "https://maps.example.com/api?key=XXXX",
+            "https://api.render.com/deploy/srv-abc?key=xyz",
             "https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=abc%2Bdef",
             "https://bucket.s3.amazonaws.com/o?X-Amz-Credential=AKIA%2F&X-Amz-Signature=abcdef",
             "https://example.com/x?client_secret=abc#frag",
@@ -541,6 +747,8 @@ mod tests {
             "/usr/local/bin:/usr/bin:/bin",
             "postgres://localhost/app",
             "https://user@example.com/repo.git",
+            "https://first.last%40corp.example.com@git.corp.example/r.git",
+            "https://a-very-long-user-name-here@example.com/r.git",
             "http://127.0.0.1:43128",
             "sk-short",
             "skeleton-key-of-the-castle",
@@ -611,6 +819,89 @@ mod tests {
         .map(|(k, v)| (k.into(), v.into()));
         let kept: Vec<_> = scrub(vars, &[]).into_iter().map(|(k, _)| k.to_string_lossy().into_owned()).collect();
         assert_eq!(kept, ["BASH_FUNC_greet%%"]);
+    }
+
+    /// rt7 A4, B2: every issuer's form in [`ISSUED`] is found as the whole value and inside one;
+    /// too short a token, or one in one case alone inside a value, is not.
+    #[test]
+    fn every_issued_form_is_found_and_too_short_a_one_is_not() {
+        for &(prefix, min) in ISSUED {
+            let body: String = "aB3".chars().cycle().take(min).collect();
+            let token = format!("{prefix}{body}");
+            assert!(secret_value(token.as_bytes()), "{token} kept");
+            assert!(secret_value(format!("--flag {token} more").as_bytes()), "{token} kept in a value");
+            let short = format!("{prefix}{}", &body[..min - 1]);
+            assert!(!secret_value(short.as_bytes()), "{short} removed");
+            let path = format!("/opt/{prefix}{}/bin", "a".repeat(min));
+            assert!(!secret_value(path.as_bytes()), "{path} removed");
+        }
+    }
+
+    /// rt7 A4, B2: connection strings' passwords and keys, Java properties' passwords, and the
+    /// issuers' forms the red teams used, under ordinary names; look-alikes stay.
+    #[test]
+    fn a_connection_strings_password_and_more_issuers_forms_go() {
+        for value in [
+            "Server=db;Database=app;User Id=sa;Password=MSSQLPW11;",
+            "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=AZKEY13abcdefgh==;EndpointSuffix=core.windows.net",
+            "Host=h;Username=u;Password=NPGSQLPW;Database=d",
+            "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abcdefghij0123=",
+            "Server=tcp:x.database.windows.net,1433;User ID=admin;Password=SqlPw123!;",
+            "Driver={ODBC Driver 18 for SQL Server};Server=x;Uid=sa;Pwd={p@ss;word};",
+            "BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02&ss=b&sig=abc%2Bdef",
+            "endpoint=https://x.communication.azure.com/;accesskey=abcdef0123456789",
+            "Host=h;SSL Password=certpw12",
+            "-Djavax.net.ssl.keyStorePassword=ksPw123",
+            "-Xmx2g -Drepo.password=mvnpw",
+            "--password=hunter22",
+            "jdbc:postgresql://db:5432/app?user=app&password=jdbcpw",
+            "AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",
+            "glsa_abcdefghijklmnopqrstuvwxyz012345_abcdef01",
+            "sbp_0123456789abcdef0123456789abcdef01234567",
+            "PMAK-0123456789abcdef01234567-0123456789abcdef0123456789abcdef01",
+            "NRAK-ABCDEFGHIJKLMNOPQRSTUVWXYZA",
+            "ATATT3xFfGF0abcdefghijklmnop",
+            "LTAI5tAbCdEfGhIjKlMnOpQr",
+            "dp.st.dev.abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+            "pul-0123456789abcdef0123456789abcdef01234567",
+            "abcdefghijklmn.atlasv1.abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz01",
+            "ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHMifQ",
+            "figd_abcdefghijklmnop",
+            "key-0123456789abcdef0123456789abcdef",
+            "EAAAEabcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstu",
+            "//registry.npmjs.org/:_authToken=abcdef0123456789",
+        ] {
+            assert!(secret_value(value.as_bytes()), "{value} kept");
+        }
+        for value in [
+            "Server=.;Database=app;Trusted_Connection=True;",
+            "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root",
+            "Host=h;Password=;Database=d",
+            "Host=h;Password=$DB_PASSWORD;Database=d",
+            "-Djavax.net.ssl.trustStore=/etc/pki/java/cacerts -Djavax.net.ssl.trustStorePassword=changeit",
+            "-o PasswordAuthentication=no -o NumberOfPasswordPrompts=1 -o BatchMode=yes",
+            "-j8 --jobserver-auth=fifo:/tmp/GMfifo1234",
+            " -j4 --jobserver-auth=3,4",
+            "-DUSE_SESSION=ON -DWITH_AUTH=1 -DAPI_KEY_FILE=/etc/key",
+            "rs=0:di=01;34:ln=01;36:mh=00:pi=40;33:so=01;35:*.tar=01;31:*.key=01;32",
+            "ms=01;31:mc=01;31:sl=:cx=:fn=35:ln=32:bn=32:se=36",
+            "sort --key=2 file",
+            "alias keys='ssh-add -l'",
+            "alias -- pat='git log --author=me'",
+            "/opt/sk-learn-x/bin:/usr/bin",
+            "key-value-store",
+            "ops_team",
+            "pul-request",
+            "dapi",
+            "LTAI",
+            "terraform.atlasv1.short",
+            "info,my_crate=debug",
+        ] {
+            assert!(!secret_value(value.as_bytes()), "{value} removed");
+        }
+        for name in ["ConnectionStrings__DefaultConnection", "CONNECTIONSTRINGS__STORAGE"] {
+            assert!(secret(name), "{name} kept");
+        }
     }
 
     #[test]
