@@ -1096,3 +1096,55 @@ fn a_forbidden_payload_in_the_raw_text() {
         assert!(!v.parts.iter().any(|p| p.assessment.rule == "raw-text"), "{data}: {:?}", v.reasons);
     }
 }
+
+// ---- fix7-judge (rt7 C5-C11): options and programs the text does not spell out ----------------
+
+/// rt7 C11: an expansion (or an unquoted glob) inside an option word hides it from a rule that
+/// compares words: bash makes `-de${U}lete` `-delete`. Every reading of the word is judged.
+#[test]
+fn an_expansion_inside_an_option_word_hides_nothing() {
+    let hidden = [
+        "find . -de${U}lete",
+        "find . -de$@lete",
+        "find . -de${U:-}lete",
+        "find . -de$(:)lete",
+        "find . -de`true`lete",
+        "find . ${U}-delete",
+        "find . -de?ete",
+        "find . -d*te",
+        "X=-delete; find . $X",
+        "git reset --ha${U}rd",
+        "git clean -f${U}dx",
+        "git stash dr${U}op",
+        "git br${U}anch -D main",
+        "X=drop; git stash $X",
+    ];
+    let cases: Vec<(&str, Want)> = hidden.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    check(&cases, &boxed());
+    // Where the box contains what they run, these run in it, as their plain spelling does.
+    let unboxed = [
+        "find /tmp -maxdepth 0 -ex${U}ec sh -c 'echo x | base64 -d | sh' \\;",
+        "find . -ex${U}ec rm -rf ~ \\;",
+        "sort --compress-prog${U}ram=x a",
+        "grep --pr${U}e=x y a",
+        "tar tf x -${U}I prog",
+        "tar tf x \"--to-comm${U}and=prog\"",
+    ];
+    let cases: Vec<(&str, Want)> = unboxed.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    allowed(
+        &[
+            "find . -name *.rs",
+            "find . -name \"*.py\" -type f",
+            "git checkout $B",
+            "git commit -m \"fix $X\"",
+            "make -j$(nproc)",
+            "cargo build -j$(nproc)",
+            "ls *.txt",
+            "grep -rn \"$X\" src",
+            "head -n$N src/main.rs",
+        ],
+        &boxed(),
+    );
+}

@@ -6397,3 +6397,35 @@ fn a_fifo_where_agentsh_reads_git_files_hangs_nothing() {
         std::fs::remove_file(&p).unwrap();
     }
 }
+
+// ---- fix7-judge: options and programs the text does not spell out (rt7 C5-C11) ----
+
+/// A payload for `sh` that names no path: base64 of `body`, decoded and run.
+fn encoded(body: &str) -> String {
+    use std::io::Write;
+    let mut child =
+        Command::new("base64").arg("-w0").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("base64");
+    child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    format!("echo {} | base64 -d | sh", text(&out.stdout).trim())
+}
+
+/// rt7 C11: `find . -de${U}lete` (bash makes it `-delete`) was "lists files": in the project's
+/// box it deleted the workspace and its `.git`; from a place with no box, `-ex${U}ec` ran a
+/// payload unconfined. Now every reading of such a word is judged: nothing runs unasked.
+#[test]
+fn an_expansion_inside_an_option_word_runs_nothing_unasked() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let out = w.run("find . -de${U}lete");
+    assert_eq!(out.status.code(), Some(126), "ran: {}", text(&out.stderr));
+    assert!(w.path("README").exists() && w.path(".git/HEAD").exists(), "the workspace was deleted");
+    let out = w.run("git reset --ha${U}rd");
+    assert_eq!(out.status.code(), Some(126), "ran: {}", text(&out.stderr));
+    let tmp = tempfile::tempdir().unwrap();
+    let payload = encoded(&format!("echo C11 >> {}", w.home(".bashrc").display()));
+    let cmd = format!("find {} -maxdepth 0 -ex${{U}}ec sh -c '{payload}' \\;", tmp.path().display());
+    let out = w.command(&["-c", &cmd]).current_dir(tmp.path()).output().unwrap();
+    not_run(&out, &cmd);
+    assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "find's -exec ran unconfined");
+}

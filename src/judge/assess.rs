@@ -3,6 +3,7 @@
 //! (`bash -c`, `eval`, heredocs fed to a shell) and applies the table in `rules`.
 
 use crate::judge::parse::{self, Nesting, RedirectKind, Script, SimpleCommand, Word};
+use crate::judge::readings;
 use crate::judge::rules::{self, Check, Program, When};
 use crate::model::{Category, Risk};
 use serde::Serialize;
@@ -884,7 +885,11 @@ fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<A
     let args = &words[idx + 1..];
     let mut a = judge_program(&name_text, &name, args, input, floor, out);
     a.program = name;
-    a.inner_argv = words[idx..].iter().map(|w| w.text().to_string()).collect();
+    // A reading of a word only known when it runs (`judge_table`) is what the box's edge sees.
+    let reading = std::mem::take(&mut a.inner_argv);
+    a.inner_argv = std::iter::once(words[idx].text().to_string())
+        .chain(if reading.is_empty() { args.iter().map(|w| w.text().to_string()).collect() } else { reading })
+        .collect();
     a
 }
 
@@ -1258,9 +1263,17 @@ fn judge_self(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Ass
 /// `find`: its own checks, plus every command it runs through `-exec`, `-execdir`, `-ok`.
 fn judge_find(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
     let mut i = 0;
+    // `-ex${U}ec CMD` may be `-exec` too (rt7 C11): what follows is judged as the command it runs.
+    let runs = |w: &Word| {
+        const RUNS: [&str; 4] = ["-exec", "-execdir", "-ok", "-okdir"];
+        RUNS.contains(&w.text())
+            || readings::shape(&w.raw)
+                .filter(|s| readings::has_literal(s))
+                .is_some_and(|s| RUNS.iter().any(|r| readings::may_be(&s, r)))
+    };
     while i < args.len() {
         let t = args[i].text();
-        if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
+        if runs(&args[i]) {
             let start = i + 1;
             let mut end = start;
             while end < args.len() && !matches!(args[end].text(), ";" | "+") {
@@ -1422,7 +1435,68 @@ fn when_matches(when: &When, args: &Args) -> bool {
     }
 }
 
-fn judge_table(program: &Program, name: &str, words: &[Word], input: &Input) -> Assessment {
+/// The table's verdict for every reading of the words: as written (with the values the text gave
+/// its variables put in), and, for each word only known when it runs whose literal text shows
+/// that it may be one of the options or subcommands the program's rules name (`-de${U}lete`,
+/// `--ha${U}rd`, `dr${U}op`, `-d*te`), as that word: the highest wins (rt7 C11).
+fn judge_table(program: &Program, name: &str, args: &[Word], input: &Input) -> Assessment {
+    let words: Vec<Word> = args
+        .iter()
+        .map(|w| match w.lit {
+            None => expand_known(&w.raw).map_or_else(|| w.clone(), |v| Word { raw: w.raw.clone(), lit: Some(v) }),
+            Some(_) => w.clone(),
+        })
+        .collect();
+    let mut verdict = judge_reading(program, name, &words, input);
+    if words.iter().zip(args).any(|(known, w)| known.lit != w.lit) {
+        verdict.inner_argv = words.iter().map(|w| w.text().to_string()).collect();
+    }
+    for (i, word) in words.iter().enumerate() {
+        let Some(shape) = readings::shape(&word.raw).filter(|s| readings::has_literal(s)) else { continue };
+        for (spec, prefix) in named_words(program, name) {
+            let may = if prefix {
+                readings::may_start_with(&shape, spec)
+            } else if spec.starts_with('-') {
+                readings::may_be_option(&shape, spec)
+            } else {
+                readings::may_be(&shape, spec)
+            };
+            if !may || word.text() == spec {
+                continue;
+            }
+            let mut reading = words.clone();
+            reading[i] = Word::literal(spec);
+            let mut r = judge_reading(program, name, &reading, input);
+            if r.risk > verdict.risk {
+                r.reasons.insert(0, format!("`{}` is only known when it runs, and may be `{spec}`", word.raw));
+                r.inner_argv = reading.iter().map(|w| w.text().to_string()).collect();
+                verdict = r;
+            }
+        }
+    }
+    verdict
+}
+
+/// The options, subcommands and arguments the program's rules name, each with whether a rule
+/// matches it as a word's start (`When::ArgPrefix`).
+fn named_words(program: &Program, name: &str) -> impl Iterator<Item = (&'static str, bool)> {
+    let review = rules::OPTION_REVIEW.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, o)| *o);
+    program
+        .checks
+        .iter()
+        .flat_map(|c| -> [(&'static [&'static str], bool); 2] {
+            match c.when {
+                When::Sub(a) | When::Flag(a) | When::Arg(a) => [(a, false), (&[], false)],
+                When::ArgPrefix(a) => [(a, true), (&[], false)],
+                When::SubFlag(a, b) | When::SubArg(a, b) => [(a, false), (b, false)],
+                When::Any | When::NoArgs | When::Custom(_) => [(&[], false), (&[], false)],
+            }
+        })
+        .flat_map(|(words, prefix)| words.iter().map(move |w| (*w, prefix)))
+        .chain(review.iter().copied().filter(|o| *o != "*").map(|o| (o, false)))
+}
+
+fn judge_reading(program: &Program, name: &str, words: &[Word], input: &Input) -> Assessment {
     if rules::version_query(name, words.iter().map(Word::text)) {
         return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only prints help or a version", name);
     }

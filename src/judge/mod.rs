@@ -16,6 +16,7 @@ pub mod long_text;
 pub mod parse;
 pub mod plain_words;
 pub mod raw_scan;
+pub mod readings;
 pub mod rules;
 pub mod sed;
 pub mod startup;
