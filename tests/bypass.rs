@@ -1148,3 +1148,42 @@ fn an_expansion_inside_an_option_word_hides_nothing() {
         &boxed(),
     );
 }
+
+/// rt7 C6: awk's ways to take code from a file or a library (mawk's `-W exec`, gawk's `-E`,
+/// `--exec` and its abbreviations, `@include`, `@load`, `AWKPATH`), and a program text only
+/// known when it runs, need a person where there is no box.
+#[test]
+fn awk_code_from_files_and_libraries_needs_a_person() {
+    let cases = [
+        "awk -W exec /w/x.awk",
+        "awk -Wexec /w/x.awk",
+        "awk -W exec=/w/x.awk",
+        "mawk -W exec /w/x.awk",
+        "awk -E /w/x.awk",
+        "gawk --exec=/w/x.awk",
+        "awk --ex /w/x.awk",
+        "awk -i /w/x.awk 'BEGIN{}'",
+        "awk -l /w/x 'BEGIN{}'",
+        "awk '@include \"/w/x.awk\"'",
+        "awk '@load \"/w/x\"'",
+        "awk 'BEGIN{f=\"system\"; @f(\"id\")}'",
+        "AWKPATH=/w awk '@include \"x\"'",
+        "awk \"BEGIN{sys${U}tem(\\\"id\\\")}\"",
+        "awk \"$1\"",
+        "awk -W exec /dev/stdin <<'E'\nBEGIN { system(\"id\") }\nE",
+    ];
+    let cases: Vec<(&str, Want)> = cases.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    allowed(
+        &[
+            "awk '{print $1}' f",
+            "awk -F: '{print $1}' /etc/passwd",
+            "awk -F , '{print}' f",
+            "awk -v x=1 'NR==x' f",
+            "awk 'BEGIN{print 1}'",
+            "awk \"{print \\$2}\" f",
+            "P=x; awk \"$P\" f",
+        ],
+        &default(),
+    );
+}

@@ -6429,3 +6429,20 @@ fn an_expansion_inside_an_option_word_runs_nothing_unasked() {
     not_run(&out, &cmd);
     assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "find's -exec ran unconfined");
 }
+
+/// rt7 C6: `awk -W exec FILE` (mawk, Debian's awk; gawk's `-E`) read its program from a file,
+/// here stdin, where agentsh never looked: from a place with no box it ran a payload
+/// unconfined, judged "processes text". Now it needs a person.
+#[test]
+fn awk_code_from_a_file_runs_nothing_unasked() {
+    let Some(w) = world() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("p.sh"), format!("echo C6 >> {}\n", w.home(".bashrc").display())).unwrap();
+    for cmd in
+        ["awk -W exec /dev/stdin <<'E'\nBEGIN { system(\"sh p.sh\") }\nE", "awk \"BEGIN{sys${U}tem(\\\"sh p.sh\\\")}\""]
+    {
+        let out = w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+        not_run(&out, cmd);
+        assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "{cmd}: awk ran it unconfined");
+    }
+}

@@ -1332,6 +1332,8 @@ pub struct Args<'a> {
     pub positionals: Vec<&'a str>,
     pub piped_stdin: bool,
     pub here_input: bool,
+    /// Whether each of `all` is only known when it runs.
+    pub dynamic: Vec<bool>,
 }
 
 impl<'a> Args<'a> {
@@ -1360,7 +1362,9 @@ impl<'a> Args<'a> {
             }
             i += 1;
         }
-        Args { program, all: words.iter().map(|w| w.text()).collect(), flags, positionals, piped_stdin, here_input }
+        let all = words.iter().map(|w| w.text()).collect();
+        let dynamic = words.iter().map(Word::is_dynamic).collect();
+        Args { program, all, flags, positionals, piped_stdin, here_input, dynamic }
     }
 
     pub fn sub(&self) -> Option<&'a str> {
@@ -1835,21 +1839,87 @@ pub fn sed_runs_or_writes(a: &Args) -> bool {
 /// The program text: the first word that is neither an option nor an option's value (`-v x=1`,
 /// `-F :`), so the program is found wherever it sits. `None` with `-f` (a program file).
 fn awk_program<'a>(a: &Args<'a>) -> Option<&'a str> {
+    awk_program_at(a).map(|i| a.all[i])
+}
+
+/// Where [`awk_program`] is among the arguments.
+fn awk_program_at(a: &Args) -> Option<usize> {
     if a.has_flag("-f") || a.has_flag("--file") {
         return None;
     }
-    let mut words = a.all.iter().copied();
-    while let Some(w) = words.next() {
-        match w {
-            "-v" | "-F" | "--assign" | "--field-separator" => {
-                words.next();
-            }
-            "--" => return words.next(),
+    let mut i = 0;
+    while let Some(w) = a.all.get(i) {
+        match *w {
+            "-v" | "-F" | "--assign" | "--field-separator" => i += 1,
+            "--" => return (i + 1 < a.all.len()).then_some(i + 1),
             w if w.starts_with('-') && w.len() > 1 => {}
-            w => return Some(w),
+            _ => return Some(i),
         }
+        i += 1;
     }
     None
+}
+
+/// awk code agentsh does not read (rt7 C6): a program file (`-f`), gawk's `-i`/`--include`,
+/// `-l`/`--load` (native code), `-E`/`--exec`, mawk's and gawk's `-W` options (`-W exec FILE`),
+/// any long option but the few that only say how text is read (gawk takes any unique start of
+/// one: `--ex`), and `@include`, `@load` or an indirect call (`@f()`, which may be `system`) in
+/// the program text. Also a program text only known when it runs (`"BEGIN{sys${U}tem(..)}"`).
+pub fn awk_code_elsewhere(a: &Args) -> bool {
+    let program = awk_program(a);
+    awk_options_read_code(&a.all)
+        || program.is_some_and(|p| {
+            p.split('@').skip(1).any(|after| after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        })
+        || awk_program_at(a).is_some_and(|i| a.dynamic[i])
+}
+
+/// Whether awk's options (before its program) name code or a file for it: see [`awk_code_elsewhere`].
+pub fn awk_options_read_code<S: AsRef<str>>(words: &[S]) -> bool {
+    const PLAIN_LONG: &[&str] = &[
+        "--field-separator",
+        "--assign",
+        "--posix",
+        "--traditional",
+        "--re-interval",
+        "--characters-as-bytes",
+        "--use-lc-numeric",
+        "--sandbox",
+        "--csv",
+        "--version",
+        "--help",
+        "--",
+    ];
+    let mut words = words.iter().map(AsRef::as_ref);
+    while let Some(w) = words.next() {
+        if w == "--" || !w.starts_with('-') || w.len() < 2 {
+            return false;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or("");
+            if !PLAIN_LONG.contains(&format!("--{name}").as_str()) {
+                return true;
+            }
+            if matches!(name, "field-separator" | "assign") && !long.contains('=') {
+                words.next();
+            }
+            continue;
+        }
+        for (i, c) in w[1..].char_indices() {
+            match c {
+                // A file of code or a library, an option named in a word, or a file written.
+                'f' | 'i' | 'l' | 'E' | 'W' | 'o' | 'p' | 'd' | 'D' => return true,
+                'v' | 'F' => {
+                    if i + 1 == w.len() - 1 {
+                        words.next();
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 pub fn awk_runs_commands(a: &Args) -> bool {

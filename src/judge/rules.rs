@@ -268,8 +268,12 @@ pub static PROGRAMS: &[Program] = &[
                 "its program runs shell commands (system, pipes or getline)",
             ),
             cc(When::Custom(crate::judge::assess::awk_writes_files), Moderate, FileWrite, "its program writes to files"),
-            cc(When::Flag(&["-i"]), Moderate, FileWrite, "edits files in place"),
-            c(When::Flag(&["-f", "--file"]), High, "runs an awk program from a file agentsh does not read"),
+            c(
+                When::Custom(crate::judge::assess::awk_code_elsewhere),
+                High,
+                "runs awk code from a file or library agentsh does not read (-f, -i, -l, -E, -W, @include, @load), \
+                 or a program only known when it runs",
+            ),
         ],
     ),
     pc(
@@ -1129,6 +1133,8 @@ pub static CODE_ENV: &[(&str, &str)] = &[
     ("PERL5OPT", "passes options such as -M to every perl process"),
     ("PERL5LIB", "makes perl load modules from another directory first"),
     ("PERLLIB", "makes perl load modules from another directory first"),
+    ("AWKPATH", "makes gawk load the files its programs @include from another directory"),
+    ("AWKLIBPATH", "makes gawk load the extensions its programs @load from another directory"),
     ("KUBECONFIG", "makes kubectl read another config, whose exec plugins run programs"),
     ("KUBECTL_EXTERNAL_DIFF", "makes kubectl run that program for every diff"),
     ("DOCKER_HOST", "points docker at another daemon"),
@@ -1452,8 +1458,10 @@ pub static OPTION_REVIEW: &[(&str, &[&str])] = &[
     ("fd", &["-x", "-X", "--exec", "--exec-batch"]), ("fdfind", &["-x", "-X", "--exec", "--exec-batch"]),
     ("fzf", &["--preview", "--bind", "--listen"]), ("jq", &[]), ("yq", &["-i", "--inplace"]),
     ("sed", &["-i", "--in-place", "-f", "--file"]), ("gsed", &["-i", "--in-place", "-f", "--file"]),
-    ("awk", &["-f", "--file", "-i", "--include", "-l", "--load"]),
-    ("gawk", &["-f", "--file", "-i", "--include", "-l", "--load"]), ("mawk", &["-f"]), ("nawk", &["-f"]),
+    // And every option but a few that only set how text is read (`assess::awk_code_elsewhere`).
+    ("awk", &["-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec", "-W"]),
+    ("gawk", &["-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec", "-W"]),
+    ("mawk", &["-f", "-W"]), ("nawk", &["-f"]),
     ("zcat", &[]), ("bzcat", &[]), ("xzcat", &[]), ("zstdcat", &[]),
     ("cloc", &["--out", "--report-file", "--script-lang", "--force-lang-def", "--read-lang-def"]),
     ("tokei", &[]), ("ncdu", &["-o"]), ("mktemp", &[]),
