@@ -1187,3 +1187,43 @@ fn awk_code_from_files_and_libraries_needs_a_person() {
         &default(),
     );
 }
+
+/// rt7 C7-C10: "only lists" and "only prints a version" verdicts that were not: tar's
+/// `--index-file` (and any long option tar was not known to read only), `host:file` archives
+/// without `user@`, unzip's `-l` among `-x` patterns, `python3 version` (runs ./version).
+#[test]
+fn listings_and_versions_that_write_or_run() {
+    let cases = [
+        "echo x | base64 -d | tar -tz --index-file=$U/home/u/.bashrc",
+        "tar -tzf /w/x.tgz --index-file=/etc/profile.d/zz.sh",
+        "tar -tzf /w/x.tgz --index=/w/.git/hooks/pre-commit",
+        "tar tf evil.example.com:x",
+        "tar -tf h:x",
+        "unzip -o /w/x.zip -d $U/home/u -x -l",
+        "unzip -o /tmp/x.zip -d /tmp/y -x -l",
+        "python3 version",
+        "perl version",
+        "ruby version",
+        "node help",
+        "npx version",
+    ];
+    let cases: Vec<(&str, Want)> = cases.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    allowed(
+        &[
+            "tar -tzf x.tgz",
+            "tar tf x.tar",
+            "tar -tvf x.tar.gz --wildcards '*.py'",
+            "unzip -l x.zip",
+            "unzip -lv x.zip",
+            "unzip -t x.zip",
+            "unzip -qql x.zip",
+            "git version",
+            "cargo help",
+            "npm version",
+            "python3 --version",
+            "node -v",
+        ],
+        &default(),
+    );
+}

@@ -6446,3 +6446,34 @@ fn awk_code_from_a_file_runs_nothing_unasked() {
         assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "{cmd}: awk ran it unconfined");
     }
 }
+
+/// rt7 C8, C9: with no box, `tar -t --index-file=F` (the listing written to F) and
+/// `unzip Z -d DIR -x -l` (`-l` a pattern of members not to extract) were "only lists an
+/// archive": each wrote over `~/.bashrc`. Now each needs a person.
+#[test]
+fn a_listing_that_writes_runs_nothing_unasked() {
+    let Some(w) = world() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("x.zip");
+    let made = Command::new(python())
+        .args([
+            "-c",
+            "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1],'w'); z.writestr('.bashrc','echo C9\\n'); z.close()",
+        ])
+        .arg(&zip)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(tmp.path().join("echo C8"), "").unwrap();
+    let made = Command::new("tar").args(["czf", "x.tgz", "echo C8"]).current_dir(tmp.path()).status().unwrap();
+    assert!(made.success());
+    // The home directory spelled with an empty variable in front: no word names it.
+    let home = format!("$U{}", w.home.path().display());
+    for cmd in
+        [format!("unzip -o {} -d {home} -x -l", zip.display()), format!("tar -tzf x.tgz --index-file={home}/.bashrc")]
+    {
+        let out = w.command(&["-c", &cmd]).current_dir(tmp.path()).output().unwrap();
+        not_run(&out, &cmd);
+        assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "{cmd}: wrote ~/.bashrc");
+    }
+}

@@ -1800,8 +1800,18 @@ fn is_block_device(path: &str) -> bool {
 
 // ---- Checks referenced from the rule table --------------------------------------------------
 
+/// `--help`, `-h`, `--version`, `-V`; the words `version` and `help` only for a program whose
+/// first operand is a subcommand: an interpreter runs a file of that name (`python3 version`,
+/// rt7 C10), others fetch or open it (`curl help`, `sqlite3 help`, `npx version`).
 pub fn only_help_or_version(a: &Args) -> bool {
-    !a.all.is_empty() && a.all.iter().all(|t| matches!(*t, "--help" | "-h" | "--version" | "-V" | "version" | "help"))
+    #[rustfmt::skip]
+    const SUBCOMMANDS: &[&str] = &[
+        "npm", "pnpm", "yarn", "pip", "pip3", "pipx", "uv", "poetry", "pdm", "conda", "mamba", "gem", "bundle",
+        "composer", "cargo", "go", "git", "docker", "podman", "nerdctl", "kubectl", "oc", "terraform", "tofu",
+        "terragrunt", "pulumi", "cdk",
+    ];
+    let word = |t: &str| matches!(t, "version" | "help") && SUBCOMMANDS.contains(&a.program);
+    !a.all.is_empty() && a.all.iter().all(|t| matches!(*t, "--help" | "-h" | "--version" | "-V") || word(t))
 }
 
 /// `rm -r` of anything but the working directory's build output (`rm -rf build`).
@@ -1938,7 +1948,26 @@ pub fn awk_writes_files(a: &Args) -> bool {
     squeezed.contains(">\"") || squeezed.contains(">>") || squeezed.contains(">$") || squeezed.contains(">(")
 }
 
+/// A listing: `t` and no mode that changes anything, and no long option but those that only say
+/// what to read and how to show it: any other may write a file (`--index-file=F` writes the
+/// listing to F, rt7 C8) or run a program, and GNU tar takes any unique start of one.
 pub fn tar_lists_only(a: &Args) -> bool {
+    #[rustfmt::skip]
+    const READING_LONG: &[&str] = &[
+        "--list", "--file", "--verbose", "--gzip", "--gunzip", "--ungzip", "--bzip2", "--xz", "--lzma", "--lzip",
+        "--lzop", "--zstd", "--auto-compress", "--wildcards", "--no-wildcards", "--anchored", "--no-anchored",
+        "--exclude", "--numeric-owner", "--full-time", "--utc", "--force-local", "--ignore-case", "--totals",
+        "--null", "--strip-components", "--show-transformed-names", "--no-recursion", "--recursion",
+        "--ignore-zeros", "--quiet", "--occurrence", "--directory", "--blocking-factor", "--record-size",
+        "--wildcards-match-slash", "--no-wildcards-match-slash", "--quoting-style", "--show-stored-names",
+    ];
+    let other_long = a.all.iter().filter_map(|t| t.strip_prefix("--")).any(|long| {
+        let name = long.split('=').next().unwrap_or("");
+        !name.is_empty() && !READING_LONG.contains(&format!("--{name}").as_str())
+    });
+    if other_long {
+        return false;
+    }
     let first = a.all.first().copied().unwrap_or("");
     let mode: &str = first.trim_start_matches('-');
     let bundled = !first.starts_with("--") && (mode.contains('t'));
@@ -1946,6 +1975,25 @@ pub fn tar_lists_only(a: &Args) -> bool {
     let changing = ["c", "x", "u", "r", "A"].iter().any(|m| !first.starts_with("--") && mode.contains(m))
         || a.has_any_flag(&["--extract", "--get", "--create", "--append", "--update", "--delete", "-x", "-c"]);
     listing && !changing
+}
+
+/// unzip only lists or tests: a mode option (`-l`, `-v`, `-t`, `-Z`, alone or in a cluster)
+/// before the archive, where unzip reads options. After it, a word is an archive member or,
+/// after `-x`, a pattern of members not to extract: `unzip Z -d DIR -x -l` extracts (rt7 C9).
+pub fn unzip_lists_only(a: &Args) -> bool {
+    for w in &a.all {
+        let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty() && !c.starts_with('-')) else {
+            return false;
+        };
+        if cluster.starts_with('Z') || cluster.contains(['l', 'v', 't']) {
+            return true;
+        }
+        // `-d DIR`, `-x`, `-i` before the archive: what follows is no option.
+        if cluster.contains(['d', 'x', 'i', 'P']) {
+            return false;
+        }
+    }
+    false
 }
 
 pub fn rm_wide_glob(a: &Args) -> bool {
@@ -2167,22 +2215,17 @@ pub fn poetry_config_write(a: &Args) -> bool {
 
 /// `tar -f host:file` or `--file=host:file`: a remote archive (tar runs rsh/ssh). A colon
 /// after a slash, or `--force-local`, is a local file.
+/// GNU tar takes any archive name with a `:` before its first `/` for `host:file` and reaches
+/// it with rsh or ssh, `user@` or not (rt7 C7): any operand or `--file=` value so spelled, as
+/// tar's old-style `tar tf host:x` puts the archive among the operands.
 pub fn tar_remote_archive(a: &Args) -> bool {
     let remote = |f: &str| f.split_once(':').is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
     if a.all.contains(&"--force-local") {
         return false;
     }
-    let after_f = a
-        .all
-        .windows(2)
-        .filter(|w| {
-            w[0] == "-f"
-                || w[0] == "--file"
-                || (w[0].starts_with('-') && !w[0].starts_with("--") && w[0].ends_with('f'))
-        })
-        .map(|w| w[1]);
+    let operands = a.all.iter().copied().filter(|t| !t.starts_with('-'));
     let long = a.all.iter().filter_map(|t| t.strip_prefix("--file="));
-    after_f.chain(long).any(remote)
+    operands.chain(long).any(remote)
 }
 
 /// `docker compose ps` and the other read-only compose subcommands (the word right after

@@ -303,7 +303,7 @@ pub static PROGRAMS: &[Program] = &[
         FileWrite,
         Moderate,
         "extracts an archive",
-        &[cc(When::Flag(&["-l", "-v", "-t", "-Z"]), Safe, FileRead, "only lists or tests an archive")],
+        &[cc(When::Custom(crate::judge::assess::unzip_lists_only), Safe, FileRead, "only lists or tests an archive")],
     ),
     p(
         &[
