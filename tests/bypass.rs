@@ -1227,3 +1227,23 @@ fn listings_and_versions_that_write_or_run() {
         &default(),
     );
 }
+
+/// rt7 C5: options a program reads from the environment are options too: `TAR_OPTIONS=-Iprog`
+/// makes a listing run a program, `RIPGREP_CONFIG_PATH` and `ZDOTDIR` name files of options or
+/// start-up code agentsh does not read.
+#[test]
+fn options_from_the_environment_need_a_person() {
+    let cases = [
+        "TAR_OPTIONS=-I/w/evil tar tf x.tar",
+        "export TAR_OPTIONS='--to-command=/w/evil'; tar xf x.tar",
+        "RIPGREP_CONFIG_PATH=/w/rgrc rg x /etc/hostname",
+        "ZDOTDIR=/w zsh -c true",
+        "MANOPT='-P /w/evil' man ls",
+        "LESS='-o /home/u/.bashrc' less x",
+        "JAVA_TOOL_OPTIONS=-javaagent:/w/a.jar java -version",
+        "env TAR_OPTIONS=-I/w/evil tar tf x.tar",
+    ];
+    let cases: Vec<(&str, Want)> = cases.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    allowed(&["LANG=C sort f", "TZ=UTC date", "NO_COLOR=1 ls"], &default());
+}
