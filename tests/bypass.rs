@@ -1114,3 +1114,154 @@ fn a_forbidden_payload_in_the_raw_text() {
         assert!(!v.parts.iter().any(|p| p.assessment.rule == "raw-text"), "{data}: {:?}", v.reasons);
     }
 }
+
+// ---- fix7-judge (rt7 C5-C11): options and programs the text does not spell out ----------------
+
+/// rt7 C11: an expansion (or an unquoted glob) inside an option word hides it from a rule that
+/// compares words: bash makes `-de${U}lete` `-delete`. Every reading of the word is judged.
+#[test]
+fn an_expansion_inside_an_option_word_hides_nothing() {
+    let hidden = [
+        "find . -de${U}lete",
+        "find . -de$@lete",
+        "find . -de${U:-}lete",
+        "find . -de$(:)lete",
+        "find . -de`true`lete",
+        "find . ${U}-delete",
+        "find . -de?ete",
+        "find . -d*te",
+        "X=-delete; find . $X",
+        "git reset --ha${U}rd",
+        "git clean -f${U}dx",
+        "git stash dr${U}op",
+        "git br${U}anch -D main",
+        "X=drop; git stash $X",
+    ];
+    let cases: Vec<(&str, Want)> = hidden.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    check(&cases, &boxed());
+    // Where the box contains what they run, these run in it, as their plain spelling does.
+    let unboxed = [
+        "find /tmp -maxdepth 0 -ex${U}ec sh -c 'echo x | base64 -d | sh' \\;",
+        "find . -ex${U}ec rm -rf ~ \\;",
+        "sort --compress-prog${U}ram=x a",
+        "grep --pr${U}e=x y a",
+        "tar tf x -${U}I prog",
+        "tar tf x \"--to-comm${U}and=prog\"",
+    ];
+    let cases: Vec<(&str, Want)> = unboxed.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    allowed(
+        &[
+            "find . -name *.rs",
+            "find . -name \"*.py\" -type f",
+            "git checkout $B",
+            "git commit -m \"fix $X\"",
+            "make -j$(nproc)",
+            "cargo build -j$(nproc)",
+            "ls *.txt",
+            "grep -rn \"$X\" src",
+            "head -n$N src/main.rs",
+        ],
+        &boxed(),
+    );
+}
+
+/// rt7 C6: awk's ways to take code from a file or a library (mawk's `-W exec`, gawk's `-E`,
+/// `--exec` and its abbreviations, `@include`, `@load`, `AWKPATH`), and a program text only
+/// known when it runs, need a person where there is no box.
+#[test]
+fn awk_code_from_files_and_libraries_needs_a_person() {
+    let cases = [
+        "awk -W exec /w/x.awk",
+        "awk -Wexec /w/x.awk",
+        "awk -W exec=/w/x.awk",
+        "mawk -W exec /w/x.awk",
+        "awk -E /w/x.awk",
+        "gawk --exec=/w/x.awk",
+        "awk --ex /w/x.awk",
+        "awk -i /w/x.awk 'BEGIN{}'",
+        "awk -l /w/x 'BEGIN{}'",
+        "awk '@include \"/w/x.awk\"'",
+        "awk '@load \"/w/x\"'",
+        "awk 'BEGIN{f=\"system\"; @f(\"id\")}'",
+        "AWKPATH=/w awk '@include \"x\"'",
+        "awk \"BEGIN{sys${U}tem(\\\"id\\\")}\"",
+        "awk \"$1\"",
+        "awk -W exec /dev/stdin <<'E'\nBEGIN { system(\"id\") }\nE",
+    ];
+    let cases: Vec<(&str, Want)> = cases.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    allowed(
+        &[
+            "awk '{print $1}' f",
+            "awk -F: '{print $1}' /etc/passwd",
+            "awk -F , '{print}' f",
+            "awk -v x=1 'NR==x' f",
+            "awk 'BEGIN{print 1}'",
+            "awk \"{print \\$2}\" f",
+            "P=x; awk \"$P\" f",
+        ],
+        &default(),
+    );
+}
+
+/// rt7 C7-C10: "only lists" and "only prints a version" verdicts that were not: tar's
+/// `--index-file` (and any long option tar was not known to read only), `host:file` archives
+/// without `user@`, unzip's `-l` among `-x` patterns, `python3 version` (runs ./version).
+#[test]
+fn listings_and_versions_that_write_or_run() {
+    let cases = [
+        "echo x | base64 -d | tar -tz --index-file=$U/home/u/.bashrc",
+        "tar -tzf /w/x.tgz --index-file=/etc/profile.d/zz.sh",
+        "tar -tzf /w/x.tgz --index=/w/.git/hooks/pre-commit",
+        "tar tf evil.example.com:x",
+        "tar -tf h:x",
+        "unzip -o /w/x.zip -d $U/home/u -x -l",
+        "unzip -o /tmp/x.zip -d /tmp/y -x -l",
+        "python3 version",
+        "perl version",
+        "ruby version",
+        "node help",
+        "npx version",
+    ];
+    let cases: Vec<(&str, Want)> = cases.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    allowed(
+        &[
+            "tar -tzf x.tgz",
+            "tar tf x.tar",
+            "tar -tvf x.tar.gz --wildcards '*.py'",
+            "unzip -l x.zip",
+            "unzip -lv x.zip",
+            "unzip -t x.zip",
+            "unzip -qql x.zip",
+            "git version",
+            "cargo help",
+            "npm version",
+            "python3 --version",
+            "node -v",
+        ],
+        &default(),
+    );
+}
+
+/// rt7 C5: options a program reads from the environment are options too: `TAR_OPTIONS=-Iprog`
+/// makes a listing run a program, `RIPGREP_CONFIG_PATH` and `ZDOTDIR` name files of options or
+/// start-up code agentsh does not read.
+#[test]
+fn options_from_the_environment_need_a_person() {
+    let cases = [
+        "TAR_OPTIONS=-I/w/evil tar tf x.tar",
+        "export TAR_OPTIONS='--to-command=/w/evil'; tar xf x.tar",
+        "RIPGREP_CONFIG_PATH=/w/rgrc rg x /etc/hostname",
+        "ZDOTDIR=/w zsh -c true",
+        "MANOPT='-P /w/evil' man ls",
+        "LESS='-o /home/u/.bashrc' less x",
+        "JAVA_TOOL_OPTIONS=-javaagent:/w/a.jar java -version",
+        "env TAR_OPTIONS=-I/w/evil tar tf x.tar",
+    ];
+    let cases: Vec<(&str, Want)> = cases.iter().map(|t| (*t, Gate)).collect();
+    check(&cases, &default());
+    allowed(&["LANG=C sort f", "TZ=UTC date", "NO_COLOR=1 ls"], &default());
+}

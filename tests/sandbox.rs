@@ -7254,3 +7254,83 @@ fn the_git_configs_copy_loses_another_tools_key() {
     assert!(said.contains("lg = log --oneline\n"), "{said}");
     assert!(said.ends_with("ABCDEF0123\ncorp\n"), "{said}");
 }
+
+// ---- fix7-judge: options and programs the text does not spell out (rt7 C5-C11) ----
+
+/// A payload for `sh` that names no path: base64 of `body`, decoded and run.
+fn encoded(body: &str) -> String {
+    use std::io::Write;
+    let mut child =
+        Command::new("base64").arg("-w0").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("base64");
+    child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    format!("echo {} | base64 -d | sh", text(&out.stdout).trim())
+}
+
+/// rt7 C11: `find . -de${U}lete` (bash makes it `-delete`) was "lists files": in the project's
+/// box it deleted the workspace and its `.git`; from a place with no box, `-ex${U}ec` ran a
+/// payload unconfined. Now every reading of such a word is judged: nothing runs unasked.
+#[test]
+fn an_expansion_inside_an_option_word_runs_nothing_unasked() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let out = w.run("find . -de${U}lete");
+    assert_eq!(out.status.code(), Some(126), "ran: {}", text(&out.stderr));
+    assert!(w.path("README").exists() && w.path(".git/HEAD").exists(), "the workspace was deleted");
+    let out = w.run("git reset --ha${U}rd");
+    assert_eq!(out.status.code(), Some(126), "ran: {}", text(&out.stderr));
+    let tmp = tempfile::tempdir().unwrap();
+    let payload = encoded(&format!("echo C11 >> {}", w.home(".bashrc").display()));
+    let cmd = format!("find {} -maxdepth 0 -ex${{U}}ec sh -c '{payload}' \\;", tmp.path().display());
+    let out = w.command(&["-c", &cmd]).current_dir(tmp.path()).output().unwrap();
+    not_run(&out, &cmd);
+    assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "find's -exec ran unconfined");
+}
+
+/// rt7 C6: `awk -W exec FILE` (mawk, Debian's awk; gawk's `-E`) read its program from a file,
+/// here stdin, where agentsh never looked: from a place with no box it ran a payload
+/// unconfined, judged "processes text". Now it needs a person.
+#[test]
+fn awk_code_from_a_file_runs_nothing_unasked() {
+    let Some(w) = world() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("p.sh"), format!("echo C6 >> {}\n", w.home(".bashrc").display())).unwrap();
+    for cmd in
+        ["awk -W exec /dev/stdin <<'E'\nBEGIN { system(\"sh p.sh\") }\nE", "awk \"BEGIN{sys${U}tem(\\\"sh p.sh\\\")}\""]
+    {
+        let out = w.command(&["-c", cmd]).current_dir(tmp.path()).output().unwrap();
+        not_run(&out, cmd);
+        assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "{cmd}: awk ran it unconfined");
+    }
+}
+
+/// rt7 C8, C9: with no box, `tar -t --index-file=F` (the listing written to F) and
+/// `unzip Z -d DIR -x -l` (`-l` a pattern of members not to extract) were "only lists an
+/// archive": each wrote over `~/.bashrc`. Now each needs a person.
+#[test]
+fn a_listing_that_writes_runs_nothing_unasked() {
+    let Some(w) = world() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("x.zip");
+    let made = Command::new(python())
+        .args([
+            "-c",
+            "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1],'w'); z.writestr('.bashrc','echo C9\\n'); z.close()",
+        ])
+        .arg(&zip)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(tmp.path().join("echo C8"), "").unwrap();
+    let made = Command::new("tar").args(["czf", "x.tgz", "echo C8"]).current_dir(tmp.path()).status().unwrap();
+    assert!(made.success());
+    // The home directory spelled with an empty variable in front: no word names it.
+    let home = format!("$U{}", w.home.path().display());
+    for cmd in
+        [format!("unzip -o {} -d {home} -x -l", zip.display()), format!("tar -tzf x.tgz --index-file={home}/.bashrc")]
+    {
+        let out = w.command(&["-c", &cmd]).current_dir(tmp.path()).output().unwrap();
+        not_run(&out, &cmd);
+        assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "{cmd}: wrote ~/.bashrc");
+    }
+}

@@ -3,6 +3,7 @@
 //! (`bash -c`, `eval`, heredocs fed to a shell) and applies the table in `rules`.
 
 use crate::judge::parse::{self, Nesting, RedirectKind, Script, SimpleCommand, Word};
+use crate::judge::readings;
 use crate::judge::rules::{self, Check, Program, When};
 use crate::model::{Category, Risk};
 use serde::Serialize;
@@ -892,7 +893,11 @@ fn judge_words(words: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<A
     let args = &words[idx + 1..];
     let mut a = judge_program(&name_text, &name, args, input, floor, out);
     a.program = name;
-    a.inner_argv = words[idx..].iter().map(|w| w.text().to_string()).collect();
+    // A reading of a word only known when it runs (`judge_table`) is what the box's edge sees.
+    let reading = std::mem::take(&mut a.inner_argv);
+    a.inner_argv = std::iter::once(words[idx].text().to_string())
+        .chain(if reading.is_empty() { args.iter().map(|w| w.text().to_string()).collect() } else { reading })
+        .collect();
     a
 }
 
@@ -1266,9 +1271,17 @@ fn judge_self(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Ass
 /// `find`: its own checks, plus every command it runs through `-exec`, `-execdir`, `-ok`.
 fn judge_find(args: &[Word], input: &Input, floor: &mut Floor, out: &mut Vec<Assessment>) -> Assessment {
     let mut i = 0;
+    // `-ex${U}ec CMD` may be `-exec` too (rt7 C11): what follows is judged as the command it runs.
+    let runs = |w: &Word| {
+        const RUNS: [&str; 4] = ["-exec", "-execdir", "-ok", "-okdir"];
+        RUNS.contains(&w.text())
+            || readings::shape(&w.raw)
+                .filter(|s| readings::has_literal(s))
+                .is_some_and(|s| RUNS.iter().any(|r| readings::may_be(&s, r)))
+    };
     while i < args.len() {
         let t = args[i].text();
-        if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
+        if runs(&args[i]) {
             let start = i + 1;
             let mut end = start;
             while end < args.len() && !matches!(args[end].text(), ";" | "+") {
@@ -1327,6 +1340,8 @@ pub struct Args<'a> {
     pub positionals: Vec<&'a str>,
     pub piped_stdin: bool,
     pub here_input: bool,
+    /// Whether each of `all` is only known when it runs.
+    pub dynamic: Vec<bool>,
 }
 
 impl<'a> Args<'a> {
@@ -1355,7 +1370,9 @@ impl<'a> Args<'a> {
             }
             i += 1;
         }
-        Args { program, all: words.iter().map(|w| w.text()).collect(), flags, positionals, piped_stdin, here_input }
+        let all = words.iter().map(|w| w.text()).collect();
+        let dynamic = words.iter().map(Word::is_dynamic).collect();
+        Args { program, all, flags, positionals, piped_stdin, here_input, dynamic }
     }
 
     pub fn sub(&self) -> Option<&'a str> {
@@ -1430,7 +1447,68 @@ fn when_matches(when: &When, args: &Args) -> bool {
     }
 }
 
-fn judge_table(program: &Program, name: &str, words: &[Word], input: &Input) -> Assessment {
+/// The table's verdict for every reading of the words: as written (with the values the text gave
+/// its variables put in), and, for each word only known when it runs whose literal text shows
+/// that it may be one of the options or subcommands the program's rules name (`-de${U}lete`,
+/// `--ha${U}rd`, `dr${U}op`, `-d*te`), as that word: the highest wins (rt7 C11).
+fn judge_table(program: &Program, name: &str, args: &[Word], input: &Input) -> Assessment {
+    let words: Vec<Word> = args
+        .iter()
+        .map(|w| match w.lit {
+            None => expand_known(&w.raw).map_or_else(|| w.clone(), |v| Word { raw: w.raw.clone(), lit: Some(v) }),
+            Some(_) => w.clone(),
+        })
+        .collect();
+    let mut verdict = judge_reading(program, name, &words, input);
+    if words.iter().zip(args).any(|(known, w)| known.lit != w.lit) {
+        verdict.inner_argv = words.iter().map(|w| w.text().to_string()).collect();
+    }
+    for (i, word) in words.iter().enumerate() {
+        let Some(shape) = readings::shape(&word.raw).filter(|s| readings::has_literal(s)) else { continue };
+        for (spec, prefix) in named_words(program, name) {
+            let may = if prefix {
+                readings::may_start_with(&shape, spec)
+            } else if spec.starts_with('-') {
+                readings::may_be_option(&shape, spec)
+            } else {
+                readings::may_be(&shape, spec)
+            };
+            if !may || word.text() == spec {
+                continue;
+            }
+            let mut reading = words.clone();
+            reading[i] = Word::literal(spec);
+            let mut r = judge_reading(program, name, &reading, input);
+            if r.risk > verdict.risk {
+                r.reasons.insert(0, format!("`{}` is only known when it runs, and may be `{spec}`", word.raw));
+                r.inner_argv = reading.iter().map(|w| w.text().to_string()).collect();
+                verdict = r;
+            }
+        }
+    }
+    verdict
+}
+
+/// The options, subcommands and arguments the program's rules name, each with whether a rule
+/// matches it as a word's start (`When::ArgPrefix`).
+fn named_words(program: &Program, name: &str) -> impl Iterator<Item = (&'static str, bool)> {
+    let review = rules::OPTION_REVIEW.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, o)| *o);
+    program
+        .checks
+        .iter()
+        .flat_map(|c| -> [(&'static [&'static str], bool); 2] {
+            match c.when {
+                When::Sub(a) | When::Flag(a) | When::Arg(a) => [(a, false), (&[], false)],
+                When::ArgPrefix(a) => [(a, true), (&[], false)],
+                When::SubFlag(a, b) | When::SubArg(a, b) => [(a, false), (b, false)],
+                When::Any | When::NoArgs | When::Custom(_) => [(&[], false), (&[], false)],
+            }
+        })
+        .flat_map(|(words, prefix)| words.iter().map(move |w| (*w, prefix)))
+        .chain(review.iter().copied().filter(|o| *o != "*").map(|o| (o, false)))
+}
+
+fn judge_reading(program: &Program, name: &str, words: &[Word], input: &Input) -> Assessment {
     if rules::version_query(name, words.iter().map(Word::text)) {
         return Assessment::new(Vec::new(), Risk::Safe, Category::FileRead, "only prints help or a version", name);
     }
@@ -1800,8 +1878,18 @@ fn is_block_device(path: &str) -> bool {
 
 // ---- Checks referenced from the rule table --------------------------------------------------
 
+/// `--help`, `-h`, `--version`, `-V`; the words `version` and `help` only for a program whose
+/// first operand is a subcommand: an interpreter runs a file of that name (`python3 version`,
+/// rt7 C10), others fetch or open it (`curl help`, `sqlite3 help`, `npx version`).
 pub fn only_help_or_version(a: &Args) -> bool {
-    !a.all.is_empty() && a.all.iter().all(|t| matches!(*t, "--help" | "-h" | "--version" | "-V" | "version" | "help"))
+    #[rustfmt::skip]
+    const SUBCOMMANDS: &[&str] = &[
+        "npm", "pnpm", "yarn", "pip", "pip3", "pipx", "uv", "poetry", "pdm", "conda", "mamba", "gem", "bundle",
+        "composer", "cargo", "go", "git", "docker", "podman", "nerdctl", "kubectl", "oc", "terraform", "tofu",
+        "terragrunt", "pulumi", "cdk",
+    ];
+    let word = |t: &str| matches!(t, "version" | "help") && SUBCOMMANDS.contains(&a.program);
+    !a.all.is_empty() && a.all.iter().all(|t| matches!(*t, "--help" | "-h" | "--version" | "-V") || word(t))
 }
 
 /// `rm -r` of anything but the working directory's build output (`rm -rf build`).
@@ -1839,21 +1927,87 @@ pub fn sed_runs_or_writes(a: &Args) -> bool {
 /// The program text: the first word that is neither an option nor an option's value (`-v x=1`,
 /// `-F :`), so the program is found wherever it sits. `None` with `-f` (a program file).
 fn awk_program<'a>(a: &Args<'a>) -> Option<&'a str> {
+    awk_program_at(a).map(|i| a.all[i])
+}
+
+/// Where [`awk_program`] is among the arguments.
+fn awk_program_at(a: &Args) -> Option<usize> {
     if a.has_flag("-f") || a.has_flag("--file") {
         return None;
     }
-    let mut words = a.all.iter().copied();
-    while let Some(w) = words.next() {
-        match w {
-            "-v" | "-F" | "--assign" | "--field-separator" => {
-                words.next();
-            }
-            "--" => return words.next(),
+    let mut i = 0;
+    while let Some(w) = a.all.get(i) {
+        match *w {
+            "-v" | "-F" | "--assign" | "--field-separator" => i += 1,
+            "--" => return (i + 1 < a.all.len()).then_some(i + 1),
             w if w.starts_with('-') && w.len() > 1 => {}
-            w => return Some(w),
+            _ => return Some(i),
         }
+        i += 1;
     }
     None
+}
+
+/// awk code agentsh does not read (rt7 C6): a program file (`-f`), gawk's `-i`/`--include`,
+/// `-l`/`--load` (native code), `-E`/`--exec`, mawk's and gawk's `-W` options (`-W exec FILE`),
+/// any long option but the few that only say how text is read (gawk takes any unique start of
+/// one: `--ex`), and `@include`, `@load` or an indirect call (`@f()`, which may be `system`) in
+/// the program text. Also a program text only known when it runs (`"BEGIN{sys${U}tem(..)}"`).
+pub fn awk_code_elsewhere(a: &Args) -> bool {
+    let program = awk_program(a);
+    awk_options_read_code(&a.all)
+        || program.is_some_and(|p| {
+            p.split('@').skip(1).any(|after| after.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        })
+        || awk_program_at(a).is_some_and(|i| a.dynamic[i])
+}
+
+/// Whether awk's options (before its program) name code or a file for it: see [`awk_code_elsewhere`].
+pub fn awk_options_read_code<S: AsRef<str>>(words: &[S]) -> bool {
+    const PLAIN_LONG: &[&str] = &[
+        "--field-separator",
+        "--assign",
+        "--posix",
+        "--traditional",
+        "--re-interval",
+        "--characters-as-bytes",
+        "--use-lc-numeric",
+        "--sandbox",
+        "--csv",
+        "--version",
+        "--help",
+        "--",
+    ];
+    let mut words = words.iter().map(AsRef::as_ref);
+    while let Some(w) = words.next() {
+        if w == "--" || !w.starts_with('-') || w.len() < 2 {
+            return false;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or("");
+            if !PLAIN_LONG.contains(&format!("--{name}").as_str()) {
+                return true;
+            }
+            if matches!(name, "field-separator" | "assign") && !long.contains('=') {
+                words.next();
+            }
+            continue;
+        }
+        for (i, c) in w[1..].char_indices() {
+            match c {
+                // A file of code or a library, an option named in a word, or a file written.
+                'f' | 'i' | 'l' | 'E' | 'W' | 'o' | 'p' | 'd' | 'D' => return true,
+                'v' | 'F' => {
+                    if i + 1 == w.len() - 1 {
+                        words.next();
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 pub fn awk_runs_commands(a: &Args) -> bool {
@@ -1872,7 +2026,26 @@ pub fn awk_writes_files(a: &Args) -> bool {
     squeezed.contains(">\"") || squeezed.contains(">>") || squeezed.contains(">$") || squeezed.contains(">(")
 }
 
+/// A listing: `t` and no mode that changes anything, and no long option but those that only say
+/// what to read and how to show it: any other may write a file (`--index-file=F` writes the
+/// listing to F, rt7 C8) or run a program, and GNU tar takes any unique start of one.
 pub fn tar_lists_only(a: &Args) -> bool {
+    #[rustfmt::skip]
+    const READING_LONG: &[&str] = &[
+        "--list", "--file", "--verbose", "--gzip", "--gunzip", "--ungzip", "--bzip2", "--xz", "--lzma", "--lzip",
+        "--lzop", "--zstd", "--auto-compress", "--wildcards", "--no-wildcards", "--anchored", "--no-anchored",
+        "--exclude", "--numeric-owner", "--full-time", "--utc", "--force-local", "--ignore-case", "--totals",
+        "--null", "--strip-components", "--show-transformed-names", "--no-recursion", "--recursion",
+        "--ignore-zeros", "--quiet", "--occurrence", "--directory", "--blocking-factor", "--record-size",
+        "--wildcards-match-slash", "--no-wildcards-match-slash", "--quoting-style", "--show-stored-names",
+    ];
+    let other_long = a.all.iter().filter_map(|t| t.strip_prefix("--")).any(|long| {
+        let name = long.split('=').next().unwrap_or("");
+        !name.is_empty() && !READING_LONG.contains(&format!("--{name}").as_str())
+    });
+    if other_long {
+        return false;
+    }
     let first = a.all.first().copied().unwrap_or("");
     let mode: &str = first.trim_start_matches('-');
     let bundled = !first.starts_with("--") && (mode.contains('t'));
@@ -1880,6 +2053,25 @@ pub fn tar_lists_only(a: &Args) -> bool {
     let changing = ["c", "x", "u", "r", "A"].iter().any(|m| !first.starts_with("--") && mode.contains(m))
         || a.has_any_flag(&["--extract", "--get", "--create", "--append", "--update", "--delete", "-x", "-c"]);
     listing && !changing
+}
+
+/// unzip only lists or tests: a mode option (`-l`, `-v`, `-t`, `-Z`, alone or in a cluster)
+/// before the archive, where unzip reads options. After it, a word is an archive member or,
+/// after `-x`, a pattern of members not to extract: `unzip Z -d DIR -x -l` extracts (rt7 C9).
+pub fn unzip_lists_only(a: &Args) -> bool {
+    for w in &a.all {
+        let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty() && !c.starts_with('-')) else {
+            return false;
+        };
+        if cluster.starts_with('Z') || cluster.contains(['l', 'v', 't']) {
+            return true;
+        }
+        // `-d DIR`, `-x`, `-i` before the archive: what follows is no option.
+        if cluster.contains(['d', 'x', 'i', 'P']) {
+            return false;
+        }
+    }
+    false
 }
 
 pub fn rm_wide_glob(a: &Args) -> bool {
@@ -2101,22 +2293,17 @@ pub fn poetry_config_write(a: &Args) -> bool {
 
 /// `tar -f host:file` or `--file=host:file`: a remote archive (tar runs rsh/ssh). A colon
 /// after a slash, or `--force-local`, is a local file.
+/// GNU tar takes any archive name with a `:` before its first `/` for `host:file` and reaches
+/// it with rsh or ssh, `user@` or not (rt7 C7): any operand or `--file=` value so spelled, as
+/// tar's old-style `tar tf host:x` puts the archive among the operands.
 pub fn tar_remote_archive(a: &Args) -> bool {
     let remote = |f: &str| f.split_once(':').is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
     if a.all.contains(&"--force-local") {
         return false;
     }
-    let after_f = a
-        .all
-        .windows(2)
-        .filter(|w| {
-            w[0] == "-f"
-                || w[0] == "--file"
-                || (w[0].starts_with('-') && !w[0].starts_with("--") && w[0].ends_with('f'))
-        })
-        .map(|w| w[1]);
+    let operands = a.all.iter().copied().filter(|t| !t.starts_with('-'));
     let long = a.all.iter().filter_map(|t| t.strip_prefix("--file="));
-    after_f.chain(long).any(remote)
+    operands.chain(long).any(remote)
 }
 
 /// `docker compose ps` and the other read-only compose subcommands (the word right after

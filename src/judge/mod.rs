@@ -17,6 +17,7 @@ pub mod no_box;
 pub mod parse;
 pub mod plain_words;
 pub mod raw_scan;
+pub mod readings;
 pub mod rules;
 pub mod sed;
 pub mod startup;

@@ -997,9 +997,8 @@ fn reads_nothing(argv: &[String]) -> bool {
     let args = &argv[1..];
     let short = |a: &String, c: char| a.starts_with('-') && !a.starts_with("--") && a.contains(c);
     match name {
-        "sed" | "gsed" | "awk" | "gawk" | "mawk" | "nawk" => {
-            !args.iter().any(|a| short(a, 'f') || a.starts_with("--file") || a.starts_with("--include"))
-        }
+        "sed" | "gsed" => !args.iter().any(|a| short(a, 'f') || a.starts_with("--file")),
+        "awk" | "gawk" | "mawk" | "nawk" => !crate::judge::assess::awk_options_read_code(args),
         "sh" | "bash" | "dash" | "zsh" | "ksh" => args.first().is_some_and(|a| short(a, 'c')),
         "git" => !git_reads_repository(args),
         // What xargs runs (`echo` where it names nothing).
