@@ -193,6 +193,19 @@ pub fn needs_terminal() -> bool {
     *ON_A_TERMINAL.get_or_init(|| nix::unistd::isatty(std::io::stdin()).unwrap_or(false))
 }
 
+/// Whether a command may read keys from a terminal: agentsh's standard input, output or error
+/// is one. A command that does not keep the terminal leaves its session, but a pager with no
+/// controlling terminal reads its keys from standard error (less, more), and a program writes
+/// to standard output before it asks (rt7 B7). Three `isatty`s, once per process.
+pub fn may_read_keys() -> bool {
+    static ANY_TERMINAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANY_TERMINAL.get_or_init(|| {
+        needs_terminal()
+            || nix::unistd::isatty(std::io::stdout()).unwrap_or(false)
+            || nix::unistd::isatty(std::io::stderr()).unwrap_or(false)
+    })
+}
+
 /// The command's name to the box's proxy (its record's id), and who asks the person about a
 /// host the proxy does not know.
 #[derive(Clone, Copy)]
@@ -272,8 +285,22 @@ pub fn run(plan: Plan, confinement: Confinement, limit: Option<Duration>, pass_e
 
 fn exec_program(program: &str, args: &[String]) -> i32 {
     // std's exec resets SIGPIPE to its default, so `yes | head -1` ends quietly as in a shell.
-    let err = Command::new(program).args(args).exec();
+    let err = unconfined(program).args(args).exec();
     exec_error(program, &err)
+}
+
+/// An unconfined command: with pagers that run no command from their keys or options (rt7 B7,
+/// `pagers`).
+fn unconfined(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    let get = |name: &str| std::env::var(name).ok();
+    for (name, value) in crate::run::pagers::guard(get, findable("less")) {
+        cmd.env(name, value);
+    }
+    for name in crate::run::pagers::REMOVED {
+        cmd.env_remove(name);
+    }
+    cmd
 }
 
 /// Says why the box could not be entered, and returns the status: nothing ran.
@@ -370,7 +397,7 @@ pub(crate) fn exec_error(program: &str, err: &std::io::Error) -> i32 {
 /// boxed command is supervised by `sandbox::spawn`.)
 fn supervise(program: &str, args: &[String], limit: Duration) -> i32 {
     let cmd = if needs_terminal() {
-        let mut cmd = Command::new(program);
+        let mut cmd = unconfined(program);
         cmd.args(args).process_group(0);
         cmd
     } else {
