@@ -7334,3 +7334,118 @@ fn a_listing_that_writes_runs_nothing_unasked() {
         assert_eq!(std::fs::read_to_string(w.home(".bashrc")).unwrap(), "# bashrc\n", "{cmd}: wrote ~/.bashrc");
     }
 }
+
+// ---- fix7-nobox2: with no box, programs that run commands from their input, keys or options (rt7 B7, B8) ----
+
+/// Runs `agentsh -c cmd` from `dir` with its output on a new terminal, in a session of its own
+/// (as an agent's pty is: no prompt can reach the test's terminal), types `keys` after a moment
+/// and then `q`s, and returns its status (`None`: killed after 20 s) and what it wrote.
+fn on_pty(w: &World, dir: &Path, cmd: &str, keys: &[u8]) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
+    let size = nix::pty::Winsize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 };
+    let pty = nix::pty::openpty(Some(&size), None).unwrap();
+    let mut c = w.command(&["-c", cmd]);
+    c.current_dir(dir)
+        .env("TERM", "xterm")
+        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave.try_clone().unwrap()));
+    // SAFETY: between fork and exec, a system call only.
+    unsafe {
+        c.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    let mut child = c.spawn().unwrap();
+    drop(pty.slave);
+    let master = pty.master;
+    let mut seen = Vec::new();
+    let started = std::time::Instant::now();
+    let mut typed = 0;
+    let status = loop {
+        let mut fds = [nix::poll::PollFd::new(std::os::fd::AsFd::as_fd(&master), nix::poll::PollFlags::POLLIN)];
+        if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)).is_ok_and(|n| n > 0) {
+            let mut buf = [0u8; 4096];
+            if let Ok(n @ 1..) = nix::unistd::read(&master, &mut buf) {
+                seen.extend_from_slice(&buf[..n]);
+            }
+        }
+        let elapsed = started.elapsed();
+        if typed == 0 && elapsed > Duration::from_millis(1500) {
+            let _ = nix::unistd::write(&master, keys);
+            typed = 1;
+        } else if typed >= 1 && elapsed > Duration::from_millis(2000 * (typed + 1)) {
+            // Out of whatever the keys opened (less's help, a message), then out of it.
+            let _ = nix::unistd::write(&master, b"\nq\nq");
+            typed += 1;
+        }
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if elapsed > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+    };
+    (status, text(&seen))
+}
+
+/// rt7 B8: with no box, `dc` ran shell commands unasked: `!` on its input, in a macro, in a file
+/// (it was read-only unless an argument started with `!`). Now dc needs a person there unless
+/// its whole program is in the text, with neither `!` nor `?`; with no terminal nothing runs.
+#[test]
+fn with_no_box_dc_runs_no_command_from_its_input() {
+    let Some(w) = world() else { return };
+    let above = w.ws.path().parent().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let mark = out_dir.path().join("B8-ran");
+    let prog = out_dir.path().join("prog.dc");
+    std::fs::write(&prog, format!("!touch {}\n", mark.display())).unwrap();
+    for cmd in [
+        format!("echo '!touch {}' | dc", mark.display()),
+        format!("dc -e '[!touch {}]x'", mark.display()),
+        format!("dc {}", prog.display()),
+        format!("echo '!touch {}' | dc -e '?'", mark.display()),
+    ] {
+        let out = w.command(&["-c", &cmd]).current_dir(above).output().unwrap();
+        not_run(&out, &cmd);
+        assert!(
+            text(&out.stderr).contains("its program comes from its input or a file"),
+            "{cmd}: {}",
+            text(&out.stderr)
+        );
+        assert!(!mark.exists(), "{cmd}: dc ran a shell command outside any box");
+    }
+    // A program seen whole, with no `!`, runs unasked (or is not found, where dc is missing).
+    let out = w.command(&["-c", "dc -e '2 3 + p'"]).current_dir(above).output().unwrap();
+    assert_ne!(out.status.code(), Some(126), "{}", text(&out.stderr));
+}
+
+/// rt7 B7: with no box and a pty (an agent's `tty: true`), `less file` and then `!cmd` typed at
+/// it ran the command outside any box, as `less '+!cmd'` did by itself; `more`'s `!` and `top`'s
+/// `k` the same. Now an unconfined command runs less in its secure mode (`LESSSECURE=1`), its
+/// `+` commands that run programs need a person, and so do, on a terminal, programs whose keys
+/// run commands and commands that take that environment away. Checked from outside: no file
+/// made.
+#[test]
+fn with_no_box_keys_typed_at_a_pager_run_no_command() {
+    let Some(w) = world() else { return };
+    let above = w.ws.path().parent().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let page = out_dir.path().join("page.txt");
+    std::fs::write(&page, "a page\n".repeat(200)).unwrap();
+    let mark = |n: &str| out_dir.path().join(format!("B7-{n}"));
+    let keys = format!("!touch {}\n", mark("keys").display());
+    let (status, seen) = on_pty(&w, above, &format!("less {}", page.display()), keys.as_bytes());
+    assert_eq!(status, Some(0), "less ran and ended: {seen}");
+    assert!(!mark("keys").exists(), "`!` typed at less ran a command outside any box: {seen}");
+    for cmd in [
+        format!("less $'+!touch {}\\n' {}", mark("option").display(), page.display()),
+        format!("env -i less {}", page.display()),
+        format!("more {}", page.display()),
+        "top".to_string(),
+    ] {
+        let (status, seen) = on_pty(&w, above, &cmd, b"");
+        assert_eq!(status, Some(126), "{cmd}: {seen}");
+        assert!(seen.contains("agentsh: not approved"), "{cmd}: {seen}");
+    }
+    assert!(!mark("option").exists(), "less's `+!` ran a command outside any box");
+}

@@ -380,6 +380,10 @@ pub struct Policy {
     /// are missing). A command whose text names what it keeps hidden then needs a person
     /// (`unboxed`, rt4 R14).
     pub home_sight: Option<HomeSight>,
+    /// Whether the command may read keys from a terminal: agentsh's standard input, output or
+    /// error is one (the gate looks; an agent's pty, rt7 B7). With no box, a program whose keys
+    /// run commands then needs a person (`escapes::keyed`).
+    pub terminal: bool,
     /// The programs installed in the project's `node_modules/.bin` (from the working directory
     /// up to the workspace root), found by the gate when the command uses `npx`: `npx eslint`
     /// then runs the project's own tool, not a download.
@@ -581,7 +585,24 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     let raw = raw_text(text, &parts, policy);
     parts.extend(raw);
     parts.extend(unconfined(text, &parts, policy));
+    parts.extend(keyed(&parts, policy));
     conclude(text, parts, policy)
+}
+
+/// rt7 B7: with no box, a part whose program takes keys from the terminal that run commands
+/// (`more`'s `!`, `top`'s `k`), or that takes away the environment that keeps less from running
+/// any, needs a person where the command may read keys from a terminal (`escapes::keyed`).
+/// Neither the whitelist nor an allow rule lifts it, as with the other parts that need one
+/// because there is no box.
+fn keyed(parts: &[Part], policy: &Policy) -> Option<Part> {
+    if !matches!(policy.sandbox, Sandbox::Off(_)) {
+        return None;
+    }
+    let (word, why) = parts.iter().find_map(|p| {
+        let a = &p.assessment;
+        crate::judge::escapes::keyed(&a.argv, a.inner(), policy.terminal)
+    })?;
+    Some(no_box_part(unboxed::Hidden { word, why }, "no-box", policy))
 }
 
 /// rt4 R14: with no box, a command whose text names what the box keeps hidden of home (a

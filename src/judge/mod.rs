@@ -11,6 +11,7 @@ pub mod containment;
 pub mod custom_rules;
 pub mod decide;
 pub mod dialect;
+pub mod escapes;
 pub mod levels;
 pub mod long_text;
 pub mod no_box;

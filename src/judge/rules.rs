@@ -176,12 +176,30 @@ pub static PROGRAMS: &[Program] = &[
         "shows a manual page",
         &[c(When::Flag(&["-P", "--pager", "-H", "--html"]), High, "runs the program it is given as the pager or browser")],
     ),
+    // rt7 B8: `!` anywhere in dc's program runs a shell command, `?` a line of its input.
     pc(
         &["dc"],
         FileRead,
         Safe,
         "calculates",
-        &[c(When::ArgPrefix(&["!", "-e!", "--expression=!"]), High, "`!` runs a shell command")],
+        &[c(
+            When::Custom(crate::judge::escapes::dc_runs_commands),
+            High,
+            "its program comes from its input or a file, or holds `!` (runs a shell command) or `?` (runs a \
+             line of its input)",
+        )],
+    ),
+    // rt7 B7: less's `+` commands are keys as typed.
+    pc(
+        &["less", "zless"],
+        FileRead,
+        Safe,
+        "reads or inspects without changing anything",
+        &[c(
+            When::Custom(crate::judge::escapes::less_runs_commands),
+            High,
+            "its `+` commands are keys as typed: `!` and `|` run shell commands, `s` writes a file",
+        )],
     ),
     pc(
         &["xxd"],
@@ -1119,6 +1137,12 @@ pub static CODE_ENV: &[(&str, &str)] = &[
     ("MANPAGER", "makes man run that program as its pager"),
     ("SYSTEMD_PAGER", "makes systemctl run that program as its pager"),
     ("LESSOPEN", "makes less run that command on every file it opens"),
+    ("LESS", "gives less options, whose `+` commands are keys: `!` runs a shell command"),
+    ("LESSSECURE", "changes less's secure mode, which agentsh sets where there is no sandbox (its `!` runs shell commands)"),
+    ("LESSSECURE_ALLOW", "lets less run shell commands in its secure mode"),
+    ("LESSKEY*", "makes less read key bindings, which can run commands, from another file"),
+    ("LESSKEYIN*", "makes less read key bindings, which can run commands, from another file"),
+    ("LESSEDIT", "changes the editor command less runs"),
     ("LESSCLOSE", "makes less run that command on every file it closes"),
     ("EDITOR", "makes programs run that program as their editor"),
     ("VISUAL", "makes programs run that program as their editor"),
@@ -1183,8 +1207,9 @@ pub static CODE_ENV: &[(&str, &str)] = &[
 ];
 
 /// Programs a pager or editor variable may name and stay quiet: they only show or accept text.
+/// Not `more`: its `!` runs a shell command from the keys typed at it (rt7 B7).
 const QUIET_VALUES: &[&str] =
-    &["cat", "less", "more", "true", ":", "head", "tail", "less -R", "less -FRX", "vim", "vi", "nano"];
+    &["cat", "less", "true", ":", "head", "tail", "less -R", "less -FRX", "vim", "vi", "nano"];
 
 /// Why setting `name` (to `value`, where known) needs a person, or `None` when it does not.
 pub fn code_env(name: &str, value: Option<&str>) -> Option<&'static str> {
@@ -1195,6 +1220,15 @@ pub fn code_env(name: &str, value: Option<&str>) -> Option<&'static str> {
     let pager_or_editor =
         matches!(name, "GIT_PAGER" | "PAGER" | "MANPAGER" | "SYSTEMD_PAGER" | "GIT_EDITOR" | "EDITOR" | "VISUAL");
     if pager_or_editor && value.is_some_and(|v| QUIET_VALUES.contains(&v.trim())) {
+        return None;
+    }
+    // `LESS=-R`: options, none of which runs a command or reads or writes a file (`+`, `-k`,
+    // `-o`, `-O`, `-t`, `-T`); `LESSSECURE=1` is what agentsh sets itself.
+    let less_letters = |v: &str| {
+        let v = v.trim().trim_start_matches('-');
+        v.chars().all(|c| c.is_ascii_alphabetic() && !"kKoOtT".contains(c))
+    };
+    if (name == "LESS" && value.is_some_and(less_letters)) || (name == "LESSSECURE" && value == Some("1")) {
         return None;
     }
     if name == "PATH" && value.is_some_and(path_keeps_system_first) {
@@ -1441,6 +1475,20 @@ pub fn find_wrapper(name: &str) -> Option<&'static Wrapper> {
     WRAPPERS.iter().find(|w| w.names.contains(&name))
 }
 
+/// rt7 B7: programs the table judges safe whose keys, on a terminal, run commands, signal the
+/// person's processes or write files: their names, what the keys do, and the options that make
+/// them take no keys. With no box and a terminal the command may read keys from, they need a
+/// person (`escapes::keyed`). `less` is not here: with no box agentsh runs it in its secure mode
+/// (`run::pagers`), and so every pager that is less (`man`'s, `journalctl`'s, git's).
+#[rustfmt::skip]
+pub static KEYED: &[(&[&str], &str, &[&str])] = &[
+    (&["more"], "its `!` runs a shell command, its `v` an editor", &[]),
+    (&["top"], "its `k` signals any of the person's processes, `r` renices them", &["-b", "--batch"]),
+    (&["htop"], "its `k` signals any of the person's processes, `s` traces one, `l` lists its files", &[]),
+    (&["ncdu"], "its `b` opens a shell, `d` deletes files", &["-o"]),
+    (&["info"], "it opens any file, and prints through the command INFO_PRINT_COMMAND names", &[]),
+];
+
 /// Issue 16, §4: for every program the table judges safe, the options (from its manual) that
 /// write a file or run another program. An empty list is a review that found none. A test
 /// walks the table (`every_safe_program_has_its_options_reviewed`), so no safe program is left
@@ -1459,7 +1507,8 @@ pub static OPTION_REVIEW: &[(&str, &[&str])] = &[
     ("ulimit", &[]), ("umask", &[]), ("stty", &[]), ("tput", &[]), ("clear", &[]), ("tty", &[]),
     ("ls", &[]), ("ll", &[]), ("la", &[]), ("dir", &[]), ("vdir", &[]), ("exa", &[]), ("eza", &[]),
     ("tree", &["-o"]), ("cat", &[]), ("tac", &[]), ("head", &[]), ("tail", &[]), ("nl", &[]),
-    ("less", &["-o", "-O", "--log-file", "--LOG-FILE", "--lesskey-file", "-k"]), ("more", &[]),
+    ("less", &["-o", "-O", "--log-file", "--LOG-FILE", "--lesskey-file", "-k", "--lesskey-src", "--lesskey-content"]),
+    ("more", &[]),
     ("zless", &["-o", "-O", "--log-file", "--LOG-FILE"]),
     ("bat", &["--pager"]), ("batcat", &["--pager"]), ("delta", &["--pager"]),
     ("man", &["-P", "--pager", "-H", "--html"]), ("info", &["-o", "--output"]),

@@ -194,6 +194,19 @@ pub fn needs_terminal() -> bool {
     *ON_A_TERMINAL.get_or_init(|| nix::unistd::isatty(std::io::stdin()).unwrap_or(false))
 }
 
+/// Whether a command may read keys from a terminal: agentsh's standard input, output or error
+/// is one. A command that does not keep the terminal leaves its session, but a pager with no
+/// controlling terminal reads its keys from standard error (less, more), and a program writes
+/// to standard output before it asks (rt7 B7). Three `isatty`s, once per process.
+pub fn may_read_keys() -> bool {
+    static ANY_TERMINAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANY_TERMINAL.get_or_init(|| {
+        needs_terminal()
+            || nix::unistd::isatty(std::io::stdout()).unwrap_or(false)
+            || nix::unistd::isatty(std::io::stderr()).unwrap_or(false)
+    })
+}
+
 /// The command's name to the box's proxy (its record's id), and who asks the person about a
 /// host the proxy does not know.
 #[derive(Clone, Copy)]
@@ -280,7 +293,7 @@ pub fn run(
 }
 
 fn exec_program(program: &str, args: &[String], search: Option<&OsStr>) -> i32 {
-    let mut cmd = Command::new(program);
+    let mut cmd = unconfined(program);
     cmd.args(args);
     // Set on the command, `$PATH` is also where std looks the program up.
     if let Some(path) = search {
@@ -296,6 +309,20 @@ fn exec_program(program: &str, args: &[String], search: Option<&OsStr>) -> i32 {
         );
     }
     code
+}
+
+/// An unconfined command: with pagers that run no command from their keys or options (rt7 B7,
+/// `pagers`).
+fn unconfined(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    let get = |name: &str| std::env::var(name).ok();
+    for (name, value) in crate::run::pagers::guard(get, findable("less")) {
+        cmd.env(name, value);
+    }
+    for name in crate::run::pagers::REMOVED {
+        cmd.env_remove(name);
+    }
+    cmd
 }
 
 /// Says why the box could not be entered, and returns the status: nothing ran.
@@ -396,7 +423,7 @@ pub(crate) fn exec_error(program: &str, err: &std::io::Error) -> i32 {
 /// boxed command is supervised by `sandbox::spawn`.)
 fn supervise(program: &str, args: &[String], limit: Duration, search: Option<&OsStr>) -> i32 {
     let cmd = if needs_terminal() {
-        let mut cmd = Command::new(program);
+        let mut cmd = unconfined(program);
         cmd.args(args).process_group(0);
         if let Some(path) = search {
             cmd.env("PATH", path);

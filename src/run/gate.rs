@@ -335,6 +335,8 @@ pub fn judge_source(
 /// verdict (issue 24). Returns the box.
 pub fn prepare(config: &mut Config, text: &str, cwd: &Path, ask: bool) -> Confinement {
     let (boxed, judged_with, sight) = sandbox_and_sight(&config.sandbox, cwd);
+    // rt7 B7: with no box, keys typed at a program may run commands (`more`'s `!`).
+    config.policy.terminal = matches!(judged_with, Sandbox::Off(_)) && exec::may_read_keys();
     prepare_with(config, text, cwd, ask, python_env_of(judged_with, text));
     config.policy.home_sight = sight;
     boxed

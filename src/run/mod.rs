@@ -10,4 +10,5 @@ pub mod explain;
 pub mod gate;
 pub mod invocation;
 pub mod judging;
+pub mod pagers;
 pub mod sandbox;
