@@ -3516,7 +3516,8 @@ fn the_persons_git_does_not_write_through_links_a_command_made_in_the_git_direct
         );
         // The rename fails where the holder removed the link first.
         let err = text(&w.script(&plant).stderr);
-        assert!(err.contains("agentsh: removed a link") && err.contains(".git/"), "told as it ends: {err}");
+        // One link or two (the planted name too, where the rename came before the holder).
+        assert!(err.contains("agentsh: removed") && err.contains(".git/"), "told as it ends: {err}");
         assert!(!is_link(&w.path(".git/COMMIT_EDITMSG")));
     }
     // The attack works where there is no box: in another repository, where no box's holder
