@@ -7213,6 +7213,10 @@ fn the_environment_loses_the_secrets_rt7_found() {
         ("FIGMA", "figd_RT7S19abcdefghijklmnop"),
         // A classic GitHub token (40 of hex) as a URL's user, as the copies already knew it.
         ("REPO", "https://0123456789abcdef0123456789abcdefRT7S20@github.com/o/r.git"),
+        // rt8 B1: INI's and TOML's spaced `=`, GitHub's `token` scheme.
+        ("PIP_CONF", "[global]\npassword = RT8S01secret"),
+        ("APP_TOML", "api_key = \"RT8S02abcdef0123\""),
+        ("GH_HEADER", "Authorization: token RT8S03abcdef0123"),
     ];
     let kept = [
         ("TOOL_DIRS", "/opt/sk-learn-x/bin:/usr/bin"),
@@ -7229,7 +7233,7 @@ fn the_environment_loses_the_secrets_rt7_found() {
     let out = cmd.output().unwrap();
     succeeded(&out, "env");
     let env = text(&out.stdout);
-    assert!(!env.contains("RT7S"), "{env}");
+    assert!(!env.contains("RT7S") && !env.contains("RT8S"), "{env}");
     for (k, v) in kept {
         assert!(env.contains(&format!("{k}={v}\n")), "{k} removed:\n{env}");
     }
