@@ -1333,7 +1333,7 @@ fn a_service_on_this_machine_is_not_reached() {
     let port = service.port;
     let _ = w.run(&format!("curl -s -X POST -d @/etc/hostname http://127.0.0.1:{port}/"));
     let out = w.script(&format!("curl -sS --noproxy '' -x \"$HTTP_PROXY\" http://127.0.0.1:{port}/\n"));
-    assert!(text(&out.stderr).contains("this machine's own address"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("an address of this machine"), "{}", text(&out.stderr));
     assert!(service.requests().is_empty(), "{:?}", service.requests());
     // Named in allowHosts, it is reached through the proxy.
     let w = w.sandbox(serde_json::json!({"allowHosts": [format!("localhost:{port}")]}));
@@ -7213,6 +7213,10 @@ fn the_environment_loses_the_secrets_rt7_found() {
         ("FIGMA", "figd_RT7S19abcdefghijklmnop"),
         // A classic GitHub token (40 of hex) as a URL's user, as the copies already knew it.
         ("REPO", "https://0123456789abcdef0123456789abcdefRT7S20@github.com/o/r.git"),
+        // rt8 B1: INI's and TOML's spaced `=`, GitHub's `token` scheme.
+        ("PIP_CONF", "[global]\npassword = RT8S01secret"),
+        ("APP_TOML", "api_key = \"RT8S02abcdef0123\""),
+        ("GH_HEADER", "Authorization: token RT8S03abcdef0123"),
     ];
     let kept = [
         ("TOOL_DIRS", "/opt/sk-learn-x/bin:/usr/bin"),
@@ -7229,7 +7233,7 @@ fn the_environment_loses_the_secrets_rt7_found() {
     let out = cmd.output().unwrap();
     succeeded(&out, "env");
     let env = text(&out.stdout);
-    assert!(!env.contains("RT7S"), "{env}");
+    assert!(!env.contains("RT7S") && !env.contains("RT8S"), "{env}");
     for (k, v) in kept {
         assert!(env.contains(&format!("{k}={v}\n")), "{k} removed:\n{env}");
     }
@@ -7449,4 +7453,34 @@ fn with_no_box_keys_typed_at_a_pager_run_no_command() {
         assert!(seen.contains("agentsh: not approved"), "{cmd}: {seen}");
     }
     assert!(!mark("option").exists(), "less's `+!` ran a command outside any box");
+}
+
+// ---- session 20 (lead): rt8 B2 ----
+
+/// rt8 B2: a service the person runs on every address (`0.0.0.0`: a dev server, a database)
+/// was an ordinary host to the proxy when named by this machine's own interface address, and a
+/// name re-pointed there by its DNS was reached with no question. This machine's addresses and
+/// the local network's are now reached only where sandbox.allowHosts names them. Checked from
+/// outside: the service saw no connection.
+#[test]
+fn a_service_on_this_machines_own_interface_is_not_reached() {
+    let Some(w) = world() else { return };
+    let Some(own) = nix::ifaddrs::getifaddrs()
+        .unwrap()
+        .filter_map(|i| i.address)
+        .filter_map(|a| a.as_sockaddr_in().map(|s| s.ip()))
+        .find(|v4| !v4.is_loopback() && !v4.is_link_local())
+    else {
+        eprintln!("skipped: this machine has no address but loopback's");
+        return;
+    };
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let w = w.through(&[], serde_json::json!({}));
+    let out = w.script(&format!("curl -sS --max-time 5 -x \"$HTTP_PROXY\" http://{own}:{port}/\n"));
+    assert!(text(&out.stderr).contains("an address of this machine"), "{}", text(&out.stderr));
+    let out = w.script(&format!("curl -sS --max-time 5 -p -x \"$HTTP_PROXY\" http://{own}:{port}/\n"));
+    assert!(!out.status.success(), "a tunnel to this machine's address: {}", text(&out.stderr));
+    assert!(listener.accept().is_err(), "the service on {own}:{port} was reached");
 }
