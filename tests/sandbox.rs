@@ -7484,3 +7484,106 @@ fn a_service_on_this_machines_own_interface_is_not_reached() {
     assert!(!out.status.success(), "a tunnel to this machine's address: {}", text(&out.stderr));
     assert!(listener.accept().is_err(), "the service on {own}:{port} was reached");
 }
+
+// ---- fix8-hook: only the agent's own hook stands for a yes in its dialog (rt8 C1) ----
+
+/// An agent, simulated: a Python process that runs `agentsh hook claude-code` (as `how` says)
+/// with a `PreToolUse` and then a `PermissionRequest` event for `cmd` on its input, as Claude
+/// Code does around its permission dialog, and then `agentsh -c cmd`, as Claude Code does after
+/// the person's yes. `how`: `direct` (Claude Code's own hook, `sh -c`), `gate` (the model's
+/// command `<agentsh> hook claude-code` through agentsh as its shell), `nested` (the same inside
+/// `<agentsh> -c`), `terminal` (typed at a line-gated terminal: the event typed there too).
+/// `name` is the agent's script's file name (`gemini`: Gemini CLI, by its command line).
+const HOOK_AGENT: &str = r#"
+import json, os, pty, shlex, subprocess, sys
+agentsh, how, cmd, cwd = sys.argv[1:5]
+def event(name):
+    return json.dumps({"session_id": "s", "cwd": cwd, "hook_event_name": name,
+        "permission_mode": "default", "tool_name": "Bash", "tool_input": {"command": cmd}}).encode()
+hook = shlex.join([agentsh, "hook", "claude-code"])
+argv = {"direct": [agentsh, "hook", "claude-code"], "terminal": [agentsh, "hook", "claude-code"],
+        "gate": [agentsh, "-c", hook], "nested": [agentsh, "-c", shlex.join([agentsh, "-c", hook])]}[how]
+for name in ["PreToolUse", "PermissionRequest"]:
+    if how == "terminal":
+        main, side = pty.openpty()
+        p = subprocess.Popen(argv, stdin=side, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.close(side)
+        os.write(main, event(name) + b"\n\x04")
+        out, err = p.communicate()
+    else:
+        p = subprocess.run(argv, input=event(name), capture_output=True)
+        out, err = p.stdout, p.stderr
+    sys.stderr.write("%s %s: %s %s\n" % (how, name, out.decode(), err.decode()))
+r = subprocess.run([agentsh, "-c", cmd], stdin=subprocess.DEVNULL, capture_output=True)
+sys.stderr.write("the command: %d %s\n" % (r.returncode, r.stderr.decode()))
+"#;
+
+fn hook_agent(w: &World, name: &str, how: &str, cmd: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join(name);
+    std::fs::write(&script, HOOK_AGENT).unwrap();
+    // The world's environment for agentsh, given to the agent, which passes it on.
+    let world = w.command(&[]);
+    let mut agent = Command::new("python3");
+    for (k, v) in world.get_envs() {
+        match v {
+            Some(v) => agent.env(k, v),
+            None => agent.env_remove(k),
+        };
+    }
+    let cwd = w.ws.path().canonicalize().unwrap();
+    // agentsh under another name, as an agent may have it: named `agentsh`, the judge refuses
+    // `agentsh hook` inside `agentsh -c` by its name before the hook runs.
+    let link = w.home("bin/agentsh-c1");
+    if !link.exists() {
+        std::fs::create_dir_all(w.home("bin")).unwrap();
+        std::os::unix::fs::symlink(BIN, &link).unwrap();
+    }
+    agent
+        .arg(&script)
+        .args([link.to_str().unwrap(), how, cmd, cwd.to_str().unwrap()])
+        .current_dir(&cwd)
+        .env("CLAUDE_CODE_ENTRYPOINT", "cli")
+        .env_remove(agentsh::model::GATED)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// rt8 C1: the shell route ran `<agentsh> hook claude-code` unasked, so a command could feed the
+/// hook Claude Code's dialog events (offer, then "the dialog is showing") and then run a command
+/// that needs a person, taken as approved "in Claude Code's permission dialog" with no person
+/// there. Now a grant for the agent's dialog is offered and armed only by a hook the agent
+/// started itself: not one agentsh's gate ran (however nested), nor one reading a terminal.
+/// Claude Code's own hook, and Gemini CLI's through agentsh as its `bash`, still leave it.
+/// Checked from outside: the file the command appends to.
+#[test]
+fn only_the_agents_own_hook_leaves_a_grant_for_its_dialog() {
+    let Some(w) = world() else { return };
+    let ran = |what: &str| w.home(&format!("C1-{what}"));
+    let cmd = |what: &str| format!("echo ran >> {}", ran(what).display());
+    // Gemini CLI's exception is for its own bare hook command only: not inside another command.
+    for (name, how) in [("agent.py", "gate"), ("agent.py", "nested"), ("agent.py", "terminal"), ("gemini", "nested")] {
+        let what = format!("{name}-{how}");
+        let out = hook_agent(&w, name, how, &cmd(&what));
+        let said = text(&out.stderr);
+        assert!(out.status.success(), "{what}: {said}");
+        assert!(!ran(&what).exists(), "{what}: a hook the model ran stood for a yes in the agent's dialog: {said}");
+        assert!(
+            said.contains("not started by the agent") || said.contains("not by the agent itself"),
+            "{what}: {said}"
+        );
+    }
+    // The same events from the agent's own hook: the command runs once, on the dialog's yes.
+    for (name, how) in [("agent.py", "direct"), ("gemini", "gate")] {
+        let out = hook_agent(&w, name, how, &cmd(name));
+        let said = text(&out.stderr);
+        assert!(ran(name).exists(), "{name} {how}: the agent's own hook left no grant: {said}");
+        assert!(said.contains("the command: 0"), "{name} {how}: {said}");
+    }
+    // Without the dialog's events, the command needs a person (here: none), so the runs above
+    // were the grants' doing.
+    let out = w.run(&cmd("unasked"));
+    not_run(&out, "unasked");
+    assert!(!ran("unasked").exists());
+}
