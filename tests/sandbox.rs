@@ -7450,3 +7450,51 @@ fn with_no_box_keys_typed_at_a_pager_run_no_command() {
     }
     assert!(!mark("option").exists(), "less's `+!` ran a command outside any box");
 }
+
+// ---- fix8-place: a terminal's box named by the terminal as made (rt8 A4); links resolved
+// wherever a start-up file's path goes (rt8 A3) ----
+
+/// rt8 A4: the kernel gives a closed terminal's number to the next one opened. The agent's box,
+/// on its pty, plants a git setting in its private home and a file in its `/tmp`; the pty
+/// closes and the person's next terminal gets its number. A box that keeps that terminal is not
+/// the agent's and reads nothing it left; the same terminal keeps its box from one command to
+/// the next.
+#[test]
+fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
+    let Some(w) = world() else { return };
+    let on = |pty: &nix::pty::OpenptyResult, body: &str| {
+        w.write("probe.sh", body);
+        let stdin = Stdio::from(pty.slave.try_clone().unwrap());
+        w.command(&["-c", "sh probe.sh"]).stdin(stdin).output().unwrap()
+    };
+    let agents = nix::pty::openpty(None, None).unwrap();
+    let number = nix::unistd::ttyname(&agents.slave).unwrap();
+    let planted = on(
+        &agents,
+        "set -e\nmkdir -p ~/.config/git\nprintf '[alias]\\n\\tst = !echo A4-PLANTED\\n' > ~/.config/git/config\n\
+         echo A4-LEFT > /tmp/agent-left\nreadlink /proc/self/ns/mnt\n",
+    );
+    succeeded(&planted, "the agent's box writes its private home and /tmp");
+    drop(agents);
+    // The person's terminal: the next pty the kernel makes with that number (another test's
+    // may take a lower one first: those are held until this one comes).
+    let mut held = Vec::new();
+    let persons = loop {
+        let pty = nix::pty::openpty(None, None).unwrap();
+        if nix::unistd::ttyname(&pty.slave).unwrap() == number {
+            break pty;
+        }
+        assert!(held.len() < 64, "{} was never made again", number.display());
+        held.push(pty);
+    };
+    let read =
+        "cat /tmp/agent-left ~/.config/git/config 2>&1 || true\ngit st 2>&1 || true\nreadlink /proc/self/ns/mnt\n";
+    let out = on(&persons, read);
+    succeeded(&out, "the person's box");
+    let seen = text(&out.stdout);
+    assert!(!seen.contains("A4-"), "the person's terminal box read what the agent's left: {seen}");
+    let box_of = |out: &Output| text(&out.stdout).lines().last().unwrap_or_default().to_string();
+    assert_ne!(box_of(&out), box_of(&planted), "the person's terminal got the agent's box");
+    // The same terminal, the same box.
+    assert_eq!(box_of(&on(&persons, read)), box_of(&out), "a terminal's second command got another box");
+}
