@@ -7498,3 +7498,23 @@ fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
     // The same terminal, the same box.
     assert_eq!(box_of(&on(&persons, read)), box_of(&out), "a terminal's second command got another box");
 }
+
+/// rt8 A3: `~/.bashrc` sources a file of a clone outside home through a link outside home
+/// (`/opt/tools -> /srv/src/tools`, or a link to the file itself): the person's next shell
+/// runs it, so the clone is no workspace, as it is when named by its own path.
+#[test]
+fn a_clone_named_through_a_link_outside_home_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let outside = tempfile::Builder::new().prefix("agentsh-test-a3").tempdir_in(home_base()).unwrap();
+    let at = |rel: &str| std::fs::canonicalize(outside.path()).unwrap().join(rel);
+    std::fs::create_dir_all(at("srv/tools")).unwrap();
+    std::fs::create_dir_all(at("opt")).unwrap();
+    std::fs::write(at("srv/tools/env.sh"), "# original\n").unwrap();
+    git(&at("srv/tools"), &["init", "-q", "."]);
+    std::os::unix::fs::symlink(at("srv/tools"), at("opt/tools")).unwrap();
+    std::os::unix::fs::symlink(at("srv/tools/env.sh"), at("opt/env.sh")).unwrap();
+    for named in ["opt/tools/env.sh", "opt/env.sh"] {
+        w.write_home(".bashrc", &format!("# bashrc\nsource {}\n", at(named).display()));
+        not_a_workspace(&w, &at("srv/tools"), "env.sh", None, ".bashrc names");
+    }
+}
