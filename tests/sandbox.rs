@@ -7475,6 +7475,12 @@ fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
          echo A4-LEFT > /tmp/agent-left\nreadlink /proc/self/ns/mnt\n",
     );
     succeeded(&planted, "the agent's box writes its private home and /tmp");
+    let stores = || -> Vec<PathBuf> {
+        let dir = std::fs::read_dir(w.records()).unwrap().flatten();
+        dir.map(|e| e.path()).filter(|p| p.join("terminals").exists()).collect()
+    };
+    let agents_store = stores();
+    assert_eq!(agents_store.len(), 1, "the agent's terminal's store: {agents_store:?}");
     drop(agents);
     // The person's terminal: the next pty the kernel makes with that number (another test's
     // may take a lower one first: those are held until this one comes).
@@ -7497,6 +7503,13 @@ fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
     assert_ne!(box_of(&out), box_of(&planted), "the person's terminal got the agent's box");
     // The same terminal, the same box.
     assert_eq!(box_of(&on(&persons, read)), box_of(&out), "a terminal's second command got another box");
+    // Once its box has ended, the next box made removes the closed terminal's store; the open
+    // one's stays.
+    let persons_store: Vec<PathBuf> = stores().into_iter().filter(|s| !agents_store.contains(s)).collect();
+    assert_eq!(persons_store.len(), 1, "the person's terminal's store: {persons_store:?}");
+    w.end_boxes();
+    succeeded(&w.run("true"), "a headless command, in a box made anew");
+    assert_eq!(stores(), persons_store, "the agent's closed terminal's store is left, or the person's gone");
 }
 
 /// rt8 A3: `~/.bashrc` sources a file of a clone outside home through a link outside home

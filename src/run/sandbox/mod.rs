@@ -27,6 +27,7 @@
 //! - [`view`]: the builder's mounts (the view above).
 //! - [`gitlinks`]: links made in the git directory, which the person's git would follow,
 //!   removed when a command ends and, by the holder, as they appear.
+//! - [`stores`]: the private places of a terminal that has closed, removed.
 //! - [`rules`]: the Landlock ruleset; [`filter`]: the seccomp filter; [`environ`]: the
 //!   environment; [`spawn`]: joining the box and running the command in it as a child, whose
 //!   exit this process waits for (so it can record it).
@@ -53,6 +54,7 @@ pub mod proxy;
 pub mod rules;
 pub mod spawn;
 pub mod spec;
+pub(crate) mod stores;
 pub(crate) mod sys;
 pub mod tls;
 pub(crate) mod untracked;
@@ -129,7 +131,7 @@ pub struct Place {
 /// `/tmp`, the box itself) must not be the other's. What the kernel made is told apart by its
 /// device, inode and change time (`fstat`): set when the terminal is made (and by a chmod or
 /// chown of it, which reading and writing it do not do), so never one an earlier terminal had.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Terminal {
     pub path: PathBuf,
     pub made: [i64; 4],
@@ -151,6 +153,13 @@ impl Terminal {
     /// A terminal named `path` (tests: one made at time 0).
     pub fn at(path: impl Into<PathBuf>) -> Terminal {
         Terminal { path: path.into(), made: [0; 4] }
+    }
+
+    /// Whether `path` is still this terminal: when it is not, it never is again, and nothing
+    /// made for it is used again ([`holder`]'s prune). A `stat`.
+    pub(crate) fn still_open(&self) -> bool {
+        rustix::fs::stat(&self.path)
+            .is_ok_and(|st| [st.st_dev as i64, st.st_ino as i64, st.st_ctime, st.st_ctime_nsec as i64] == self.made)
     }
 
     /// What names it in a box's name and its private places' ([`spec`]).

@@ -144,6 +144,10 @@ pub struct BoxSpec {
     pub devices: Vec<Root>,
     /// The command's own terminals.
     pub ttys: Vec<Root>,
+    /// The terminals `store` is kept for, where the box keeps one: when one of them has
+    /// closed, no box uses the store again, and it is removed ([`super::holder`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub store_for: Vec<super::Terminal>,
     pub network: Network,
     /// What the box's network proxy allows (`network: "proxy"`).
     pub net: super::proxy::NetPolicy,
@@ -636,6 +640,7 @@ impl BoxSpec {
             linked: Vec::new(),
             devices,
             ttys,
+            store_for: terminal.to_vec(),
             network: settings.network,
             net,
             keep_terminal: place.keep_terminal,
