@@ -7513,8 +7513,9 @@ fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
 }
 
 /// rt8 A3: `~/.bashrc` sources a file of a clone outside home through a link outside home
-/// (`/opt/tools -> /srv/src/tools`, or a link to the file itself): the person's next shell
-/// runs it, so the clone is no workspace, as it is when named by its own path.
+/// (`/opt/tools -> /srv/src/tools`, a link to the file itself, or `..` after a link to its
+/// sibling): the person's next shell runs it, so the clone is no workspace, as it is when named
+/// by its own path.
 #[test]
 fn a_clone_named_through_a_link_outside_home_is_no_workspace() {
     let Some(w) = world() else { return };
@@ -7526,7 +7527,10 @@ fn a_clone_named_through_a_link_outside_home_is_no_workspace() {
     git(&at("srv/tools"), &["init", "-q", "."]);
     std::os::unix::fs::symlink(at("srv/tools"), at("opt/tools")).unwrap();
     std::os::unix::fs::symlink(at("srv/tools/env.sh"), at("opt/env.sh")).unwrap();
-    for named in ["opt/tools/env.sh", "opt/env.sh"] {
+    // `..` after a link is the parent of the link's target, for the kernel.
+    std::fs::create_dir_all(at("srv/other")).unwrap();
+    std::os::unix::fs::symlink(at("srv/other"), at("opt/other")).unwrap();
+    for named in ["opt/tools/env.sh", "opt/env.sh", "opt/other/../tools/env.sh"] {
         w.write_home(".bashrc", &format!("# bashrc\nsource {}\n", at(named).display()));
         not_a_workspace(&w, &at("srv/tools"), "env.sh", None, ".bashrc names");
     }

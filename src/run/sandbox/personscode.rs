@@ -285,7 +285,9 @@ impl<'a> Search<'a> {
     /// variable there names (`~/dotfiles/*.sh`): it also names a top-level beneath it, below
     /// home.
     fn names_any(&self, n: &Named) -> bool {
-        self.names(&n.path, n.open) || n.glob.as_ref().is_some_and(|g| self.glob_names(g))
+        self.names(&n.path, n.open)
+            || n.physical.as_ref().is_some_and(|p| self.names_through_links(p, n.open))
+            || n.glob.as_ref().is_some_and(|g| self.glob_names(g))
     }
 
     /// Some path `glob` may name is in the top-level (or one of its aliases), in either
@@ -1046,6 +1048,9 @@ fn zdotdir(line: &str, home: &Path, xdg: Option<&Path>) -> Option<Option<PathBuf
 pub(crate) struct Named {
     /// Absolute and normalized; where a pattern or a variable is in it, what comes before.
     pub path: PathBuf,
+    /// `path` as written, where a `..` in it makes the kernel's path another (after a link,
+    /// `..` is the parent of the link's target: rt8 A3).
+    pub physical: Option<PathBuf>,
     /// The line sources it (`source`, `.`, `Include`, `source-file`): it is read too.
     pub sourced: bool,
     /// A pattern or a variable followed `path` (`~/dotfiles/*.sh`, `~/dotfiles/$HOST/rc`).
@@ -1195,6 +1200,7 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
     }
     out.extend(home_globs(&text, home, sets_path(line)).into_iter().map(|g| Named {
         path: home.to_path_buf(),
+        physical: None,
         sourced: false,
         open: true,
         pattern: false,
@@ -1506,9 +1512,11 @@ fn place(word: &str, home: &Path) -> Option<PathBuf> {
 fn named(base: &Path, rest: &str, sourced: bool) -> Named {
     let parts: Vec<&str> = rest.split('/').collect();
     let open_at = parts.iter().position(|p| p.contains(['*', '?', '[', '$']));
-    let path = normalize(&join(base, &parts[..open_at.unwrap_or(parts.len())].join("/")));
+    let written = join(base, &parts[..open_at.unwrap_or(parts.len())].join("/"));
+    let path = normalize(&written);
+    let physical = written.components().any(|c| c == std::path::Component::ParentDir).then_some(written);
     let pattern = open_at.is_some_and(|at| at + 1 == parts.len() && !parts[at].contains('$'));
-    Named { path, sourced: sourced && open_at.is_none(), open: open_at.is_some(), pattern, glob: None }
+    Named { path, physical, sourced: sourced && open_at.is_none(), open: open_at.is_some(), pattern, glob: None }
 }
 
 /// The relative files an ssh `Include` line names, from `~/.ssh`.
@@ -2072,7 +2080,11 @@ mod tests {
         std::os::unix::fs::symlink(at("srv"), at("data")).unwrap();
         let (tools, other) = (at("srv/tools"), at("srv/other"));
         assert!(h.no(&tools).is_none(), "nothing names it yet");
-        for named in ["opt/tools/env.sh", "opt/tool", "data/tools/env.sh", "opt/tools/missing/x.sh"] {
+        std::fs::create_dir_all(at("x")).unwrap();
+        std::os::unix::fs::symlink(at("srv/other"), at("x/lnk")).unwrap();
+        let named =
+            ["opt/tools/env.sh", "opt/tool", "data/tools/env.sh", "opt/tools/missing/x.sh", "x/lnk/../tools/env.sh"];
+        for named in named {
             h.write(".bashrc", &format!("source {}\n", at(named).display()));
             let no = h.no(&tools).unwrap_or_else(|| panic!("{named}: a workspace"));
             assert!(no.why.contains(".bashrc names") && !no.unchecked, "{named}: {no:?}");
