@@ -7508,6 +7508,23 @@ fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
     let persons_store: Vec<PathBuf> = stores().into_iter().filter(|s| !agents_store.contains(s)).collect();
     assert_eq!(persons_store.len(), 1, "the person's terminal's store: {persons_store:?}");
     w.end_boxes();
+    // Ended, not only signalled: a holder still running keeps its box's store.
+    let running = |e: &std::fs::DirEntry| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let head = std::fs::read_to_string(e.path()).unwrap_or_default();
+        let pid = head.split(' ').next().and_then(|p| p.parse().ok()).and_then(rustix::process::Pid::from_raw);
+        name.len() == 16
+            && pid.and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()).is_some_and(
+                |fd| {
+                    let mut fds = [rustix::event::PollFd::new(&fd, rustix::event::PollFlags::IN)];
+                    rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default())).unwrap_or(1) == 0
+                },
+            )
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(w.records()).unwrap().flatten().any(|e| running(&e)) && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     succeeded(&w.run("true"), "a headless command, in a box made anew");
     assert_eq!(stores(), persons_store, "the agent's closed terminal's store is left, or the person's gone");
 }
