@@ -7482,16 +7482,24 @@ fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
     let agents_store = stores();
     assert_eq!(agents_store.len(), 1, "the agent's terminal's store: {agents_store:?}");
     drop(agents);
-    // The person's terminal: the next pty the kernel makes with that number (another test's
-    // may take a lower one first: those are held until this one comes).
-    let mut held = Vec::new();
+    // The person's terminal: the next pty the kernel makes with that number. The kernel gives
+    // the lowest free one: those below it are held until it comes, and while another test
+    // holds it, this one waits.
+    let index = |p: &Path| p.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<u32>().ok()).unwrap();
+    let (mut held, until) = (Vec::new(), std::time::Instant::now() + Duration::from_secs(60));
     let persons = loop {
         let pty = nix::pty::openpty(None, None).unwrap();
-        if nix::unistd::ttyname(&pty.slave).unwrap() == number {
+        let got = nix::unistd::ttyname(&pty.slave).unwrap();
+        if got == number {
             break pty;
         }
-        assert!(held.len() < 64, "{} was never made again", number.display());
-        held.push(pty);
+        assert!(std::time::Instant::now() < until, "{} was never made again", number.display());
+        if index(&got) < index(&number) {
+            held.push(pty);
+        } else {
+            drop(pty);
+            std::thread::sleep(Duration::from_millis(50));
+        }
     };
     let read =
         "cat /tmp/agent-left ~/.config/git/config 2>&1 || true\ngit st 2>&1 || true\nreadlink /proc/self/ns/mnt\n";
