@@ -7587,3 +7587,113 @@ fn only_the_agents_own_hook_leaves_a_grant_for_its_dialog() {
     not_run(&out, "unasked");
     assert!(!ran("unasked").exists());
 }
+
+// ---- fix8-place: a terminal's box named by the terminal as made (rt8 A4); links resolved
+// wherever a start-up file's path goes (rt8 A3) ----
+
+/// rt8 A4: the kernel gives a closed terminal's number to the next one opened. The agent's box,
+/// on its pty, plants a git setting in its private home and a file in its `/tmp`; the pty
+/// closes and the person's next terminal gets its number. A box that keeps that terminal is not
+/// the agent's and reads nothing it left; the same terminal keeps its box from one command to
+/// the next.
+#[test]
+fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
+    let Some(w) = world() else { return };
+    let on = |pty: &nix::pty::OpenptyResult, body: &str| {
+        w.write("probe.sh", body);
+        let stdin = Stdio::from(pty.slave.try_clone().unwrap());
+        w.command(&["-c", "sh probe.sh"]).stdin(stdin).output().unwrap()
+    };
+    let agents = nix::pty::openpty(None, None).unwrap();
+    let number = nix::unistd::ttyname(&agents.slave).unwrap();
+    let planted = on(
+        &agents,
+        "set -e\nmkdir -p ~/.config/git\nprintf '[alias]\\n\\tst = !echo A4-PLANTED\\n' > ~/.config/git/config\n\
+         echo A4-LEFT > /tmp/agent-left\nreadlink /proc/self/ns/mnt\n",
+    );
+    succeeded(&planted, "the agent's box writes its private home and /tmp");
+    let stores = || -> Vec<PathBuf> {
+        let dir = std::fs::read_dir(w.records()).unwrap().flatten();
+        dir.map(|e| e.path()).filter(|p| p.join("terminals").exists()).collect()
+    };
+    let agents_store = stores();
+    assert_eq!(agents_store.len(), 1, "the agent's terminal's store: {agents_store:?}");
+    drop(agents);
+    // The person's terminal: the next pty the kernel makes with that number. The kernel gives
+    // the lowest free one: those below it are held until it comes, and while another test
+    // holds it, this one waits.
+    let index = |p: &Path| p.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<u32>().ok()).unwrap();
+    let (mut held, until) = (Vec::new(), std::time::Instant::now() + Duration::from_secs(60));
+    let persons = loop {
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let got = nix::unistd::ttyname(&pty.slave).unwrap();
+        if got == number {
+            break pty;
+        }
+        assert!(std::time::Instant::now() < until, "{} was never made again", number.display());
+        if index(&got) < index(&number) {
+            held.push(pty);
+        } else {
+            drop(pty);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let read =
+        "cat /tmp/agent-left ~/.config/git/config 2>&1 || true\ngit st 2>&1 || true\nreadlink /proc/self/ns/mnt\n";
+    let out = on(&persons, read);
+    succeeded(&out, "the person's box");
+    let seen = text(&out.stdout);
+    assert!(!seen.contains("A4-"), "the person's terminal box read what the agent's left: {seen}");
+    let box_of = |out: &Output| text(&out.stdout).lines().last().unwrap_or_default().to_string();
+    assert_ne!(box_of(&out), box_of(&planted), "the person's terminal got the agent's box");
+    // The same terminal, the same box.
+    assert_eq!(box_of(&on(&persons, read)), box_of(&out), "a terminal's second command got another box");
+    // Once its box has ended, the next box made removes the closed terminal's store; the open
+    // one's stays.
+    let persons_store: Vec<PathBuf> = stores().into_iter().filter(|s| !agents_store.contains(s)).collect();
+    assert_eq!(persons_store.len(), 1, "the person's terminal's store: {persons_store:?}");
+    w.end_boxes();
+    // Ended, not only signalled: a holder still running keeps its box's store.
+    let running = |e: &std::fs::DirEntry| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let head = std::fs::read_to_string(e.path()).unwrap_or_default();
+        let pid = head.split(' ').next().and_then(|p| p.parse().ok()).and_then(rustix::process::Pid::from_raw);
+        name.len() == 16
+            && pid.and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()).is_some_and(
+                |fd| {
+                    let mut fds = [rustix::event::PollFd::new(&fd, rustix::event::PollFlags::IN)];
+                    rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default())).unwrap_or(1) == 0
+                },
+            )
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(w.records()).unwrap().flatten().any(|e| running(&e)) && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    succeeded(&w.run("true"), "a headless command, in a box made anew");
+    assert_eq!(stores(), persons_store, "the agent's closed terminal's store is left, or the person's gone");
+}
+
+/// rt8 A3: `~/.bashrc` sources a file of a clone outside home through a link outside home
+/// (`/opt/tools -> /srv/src/tools`, a link to the file itself, or `..` after a link to its
+/// sibling): the person's next shell runs it, so the clone is no workspace, as it is when named
+/// by its own path.
+#[test]
+fn a_clone_named_through_a_link_outside_home_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let outside = tempfile::Builder::new().prefix("agentsh-test-a3").tempdir_in(home_base()).unwrap();
+    let at = |rel: &str| std::fs::canonicalize(outside.path()).unwrap().join(rel);
+    std::fs::create_dir_all(at("srv/tools")).unwrap();
+    std::fs::create_dir_all(at("opt")).unwrap();
+    std::fs::write(at("srv/tools/env.sh"), "# original\n").unwrap();
+    git(&at("srv/tools"), &["init", "-q", "."]);
+    std::os::unix::fs::symlink(at("srv/tools"), at("opt/tools")).unwrap();
+    std::os::unix::fs::symlink(at("srv/tools/env.sh"), at("opt/env.sh")).unwrap();
+    // `..` after a link is the parent of the link's target, for the kernel.
+    std::fs::create_dir_all(at("srv/other")).unwrap();
+    std::os::unix::fs::symlink(at("srv/other"), at("opt/other")).unwrap();
+    for named in ["opt/tools/env.sh", "opt/env.sh", "opt/other/../tools/env.sh"] {
+        w.write_home(".bashrc", &format!("# bashrc\nsource {}\n", at(named).display()));
+        not_a_workspace(&w, &at("srv/tools"), "env.sh", None, ".bashrc names");
+    }
+}
