@@ -295,14 +295,8 @@ fn mount_of(path: &Path) -> Result<OwnedFd, String> {
 /// when `read_only`; and whether it is a directory. `None` where `path` does not exist.
 fn take(path: &Path, read_only: bool) -> Option<(OwnedFd, bool)> {
     let dir = std::fs::metadata(path).ok()?.is_dir();
-    let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_RECURSIVE;
-    let fd = rustix::mount::open_tree(rustix::fs::CWD, path, flags).ok()?;
-    if read_only {
-        let empty = CString::default();
-        let flags = (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint;
-        super::sys::mount_setattr(fd.as_fd(), &empty, flags, RO | NOSUID, 0).ok()?;
-    }
-    Some((fd, dir))
+    let at = rustix::fs::open(path, rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty());
+    Some((take_at(&at.ok()?, read_only)?, dir))
 }
 
 /// [`take`] of the directory `path` (read-only), opened once, following links, and taken only
@@ -435,13 +429,13 @@ fn dev(spec: &BoxSpec, devices: Vec<(PathBuf, OwnedFd)>) -> Result<(), String> {
 fn protect_git(git: &Path, pinned: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
     // Reached through a link (rt8 A1: a box of the workspace it is in made one on the way), it
     // is not the workspace's own: the box is not made.
-    if let Err(e) = super::beneath::dir(git).map_err(std::io::Error::from)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        return Err(format!("{}: {e} (a symbolic link on the way to it?)", git.display()));
-    }
-    let Some((fd, true)) = take(git, false) else { return Ok(Vec::new()) };
-    put(&fd, git)?;
+    let at = match super::beneath::dir(git) {
+        Ok(at) => at,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e} (a symbolic link on the way to it?)", git.display())),
+    };
+    let Some(fd) = take_at(&at, false) else { return Ok(Vec::new()) };
+    put_at(&fd, &at, git)?;
     pinned.push(git.to_path_buf());
     let mut found = Vec::new();
     code_paths(git, &mut found, 0);
@@ -466,19 +460,12 @@ fn bind_code_path(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<
         // Taken and put back by descriptors opened with no link on the way (rt8 A1): a box
         // left running that puts one in place of a submodule's git directory meanwhile gets
         // nothing outside made writable.
-        kept = dirs.into_iter().filter_map(|d| Some((take_dir(&d)?, d))).collect();
+        kept = dirs.into_iter().filter_map(|d| Some((take_at(&super::beneath::dir(&d).ok()?, false)?, d))).collect();
     }
     let bound = bind_read_only(top, path, pinned)?;
     for (fd, d) in kept.into_iter().filter(|_| bound) {
         let at = super::beneath::dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
-        rustix::mount::move_mount(
-            fd.as_fd(),
-            "",
-            at.as_fd(),
-            "",
-            MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH,
-        )
-        .map_err(|e| format!("mounting at {}: {e}", d.display()))?;
+        put_at(&fd, &at, &d)?;
         // It, `modules` and the levels of a name with a slash (`modules/third_party/zlib`)
         // stay as they are now: mounts, or part of the read-only `modules`.
         pinned.extend(d.ancestors().take_while(|a| Some(*a) != path.parent()).map(Path::to_path_buf));
@@ -501,38 +488,58 @@ pub(crate) fn is_modules(path: &Path) -> bool {
 /// `mv .husky x`) and a fresh `commondir` (or `.husky/_/pre-commit`) in its place would sidestep
 /// the bind (issue 25, rt-files F9). `pinned`: the directories made mounts so far.
 fn bind_read_only(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<bool, String> {
-    if !within(path, top) || path == top || std::fs::symlink_metadata(path).is_err() {
+    if !within(path, top) || path == top || in_root(top, path)?.is_none() {
         return Ok(false);
     }
     pin(top, path, pinned)?;
-    // A link (`.git/hooks -> ../githooks`, rt6a K3) is bound as itself, a mount on the link
-    // that cannot be removed or replaced; what it names in the workspace is bound apart
-    // ([`super::gitcode`]).
-    let taken = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        take_link(path)
-    } else {
-        take(path, true)
-    };
-    let Some((fd, _)) = taken else { return Ok(false) };
-    put(&fd, path)?;
+    // Opened again below what `pin` mounted. A link (`.git/hooks -> ../githooks`, rt6a K3) is
+    // bound as itself, a mount on the link that cannot be removed or replaced; what it names in
+    // the workspace is bound apart ([`super::gitcode`]).
+    let Some(at) = in_root(top, path)? else { return Ok(false) };
+    let Some(fd) = take_at(&at, true) else { return Ok(false) };
+    put_at(&fd, &at, path)?;
     Ok(true)
 }
 
-/// A detached copy of the directory `path` (writable), opened with no link followed on the way.
-fn take_dir(path: &Path) -> Option<OwnedFd> {
-    let dir = super::beneath::dir(path).ok()?;
+/// `path` in the root `top` (a writable root, or the git directory), opened (`O_PATH`) with no
+/// link followed from `top` on, a link at the end itself: the builder takes and mounts what is
+/// in a place a box may write by descriptor (rt8 A1), so a link a box left running in another
+/// kept box puts on the way between a look and a mount has nothing bound elsewhere (a secret
+/// shown in the box, a code path left writable). `Ok(None)` where it is not there; `Err` (no
+/// box) where a link is on the way.
+fn in_root(top: &Path, path: &Path) -> Result<Option<OwnedFd>, String> {
+    let Ok(rel) = path.strip_prefix(top) else { return Ok(None) };
+    let opened = super::beneath::dir(top).and_then(|root| {
+        if rel.as_os_str().is_empty() { Ok(root) } else { super::beneath::open(&root, rel, rustix::fs::OFlags::PATH) }
+    });
+    match opened {
+        Ok(fd) => Ok(Some(fd)),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(format!("{}: {e} (a symbolic link on the way to it?)", path.display())),
+    }
+}
+
+/// A detached copy of the mount tree at the descriptor `at` (what [`in_root`] opened; a link
+/// itself), read-only when `read_only`.
+fn take_at(at: &OwnedFd, read_only: bool) -> Option<OwnedFd> {
     let flags = OpenTreeFlags::OPEN_TREE_CLONE
         | OpenTreeFlags::OPEN_TREE_CLOEXEC
         | OpenTreeFlags::AT_RECURSIVE
         | OpenTreeFlags::AT_EMPTY_PATH;
-    rustix::mount::open_tree(&dir, "", flags).ok()
+    let fd = rustix::mount::open_tree(at, "", flags).ok()?;
+    if read_only {
+        let empty = CString::default();
+        let flags = (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint;
+        super::sys::mount_setattr(fd.as_fd(), &empty, flags, RO | NOSUID, 0).ok()?;
+    }
+    Some(fd)
 }
 
-/// A detached copy of the link `path` itself, not followed.
-fn take_link(path: &Path) -> Option<(OwnedFd, bool)> {
-    let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_SYMLINK_NOFOLLOW;
-    let fd = rustix::mount::open_tree(rustix::fs::CWD, path, flags).ok()?;
-    Some((fd, false))
+/// Attaches the detached mount `fd` on what the descriptor `at` names (`path`, to tell).
+fn put_at(fd: &OwnedFd, at: &OwnedFd, path: &Path) -> Result<(), String> {
+    let flags = MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH;
+    rustix::mount::move_mount(fd.as_fd(), "", at.as_fd(), "", flags)
+        .map_err(|e| format!("mounting at {}: {e}", path.display()))
 }
 
 /// Each directory between `top` and `path` (inside it) made a mount of its own, writable as it
@@ -545,8 +552,11 @@ fn pin(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), String>
         if pinned.iter().any(|p| p == dir) {
             continue;
         }
-        if let Some((fd, true)) = take(dir, false) {
-            put(&fd, dir)?;
+        if let Some(at) = in_root(top, dir)?
+            && rustix::fs::fstat(&at).is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode).is_dir())
+            && let Some(fd) = take_at(&at, false)
+        {
+            put_at(&fd, &at, dir)?;
         }
         pinned.push(dir.to_path_buf());
     }
