@@ -45,6 +45,23 @@ pub(crate) fn make_dir<P: rustix::path::Arg>(at: impl AsFd, name: P) {
     let _ = rustix::fs::mkdirat(at, name, Mode::from_raw_mode(0o755));
 }
 
+/// Makes the directory `dir` below `root` where it is missing, with the levels on the way
+/// (`mode` each), one level at a time, each opened with no link followed: a link a box left on
+/// the way fails it.
+pub(crate) fn make_dirs(root: &Path, dir: &Path, mode: u32) -> rustix::io::Result<()> {
+    let rel = dir.strip_prefix(root).map_err(|_| rustix::io::Errno::XDEV)?;
+    let mut at = self::dir(root)?;
+    for part in rel.components() {
+        let name = part.as_os_str();
+        match rustix::fs::mkdirat(&at, name, Mode::from_raw_mode(mode)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(e),
+        }
+        at = subdir(&at, name)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,6 +82,9 @@ mod tests {
         assert!(exists(&git, "modules") && subdir(&git, "objects").is_ok());
         make_dir(&git, "modules");
         make_dir(&git, "hooks");
+        assert!(make_dirs(&root.join("ws"), &root.join("ws/.git/modules/x"), 0o700).is_err());
+        make_dirs(&root.join("ws"), &root.join("ws/a/b"), 0o700).unwrap();
+        assert!(subdir(dir(&root.join("ws")).unwrap(), "a/b").is_ok());
         assert!(subdir(&git, "hooks").is_ok() && std::fs::read_dir(root.join("elsewhere")).unwrap().count() == 1);
     }
 }

@@ -309,7 +309,7 @@ impl<'a> Finder<'a> {
                 let Ok(named) = std::fs::read_link(&p) else { continue };
                 let target = super::view::resolve(&normalize(&dir.join(named)));
                 if make_hooks && matches!(name, "hooks" | "info" | "modules") && within(&target, &self.ws) {
-                    make_dir_in(&self.ws, &target);
+                    let _ = super::beneath::make_dirs(&self.ws, &target, 0o755);
                 }
                 if let Some(target) = self.inside(&target).filter(|t| t.exists()) {
                     self.push(target);
@@ -477,7 +477,7 @@ impl<'a> Finder<'a> {
                     continue; // the workspace or what holds it: nothing to bind
                 }
                 if make_hooks && within(&dir, &self.ws) {
-                    make_dir_in(&self.ws, &dir);
+                    let _ = super::beneath::make_dirs(&self.ws, &dir, 0o755);
                 }
                 if let Some(d) = self.inside(&dir).filter(|d| d.is_dir()) {
                     self.push(d);
@@ -490,23 +490,6 @@ impl<'a> Finder<'a> {
                     }
                 }
             }
-        }
-    }
-}
-
-/// Makes the directory `dir` beneath `ws` where it is missing, one level at a time, each opened
-/// with no link followed (the box may have left one to elsewhere).
-fn make_dir_in(ws: &Path, dir: &Path) {
-    let Ok(rel) = dir.strip_prefix(ws) else { return };
-    let Ok(mut at) = super::beneath::dir(ws) else { return };
-    for part in rel.components() {
-        let name = part.as_os_str();
-        if !super::beneath::exists(&at, name) {
-            super::beneath::make_dir(&at, name);
-        }
-        match super::beneath::subdir(&at, name) {
-            Ok(next) => at = next,
-            Err(_) => return,
         }
     }
 }

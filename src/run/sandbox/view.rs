@@ -674,9 +674,10 @@ fn own_places(spec: &BoxSpec, notes: &mut Vec<String>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for d in spec.deny.iter().filter(|d| d.from == Origin::Agentsh) {
         let real = resolve(&d.path);
+        // Made with no link followed (rt8 A1): the root is one a box writes.
         if std::fs::symlink_metadata(&real).is_err()
-            && roots.iter().any(|w| within(&real, w))
-            && let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&real)
+            && let Some(root) = roots.iter().find(|w| within(&real, w))
+            && let Err(e) = super::beneath::make_dirs(root, &real, 0o700)
         {
             notes.push(format!("{}: not made, so not covered: {e}", real.display()));
         }
