@@ -6934,13 +6934,7 @@ fn a_git_directory_made_in_a_tracked_directory_is_told() {
 fn an_object_rewritten_in_place_is_removed_and_told() {
     let Some(w) = world() else { return };
     let w = w.git();
-    w.write("build.sh", "echo building\n");
-    git(w.ws.path(), &["add", "build.sh"]);
-    git(w.ws.path(), &["commit", "-qm", "build"]);
-    let borrower = w.home.path().join("a5-borrower");
-    let out =
-        persons_git(&w, w.home.path(), &["clone", "-q", "--shared", &w.ws.path().to_string_lossy(), "a5-borrower"]);
-    succeeded(&out, "git clone --shared");
+    let borrower = borrowed(&w, "a5-borrower");
     std::fs::remove_file(borrower.join("build.sh")).unwrap();
     let rewrite = r#"import os,subprocess,zlib
 oid=subprocess.check_output(["git","rev-parse","HEAD:build.sh"]).decode().strip()
@@ -7696,4 +7690,139 @@ fn a_clone_named_through_a_link_outside_home_is_no_workspace() {
         w.write_home(".bashrc", &format!("# bashrc\nsource {}\n", at(named).display()));
         not_a_workspace(&w, &at("srv/tools"), "env.sh", None, ".bashrc names");
     }
+}
+
+// ---- fix8-gitwalk: agentsh's own walks of what a box wrote (rt8 A1, A2) ----
+
+/// A directory of the person's outside the workspace with a file of two names (hard links), and
+/// what each name is now: (inode, links, modification time).
+fn linked_pair(dir: &Path) -> impl Fn() -> Vec<(u64, u64, i64)> + use<> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::create_dir_all(dir.join("d")).unwrap();
+    std::fs::write(dir.join("a"), "the person's\n").unwrap();
+    std::fs::hard_link(dir.join("a"), dir.join("b")).unwrap();
+    std::fs::hard_link(dir.join("a"), dir.join("d/c")).unwrap();
+    let dir = dir.to_path_buf();
+    move || {
+        ["a", "b", "d/c"]
+            .iter()
+            .map(|f| std::fs::symlink_metadata(dir.join(f)).map_or((0, 0, 0), |m| (m.ino(), m.nlink(), m.mtime())))
+            .collect()
+    }
+}
+
+/// rt8 A1: a boxed command made a submodule's `objects` (in `.git/modules/sub`, writable in the
+/// box) a link to a directory of the person's; the next box's builder, unconfined, followed it
+/// and replaced every hard-linked file there by a copy (new inode, the person's owner). A
+/// nested repository the box made, whose `.git/objects` and `.git/modules` are links, the
+/// same when a command runs there. The builder now walks the stores beneath the git directory
+/// with no link followed: the files outside keep their inode and links, and no `modules` is
+/// made in a repository a link leads to. (A submodule's `objects` is a mount in the box now, as
+/// its `info/alternates` is bound: it cannot be renamed away either.)
+#[test]
+fn the_builder_follows_no_link_a_box_made_in_a_git_directory() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let lib = tempfile::tempdir().unwrap();
+    w.git_in(lib.path());
+    std::fs::write(lib.path().join("l"), "lib\n").unwrap();
+    git(lib.path(), &["add", "l"]);
+    git(lib.path(), &["commit", "-qm", "lib"]);
+    let lib_path = lib.path().to_string_lossy().to_string();
+    git(w.ws.path(), &["-c", "protocol.file.allow=always", "submodule", "add", "-q", &lib_path, "sub"]);
+    git(w.ws.path(), &["commit", "-qm", "sub"]);
+    let victim = w.home("a1-victim");
+    let now = linked_pair(&victim);
+    let before = now();
+    // A repository of the person's a link may lead to: it has no `modules`.
+    let other = w.home("a1-other");
+    std::fs::create_dir_all(&other).unwrap();
+    w.git_in(&other);
+    let modules_before = other.join(".git/modules").exists();
+    let plant = format!(
+        r#"import os,subprocess
+b=".git/modules/sub/"
+try:
+    os.rename(b+"objects", b+"objects.real"); os.symlink("{victim}", b+"objects")
+except OSError as e:
+    print("refused:", e)
+os.makedirs("nested"); subprocess.run(["git","init","-q","nested"], check=True)
+os.rename("nested/.git/objects", "nested/.git/objects.real")
+os.symlink("{victim}", "nested/.git/objects")
+os.symlink("{home}", "nested/.git/modules")
+"#,
+        victim = victim.display(),
+        home = w.home.path().display()
+    );
+    w.write("plant.py", &plant);
+    succeeded(&w.script(&format!("{} plant.py\n", python())), "plant the links");
+    // The next box of the workspace, and a box of the nested repository's.
+    w.end_boxes();
+    let out = w.script("true\n");
+    assert!(!text(&out.stderr).contains("shared"), "{}", text(&out.stderr));
+    std::fs::write(w.path("nested/probe.sh"), "true\n").unwrap();
+    let nested = w.command(&["-c", "sh probe.sh"]).current_dir(w.path("nested")).output().unwrap();
+    assert!(!text(&nested.stderr).contains("shared"), "{}", text(&nested.stderr));
+    assert_eq!(now(), before, "a file outside the workspace was replaced by the builder");
+    assert_eq!(other.join(".git/modules").exists(), modules_before, "a `modules` made through a link");
+}
+
+/// A commit of `build.sh` in the workspace, and a repository in home that borrows its store
+/// (`git clone --shared`, objects/info/alternates), named `name`.
+fn borrowed(w: &World, name: &str) -> PathBuf {
+    w.write("build.sh", "echo building\n");
+    git(w.ws.path(), &["add", "build.sh"]);
+    git(w.ws.path(), &["commit", "-qm", "build"]);
+    let out = persons_git(w, w.home.path(), &["clone", "-q", "--shared", &w.ws.path().to_string_lossy(), name]);
+    succeeded(&out, "git clone --shared");
+    w.home.path().join(name)
+}
+
+/// rt8 A2: a boxed command removed a loose object and named a store of its own in
+/// `objects/info/alternates`, where git looks up what the store lacks: `git show` in the
+/// workspace and the checkout of a repository borrowing its store (`git clone --shared`) gave
+/// the box's content, with nothing told. `alternates` (and `http-alternates`) are bound
+/// read-only, made empty first, in the workspace's store and each submodule's; a loose object no
+/// pack holds, or a pack, removed with no new pack written, is told.
+#[test]
+fn no_object_is_looked_up_in_a_store_the_box_names() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let borrower = borrowed(&w, "a2-borrower");
+    let forge = r#"import os,subprocess,zlib
+b=subprocess.check_output(["git","rev-parse","HEAD:build.sh"]).decode().strip()
+os.makedirs(".git/forge/"+b[:2], exist_ok=True)
+body=b"echo A2-FORGED\n"
+open(".git/forge/"+b[:2]+"/"+b[2:],"wb").write(zlib.compress(b"blob %d\0" % len(body) + body))
+os.remove(".git/objects/"+b[:2]+"/"+b[2:])
+open(".git/objects/info/alternates","a").write(os.getcwd()+"/.git/forge\n")
+"#;
+    w.write("forge.py", forge);
+    let out = w.script(&format!("{} forge.py\n", python()));
+    refused_by_box(&out, "name a store of the box's in objects/info/alternates");
+    for f in ["alternates", "http-alternates"] {
+        let held = std::fs::read(w.path(".git/objects/info").join(f)).unwrap();
+        assert!(held.is_empty(), "{f}: {}", text(&held));
+    }
+    let show = persons_git(&w, w.ws.path(), &["show", "HEAD:build.sh"]);
+    assert!(!text(&show.stdout).contains("A2-FORGED"), "{}", text(&show.stdout));
+    std::fs::remove_file(borrower.join("build.sh")).unwrap();
+    let _ = persons_git(&w, &borrower, &["checkout", "--", "build.sh"]);
+    let got = std::fs::read_to_string(borrower.join("build.sh")).unwrap_or_default();
+    assert!(!got.contains("A2-FORGED"), "the borrower checked out the box's content");
+    // The removal is told, by this command or, where the holder noted it after, the next.
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    assert!(err.contains("removed the git object"), "{err}");
+    // A pack removed, with no other written: told.
+    succeeded(&persons_git(&w, w.ws.path(), &["hash-object", "-w", "build.sh"]), "the object written again");
+    std::fs::remove_file(w.path("forge.py")).unwrap();
+    succeeded(&persons_git(&w, w.ws.path(), &["gc", "-q"]), "git gc");
+    // A box whose watch begins after the person's `git gc` wrote the pack.
+    w.end_boxes();
+    let out = w.script("rm -f .git/objects/pack/pack-*\n");
+    succeeded(&out, "remove the pack");
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    assert!(err.contains("removed the git pack"), "{err}");
 }

@@ -40,6 +40,7 @@
 //! What the box does not hold is in SECURITY.md ("The sandbox").
 
 pub mod asking;
+pub(crate) mod beneath;
 pub mod copies;
 pub mod environ;
 pub mod filter;
@@ -301,8 +302,11 @@ impl Workspace {
                 // A linked worktree or a submodule: `gitdir: PATH`, relative to `dir`. Only a git
                 // directory inside the workspace is granted: a `.git` file is the workspace's own
                 // text, and one a command wrote could name any directory (issue 25).
+                // Nor one reached through a link in it (rt8 A1): a nested repository's
+                // `gitdir: x` with `x` a link to another repository's git directory had agentsh's
+                // builder rewrite that one's objects and make it writable in the box.
                 let (git_dir, outside_git) = match gitcode::gitdir_file(&dot_git) {
-                    Some(g) if within(&g, dir) && g != dir => (Some(g), None),
+                    Some(g) if within(&g, dir) && g != dir && no_link_below(dir, &g) => (Some(g), None),
                     other => (None, other),
                 };
                 return Workspace { root, git_dir, is_git: true, outside_git };
@@ -310,6 +314,17 @@ impl Workspace {
         }
         Workspace { root: cwd.to_path_buf(), git_dir: None, is_git: false, outside_git: None }
     }
+}
+
+/// Whether the directory `path`, below `dir`, is reached from it with no link on the way (or
+/// is not there yet): two `openat`, for a workspace whose `.git` is a file.
+fn no_link_below(dir: &Path, path: &Path) -> bool {
+    use rustix::fs::{Mode, OFlags};
+    let Ok(rel) = path.strip_prefix(dir) else { return false };
+    rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).is_ok_and(|top| {
+        beneath::open(&top, rel, OFlags::PATH | OFlags::DIRECTORY)
+            .map_or_else(|e| e == rustix::io::Errno::NOENT, |_| true)
+    })
 }
 
 /// The directories above `root` that hold a `.git` (a directory or a file), nearest first: a
@@ -793,5 +808,13 @@ mod tests {
         assert_eq!(w.outside_git, Some(root.join("elsewhere/.git")));
         std::fs::write(ws.join(".git"), "gitdir: .git-modules/x\n").unwrap();
         assert_eq!(Workspace::find(&ws).git_dir, Some(ws.join(".git-modules/x")));
+        // rt8 A1: nor one reached through a link in the workspace.
+        std::fs::create_dir_all(root.join("other/.git")).unwrap();
+        std::os::unix::fs::symlink(root.join("other"), ws.join(".git-modules")).unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: .git-modules/.git\n").unwrap();
+        assert_eq!(Workspace::find(&ws).git_dir, None);
+        std::fs::create_dir_all(ws.join("real/.git")).unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: real/.git\n").unwrap();
+        assert_eq!(Workspace::find(&ws).git_dir, Some(ws.join("real/.git")));
     }
 }
