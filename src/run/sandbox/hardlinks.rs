@@ -468,6 +468,36 @@ mod tests {
         assert_eq!(std::fs::metadata(victim.join("a")).unwrap().nlink(), 3);
     }
 
+    /// rt8 A5: a job in a kept box swapped a hard-linked object for a link to a secret of the
+    /// person's between the walk's look and the copy's open, and the builder copied the secret
+    /// into the workspace. The copy opens the name in the directory it walked, following no
+    /// link: a name swapped meanwhile is refused, and nothing of what it points to is copied.
+    #[test]
+    fn a_name_swapped_for_a_link_after_the_look_is_not_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (secret, git) = (root.join("home/.ssh/id_ed25519"), root.join("ws/.git"));
+        std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+        std::fs::write(&secret, "PRIVATE KEY A5").unwrap();
+        linked(&root.join("src/objects/ab/cdef"), &git.join("objects/ab/cdef"), "blob");
+        let mut tried = 0;
+        let walked = shared_objects(&git, |f| {
+            // The swap, in the moment between the walk's `statx` and the copy.
+            std::fs::remove_file(&f.path).unwrap();
+            std::os::unix::fs::symlink(&secret, &f.path).unwrap();
+            tried += 1;
+            match copy(f) {
+                Ok(tmp) => Err(format!("copied through the link: {tmp:?}")),
+                Err(_) => Ok(()),
+            }
+        });
+        assert_eq!(walked, Ok(false));
+        assert_eq!(tried, 1);
+        let left: Vec<_> =
+            std::fs::read_dir(git.join("objects/ab")).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, ["cdef"], "no copy made beside it");
+    }
+
     #[test]
     fn a_farm_is_a_package_directory_holding_a_file_linked_from_outside() {
         let dir = tempfile::tempdir().unwrap();
