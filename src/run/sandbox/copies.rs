@@ -304,9 +304,12 @@ const GIT_KEYS_NAMED_AS_SECRETS: &[&str] =
 fn secret_entry(section: &str, entry: &str) -> bool {
     let key = entry.split(['=', ' ', '\t']).next().unwrap_or("").to_ascii_lowercase();
     let gits = GIT_KEYS_NAMED_AS_SECRETS.iter().any(|k| k.split_once('.') == Some((section, &key)));
+    // The key is judged above by git's names; the value alone by what it holds (read with its
+    // key, `signingKey = ABCDEF0123` would be a setting of a secret's name: rt8 B1's spelling).
+    let value = entry.split_once('=').map_or("", |(_, v)| v);
     ["extraheader", "pass", "token", "secret", "cookie"].iter().any(|s| key.contains(s))
         || (super::environ::secret_name(&key) && !gits)
-        || holds_secret(entry)
+        || holds_secret(value)
         || entry.to_ascii_lowercase().contains("authorization")
 }
 
