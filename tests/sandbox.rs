@@ -5201,7 +5201,6 @@ os.rename("keys.tmp", "keys")
 /// background of the person's session. Checked from outside: the shell gets the typed line.
 #[test]
 fn a_job_left_behind_cannot_leave_the_session_to_read_the_terminal() {
-    use std::os::unix::process::CommandExt;
     let Some(w) = world() else { return };
     let pty = nix::pty::openpty(None, None).unwrap();
     w.write(
@@ -5250,15 +5249,7 @@ os.rename("said.tmp", "said")
     bash.stdin(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::from(slave));
-    // SAFETY: between fork and exec, system calls only.
-    unsafe {
-        bash.pre_exec(|| {
-            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    with_own_terminal(&mut bash);
     let mut shell = bash.spawn().unwrap();
     drop(pty.slave);
     let mut seen = Vec::new();
@@ -7449,4 +7440,193 @@ fn with_no_box_keys_typed_at_a_pager_run_no_command() {
         assert!(seen.contains("agentsh: not approved"), "{cmd}: {seen}");
     }
     assert!(!mark("option").exists(), "less's `+!` ran a command outside any box");
+}
+
+// ---- fix8-line: the interactive line gate (`agentsh init bash`) (rt8 C2, C3, C4) ----
+
+/// Starts `c` in a session of its own, whose controlling terminal is its standard input.
+fn with_own_terminal(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec, system calls only.
+    unsafe {
+        c.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The text `agentsh init bash` prints for this world.
+fn bash_gate(w: &World) -> String {
+    let out = w.command(&["init", "bash"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// An interactive bash on a new terminal in a session of its own, started in the workspace with
+/// this world's environment (`AGENTSH_INTERACTIVE_ASK=refuse` where `refuse`), as a terminal an
+/// agent types into: it loads `gate`, then each of `keys` is typed in turn, a moment apart, and
+/// then `exit`. Returns what the terminal showed.
+fn gated_bash(w: &World, refuse: bool, gate: &str, keys: &[&[u8]]) -> String {
+    let script = w.home(&unique("gate.bash"));
+    std::fs::write(&script, gate).unwrap();
+    let size = nix::pty::Winsize { ws_row: 24, ws_col: 200, ws_xpixel: 0, ws_ypixel: 0 };
+    let pty = nix::pty::openpty(Some(&size), None).unwrap();
+    let template = w.command(&[]);
+    let mut c = Command::new("bash");
+    c.args(["--norc", "--noprofile", "-i"]).current_dir(w.ws.path()).env("TERM", "xterm").env("PS1", "$ ");
+    for (k, v) in template.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c.env_remove("AGENTSH_INTERACTIVE_ASK").env_remove("LESSSECURE").env_remove("PAGER");
+    if refuse {
+        c.env("AGENTSH_INTERACTIVE_ASK", "refuse");
+    }
+    c.stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave.try_clone().unwrap()));
+    with_own_terminal(&mut c);
+    let mut child = c.spawn().unwrap();
+    drop(pty.slave);
+    let master = pty.master;
+    let mut seen = Vec::new();
+    let mut pump = |for_ms: u64| {
+        let until = std::time::Instant::now() + Duration::from_millis(for_ms);
+        while std::time::Instant::now() < until {
+            let mut fds = [nix::poll::PollFd::new(std::os::fd::AsFd::as_fd(&master), nix::poll::PollFlags::POLLIN)];
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)).is_ok_and(|n| n > 0) {
+                let mut buf = [0u8; 4096];
+                match nix::unistd::read(&master, &mut buf) {
+                    Ok(n @ 1..) => seen.extend_from_slice(&buf[..n]),
+                    _ => break,
+                }
+            }
+        }
+    };
+    let load = format!("source {}\r", script.display());
+    for k in std::iter::once(load.as_bytes()).chain(keys.iter().copied()).chain([b"exit\r".as_slice()]) {
+        nix::unistd::write(&master, k).unwrap();
+        pump(2500);
+    }
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            break;
+        }
+        pump(200);
+    }
+    let _ = child.wait();
+    text(&seen)
+}
+
+/// rt8 C2: with `AGENTSH_INTERACTIVE_ASK=refuse` (the setting for a terminal an agent types
+/// into) the line gate judged with the box (`check` without `--prompt`), and bash then ran the
+/// line itself, unconfined: `cat ~/.ssh/id_ed25519 > leak.txt` from a project copied the key
+/// into the workspace, and the agent's own `sh build.sh` ran outside any box. Both branches now
+/// judge as a route whose runner is not agentsh (`check --prompt`, `--refuse`): nothing ran.
+#[test]
+fn a_refusing_line_gate_judges_with_no_box() {
+    let Some(w) = world() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let mark = out_dir.path().join("C2-built");
+    w.write("build.sh", &format!("touch {}\n", mark.display()));
+    let seen = gated_bash(&w, true, &bash_gate(&w), &[b"cat ~/.ssh/id_ed25519 > leak.txt\r", b"sh build.sh\r"]);
+    assert!(!w.path("leak.txt").exists(), "the person's key was copied into the workspace: {seen}");
+    assert!(!mark.exists(), "the agent's script ran outside any box: {seen}");
+    assert!(seen.contains("AGENTSH_INTERACTIVE_ASK=refuse"), "{seen}");
+}
+
+/// rt8 C3: one allowed line switched the bash line gate off for every later line: `set -o vi`
+/// (Enter in the vi-insert keymap was not bound to the gate), `__agentsh_bin=/bin/true`,
+/// `__agentsh_gate() { :; }`; and the key the gate's macro ends with (C-x C-d) accepted a line
+/// without the gate when typed. Now such lines need a person (refused here), and each way is
+/// closed in the script too: with a checker that allows everything but a line naming `leak`,
+/// the names are read-only, every keymap goes through the gate, and no key accepts a line or
+/// runs its text without it (the accepting keys are secret: C-x C-d, vi's C-d, `v`, `#`, emacs's
+/// C-x C-e, M-#, M-C-e), and history expansion is off, so what runs is the line judged (`touch
+/// !$`). Checked from outside: no file made.
+#[test]
+fn a_line_cannot_switch_the_line_gate_off() {
+    let Some(w) = world() else { return };
+    let leak = |n: &str| format!("cat ~/.ssh/id_ed25519 > leak{n}.txt");
+    let lines = ["set -o vi", "__agentsh_bin=/bin/true", "__agentsh_gate() { :; }", "unset PROMPT_COMMAND"];
+    let mut keys: Vec<Vec<u8>> = lines.iter().map(|l| format!("{l}\r").into_bytes()).collect();
+    keys.push(format!("{}\x18\x04", leak("1")).into_bytes());
+    keys.push(b"\x15".to_vec());
+    keys.push(format!("{}\r", leak("2")).into_bytes());
+    let seen = gated_bash(&w, true, &bash_gate(&w), &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    for n in ["1", "2"] {
+        assert!(!w.path(&format!("leak{n}.txt")).exists(), "leak{n}: a line ran past the gate: {seen}");
+    }
+    assert!(seen.contains("line gate"), "{seen}");
+
+    // The script alone: a checker that allows all but a line naming `leak`.
+    let checker = w.home("allow-but-leak");
+    std::fs::write(&checker, "#!/bin/sh\nfor a; do l=$a; done\ncase $l in *leak*) exit 11;; esac\nexit 0\n").unwrap();
+    std::fs::set_permissions(&checker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let gate: String = bash_gate(&w)
+        .lines()
+        .map(|l| match l.trim_start().starts_with("readonly __agentsh_bin=") {
+            true => format!("  readonly __agentsh_bin={}", checker.display()),
+            false => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let touch = |n: &str| format!("echo x > leak{n}.txt");
+    let keys: Vec<Vec<u8>> = vec![
+        b"__agentsh_bin=/bin/true\r".to_vec(),
+        b"__agentsh_gate() { :; }\r".to_vec(),
+        b"PROMPT_COMMAND=\r".to_vec(),
+        format!("{}\x18\x04\x15", touch("3")).into_bytes(),
+        format!("{}\x1b#\x15", touch("4")).into_bytes(),
+        format!("{}\x18\x05:q!\r\x15", touch("5")).into_bytes(),
+        // History expansion: the checker sees `touch !$`, bash would run the word before.
+        b": le''ak12.txt\r".to_vec(),
+        b"touch !$\r".to_vec(),
+        b"set -o vi\r".to_vec(),
+        format!("{}\r", touch("6")).into_bytes(),
+        format!("{}\x04", touch("7")).into_bytes(),
+        format!("\x1b0Di{}\x1b#", touch("8")).into_bytes(),
+        format!("\x1b0Di{}\x1bv:q!\r", touch("9")).into_bytes(),
+    ];
+    let seen = gated_bash(&w, false, &gate, &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    assert!(seen.contains("readonly variable") && seen.contains("readonly function"), "{seen}");
+    for n in (3..=9).chain([12]) {
+        assert!(!w.path(&format!("leak{n}.txt")).exists(), "leak{n}: a line ran past the gate: {seen}");
+    }
+}
+
+/// rt8 C4: on the line gate `less file` was allowed and `!cmd` typed at it ran outside any box:
+/// agentsh sets less's secure mode only for a command it runs. The gated shell now has it
+/// (`init bash` exports `LESSSECURE=1` and a pager that runs no command), `check --prompt` asks
+/// about a pager where the shell's environment does not keep it, and on its terminal `more`,
+/// whose `!` runs commands, needs a person. Checked from outside: no file made.
+#[test]
+fn keys_typed_at_a_pager_on_the_line_gate_run_no_command() {
+    let Some(w) = world() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let page = out_dir.path().join("page.txt");
+    std::fs::write(&page, "a page\n".repeat(200)).unwrap();
+    let mark = |n: &str| out_dir.path().join(format!("C4-{n}"));
+    let keys = [
+        format!("less {}\r", page.display()).into_bytes(),
+        format!("!touch {}\r", mark("less").display()).into_bytes(),
+        b"\rq".to_vec(),
+        format!("more {}\r", page.display()).into_bytes(),
+        format!("!touch {}\r", mark("more").display()).into_bytes(),
+        b"\rq".to_vec(),
+        format!("export -n LESSSECURE; less {}\r", page.display()).into_bytes(),
+        format!("!touch {}\r", mark("stripped").display()).into_bytes(),
+        b"\rq".to_vec(),
+    ];
+    let seen = gated_bash(&w, true, &bash_gate(&w), &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    for n in ["less", "more", "stripped"] {
+        assert!(!mark(n).exists(), "{n}: a key typed at a pager ran a command outside any box: {seen}");
+    }
 }
