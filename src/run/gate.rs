@@ -354,8 +354,7 @@ pub fn prepare_line_gate(config: &mut Config, text: &str, cwd: &Path, ask: bool)
     prepare_with(config, text, cwd, ask, off);
     config.policy.terminal = true;
     config.policy.line_gate = true;
-    config.policy.pagers_unguarded =
-        !crate::run::pagers::guarded(|name| std::env::var(name).ok(), exec::findable("less"));
+    config.policy.pagers_unguarded = !crate::run::pagers::guarded(|name| std::env::var(name).ok());
 }
 
 /// [`prepare`] with the judge told of `sandbox`.

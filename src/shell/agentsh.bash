@@ -49,7 +49,7 @@ if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
       READLINE_POINT=0
     fi
   }
-  # A new pair of secret keys, in readline's bindings only: capital letters after C-x.
+  # A new secret key, to be kept in readline's bindings only: twelve capital letters after C-x.
   __agentsh_secret() {
     local s='\C-x' n i a=ABCDEFGHIJKLMNOPQRSTUVWXYZ
     for n in $(command od -An -N8 -tu4 /dev/urandom); do
