@@ -111,3 +111,14 @@ pub const NEW_SESSION_MARKER: &str = "--agentsh-internal-new-session";
 /// The first argument of agentsh re-spawned to keep the sandbox's namespaces for later commands
 /// (see `run::kept`). Forbidden to the agent like [`NEW_SESSION_MARKER`].
 pub const HOLD_MARKER: &str = "--agentsh-internal-hold-box";
+
+/// The environment variable agentsh's gate sets for every unconfined command it runs: its value
+/// is [`GATED_HOOK`] for exactly an agent's hook command (`judge::agent_wrappers::hook_call`) run
+/// by a gate that was not itself inside a gated command, [`GATED_COMMAND`] for anything else. A
+/// hook that finds it knows it was started through agentsh's shell route, not by the agent
+/// alone (`ask::grant::started_by_agent`).
+pub const GATED: &str = "AGENTSH_GATED";
+/// [`GATED`]'s value for the hook command an agent runs through agentsh as its `bash`.
+pub const GATED_HOOK: &str = "hook";
+/// [`GATED`]'s value for every other command the gate runs.
+pub const GATED_COMMAND: &str = "command";

@@ -51,6 +51,8 @@ impl Env {
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .env_remove("CLAUDE_CODE_ENTRYPOINT")
+            // Nor the gate of the agent they may run these tests through (its hooks are its own).
+            .env_remove(agentsh::model::GATED)
             .envs(vars.iter().copied())
             .stdin(if piped { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())

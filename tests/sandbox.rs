@@ -1333,7 +1333,7 @@ fn a_service_on_this_machine_is_not_reached() {
     let port = service.port;
     let _ = w.run(&format!("curl -s -X POST -d @/etc/hostname http://127.0.0.1:{port}/"));
     let out = w.script(&format!("curl -sS --noproxy '' -x \"$HTTP_PROXY\" http://127.0.0.1:{port}/\n"));
-    assert!(text(&out.stderr).contains("this machine's own address"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("an address of this machine"), "{}", text(&out.stderr));
     assert!(service.requests().is_empty(), "{:?}", service.requests());
     // Named in allowHosts, it is reached through the proxy.
     let w = w.sandbox(serde_json::json!({"allowHosts": [format!("localhost:{port}")]}));
@@ -6925,13 +6925,7 @@ fn a_git_directory_made_in_a_tracked_directory_is_told() {
 fn an_object_rewritten_in_place_is_removed_and_told() {
     let Some(w) = world() else { return };
     let w = w.git();
-    w.write("build.sh", "echo building\n");
-    git(w.ws.path(), &["add", "build.sh"]);
-    git(w.ws.path(), &["commit", "-qm", "build"]);
-    let borrower = w.home.path().join("a5-borrower");
-    let out =
-        persons_git(&w, w.home.path(), &["clone", "-q", "--shared", &w.ws.path().to_string_lossy(), "a5-borrower"]);
-    succeeded(&out, "git clone --shared");
+    let borrower = borrowed(&w, "a5-borrower");
     std::fs::remove_file(borrower.join("build.sh")).unwrap();
     let rewrite = r#"import os,subprocess,zlib
 oid=subprocess.check_output(["git","rev-parse","HEAD:build.sh"]).decode().strip()
@@ -7204,6 +7198,10 @@ fn the_environment_loses_the_secrets_rt7_found() {
         ("FIGMA", "figd_RT7S19abcdefghijklmnop"),
         // A classic GitHub token (40 of hex) as a URL's user, as the copies already knew it.
         ("REPO", "https://0123456789abcdef0123456789abcdefRT7S20@github.com/o/r.git"),
+        // rt8 B1: INI's and TOML's spaced `=`, GitHub's `token` scheme.
+        ("PIP_CONF", "[global]\npassword = RT8S01secret"),
+        ("APP_TOML", "api_key = \"RT8S02abcdef0123\""),
+        ("GH_HEADER", "Authorization: token RT8S03abcdef0123"),
     ];
     let kept = [
         ("TOOL_DIRS", "/opt/sk-learn-x/bin:/usr/bin"),
@@ -7220,7 +7218,7 @@ fn the_environment_loses_the_secrets_rt7_found() {
     let out = cmd.output().unwrap();
     succeeded(&out, "env");
     let env = text(&out.stdout);
-    assert!(!env.contains("RT7S"), "{env}");
+    assert!(!env.contains("RT7S") && !env.contains("RT8S"), "{env}");
     for (k, v) in kept {
         assert!(env.contains(&format!("{k}={v}\n")), "{k} removed:\n{env}");
     }
@@ -7440,6 +7438,384 @@ fn with_no_box_keys_typed_at_a_pager_run_no_command() {
         assert!(seen.contains("agentsh: not approved"), "{cmd}: {seen}");
     }
     assert!(!mark("option").exists(), "less's `+!` ran a command outside any box");
+}
+
+// ---- session 20 (lead): rt8 B2 ----
+
+/// rt8 B2: a service the person runs on every address (`0.0.0.0`: a dev server, a database)
+/// was an ordinary host to the proxy when named by this machine's own interface address, and a
+/// name re-pointed there by its DNS was reached with no question. This machine's addresses and
+/// the local network's are now reached only where sandbox.allowHosts names them. Checked from
+/// outside: the service saw no connection.
+#[test]
+fn a_service_on_this_machines_own_interface_is_not_reached() {
+    let Some(w) = world() else { return };
+    let Some(own) = nix::ifaddrs::getifaddrs()
+        .unwrap()
+        .filter_map(|i| i.address)
+        .filter_map(|a| a.as_sockaddr_in().map(|s| s.ip()))
+        .find(|v4| !v4.is_loopback() && !v4.is_link_local())
+    else {
+        eprintln!("skipped: this machine has no address but loopback's");
+        return;
+    };
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let w = w.through(&[], serde_json::json!({}));
+    let out = w.script(&format!("curl -sS --max-time 5 -x \"$HTTP_PROXY\" http://{own}:{port}/\n"));
+    assert!(text(&out.stderr).contains("an address of this machine"), "{}", text(&out.stderr));
+    let out = w.script(&format!("curl -sS --max-time 5 -p -x \"$HTTP_PROXY\" http://{own}:{port}/\n"));
+    assert!(!out.status.success(), "a tunnel to this machine's address: {}", text(&out.stderr));
+    assert!(listener.accept().is_err(), "the service on {own}:{port} was reached");
+}
+
+// ---- fix8-hook: only the agent's own hook stands for a yes in its dialog (rt8 C1) ----
+
+/// An agent, simulated: a Python process that runs `agentsh hook claude-code` (as `how` says)
+/// with a `PreToolUse` and then a `PermissionRequest` event for `cmd` on its input, as Claude
+/// Code does around its permission dialog, and then `agentsh -c cmd`, as Claude Code does after
+/// the person's yes. `how`: `direct` (Claude Code's own hook, `sh -c`), `gate` (the model's
+/// command `<agentsh> hook claude-code` through agentsh as its shell), `nested` (the same inside
+/// `<agentsh> -c`), `terminal` (typed at a line-gated terminal: the event typed there too).
+/// `name` is the agent's script's file name (`gemini`: Gemini CLI, by its command line).
+const HOOK_AGENT: &str = r#"
+import json, os, pty, shlex, subprocess, sys
+agentsh, how, cmd, cwd = sys.argv[1:5]
+def event(name):
+    return json.dumps({"session_id": "s", "cwd": cwd, "hook_event_name": name,
+        "permission_mode": "default", "tool_name": "Bash", "tool_input": {"command": cmd}}).encode()
+hook = shlex.join([agentsh, "hook", "claude-code"])
+argv = {"direct": [agentsh, "hook", "claude-code"], "terminal": [agentsh, "hook", "claude-code"],
+        "gate": [agentsh, "-c", hook], "nested": [agentsh, "-c", shlex.join([agentsh, "-c", hook])]}[how]
+for name in ["PreToolUse", "PermissionRequest"]:
+    if how == "terminal":
+        main, side = pty.openpty()
+        p = subprocess.Popen(argv, stdin=side, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.close(side)
+        os.write(main, event(name) + b"\n\x04")
+        out, err = p.communicate()
+    else:
+        p = subprocess.run(argv, input=event(name), capture_output=True)
+        out, err = p.stdout, p.stderr
+    sys.stderr.write("%s %s: %s %s\n" % (how, name, out.decode(), err.decode()))
+r = subprocess.run([agentsh, "-c", cmd], stdin=subprocess.DEVNULL, capture_output=True)
+sys.stderr.write("the command: %d %s\n" % (r.returncode, r.stderr.decode()))
+"#;
+
+fn hook_agent(w: &World, name: &str, how: &str, cmd: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join(name);
+    std::fs::write(&script, HOOK_AGENT).unwrap();
+    // The world's environment for agentsh, given to the agent, which passes it on.
+    let world = w.command(&[]);
+    let mut agent = Command::new("python3");
+    for (k, v) in world.get_envs() {
+        match v {
+            Some(v) => agent.env(k, v),
+            None => agent.env_remove(k),
+        };
+    }
+    let cwd = w.ws.path().canonicalize().unwrap();
+    // agentsh under another name, as an agent may have it: named `agentsh`, the judge refuses
+    // `agentsh hook` inside `agentsh -c` by its name before the hook runs.
+    let link = w.home("bin/agentsh-c1");
+    if !link.exists() {
+        std::fs::create_dir_all(w.home("bin")).unwrap();
+        std::os::unix::fs::symlink(BIN, &link).unwrap();
+    }
+    agent
+        .arg(&script)
+        .args([link.to_str().unwrap(), how, cmd, cwd.to_str().unwrap()])
+        .current_dir(&cwd)
+        .env("CLAUDE_CODE_ENTRYPOINT", "cli")
+        .env_remove(agentsh::model::GATED)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// rt8 C1: the shell route ran `<agentsh> hook claude-code` unasked, so a command could feed the
+/// hook Claude Code's dialog events (offer, then "the dialog is showing") and then run a command
+/// that needs a person, taken as approved "in Claude Code's permission dialog" with no person
+/// there. Now a grant for the agent's dialog is offered and armed only by a hook the agent
+/// started itself: not one agentsh's gate ran (however nested), nor one reading a terminal.
+/// Claude Code's own hook, and Gemini CLI's through agentsh as its `bash`, still leave it.
+/// Checked from outside: the file the command appends to.
+#[test]
+fn only_the_agents_own_hook_leaves_a_grant_for_its_dialog() {
+    let Some(w) = world() else { return };
+    let ran = |what: &str| w.home(&format!("C1-{what}"));
+    let cmd = |what: &str| format!("echo ran >> {}", ran(what).display());
+    // Gemini CLI's exception is for its own bare hook command only: not inside another command.
+    for (name, how) in [("agent.py", "gate"), ("agent.py", "nested"), ("agent.py", "terminal"), ("gemini", "nested")] {
+        let what = format!("{name}-{how}");
+        let out = hook_agent(&w, name, how, &cmd(&what));
+        let said = text(&out.stderr);
+        assert!(out.status.success(), "{what}: {said}");
+        assert!(!ran(&what).exists(), "{what}: a hook the model ran stood for a yes in the agent's dialog: {said}");
+        assert!(
+            said.contains("not started by the agent") || said.contains("not by the agent itself"),
+            "{what}: {said}"
+        );
+    }
+    // The same events from the agent's own hook: the command runs once, on the dialog's yes.
+    for (name, how) in [("agent.py", "direct"), ("gemini", "gate")] {
+        let out = hook_agent(&w, name, how, &cmd(name));
+        let said = text(&out.stderr);
+        assert!(ran(name).exists(), "{name} {how}: the agent's own hook left no grant: {said}");
+        assert!(said.contains("the command: 0"), "{name} {how}: {said}");
+    }
+    // Without the dialog's events, the command needs a person (here: none), so the runs above
+    // were the grants' doing.
+    let out = w.run(&cmd("unasked"));
+    not_run(&out, "unasked");
+    assert!(!ran("unasked").exists());
+}
+
+// ---- fix8-place: a terminal's box named by the terminal as made (rt8 A4); links resolved
+// wherever a start-up file's path goes (rt8 A3) ----
+
+/// rt8 A4: the kernel gives a closed terminal's number to the next one opened. The agent's box,
+/// on its pty, plants a git setting in its private home and a file in its `/tmp`; the pty
+/// closes and the person's next terminal gets its number. A box that keeps that terminal is not
+/// the agent's and reads nothing it left; the same terminal keeps its box from one command to
+/// the next.
+#[test]
+fn a_terminal_given_a_closed_ones_number_shares_nothing_with_its_box() {
+    let Some(w) = world() else { return };
+    let on = |pty: &nix::pty::OpenptyResult, body: &str| {
+        w.write("probe.sh", body);
+        let stdin = Stdio::from(pty.slave.try_clone().unwrap());
+        w.command(&["-c", "sh probe.sh"]).stdin(stdin).output().unwrap()
+    };
+    let agents = nix::pty::openpty(None, None).unwrap();
+    let number = nix::unistd::ttyname(&agents.slave).unwrap();
+    let planted = on(
+        &agents,
+        "set -e\nmkdir -p ~/.config/git\nprintf '[alias]\\n\\tst = !echo A4-PLANTED\\n' > ~/.config/git/config\n\
+         echo A4-LEFT > /tmp/agent-left\nreadlink /proc/self/ns/mnt\n",
+    );
+    succeeded(&planted, "the agent's box writes its private home and /tmp");
+    let stores = || -> Vec<PathBuf> {
+        let dir = std::fs::read_dir(w.records()).unwrap().flatten();
+        dir.map(|e| e.path()).filter(|p| p.join("terminals").exists()).collect()
+    };
+    let agents_store = stores();
+    assert_eq!(agents_store.len(), 1, "the agent's terminal's store: {agents_store:?}");
+    drop(agents);
+    // The person's terminal: the next pty the kernel makes with that number. The kernel gives
+    // the lowest free one: those below it are held until it comes, and while another test
+    // holds it, this one waits.
+    let index = |p: &Path| p.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<u32>().ok()).unwrap();
+    let (mut held, until) = (Vec::new(), std::time::Instant::now() + Duration::from_secs(60));
+    let persons = loop {
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let got = nix::unistd::ttyname(&pty.slave).unwrap();
+        if got == number {
+            break pty;
+        }
+        assert!(std::time::Instant::now() < until, "{} was never made again", number.display());
+        if index(&got) < index(&number) {
+            held.push(pty);
+        } else {
+            drop(pty);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let read =
+        "cat /tmp/agent-left ~/.config/git/config 2>&1 || true\ngit st 2>&1 || true\nreadlink /proc/self/ns/mnt\n";
+    let out = on(&persons, read);
+    succeeded(&out, "the person's box");
+    let seen = text(&out.stdout);
+    assert!(!seen.contains("A4-"), "the person's terminal box read what the agent's left: {seen}");
+    let box_of = |out: &Output| text(&out.stdout).lines().last().unwrap_or_default().to_string();
+    assert_ne!(box_of(&out), box_of(&planted), "the person's terminal got the agent's box");
+    // The same terminal, the same box.
+    assert_eq!(box_of(&on(&persons, read)), box_of(&out), "a terminal's second command got another box");
+    // Once its box has ended, the next box made removes the closed terminal's store; the open
+    // one's stays.
+    let persons_store: Vec<PathBuf> = stores().into_iter().filter(|s| !agents_store.contains(s)).collect();
+    assert_eq!(persons_store.len(), 1, "the person's terminal's store: {persons_store:?}");
+    w.end_boxes();
+    // Ended, not only signalled: a holder still running keeps its box's store.
+    let running = |e: &std::fs::DirEntry| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let head = std::fs::read_to_string(e.path()).unwrap_or_default();
+        let pid = head.split(' ').next().and_then(|p| p.parse().ok()).and_then(rustix::process::Pid::from_raw);
+        name.len() == 16
+            && pid.and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()).is_some_and(
+                |fd| {
+                    let mut fds = [rustix::event::PollFd::new(&fd, rustix::event::PollFlags::IN)];
+                    rustix::event::poll(&mut fds, Some(&rustix::event::Timespec::default())).unwrap_or(1) == 0
+                },
+            )
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(w.records()).unwrap().flatten().any(|e| running(&e)) && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    succeeded(&w.run("true"), "a headless command, in a box made anew");
+    assert_eq!(stores(), persons_store, "the agent's closed terminal's store is left, or the person's gone");
+}
+
+/// rt8 A3: `~/.bashrc` sources a file of a clone outside home through a link outside home
+/// (`/opt/tools -> /srv/src/tools`, a link to the file itself, or `..` after a link to its
+/// sibling): the person's next shell runs it, so the clone is no workspace, as it is when named
+/// by its own path.
+#[test]
+fn a_clone_named_through_a_link_outside_home_is_no_workspace() {
+    let Some(w) = world() else { return };
+    let outside = tempfile::Builder::new().prefix("agentsh-test-a3").tempdir_in(home_base()).unwrap();
+    let at = |rel: &str| std::fs::canonicalize(outside.path()).unwrap().join(rel);
+    std::fs::create_dir_all(at("srv/tools")).unwrap();
+    std::fs::create_dir_all(at("opt")).unwrap();
+    std::fs::write(at("srv/tools/env.sh"), "# original\n").unwrap();
+    git(&at("srv/tools"), &["init", "-q", "."]);
+    std::os::unix::fs::symlink(at("srv/tools"), at("opt/tools")).unwrap();
+    std::os::unix::fs::symlink(at("srv/tools/env.sh"), at("opt/env.sh")).unwrap();
+    // `..` after a link is the parent of the link's target, for the kernel.
+    std::fs::create_dir_all(at("srv/other")).unwrap();
+    std::os::unix::fs::symlink(at("srv/other"), at("opt/other")).unwrap();
+    for named in ["opt/tools/env.sh", "opt/env.sh", "opt/other/../tools/env.sh"] {
+        w.write_home(".bashrc", &format!("# bashrc\nsource {}\n", at(named).display()));
+        not_a_workspace(&w, &at("srv/tools"), "env.sh", None, ".bashrc names");
+    }
+}
+
+// ---- fix8-gitwalk: agentsh's own walks of what a box wrote (rt8 A1, A2) ----
+
+/// A directory of the person's outside the workspace with a file of two names (hard links), and
+/// what each name is now: (inode, links, modification time).
+fn linked_pair(dir: &Path) -> impl Fn() -> Vec<(u64, u64, i64)> + use<> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::create_dir_all(dir.join("d")).unwrap();
+    std::fs::write(dir.join("a"), "the person's\n").unwrap();
+    std::fs::hard_link(dir.join("a"), dir.join("b")).unwrap();
+    std::fs::hard_link(dir.join("a"), dir.join("d/c")).unwrap();
+    let dir = dir.to_path_buf();
+    move || {
+        ["a", "b", "d/c"]
+            .iter()
+            .map(|f| std::fs::symlink_metadata(dir.join(f)).map_or((0, 0, 0), |m| (m.ino(), m.nlink(), m.mtime())))
+            .collect()
+    }
+}
+
+/// rt8 A1: a boxed command made a submodule's `objects` (in `.git/modules/sub`, writable in the
+/// box) a link to a directory of the person's; the next box's builder, unconfined, followed it
+/// and replaced every hard-linked file there by a copy (new inode, the person's owner). A
+/// nested repository the box made, whose `.git/objects` and `.git/modules` are links, the
+/// same when a command runs there. The builder now walks the stores beneath the git directory
+/// with no link followed: the files outside keep their inode and links, and no `modules` is
+/// made in a repository a link leads to. (A submodule's `objects` is a mount in the box now, as
+/// its `info/alternates` is bound: it cannot be renamed away either.)
+#[test]
+fn the_builder_follows_no_link_a_box_made_in_a_git_directory() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let lib = tempfile::tempdir().unwrap();
+    w.git_in(lib.path());
+    std::fs::write(lib.path().join("l"), "lib\n").unwrap();
+    git(lib.path(), &["add", "l"]);
+    git(lib.path(), &["commit", "-qm", "lib"]);
+    let lib_path = lib.path().to_string_lossy().to_string();
+    git(w.ws.path(), &["-c", "protocol.file.allow=always", "submodule", "add", "-q", &lib_path, "sub"]);
+    git(w.ws.path(), &["commit", "-qm", "sub"]);
+    let victim = w.home("a1-victim");
+    let now = linked_pair(&victim);
+    let before = now();
+    // A repository of the person's a link may lead to: it has no `modules`.
+    let other = w.home("a1-other");
+    std::fs::create_dir_all(&other).unwrap();
+    w.git_in(&other);
+    let modules_before = other.join(".git/modules").exists();
+    let plant = format!(
+        r#"import os,subprocess
+b=".git/modules/sub/"
+try:
+    os.rename(b+"objects", b+"objects.real"); os.symlink("{victim}", b+"objects")
+except OSError as e:
+    print("refused:", e)
+os.makedirs("nested"); subprocess.run(["git","init","-q","nested"], check=True)
+os.rename("nested/.git/objects", "nested/.git/objects.real")
+os.symlink("{victim}", "nested/.git/objects")
+os.symlink("{home}", "nested/.git/modules")
+"#,
+        victim = victim.display(),
+        home = w.home.path().display()
+    );
+    w.write("plant.py", &plant);
+    succeeded(&w.script(&format!("{} plant.py\n", python())), "plant the links");
+    // The next box of the workspace, and a box of the nested repository's.
+    w.end_boxes();
+    let out = w.script("true\n");
+    assert!(!text(&out.stderr).contains("shared"), "{}", text(&out.stderr));
+    std::fs::write(w.path("nested/probe.sh"), "true\n").unwrap();
+    let nested = w.command(&["-c", "sh probe.sh"]).current_dir(w.path("nested")).output().unwrap();
+    assert!(!text(&nested.stderr).contains("shared"), "{}", text(&nested.stderr));
+    assert_eq!(now(), before, "a file outside the workspace was replaced by the builder");
+    assert_eq!(other.join(".git/modules").exists(), modules_before, "a `modules` made through a link");
+}
+
+/// A commit of `build.sh` in the workspace, and a repository in home that borrows its store
+/// (`git clone --shared`, objects/info/alternates), named `name`.
+fn borrowed(w: &World, name: &str) -> PathBuf {
+    w.write("build.sh", "echo building\n");
+    git(w.ws.path(), &["add", "build.sh"]);
+    git(w.ws.path(), &["commit", "-qm", "build"]);
+    let out = persons_git(w, w.home.path(), &["clone", "-q", "--shared", &w.ws.path().to_string_lossy(), name]);
+    succeeded(&out, "git clone --shared");
+    w.home.path().join(name)
+}
+
+/// rt8 A2: a boxed command removed a loose object and named a store of its own in
+/// `objects/info/alternates`, where git looks up what the store lacks: `git show` in the
+/// workspace and the checkout of a repository borrowing its store (`git clone --shared`) gave
+/// the box's content, with nothing told. `alternates` (and `http-alternates`) are bound
+/// read-only, made empty first, in the workspace's store and each submodule's; a loose object no
+/// pack holds, or a pack, removed with no new pack written, is told.
+#[test]
+fn no_object_is_looked_up_in_a_store_the_box_names() {
+    let Some(w) = world() else { return };
+    let w = w.git();
+    let borrower = borrowed(&w, "a2-borrower");
+    let forge = r#"import os,subprocess,zlib
+b=subprocess.check_output(["git","rev-parse","HEAD:build.sh"]).decode().strip()
+os.makedirs(".git/forge/"+b[:2], exist_ok=True)
+body=b"echo A2-FORGED\n"
+open(".git/forge/"+b[:2]+"/"+b[2:],"wb").write(zlib.compress(b"blob %d\0" % len(body) + body))
+os.remove(".git/objects/"+b[:2]+"/"+b[2:])
+open(".git/objects/info/alternates","a").write(os.getcwd()+"/.git/forge\n")
+"#;
+    w.write("forge.py", forge);
+    let out = w.script(&format!("{} forge.py\n", python()));
+    refused_by_box(&out, "name a store of the box's in objects/info/alternates");
+    for f in ["alternates", "http-alternates"] {
+        let held = std::fs::read(w.path(".git/objects/info").join(f)).unwrap();
+        assert!(held.is_empty(), "{f}: {}", text(&held));
+    }
+    let show = persons_git(&w, w.ws.path(), &["show", "HEAD:build.sh"]);
+    assert!(!text(&show.stdout).contains("A2-FORGED"), "{}", text(&show.stdout));
+    std::fs::remove_file(borrower.join("build.sh")).unwrap();
+    let _ = persons_git(&w, &borrower, &["checkout", "--", "build.sh"]);
+    let got = std::fs::read_to_string(borrower.join("build.sh")).unwrap_or_default();
+    assert!(!got.contains("A2-FORGED"), "the borrower checked out the box's content");
+    // The removal is told, by this command or, where the holder noted it after, the next.
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    assert!(err.contains("removed the git object"), "{err}");
+    // A pack removed, with no other written: told.
+    succeeded(&persons_git(&w, w.ws.path(), &["hash-object", "-w", "build.sh"]), "the object written again");
+    std::fs::remove_file(w.path("forge.py")).unwrap();
+    succeeded(&persons_git(&w, w.ws.path(), &["gc", "-q"]), "git gc");
+    // A box whose watch begins after the person's `git gc` wrote the pack.
+    w.end_boxes();
+    let out = w.script("rm -f .git/objects/pack/pack-*\n");
+    succeeded(&out, "remove the pack");
+    let next = w.script("true\n");
+    let err = text(&out.stderr) + &text(&next.stderr);
+    assert!(err.contains("removed the git pack"), "{err}");
 }
 
 // ---- fix8-line: the interactive line gate (`agentsh init bash`) (rt8 C2, C3, C4) ----

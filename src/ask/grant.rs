@@ -16,6 +16,9 @@
 //!   CLI's `ToolPermission` notification), for that same command. A call the agent lets through
 //!   without showing a dialog (a mode that approves by itself) never arms it, and agentsh asks in
 //!   its own channel instead. A grant for a yes given in agentsh's channel is armed when written.
+//! - **the agent's own hook**: a grant for the agent's dialog is offered and armed only by a hook
+//!   the agent itself started ([`started_by_agent`]), never by one a command started through
+//!   agentsh's gate, whose events would be the model's (rt8 C1).
 //!
 //! After a No in the dialog the armed grant stays until it expires; the agent never runs that
 //! command then, and a later identical call goes through the hook again, which asks again and
@@ -114,6 +117,29 @@ fn stat(pid: u32) -> Option<ProcStat> {
 pub fn agent(ancestors: &[(Process, String)], is_agentsh: &dyn Fn(u32) -> bool) -> Option<Process> {
     const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"];
     ancestors.iter().find(|(p, comm)| !SHELLS.contains(&comm.as_str()) && !is_agentsh(p.pid)).map(|(p, _)| *p)
+}
+
+/// Whether the hook that wants to offer or arm a grant for the agent's dialog was started by the
+/// agent itself, not by a command (rt8 C1): a yes in the dialog is vouched for only by the
+/// agent's own events, so a hook the model ran, with the model's text on its input, must never
+/// stand for them. Decided by what the model cannot change:
+/// - `gated`: [`crate::model::GATED`] as agentsh's gate set it for this process. A hook it ran is
+///   the model's command, or inside one, except exactly the hook command Gemini CLI runs with
+///   agentsh as its `bash` ([`crate::model::GATED_HOOK`], the agent being Gemini CLI: its model's
+///   commands always reach the gate inside its wrapper, never as that bare text);
+/// - `input_is_terminal`: the agents hand a hook its event through a pipe; a hook reading a
+///   terminal was typed at a shell, where the model types its event too.
+///
+/// `Err`: why not, for the refusal.
+pub fn started_by_agent(gated: Option<&str>, input_is_terminal: bool, agent_is_gemini: bool) -> Result<(), String> {
+    if input_is_terminal {
+        return Err("the hook reads a terminal: it was typed at a shell, not started by the agent".into());
+    }
+    match gated {
+        None => Ok(()),
+        Some(crate::model::GATED_HOOK) if agent_is_gemini => Ok(()),
+        Some(_) => Err("the hook was started by a command agentsh's gate ran, not by the agent itself".into()),
+    }
 }
 
 /// Whether process `pid` runs this agentsh binary.
@@ -306,6 +332,23 @@ mod tests {
         std::os::unix::fs::symlink(&real, d.path().join("0123456789ab.json")).unwrap();
         fs::write(d.path().join("not-an-id.json"), serde_json::to_vec(&g).unwrap()).unwrap();
         assert_eq!(take_in(d.path(), "git push", "/p", &[AGENT], now), None);
+    }
+
+    #[test]
+    fn only_a_hook_the_agent_started_itself_may_stand_for_its_dialog() {
+        use crate::model::{GATED_COMMAND, GATED_HOOK};
+        // Claude Code's and Codex's hooks (`sh -c`), Gemini CLI's with a real `bash`.
+        assert_eq!(started_by_agent(None, false, false), Ok(()));
+        // Gemini CLI's hook through agentsh as its `bash`.
+        assert_eq!(started_by_agent(Some(GATED_HOOK), false, true), Ok(()));
+        // The model's bare `<agentsh> hook claude-code` through the gate, under any other agent
+        // (rt8 C1), or anything inside a gated command, under any agent.
+        assert!(started_by_agent(Some(GATED_HOOK), false, false).is_err());
+        assert!(started_by_agent(Some(GATED_COMMAND), false, true).is_err());
+        assert!(started_by_agent(Some(""), false, true).is_err());
+        // Typed at a line-gated terminal, its event typed there too.
+        assert!(started_by_agent(None, true, false).is_err());
+        assert!(started_by_agent(Some(GATED_HOOK), true, true).is_err());
     }
 
     #[test]

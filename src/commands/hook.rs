@@ -502,6 +502,36 @@ impl Live {
     fn agent(&self) -> Option<grant::Process> {
         grant::agent(&grant::ancestry(), &grant::runs_this_binary)
     }
+
+    /// The agent, for a grant that stands for a yes in its own dialog: only where the agent
+    /// itself started this hook (`grant::started_by_agent`). `Err`: why not.
+    fn dialog_agent(&self) -> Result<grant::Process, String> {
+        let agent = self.agent().ok_or("the agent's process cannot be found")?;
+        let gated = std::env::var(crate::model::GATED).ok();
+        let input_is_terminal = nix::unistd::isatty(std::io::stdin()).unwrap_or(false);
+        let gemini = gemini_cli(&proc_words(agent.pid, "cmdline"));
+        grant::started_by_agent(gated.as_deref(), input_is_terminal, gemini)?;
+        Ok(agent)
+    }
+}
+
+/// The NUL-separated words of `/proc/PID/NAME` (`cmdline`, `environ`).
+fn proc_words(pid: u32, name: &str) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/{name}"))
+        .map(|b| {
+            b.split(|c| *c == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a command line is Gemini CLI's: `node [node flags] .../gemini[.js] [args]` (npm's
+/// link, the bundle, and the process it relaunches itself as), or its single binary `gemini`.
+pub fn gemini_cli(argv: &[String]) -> bool {
+    let named = |w: &String| {
+        std::path::Path::new(w).file_name().and_then(|n| n.to_str()).is_some_and(|n| n == "gemini" || n == "gemini.js")
+    };
+    let script = argv.iter().skip(1).find(|w| !w.starts_with('-'));
+    argv.first().is_some_and(named) || script.is_some_and(named)
 }
 
 /// Whether Gemini CLI process `pid` runs its UI, by its own rule (`isHeadlessMode`, 0.61): no
@@ -509,16 +539,7 @@ impl Live {
 /// `GITHUB_ACTIONS=true`, its standard input and output terminals; and it holds its terminal
 /// in the foreground. In doubt it is taken for headless, where a hook's ask would wait forever.
 fn gemini_ui(pid: u32) -> bool {
-    let words = |name: &str| -> Vec<String> {
-        std::fs::read(format!("/proc/{pid}/{name}"))
-            .map(|b| {
-                b.split(|c| *c == 0)
-                    .filter(|w| !w.is_empty())
-                    .map(|w| String::from_utf8_lossy(w).into_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let words = |name: &str| proc_words(pid, name);
     let ci = words("environ").iter().any(|v| v == "CI=true" || v == "GITHUB_ACTIONS=true");
     let stdout_tty = std::fs::read_link(format!("/proc/{pid}/fd/1"))
         .is_ok_and(|t| t.starts_with("/dev/pts") || t.starts_with("/dev/tty"));
@@ -594,12 +615,12 @@ impl World for Live {
         if let (Some(place), true) = (self.p.dialog, self.dialog_expected(event, agent)) {
             // The agent's dialog asks; a grant waits for it to show. Without one, a yes there
             // would be asked again: refused instead, saying why (agentsh's own prompt would be
-            // drawn over the agent's screen).
-            let offered = match (agent, &grants) {
-                (Some(agent), Ok(dir)) => {
+            // drawn over the agent's screen). Only the agent's own hook may offer it.
+            let offered = match (self.dialog_agent(), &grants) {
+                (Ok(agent), Ok(dir)) => {
                     grant::offer(dir, &v.command, &here, agent, place, false).map_err(|e| e.to_string())
                 }
-                (None, _) => Err("the agent's process cannot be found".into()),
+                (Err(e), _) => Err(e),
                 (_, Err(e)) => Err(e.clone()),
             };
             if let Err(e) = offered {
@@ -649,12 +670,15 @@ impl World for Live {
     }
 
     fn dialog_shown(&self, command: &str, cwd: &Path) -> bool {
-        let (Some(agent), Ok(dir)) = (self.agent(), grant::dir()) else { return false };
+        let Ok(dir) = grant::dir() else { return false };
         let here = grant::canonical(cwd);
         if self.p.name == "codex" {
-            return grant::armed(&dir, command, &here, agent).is_some();
+            return self.agent().is_some_and(|agent| grant::armed(&dir, command, &here, agent).is_some());
         }
-        grant::arm(&dir, command, &here, agent);
+        // Only the agent's own hook may say its dialog is showing (rt8 C1).
+        if let Ok(agent) = self.dialog_agent() {
+            grant::arm(&dir, command, &here, agent);
+        }
         false
     }
 
@@ -898,6 +922,24 @@ mod tests {
         let unboxed = Fake::new(Asked::Dialog);
         let v = out(&respond(p("claude-code"), input.as_bytes(), &unboxed));
         assert_ne!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    }
+
+    #[test]
+    fn gemini_cli_is_known_by_its_script_or_binary() {
+        let argv = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        for (line, gemini) in [
+            ("node /usr/local/bin/gemini", true),
+            ("node --max-old-space-size=12052 /x/node_modules/.bin/gemini --yolo", true),
+            ("node /x/@google/gemini-cli/bundle/gemini.js", true),
+            ("/opt/gemini -p hi", true),
+            ("node /x/codex.js", false),
+            ("python3 /tmp/agent.py gemini", false),
+            ("claude", false),
+            ("node /x/not-gemini", false),
+        ] {
+            assert_eq!(gemini_cli(&argv(line)), gemini, "{line}");
+        }
+        assert!(!gemini_cli(&[]));
     }
 
     #[test]

@@ -393,7 +393,9 @@ fn starts_with_path(text: &str) -> bool {
 /// command: Gemini CLI 0.61 runs hook commands with `bash -c`, and with agentsh as its `bash` the
 /// gate would otherwise refuse the hook itself (a management command). `agentsh hook` judges the
 /// tool call on its stdin, records it, and asks the person where the agent cannot (issue 24); it
-/// changes no setting and answers no request itself.
+/// changes no setting and answers no request itself. Sent as the model's command, its stdin is
+/// the model's: the gate marks it (`run::gate::gated`), and such a hook never offers or arms a
+/// grant for the agent's dialog (`ask::grant::started_by_agent`, rt8 C1).
 pub fn hook_call(text: &str, is_agentsh: &dyn Fn(&Path) -> bool) -> Option<&'static str> {
     if !starts_with_path(text) {
         return None;

@@ -243,6 +243,8 @@ pub enum Ran {
 ///
 /// `net_id` names the command to the box's proxy (its audit record's id). `search`, where given,
 /// is the `$PATH` an unconfined command gets instead of agentsh's own (`gate::unboxed_path`).
+/// `gated` is what an unconfined command is told in [`crate::model::GATED`] (`None`: it keeps what
+/// agentsh has; a boxed one cannot reach agentsh's state, which is what the mark guards).
 pub fn run(
     plan: Plan,
     confinement: Confinement,
@@ -250,6 +252,7 @@ pub fn run(
     pass_env: &[String],
     net: Net<'_>,
     search: Option<&OsStr>,
+    gated: Option<&str>,
 ) -> Ran {
     let (program, args) = plan.into_program_and_args();
     if let Confinement::Boxed(plan) = confinement {
@@ -283,17 +286,19 @@ pub fn run(
         };
     }
     if let Some(limit) = limit {
-        let code = supervise(&program, &args, limit, search);
+        let code = supervise(&program, &args, limit, search, gated);
         return Ran::Ended { code, signal: None, timed_out: code == 124 };
     }
     if !needs_terminal() && nix::unistd::setsid().is_err() {
-        return Ran::NotRun(run_child(internal_child(&program, &args, search), &program, None));
+        return Ran::NotRun(run_child(internal_child(&program, &args, search, gated), &program, None));
     }
-    Ran::NotRun(exec_program(&program, &args, search))
+    Ran::NotRun(exec_program(&program, &args, search, gated))
 }
 
-fn exec_program(program: &str, args: &[String], search: Option<&OsStr>) -> i32 {
-    let mut cmd = unconfined(program);
+/// Execs `program` in place of agentsh; `gated`, where given, is set in [`crate::model::GATED`]
+/// (`None`: kept as this process has it, for agentsh's own child that set it).
+fn exec_program(program: &str, args: &[String], search: Option<&OsStr>, gated: Option<&str>) -> i32 {
+    let mut cmd = unconfined(program, gated);
     cmd.args(args);
     // Set on the command, `$PATH` is also where std looks the program up.
     if let Some(path) = search {
@@ -312,9 +317,12 @@ fn exec_program(program: &str, args: &[String], search: Option<&OsStr>) -> i32 {
 }
 
 /// An unconfined command: with pagers that run no command from their keys or options (rt7 B7,
-/// `pagers`).
-fn unconfined(program: &str) -> Command {
+/// `pagers`), and marked as run by the gate (`gated`, see [`exec_program`]).
+fn unconfined(program: &str, gated: Option<&str>) -> Command {
     let mut cmd = Command::new(program);
+    if let Some(gated) = gated {
+        cmd.env(crate::model::GATED, gated);
+    }
     let get = |name: &str| std::env::var(name).ok();
     for (name, value) in crate::run::pagers::guard(get, findable("less")) {
         cmd.env(name, value);
@@ -376,15 +384,18 @@ pub fn exec_in_new_session(argv: &[String]) -> i32 {
         eprintln!("agentsh: cannot start a new session for the command: {e}");
         return 126;
     }
-    exec_program(program, args, None)
+    exec_program(program, args, None, None)
 }
 
 /// agentsh re-spawned to run the command in a session of its own (see [`exec_in_new_session`]),
 /// with `search` as its `$PATH`, where the command looks its program up.
-fn internal_child(program: &str, args: &[String], search: Option<&OsStr>) -> Command {
+fn internal_child(program: &str, args: &[String], search: Option<&OsStr>, gated: Option<&str>) -> Command {
     let me = std::env::current_exe().unwrap_or_else(|_| "/proc/self/exe".into());
     let mut cmd = Command::new(me);
     cmd.arg(NEW_SESSION_MARKER).arg(program).args(args);
+    if let Some(gated) = gated {
+        cmd.env(crate::model::GATED, gated);
+    }
     if let Some(path) = search {
         cmd.env("PATH", path);
     }
@@ -421,9 +432,9 @@ pub(crate) fn exec_error(program: &str, err: &std::io::Error) -> i32 {
 /// Runs an unconfined command as a child with a time limit. On timeout its whole process group
 /// is killed and the status is 124, as timeout(1) does. Signals to agentsh are passed on. (A
 /// boxed command is supervised by `sandbox::spawn`.)
-fn supervise(program: &str, args: &[String], limit: Duration, search: Option<&OsStr>) -> i32 {
+fn supervise(program: &str, args: &[String], limit: Duration, search: Option<&OsStr>, gated: Option<&str>) -> i32 {
     let cmd = if needs_terminal() {
-        let mut cmd = unconfined(program);
+        let mut cmd = unconfined(program, gated);
         cmd.args(args).process_group(0);
         if let Some(path) = search {
             cmd.env("PATH", path);
@@ -431,7 +442,7 @@ fn supervise(program: &str, args: &[String], limit: Duration, search: Option<&Os
         cmd
     } else {
         // setsid in the child makes its own process group too.
-        internal_child(program, args, search)
+        internal_child(program, args, search, gated)
     };
     run_child(cmd, program, Some(limit))
 }

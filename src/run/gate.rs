@@ -112,7 +112,8 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         }),
         Confinement::Unconfined => None,
     };
-    let ran = exec::run(plan, confinement, limit, &config.sandbox.pass_env, net, search.as_deref());
+    let ran =
+        exec::run(plan, confinement, limit, &config.sandbox.pass_env, net, search.as_deref(), gated(&text, &verdict));
     if let Some((links, review)) = git {
         explain::print_git_links_removed(&links.finish());
         for said in links.messages() {
@@ -721,6 +722,24 @@ pub(crate) fn admit(
         }
     }
     Ok(trail)
+}
+
+/// What the command is told in [`crate::model::GATED`]: exactly an agent's hook command, from
+/// a gate not itself inside a gated command, is [`crate::model::GATED_HOOK`] (the hook then
+/// checks that its agent is Gemini CLI, the one agent whose own hook commands reach agentsh bare);
+/// anything else is [`crate::model::GATED_COMMAND`], and a hook it starts, however spelled or
+/// wrapped, is the model's and never stands for the agent's dialog (rt8 C1). `None` (what
+/// agentsh has is kept): an agent's own start-up script, fixed text with nothing of the model's
+/// in it, whose environment the agent may take for its own (Claude Code runs `bash -c env`).
+fn gated(text: &str, verdict: &Verdict) -> Option<&'static str> {
+    let startup = verdict.parts.iter().all(|p| p.assessment.rule == "agent_startup")
+        && crate::judge::startup::recognize(text, &crate::run::judging::wrapper_env()).is_some();
+    if startup {
+        return None;
+    }
+    let inside_a_gated_command = std::env::var_os(crate::model::GATED).is_some();
+    let hook = crate::judge::agent_wrappers::hook_call(text, &crate::run::judging::is_agentsh).is_some();
+    Some(if hook && !inside_a_gated_command { crate::model::GATED_HOOK } else { crate::model::GATED_COMMAND })
 }
 
 /// Issue 24: the person already said yes to this very command, in the agent's own dialog or in

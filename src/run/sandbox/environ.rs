@@ -352,15 +352,22 @@ fn within(v: &[u8]) -> bool {
 /// name a setting (`alias keys='ssh-add -l'`).
 pub fn assigned_in(v: &[u8]) -> bool {
     let name_byte = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+    let blank = |c: &u8| matches!(c, b' ' | b'\t');
     v.iter().enumerate().filter(|&(_, &c)| c == b'=').any(|(i, _)| {
-        let start = v[..i].iter().rposition(|&c| !name_byte(c)).map_or(0, |p| p + 1);
+        // INI's and TOML's `name = value` (rt8 B1): blanks on either side of `=`, but not a
+        // comparison (`==`, `!=`, `<=`, `>=`).
+        let end = i - v[..i].iter().rev().take_while(|c| blank(c)).count();
+        if end > 0 && matches!(v[end - 1], b'=' | b'!' | b'<' | b'>') || v.get(i + 1) == Some(&b'=') {
+            return false;
+        }
+        let start = v[..end].iter().rposition(|&c| !name_byte(c)).map_or(0, |p| p + 1);
         let bounded = start == 0
             || matches!(
                 v[start - 1],
                 b' ' | b'\t' | b'\n' | b'"' | b'\'' | b',' | b'(' | b'{' | b'|' | b';' | b'?' | b'&'
             )
             || v[..start].ends_with(b"/:");
-        let raw = &v[start..i];
+        let raw = &v[start..end];
         let name = raw
             .strip_prefix(b"--")
             .or_else(|| raw.strip_prefix(b"-D"))
@@ -370,7 +377,9 @@ pub fn assigned_in(v: &[u8]) -> bool {
         let alias = before.ends_with(b"alias") || before.ends_with(b"alias --");
         // A URL's query parameter (`?key=xyz`) is a credential at any length.
         let min = if start > 0 && matches!(v[start - 1], b'?' | b'&') { 1 } else { 4 };
-        bounded && !name.is_empty() && !alias && literal(setting_value(&v[i + 1..]), min) && secret_key(name)
+        let value = &v[i + 1..];
+        let value = &value[value.iter().take_while(|c| blank(c)).count()..];
+        bounded && !name.is_empty() && !alias && literal(setting_value(value), min) && secret_key(name)
     })
 }
 
@@ -523,11 +532,15 @@ fn token_at(v: &[u8], i: usize) -> bool {
             }
             // header.payload.signature, each base64url; the header of every JWT starts `{"` = `eyJ`.
             b'e' => run(b"eyJ").is_some_and(|r| r.len() >= 27 && r.iter().filter(|&&c| c == b'.').count() == 2),
-            b'B' | b'b' => [&b"Bearer "[..], b"bearer ", b"Basic ", b"basic "].iter().any(|p| {
-                let r = &rest[p.len().min(rest.len())..];
-                let r = &r[..r.iter().position(|&c| !(tok(c) || matches!(c, b'+' | b'/' | b'='))).unwrap_or(r.len())];
-                rest.starts_with(p) && r.len() >= 8 && mixed(r)
-            }),
+            // `Authorization: token …` is GitHub's scheme (rt8 B1).
+            b'B' | b'b' | b'T' | b't' => {
+                [&b"Bearer "[..], b"bearer ", b"Basic ", b"basic ", b"token ", b"Token "].iter().any(|p| {
+                    let r = &rest[p.len().min(rest.len())..];
+                    let r =
+                        &r[..r.iter().position(|&c| !(tok(c) || matches!(c, b'+' | b'/' | b'='))).unwrap_or(r.len())];
+                    rest.starts_with(p) && r.len() >= 8 && mixed(r)
+                })
+            }
             _ => false,
         }
 }
@@ -870,6 +883,11 @@ mod tests {
             "key-0123456789abcdef0123456789abcdef",
             "EAAAEabcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstu",
             "//registry.npmjs.org/:_authToken=abcdef0123456789",
+            // rt8 B1: INI's and TOML's spelling, and GitHub's `token` scheme.
+            "password = S3cretPassw0rd",
+            "[db]\npassword = \"S3cretPassw0rd\"",
+            "api_key\t=\tabcdef0123456789",
+            "Authorization: token S3cretTokenValue123",
         ] {
             assert!(secret_value(value.as_bytes()), "{value} kept");
         }
@@ -896,6 +914,10 @@ mod tests {
             "LTAI",
             "terraform.atlasv1.short",
             "info,my_crate=debug",
+            "if [ \"$password\" == hunter22 ]",
+            "password != hunter22",
+            "password = $DB_PASSWORD",
+            "token validation failed",
         ] {
             assert!(!secret_value(value.as_bytes()), "{value} removed");
         }

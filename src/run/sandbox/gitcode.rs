@@ -309,7 +309,7 @@ impl<'a> Finder<'a> {
                 let Ok(named) = std::fs::read_link(&p) else { continue };
                 let target = super::view::resolve(&normalize(&dir.join(named)));
                 if make_hooks && matches!(name, "hooks" | "info" | "modules") && within(&target, &self.ws) {
-                    make_dir_in(&self.ws, &target);
+                    let _ = super::beneath::make_dirs(&self.ws, &target, 0o755);
                 }
                 if let Some(target) = self.inside(&target).filter(|t| t.exists()) {
                     self.push(target);
@@ -477,7 +477,7 @@ impl<'a> Finder<'a> {
                     continue; // the workspace or what holds it: nothing to bind
                 }
                 if make_hooks && within(&dir, &self.ws) {
-                    make_dir_in(&self.ws, &dir);
+                    let _ = super::beneath::make_dirs(&self.ws, &dir, 0o755);
                 }
                 if let Some(d) = self.inside(&dir).filter(|d| d.is_dir()) {
                     self.push(d);
@@ -494,29 +494,12 @@ impl<'a> Finder<'a> {
     }
 }
 
-/// Makes the directory `dir` beneath `ws` where it is missing, one level at a time, never
-/// through a link (the box may have left one to elsewhere).
-fn make_dir_in(ws: &Path, dir: &Path) {
-    let Ok(rel) = dir.strip_prefix(ws) else { return };
-    let mut at = ws.to_path_buf();
-    for part in rel.components() {
-        at.push(part);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => return,
-            Err(_) => {
-                if std::fs::create_dir(&at).is_err() {
-                    return;
-                }
-            }
-        }
-    }
-}
-
 /// The git directories under `dir` (`modules/`): a directory with a `HEAD` or a `config` is one
 /// (and its own `modules/` is walked by its repository: `config`, once bound, cannot be removed
 /// to make it look like none); another is a level of a submodule's name with a slash in it
-/// (`modules/third_party/zlib`).
+/// (`modules/third_party/zlib`). Neither `dir` nor anything below it is reached through a link
+/// (rt8 A1: a nested repository's `modules` made a link to home had every repository there
+/// taken for its submodules, their objects unshared and a `modules` made in each).
 pub(crate) fn git_dirs_under(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     git_dirs_read(dir, out, &mut Vec::new(), depth);
 }
@@ -524,16 +507,33 @@ pub(crate) fn git_dirs_under(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
 /// [`git_dirs_under`], with the directories it read (or looked for) added to `read`.
 fn git_dirs_read(dir: &Path, out: &mut Vec<PathBuf>, read: &mut Vec<PathBuf>, depth: usize) {
     read.push(dir.to_path_buf());
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        if !e.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
+    let Ok(fd) = super::beneath::dir(dir) else { return };
+    git_dirs_at(fd, dir, out, read, depth);
+}
+
+fn git_dirs_at(fd: std::os::fd::OwnedFd, dir: &Path, out: &mut Vec<PathBuf>, read: &mut Vec<PathBuf>, depth: usize) {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(mut entries) = rustix::fs::Dir::new(fd) else { return };
+    let mut names = Vec::new();
+    while let Some(Ok(e)) = entries.read() {
+        let name = e.file_name();
+        let kind = e.file_type();
+        if !matches!(name.to_bytes(), b"." | b"..")
+            && matches!(kind, rustix::fs::FileType::Directory | rustix::fs::FileType::Unknown)
+        {
+            names.push(name.to_owned());
         }
-        let p = e.path();
-        if p.join("HEAD").exists() || p.join("config").exists() {
+    }
+    let Ok(fd) = entries.fd() else { return };
+    for name in names {
+        // Opened as a directory, not through a link: a link to one fails here.
+        let Ok(sub) = super::beneath::subdir(fd, name.as_c_str()) else { continue };
+        let p = dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+        if super::beneath::exists(&sub, "HEAD") || super::beneath::exists(&sub, "config") {
             out.push(p);
         } else if depth < MAX_DEPTH {
-            git_dirs_read(&p, out, read, depth + 1);
+            read.push(p.clone());
+            git_dirs_at(sub, &p, out, read, depth + 1);
         }
     }
 }
@@ -932,6 +932,31 @@ mod tests {
         rel.sort();
         assert_eq!(rel, ["githooks", "scripts/post-merge", "scripts/pre-commit"]);
         assert!(found.read.contains(&ws.join(".git/hooks")), "watched: {:?}", found.read);
+    }
+
+    /// rt8 A1: a `modules` (or a directory in it) that is a link is not walked: the git
+    /// directories it leads to are no submodules'.
+    #[test]
+    fn no_git_directory_is_found_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for d in ["other/.git", "ws/.git/modules/real", "ws/.git/modules/deep/er"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in ["other/.git/HEAD", "ws/.git/modules/real/HEAD", "ws/.git/modules/deep/er/config"] {
+            std::fs::write(root.join(f), "").unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("other/.git"), root.join("ws/.git/modules/linked")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("ws/.git/modules/up")).unwrap();
+        let mut found = Vec::new();
+        git_dirs_under(&root.join("ws/.git/modules"), &mut found, 0);
+        found.sort();
+        assert_eq!(found, [root.join("ws/.git/modules/deep/er"), root.join("ws/.git/modules/real")]);
+        std::fs::create_dir_all(root.join("nested/.git")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("nested/.git/modules")).unwrap();
+        let mut found = Vec::new();
+        git_dirs_under(&root.join("nested/.git/modules"), &mut found, 0);
+        assert!(found.is_empty(), "{found:?}");
     }
 
     #[test]

@@ -362,6 +362,65 @@ struct Objects {
     /// What was told already, to be told once (the many writes of one rewrite), until it is
     /// made again.
     told: std::collections::HashSet<PathBuf>,
+    /// The `pack/` directories a pack was written to since the watch began: one removed there
+    /// is taken for git's, replaced by the new one (rt8 A2).
+    new_packs: std::collections::HashSet<PathBuf>,
+}
+
+/// Whether a pack in `pack` (a store's `pack/`) holds the object named `oid` (in hex): each
+/// `pack-*.idx` (version 2) read at its fan-out table and searched. One that cannot be read holds
+/// nothing.
+fn in_a_pack(pack: &Path, oid: &[u8]) -> bool {
+    let Some(oid) = unhex(oid) else { return false };
+    let Ok(dir) = super::beneath::dir(pack) else { return false };
+    let mut names = Vec::new();
+    let mut budget = 4096;
+    let Some(dir) = read_entries(dir, &mut budget, |_, name, kind| {
+        let n = name.to_bytes();
+        if kind == FileType::RegularFile && n.starts_with(b"pack-") && n.ends_with(b".idx") {
+            names.push(name.to_owned());
+        }
+    }) else {
+        return false;
+    };
+    let Ok(dir) = dir.fd() else { return false };
+    names.iter().any(|name| {
+        super::beneath::open(dir, name.as_c_str(), OFlags::RDONLY | OFlags::NONBLOCK)
+            .is_ok_and(|fd| idx_holds(&std::fs::File::from(fd), &oid) == Some(true))
+    })
+}
+
+/// Whether the pack index `idx` (version 2: a header, 256 counts, the sorted names) lists `oid`;
+/// `None` where it is no such index.
+fn idx_holds(idx: &std::fs::File, oid: &[u8]) -> Option<bool> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 8 + 256 * 4];
+    idx.read_exact_at(&mut head, 0).ok()?;
+    if head[..8] != [0xff, b't', b'O', b'c', 0, 0, 0, 2] {
+        return None;
+    }
+    let count = |i: usize| u64::from(u32::from_be_bytes(head[8 + 4 * i..12 + 4 * i].try_into().unwrap_or_default()));
+    let first = usize::from(*oid.first()?);
+    let (mut lo, mut hi) = (if first == 0 { 0 } else { count(first - 1) }, count(first));
+    let mut name = vec![0u8; oid.len()];
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        idx.read_exact_at(&mut name, head.len() as u64 + mid * oid.len() as u64).ok()?;
+        match name.as_slice().cmp(oid) {
+            std::cmp::Ordering::Equal => return Some(true),
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+        }
+    }
+    Some(false)
+}
+
+/// Lower-case hex to bytes.
+fn unhex(hex: &[u8]) -> Option<Vec<u8>> {
+    let digit = |c: u8| (c as char).to_digit(16).filter(|_| !c.is_ascii_uppercase());
+    (hex.len().is_multiple_of(2) && !hex.is_empty())
+        .then(|| hex.chunks(2).map(|p| Some((digit(p[0])? * 16 + digit(p[1])?) as u8)).collect())
+        .flatten()
 }
 
 /// How many loose objects' names the watch keeps, at most: past them, one replaced by a rename
@@ -511,11 +570,44 @@ impl Watcher {
         }
         let path = dir.join(OsStr::from_bytes(name));
         let objects = &mut self.objects;
-        if kind == ObjectDir::FanOut && ev.mask.intersects(F::IN_DELETE | F::IN_MOVED_FROM) {
+        if kind == ObjectDir::Pack && ev.mask.intersects(F::IN_CREATE | F::IN_MOVED_TO) && name.ends_with(b".pack") {
+            objects.new_packs.insert(dir.clone());
+        }
+        let removed = ev.mask.intersects(F::IN_DELETE | F::IN_MOVED_FROM);
+        if kind == ObjectDir::FanOut && removed {
             objects.present.remove(&path);
             // Removed by anyone but this watch (which removes what it tells).
             if !objects.told.contains(&path) {
-                objects.removed.insert(path);
+                objects.removed.insert(path.clone());
+                // rt8 A2: git looks up a missing object elsewhere (an alternate store, a pack
+                // written since), and removes a loose one only once a pack holds it (`git gc`)
+                // or no commit uses it (`git prune`).
+                let oid = dir.file_name().map(|f| [f.as_bytes(), name].concat()).unwrap_or_default();
+                let pack = dir.parent().map(|o| o.join("pack")).unwrap_or_default();
+                if !in_a_pack(&pack, &oid) {
+                    let said = format!(
+                        "agentsh: a process in the sandbox removed the git object {}, which no pack of the store \
+                         holds: unless it was `git prune` removing what no commit uses, git now fails on it, or \
+                         finds it where the sandbox put another; check: git fsck",
+                        crate::text::path(&path)
+                    );
+                    self.tell(path, said);
+                }
+            }
+            return;
+        }
+        if kind == ObjectDir::Pack && removed && (name.ends_with(b".pack") || name.ends_with(b".idx")) {
+            // rt8 A2: git removes a pack once it wrote another that holds its objects (`git gc`,
+            // `git repack -d`).
+            let stem = path.with_extension("pack");
+            if !objects.new_packs.contains(&dir) && !objects.told.contains(&stem) {
+                let said = format!(
+                    "agentsh: a process in the sandbox removed the git pack {} without writing another (git does \
+                     not): git now fails on the objects it held, or finds them where the sandbox put others; \
+                     check: git fsck",
+                    crate::text::path(&stem)
+                );
+                self.tell(stem, said);
             }
             return;
         }
@@ -557,6 +649,11 @@ impl Watcher {
                  (objects/info/alternates); check: git fsck --full"
             )
         };
+        self.tell(path, said);
+    }
+
+    /// Notes `said` of `path` for the next command's [`Sweep`] to tell, once.
+    fn tell(&mut self, path: PathBuf, said: String) {
         if self.objects.told.insert(path)
             && let Some((records, box_name)) = &self.out.notes
         {
@@ -940,6 +1037,40 @@ mod tests {
             assert!(!is_link(&git.join(rel)), "{rel}: {removed:?}");
         }
         assert!(git.join("logs/refs/heads/main").is_file());
+    }
+
+    /// rt8 A2: whether a pack holds an object, as git's index says, for a removed loose one.
+    #[test]
+    fn a_pack_index_is_searched_for_an_object() {
+        let t = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+                .args(args)
+                .current_dir(t.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        git(&["init", "-q", "."]);
+        for n in 0..40 {
+            std::fs::write(t.path().join(format!("f{n}")), format!("{n}\n")).unwrap();
+        }
+        git(&["add", "."]);
+        git(&["commit", "-qm", "c"]);
+        let pack = t.path().join(".git/objects/pack");
+        let blob = git(&["rev-parse", "HEAD:f7"]);
+        assert!(!in_a_pack(&pack, blob.as_bytes()), "all loose yet");
+        git(&["gc", "-q"]);
+        for f in ["f0", "f7", "f39"] {
+            let oid = git(&["rev-parse", &format!("HEAD:{f}")]);
+            assert!(in_a_pack(&pack, oid.as_bytes()), "{f}");
+        }
+        assert!(in_a_pack(&pack, git(&["rev-parse", "HEAD"]).as_bytes()));
+        for absent in ["0".repeat(40), "f".repeat(40), format!("{}0", &blob[..39]), "xyz".into()] {
+            assert!(!in_a_pack(&pack, absent.as_bytes()), "{absent}");
+        }
     }
 
     #[test]

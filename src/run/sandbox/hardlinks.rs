@@ -18,8 +18,12 @@
 
 use super::spec::BoxSpec;
 use std::collections::VecDeque;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::ffi::{CStr, CString};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// At most this many entries of the object directories are looked at (a `statx` each).
 const MAX_OBJECTS: usize = 200_000;
@@ -122,26 +126,25 @@ pub struct Unshared {
 pub fn unshare_git_objects(git: &Path) -> Result<Unshared, String> {
     let mut done = Unshared::default();
     // Copied first, made durable with one `syncfs` (a `fsync` each cost seconds for a clone's
-    // thousands of objects), then renamed over the shared names.
-    let mut copies: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let walked = shared_objects(git, |path, m| match copy(path, m) {
+    // thousands of objects), then renamed over the shared names, in the directories as opened.
+    let mut copies: Vec<(Rc<OwnedFd>, CString, CString, PathBuf)> = Vec::new();
+    let walked = shared_objects(git, |f| match copy(f) {
         Ok(tmp) => {
-            copies.push((tmp, path.to_path_buf()));
-            done.bytes += m.len();
+            copies.push((f.dir.clone(), tmp, f.name.to_owned(), f.path.clone()));
+            done.bytes += f.size;
             Ok(())
         }
         // Removed meanwhile (the person's `git gc`): nothing left to share.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(why) => Err(format!("{}: {why}", path.display())),
+        Err(why) => Err(format!("{}: {why}", f.path.display())),
     });
     let renamed = walked.and_then(|truncated| {
-        if !copies.is_empty() {
-            let dir =
-                std::fs::File::open(super::join(git, "objects")).map_err(|e| format!("{}: {e}", git.display()))?;
-            rustix::fs::syncfs(&dir).map_err(|e| format!("{}: syncfs: {e}", git.display()))?;
+        if let Some((dir, ..)) = copies.first() {
+            rustix::fs::syncfs(&**dir).map_err(|e| format!("{}: syncfs: {e}", git.display()))?;
         }
-        for (tmp, path) in &copies {
-            std::fs::rename(tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for (dir, tmp, name, path) in &copies {
+            rustix::fs::renameat(&**dir, tmp.as_c_str(), &**dir, name.as_c_str())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
             done.files += 1;
         }
         Ok(truncated)
@@ -152,8 +155,8 @@ pub fn unshare_git_objects(git: &Path) -> Result<Unshared, String> {
             Ok(done)
         }
         Err(why) => {
-            for (tmp, _) in &copies {
-                let _ = std::fs::remove_file(tmp);
+            for (dir, tmp, ..) in &copies {
+                let _ = rustix::fs::unlinkat(&**dir, tmp.as_c_str(), rustix::fs::AtFlags::empty());
             }
             Err(why)
         }
@@ -165,7 +168,7 @@ pub fn unshare_git_objects(git: &Path) -> Result<Unshared, String> {
 /// [`MAX_OBJECTS`] entries.
 pub fn count_shared_git_objects(git: &Path) -> Option<usize> {
     let mut n = 0;
-    let truncated = shared_objects(git, |_, _| {
+    let truncated = shared_objects(git, |_| {
         n += 1;
         Ok(())
     })
@@ -173,30 +176,66 @@ pub fn count_shared_git_objects(git: &Path) -> Option<usize> {
     (!truncated).then_some(n)
 }
 
+/// One file of an object directory that has another name: the directory it is in (opened), its
+/// name there, its path (to tell), size, mode and modification time.
+struct Shared<'a> {
+    dir: &'a Rc<OwnedFd>,
+    name: &'a CStr,
+    path: PathBuf,
+    size: u64,
+    mode: u32,
+    modified: rustix::fs::StatxTimestamp,
+}
+
 /// Calls `each` with every regular file of `git`'s object directories, and its submodules',
 /// that has another name; whether there were more entries than [`MAX_OBJECTS`] (the rest not
-/// looked at).
-fn shared_objects(
-    git: &Path,
-    mut each: impl FnMut(&Path, &std::fs::Metadata) -> Result<(), String>,
-) -> Result<bool, String> {
-    let mut dirs = vec![git.to_path_buf()];
-    super::gitcode::git_dirs_under(&super::join(git, "modules"), &mut dirs, 0);
+/// looked at). Every directory is opened beneath `git` with no link followed (rt8 A1: a box
+/// made a submodule's `objects` a link to a directory of the person's, and every hard-linked
+/// file there was rewritten by this walk), and on `git`'s own file system: what is changed is
+/// a name in the workspace's stores, never a file elsewhere.
+fn shared_objects(git: &Path, mut each: impl FnMut(&Shared<'_>) -> Result<(), String>) -> Result<bool, String> {
+    use rustix::fs::{AtFlags, FileType, StatxFlags, statx};
+    let Ok(top) = super::beneath::dir(git) else { return Ok(false) };
+    let Ok(dev) = rustix::fs::fstat(&top).map(|s| s.st_dev) else { return Ok(false) };
+    let mut stores = vec![PathBuf::from("objects")];
+    let mut modules = Vec::new();
+    super::gitcode::git_dirs_under(&super::join(git, "modules"), &mut modules, 0);
+    stores.extend(modules.iter().filter_map(|m| Some(m.strip_prefix(git).ok()?.join("objects"))));
     let mut seen = 0;
-    for g in dirs {
-        let mut queue = VecDeque::from([super::join(&g, "objects")]);
-        while let Some(dir) = queue.pop_front() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for e in entries.flatten() {
+    for store in stores {
+        let mut queue = VecDeque::from([store]);
+        while let Some(rel) = queue.pop_front() {
+            let Ok(fd) = super::beneath::subdir(&top, &rel) else { continue };
+            if rustix::fs::fstat(&fd).map_or(true, |s| s.st_dev != dev) {
+                continue;
+            }
+            let Ok(listed) = rustix::io::fcntl_dupfd_cloexec(&fd, 0) else { continue };
+            let dir = Rc::new(fd);
+            let Ok(mut entries) = rustix::fs::Dir::new(listed) else { continue };
+            while let Some(Ok(e)) = entries.read() {
+                let name = e.file_name();
+                if matches!(name.to_bytes(), b"." | b"..") {
+                    continue;
+                }
                 seen += 1;
                 if seen > MAX_OBJECTS {
                     return Ok(true);
                 }
-                let Ok(m) = e.metadata() else { continue };
-                if m.is_dir() {
-                    queue.push_back(e.path());
-                } else if m.is_file() && m.nlink() > 1 {
-                    each(&e.path(), &m)?;
+                let Ok(st) = statx(&*dir, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BASIC_STATS) else {
+                    continue;
+                };
+                let here = rel.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+                match FileType::from_raw_mode(st.stx_mode.into()) {
+                    FileType::Directory => queue.push_back(here),
+                    FileType::RegularFile if st.stx_nlink > 1 => each(&Shared {
+                        dir: &dir,
+                        name,
+                        path: git.join(&here),
+                        size: st.stx_size,
+                        mode: st.stx_mode.into(),
+                        modified: st.stx_mtime,
+                    })?,
+                    _ => {}
                 }
             }
         }
@@ -204,25 +243,36 @@ fn shared_objects(
     Ok(false)
 }
 
-/// A copy of `path` beside it, with the same bytes, mode and modification time; its name.
-fn copy(path: &Path, m: &std::fs::Metadata) -> std::io::Result<PathBuf> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = path.with_file_name(format!(".agentsh-unshare-{}-{name}", std::process::id()));
-    let mut from = std::fs::File::open(path)?;
-    let _ = std::fs::remove_file(&tmp);
+/// A copy of `f` beside it, in its directory, with the same bytes, permissions (no set-user-ID
+/// or set-group-ID bit: git's objects have none) and modification time; its name.
+fn copy(f: &Shared<'_>) -> std::io::Result<CString> {
+    use rustix::fs::{Mode, OFlags, openat};
+    let dir = &**f.dir;
+    let mut tmp = format!(".agentsh-unshare-{}-", std::process::id()).into_bytes();
+    tmp.extend_from_slice(f.name.to_bytes());
+    let tmp = CString::new(tmp).map_err(std::io::Error::other)?;
+    let from =
+        openat(dir, f.name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty())?;
+    let mut from = std::fs::File::from(from);
+    if !from.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let _ = rustix::fs::unlinkat(dir, tmp.as_c_str(), rustix::fs::AtFlags::empty());
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let to = openat(dir, tmp.as_c_str(), flags, Mode::from_raw_mode(0o600))?;
+    let mut to = std::fs::File::from(to);
     let made = (|| {
-        let mut to = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
         std::io::copy(&mut from, &mut to)?;
-        to.set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
-        if let Ok(t) = m.modified() {
-            to.set_times(std::fs::FileTimes::new().set_modified(t))?;
-        }
+        to.set_permissions(std::fs::Permissions::from_mode(f.mode & 0o777))?;
+        let modified =
+            std::time::UNIX_EPOCH + std::time::Duration::new(f.modified.tv_sec.max(0) as u64, f.modified.tv_nsec);
+        to.set_times(std::fs::FileTimes::new().set_modified(modified))?;
         Ok(())
     })();
     match made {
         Ok(()) => Ok(tmp),
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = rustix::fs::unlinkat(dir, tmp.as_c_str(), rustix::fs::AtFlags::empty());
             Err(e)
         }
     }
@@ -390,6 +440,62 @@ mod tests {
                 .all(|e| !e.file_name().to_string_lossy().starts_with(".agentsh"))
         );
         assert_eq!(unshare_git_objects(&git).unwrap().files, 0);
+    }
+
+    /// rt8 A1: a store (or `modules`) a box made a link to a directory of the person's is not
+    /// walked: the files there keep their other names.
+    #[test]
+    fn a_store_that_is_a_link_is_not_walked() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (victim, git) = (root.join("victim"), root.join("ws/.git"));
+        linked(&victim.join("a"), &victim.join("b"), "the person's");
+        linked(&victim.join("a"), &victim.join("d/c"), "");
+        std::fs::create_dir_all(git.join("objects")).unwrap();
+        std::fs::create_dir_all(git.join("modules/sub")).unwrap();
+        std::fs::write(git.join("modules/sub/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::os::unix::fs::symlink(&victim, git.join("modules/sub/objects")).unwrap();
+        std::fs::create_dir_all(root.join("nested/.git")).unwrap();
+        std::os::unix::fs::symlink(&victim, root.join("nested/.git/objects")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("nested/.git/modules")).unwrap();
+        let ino = |p: &str| std::fs::metadata(victim.join(p)).unwrap().ino();
+        let before = [ino("a"), ino("b"), ino("d/c")];
+        for g in [git, root.join("nested/.git")] {
+            assert_eq!(count_shared_git_objects(&g), Some(0));
+            assert_eq!(unshare_git_objects(&g).unwrap(), Unshared::default());
+        }
+        assert_eq!([ino("a"), ino("b"), ino("d/c")], before);
+        assert_eq!(std::fs::metadata(victim.join("a")).unwrap().nlink(), 3);
+    }
+
+    /// rt8 A5: a job in a kept box swapped a hard-linked object for a link to a secret of the
+    /// person's between the walk's look and the copy's open, and the builder copied the secret
+    /// into the workspace. The copy opens the name in the directory it walked, following no
+    /// link: a name swapped meanwhile is refused, and nothing of what it points to is copied.
+    #[test]
+    fn a_name_swapped_for_a_link_after_the_look_is_not_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (secret, git) = (root.join("home/.ssh/id_ed25519"), root.join("ws/.git"));
+        std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+        std::fs::write(&secret, "PRIVATE KEY A5").unwrap();
+        linked(&root.join("src/objects/ab/cdef"), &git.join("objects/ab/cdef"), "blob");
+        let mut tried = 0;
+        let walked = shared_objects(&git, |f| {
+            // The swap, in the moment between the walk's `statx` and the copy.
+            std::fs::remove_file(&f.path).unwrap();
+            std::os::unix::fs::symlink(&secret, &f.path).unwrap();
+            tried += 1;
+            match copy(f) {
+                Ok(tmp) => Err(format!("copied through the link: {tmp:?}")),
+                Err(_) => Ok(()),
+            }
+        });
+        assert_eq!(walked, Ok(false));
+        assert_eq!(tried, 1);
+        let left: Vec<_> =
+            std::fs::read_dir(git.join("objects/ab")).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, ["cdef"], "no copy made beside it");
     }
 
     #[test]

@@ -193,6 +193,7 @@ pub(crate) fn build_past(spec: &BoxSpec, seat: &str, ended: Option<i32>) -> Resu
         return Ok(k);
     }
     prune(&spec.records);
+    super::stores::mark(&spec.store, &spec.store_for);
     // The box this one replaces: its record is of this name, and its holder still runs.
     let replaced = Record::read(&super::join(&spec.records, &spec.name))
         .filter(|r| Some(r.pid) != ended)
@@ -435,10 +436,12 @@ fn write_record(records: &Path, name: &str, r: &Record, code_paths: &[PathBuf], 
     done
 }
 
-/// Removes the records of holders that have ended, temp files older than a minute, and locks
-/// of records gone for a day. Only on the slow path (a box is being made).
+/// Removes the records of holders that have ended, temp files older than a minute, locks of
+/// records gone for a day, and the private places of terminals that have closed
+/// ([`super::stores`]). Only on the slow path (a box is being made).
 fn prune(records: &Path) {
     let Ok(entries) = std::fs::read_dir(records) else { return };
+    let mut live = Vec::new();
     let now = std::time::SystemTime::now();
     let age = |m: &std::fs::Metadata| m.modified().ok().and_then(|t| now.duration_since(t).ok()).unwrap_or_default();
     for e in entries.flatten() {
@@ -456,10 +459,16 @@ fn prune(records: &Path) {
             if !records.join(record).exists() && age(&m) > Duration::from_secs(86_400) {
                 let _ = std::fs::remove_file(&path);
             }
-        } else if !m.is_file() || Record::read(&path).is_none_or(|r| r.holder().is_none()) {
-            let _ = std::fs::remove_file(&path);
+        } else {
+            match Record::read(&path).filter(|_| m.is_file()) {
+                Some(r) if r.holder().is_some() => live.extend(r.store),
+                _ => {
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
         }
     }
+    super::stores::prune(records, &live);
     // Seats (`end_other_settings`) whose box's record is gone, and their temp files.
     let Ok(seats) = std::fs::read_dir(super::join(records, SEATS)) else { return };
     for e in seats.flatten() {

@@ -27,6 +27,7 @@
 //! - [`view`]: the builder's mounts (the view above).
 //! - [`gitlinks`]: links made in the git directory, which the person's git would follow,
 //!   removed when a command ends and, by the holder, as they appear.
+//! - [`stores`]: the private places of a terminal that has closed, removed.
 //! - [`rules`]: the Landlock ruleset; [`filter`]: the seccomp filter; [`environ`]: the
 //!   environment; [`spawn`]: joining the box and running the command in it as a child, whose
 //!   exit this process waits for (so it can record it).
@@ -39,6 +40,7 @@
 //! What the box does not hold is in SECURITY.md ("The sandbox").
 
 pub mod asking;
+pub(crate) mod beneath;
 pub mod copies;
 pub mod environ;
 pub mod filter;
@@ -53,6 +55,7 @@ pub mod proxy;
 pub mod rules;
 pub mod spawn;
 pub mod spec;
+pub(crate) mod stores;
 pub(crate) mod sys;
 pub mod tls;
 pub(crate) mod untracked;
@@ -101,7 +104,7 @@ pub struct Place {
     /// The command keeps the terminal (agentsh's stdin is one): it may use it, ioctls included.
     pub keep_terminal: bool,
     /// The terminals agentsh's stdin, stdout or stderr are (`/dev/pts/N`): the command's own.
-    pub ttys: Vec<PathBuf>,
+    pub ttys: Vec<Terminal>,
     /// Why the git top-level is code the person's own tools run by path outside any box (a
     /// start-up file sources it, a program on `$PATH` links into it, git's global hooks are in
     /// it: [`personscode`]): then it is no workspace. Looked for only when a box is made (it
@@ -121,6 +124,53 @@ pub struct Place {
     /// toolchain or a cache. Looked for only when a box is made, as
     /// [`Place::runs_elsewhere`] is.
     pub projects: Vec<PathBuf>,
+}
+
+/// A terminal of the command's: its path, and which terminal that path is now. The kernel gives
+/// a closed terminal's number to the next one opened, so `/dev/pts/1` is the agent's pty one
+/// minute and the person's terminal the next (rt8 A4): what a box of one kept (its private home,
+/// `/tmp`, the box itself) must not be the other's. What the kernel made is told apart by its
+/// device, inode and change time (`fstat`): set when the terminal is made (and by a chmod or
+/// chown of it, which reading and writing it do not do), so never one an earlier terminal had.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Terminal {
+    pub path: PathBuf,
+    pub made: [i64; 4],
+}
+
+impl Terminal {
+    /// The terminal `fd` is, named `path`. Where `fstat` fails, one no other run shares.
+    fn of(fd: std::os::fd::BorrowedFd<'_>, path: PathBuf) -> Terminal {
+        let made = match rustix::fs::fstat(fd) {
+            Ok(st) => [st.st_dev as i64, st.st_ino as i64, st.st_ctime, st.st_ctime_nsec as i64],
+            Err(_) => {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                [-1, i64::from(std::process::id()), now.as_secs() as i64, i64::from(now.subsec_nanos())]
+            }
+        };
+        Terminal { path, made }
+    }
+
+    /// A terminal named `path` (tests: one made at time 0).
+    pub fn at(path: impl Into<PathBuf>) -> Terminal {
+        Terminal { path: path.into(), made: [0; 4] }
+    }
+
+    /// Whether `path` is still this terminal: when it is not, it never is again, and nothing
+    /// made for it is used again ([`holder`]'s prune). A `stat`.
+    pub(crate) fn still_open(&self) -> bool {
+        rustix::fs::stat(&self.path)
+            .is_ok_and(|st| [st.st_dev as i64, st.st_ino as i64, st.st_ctime, st.st_ctime_nsec as i64] == self.made)
+    }
+
+    /// What names it in a box's name and its private places' ([`spec`]).
+    pub(crate) fn hash_into(&self, k: &mut holder::Key) {
+        use std::os::unix::ffi::OsStrExt;
+        k.item(self.path.as_os_str().as_bytes());
+        for n in self.made {
+            k.item(&n.to_le_bytes());
+        }
+    }
 }
 
 /// Environment variables that name a toolchain's directory.
@@ -181,21 +231,21 @@ impl Place {
     /// Reads the environment and walks up from `cwd` for `.git`. A handful of system calls.
     pub fn current(cwd: &Path, keep_terminal: bool) -> Place {
         let abs = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
-        let mut ttys = Vec::new();
+        use std::os::fd::{AsFd, AsRawFd};
+        let mut ttys: Vec<Terminal> = Vec::new();
         let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
         for (fd, on) in [
-            (0, keep_terminal),
-            (1, nix::unistd::isatty(stdout).unwrap_or(false)),
-            (2, nix::unistd::isatty(stderr).unwrap_or(false)),
+            (stdin.as_fd(), keep_terminal),
+            (stdout.as_fd(), nix::unistd::isatty(&stdout).unwrap_or(false)),
+            (stderr.as_fd(), nix::unistd::isatty(&stderr).unwrap_or(false)),
         ] {
-            let _ = &stdin;
             // isatty first: an ioctl costs less than a readlink through /proc.
             if on
-                && let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                && let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
                 && link.starts_with("/dev/pts/")
-                && !ttys.contains(&link)
+                && !ttys.iter().any(|t| t.path == link)
             {
-                ttys.push(link);
+                ttys.push(Terminal::of(fd, link));
             }
         }
         let path_dirs = std::env::var_os("PATH")
@@ -252,8 +302,11 @@ impl Workspace {
                 // A linked worktree or a submodule: `gitdir: PATH`, relative to `dir`. Only a git
                 // directory inside the workspace is granted: a `.git` file is the workspace's own
                 // text, and one a command wrote could name any directory (issue 25).
+                // Nor one reached through a link in it (rt8 A1): a nested repository's
+                // `gitdir: x` with `x` a link to another repository's git directory had agentsh's
+                // builder rewrite that one's objects and make it writable in the box.
                 let (git_dir, outside_git) = match gitcode::gitdir_file(&dot_git) {
-                    Some(g) if within(&g, dir) && g != dir => (Some(g), None),
+                    Some(g) if within(&g, dir) && g != dir && no_link_below(dir, &g) => (Some(g), None),
                     other => (None, other),
                 };
                 return Workspace { root, git_dir, is_git: true, outside_git };
@@ -261,6 +314,17 @@ impl Workspace {
         }
         Workspace { root: cwd.to_path_buf(), git_dir: None, is_git: false, outside_git: None }
     }
+}
+
+/// Whether the directory `path`, below `dir`, is reached from it with no link on the way (or
+/// is not there yet): two `openat`, for a workspace whose `.git` is a file.
+fn no_link_below(dir: &Path, path: &Path) -> bool {
+    use rustix::fs::{Mode, OFlags};
+    let Ok(rel) = path.strip_prefix(dir) else { return false };
+    rustix::fs::open(dir, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).is_ok_and(|top| {
+        beneath::open(&top, rel, OFlags::PATH | OFlags::DIRECTORY)
+            .map_or_else(|e| e == rustix::io::Errno::NOENT, |_| true)
+    })
 }
 
 /// The directories above `root` that hold a `.git` (a directory or a file), nearest first: a
@@ -744,5 +808,13 @@ mod tests {
         assert_eq!(w.outside_git, Some(root.join("elsewhere/.git")));
         std::fs::write(ws.join(".git"), "gitdir: .git-modules/x\n").unwrap();
         assert_eq!(Workspace::find(&ws).git_dir, Some(ws.join(".git-modules/x")));
+        // rt8 A1: nor one reached through a link in the workspace.
+        std::fs::create_dir_all(root.join("other/.git")).unwrap();
+        std::os::unix::fs::symlink(root.join("other"), ws.join(".git-modules")).unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: .git-modules/.git\n").unwrap();
+        assert_eq!(Workspace::find(&ws).git_dir, None);
+        std::fs::create_dir_all(ws.join("real/.git")).unwrap();
+        std::fs::write(ws.join(".git"), "gitdir: real/.git\n").unwrap();
+        assert_eq!(Workspace::find(&ws).git_dir, Some(ws.join("real/.git")));
     }
 }

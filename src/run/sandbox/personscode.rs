@@ -37,7 +37,7 @@
 
 use super::{join, normalize, within};
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -149,14 +149,7 @@ pub(crate) struct NoWorkspace {
 /// path: the first file, link or setting found that names something in it; or, for one in
 /// home, that a bound on what is read ran out before all was read.
 pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
-    let s = Search {
-        root,
-        facts,
-        aliases: links_into(facts.home, root, facts),
-        unread: RefCell::new(None),
-        parsed: RefCell::default(),
-        path_dirs: RefCell::default(),
-    };
+    let s = Search::new(root, facts, links_into(facts.home, root, facts));
     const WRITABLE: &str = "name it in sandbox.writable to make it the workspace all the same";
     if let Some(why) = s
         .git()
@@ -184,14 +177,7 @@ pub(crate) fn why_not(root: &Path, facts: &Facts) -> Option<NoWorkspace> {
 /// and a `readlink` per link there.
 fn links_into(home: &Path, root: &Path, facts: &Facts) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(home) else { return Vec::new() };
-    let plain = Search {
-        root,
-        facts,
-        aliases: Vec::new(),
-        unread: RefCell::new(None),
-        parsed: RefCell::default(),
-        path_dirs: RefCell::default(),
-    };
+    let plain = Search::new(root, facts, Vec::new());
     let spellings: Vec<PathBuf> = std::iter::once(root.to_path_buf())
         .chain(facts.real_home.and_then(|r| root.strip_prefix(r).ok().map(|rest| home.join(rest))))
         .chain(facts.real_home.and_then(|r| root.strip_prefix(home).ok().map(|rest| r.join(rest))))
@@ -215,6 +201,12 @@ fn links_into(home: &Path, root: &Path, facts: &Facts) -> Vec<PathBuf> {
     out
 }
 
+/// What `path` is, links followed: its device and inode.
+fn id_of(path: &Path) -> Option<Id> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
 struct Search<'a> {
     root: &'a Path,
     facts: &'a Facts<'a>,
@@ -229,7 +221,15 @@ struct Search<'a> {
     /// runs their programs, though the agent's `$PATH` may not name them. [`Search::path_links`]
     /// reads them as it reads `$PATH`'s.
     path_dirs: RefCell<Vec<PathBuf>>,
+    /// The top-level's directory (device and inode), and what the paths named resolve to, to
+    /// tell a path through links or a bind mount into it ([`Search::names_through_links`]).
+    root_id: Option<Id>,
+    real: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
+    ids: RefCell<HashMap<PathBuf, Option<Id>>>,
 }
+
+/// A directory as the kernel knows it: its device and inode.
+type Id = (u64, u64);
 
 /// At most this many directories the start-up files put on `$PATH` are read for links.
 const MAX_NAMED_PATH_DIRS: usize = 64;
@@ -264,13 +264,30 @@ impl Queue {
     }
 }
 
-impl Search<'_> {
-    /// `p` (absolute, normalized) is in the top-level, in either spelling of home, or through a
-    /// link at the top of home. An `open` path stands for what a pattern or a variable there
-    /// names (`~/dotfiles/*.sh`): it also names a top-level beneath it, below home. Lexical:
-    /// links deeper down are not followed.
+impl<'a> Search<'a> {
+    fn new(root: &'a Path, facts: &'a Facts<'a>, aliases: Vec<PathBuf>) -> Search<'a> {
+        Search {
+            root,
+            facts,
+            aliases,
+            unread: RefCell::new(None),
+            parsed: RefCell::default(),
+            path_dirs: RefCell::default(),
+            root_id: id_of(root),
+            real: RefCell::default(),
+            ids: RefCell::default(),
+        }
+    }
+
+    /// `p` (absolute, normalized) is in the top-level, in either spelling of home, through a
+    /// link at the top of home, or through links anywhere on its way
+    /// ([`Search::names_through_links`]). An `open` path stands for what a pattern or a
+    /// variable there names (`~/dotfiles/*.sh`): it also names a top-level beneath it, below
+    /// home.
     fn names_any(&self, n: &Named) -> bool {
-        self.names(&n.path, n.open) || n.glob.as_ref().is_some_and(|g| self.glob_names(g))
+        self.names(&n.path, n.open)
+            || n.physical.as_ref().is_some_and(|p| self.names_through_links(p, n.open))
+            || n.glob.as_ref().is_some_and(|g| self.glob_names(g))
     }
 
     /// Some path `glob` may name is in the top-level (or one of its aliases), in either
@@ -298,7 +315,60 @@ impl Search<'_> {
             within(s, self.root)
                 || self.aliases.iter().any(|a| within(s, a))
                 || open && !homes(s) && within(self.root, s)
-        })
+        }) || self.names_through_links(p, open)
+    }
+
+    /// `p` as the kernel resolves it, every link on its way followed wherever it is (rt8 A3:
+    /// `/opt/tools -> /srv/src/tools`, outside home), is in the top-level: the real path of its
+    /// longest part that exists, the rest as written, is in the top-level's, or a directory on
+    /// that way is the top-level's directory (one a bind mount shows at another path too). An
+    /// `open` one names a top-level beneath it, as [`Search::names`] says. Looked up once per
+    /// directory: a `realpath` and a `stat` each.
+    fn names_through_links(&self, p: &Path, open: bool) -> bool {
+        let Some(real) = self.real(p) else { return false };
+        let is_root = |d: &Path| self.root_id.is_some() && self.id(d) == self.root_id;
+        if within(&real, self.root) || real.ancestors().any(is_root) {
+            return true;
+        }
+        let (home, real_home) = (self.facts.home, self.facts.real_home);
+        let homes = real == home
+            || real_home == Some(real.as_path())
+            || real.parent().is_none()
+            || self
+                .id(&real)
+                .is_some_and(|i| [Some(home), real_home].into_iter().flatten().any(|h| self.id(h) == Some(i)));
+        open && !homes && {
+            let at = self.id(&real);
+            within(self.root, &real) || at.is_some() && self.root.ancestors().any(|a| self.id(a) == at)
+        }
+    }
+
+    /// The real path of `p`'s longest part that exists, with the rest of `p` after it.
+    fn real(&self, p: &Path) -> Option<PathBuf> {
+        for part in p.ancestors() {
+            let known = self.real.borrow().get(part).cloned();
+            let real = match known {
+                Some(real) => real,
+                None => {
+                    let real = super::sys::real_path(part).ok();
+                    self.real.borrow_mut().insert(part.to_path_buf(), real.clone());
+                    real
+                }
+            };
+            if let Some(real) = real {
+                return Some(normalize(&real.join(p.strip_prefix(part).ok()?)));
+            }
+        }
+        None
+    }
+
+    fn id(&self, dir: &Path) -> Option<Id> {
+        if let Some(known) = self.ids.borrow().get(dir) {
+            return *known;
+        }
+        let id = id_of(dir);
+        self.ids.borrow_mut().insert(dir.to_path_buf(), id);
+        id
     }
 
     /// A bound ran out: the first one is kept, to say.
@@ -978,6 +1048,9 @@ fn zdotdir(line: &str, home: &Path, xdg: Option<&Path>) -> Option<Option<PathBuf
 pub(crate) struct Named {
     /// Absolute and normalized; where a pattern or a variable is in it, what comes before.
     pub path: PathBuf,
+    /// `path` as written, where a `..` in it makes the kernel's path another (after a link,
+    /// `..` is the parent of the link's target: rt8 A3).
+    pub physical: Option<PathBuf>,
     /// The line sources it (`source`, `.`, `Include`, `source-file`): it is read too.
     pub sourced: bool,
     /// A pattern or a variable followed `path` (`~/dotfiles/*.sh`, `~/dotfiles/$HOST/rc`).
@@ -1127,6 +1200,7 @@ pub(crate) fn named_paths(line: &str, home: &Path, cx: &mut Context) -> Vec<Name
     }
     out.extend(home_globs(&text, home, sets_path(line)).into_iter().map(|g| Named {
         path: home.to_path_buf(),
+        physical: None,
         sourced: false,
         open: true,
         pattern: false,
@@ -1438,9 +1512,11 @@ fn place(word: &str, home: &Path) -> Option<PathBuf> {
 fn named(base: &Path, rest: &str, sourced: bool) -> Named {
     let parts: Vec<&str> = rest.split('/').collect();
     let open_at = parts.iter().position(|p| p.contains(['*', '?', '[', '$']));
-    let path = normalize(&join(base, &parts[..open_at.unwrap_or(parts.len())].join("/")));
+    let written = join(base, &parts[..open_at.unwrap_or(parts.len())].join("/"));
+    let path = normalize(&written);
+    let physical = written.components().any(|c| c == std::path::Component::ParentDir).then_some(written);
     let pattern = open_at.is_some_and(|at| at + 1 == parts.len() && !parts[at].contains('$'));
-    Named { path, sourced: sourced && open_at.is_none(), open: open_at.is_some(), pattern, glob: None }
+    Named { path, physical, sourced: sourced && open_at.is_none(), open: open_at.is_some(), pattern, glob: None }
 }
 
 /// The relative files an ssh `Include` line names, from `~/.ssh`.
@@ -1974,5 +2050,48 @@ mod tests {
         std::fs::remove_file(h.at(".config/systemd/user/app.service")).unwrap();
         h.write(".gdbinit", "source ~/work/app/gdb.py\n");
         assert!(h.why("work/app").is_some_and(|w| w.contains(".gdbinit names")));
+    }
+
+    /// rt8 A3: a start-up file names a clone outside home through a link outside home (to its
+    /// directory, or to a file in it, or through a link to a directory above it): the kernel
+    /// follows each, so it is no workspace. A clone that is only next to what is named is one.
+    #[test]
+    fn a_clone_named_through_links_anywhere_is_found() {
+        let h = Home::new();
+        let outside = tempfile::tempdir().unwrap();
+        let at = |rel: &str| std::fs::canonicalize(outside.path()).unwrap().join(rel);
+        for dir in ["srv/tools/bin", "srv/other", "opt"] {
+            std::fs::create_dir_all(at(dir)).unwrap();
+        }
+        std::fs::write(
+            at("srv/tools/env.sh"),
+            "true
+",
+        )
+        .unwrap();
+        std::fs::write(
+            at("srv/tools/bin/tool"),
+            "true
+",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(at("srv/tools"), at("opt/tools")).unwrap();
+        std::os::unix::fs::symlink(at("srv/tools/bin/tool"), at("opt/tool")).unwrap();
+        std::os::unix::fs::symlink(at("srv"), at("data")).unwrap();
+        let (tools, other) = (at("srv/tools"), at("srv/other"));
+        assert!(h.no(&tools).is_none(), "nothing names it yet");
+        std::fs::create_dir_all(at("x")).unwrap();
+        std::os::unix::fs::symlink(at("srv/other"), at("x/lnk")).unwrap();
+        let named =
+            ["opt/tools/env.sh", "opt/tool", "data/tools/env.sh", "opt/tools/missing/x.sh", "x/lnk/../tools/env.sh"];
+        for named in named {
+            h.write(".bashrc", &format!("source {}\n", at(named).display()));
+            let no = h.no(&tools).unwrap_or_else(|| panic!("{named}: a workspace"));
+            assert!(no.why.contains(".bashrc names") && !no.unchecked, "{named}: {no:?}");
+            assert!(h.no(&other).is_none(), "{named}: names the other clone too");
+        }
+        // A pattern's directory through a link: the clones below it.
+        h.write(".bashrc", &format!("for f in {}/*/env.sh; do . $f; done\n", at("data").display()));
+        assert!(h.no(&tools).is_some() && h.no(&other).is_some(), "a pattern through a link");
     }
 }

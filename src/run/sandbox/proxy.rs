@@ -225,17 +225,47 @@ pub fn git_remotes(git_dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Loopback, link-local (cloud metadata at 169.254.169.254), unspecified.
+/// Whether `ip` is this machine's or its local network's ([`machine_address`], or a private
+/// range: 10/8, 172.16/12, 192.168/16, the shared 100.64/10, IPv6's unique local fc00::/7):
+/// reached only where `sandbox.allowHosts` names it (rt8 B2: a service the person runs on
+/// `0.0.0.0`, a database on the LAN, a name re-pointed by its DNS).
 fn local_address(ip: &IpAddr) -> bool {
-    match ip {
+    machine_address(ip)
+        || match ip {
+            IpAddr::V4(v4) => v4.is_private() || (v4.octets()[0] == 100 && v4.octets()[1] & 0xc0 == 64),
+            IpAddr::V6(v6) => {
+                (v6.segments()[0] & 0xfe00) == 0xfc00
+                    || v6.to_ipv4_mapped().is_some_and(|v4| local_address(&IpAddr::V4(v4)))
+            }
+        }
+}
+
+/// Whether `ip` is this machine itself: loopback, link-local (cloud metadata at
+/// 169.254.169.254), unspecified, or an address of one of its interfaces (read once).
+fn machine_address(ip: &IpAddr) -> bool {
+    static OWN: std::sync::OnceLock<Vec<IpAddr>> = std::sync::OnceLock::new();
+    let fixed = match ip {
         IpAddr::V4(v4) => v4.is_loopback() || v4.is_link_local() || v4.is_unspecified(),
         IpAddr::V6(v6) => {
             v6.is_loopback()
                 || v6.is_unspecified()
                 || (v6.segments()[0] & 0xffc0) == 0xfe80
-                || v6.to_ipv4_mapped().is_some_and(|v4| local_address(&IpAddr::V4(v4)))
+                || v6.to_ipv4_mapped().is_some_and(|v4| machine_address(&IpAddr::V4(v4)))
         }
-    }
+    };
+    fixed
+        || OWN
+            .get_or_init(|| {
+                let Ok(all) = nix::ifaddrs::getifaddrs() else { return Vec::new() };
+                all.filter_map(|i| i.address)
+                    .filter_map(|a| {
+                        a.as_sockaddr_in()
+                            .map(|s| IpAddr::V4(s.ip()))
+                            .or_else(|| a.as_sockaddr_in6().map(|s| IpAddr::V6(s.ip())))
+                    })
+                    .collect()
+            })
+            .contains(ip)
 }
 
 /// The hosts and ports of a git config's remotes (`url =` and `pushurl =` in a
@@ -361,7 +391,8 @@ impl Rules {
         let is_local = host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| local_address(&ip));
         if is_local {
             return Some(Verdict::Deny(
-                "it is this machine's own address, which the sandbox reaches only where sandbox.allowHosts names it"
+                "it is an address of this machine or of its local network, which the sandbox reaches only where \
+                 sandbox.allowHosts names it"
                     .into(),
             ));
         }
@@ -371,10 +402,16 @@ impl Rules {
         None
     }
 
-    /// Whether an address `host` resolved to may be reached: a local one only where the
-    /// allow-list names it as such.
+    /// Whether an address `host` resolved to may be reached: this machine's only where the
+    /// allow-list names it as such (`localhost`, an address); one of the local network's where
+    /// it names it so, or names `host` itself (a registry of the person's on the LAN), never
+    /// through a pattern's `*.`, the registries, the git remotes or a person's answer about a
+    /// name (rt8 B2: a name re-pointed by its DNS).
     fn address_ok(&self, host: &str, port: u16, ip: &IpAddr) -> bool {
-        !local_address(ip) || self.allow.iter().any(|a| a.local() && a.matches(host, port))
+        !local_address(ip)
+            || self.allow.iter().any(|a| {
+                a.matches(host, port) && (a.local() || (!machine_address(ip) && matches!(a.host, Host::Exact(_))))
+            })
     }
 }
 
@@ -939,7 +976,11 @@ impl Proxy {
         };
         let mapped = self.resolve.iter().any(|(n, _)| n == host);
         if !mapped && addrs.iter().any(|a| !self.rules.address_ok(host, port, &a.ip())) {
-            return Err(refuse("it resolves to this machine's own or a link-local address".into()));
+            return Err(refuse(
+                "it resolves to an address of this machine or of its local network, which the sandbox reaches \
+                 only where sandbox.allowHosts names the host"
+                    .into(),
+            ));
         }
         let mut last = String::from("no address");
         for a in &addrs {
@@ -1612,6 +1653,37 @@ mod tests {
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
         assert!(!rules.address_ok("registry.npmjs.org", 443, &ip));
         assert!(rules.address_ok("localhost", 3000, &ip));
+    }
+
+    /// rt8 B2: the local network's private ranges and this machine's own interfaces are local:
+    /// a literal is refused unless named, a name resolving there is reached only where
+    /// allowHosts names that host exactly (and this machine's only through a local pattern).
+    #[test]
+    fn the_local_network_and_this_machines_interfaces_are_local() {
+        for ip in ["10.1.2.3", "172.16.0.9", "172.31.255.1", "192.168.1.10", "100.64.0.1", "fd00::2", "fc00::1"] {
+            assert!(local_address(&ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["8.8.8.8", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "11.0.0.1"] {
+            assert!(!local_address(&ip.parse().unwrap()), "{ip}");
+        }
+        // An interface's own address, not loopback's (where the machine has one).
+        let own = nix::ifaddrs::getifaddrs()
+            .unwrap()
+            .filter_map(|i| i.address)
+            .filter_map(|a| a.as_sockaddr_in().map(|s| s.ip()))
+            .find(|v4| !v4.is_loopback() && !v4.is_link_local())
+            .map_or(IpAddr::from([127, 0, 0, 1]), IpAddr::V4);
+        assert!(machine_address(&own), "{own}");
+        let rules = Rules::of(&NetPolicy {
+            allow: vec!["npm.corp.example".into(), "*.corp.example".into()],
+            ..NetPolicy::default()
+        });
+        let lan: IpAddr = "10.1.2.3".parse().unwrap();
+        assert!(matches!(rules.decide("10.1.2.3", 443, Via::Tunnel), Some(Verdict::Deny(_))));
+        assert!(rules.address_ok("npm.corp.example", 443, &lan), "named exactly");
+        assert!(!rules.address_ok("other.corp.example", 443, &lan), "through a pattern's *.");
+        assert!(!rules.address_ok("registry.npmjs.org", 443, &lan), "a registry re-pointed");
+        assert!(!rules.address_ok("npm.corp.example", 443, &own), "this machine needs a local pattern");
     }
 
     #[test]

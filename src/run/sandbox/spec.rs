@@ -144,6 +144,10 @@ pub struct BoxSpec {
     pub devices: Vec<Root>,
     /// The command's own terminals.
     pub ttys: Vec<Root>,
+    /// The terminals `store` is kept for, where the box keeps one: when one of them has
+    /// closed, no box uses the store again, and it is removed ([`super::holder`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub store_for: Vec<super::Terminal>,
     pub network: Network,
     /// What the box's network proxy allows (`network: "proxy"`).
     pub net: super::proxy::NetPolicy,
@@ -617,7 +621,7 @@ impl BoxSpec {
             credentials: settings.credentials.clone(),
         };
         let devices = DEVICES.iter().map(|d| Root::new(*d, Origin::Device)).collect();
-        let ttys = place.ttys.iter().map(|t| Root::new(normalize(t), Origin::Terminal)).collect();
+        let ttys = place.ttys.iter().map(|t| Root::new(normalize(&t.path), Origin::Terminal)).collect();
         BoxSpec {
             workspace: ws,
             git_dir,
@@ -636,6 +640,7 @@ impl BoxSpec {
             linked: Vec::new(),
             devices,
             ttys,
+            store_for: terminal.to_vec(),
             network: settings.network,
             net,
             keep_terminal: place.keep_terminal,
@@ -1142,13 +1147,15 @@ fn expand(p: &Path, home: &Path) -> Option<PathBuf> {
     p.is_absolute().then(|| normalize(p))
 }
 
-/// The name of a workspace's private places under the records directory: its path hashed.
-fn store_key(workspace: &Path, terminals: &[PathBuf]) -> String {
+/// The name of a workspace's private places under the records directory: its path hashed, with
+/// the terminals it keeps as the kernel made them ([`super::Terminal`]): a later terminal given
+/// the same number has places of its own.
+fn store_key(workspace: &Path, terminals: &[super::Terminal]) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut k = super::holder::Key::new();
     k.item(workspace.as_os_str().as_bytes());
     for t in terminals {
-        k.item(t.as_os_str().as_bytes());
+        t.hash_into(&mut k);
     }
     k.finish()
 }
@@ -1220,11 +1227,16 @@ fn hash_inputs(settings: &Settings, place: &Place, own: &[PathBuf], records: &Pa
         k.path(path.as_deref());
     }
     k.count(usize::from(p.keep_terminal));
-    for paths in [&p.tool_dirs, &p.cache_dirs, &p.path_dirs, &p.ttys, &own.to_vec()] {
+    for paths in [&p.tool_dirs, &p.cache_dirs, &p.path_dirs, &own.to_vec()] {
         k.count(paths.len());
         for path in paths {
             k.item(path.as_os_str().as_bytes());
         }
+    }
+    // As the kernel made them: a box kept for a closed terminal is not the next one's of that number.
+    k.count(p.ttys.len());
+    for t in &p.ttys {
+        t.hash_into(&mut k);
     }
     k.path(Some(records));
     k.finish()
@@ -1232,7 +1244,7 @@ fn hash_inputs(settings: &Settings, place: &Place, own: &[PathBuf], records: &Pa
 
 #[cfg(test)]
 mod tests {
-    use super::super::Workspace;
+    use super::super::{Terminal, Workspace};
     use super::*;
 
     fn place(cwd: &str, home: &str) -> Place {
@@ -1268,6 +1280,26 @@ mod tests {
         roots.iter().map(|r| r.path.as_path()).collect()
     }
 
+    /// rt8 A4: the kernel gives a closed terminal's number to the next one opened. A box, and the
+    /// private places, kept for the agent's pty are not those of the person's terminal made later
+    /// with the same path; the same terminal keeps both from one command to the next.
+    #[test]
+    fn a_later_terminal_of_the_same_number_has_a_box_and_places_of_its_own() {
+        let records = Path::new("/h/.local/state/agentsh/box");
+        let on = |made: [i64; 4]| Place {
+            keep_terminal: true,
+            ttys: vec![Terminal { path: "/dev/pts/1".into(), made }],
+            ..git(place("/h/src/p", "/h"), "/h/src/p")
+        };
+        let (agents, persons) = (on([24, 4, 1000, 5]), on([24, 4, 1060, 7]));
+        let (s, own) = (Settings::default(), [PathBuf::from("/h/.config/agentsh")]);
+        assert_ne!(key(&s, &agents, &own, records), key(&s, &persons, &own, records));
+        assert_ne!(seat(&s, &agents, &own, records), seat(&s, &persons, &own, records));
+        assert_ne!(build(&agents).store, build(&persons).store);
+        assert_eq!(build(&persons).store, build(&on([24, 4, 1060, 7])).store);
+        assert_eq!(key(&s, &persons, &own, records), key(&s, &on([24, 4, 1060, 7]), &own, records));
+    }
+
     #[test]
     fn a_plan_is_named_by_everything_its_spec_is_built_from() {
         let name = |settings: &Settings, place: &Place| {
@@ -1291,7 +1323,7 @@ mod tests {
             ("a toolchain", s.clone(), Place { tool_dirs: vec!["/h/.pyenv".into()], ..p.clone() }),
             ("a cache", s.clone(), Place { cache_dirs: vec!["/var/cache/npm".into()], ..p.clone() }),
             ("terminal", s.clone(), Place { keep_terminal: true, ..p.clone() }),
-            ("tty", s.clone(), Place { ttys: vec!["/dev/pts/3".into()], ..p.clone() }),
+            ("tty", s.clone(), Place { ttys: vec![Terminal::at("/dev/pts/3")], ..p.clone() }),
             ("network", Settings { network: Network::Off, ..s.clone() }, p.clone()),
             (
                 "writable",

@@ -295,14 +295,8 @@ fn mount_of(path: &Path) -> Result<OwnedFd, String> {
 /// when `read_only`; and whether it is a directory. `None` where `path` does not exist.
 fn take(path: &Path, read_only: bool) -> Option<(OwnedFd, bool)> {
     let dir = std::fs::metadata(path).ok()?.is_dir();
-    let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_RECURSIVE;
-    let fd = rustix::mount::open_tree(rustix::fs::CWD, path, flags).ok()?;
-    if read_only {
-        let empty = CString::default();
-        let flags = (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint;
-        super::sys::mount_setattr(fd.as_fd(), &empty, flags, RO | NOSUID, 0).ok()?;
-    }
-    Some((fd, dir))
+    let at = rustix::fs::open(path, rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC, rustix::fs::Mode::empty());
+    Some((take_at(&at.ok()?, read_only)?, dir))
 }
 
 /// [`take`] of the directory `path` (read-only), opened once, following links, and taken only
@@ -423,7 +417,8 @@ fn dev(spec: &BoxSpec, devices: Vec<(PathBuf, OwnedFd)>) -> Result<(), String> {
 /// The workspace's git directory, made a mount of its own (a mount point cannot be renamed or
 /// removed: `mv .git .old && git init` cannot swap it for one the command wrote, issue 25), and
 /// every file or directory in it that git runs code from or reads its settings from, bound
-/// read-only: `config`, `hooks`, `info`, `commondir`, `config.worktree`, and the same of each
+/// read-only: `config`, `hooks`, `info`, `commondir`, `config.worktree`, the store's
+/// `objects/info/alternates` and `http-alternates` (rt8 A2: [`alternates`]), and the same of each
 /// submodule's and worktree's git directory under it. A missing `hooks` or `info` is made empty
 /// first (as `git init` makes them), or a command could create `.git/hooks/pre-commit` or
 /// `.git/info/exclude`. Its `modules` (and each submodule's) is bound read-only too, made
@@ -432,8 +427,15 @@ fn dev(spec: &BoxSpec, devices: Vec<(PathBuf, OwnedFd)>) -> Result<(), String> {
 /// there are, and cannot make the git directory of one the person has not initialised yet,
 /// which their `git submodule update --init` would adopt and run the hooks of (rt7 A1).
 fn protect_git(git: &Path, pinned: &mut Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
-    let Some((fd, true)) = take(git, false) else { return Ok(Vec::new()) };
-    put(&fd, git)?;
+    // Reached through a link (rt8 A1: a box of the workspace it is in made one on the way), it
+    // is not the workspace's own: the box is not made.
+    let at = match super::beneath::dir(git) {
+        Ok(at) => at,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e} (a symbolic link on the way to it?)", git.display())),
+    };
+    let Some(fd) = take_at(&at, false) else { return Ok(Vec::new()) };
+    put_at(&fd, &at, git)?;
     pinned.push(git.to_path_buf());
     let mut found = Vec::new();
     code_paths(git, &mut found, 0);
@@ -455,11 +457,15 @@ fn bind_code_path(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<
         let mut dirs = Vec::new();
         super::gitcode::git_dirs_under(path, &mut dirs, 0);
         // One that cannot be taken stays read-only: the box cannot work in that submodule.
-        kept = dirs.into_iter().filter_map(|d| Some((take(&d, false)?.0, d))).collect();
+        // Taken and put back by descriptors opened with no link on the way (rt8 A1): a box
+        // left running that puts one in place of a submodule's git directory meanwhile gets
+        // nothing outside made writable.
+        kept = dirs.into_iter().filter_map(|d| Some((take_at(&super::beneath::dir(&d).ok()?, false)?, d))).collect();
     }
     let bound = bind_read_only(top, path, pinned)?;
     for (fd, d) in kept.into_iter().filter(|_| bound) {
-        put(&fd, &d)?;
+        let at = super::beneath::dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        put_at(&fd, &at, &d)?;
         // It, `modules` and the levels of a name with a slash (`modules/third_party/zlib`)
         // stay as they are now: mounts, or part of the read-only `modules`.
         pinned.extend(d.ancestors().take_while(|a| Some(*a) != path.parent()).map(Path::to_path_buf));
@@ -482,28 +488,58 @@ pub(crate) fn is_modules(path: &Path) -> bool {
 /// `mv .husky x`) and a fresh `commondir` (or `.husky/_/pre-commit`) in its place would sidestep
 /// the bind (issue 25, rt-files F9). `pinned`: the directories made mounts so far.
 fn bind_read_only(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<bool, String> {
-    if !within(path, top) || path == top || std::fs::symlink_metadata(path).is_err() {
+    if !within(path, top) || path == top || in_root(top, path)?.is_none() {
         return Ok(false);
     }
     pin(top, path, pinned)?;
-    // A link (`.git/hooks -> ../githooks`, rt6a K3) is bound as itself, a mount on the link
-    // that cannot be removed or replaced; what it names in the workspace is bound apart
-    // ([`super::gitcode`]).
-    let taken = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        take_link(path)
-    } else {
-        take(path, true)
-    };
-    let Some((fd, _)) = taken else { return Ok(false) };
-    put(&fd, path)?;
+    // Opened again below what `pin` mounted. A link (`.git/hooks -> ../githooks`, rt6a K3) is
+    // bound as itself, a mount on the link that cannot be removed or replaced; what it names in
+    // the workspace is bound apart ([`super::gitcode`]).
+    let Some(at) = in_root(top, path)? else { return Ok(false) };
+    let Some(fd) = take_at(&at, true) else { return Ok(false) };
+    put_at(&fd, &at, path)?;
     Ok(true)
 }
 
-/// A detached copy of the link `path` itself, not followed.
-fn take_link(path: &Path) -> Option<(OwnedFd, bool)> {
-    let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_SYMLINK_NOFOLLOW;
-    let fd = rustix::mount::open_tree(rustix::fs::CWD, path, flags).ok()?;
-    Some((fd, false))
+/// `path` in the root `top` (a writable root, or the git directory), opened (`O_PATH`) with no
+/// link followed from `top` on, a link at the end itself: the builder takes and mounts what is
+/// in a place a box may write by descriptor (rt8 A1), so a link a box left running in another
+/// kept box puts on the way between a look and a mount has nothing bound elsewhere (a secret
+/// shown in the box, a code path left writable). `Ok(None)` where it is not there; `Err` (no
+/// box) where a link is on the way.
+fn in_root(top: &Path, path: &Path) -> Result<Option<OwnedFd>, String> {
+    let Ok(rel) = path.strip_prefix(top) else { return Ok(None) };
+    let opened = super::beneath::dir(top).and_then(|root| {
+        if rel.as_os_str().is_empty() { Ok(root) } else { super::beneath::open(&root, rel, rustix::fs::OFlags::PATH) }
+    });
+    match opened {
+        Ok(fd) => Ok(Some(fd)),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(format!("{}: {e} (a symbolic link on the way to it?)", path.display())),
+    }
+}
+
+/// A detached copy of the mount tree at the descriptor `at` (what [`in_root`] opened; a link
+/// itself), read-only when `read_only`.
+fn take_at(at: &OwnedFd, read_only: bool) -> Option<OwnedFd> {
+    let flags = OpenTreeFlags::OPEN_TREE_CLONE
+        | OpenTreeFlags::OPEN_TREE_CLOEXEC
+        | OpenTreeFlags::AT_RECURSIVE
+        | OpenTreeFlags::AT_EMPTY_PATH;
+    let fd = rustix::mount::open_tree(at, "", flags).ok()?;
+    if read_only {
+        let empty = CString::default();
+        let flags = (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint;
+        super::sys::mount_setattr(fd.as_fd(), &empty, flags, RO | NOSUID, 0).ok()?;
+    }
+    Some(fd)
+}
+
+/// Attaches the detached mount `fd` on what the descriptor `at` names (`path`, to tell).
+fn put_at(fd: &OwnedFd, at: &OwnedFd, path: &Path) -> Result<(), String> {
+    let flags = MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | MoveMountFlags::MOVE_MOUNT_T_EMPTY_PATH;
+    rustix::mount::move_mount(fd.as_fd(), "", at.as_fd(), "", flags)
+        .map_err(|e| format!("mounting at {}: {e}", path.display()))
 }
 
 /// Each directory between `top` and `path` (inside it) made a mount of its own, writable as it
@@ -516,8 +552,11 @@ fn pin(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), String>
         if pinned.iter().any(|p| p == dir) {
             continue;
         }
-        if let Some((fd, true)) = take(dir, false) {
-            put(&fd, dir)?;
+        if let Some(at) = in_root(top, dir)?
+            && rustix::fs::fstat(&at).is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode).is_dir())
+            && let Some(fd) = take_at(&at, false)
+        {
+            put_at(&fd, &at, dir)?;
         }
         pinned.push(dir.to_path_buf());
     }
@@ -527,42 +566,85 @@ fn pin(top: &Path, path: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), String>
 /// What git reads as code or settings in the git directory `git`, and in the git directories
 /// of its submodules (`modules/*`, nested) and worktrees (`worktrees/*`); and its `modules`
 /// directory, where git finds (and adopts) a submodule's git directory: bound read-only with
-/// the git directories in it kept writable ([`protect_git`], [`is_modules`]).
+/// the git directories in it kept writable ([`protect_git`], [`is_modules`]). Each git
+/// directory is reached, and what is missing in it made, with no link followed on the way (rt8
+/// A1: a `modules` a box made a link to home had a `modules` made in every repository there).
 pub(crate) fn code_paths(git: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    use super::beneath;
     if depth > 8 {
         return;
     }
+    let Ok(dir) = beneath::dir(git) else { return };
     // A linked worktree's git directory (it has a `commondir`) keeps its submodules in the
     // common one.
-    let modules = std::fs::symlink_metadata(join(git, "commondir")).is_err();
+    let modules = !beneath::exists(&dir, "commondir");
+    let head = beneath::open(&dir, "HEAD", rustix::fs::OFlags::PATH)
+        .ok()
+        .and_then(|fd| rustix::fs::fstat(&fd).ok())
+        .is_some_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::RegularFile);
     // Made empty where missing, as `git init` makes them: else the box could make
     // `hooks/pre-commit`, or `info/exclude` to hide its files from `git status` (rt5 A13), or
     // `modules/<name>` for a submodule the person has not initialised yet, whose hooks the
     // person's `git submodule update --init` runs as it adopts it (rt7 A1). An empty `modules`
     // is as none to git.
     for name in ["hooks", "info", "modules"] {
-        let dir = join(git, name);
-        if (name != "modules" || modules) && std::fs::symlink_metadata(&dir).is_err() && git.join("HEAD").is_file() {
-            let _ = std::fs::create_dir(&dir);
+        if (name != "modules" || modules) && head && !beneath::exists(&dir, name) {
+            beneath::make_dir(&dir, name);
         }
     }
-    if modules && std::fs::symlink_metadata(join(git, "modules")).is_ok() {
+    if modules && beneath::exists(&dir, "modules") {
         out.push(join(git, "modules"));
     }
     for name in ["config", "hooks", "info", "commondir", "config.worktree", "gitdir"] {
-        let p = join(git, name);
-        if std::fs::symlink_metadata(&p).is_ok() {
-            out.push(p);
+        if beneath::exists(&dir, name) {
+            out.push(join(git, name));
         }
     }
+    alternates(&dir, git, head, out);
     // A submodule named with a slash has its git directory deeper (`modules/third_party/zlib`).
     let mut dirs = Vec::new();
     super::gitcode::git_dirs_under(&join(git, "modules"), &mut dirs, 0);
-    if let Ok(entries) = std::fs::read_dir(join(git, "worktrees")) {
-        dirs.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
+    if let Ok(worktrees) = beneath::subdir(&dir, "worktrees")
+        && let Ok(mut entries) = rustix::fs::Dir::new(worktrees)
+    {
+        while let Some(Ok(e)) = entries.read() {
+            let name = e.file_name().to_bytes();
+            if e.file_type() == rustix::fs::FileType::Directory && name != b"." && name != b".." {
+                dirs.push(join(git, "worktrees").join(std::ffi::OsStr::from_bytes(name)));
+            }
+        }
     }
     for d in dirs {
         code_paths(&d, out, depth + 1);
+    }
+}
+
+/// The files that send git to another object store (rt8 A2): `objects/info/alternates` (git
+/// looks up there every object the store lacks, so a box that removes an object and names a
+/// store of its own there has `git show` and every repository borrowing this one give its
+/// content) and `objects/info/http-alternates` (the same for a fetch over HTTP from it). Bound
+/// read-only as the hooks are, made empty first where missing (git reads an empty one as
+/// none), in a git directory's own store (one that is a link, `repo`'s layout, is not).
+fn alternates(dir: &OwnedFd, git: &Path, head: bool, out: &mut Vec<PathBuf>) {
+    use super::beneath;
+    use rustix::fs::OFlags;
+    let Ok(objects) = beneath::subdir(dir, "objects") else { return };
+    if head {
+        beneath::make_dir(&objects, "info");
+    }
+    let Ok(info) = beneath::subdir(&objects, "info") else { return };
+    for name in ["alternates", "http-alternates"] {
+        if head && !beneath::exists(&info, name) {
+            let _ = rustix::fs::openat(
+                &info,
+                name,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                rustix::fs::Mode::from_raw_mode(0o644),
+            );
+        }
+        if beneath::exists(&info, name) {
+            out.push(join(git, &format!("objects/info/{name}")));
+        }
     }
 }
 
@@ -592,9 +674,10 @@ fn own_places(spec: &BoxSpec, notes: &mut Vec<String>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for d in spec.deny.iter().filter(|d| d.from == Origin::Agentsh) {
         let real = resolve(&d.path);
+        // Made with no link followed (rt8 A1): the root is one a box writes.
         if std::fs::symlink_metadata(&real).is_err()
-            && roots.iter().any(|w| within(&real, w))
-            && let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&real)
+            && let Some(root) = roots.iter().find(|w| within(&real, w))
+            && let Err(e) = super::beneath::make_dirs(root, &real, 0o700)
         {
             notes.push(format!("{}: not made, so not covered: {e}", real.display()));
         }
@@ -1185,7 +1268,26 @@ mod tests {
         assert!(is_modules(&git.join("modules/t/z/modules")) && !is_modules(&git.join("modules/t/z")));
         // No `HEAD` beside it (`modules/a` has only a config): read-only whole.
         assert!(!is_modules(&git.join("modules/a/modules")));
-        assert!(!rel.iter().any(|r| r.starts_with("objects")));
+        // rt8 A2: of the store, where git is sent to look up objects elsewhere, made empty.
+        let store: Vec<&String> = rel.iter().filter(|r| r.starts_with("objects")).collect();
+        assert_eq!(store, ["objects/info/alternates", "objects/info/http-alternates"]);
+        assert_eq!(std::fs::read(git.join("objects/info/alternates")).unwrap(), b"");
+        // rt8 A1: nothing is made, nor walked, through a link.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(elsewhere.join("sub")).unwrap();
+        std::fs::write(elsewhere.join("sub/HEAD"), "").unwrap();
+        std::fs::remove_dir_all(git.join("modules/t/z/modules")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, git.join("modules/t/z/modules")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, git.join("modules/t/z/objects")).unwrap();
+        let mut found = Vec::new();
+        code_paths(&git, &mut found, 0);
+        let linked = git.join("modules/t/z/modules");
+        assert!(!found.iter().any(|p| p.starts_with(&linked) && *p != linked), "{found:?}");
+        assert!(!found.iter().any(|p| p.starts_with(git.join("modules/t/z/objects"))), "{found:?}");
+        let made: Vec<_> = std::fs::read_dir(&elsewhere).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(made, ["sub"]);
+        assert_eq!(std::fs::read_dir(elsewhere.join("sub")).unwrap().count(), 1, "made in sub/");
+        std::fs::remove_file(git.join("modules/t/z/modules")).unwrap();
         // rt5 A13: a repository with no `info` (or `hooks`) has them made, empty, to be bound.
         std::fs::remove_dir_all(git.join("info")).unwrap();
         std::fs::remove_dir_all(git.join("hooks")).unwrap();
