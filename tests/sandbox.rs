@@ -8007,3 +8007,60 @@ fn keys_typed_at_a_pager_on_the_line_gate_run_no_command() {
         assert_eq!(seen.contains("agentsh: not approved"), n != "less", "{n}: {seen}");
     }
 }
+
+// ---- fix8-line2: the interactive line gate judges the line bash runs, however it was accepted (rt8 C5, C6) ----
+
+/// rt8 C5: the line gate judged the line as typed, and bash expanded history after: `cat !$`
+/// after `echo ~/.ssh/id_ed25519` was allowed (a word `!$`) and printed the person's key on the
+/// agent's screen. Now the line is judged after bash has read it, as it runs (the expanded
+/// history entry): refused, and the key never reaches the screen. Checked on the terminal.
+#[test]
+fn history_expansion_on_the_line_gate_is_judged_as_it_runs() {
+    let Some(w) = world() else { return };
+    let key = w.home(".ssh/id_ed25519");
+    let keys = [
+        format!("echo {}\r", key.display()).into_bytes(),
+        b"cat !$\r".to_vec(),
+        format!("echo {} x\r", key.display()).into_bytes(),
+        b"cat !echo:1\r".to_vec(),
+        b"echo still-$((40 + 2))\r".to_vec(),
+    ];
+    let seen = gated_bash(&w, true, &bash_gate(&w), &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    assert!(!seen.contains("PRIVATE KEY"), "the person's key reached the agent's screen: {seen}");
+    assert!(seen.contains(&format!("cat {}", key.display())), "judged as bash runs it: {seen}");
+    assert!(seen.contains("still-42"), "an allowed line still runs: {seen}");
+}
+
+/// rt8 C6: the line gate sat on the keys that accept a line, so a key outside it ran a line
+/// unjudged: C-x C-d (the gate's own continuation), and readline's C-x C-e, which runs the
+/// editor and then what it leaves. Now each line is judged after it is read, whatever accepted
+/// it, and a refused line is dropped whole, its function definitions too; a command a key starts
+/// by itself (the editor) does not run. Checked from outside: no file made, the editor never ran.
+#[test]
+fn no_key_runs_a_line_past_the_line_gate() {
+    let Some(w) = world() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let editor = out_dir.path().join("editor.sh");
+    let ran = out_dir.path().join("editor-ran");
+    std::fs::write(
+        &editor,
+        format!("#!/bin/sh\ntouch {}\necho 'cat ~/.ssh/id_ed25519 > leak-e.txt' > \"$1\"\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The person's ~/.bashrc names an editor, then loads the gate.
+    let gate = format!("export EDITOR={0} VISUAL={0}\n{1}", editor.display(), bash_gate(&w));
+    let keys: Vec<Vec<u8>> = vec![
+        b"cat ~/.ssh/id_ed25519 > leak-d.txt\x18\x04".to_vec(),
+        b"\x15cat ~/.ssh/id_ed25519 > leak-j.txt\n".to_vec(),
+        b"\x15cat ~/.ssh/id_ed25519 > leak-o.txt\x0f".to_vec(),
+        b"\x15echo x\x18\x05".to_vec(),
+        b"\x15ls() { cat ~/.ssh/id_ed25519 > leak-f.txt; }; cat ~/.ssh/id_ed25519 > leak-g.txt\x18\x04".to_vec(),
+        b"\x15ls\r".to_vec(),
+    ];
+    let seen = gated_bash(&w, true, &gate, &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    for n in ["d", "j", "o", "e", "f", "g"] {
+        assert!(!w.path(&format!("leak-{n}.txt")).exists(), "leak-{n}: a line ran past the gate: {seen}");
+    }
+    assert!(!ran.exists(), "C-x C-e ran the editor, outside the gate: {seen}");
+}

@@ -1,97 +1,103 @@
 # agentsh: gate every command line of this interactive bash before it runs.
 # Printed by `agentsh init bash`; load it from ~/.bashrc with:
 #   eval "$(agentsh init bash)"
-# Enter (C-m), C-j and C-o first pass the whole line to `agentsh check --prompt`, which
-# allows it, asks the person at this terminal, or refuses it. A refused line is cleared, so
-# nothing of it runs, and the reason is printed. An unfinished line (an open quote, `do`
-# without `done`) gets a newline and waits for the rest, then the whole text is judged.
+# Each line is judged after bash has read it and before any of it runs, as bash will run it:
+# history expansion done (`!$`), however it was accepted (any key). `agentsh check --prompt`
+# allows it, asks the person at this terminal, or refuses it; a refused line is dropped whole
+# (function definitions too) and the reason printed.
 # AGENTSH_INTERACTIVE_ASK=refuse refuses instead of asking (for terminals an agent types into,
 # where the agent could answer the prompt itself); set when this is loaded, a line cannot undo it.
+# Less runs in its secure mode (`LESSSECURE=1`), as agentsh gives a command it runs with no box
+# (rt8 C4).
 #
-# The gate depends on nothing a gated line can change (rt8 C3): its names are read-only; every
-# keymap (emacs, vi-insert, vi-command) sends those keys through it; the only keys that accept a
-# line are ones chosen at random here and known to readline alone (a line that reads readline's
-# bindings, `bind`, needs a person); the readline commands that run or accept text without the
-# gate are unbound; and before each prompt all of this is set again. Less runs in its secure mode
-# (`LESSSECURE=1`), as agentsh gives a command it runs with no box (rt8 C4).
+# How (rt8 C5, C6): the line bash will run is the newest history entry. PS0, which bash expands
+# after reading a line and before running it, judges that entry in a command substitution; the
+# verdict comes back through an arithmetic assignment, and a refusal interrupts the shell, which
+# drops the line. A DEBUG trap (extdebug: a failing trap skips the command; subshells and
+# functions inherit it) lets a command run only if its line was judged and allowed, so a line
+# that reached no judgement runs nothing. Between the prompt and the line, only key bindings and
+# completions the person set up (`bind -x`, `complete`) run; nothing a key starts by itself
+# (`edit-and-execute-command`, `shell-expand-line`). Before each prompt all of this is set again.
 if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
   readonly __agentsh_loaded=1
   readonly __agentsh_bin=@AGENTSH@
   if [[ ${AGENTSH_INTERACTIVE_ASK-} == refuse ]]; then readonly __agentsh_refuse=1; else readonly __agentsh_refuse=; fi
-  if [[ -o emacs || -o vi ]]; then readonly __agentsh_editing=1; else readonly __agentsh_editing=; fi
   @PAGERS@
-  # $1: the key that accepts the line, $2: the one that accepts it and fetches the next (C-o).
-  __agentsh_gate() {
-    local line=$READLINE_LINE
-    # The prompt hook first, and never taken away: PROMPT_COMMAND is read-only from the first
-    # line on, once the rest of ~/.bashrc has added its own.
-    [[ ${PROMPT_COMMAND-} == __agentsh_prompt* ]] || PROMPT_COMMAND="__agentsh_prompt${PROMPT_COMMAND:+; $PROMPT_COMMAND}"
-    readonly PROMPT_COMMAND
-    bind "\"$1\": accept-line"
-    bind "\"$2\": operate-and-get-next"
-    [[ -z ${line//[[:space:]]/} ]] && return 0
-    local err
-    if ! err=$(command bash -n -c "$line" 2>&1 </dev/null); then
-      case $err in
-        *"unexpected end of file"* | *"unexpected EOF"*)
-          # Wait for the rest: the key after the gate only moves to the end of the text.
-          READLINE_LINE+=$'\n'
-          READLINE_POINT=${#READLINE_LINE}
-          bind "\"$1\": end-of-line"
-          bind "\"$2\": end-of-line"
-          return 0 ;;
-      esac
-    fi
-    local refuse=()
-    [[ -n $__agentsh_refuse || ${AGENTSH_INTERACTIVE_ASK-} == refuse ]] && refuse=(--refuse)
-    if ! "$__agentsh_bin" check --prompt "${refuse[@]}" -- "$line" </dev/null; then
-      READLINE_LINE=
-      READLINE_POINT=0
-    fi
-  }
-  # A new secret key, to be kept in readline's bindings only: twelve capital letters after C-x.
-  __agentsh_secret() {
-    local s='\C-x' n i a=ABCDEFGHIJKLMNOPQRSTUVWXYZ
-    for n in $(command od -An -N8 -tu4 /dev/urandom); do
-      for i in 1 2 3 4 5 6; do s+=${a:n % 26:1}; n=$((n / 26)); done
-    done
-    printf '%s' "$s"
-  }
-  # Before each prompt: line editing on, and in every keymap the accepting keys through the gate,
-  # nothing else bound to accept or to run text, the secret keys found again in readline's own
-  # bindings (new ones where they are gone).
-  __agentsh_keys() {
-    # Once off, line editing does not come back for this shell's input: nothing would be judged.
-    if [[ -n $__agentsh_editing ]] && ! [[ -o emacs || -o vi ]]; then
-      printf 'agentsh: line editing was turned off, so no line of this shell can be judged: it ends\n' >&2
-      exit 126
-    fi
-    # History expansion (`!!`, `!$`, `^a^b`) would run other text than the line judged.
-    set +o histexpand
-    local bound accept next km f re="__agentsh_gate '[\\\\]+(C-x[A-Z]{12})' '[\\\\]+(C-x[A-Z]{12})'"
-    bound=$(bind -m emacs -X 2>/dev/null)
-    if [[ $bound =~ $re ]]; then
-      accept="\\${BASH_REMATCH[1]}" next="\\${BASH_REMATCH[2]}"
+  # The history number of the line judged last, and of the one allowed; 1 while a prompt is up
+  # (2: with no key binding or completion allowed).
+  __agentsh_run=-1 __agentsh_ok=-1 __agentsh_reading=0 __agentsh_next=1
+  # In PS0's command substitution: the newest history entry, which is the line about to run, is
+  # judged. Prints its history number if it may run, else -1 (and interrupts the shell).
+  __agentsh_judge() {
+    local n=$((HISTCMD - 1)) entry
+    entry=$(HISTTIMEFORMAT= builtin history 1)
+    if ((n <= __agentsh_run)) || ! [[ $entry =~ ^\ *([0-9]+)[\ *]\ (.*)$ ]] || ((BASH_REMATCH[1] != n)); then
+      builtin printf 'agentsh: this line is not in the shell history, where agentsh reads what runs: nothing ran\n' >&2
     else
-      accept=$(__agentsh_secret) next=$(__agentsh_secret)
+      local refuse=()
+      [[ -n $__agentsh_refuse || ${AGENTSH_INTERACTIVE_ASK-} == refuse ]] && refuse=(--refuse)
+      if "$__agentsh_bin" check --prompt "${refuse[@]}" -- "${BASH_REMATCH[2]}" </dev/null >&2; then
+        builtin printf %s "$n"
+        return
+      fi
     fi
-    for km in emacs vi-insert vi-command; do
-      for f in accept-line operate-and-get-next vi-eof-maybe insert-comment edit-and-execute-command \
-        vi-edit-and-execute-command shell-expand-line re-read-init-file start-kbd-macro call-last-kbd-macro \
-        print-last-kbd-macro dump-macros dump-functions; do
-        bind -m "$km" -u "$f" 2>/dev/null
-      done
-      bind -m "$km" -x "\"\\C-x\\C-a\": __agentsh_gate '$accept' '$next'"
-      bind -m "$km" "\"\\C-m\": \"\\C-x\\C-a$accept\""
-      bind -m "$km" "\"\\C-j\": \"\\C-x\\C-a$accept\""
-      bind -m "$km" "\"\\C-o\": \"\\C-x\\C-a$next\""
-      bind -m "$km" "\"$accept\": accept-line"
-      bind -m "$km" "\"$next\": operate-and-get-next"
-    done
+    builtin printf %s -1
+    builtin kill -INT $$
   }
-  readonly -f __agentsh_gate __agentsh_secret __agentsh_keys
-  __agentsh_keys
-  __agentsh_prompt() { __agentsh_keys; }
-  readonly -f __agentsh_prompt
-  PROMPT_COMMAND="__agentsh_prompt${PROMPT_COMMAND:+; $PROMPT_COMMAND}"
+  # Before each command: it runs if its line was judged and allowed, or before a prompt
+  # (PROMPT_COMMAND, start-up files, the prompt's own substitutions), or, while a prompt is up,
+  # in a key binding or completion (`bind -x`, `complete`); agentsh's own functions always.
+  __agentsh_debug() {
+    ((HISTCMD == __agentsh_ok)) && return 0
+    if ((HISTCMD != __agentsh_run)); then
+      ((__agentsh_reading)) || return 0
+      ((__agentsh_reading == 1)) && [[ -v READLINE_LINE || -v COMP_LINE ]] && return 0
+    fi
+    local f
+    for f in "${BASH_COMMAND#\\}" "${FUNCNAME[@]:1}"; do
+      [[ $f == __agentsh_prompt || $f == __agentsh_seal || $f == __agentsh_judge ]] && return 0
+    done
+    return 1
+  }
+  # Before each prompt: the person's own PROMPT_COMMAND, then everything the gate needs set
+  # again, and the mark that a prompt is up, at the end of PS1 (after its substitutions).
+  __agentsh_prompt() {
+    builtin eval "$__agentsh_prompt_rest"
+    builtin set -o history
+    builtin shopt -s cmdhist lithist promptvars extdebug
+    HISTCONTROL= HISTIGNORE=
+    [[ -v HISTSIZE ]] && ((HISTSIZE == 0)) && HISTSIZE=500
+    builtin trap '\__agentsh_debug' DEBUG
+    builtin trap - INT
+    # Set by bash alone while a key binding or completion runs; one a line set would let a key
+    # run commands (2: no binding or completion runs until the next prompt).
+    builtin unset -v READLINE_LINE COMP_LINE 2>/dev/null
+    [[ -v READLINE_LINE || -v COMP_LINE ]] && __agentsh_next=2 || __agentsh_next=1
+    __agentsh_reading=0
+    PS1=${PS1%"$__agentsh_mark"}$__agentsh_mark 2>/dev/null || __agentsh_reading=$__agentsh_next
+  }
+  readonly __agentsh_mark='${__agentsh_nil[__agentsh_reading=__agentsh_next]:+}'
+  # The person's PROMPT_COMMAND runs inside agentsh's; what the rest of ~/.bashrc adds around it
+  # is taken in, in its place, at the first prompt (which runs those parts itself), and then
+  # neither can change.
+  __agentsh_prompt_rest=
+  for __agentsh_e in "${PROMPT_COMMAND[@]}"; do
+    __agentsh_prompt_rest+=${__agentsh_e:+$'\n'$__agentsh_e}
+  done
+  unset __agentsh_e
+  PROMPT_COMMAND='\__agentsh_prompt; \__agentsh_seal'
+  __agentsh_seal() {
+    local e rest=
+    for e in "${PROMPT_COMMAND[@]}"; do
+      rest+=${rest:+$'\n'}${e//'\__agentsh_prompt; \__agentsh_seal'/"$__agentsh_prompt_rest"}
+    done
+    __agentsh_prompt_rest=$rest
+    PROMPT_COMMAND='\__agentsh_prompt'
+    readonly PROMPT_COMMAND __agentsh_prompt_rest
+  }
+  # Judge the line in PS0; the verdict and the line's number come back by arithmetic. Refused
+  # (-1) or no verdict (the substitution failed): nothing of the line runs.
+  readonly PS0='${__agentsh_nil[__agentsh_run=HISTCMD-1, __agentsh_ok=-1, __agentsh_ok=$(\__agentsh_judge), __agentsh_reading=0]:+}'"${PS0-}"
+  readonly -f __agentsh_judge __agentsh_debug __agentsh_prompt __agentsh_seal
+  __agentsh_prompt
 fi
