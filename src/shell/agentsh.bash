@@ -19,6 +19,10 @@
 # completions the person set up (`bind -x`, `complete`) run; nothing a key starts by itself
 # (`edit-and-execute-command`, `shell-expand-line`). Before each prompt all of this is set again.
 if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
+  if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 404)); then
+    printf 'agentsh: the line gate needs bash 4.4 or later (PS0), this is %s: this shell ends\n' "$BASH_VERSION" >&2
+    exit 126
+  fi
   readonly __agentsh_loaded=1
   readonly __agentsh_bin=@AGENTSH@
   if [[ ${AGENTSH_INTERACTIVE_ASK-} == refuse ]]; then readonly __agentsh_refuse=1; else readonly __agentsh_refuse=; fi

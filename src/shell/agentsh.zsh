@@ -11,7 +11,9 @@
 # The gate depends on nothing a gated line can change (rt8 C3): its names are read-only, the
 # keys of the widgets that run a widget by name (`execute-named-cmd`, through which
 # `.accept-line` could be reached) are taken away, and before each prompt the widgets and the
-# gate's function are set again. Less runs in its secure mode (`LESSSECURE=1`), as agentsh gives a command it runs with
+# gate's function are set again. After the line is read, before it runs, `preexec` judges it
+# again where it is not the text the widget judged (history expansion, a widget not wrapped), and
+# drops it if refused (rt8 C5, C6). Less runs in its secure mode (`LESSSECURE=1`), as agentsh gives a command it runs with
 # no box (rt8 C4).
 if [[ -o interactive ]] && [[ -z ${__agentsh_loaded-} ]]; then
   typeset -gr __agentsh_loaded=1
@@ -44,6 +46,7 @@ if [[ -o interactive ]] && [[ -z ${__agentsh_loaded-} ]]; then
       zle .send-break
       return
     fi
+    typeset -g __agentsh_judged=$text
     zle .$WIDGET
   }
   typeset -gr __agentsh_gate_body=$functions[__agentsh_accept_line]
@@ -65,4 +68,30 @@ if [[ -o interactive ]] && [[ -z ${__agentsh_loaded-} ]]; then
   }
   __agentsh_widgets
   precmd_functions=(__agentsh_widgets ${precmd_functions:#__agentsh_widgets})
+  # After a line is read and before it runs (rt8 C5, C6): the line as zsh runs it, history
+  # expansion done (`!$`), whatever accepted it. The widget's judgement stands for the very text
+  # it judged; any other is judged here, and a refused line is dropped whole (function
+  # definitions too) by an interrupt.
+  __agentsh_preexec() {
+    local text=${1:-$3} judged=$__agentsh_judged
+    typeset -g __agentsh_judged=
+    [[ -n $judged && $text == "$judged" ]] && return
+    local refuse=()
+    [[ -n $__agentsh_refuse || ${AGENTSH_INTERACTIVE_ASK-} == refuse ]] && refuse=(--refuse)
+    "$__agentsh_bin" check --prompt $refuse -- "$text" </dev/null && return
+    builtin kill -INT $$
+  }
+  # Before each prompt: the judge first among preexec's functions, and an interrupt that drops
+  # the line (no trap of a line's own on it).
+  __agentsh_rearm() {
+    functions[__agentsh_preexec]=$__agentsh_preexec_body
+    preexec_functions=(__agentsh_preexec ${preexec_functions:#__agentsh_preexec})
+    builtin trap - INT
+    (( ${+functions[TRAPINT]} )) && builtin unfunction TRAPINT
+    return 0
+  }
+  typeset -gr __agentsh_preexec_body=$functions[__agentsh_preexec]
+  typeset -g __agentsh_judged=
+  __agentsh_rearm
+  precmd_functions=(__agentsh_rearm ${precmd_functions:#__agentsh_rearm})
 fi
