@@ -71,7 +71,7 @@ if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
     builtin shopt -s cmdhist lithist promptvars extdebug
     HISTCONTROL= HISTIGNORE=
     [[ -v HISTSIZE ]] && ((HISTSIZE == 0)) && HISTSIZE=500
-    builtin trap '\__agentsh_debug' DEBUG
+    builtin trap '((HISTCMD == __agentsh_ok)) || \__agentsh_debug' DEBUG
     builtin trap - INT
     # Set by bash alone while a key binding or completion runs; one a line set would let a key
     # run commands (2: no binding or completion runs until the next prompt).
