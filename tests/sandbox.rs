@@ -8035,7 +8035,8 @@ fn history_expansion_on_the_line_gate_is_judged_as_it_runs() {
 /// unjudged: C-x C-d (the gate's own continuation), and readline's C-x C-e, which runs the
 /// editor and then what it leaves. Now each line is judged after it is read, whatever accepted
 /// it, and a refused line is dropped whole, its function definitions too; a command a key starts
-/// by itself (the editor) does not run. Checked from outside: no file made, the editor never ran.
+/// by itself (the editor) does not run, also with `return` and `local` shadowed by functions.
+/// Checked from outside: no file made, the editor never ran.
 #[test]
 fn no_key_runs_a_line_past_the_line_gate() {
     let Some(w) = world() else { return };
@@ -8054,6 +8055,9 @@ fn no_key_runs_a_line_past_the_line_gate() {
         b"cat ~/.ssh/id_ed25519 > leak-d.txt\x18\x04".to_vec(),
         b"\x15cat ~/.ssh/id_ed25519 > leak-j.txt\n".to_vec(),
         b"\x15cat ~/.ssh/id_ed25519 > leak-o.txt\x0f".to_vec(),
+        b"\x15echo x\x18\x05".to_vec(),
+        // Builtins the gate's functions could lean on, shadowed first: nothing opens.
+        b"\x15return() { :; }; local() { :; }\r".to_vec(),
         b"\x15echo x\x18\x05".to_vec(),
         b"\x15ls() { cat ~/.ssh/id_ed25519 > leak-f.txt; }; cat ~/.ssh/id_ed25519 > leak-g.txt\x18\x04".to_vec(),
         b"\x15ls\r".to_vec(),

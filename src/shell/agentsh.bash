@@ -30,54 +30,46 @@ if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
   # The history number of the line judged last, and of the one allowed; 1 while a prompt is up
   # (2: with no key binding or completion allowed).
   __agentsh_run=-1 __agentsh_ok=-1 __agentsh_reading=0 __agentsh_next=1
-  # In PS0's command substitution: the newest history entry, which is the line about to run, is
-  # judged. Prints its history number if it may run, else -1 (and interrupts the shell).
+  # In PS0's command substitution (a child: its variables stay there): the newest history entry,
+  # which is the line about to run, is judged. Prints its history number if it may run, else -1
+  # (and interrupts the shell). No `return` or `local`, which a line could shadow.
   __agentsh_judge() {
-    local n=$((HISTCMD - 1)) entry
-    entry=$(HISTTIMEFORMAT= builtin history 1)
-    if ((n <= __agentsh_run)) || ! [[ $entry =~ ^\ *([0-9]+)[\ *]\ (.*)$ ]] || ((BASH_REMATCH[1] != n)); then
+    __agentsh_n=$((HISTCMD - 1)) __agentsh_verdict=-1 __agentsh_flags=(--prompt)
+    [[ -n $__agentsh_refuse || ${AGENTSH_INTERACTIVE_ASK-} == refuse ]] && __agentsh_flags+=(--refuse)
+    __agentsh_entry=$(HISTTIMEFORMAT= builtin history 1)
+    if ((__agentsh_n <= __agentsh_run)) || ! [[ $__agentsh_entry =~ ^\ *([0-9]+)[\ *]\ (.*)$ ]] ||
+      ((BASH_REMATCH[1] != __agentsh_n)); then
       builtin printf 'agentsh: this line is not in the shell history, where agentsh reads what runs: nothing ran\n' >&2
-    else
-      local refuse=()
-      [[ -n $__agentsh_refuse || ${AGENTSH_INTERACTIVE_ASK-} == refuse ]] && refuse=(--refuse)
-      if "$__agentsh_bin" check --prompt "${refuse[@]}" -- "${BASH_REMATCH[2]}" </dev/null >&2; then
-        builtin printf %s "$n"
-        return
-      fi
+    elif "$__agentsh_bin" check "${__agentsh_flags[@]}" -- "${BASH_REMATCH[2]}" </dev/null >&2; then
+      __agentsh_verdict=$__agentsh_n
     fi
-    builtin printf %s -1
-    builtin kill -INT $$
+    builtin printf %s "$__agentsh_verdict"
+    ((__agentsh_verdict >= 0)) || builtin kill -INT $$
   }
-  # Before each command: it runs if its line was judged and allowed, or before a prompt
-  # (PROMPT_COMMAND, start-up files, the prompt's own substitutions), or, while a prompt is up,
-  # in a key binding or completion (`bind -x`, `complete`); agentsh's own functions always.
-  __agentsh_debug() {
-    ((HISTCMD == __agentsh_ok)) && return 0
-    if ((HISTCMD != __agentsh_run)); then
-      ((__agentsh_reading)) || return 0
-      ((__agentsh_reading == 1)) && [[ -v READLINE_LINE || -v COMP_LINE ]] && return 0
-    fi
-    local f
-    for f in "${BASH_COMMAND#\\}" "${FUNCNAME[@]:1}"; do
-      [[ $f == __agentsh_prompt || $f == __agentsh_seal || $f == __agentsh_judge ]] && return 0
-    done
-    return 1
-  }
+  # The DEBUG trap, before each command: it runs if its line was judged and allowed, or before a
+  # prompt (PROMPT_COMMAND, start-up files, the prompt's own substitutions), or, while a prompt is
+  # up, in a key binding or completion (`bind -x`, `complete`); agentsh's own functions always.
+  # Only shell syntax: no function or builtin a line could shadow (`return() { :; }`) decides.
+  readonly __agentsh_trap='((HISTCMD == __agentsh_ok)) ||
+    { ((HISTCMD != __agentsh_run)) && { ((__agentsh_reading == 0)) ||
+      { ((__agentsh_reading == 1)) && [[ -v READLINE_LINE || -v COMP_LINE ]]; }; }; } ||
+    [[ ${FUNCNAME[0]-${BASH_COMMAND#\\}} == __agentsh_prompt || ${FUNCNAME[0]-${BASH_COMMAND#\\}} == __agentsh_seal ||
+      ${FUNCNAME[0]-${BASH_COMMAND#\\}} == __agentsh_judge ]]'
   # Before each prompt: the person's own PROMPT_COMMAND, then everything the gate needs set
   # again, and the mark that a prompt is up, at the end of PS1 (after its substitutions).
   __agentsh_prompt() {
+    __agentsh_reading=0
     builtin eval "$__agentsh_prompt_rest"
     builtin set -o history
     builtin shopt -s cmdhist lithist promptvars extdebug
     HISTCONTROL= HISTIGNORE=
     [[ -v HISTSIZE ]] && ((HISTSIZE == 0)) && HISTSIZE=500
-    builtin trap '((HISTCMD == __agentsh_ok)) || \__agentsh_debug' DEBUG
+    builtin trap "$__agentsh_trap" DEBUG
     builtin trap - INT
     # Set by bash alone while a key binding or completion runs; one a line set would let a key
     # run commands (2: no binding or completion runs until the next prompt).
     builtin unset -v READLINE_LINE COMP_LINE 2>/dev/null
     [[ -v READLINE_LINE || -v COMP_LINE ]] && __agentsh_next=2 || __agentsh_next=1
-    __agentsh_reading=0
     PS1=${PS1%"$__agentsh_mark"}$__agentsh_mark 2>/dev/null || __agentsh_reading=$__agentsh_next
   }
   readonly __agentsh_mark='${__agentsh_nil[__agentsh_reading=__agentsh_next]:+}'
@@ -102,6 +94,6 @@ if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
   # Judge the line in PS0; the verdict and the line's number come back by arithmetic. Refused
   # (-1) or no verdict (the substitution failed): nothing of the line runs.
   readonly PS0='${__agentsh_nil[__agentsh_run=HISTCMD-1, __agentsh_ok=-1, __agentsh_ok=$(\__agentsh_judge), __agentsh_reading=0]:+}'"${PS0-}"
-  readonly -f __agentsh_judge __agentsh_debug __agentsh_prompt __agentsh_seal
+  readonly -f __agentsh_judge __agentsh_prompt __agentsh_seal
   __agentsh_prompt
 fi
