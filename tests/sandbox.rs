@@ -8059,7 +8059,7 @@ fn no_key_runs_a_line_past_the_line_gate() {
         // Builtins the gate's functions could lean on, shadowed first: nothing opens.
         b"\x15return() { :; }; local() { :; }\r".to_vec(),
         b"\x15echo x\x18\x05".to_vec(),
-        b"\x15ls() { cat ~/.ssh/id_ed25519 > leak-f.txt; }; cat ~/.ssh/id_ed25519 > leak-g.txt\x18\x04".to_vec(),
+        b"\x15ls() { cat ~/.ssh/id_ed25519 > leak-f.txt; }; cat ~/.ssh/id_ed25519 > leak-g.txt\n".to_vec(),
         b"\x15ls\r".to_vec(),
     ];
     let seen = gated_bash(&w, true, &gate, &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
