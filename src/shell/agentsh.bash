@@ -34,13 +34,13 @@ if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
   # which is the line about to run, is judged. Prints its history number if it may run, else -1
   # (and interrupts the shell). No `return` or `local`, which a line could shadow.
   __agentsh_judge() {
-    __agentsh_n=$((HISTCMD - 1)) __agentsh_verdict=-1 __agentsh_flags=(--prompt)
+    __agentsh_n=$((HISTCMD - 1)) __agentsh_verdict=-1 __agentsh_flags=()
     [[ -n $__agentsh_refuse || ${AGENTSH_INTERACTIVE_ASK-} == refuse ]] && __agentsh_flags+=(--refuse)
     __agentsh_entry=$(HISTTIMEFORMAT= builtin history 1)
     if ((__agentsh_n <= __agentsh_run)) || ! [[ $__agentsh_entry =~ ^\ *([0-9]+)[\ *]\ (.*)$ ]] ||
       ((BASH_REMATCH[1] != __agentsh_n)); then
       builtin printf 'agentsh: this line is not in the shell history, where agentsh reads what runs: nothing ran\n' >&2
-    elif "$__agentsh_bin" check "${__agentsh_flags[@]}" -- "${BASH_REMATCH[2]}" </dev/null >&2; then
+    elif "$__agentsh_bin" check --prompt "${__agentsh_flags[@]}" -- "${BASH_REMATCH[2]}" </dev/null >&2; then
       __agentsh_verdict=$__agentsh_n
     fi
     builtin printf %s "$__agentsh_verdict"
