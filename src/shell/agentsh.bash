@@ -27,8 +27,8 @@ if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
   readonly __agentsh_bin=@AGENTSH@
   if [[ ${AGENTSH_INTERACTIVE_ASK-} == refuse ]]; then readonly __agentsh_refuse=1; else readonly __agentsh_refuse=; fi
   @PAGERS@
-  # The history number of the line judged last, and of the one allowed; 1 while a prompt is up
-  # (2: with no key binding or completion allowed).
+  # The history number of the line judged last (run) and of the one allowed (ok); reading: 1
+  # while a prompt is up (2: with no key binding or completion allowed), 0 otherwise.
   __agentsh_run=-1 __agentsh_ok=-1 __agentsh_reading=0 __agentsh_next=1
   # In PS0's command substitution (a child: its variables stay there): the newest history entry,
   # which is the line about to run, is judged. Prints its history number if it may run, else -1
