@@ -8068,3 +8068,37 @@ fn no_key_runs_a_line_past_the_line_gate() {
     }
     assert!(!ran.exists(), "C-x C-e ran the editor, outside the gate: {seen}");
 }
+
+/// rt8 C5, C6 in zsh: `cat !$` was judged as typed, and a key bound to `.accept-line` (a widget
+/// the gate does not wrap) ran a line unjudged. Now `preexec` judges the line zsh runs wherever
+/// it is not the text a widget judged, and drops it if refused. Checked on the terminal and from
+/// outside: the key never shown, no file made. (zsh is started from an ungated bash on the same
+/// terminal; skipped where there is no zsh.)
+#[test]
+fn zsh_judges_the_line_it_runs_however_it_was_accepted() {
+    let Some(w) = world() else { return };
+    if Command::new("zsh").arg("-fc").arg("true").status().map_or(true, |s| !s.success()) {
+        return skip("no zsh here");
+    }
+    let out = w.command(&["init", "zsh"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    // The person's ~/.zshrc: a key of their own on the builtin widget, then the gate.
+    let rc = format!("PS1='%% '\nbindkey '^X^D' .accept-line\n{}", text(&out.stdout));
+    std::fs::write(dir.path().join(".zshrc"), rc).unwrap();
+    let key = w.home(".ssh/id_ed25519");
+    let keys = [
+        format!("ZDOTDIR={} exec zsh -i\r", dir.path().display()).into_bytes(),
+        format!("echo {}\r", key.display()).into_bytes(),
+        b"cat !$\r".to_vec(),
+        b"f() { cat ~/.ssh/id_ed25519 > leak-zf.txt }; cat ~/.ssh/id_ed25519 > leak-z.txt\x18\x04".to_vec(),
+        b"f\r".to_vec(),
+        b"echo still-$((40 + 2))\r".to_vec(),
+    ];
+    let seen = gated_bash(&w, true, "", &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    assert!(!seen.contains("PRIVATE KEY"), "the person's key reached the agent's screen: {seen}");
+    for n in ["z", "zf"] {
+        assert!(!w.path(&format!("leak-{n}.txt")).exists(), "leak-{n}: a line ran past the gate: {seen}");
+    }
+    assert!(seen.contains("still-42"), "an allowed line still runs: {seen}");
+}
