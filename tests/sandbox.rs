@@ -7923,10 +7923,10 @@ fn a_refusing_line_gate_judges_with_no_box() {
 /// `__agentsh_gate() { :; }`; and the key the gate's macro ends with (C-x C-d) accepted a line
 /// without the gate when typed. Now such lines need a person (refused here), and each way is
 /// closed in the script too: with a checker that allows everything but a line naming `leak`,
-/// the names are read-only, every keymap goes through the gate, and no key accepts a line or
-/// runs its text without it (the accepting keys are secret: C-x C-d, vi's C-d, `v`, `#`, emacs's
-/// C-x C-e, M-#, M-C-e), and history expansion is off, so what runs is the line judged (`touch
-/// !$`). Checked from outside: no file made.
+/// the names are read-only, and no key accepts a line or runs its text past the gate (C-x C-d,
+/// vi's C-d, `v`, `#`, emacs's C-x C-e, M-#, M-C-e: each line is judged after it is read, as it
+/// runs, fix8-line2), history expansion included (`touch !$`). Checked from outside: no file
+/// made.
 #[test]
 fn a_line_cannot_switch_the_line_gate_off() {
     let Some(w) = world() else { return };
@@ -7957,13 +7957,14 @@ fn a_line_cannot_switch_the_line_gate_off() {
     let touch = |n: &str| format!("echo x > leak{n}.txt");
     let keys: Vec<Vec<u8>> = vec![
         b"__agentsh_bin=/bin/true\r".to_vec(),
-        b"__agentsh_gate() { :; }\r".to_vec(),
+        b"__agentsh_judge() { :; }\r".to_vec(),
         b"PROMPT_COMMAND=\r".to_vec(),
         format!("{}\x18\x04\x15", touch("3")).into_bytes(),
         format!("{}\x1b#\x15", touch("4")).into_bytes(),
         format!("{}\x18\x05:q!\r\x15", touch("5")).into_bytes(),
-        // History expansion: the checker sees `touch !$`, bash would run the word before.
-        b": le''ak12.txt\r".to_vec(),
+        // History expansion: the checker sees the line as bash runs it, `touch leak12.txt` (the
+        // refused line before is in the history all the same).
+        b": leak12.txt\r".to_vec(),
         b"touch !$\r".to_vec(),
         b"set -o vi\r".to_vec(),
         format!("{}\r", touch("6")).into_bytes(),
