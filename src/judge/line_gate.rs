@@ -39,11 +39,12 @@ pub fn changes_gate<'a>(
             }
             let editing = |w: &String| {
                 let w = w.trim_start_matches(['-', '+']).to_ascii_lowercase().replace('_', "");
-                matches!(w.as_str(), "vi" | "emacs" | "zle" | "nozle")
+                matches!(w.as_str(), "vi" | "emacs" | "zle" | "nozle" | "history")
             };
             if matches!(name, "set" | "setopt" | "unsetopt" | "shopt") && words[1..].iter().any(editing) {
-                let why =
-                    format!("`{name}` switches this shell's line editor, through which the line gate judges each line");
+                let why = format!(
+                    "`{name}` switches this shell's line editor or history, through which the line gate reads each line"
+                );
                 return Some((name.to_string(), why));
             }
         }
@@ -68,6 +69,7 @@ mod tests {
         for text in [
             "set -o vi",
             "set +o emacs",
+            "set +o history",
             "set -o emacs",
             "__agentsh_bin=/bin/true",
             "__agentsh_gate() { :; }",

@@ -60,9 +60,10 @@ if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
   __agentsh_prompt() {
     __agentsh_reading=0
     builtin eval "$__agentsh_prompt_rest"
-    builtin set -o history
+    # (History cannot be turned back on here: bash restores its setting after PROMPT_COMMAND.
+    # A line that turns it off, asked, leaves every later line refused.)
     builtin shopt -s cmdhist lithist promptvars extdebug
-    HISTCONTROL= HISTIGNORE=
+    HISTCONTROL= HISTIGNORE= 2>/dev/null
     [[ -v HISTSIZE ]] && ((HISTSIZE == 0)) && HISTSIZE=500
     builtin trap "$__agentsh_trap" DEBUG
     builtin trap - INT
@@ -95,5 +96,6 @@ if [[ $- == *i* ]] && [[ -z ${__agentsh_loaded-} ]]; then
   # (-1) or no verdict (the substitution failed): nothing of the line runs.
   readonly PS0='${__agentsh_nil[__agentsh_run=HISTCMD-1, __agentsh_ok=-1, __agentsh_ok=$(\__agentsh_judge), __agentsh_reading=0]:+}'"${PS0-}"
   readonly -f __agentsh_judge __agentsh_prompt __agentsh_seal
+  set -o history
   __agentsh_prompt
 fi
