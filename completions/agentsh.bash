@@ -147,7 +147,7 @@ _agentsh() {
             return 0
             ;;
         agentsh__subcmd__check)
-            opts="-h --json --cwd --stdin --ask --prompt --help"
+            opts="-h --json --cwd --stdin --ask --prompt --refuse --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -57,6 +57,7 @@ complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l json -d 'Print
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l stdin -d 'Read the command text from standard input (for multi-line commands)'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l ask -d 'Judge as `agentsh --ask` would: a person approves even safe commands (AGENTSH_ASK=1 too)'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l prompt -d 'Act as the gate for a shell hook: print nothing when allowed, ask the person at the terminal when needed; exit 0 when it may run, 11 when it must not'
+complete -c agentsh -n "__fish_agentsh_using_subcommand check" -l refuse -d 'With --prompt: refuse what would be asked (a terminal an agent types into, where the agent could answer the prompt itself: AGENTSH_INTERACTIVE_ASK=refuse)'
 complete -c agentsh -n "__fish_agentsh_using_subcommand check" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and not __fish_seen_subcommand_from list ls add rm remove clear" -s h -l help -d 'Print help'
 complete -c agentsh -n "__fish_agentsh_using_subcommand whitelist; and not __fish_seen_subcommand_from list ls add rm remove clear" -f -a "list" -d 'Show the whitelist entries in force here, numbered, with the file each comes from'

@@ -5201,7 +5201,6 @@ os.rename("keys.tmp", "keys")
 /// background of the person's session. Checked from outside: the shell gets the typed line.
 #[test]
 fn a_job_left_behind_cannot_leave_the_session_to_read_the_terminal() {
-    use std::os::unix::process::CommandExt;
     let Some(w) = world() else { return };
     let pty = nix::pty::openpty(None, None).unwrap();
     w.write(
@@ -5250,15 +5249,7 @@ os.rename("said.tmp", "said")
     bash.stdin(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::from(slave));
-    // SAFETY: between fork and exec, system calls only.
-    unsafe {
-        bash.pre_exec(|| {
-            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    with_own_terminal(&mut bash);
     let mut shell = bash.spawn().unwrap();
     drop(pty.slave);
     let mut seen = Vec::new();
@@ -7825,4 +7816,290 @@ open(".git/objects/info/alternates","a").write(os.getcwd()+"/.git/forge\n")
     let next = w.script("true\n");
     let err = text(&out.stderr) + &text(&next.stderr);
     assert!(err.contains("removed the git pack"), "{err}");
+}
+
+// ---- fix8-line: the interactive line gate (`agentsh init bash`) (rt8 C2, C3, C4) ----
+
+/// Starts `c` in a session of its own, whose controlling terminal is its standard input.
+fn with_own_terminal(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec, system calls only.
+    unsafe {
+        c.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The text `agentsh init bash` prints for this world.
+fn bash_gate(w: &World) -> String {
+    let out = w.command(&["init", "bash"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// An interactive bash on a new terminal in a session of its own, started in the workspace with
+/// this world's environment (`AGENTSH_INTERACTIVE_ASK=refuse` where `refuse`), as a terminal an
+/// agent types into: it loads `gate`, then each of `keys` is typed in turn, a moment apart, and
+/// then `exit`. Returns what the terminal showed.
+fn gated_bash(w: &World, refuse: bool, gate: &str, keys: &[&[u8]]) -> String {
+    let script = w.home(&unique("gate.bash"));
+    std::fs::write(&script, gate).unwrap();
+    let size = nix::pty::Winsize { ws_row: 24, ws_col: 200, ws_xpixel: 0, ws_ypixel: 0 };
+    let pty = nix::pty::openpty(Some(&size), None).unwrap();
+    let template = w.command(&[]);
+    let mut c = Command::new("bash");
+    c.args(["--norc", "--noprofile", "-i"]).current_dir(w.ws.path()).env("TERM", "xterm").env("PS1", "$ ");
+    for (k, v) in template.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c.env_remove("AGENTSH_INTERACTIVE_ASK").env_remove("LESSSECURE").env_remove("PAGER");
+    if refuse {
+        c.env("AGENTSH_INTERACTIVE_ASK", "refuse");
+    }
+    c.stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave.try_clone().unwrap()));
+    with_own_terminal(&mut c);
+    let mut child = c.spawn().unwrap();
+    drop(pty.slave);
+    let master = pty.master;
+    let mut seen = Vec::new();
+    let mut pump = |for_ms: u64| {
+        let until = std::time::Instant::now() + Duration::from_millis(for_ms);
+        while std::time::Instant::now() < until {
+            let mut fds = [nix::poll::PollFd::new(std::os::fd::AsFd::as_fd(&master), nix::poll::PollFlags::POLLIN)];
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)).is_ok_and(|n| n > 0) {
+                let mut buf = [0u8; 4096];
+                match nix::unistd::read(&master, &mut buf) {
+                    Ok(n @ 1..) => seen.extend_from_slice(&buf[..n]),
+                    _ => break,
+                }
+            }
+        }
+    };
+    let load = format!("source {}\r", script.display());
+    for k in std::iter::once(load.as_bytes()).chain(keys.iter().copied()).chain([b"exit\r".as_slice()]) {
+        nix::unistd::write(&master, k).unwrap();
+        pump(2500);
+    }
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            break;
+        }
+        pump(200);
+    }
+    let _ = child.wait();
+    text(&seen)
+}
+
+/// rt8 C2: with `AGENTSH_INTERACTIVE_ASK=refuse` (the setting for a terminal an agent types
+/// into) the line gate judged with the box (`check` without `--prompt`), and bash then ran the
+/// line itself, unconfined: `cat ~/.ssh/id_ed25519 > leak.txt` from a project copied the key
+/// into the workspace, and the agent's own `sh build.sh` ran outside any box. Both branches now
+/// judge as a route whose runner is not agentsh (`check --prompt`, `--refuse`): nothing ran.
+#[test]
+fn a_refusing_line_gate_judges_with_no_box() {
+    let Some(w) = world() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let mark = out_dir.path().join("C2-built");
+    w.write("build.sh", &format!("touch {}\n", mark.display()));
+    let seen = gated_bash(&w, true, &bash_gate(&w), &[b"cat ~/.ssh/id_ed25519 > leak.txt\r", b"sh build.sh\r"]);
+    assert!(!w.path("leak.txt").exists(), "the person's key was copied into the workspace: {seen}");
+    assert!(!mark.exists(), "the agent's script ran outside any box: {seen}");
+    assert!(seen.contains("AGENTSH_INTERACTIVE_ASK=refuse"), "{seen}");
+}
+
+/// rt8 C3: one allowed line switched the bash line gate off for every later line: `set -o vi`
+/// (Enter in the vi-insert keymap was not bound to the gate), `__agentsh_bin=/bin/true`,
+/// `__agentsh_gate() { :; }`; and the key the gate's macro ends with (C-x C-d) accepted a line
+/// without the gate when typed. Now such lines need a person (refused here), and each way is
+/// closed in the script too: with a checker that allows everything but a line naming `leak`,
+/// the names are read-only, and no key accepts a line or runs its text past the gate (C-x C-d,
+/// vi's C-d, `v`, `#`, emacs's C-x C-e, M-#, M-C-e: each line is judged after it is read, as it
+/// runs, fix8-line2), history expansion included (`touch !$`). Checked from outside: no file
+/// made.
+#[test]
+fn a_line_cannot_switch_the_line_gate_off() {
+    let Some(w) = world() else { return };
+    let leak = |n: &str| format!("cat ~/.ssh/id_ed25519 > leak{n}.txt");
+    let lines = ["set -o vi", "__agentsh_bin=/bin/true", "__agentsh_gate() { :; }", "unset PROMPT_COMMAND"];
+    let mut keys: Vec<Vec<u8>> = lines.iter().map(|l| format!("{l}\r").into_bytes()).collect();
+    keys.push(format!("{}\x18\x04", leak("1")).into_bytes());
+    keys.push(b"\x15".to_vec());
+    keys.push(format!("{}\r", leak("2")).into_bytes());
+    let seen = gated_bash(&w, true, &bash_gate(&w), &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    for n in ["1", "2"] {
+        assert!(!w.path(&format!("leak{n}.txt")).exists(), "leak{n}: a line ran past the gate: {seen}");
+    }
+    assert!(seen.contains("line gate"), "{seen}");
+
+    // The script alone: a checker that allows all but a line naming `leak`.
+    let checker = w.home("allow-but-leak");
+    std::fs::write(&checker, "#!/bin/sh\nfor a; do l=$a; done\ncase $l in *leak*) exit 11;; esac\nexit 0\n").unwrap();
+    std::fs::set_permissions(&checker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let gate: String = bash_gate(&w)
+        .lines()
+        .map(|l| match l.trim_start().starts_with("readonly __agentsh_bin=") {
+            true => format!("  readonly __agentsh_bin={}", checker.display()),
+            false => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let touch = |n: &str| format!("echo x > leak{n}.txt");
+    let keys: Vec<Vec<u8>> = vec![
+        b"__agentsh_bin=/bin/true\r".to_vec(),
+        b"__agentsh_judge() { :; }\r".to_vec(),
+        b"PROMPT_COMMAND=\r".to_vec(),
+        format!("{}\x18\x04\x15", touch("3")).into_bytes(),
+        format!("{}\x1b#\x15", touch("4")).into_bytes(),
+        format!("{}\x18\x05:q!\r\x15", touch("5")).into_bytes(),
+        // History expansion: the checker sees the line as bash runs it, `touch leak12.txt` (the
+        // refused line before is in the history all the same).
+        b": leak12.txt\r".to_vec(),
+        b"touch !$\r".to_vec(),
+        b"set -o vi\r".to_vec(),
+        format!("{}\r", touch("6")).into_bytes(),
+        format!("{}\x04", touch("7")).into_bytes(),
+        format!("\x1b0Di{}\x1b#", touch("8")).into_bytes(),
+        format!("\x1b0Di{}\x1bv:q!\r", touch("9")).into_bytes(),
+    ];
+    let seen = gated_bash(&w, false, &gate, &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    assert!(seen.contains("readonly variable") && seen.contains("readonly function"), "{seen}");
+    for n in (3..=9).chain([12]) {
+        assert!(!w.path(&format!("leak{n}.txt")).exists(), "leak{n}: a line ran past the gate: {seen}");
+    }
+}
+
+/// rt8 C4: on the line gate `less file` was allowed and `!cmd` typed at it ran outside any box:
+/// agentsh sets less's secure mode only for a command it runs. The gated shell now has it
+/// (`init bash` exports `LESSSECURE=1` and a pager that runs no command), `check --prompt` asks
+/// about a pager where the shell's environment does not keep it, and on its terminal `more`,
+/// whose `!` runs commands, needs a person. Checked from outside: no file made.
+#[test]
+fn keys_typed_at_a_pager_on_the_line_gate_run_no_command() {
+    let Some(w) = world() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let page = out_dir.path().join("page.txt");
+    std::fs::write(&page, "a page\n".repeat(200)).unwrap();
+    let mark = |n: &str| out_dir.path().join(format!("C4-{n}"));
+    // One shell each: what a pager's keys open (less's help) would take the next lines' keys.
+    for (n, cmd) in [
+        ("less", format!("less {}", page.display())),
+        ("more", format!("more {}", page.display())),
+        ("stripped", format!("export -n LESSSECURE; less {}", page.display())),
+    ] {
+        let keys = [
+            format!("{cmd}\r").into_bytes(),
+            format!("!touch {}\r", mark(n).display()).into_bytes(),
+            b"\rqqqq\x15".to_vec(),
+        ];
+        let seen = gated_bash(&w, true, &bash_gate(&w), &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        assert!(!mark(n).exists(), "{n}: a key typed at a pager ran a command outside any box: {seen}");
+        // less itself runs, in its secure mode; the others need a person (refused here).
+        assert_eq!(seen.contains("agentsh: not approved"), n != "less", "{n}: {seen}");
+    }
+}
+
+// ---- fix8-line2: the interactive line gate judges the line bash runs, however it was accepted (rt8 C5, C6) ----
+
+/// rt8 C5: the line gate judged the line as typed, and bash expanded history after: `cat !$`
+/// after `echo ~/.ssh/id_ed25519` was allowed (a word `!$`) and printed the person's key on the
+/// agent's screen. Now the line is judged after bash has read it, as it runs (the expanded
+/// history entry): refused, and the key never reaches the screen. Checked on the terminal.
+#[test]
+fn history_expansion_on_the_line_gate_is_judged_as_it_runs() {
+    let Some(w) = world() else { return };
+    let key = w.home(".ssh/id_ed25519");
+    let keys = [
+        format!("echo {}\r", key.display()).into_bytes(),
+        b"cat !$\r".to_vec(),
+        format!("echo {} x\r", key.display()).into_bytes(),
+        b"cat !echo:1\r".to_vec(),
+        b"echo still-$((40 + 2))\r".to_vec(),
+    ];
+    let seen = gated_bash(&w, true, &bash_gate(&w), &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    assert!(!seen.contains("PRIVATE KEY"), "the person's key reached the agent's screen: {seen}");
+    assert!(seen.contains(&format!("cat {}", key.display())), "judged as bash runs it: {seen}");
+    assert!(seen.contains("still-42"), "an allowed line still runs: {seen}");
+}
+
+/// rt8 C6: the line gate sat on the keys that accept a line, so a key outside it ran a line
+/// unjudged: C-x C-d (the gate's own continuation), and readline's C-x C-e, which runs the
+/// editor and then what it leaves. Now each line is judged after it is read, whatever accepted
+/// it, and a refused line is dropped whole, its function definitions too; a command a key starts
+/// by itself (the editor) does not run, also with `return` and `local` shadowed by functions.
+/// Checked from outside: no file made, the editor never ran.
+#[test]
+fn no_key_runs_a_line_past_the_line_gate() {
+    let Some(w) = world() else { return };
+    let out_dir = tempfile::tempdir().unwrap();
+    let editor = out_dir.path().join("editor.sh");
+    let ran = out_dir.path().join("editor-ran");
+    std::fs::write(
+        &editor,
+        format!("#!/bin/sh\ntouch {}\necho 'cat ~/.ssh/id_ed25519 > leak-e.txt' > \"$1\"\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The person's ~/.bashrc names an editor, then loads the gate.
+    let gate = format!("export EDITOR={0} VISUAL={0}\n{1}", editor.display(), bash_gate(&w));
+    let keys: Vec<Vec<u8>> = vec![
+        b"cat ~/.ssh/id_ed25519 > leak-d.txt\x18\x04".to_vec(),
+        b"\x15cat ~/.ssh/id_ed25519 > leak-j.txt\n".to_vec(),
+        b"\x15cat ~/.ssh/id_ed25519 > leak-o.txt\x0f".to_vec(),
+        b"\x15echo x\x18\x05".to_vec(),
+        // Builtins the gate's functions could lean on, shadowed first: nothing opens.
+        b"\x15return() { :; }; local() { :; }\r".to_vec(),
+        b"\x15echo x\x18\x05".to_vec(),
+        b"\x15ls() { cat ~/.ssh/id_ed25519 > leak-f.txt; }; cat ~/.ssh/id_ed25519 > leak-g.txt\n".to_vec(),
+        b"\x15ls\r".to_vec(),
+    ];
+    let seen = gated_bash(&w, true, &gate, &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    for n in ["d", "j", "o", "e", "f", "g"] {
+        assert!(!w.path(&format!("leak-{n}.txt")).exists(), "leak-{n}: a line ran past the gate: {seen}");
+    }
+    assert!(!ran.exists(), "C-x C-e ran the editor, outside the gate: {seen}");
+}
+
+/// rt8 C5, C6 in zsh: `cat !$` was judged as typed, and a key bound to `.accept-line` (a widget
+/// the gate does not wrap) ran a line unjudged. Now `preexec` judges the line zsh runs wherever
+/// it is not the text a widget judged, and drops it if refused. Checked on the terminal and from
+/// outside: the key never shown, no file made. (zsh is started from an ungated bash on the same
+/// terminal; skipped where there is no zsh.)
+#[test]
+fn zsh_judges_the_line_it_runs_however_it_was_accepted() {
+    let Some(w) = world() else { return };
+    if Command::new("zsh").arg("-fc").arg("true").status().map_or(true, |s| !s.success()) {
+        return skip("no zsh here");
+    }
+    let out = w.command(&["init", "zsh"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    // The person's ~/.zshrc: a key of their own on the builtin widget, then the gate.
+    let rc = format!("PS1='%% '\nbindkey '^X^D' .accept-line\n{}", text(&out.stdout));
+    std::fs::write(dir.path().join(".zshrc"), rc).unwrap();
+    let key = w.home(".ssh/id_ed25519");
+    let keys = [
+        format!("ZDOTDIR={} exec zsh -i\r", dir.path().display()).into_bytes(),
+        format!("echo {}\r", key.display()).into_bytes(),
+        b"cat !$\r".to_vec(),
+        b"f() { cat ~/.ssh/id_ed25519 > leak-zf.txt }; cat ~/.ssh/id_ed25519 > leak-z.txt\x18\x04".to_vec(),
+        b"f\r".to_vec(),
+        b"echo still-$((40 + 2))\r".to_vec(),
+    ];
+    let seen = gated_bash(&w, true, "", &keys.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    assert!(!seen.contains("PRIVATE KEY"), "the person's key reached the agent's screen: {seen}");
+    for n in ["z", "zf"] {
+        assert!(!w.path(&format!("leak-{n}.txt")).exists(), "leak-{n}: a line ran past the gate: {seen}");
+    }
+    assert!(seen.contains("still-42"), "an allowed line still runs: {seen}");
 }

@@ -70,7 +70,7 @@ pub fn check_form(argv: &[OsString]) -> Option<Invocation> {
         return None;
     }
     let command = words.into_iter().map(str::to_string).collect();
-    let args = CheckArgs { json, cwd: None, stdin: false, ask: false, prompt: false, command };
+    let args = CheckArgs { json, cwd: None, stdin: false, ask: false, prompt: false, refuse: false, command };
     Some(Invocation::Manage(Command::Check(args)))
 }
 

@@ -374,6 +374,10 @@ pub struct CheckArgs {
     /// terminal when needed; exit 0 when it may run, 11 when it must not
     #[arg(long, conflicts_with = "json")]
     pub prompt: bool,
+    /// With --prompt: refuse what would be asked (a terminal an agent types into, where the
+    /// agent could answer the prompt itself: AGENTSH_INTERACTIVE_ASK=refuse)
+    #[arg(long, requires = "prompt")]
+    pub refuse: bool,
     /// The command text; several arguments are joined with spaces (put `--` before a command
     /// that starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]

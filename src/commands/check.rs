@@ -32,7 +32,7 @@ pub fn run(args: CheckArgs) -> Result<i32> {
     };
     let (config, verdict) = judge(&text, &cwd, args.ask, args.prompt, args.json);
     if args.prompt {
-        return Ok(admit(&verdict, &config, &cwd));
+        return Ok(admit(&verdict, &config, &cwd, args.refuse));
     }
     // What the gate would do now: the person's pause comes first (issue 29, item 12: `check`
     // said "allow" while `pause --deny` refused everything).
@@ -88,9 +88,9 @@ fn print_json_paused(verdict: &crate::judge::decide::Verdict, p: &crate::ask::pa
 
 /// The verdict `check` gives on `text` in `cwd`: what the gate would do there, judged with the
 /// box it would run the command in. An interactive shell (`prompt`) runs the line itself,
-/// unconfined: nothing is allowed there because a box would have contained it. A crash while
-/// judging is refused as `check` refuses (JSON with `json`). Returns the config (its policy
-/// taken) and the verdict.
+/// unconfined, and is judged as such a route is (`gate::prepare_line_gate`): nothing is allowed
+/// there because a box would have contained it. A crash while judging is refused as `check`
+/// refuses (JSON with `json`). Returns the config (its policy taken) and the verdict.
 pub fn judge(
     text: &str,
     cwd: &std::path::Path,
@@ -101,9 +101,7 @@ pub fn judge(
     let mut config = crate::policy::config::load(cwd);
     crate::run::explain::print_warnings(&config.warnings);
     if prompt {
-        let unboxed =
-            crate::judge::decide::Sandbox::Off("an interactive shell runs the line itself, outside the sandbox".into());
-        crate::run::gate::prepare_with(&mut config, text, cwd, ask, unboxed);
+        crate::run::gate::prepare_line_gate(&mut config, text, cwd, ask);
     } else {
         crate::run::gate::prepare(&mut config, text, cwd, ask);
     }
@@ -127,10 +125,12 @@ fn print_json(verdict: &crate::judge::decide::Verdict) {
 }
 
 /// `check --prompt`, for shell hooks: the gate without the exec. 0: may run; 11: must not.
+/// With `refuse` (`--refuse`), what would be asked is refused.
 fn admit(
     verdict: &crate::judge::decide::Verdict,
     config: &crate::policy::config::Config,
     cwd: &std::path::Path,
+    refuse: bool,
 ) -> i32 {
     // The same decision, pause, prompt and audit record as the gate itself.
     // An interactive shell runs the line itself, unconfined.
@@ -139,7 +139,11 @@ fn admit(
         why: Some("checked for an interactive shell, which runs it itself".into()),
         ..Default::default()
     };
-    match crate::run::gate::admit(verdict, config, cwd, sandbox) {
+    let refusing = refuse.then_some(
+        "this terminal refuses what needs approval (AGENTSH_INTERACTIVE_ASK=refuse): an agent types into it, and \
+         could answer a prompt here itself",
+    );
+    match crate::run::gate::admit(verdict, config, cwd, sandbox, refusing) {
         Ok(_) => ALLOW,
         Err(_) => DENY,
     }

@@ -465,7 +465,7 @@ fn pretty(v: &Value) -> String {
 
 fn shell_target(shell: &str, hook: &str, rc: PathBuf, bin: &str, write: bool, all_shells: bool) -> Result<i32> {
     if !write {
-        print!("{}", hook.replace("@AGENTSH@", &quote(bin)));
+        print!("{}", hook.replace("@AGENTSH@", &quote(bin)).replace("@PAGERS@", &pager_lines()));
         return Ok(0);
     }
     // The person's own shells are gated only by choice (--all-shells); otherwise only the
@@ -502,6 +502,15 @@ fn shell_target(shell: &str, hook: &str, rc: PathBuf, bin: &str, write: bool, al
         );
     }
     Ok(0)
+}
+
+/// The gated shell's pagers in their secure mode, as agentsh gives a command it runs with no
+/// box (rt8 C4: on the line gate the shell runs the line, so agentsh sets nothing for it): what
+/// `run::pagers` would set, exported. `check --prompt` sees whether they still hold.
+fn pager_lines() -> String {
+    let set = crate::run::pagers::guard(|name| std::env::var(name).ok(), crate::run::exec::findable("less"));
+    let pairs: Vec<String> = set.iter().map(|(name, value)| format!("{name}={}", quote(value))).collect();
+    format!("export {}; unset {}", pairs.join(" "), crate::run::pagers::REMOVED.join(" "))
 }
 
 fn read_existing(path: &Path) -> Result<Option<String>> {

@@ -384,6 +384,14 @@ pub struct Policy {
     /// error is one (the gate looks; an agent's pty, rt7 B7). With no box, a program whose keys
     /// run commands then needs a person (`escapes::keyed`).
     pub terminal: bool,
+    /// Set where an interactive shell runs the line itself (its line gate, `check --prompt`):
+    /// the shell keeps what the line changes, so a line that changes the gate itself (its names,
+    /// the keys that accept a line) needs a person (`line_gate`, rt8 C3).
+    pub line_gate: bool,
+    /// Set where agentsh does not run the command and its environment does not keep less in its
+    /// secure mode (`LESSSECURE=1`, no `LESSSECURE_ALLOW`, pagers naming less or cat): with no
+    /// box and on a terminal, a program that pages then needs a person (`escapes::keyed`, rt8 C4).
+    pub pagers_unguarded: bool,
     /// The programs installed in the project's `node_modules/.bin` (from the working directory
     /// up to the workspace root), found by the gate when the command uses `npx`: `npx eslint`
     /// then runs the project's own tool, not a download.
@@ -586,6 +594,7 @@ pub fn judge(text: &str, policy: &Policy) -> Verdict {
     parts.extend(raw);
     parts.extend(unconfined(text, &parts, policy));
     parts.extend(keyed(&parts, policy));
+    parts.extend(gate_change(text, &parts, policy));
     conclude(text, parts, policy)
 }
 
@@ -600,9 +609,23 @@ fn keyed(parts: &[Part], policy: &Policy) -> Option<Part> {
     }
     let (word, why) = parts.iter().find_map(|p| {
         let a = &p.assessment;
-        crate::judge::escapes::keyed(&a.argv, a.inner(), policy.terminal)
+        crate::judge::escapes::keyed(&a.argv, a.inner(), policy.terminal, policy.pagers_unguarded)
     })?;
     Some(no_box_part(unboxed::Hidden { word, why }, "no-box", policy))
+}
+
+/// rt8 C3: on an interactive shell's line gate, a line that changes the gate (its names, the
+/// keys that accept a line, line editing) needs a person: the shell keeps the change, and every
+/// later line would run unjudged (`line_gate`). Neither the whitelist nor an allow rule lifts it.
+fn gate_change(text: &str, parts: &[Part], policy: &Policy) -> Option<Part> {
+    if !policy.line_gate {
+        return None;
+    }
+    let (word, why) = crate::judge::line_gate::changes_gate(
+        text,
+        parts.iter().map(|p| (p.assessment.argv.as_slice(), p.assessment.inner())),
+    )?;
+    Some(no_box_part(unboxed::Hidden { word, why }, "line-gate", policy))
 }
 
 /// rt4 R14: with no box, a command whose text names what the box keeps hidden of home (a

@@ -65,10 +65,12 @@ pub fn dc_runs_commands(a: &Args) -> bool {
 /// With no box, and a terminal the command may read keys from (`on_terminal`): why the
 /// command `argv` (`inner` its unwrapped command) needs a person, or `None`. A program whose
 /// keys run commands, signal the person's processes or write files ([`rules::KEYED`]), unless
-/// its arguments make it take no keys; or a command that may take away the environment that
-/// keeps pagers from running commands ([`strips_environment`]). `unbuffer` gives the command a
-/// terminal of its own, whose keys come from the command's input.
-pub fn keyed(argv: &[String], inner: &[String], on_terminal: bool) -> Option<(String, String)> {
+/// its arguments make it take no keys; a command that may take away the environment that
+/// keeps pagers from running commands ([`strips_environment`]); and where that environment is
+/// not given (`pagers_unguarded`: the line gate of a shell that does not keep it, rt8 C4), a
+/// program that pages ([`rules::PAGING`]). `unbuffer` gives the command a terminal of its own,
+/// whose keys come from the command's input.
+pub fn keyed(argv: &[String], inner: &[String], on_terminal: bool, pagers_unguarded: bool) -> Option<(String, String)> {
     let wrappers = wrappers_of(argv, inner);
     let on_terminal = on_terminal || wrappers.iter().any(|w| basename(w) == "unbuffer");
     if !on_terminal {
@@ -83,14 +85,19 @@ pub fn keyed(argv: &[String], inner: &[String], on_terminal: bool) -> Option<(St
         return Some((word, why));
     }
     let name = basename(inner.first()?);
-    let (_, what, quiet) = rules::KEYED.iter().find(|(names, ..)| names.contains(&name))?;
     let args = &inner[1..];
     let only_help = !args.is_empty() && args.iter().all(|a| matches!(a.as_str(), "--help" | "-h" | "--version" | "-V"));
-    let no_keys = only_help || args.iter().take_while(|a| *a != "--").any(|a| has_flag(a, quiet));
-    if no_keys {
-        return None;
+    let no_keys = |quiet: &[&str]| only_help || args.iter().take_while(|a| *a != "--").any(|a| has_flag(a, quiet));
+    if let Some((_, what, quiet)) = rules::KEYED.iter().find(|(names, ..)| names.contains(&name)) {
+        return (!no_keys(quiet))
+            .then(|| (name.to_string(), format!("{name} takes keys from the terminal, and {what}")));
     }
-    Some((name.to_string(), format!("{name} takes keys from the terminal, and {what}")))
+    let (_, quiet) = rules::PAGING.iter().find(|(names, _)| names.contains(&name)).filter(|_| pagers_unguarded)?;
+    let why = format!(
+        "{name} pages through less on the terminal, whose `!` runs a shell command: this shell runs the line \
+         itself, and its environment does not keep less in its secure mode (LESSSECURE=1)"
+    );
+    (!no_keys(quiet)).then(|| (name.to_string(), why))
 }
 
 /// The words before the unwrapped command: its wrappers (`env -i`, `exec -c`, `nice`).

@@ -13,6 +13,7 @@ pub mod decide;
 pub mod dialect;
 pub mod escapes;
 pub mod levels;
+pub mod line_gate;
 pub mod long_text;
 pub mod no_box;
 pub mod parse;

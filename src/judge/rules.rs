@@ -1489,6 +1489,17 @@ pub static KEYED: &[(&[&str], &str, &[&str])] = &[
     (&["info"], "it opens any file, and prints through the command INFO_PRINT_COMMAND names", &[]),
 ];
 
+/// rt8 C4: the programs that page what they show through less (or `$PAGER`) on a terminal, whose
+/// keys then run commands (`!`, `|`, `v`) unless less is in its secure mode: asked on a terminal
+/// with no box where agentsh does not give the command that mode (`escapes::keyed`). The options
+/// that keep each from paging, as in [`KEYED`].
+#[rustfmt::skip]
+pub static PAGING: &[(&[&str], &[&str])] = &[
+    (&["less", "zless", "most", "pg"], &[]),
+    (&["man", "journalctl", "systemctl", "bat", "batcat", "delta"], &["--no-pager", "-P"]),
+    (&["git"], &["--no-pager", "-P"]),
+];
+
 /// Issue 16, §4: for every program the table judges safe, the options (from its manual) that
 /// write a file or run another program. An empty list is a review that found none. A test
 /// walks the table (`every_safe_program_has_its_options_reviewed`), so no safe program is left

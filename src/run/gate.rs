@@ -45,7 +45,7 @@ pub fn run(source: Source, options: ShellArgs) -> i32 {
         exec::not_found(program);
         return 127;
     }
-    let trail = match admit(&verdict, &config, &cwd, box_line(&verdict, &boxed)) {
+    let trail = match admit(&verdict, &config, &cwd, box_line(&verdict, &boxed), None) {
         Ok(trail) => trail,
         Err(code) => {
             // What would have let it run in a box: the agent chose where it starts.
@@ -343,9 +343,23 @@ pub fn prepare(config: &mut Config, text: &str, cwd: &Path, ask: bool) -> Confin
     boxed
 }
 
-/// [`prepare`] with the judge told of `sandbox` (an interactive shell runs the line itself,
-/// outside any box: `check --prompt`).
-pub fn prepare_with(config: &mut Config, text: &str, cwd: &Path, ask: bool, sandbox: Sandbox) {
+/// [`prepare`] for a route whose runner is not agentsh: an interactive shell's line gate
+/// (`check --prompt`, with or without `--refuse`), where the shell runs the line itself. The one
+/// place that says how such a line is judged (rt8 C2: the refusing branch judged with the box and
+/// the shell then ran the line unconfined): with no box; on the shell's terminal, whose keys
+/// reach what the line starts; as a change to the shell that stays (`judge::line_gate`, rt8 C3);
+/// and with pagers in their secure mode only where the shell's environment keeps them so, since
+/// agentsh sets nothing for it (rt8 C4, `run::pagers`).
+pub fn prepare_line_gate(config: &mut Config, text: &str, cwd: &Path, ask: bool) {
+    let off = Sandbox::Off("an interactive shell runs the line itself, outside the sandbox".into());
+    prepare_with(config, text, cwd, ask, off);
+    config.policy.terminal = true;
+    config.policy.line_gate = true;
+    config.policy.pagers_unguarded = !crate::run::pagers::guarded(|name| std::env::var(name).ok());
+}
+
+/// [`prepare`] with the judge told of `sandbox`.
+fn prepare_with(config: &mut Config, text: &str, cwd: &Path, ask: bool, sandbox: Sandbox) {
     // Set in place: a copy of a 10,000-entry whitelist would cost more than judging.
     config.policy.force_ask = ask_requested(ask);
     config.policy.sandbox = sandbox;
@@ -660,13 +674,15 @@ pub fn ask_requested(flag: bool) -> bool {
 }
 
 /// Decides whether a judged command may run: records the decision in the audit log (before
-/// anything runs), waits out a pause, and asks the person when needed. `Ok` means run it.
+/// anything runs), waits out a pause, and asks the person when needed, or with `refusing` (a
+/// terminal an agent types into: `check --prompt --refuse`) refuses instead. `Ok` means run it.
 /// Shared by the gate and by the interactive shells' line gate (`check --prompt`).
 pub(crate) fn admit(
     verdict: &Verdict,
     config: &Config,
     cwd: &Path,
     sandbox: audit::BoxLine,
+    refusing: Option<&str>,
 ) -> Result<audit::Trail, i32> {
     // Every decision is recorded before anything runs (see `audit`).
     let mut trail = audit::Trail::new(config, cwd);
@@ -689,6 +705,11 @@ pub(crate) fn admit(
         }
         Decision::Allow => {
             trail.record(verdict, &audit::Outcome::Allowed, None, &[])?;
+        }
+        Decision::Ask if let Some(why) = refusing => {
+            let answer = Answer::NoTerminal(why.to_string());
+            trail.record(verdict, &audit::Outcome::of(&answer), None, &[])?;
+            act_on_answer(answer, verdict, cwd)?;
         }
         Decision::Ask if granted(verdict, cwd, &trail)? => {}
         Decision::Ask => {

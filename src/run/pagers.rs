@@ -40,6 +40,16 @@ pub fn guard(get: impl Fn(&str) -> Option<String>, less_found: bool) -> Vec<(&'s
     set
 }
 
+/// Whether an environment, read by `get`, already keeps pagers from running commands: nothing
+/// [`guard`] would set differs and nothing it removes is there (an interactive shell's line gate,
+/// which agentsh does not run: `init bash|zsh` exports these). Whether less is installed does
+/// not change the answer (a pager variable is set only where it names neither less nor cat), so
+/// `$PATH` is not searched for it.
+pub fn guarded(get: impl Fn(&str) -> Option<String>) -> bool {
+    guard(&get, true).iter().all(|(name, value)| get(name).as_deref() == Some(value.as_str()))
+        && REMOVED.iter().all(|name| get(name).is_none())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,5 +72,17 @@ mod tests {
             [("LESSSECURE", "1".to_string()), ("PAGER", "less".to_string()), ("MANPAGER", "less".to_string())]
         );
         assert_eq!(REMOVED, ["LESSSECURE_ALLOW"]);
+    }
+
+    /// rt8 C4: the line gate's shell keeps pagers safe only with what `guard` would set.
+    #[test]
+    fn an_environment_is_guarded_only_with_what_guard_sets() {
+        assert!(!guarded(env(&[])));
+        assert!(guarded(env(&[("LESSSECURE", "1"), ("PAGER", "less")])));
+        assert!(guarded(env(&[("LESSSECURE", "1"), ("PAGER", "less -R"), ("GIT_PAGER", "cat")])));
+        assert!(!guarded(env(&[("LESSSECURE", "1"), ("PAGER", "less"), ("LESSSECURE_ALLOW", "shell")])));
+        assert!(!guarded(env(&[("LESSSECURE", "1"), ("PAGER", "less"), ("MANPAGER", "most")])));
+        assert!(!guarded(env(&[("LESSSECURE", "0"), ("PAGER", "less")])));
+        assert!(guarded(env(&[("LESSSECURE", "1"), ("PAGER", "cat")])), "cat is as quiet as less");
     }
 }
