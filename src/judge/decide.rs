@@ -655,7 +655,12 @@ fn no_box_part(found: unboxed::Hidden, rule: &str, policy: &Policy) -> Part {
     };
     // Its first clause: the rest is in `runs_in_why`.
     let why = why.split_once(": ").map_or(why, |(first, _)| first);
-    let category = if found.word == "git" { Category::DevOps } else { Category::FileRead };
+    let category = match (found.word.as_str(), rule) {
+        ("git", _) => Category::DevOps,
+        // What changes the shell's own line gate is the shell's (`set -o vi`, `bind`).
+        (_, "line-gate") => Category::Shell,
+        _ => Category::FileRead,
+    };
     let a = Assessment {
         argv: vec![found.word].into_iter().filter(|w| !w.is_empty()).collect(),
         program: String::new(),

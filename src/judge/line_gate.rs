@@ -55,7 +55,7 @@ pub fn changes_gate<'a>(
 #[cfg(test)]
 mod tests {
     use crate::judge::decide::{self, Policy, Sandbox};
-    use crate::model::Decision;
+    use crate::model::{Category, Decision};
 
     fn gate() -> Policy {
         let off = Sandbox::Off("an interactive shell runs the line itself".into());
@@ -87,7 +87,10 @@ mod tests {
         ] {
             let v = decide::judge(text, &gate());
             assert_eq!(v.decision, Decision::Ask, "{text}: {v:?}");
-            assert!(v.parts.iter().any(|p| p.assessment.rule == "line-gate"), "{text}: {v:?}");
+            assert!(
+                v.parts.iter().any(|p| p.assessment.rule == "line-gate" && p.assessment.category == Category::Shell),
+                "{text}: {v:?}"
+            );
             let elsewhere = decide::judge(text, &Policy { line_gate: false, ..gate() });
             assert!(elsewhere.parts.iter().all(|p| p.assessment.rule != "line-gate"), "{text}");
         }
